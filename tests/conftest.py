@@ -1,0 +1,39 @@
+"""Shared fixtures: where the reference implementation's published data lives.
+
+`CCE_UPSTREAM_DIR` (set by `.ci/run`) points at `../shared/upstream-cce`. When the variable is
+set the directory must exist: a missing directory fails the parity tests instead of skipping
+them. Without the variable, the sibling `../shared/upstream-cce` is used when present.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def _upstream_dir() -> Path | None:
+    env = os.environ.get("CCE_UPSTREAM_DIR")
+    if env:
+        return Path(env)
+    guess = REPO_ROOT.parent / "shared" / "upstream-cce"
+    return guess if guess.is_dir() else None
+
+
+@pytest.fixture(scope="session")
+def upstream() -> Path:
+    """The reference data directory; fails when CCE_UPSTREAM_DIR names a missing directory."""
+    path = _upstream_dir()
+    if path is None:
+        pytest.skip("reference data not available (set CCE_UPSTREAM_DIR)")
+    if not path.is_dir():
+        pytest.fail(f"CCE_UPSTREAM_DIR={path} is set but is not a directory")
+    return path
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return REPO_ROOT
