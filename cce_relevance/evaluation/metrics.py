@@ -1,0 +1,64 @@
+"""Per-query chunk-level metrics and macro averages (harness.md §3.1–§3.2).
+
+Definitions follow standard IR usage (Manning, Raghavan & Schütze, *Introduction to Information
+Retrieval*, 2008, §8.3–8.4): precision at k divides by k even when fewer results return,
+recall counts matched anchors, the reciprocal rank is that of the first relevant result, and F1
+is the harmonic mean of P@k and recall. Sums are left to right in case order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from cce_relevance.evaluation.anchors import Anchor
+from cce_relevance.numeric import seq_sum
+from cce_relevance.retrieval.backends import Hit
+
+
+@dataclass(frozen=True)
+class QueryMetrics:
+    precision: float
+    recall: float
+    mrr: float
+    f1: float
+    first_relevant_rank: int | None
+
+
+def _matches(anchor: Anchor, hit: Hit) -> bool:
+    return anchor.matches(hit.file_path, hit.kind, hit.start_line, hit.end_line)
+
+
+def score_query(anchors: Sequence[Anchor], hits: Sequence[Hit], k: int) -> QueryMetrics:
+    """P@k, recall, MRR, F1 and first relevant rank of one case's top-k hits."""
+    considered = hits[:k]
+    relevant = [any(_matches(a, h) for a in anchors) for h in considered]
+    matched = sum(1 for a in anchors if any(_matches(a, h) for h in considered))
+    precision = sum(relevant) / k
+    recall = matched / len(anchors)
+    first = next((i + 1 for i, rel in enumerate(relevant) if rel), None)
+    mrr = 1.0 / first if first is not None else 0.0
+    f1 = ((2.0 * precision) * recall) / (precision + recall) if precision + recall != 0.0 else 0.0
+    return QueryMetrics(precision, recall, mrr, f1, first)
+
+
+def macro_mean(values: Sequence[float]) -> float:
+    """Left-to-right sum divided by the count (0 for no values)."""
+    return seq_sum(values) / len(values) if values else 0.0
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """How one chunk-level metric is named in each rendering."""
+
+    key: str  # JSON report key
+    attr: str  # QueryMetrics / BackendReport attribute
+    label: str  # human tables
+
+
+METRICS: tuple[MetricSpec, ...] = (
+    MetricSpec("precision_at_k", "precision", "P@k"),
+    MetricSpec("recall", "recall", "recall"),
+    MetricSpec("mrr", "mrr", "MRR"),
+    MetricSpec("f1", "f1", "F1"),
+)

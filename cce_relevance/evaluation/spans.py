@@ -1,0 +1,127 @@
+"""Token-level span metrics for cases with ranged anchors (harness.md §3.3).
+
+Expected and retrieved spans are compared as sets of (file, line), each line weighted by the
+`cce.tokens/v1` estimate of its text as the index holds it. Weights come from chunks in index
+order (the first chunk covering a line wins, so an outer class keeps its indented text), and a
+line no chunk covers weighs 1, the estimator's floor.
+
+Spans are handled as merged intervals rather than explicit line sets, so an anchor such as
+`f.py@1-999999999999` costs no more than `f.py@1-2`.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from cce_relevance.evaluation.anchors import Anchor
+from cce_relevance.retrieval.backends import Hit
+from cce_relevance.retrieval.chunk import Chunk
+from cce_relevance.retrieval.tokens import estimate_tokens
+
+Intervals = dict[str, list[tuple[int, int]]]
+
+
+def rust_lines(text: str) -> list[str]:
+    """Rust `str::lines`: split on LF, drop a CR right before an LF, no phantom final line.
+
+    A final unterminated line keeps a trailing CR, as current Rust toolchains do.
+    """
+    parts = text.split("\n")
+    last = parts.pop()
+    lines = [p[:-1] if p.endswith("\r") else p for p in parts]
+    if last:
+        lines.append(last)
+    return lines
+
+
+class LineWeights:
+    """Token weight of every (file, line) some chunk covers; first chunk in index order wins."""
+
+    def __init__(self, chunks: Iterable[Chunk]) -> None:
+        weights: dict[str, dict[int, int]] = {}
+        for c in chunks:
+            per_file = weights.setdefault(c.file_path, {})
+            for i, line in enumerate(rust_lines(c.content)):
+                per_file.setdefault(c.start_line + i, estimate_tokens(line))
+        # Per file: sorted weighted line numbers and prefix sums of (weight - 1), so the mass of
+        # any interval is its line count plus the extra weight of the weighted lines inside it.
+        self._lines: dict[str, list[int]] = {}
+        self._extra: dict[str, list[int]] = {}
+        for path, per_file in weights.items():
+            numbers = sorted(per_file)
+            prefix = [0]
+            for n in numbers:
+                prefix.append(prefix[-1] + per_file[n] - 1)
+            self._lines[path], self._extra[path] = numbers, prefix
+
+    def mass(self, spans: Intervals) -> int:
+        """Total weight of the lines in merged, disjoint intervals per file."""
+        total = 0
+        for path, intervals in spans.items():
+            numbers = self._lines.get(path)
+            for lo, hi in intervals:
+                total += hi - lo + 1
+                if numbers:
+                    prefix = self._extra[path]
+                    total += prefix[bisect_right(numbers, hi)] - prefix[bisect_left(numbers, lo)]
+        return total
+
+
+def merge(spans: Iterable[tuple[str, int, int]]) -> Intervals:
+    """Per-file union of inclusive line ranges as sorted, disjoint, non-adjacent intervals."""
+    by_file: dict[str, list[tuple[int, int]]] = {}
+    for path, lo, hi in spans:
+        if hi >= lo:
+            by_file.setdefault(path, []).append((lo, hi))
+    merged: Intervals = {}
+    for path, items in by_file.items():
+        items.sort()
+        out = [items[0]]
+        for lo, hi in items[1:]:
+            if lo <= out[-1][1] + 1:
+                out[-1] = (out[-1][0], max(out[-1][1], hi))
+            else:
+                out.append((lo, hi))
+        merged[path] = out
+    return merged
+
+
+def intersect(a: Intervals, b: Intervals) -> Intervals:
+    """Per-file intersection of two merged interval sets."""
+    out: Intervals = {}
+    for path, xs in a.items():
+        ys = b.get(path)
+        if not ys:
+            continue
+        i = j = 0
+        both = []
+        while i < len(xs) and j < len(ys):
+            lo, hi = max(xs[i][0], ys[j][0]), min(xs[i][1], ys[j][1])
+            if lo <= hi:
+                both.append((lo, hi))
+            if xs[i][1] < ys[j][1]:
+                i += 1
+            else:
+                j += 1
+        if both:
+            out[path] = both
+    return out
+
+
+@dataclass(frozen=True)
+class TokenScore:
+    precision: float
+    recall: float
+    iou: float
+
+
+def score_tokens(anchors: Sequence[Anchor], hits: Sequence[Hit], k: int, weights: LineWeights) -> TokenScore:
+    """Overlap of expected and retrieved spans in token mass: precision, recall and IoU."""
+    relevant = merge((a.path, *a.range) for a in anchors if a.path is not None and a.range is not None)
+    retrieved = merge((h.file_path, h.start_line, h.end_line) for h in hits[:k])
+    rel, ret = weights.mass(relevant), weights.mass(retrieved)
+    ov = weights.mass(intersect(relevant, retrieved))
+    union = rel + ret - ov
+    return TokenScore(ov / ret if ret else 0.0, ov / rel if rel else 0.0, ov / union if union else 0.0)

@@ -1,0 +1,80 @@
+"""The `cce.relevance.report/v2` document (harness.md §5.4) as plain data.
+
+Scores are six-decimal strings so the report is byte-pinnable; optional members (`tokens`,
+`compare`) are absent rather than null when they do not apply, which keeps an unranged,
+non-compare report identical to v1 apart from the schema string.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from cce_relevance.evaluation.harness import BackendReport, CaseResult
+from cce_relevance.evaluation.metrics import METRICS
+from cce_relevance.reporting.numbers import format6, signed6
+from cce_relevance.stats.paired import PairedTest
+
+REPORT_SCHEMA = "cce.relevance.report/v2"
+
+
+def _case(result: CaseResult) -> dict[str, Any]:
+    m = result.metrics
+    doc: dict[str, Any] = {
+        "f1": format6(m.f1),
+        "first_relevant_rank": m.first_relevant_rank,
+        "id": result.case.id,
+        "k": result.case.k,
+        "mrr": format6(m.mrr),
+        "precision_at_k": format6(m.precision),
+        "recall": format6(m.recall),
+    }
+    if result.tokens is not None:
+        t = result.tokens
+        doc["tokens"] = {"iou": format6(t.iou), "precision": format6(t.precision), "recall": format6(t.recall)}
+    return doc
+
+
+def backend_document(report: BackendReport) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "backend": report.backend,
+        "f1": format6(report.f1),
+        "mrr": format6(report.mrr),
+        "per_query": [_case(r) for r in report.cases],
+        "precision_at_k": format6(report.precision),
+        "recall": format6(report.recall),
+    }
+    if report.tokens is not None:
+        t = report.tokens
+        doc["tokens"] = {"iou": format6(t.iou), "precision": format6(t.precision), "queries": t.queries,
+                         "recall": format6(t.recall)}
+    return doc
+
+
+def paired_document(test: PairedTest) -> dict[str, Any]:
+    """One metric's paired-test block; undefined statistics are null."""
+    low, high = test.ci95 if test.ci95 is not None else (None, None)
+    return {
+        "ci95_high": signed6(high) if high is not None else None,
+        "ci95_low": signed6(low) if low is not None else None,
+        "mean_delta": signed6(test.mean_delta),
+        "n": test.n,
+        "p": format6(test.p) if test.p is not None else None,
+        "t": signed6(test.t) if test.t is not None else None,
+    }
+
+
+def report_document(corpus: str, embedder: str, queries: int, reports: Sequence[BackendReport],
+                    compare: tuple[str, str, Mapping[str, PairedTest]] | None = None) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "backends": [backend_document(r) for r in reports],
+        "corpus": corpus,
+        "embedder": embedder,
+        "queries": queries,
+        "schema": REPORT_SCHEMA,
+    }
+    if compare is not None:
+        a, b, tests = compare
+        doc["compare"] = {"a": a, "b": b,
+                          "metrics": {spec.key: paired_document(tests[spec.key]) for spec in METRICS}}
+    return doc

@@ -1,0 +1,54 @@
+"""Human text renderings of a run: the summary table, token block and compare block (harness.md §5.2–§5.3)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from cce_relevance.evaluation.harness import BackendReport
+from cce_relevance.evaluation.metrics import METRICS
+from cce_relevance.reporting.numbers import format6, signed6
+from cce_relevance.stats.paired import PairedTest
+
+TITLE = "CCE relevance — ranking quality vs labeled fixtures (cce.relevance/v1)"
+
+
+def _row(label: str, cells: Sequence[str], first: int = 10, width: int = 12) -> str:
+    return "  " + label.ljust(first) + "".join(c.rjust(width) for c in cells) + "\n"
+
+
+def render_summary(corpus: str, embedder: str, queries: int, reports: Sequence[BackendReport]) -> str:
+    """Header lines, the metric table, and the token-level table when any case is ranged."""
+    out = [f"{TITLE}\n", f"  corpus  : {corpus}\n", f"  embedder: {embedder}\n", f"  queries : {queries}\n", "\n",
+           _row("backend", [m.label for m in METRICS])]
+    for r in reports:
+        out.append(_row(r.backend, [format6(getattr(r, m.attr)) for m in METRICS]))
+    with_tokens = [r for r in reports if r.tokens is not None]
+    if with_tokens:
+        m = with_tokens[0].tokens.queries
+        out += ["\n", f"  token-level span metrics ({m} of {queries} queries carry ranged anchors)\n",
+                _row("backend", ["tok-P", "tok-recall", "tok-IoU"])]
+        for r in with_tokens:
+            t = r.tokens
+            out.append(_row(r.backend, [format6(t.precision), format6(t.recall), format6(t.iou)]))
+    return "".join(out)
+
+
+def render_compare(a: BackendReport, b: BackendReport, tests: Mapping[str, PairedTest]) -> str:
+    """Per-query deltas (B − A) and the paired t-test block per metric."""
+    n = len(a.cases)
+    out = ["\n", f"  per-query deltas ({a.backend} → {b.backend}; positive = {b.backend} wins)\n",
+           _row("query", ["d" + m.label for m in METRICS], first=24)]
+    for ra, rb in zip(a.cases, b.cases):
+        deltas = [getattr(rb.metrics, m.attr) - getattr(ra.metrics, m.attr) for m in METRICS]
+        out.append(_row(ra.case.id, [signed6(d) for d in deltas], first=24))
+    out.append(_row("mean", [signed6(getattr(b, m.attr) - getattr(a, m.attr)) for m in METRICS], first=24))
+    out += ["\n", f"  paired t-test on the per-query deltas (two-sided, n={n}, df={max(n - 1, 0)})\n",
+            "  " + "metric".ljust(10) + "mean-delta".rjust(14) + "t".rjust(12) + "p".rjust(12)
+            + "95% CI".rjust(26) + "\n"]
+    for m in METRICS:
+        t = tests[m.key]
+        ci = f"[{signed6(t.ci95[0])}, {signed6(t.ci95[1])}]" if t.ci95 is not None else "n/a"
+        out.append("  " + m.label.ljust(10) + signed6(t.mean_delta).rjust(14)
+                   + (signed6(t.t) if t.t is not None else "n/a").rjust(12)
+                   + (format6(t.p) if t.p is not None else "n/a").rjust(12) + ci.rjust(26) + "\n")
+    return "".join(out)

@@ -1,0 +1,64 @@
+"""Backends as the relevance harness calls them: name + (query, k) → ranked hits (pipeline.md §13).
+
+A `Hit` is the plain record every consumer reads (the harness, `search`, reports): it carries the
+location and kind of a retrieved span, never a reference into the index, so retrievers that run
+outside this process can produce the same record later.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from cce_relevance.config import REFERENCE_PARAMS, RankingParams
+from cce_relevance.errors import CceError
+from cce_relevance.retrieval.embed import hash_embed
+from cce_relevance.retrieval.hybrid import SearchResult, bm25_only_search, hybrid_search, vector_search
+from cce_relevance.retrieval.index import Index
+from cce_relevance.strings import rust_trim
+
+BUILTIN_BACKENDS = ("bm25", "vector", "hybrid")
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One retrieved span as reported: 1-based rank, location, kind and raw score."""
+
+    rank: int
+    chunk_id: str
+    file_path: str
+    start_line: int
+    end_line: int
+    chunk_type: str
+    kind: str
+    score: float
+
+
+SearchFn = Callable[[str, int], list[Hit]]
+
+
+def _hits(index: Index, results: list[SearchResult]) -> list[Hit]:
+    out = []
+    for r in results:
+        c = index.chunks[r.index]
+        out.append(Hit(r.rank, c.chunk_id, c.file_path, c.start_line, c.end_line, c.chunk_type, c.kind, r.score))
+    return out
+
+
+def builtin_backend(name: str, index: Index, params: RankingParams = REFERENCE_PARAMS,
+                    embed: Callable[[str], np.ndarray] = hash_embed) -> SearchFn:
+    """A search function for `bm25`, `vector` or `hybrid` over `index`, cut to `k` results."""
+    def search(query: str, k: int) -> list[Hit]:
+        if not rust_trim(query) or not index.chunks:
+            return []
+        if name == "bm25":
+            return _hits(index, bm25_only_search(index, query, k, params))
+        if name == "vector":
+            return _hits(index, vector_search(index, embed(query), k))
+        return _hits(index, hybrid_search(index, embed(query), query, k, params)[:k])
+
+    if name not in BUILTIN_BACKENDS:
+        raise CceError(f"unknown backend {name!r}")
+    return search

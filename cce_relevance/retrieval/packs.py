@@ -1,0 +1,240 @@
+"""Language packs: which files tree-sitter parses, which nodes become chunks, and imports.
+
+Six packs, as in the reference (pipeline.md §6.1–§6.2, §6.7), each pinned to the grammar wheel
+version the spec names. A pack claims lowercase extensions; a file no pack claims becomes one
+whole-file `module` chunk. Import extraction only feeds the import graph (§11.11).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import cache
+
+from tree_sitter import Language, Node, Parser
+
+from cce_relevance.retrieval.tokens import ascii_lower
+
+ImportExtractor = Callable[[Node], list[str]]
+
+
+@dataclass(frozen=True)
+class Pack:
+    """One language: its name, extensions, chunk kinds and import extractor."""
+
+    name: str
+    extensions: tuple[str, ...]
+    function_kinds: frozenset[str]
+    class_kinds: frozenset[str]
+    load_language: Callable[[], object]
+    extract_imports: ImportExtractor
+
+    @property
+    def chunk_kinds(self) -> frozenset[str]:
+        return self.function_kinds | self.class_kinds
+
+    def chunk_type(self, kind: str) -> str:
+        """Class membership wins, as in the reference (no kind is in both sets)."""
+        return "class" if kind in self.class_kinds else "function"
+
+    def parser(self) -> Parser:
+        return _parser(self.name)
+
+
+def node_text(node: Node) -> str:
+    """A node's source text, or "" when its bytes are not valid UTF-8 (reference rule)."""
+    try:
+        return node.text.decode("utf-8") if node.text is not None else ""
+    except UnicodeDecodeError:
+        return ""
+
+
+def preorder(root: Node) -> Iterator[Node]:
+    """Every node (named and anonymous), depth-first pre-order, without recursion."""
+    cursor = root.walk()
+    while True:
+        yield cursor.node
+        if cursor.goto_first_child():
+            continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():
+                return
+
+
+def _dedup(names: list[str]) -> list[str]:
+    """First-seen order, empty names dropped."""
+    return [n for n in dict.fromkeys(names) if n]
+
+
+def _first_component(dotted: str) -> str:
+    return next((part for part in dotted.split(".") if part), "")
+
+
+def _python_imports(root: Node) -> list[str]:
+    found: list[str] = []
+    for node in preorder(root):
+        if node.type == "import_statement":
+            for child in node.children:
+                if child.type == "dotted_name":
+                    found.append(_first_component(node_text(child)))
+                elif child.type == "aliased_import" and child.child_count:
+                    found.append(_first_component(node_text(child.children[0])))
+        elif node.type == "import_from_statement":
+            module = node.child_by_field_name("module_name")
+            if module is not None:
+                found.append(_first_component(node_text(module)))
+    return _dedup(found)
+
+
+def _ecmascript_imports(root: Node) -> list[str]:
+    found: list[str] = []
+    for node in preorder(root):
+        if node.type != "import_statement":
+            continue
+        source = node.child_by_field_name("source")
+        if source is None:
+            continue
+        fragments = [c for c in source.children if c.type == "string_fragment"]
+        spec = node_text(fragments[-1]) if fragments else node_text(source).strip("'\"`")
+        segments = [s for s in spec.split("/") if s not in ("", ".", "..")]
+        if not segments:
+            continue
+        name = segments[0]
+        if name.startswith("@") and len(segments) > 1:
+            name = f"{name}/{segments[1]}"
+        found.append(name)
+    return _dedup(found)
+
+
+def _strip_extension(segment: str) -> str:
+    dot = segment.rfind(".")
+    return segment[:dot] if dot > 0 else segment
+
+
+def _ruby_imports(root: Node) -> list[str]:
+    found: list[str] = []
+    for node in preorder(root):
+        if node.type != "call" or not node.child_count:
+            continue
+        first = node.children[0]
+        if first.type != "identifier" or node_text(first) not in ("require", "require_relative"):
+            continue
+        args = next((c for c in node.children if c.type == "argument_list"), None)
+        if args is None:
+            continue
+        content = next((n for n in preorder(args) if n.type == "string_content"), None)
+        if content is not None:
+            found.append(_strip_extension(node_text(content).split("/")[-1]))
+    return _dedup(found)
+
+
+def _rust_imports(root: Node) -> list[str]:
+    found: list[str] = []
+    for node in preorder(root):
+        if node.type != "use_declaration":
+            continue
+        text = node_text(node).strip()
+        while text.startswith("use"):
+            text = text[3:]
+        head = text.lstrip().split("::", 1)[0]
+        end = 0
+        while end < len(head) and (head[end].isalnum() or head[end] == "_"):
+            end += 1
+        found.append(head[:end])
+    return _dedup(found)
+
+
+def _c_imports(root: Node) -> list[str]:
+    found: list[str] = []
+    for node in preorder(root):
+        if node.type != "preproc_include":
+            continue
+        for child in node.children:
+            if child.type in ("system_lib_string", "string_literal"):
+                name = node_text(child).strip().strip('<>"')
+                found.append(_strip_extension(name.split("/")[-1]))
+    return _dedup(found)
+
+
+def _python_language():
+    import tree_sitter_python
+
+    return tree_sitter_python.language()
+
+
+def _javascript_language():
+    import tree_sitter_javascript
+
+    return tree_sitter_javascript.language()
+
+
+def _ruby_language():
+    import tree_sitter_ruby
+
+    return tree_sitter_ruby.language()
+
+
+def _rust_language():
+    import tree_sitter_rust
+
+    return tree_sitter_rust.language()
+
+
+def _typescript_language():
+    """The TypeScript dialect for `.ts` and `.tsx` alike, as the reference does (not TSX)."""
+    import tree_sitter_typescript
+
+    return tree_sitter_typescript.language_typescript()
+
+
+def _c_language():
+    import tree_sitter_c
+
+    return tree_sitter_c.language()
+
+
+_ECMA_FUNCTIONS = frozenset({"function_declaration", "method_definition", "arrow_function", "function_expression"})
+
+PACKS: tuple[Pack, ...] = (
+    Pack("python", (".py",), frozenset({"function_definition"}), frozenset({"class_definition"}),
+         _python_language, _python_imports),
+    Pack("javascript", (".js", ".jsx", ".mjs", ".cjs"), _ECMA_FUNCTIONS, frozenset({"class_declaration"}),
+         _javascript_language, _ecmascript_imports),
+    Pack("ruby", (".rb",), frozenset({"method", "singleton_method"}), frozenset({"class", "module"}),
+         _ruby_language, _ruby_imports),
+    Pack("rust", (".rs",), frozenset({"function_item"}),
+         frozenset({"struct_item", "enum_item", "trait_item", "impl_item", "union_item"}),
+         _rust_language, _rust_imports),
+    Pack("typescript", (".ts", ".tsx"), _ECMA_FUNCTIONS,
+         frozenset({"class_declaration", "interface_declaration", "enum_declaration"}),
+         _typescript_language, _ecmascript_imports),
+    Pack("c", (".c", ".h"), frozenset({"function_definition"}),
+         frozenset({"struct_specifier", "union_specifier", "enum_specifier"}), _c_language, _c_imports),
+)
+
+_BY_EXTENSION = {ext: pack for pack in PACKS for ext in pack.extensions}
+_BY_NAME = {pack.name: pack for pack in PACKS}
+
+
+def file_extension(path: str) -> str | None:
+    """Text from the last `.` of the last segment (split on `/` and `\\`), ASCII-lowercased.
+
+    None when the segment has no dot or its only/last dot is its first character (`.gitignore`).
+    """
+    segment = path.replace("\\", "/").rsplit("/", 1)[-1]
+    dot = segment.rfind(".")
+    if dot <= 0:
+        return None
+    ext = segment[dot:]
+    return ascii_lower(ext)
+
+
+def pack_for_path(path: str) -> Pack | None:
+    """The pack claiming the file's extension, or None for the whole-file fallback."""
+    ext = file_extension(path)
+    return _BY_EXTENSION.get(ext) if ext is not None else None
+
+
+@cache
+def _parser(name: str) -> Parser:
+    return Parser(Language(_BY_NAME[name].load_language()))

@@ -1,0 +1,85 @@
+"""The paired t-test over per-query metric deltas (harness.md §4.2–§4.3).
+
+Compare mode asks of each metric: is B's per-query improvement over A more than noise?
+The answer is the classic one-sample t-test on the deltas d_i = B_i − A_i, with a two-sided
+p-value and a 95% confidence interval on the mean delta. Every sum runs left to right with
+plain float additions (not `sum()`, which is compensated in Python ≥ 3.12, nor numpy's
+pairwise sum) because the reference's doubles are what the report must reproduce.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from cce_relevance.numeric import seq_sum
+from cce_relevance.stats.tdist import t_crit, t_tail2
+
+_CONSTANCY_ULPS = 16.0
+_CI_ALPHA = 0.05
+
+
+def _ieee_divide(numerator: float, denominator: float) -> float:
+    """numerator / denominator with IEEE-754 results (±inf, NaN) where Python would raise.
+
+    Deltas as small as 1e-300 are distinct enough to pass the constancy guard, yet their
+    squared deviations underflow to a zero variance; the reference's f64 division then
+    yields t = ±inf (or NaN for a zero mean), and so must we.
+    """
+    if denominator == 0.0:
+        if numerator == 0.0 or math.isnan(numerator):
+            return math.nan
+        return math.copysign(math.inf, numerator) * math.copysign(1.0, denominator)
+    return numerator / denominator
+
+
+@dataclass(frozen=True)
+class PairedTest:
+    """One metric's paired-test result; `None` means "not defined for this input".
+
+    `n` and `mean_delta` are always set. With n < 2 nothing else is. When the deltas are
+    constant `t` is `None` (its limit is ±∞) while `p` and `ci95` take their natural
+    limiting values; see `paired_t`.
+    """
+
+    n: int
+    mean_delta: float
+    t: float | None
+    p: float | None
+    ci95: tuple[float, float] | None
+
+
+def paired_t(deltas: Sequence[float]) -> PairedTest:
+    """Paired t-test of the deltas against zero: t, two-sided p at n − 1 df, and 95% CI.
+
+    Degenerate inputs follow the reference (issue #108):
+
+    * n < 2 — no variance exists; only n and the mean (0 for n = 0) are reported.
+    * Constant deltas — when max − min ≤ 16·ε·max(|min|, |max|), the deltas are taken as
+      one value. Deltas equal in value but computed from different bases (0.6 − 0.4 versus
+      0.3 − 0.1) differ in the last bits, and their ~1e-17 variance would otherwise give an
+      absurd t of ~1e16. Then t is undefined, mean_delta and both CI bounds are the *first*
+      delta, and p is 1 when the sequential mean is exactly 0.0 (no effect) and 0 otherwise.
+    """
+    n = len(deltas)
+    mean = seq_sum(deltas) / n if n else 0.0
+    if n < 2:
+        return PairedTest(n=n, mean_delta=mean, t=None, p=None, ci95=None)
+
+    first = deltas[0]
+    lo = min(deltas)
+    hi = max(deltas)
+    scale = max(abs(lo), abs(hi))
+    if hi - lo <= _CONSTANCY_ULPS * sys.float_info.epsilon * scale:
+        p = 1.0 if mean == 0.0 else 0.0
+        return PairedTest(n=n, mean_delta=first, t=None, p=p, ci95=(first, first))
+
+    var = seq_sum((d - mean) * (d - mean) for d in deltas) / (n - 1)
+    sd = math.sqrt(var)
+    df = float(n - 1)
+    se = sd / math.sqrt(n)
+    t = _ieee_divide(mean, se)
+    half = t_crit(_CI_ALPHA, df) * se
+    return PairedTest(n=n, mean_delta=mean, t=t, p=t_tail2(t, df), ci95=(mean - half, mean + half))
