@@ -51,6 +51,9 @@ _SPECIFIC: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     )
 )
 
+_PRIVATE_KEY = _SPECIFIC[0][0]
+_PRIVATE_KEY_END = re.compile(r"-----END [A-Z0-9 ]*PRIVATE KEY-----")
+
 _KEY_NAMES = (
     r"password|passwd|secret[_-]?key|secret|api[_-]?key|access[_-]?key|auth[_-]?token"
     r"|private[_-]?key|token"
@@ -129,10 +132,37 @@ def redact(text: str) -> str:
     output, which is what keeps an already-labelled value from being relabelled SECRET.
     """
     for pattern, replacement in _SPECIFIC:
-        text = pattern.sub(replacement, text)
+        text = _substitute(pattern, replacement, text)
     if _ASSIGNMENT_GATE_RE.search(text.casefold()) is None:
         return text
     return _redact_assignments(text)
+
+
+def _substitute(pattern: re.Pattern[str], replacement: str, text: str) -> str:
+    """`pattern.sub`, kept linear for the private-key block on adversarial text.
+
+    Python's backtracking engine scans to the end of the text for every `-----BEGIN` that has no
+    `-----END` after it (quadratic on a file of many headers; Rust's engine is linear). Every
+    match ends where some END marker ends, so substituting only up to the end of the last END
+    marker gives the same text while no failing attempt can run past it.
+    """
+    if pattern is not _PRIVATE_KEY:
+        return pattern.sub(replacement, text)
+    cut = _last_private_key_end(text)
+    if cut == 0:
+        return text
+    return pattern.sub(replacement, text[:cut]) + text[cut:]
+
+
+def _last_private_key_end(text: str) -> int:
+    """End offset of the last `-----END … PRIVATE KEY-----` marker, or 0 when there is none."""
+    pos = text.rfind("-----END ")
+    while pos >= 0:
+        match = _PRIVATE_KEY_END.match(text, pos)
+        if match is not None:
+            return match.end()
+        pos = text.rfind("-----END ", 0, pos)
+    return 0
 
 
 def is_placeholder(inner: str) -> bool:

@@ -430,3 +430,23 @@ def test_text_without_key_names_or_openings_is_unchanged(text: str) -> None:
     assume(_KEY_NAME_RE.search(text) is None)
     assume(not any(opening in text for opening in _SPECIFIC_OPENINGS))
     assert redact(text) == text
+
+
+
+_BEGIN = "-----BEGIN " + "RSA PRIVATE KEY-----"
+_END = "-----END " + "RSA PRIVATE KEY-----"
+
+
+@given(st.lists(st.sampled_from([_BEGIN, _END, "x", "\n", "-----", "END ", "PRIVATE KEY-----"]), max_size=12))
+def test_private_key_substitution_equals_plain_regex(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    pattern = redact_module._PRIVATE_KEY
+    plain = re.sub(pattern.pattern, "[REDACTED:PRIVATE_KEY]", text)
+    assert redact_module._substitute(pattern, "[REDACTED:PRIVATE_KEY]", text) == plain
+
+
+def test_unterminated_private_key_headers_are_never_scanned() -> None:
+    """Many BEGIN headers and no END: the block pattern must not run at all (it is quadratic)."""
+    text = (_BEGIN + "\n") * 20000
+    assert redact_module._last_private_key_end(text) == 0
+    assert redact(text) == text
