@@ -1,0 +1,319 @@
+"""The Action's configuration: `INPUT_*` and `GITHUB_*` read once, validated, frozen.
+
+This is the only module that reads the Action's environment (ARCHITECTURE: the action package is
+the only reader of INPUT_* and GITHUB_*). Everything downstream receives an `ActionInputs`, so a
+bad value fails here, before any git or network work, with a `CceError` (exit 2) that names the
+input, the value and what was expected.
+
+Inputs arrive as `INPUT_<NAME>` with the name upper-cased and hyphens kept (`INPUT_GITHUB-TOKEN`);
+some runners and local `docker run --env-file` setups cannot carry a hyphen in a variable name, so
+the underscore spelling is accepted too (pypa/gh-action-pypi-publish does the same). An empty value
+means "not given": GitHub passes every declared input, empty when it has no default.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import math
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Literal
+
+from cce_relevance.action.git import inside
+from cce_relevance.errors import CceError
+
+FailOn = Literal["drift", "regression", "none"]
+RegressionMetric = Literal["precision_at_k", "recall", "mrr", "f1"]
+
+FAIL_ON_CHOICES: tuple[FailOn, ...] = ("drift", "regression", "none")
+METRIC_CHOICES: tuple[RegressionMetric, ...] = ("precision_at_k", "recall", "mrr", "f1")
+DEFAULT_BACKENDS = ("bm25", "vector", "hybrid")
+DEFAULT_API_URL = "https://api.github.com"
+DEFAULT_SERVER_URL = "https://github.com"
+
+# YAML 1.2 core-schema booleans only: `yes`/`on`/`1` are YAML 1.1 and mean different things to
+# different parsers, so a value outside this table is rejected rather than guessed.
+_BOOLEANS = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
+# A backend name is passed to the harness, which owns the list of valid backends; here we only
+# refuse what cannot be a name at all (so a typo like `bm25 vector` fails with a clear message).
+_BACKEND_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+# The comment key ends up inside the hidden HTML marker of the PR comment; `-->` or spaces there
+# would break the marker, so it is limited to a slug.
+_COMMENT_KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_GLOB_CHARS = re.compile(r"[*?\[]")
+
+
+@dataclass(frozen=True)
+class GitHubContext:
+    """The `GITHUB_*` variables the Action uses; all optional so `docker run` works without them."""
+
+    event_name: str
+    event_path: Path | None
+    # The payload can be large and holds user-controlled text: kept out of the repr.
+    event: Mapping[str, Any] = field(repr=False)
+    workspace: Path
+    repository: str
+    api_url: str
+    server_url: str
+    sha: str
+    output_path: Path | None
+    step_summary_path: Path | None
+    run_id: str
+
+
+@dataclass(frozen=True)
+class ActionInputs:
+    """Validated Action inputs.
+
+    Paths: `working_directory` is absolute and inside `github.workspace`; `fixtures` and the two
+    sides of `golden` are POSIX paths relative to `working_directory`, so the same relative path
+    can be looked up in a base or head worktree (the workspace is neither: for pull requests it
+    is GitHub's ephemeral merge commit).
+    """
+
+    fixture_patterns: tuple[str, ...]
+    fixtures: tuple[str, ...]
+    golden: tuple[tuple[str, str], ...]
+    backends: tuple[str, ...]
+    github_token: str = field(repr=False)
+    comment: bool
+    fail_on: FailOn
+    regression_metric: RegressionMetric
+    alpha: float
+    base_ref: str | None
+    head_ref: str
+    working_directory: Path
+    comment_key: str | None
+    github: GitHubContext
+
+    def golden_for(self, fixture: str) -> str | None:
+        """The golden report configured for `fixture` (a path as in `fixtures`), if any."""
+        return dict(self.golden).get(fixture)
+
+
+def read_inputs(env: Mapping[str, str]) -> ActionInputs:
+    """Parse and validate the Action's inputs and GitHub context from `env` (usually os.environ)."""
+    github = _read_context(env)
+    working_directory = _working_directory(_input(env, "working-directory") or ".", github.workspace)
+    patterns = _split_list(_input(env, "fixtures"))
+    if not patterns:
+        raise CceError(
+            "input 'fixtures' is empty: expected one or more fixture files or glob patterns, "
+            "newline- or comma-separated (for example 'eval/relevance/*.jsonl')"
+        )
+    fixtures = expand_fixtures(patterns, working_directory, github.workspace)
+    return ActionInputs(
+        fixture_patterns=patterns,
+        fixtures=fixtures,
+        golden=_golden(_input(env, "golden"), fixtures, working_directory, github.workspace),
+        backends=_backends(_input(env, "backends")),
+        github_token=_input(env, "github-token"),
+        comment=_boolean("comment", _input(env, "comment"), default=True),
+        fail_on=_choice("fail-on", _input(env, "fail-on"), FAIL_ON_CHOICES, "drift"),
+        regression_metric=_choice(
+            "regression-metric", _input(env, "regression-metric"), METRIC_CHOICES, "mrr"
+        ),
+        alpha=_alpha(_input(env, "alpha")),
+        base_ref=_ref("base-ref", _input(env, "base-ref")),
+        head_ref=_ref("head-ref", _input(env, "head-ref")) or "HEAD",
+        working_directory=working_directory,
+        comment_key=_comment_key(_input(env, "comment-key")),
+        github=github,
+    )
+
+
+def expand_fixtures(
+    patterns: tuple[str, ...], working_directory: Path, workspace: Path, *, required: bool = True
+) -> tuple[str, ...]:
+    """Expand fixture paths and globs against `working_directory`: sorted, deduplicated, relative.
+
+    Public so the same expansion can be repeated inside a base worktree. With `required` a pattern
+    that matches no file is an error (a typo must not silently score nothing); `required=False` is
+    for the other side of a comparison, where a set the pull request adds does not exist yet. A
+    match that resolves outside `workspace` through `..` or a symlink is always an error.
+    """
+    found: set[str] = set()
+    for pattern in patterns:
+        literal = not _GLOB_CHARS.search(pattern)
+        matches = [pattern] if literal else glob.glob(pattern, root_dir=working_directory, recursive=True)
+        files = [m for m in matches if (working_directory / m).is_file()]
+        if not files and required:
+            raise CceError(
+                f"input 'fixtures': {pattern!r} matches no file under {working_directory}: expected a "
+                "fixture file or a glob relative to 'working-directory' (is the repository checked out?)"
+            )
+        for match in files:
+            if not inside(workspace, working_directory / match):
+                raise CceError(
+                    f"input 'fixtures': {match!r} (from {pattern!r}) resolves outside the workspace "
+                    f"{workspace}: expected files inside the checked-out repository"
+                )
+            found.add(_relative_posix(working_directory / match, working_directory))
+    return tuple(sorted(found))
+
+
+def _input(env: Mapping[str, str], name: str) -> str:
+    """One input by its action.yml name, under either spelling, stripped; '' when absent."""
+    upper = name.upper()
+    value = env.get(f"INPUT_{upper}") or env.get(f"INPUT_{upper.replace('-', '_')}") or ""
+    return value.strip()
+
+
+def _read_context(env: Mapping[str, str]) -> GitHubContext:
+    workspace = Path(env.get("GITHUB_WORKSPACE") or os.getcwd()).resolve()
+    event_path = _optional_path(env.get("GITHUB_EVENT_PATH"))
+    return GitHubContext(
+        event_name=env.get("GITHUB_EVENT_NAME", ""),
+        event_path=event_path,
+        event=_read_event(event_path),
+        workspace=workspace,
+        repository=env.get("GITHUB_REPOSITORY", ""),
+        api_url=(env.get("GITHUB_API_URL") or DEFAULT_API_URL).rstrip("/"),
+        server_url=(env.get("GITHUB_SERVER_URL") or DEFAULT_SERVER_URL).rstrip("/"),
+        sha=env.get("GITHUB_SHA", ""),
+        output_path=_optional_path(env.get("GITHUB_OUTPUT")),
+        step_summary_path=_optional_path(env.get("GITHUB_STEP_SUMMARY")),
+        run_id=env.get("GITHUB_RUN_ID", ""),
+    )
+
+
+def _optional_path(value: str | None) -> Path | None:
+    return Path(value) if value else None
+
+
+def _read_event(path: Path | None) -> Mapping[str, Any]:
+    """The event payload; empty when there is none (a local `docker run`)."""
+    if path is None:
+        return MappingProxyType({})
+    try:
+        payload = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise CceError(f"GITHUB_EVENT_PATH={path} cannot be read: {exc.strerror}") from exc
+    except json.JSONDecodeError as exc:
+        raise CceError(f"GITHUB_EVENT_PATH={path} is not valid JSON: {exc}") from exc
+    if not isinstance(payload, dict):
+        raise CceError(f"GITHUB_EVENT_PATH={path} holds a JSON {type(payload).__name__}, expected an object")
+    return MappingProxyType(payload)
+
+
+def _working_directory(value: str, workspace: Path) -> Path:
+    candidate = workspace / value
+    if not inside(workspace, candidate):
+        raise CceError(
+            f"input 'working-directory': {value!r} resolves outside the workspace {workspace}: "
+            "expected a directory inside the checked-out repository"
+        )
+    if not candidate.is_dir():
+        raise CceError(f"input 'working-directory': {value!r} is not a directory under {workspace}")
+    return candidate.resolve()
+
+
+def _split_list(value: str) -> tuple[str, ...]:
+    """Items separated by newlines or commas, stripped, empty ones dropped, order kept."""
+    return tuple(item.strip() for item in re.split(r"[\n,]", value) if item.strip())
+
+
+def _golden(
+    value: str, fixtures: tuple[str, ...], working_directory: Path, workspace: Path
+) -> tuple[tuple[str, str], ...]:
+    """`FIXTURE=GOLDEN` lines. The golden file need not exist here: it is read from the head tree."""
+    pairs: dict[str, str] = {}
+    for line in value.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        fixture, sep, golden = (part.strip() for part in line.partition("="))
+        if not sep or not fixture or not golden:
+            raise CceError(
+                f"input 'golden': line {line!r} is not of the form FIXTURE=GOLDEN "
+                "(for example 'eval/relevance/code.jsonl=test/fixture/relevance/code.golden.json')"
+            )
+        key = _relative_posix(working_directory / fixture, working_directory)
+        if key not in fixtures:
+            raise CceError(
+                f"input 'golden': fixture {fixture!r} is not one of the configured fixtures "
+                f"({', '.join(fixtures)}): expected a path as listed in 'fixtures'"
+            )
+        if key in pairs:
+            raise CceError(
+                f"input 'golden': fixture {fixture!r} is given more than once: expected one golden each"
+            )
+        if not inside(workspace, working_directory / golden):
+            raise CceError(
+                f"input 'golden': {golden!r} resolves outside the workspace {workspace}: "
+                "expected a path inside the repository"
+            )
+        pairs[key] = _relative_posix(working_directory / golden, working_directory)
+    return tuple(sorted(pairs.items()))
+
+
+def _backends(value: str) -> tuple[str, ...]:
+    names = _split_list(value) or DEFAULT_BACKENDS
+    for name in names:
+        if not _BACKEND_NAME.match(name):
+            raise CceError(
+                f"input 'backends': {name!r} is not a backend name: expected a comma-separated list "
+                f"such as {','.join(DEFAULT_BACKENDS)!r}"
+            )
+    return tuple(dict.fromkeys(names))
+
+
+def _boolean(name: str, value: str, *, default: bool) -> bool:
+    if not value:
+        return default
+    if value not in _BOOLEANS:
+        raise CceError(f"input '{name}': {value!r} is not a boolean: expected true or false")
+    return _BOOLEANS[value]
+
+
+def _choice(name: str, value: str, choices: tuple[Any, ...], default: Any) -> Any:
+    if not value:
+        return default
+    if value not in choices:
+        raise CceError(f"input '{name}': {value!r} is not supported: expected one of {', '.join(choices)}")
+    return value
+
+
+def _alpha(value: str) -> float:
+    if not value:
+        return 0.05
+    try:
+        alpha = float(value)
+    except ValueError:
+        alpha = math.nan
+    if not 0.0 < alpha < 1.0:  # also false for NaN
+        raise CceError(
+            f"input 'alpha': {value!r} is not a significance level: expected a number in (0, 1), e.g. 0.05"
+        )
+    return alpha
+
+
+def _ref(name: str, value: str) -> str | None:
+    """A git revision; a leading '-' would be read by git as an option, so it is refused."""
+    if not value:
+        return None
+    if value.startswith("-") or any(ch.isspace() or ord(ch) < 32 for ch in value):
+        raise CceError(
+            f"input '{name}': {value!r} is not a git revision: expected a branch, tag or commit SHA"
+        )
+    return value
+
+
+def _comment_key(value: str) -> str | None:
+    if not value:
+        return None
+    if not _COMMENT_KEY.match(value):
+        raise CceError(
+            f"input 'comment-key': {value!r} is not a key: expected 1-64 letters, digits, '.', '_' or '-'"
+        )
+    return value
+
+
+def _relative_posix(path: Path, base: Path) -> str:
+    """`path` relative to `base` as a normalised POSIX string, without resolving symlinks."""
+    return Path(os.path.relpath(os.path.normpath(path), base)).as_posix()

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Lint what Python tooling cannot see: action.yml and every workflow (the examples in docs/ too)
+# against GitHub's JSON schemas, and the Dockerfile with hadolint. check-jsonschema ships the
+# GitHub schemas (--builtin-schema vendor.*), so this needs no network. Runs every check, then
+# exits non-zero if any failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+for tool in check-jsonschema hadolint; do
+  command -v "$tool" >/dev/null 2>&1 || {
+    echo "lint: $tool not found on PATH; pip install -r requirements/dev.in" >&2
+    exit 2
+  }
+done
+
+status=0
+run() {
+  echo "+ $*"
+  "$@" || status=1
+}
+
+mapfile -t workflows < <(find .github/workflows docs/examples -type f \( -name '*.yml' -o -name '*.yaml' \) | sort)
+run check-jsonschema --builtin-schema vendor.github-actions action.yml
+run check-jsonschema --builtin-schema vendor.github-workflows "${workflows[@]}"
+run hadolint Dockerfile
+exit "$status"

@@ -1,0 +1,329 @@
+"""`read_inputs`: the Action's INPUT_* / GITHUB_* environment into a validated ActionInputs.
+
+Each test builds a real workspace directory with fixture files and passes an environment
+mapping shaped like the one the runner gives a Docker action.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cce_relevance.action.inputs import ActionInputs, expand_fixtures, read_inputs
+from cce_relevance.errors import EXIT_USAGE, CceError
+
+TOKEN = "ghs_notARealTokenButLongEnough0123456789"
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "workspace"
+    for name in (
+        "eval/relevance/code.jsonl",
+        "eval/relevance/docs.jsonl",
+        "eval/extra/deep/more.jsonl",
+        "eval/relevance/README.md",
+        "sub/eval/local.jsonl",
+    ):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text("{}\n")
+    (root / "eval/relevance/folder.jsonl").mkdir()  # a directory is never a fixture
+    return root
+
+
+def env_for(workspace: Path, **inputs: str) -> dict[str, str]:
+    env = {"GITHUB_WORKSPACE": str(workspace), "INPUT_FIXTURES": "eval/relevance/code.jsonl"}
+    env.update({f"INPUT_{name.upper()}": value for name, value in inputs.items()})
+    return env
+
+
+def read(workspace: Path, **inputs: str) -> ActionInputs:
+    return read_inputs(env_for(workspace, **inputs))
+
+
+def test_defaults(workspace: Path) -> None:
+    got = read_inputs({"GITHUB_WORKSPACE": str(workspace), "INPUT_FIXTURES": "eval/relevance/code.jsonl"})
+    assert got.fixtures == ("eval/relevance/code.jsonl",)
+    assert got.golden == ()
+    assert got.backends == ("bm25", "vector", "hybrid")
+    assert got.github_token == ""
+    assert got.comment is True
+    assert got.fail_on == "drift"
+    assert got.regression_metric == "mrr"
+    assert got.alpha == 0.05
+    assert got.base_ref is None
+    assert got.head_ref == "HEAD"
+    assert got.working_directory == workspace.resolve()
+    assert got.comment_key is None
+    assert got.github.api_url == "https://api.github.com"
+    assert got.github.server_url == "https://github.com"
+    assert got.github.event == {}
+    assert got.github.event_path is None
+
+
+def test_empty_inputs_mean_defaults(workspace: Path) -> None:
+    """GitHub passes every declared input, empty when it has no default."""
+    empty = {
+        name: "" for name in ("golden", "backends", "comment", "fail-on", "alpha", "base-ref", "head-ref")
+    }
+    assert read(workspace, **empty) == read(workspace)
+
+
+@pytest.mark.parametrize(
+    ("variables", "expected"),
+    [
+        ({"INPUT_GITHUB-TOKEN": TOKEN}, TOKEN),
+        ({"INPUT_GITHUB_TOKEN": TOKEN}, TOKEN),
+        ({"INPUT_GITHUB-TOKEN": TOKEN, "INPUT_GITHUB_TOKEN": "other"}, TOKEN),
+        ({"INPUT_GITHUB-TOKEN": "", "INPUT_GITHUB_TOKEN": TOKEN}, TOKEN),
+    ],
+)
+def test_token_under_either_spelling(workspace: Path, variables: dict[str, str], expected: str) -> None:
+    assert read_inputs({**env_for(workspace), **variables}).github_token == expected
+
+
+def test_token_never_in_repr(workspace: Path) -> None:
+    got = read_inputs({**env_for(workspace), "INPUT_GITHUB-TOKEN": TOKEN})
+    assert TOKEN not in repr(got)
+    assert TOKEN not in str(got)
+
+
+def test_token_never_in_an_error_message(workspace: Path) -> None:
+    with pytest.raises(CceError) as info:
+        read_inputs({**env_for(workspace, comment="maybe"), "INPUT_GITHUB-TOKEN": TOKEN})
+    assert TOKEN not in str(info.value)
+
+
+def test_other_inputs_accept_the_underscore_spelling(workspace: Path) -> None:
+    env = {
+        **env_for(workspace),
+        "INPUT_FAIL_ON": "none",
+        "INPUT_REGRESSION_METRIC": "f1",
+        "INPUT_COMMENT_KEY": "docs",
+    }
+    got = read_inputs(env)
+    assert (got.fail_on, got.regression_metric, got.comment_key) == ("none", "f1", "docs")
+
+
+def test_fixtures_newline_and_comma_separated_sorted_and_deduplicated(workspace: Path) -> None:
+    got = read(
+        workspace,
+        fixtures="eval/relevance/docs.jsonl, eval/relevance/code.jsonl\n\n  eval/relevance/*.jsonl\n./eval/relevance/code.jsonl",
+    )
+    assert got.fixtures == ("eval/relevance/code.jsonl", "eval/relevance/docs.jsonl")
+    assert got.fixture_patterns == (
+        "eval/relevance/docs.jsonl",
+        "eval/relevance/code.jsonl",
+        "eval/relevance/*.jsonl",
+        "./eval/relevance/code.jsonl",
+    )
+
+
+def test_recursive_globs(workspace: Path) -> None:
+    got = read(workspace, fixtures="eval/**/*.jsonl")
+    assert got.fixtures == (
+        "eval/extra/deep/more.jsonl",
+        "eval/relevance/code.jsonl",
+        "eval/relevance/docs.jsonl",
+    )
+
+
+def test_pattern_matching_nothing_is_an_error(workspace: Path) -> None:
+    with pytest.raises(CceError, match=r"input 'fixtures': 'eval/\*\.ndjson' matches no file") as info:
+        read(workspace, fixtures="eval/relevance/code.jsonl,eval/*.ndjson")
+    assert info.value.exit_code == EXIT_USAGE
+
+
+def test_missing_literal_fixture_is_an_error(workspace: Path) -> None:
+    with pytest.raises(CceError, match=r"'eval/relevance/nope\.jsonl' matches no file"):
+        read(workspace, fixtures="eval/relevance/nope.jsonl")
+
+
+def test_no_fixtures_is_an_error(workspace: Path) -> None:
+    env = env_for(workspace)
+    del env["INPUT_FIXTURES"]
+    with pytest.raises(CceError, match="input 'fixtures' is empty"):
+        read_inputs(env)
+    with pytest.raises(CceError, match="input 'fixtures' is empty"):
+        read(workspace, fixtures=" , \n")
+
+
+def test_fixture_escaping_the_workspace_is_refused(workspace: Path, tmp_path: Path) -> None:
+    (tmp_path / "outside.jsonl").write_text("{}\n")
+    (workspace / "eval" / "linked.jsonl").symlink_to(tmp_path / "outside.jsonl")
+    with pytest.raises(CceError, match=r"'eval/linked\.jsonl'.*resolves outside the workspace"):
+        read(workspace, fixtures="eval/*.jsonl")
+    with pytest.raises(CceError, match="resolves outside the workspace"):
+        read(workspace, fixtures="../outside.jsonl")
+
+
+def test_working_directory_makes_paths_relative_to_it(workspace: Path) -> None:
+    got = read(workspace, fixtures="eval/*.jsonl", **{"working-directory": "sub"})
+    assert got.working_directory == (workspace / "sub").resolve()
+    assert got.fixtures == ("eval/local.jsonl",)
+    # a fixture may sit above the working directory as long as it stays in the workspace
+    assert read(
+        workspace, fixtures="../eval/relevance/code.jsonl", **{"working-directory": "sub"}
+    ).fixtures == ("../eval/relevance/code.jsonl",)
+
+
+@pytest.mark.parametrize(
+    ("value", "message"), [("..", "outside the workspace"), ("nope", "is not a directory")]
+)
+def test_bad_working_directory(workspace: Path, value: str, message: str) -> None:
+    with pytest.raises(CceError, match=f"input 'working-directory': '{value}'.*{message}"):
+        read(workspace, **{"working-directory": value})
+
+
+def test_expand_fixtures_in_another_tree(workspace: Path, tmp_path: Path) -> None:
+    """The same patterns can be expanded again inside a base worktree, where new sets are absent."""
+    other = tmp_path / "other-tree"
+    (other / "eval" / "relevance").mkdir(parents=True)
+    (other / "eval" / "relevance" / "docs.jsonl").write_text("{}\n")
+    assert expand_fixtures(("eval/relevance/*.jsonl",), other, other) == ("eval/relevance/docs.jsonl",)
+    patterns = ("eval/relevance/docs.jsonl", "eval/relevance/added-by-the-pr.jsonl")
+    with pytest.raises(CceError, match="added-by-the-pr"):
+        expand_fixtures(patterns, other, other)
+    assert expand_fixtures(patterns, other, other, required=False) == ("eval/relevance/docs.jsonl",)
+
+
+def test_golden_lines(workspace: Path) -> None:
+    got = read(
+        workspace,
+        fixtures="eval/relevance/*.jsonl",
+        golden=(
+            "\n# the code set is locked\n"
+            "  eval/relevance/docs.jsonl = golden/docs.json\n"
+            "./eval/relevance/code.jsonl=test/fixture/relevance/code.golden.json\n"
+        ),
+    )
+    assert got.golden == (
+        ("eval/relevance/code.jsonl", "test/fixture/relevance/code.golden.json"),
+        ("eval/relevance/docs.jsonl", "golden/docs.json"),
+    )
+    assert got.golden_for("eval/relevance/docs.jsonl") == "golden/docs.json"
+    assert got.golden_for("eval/extra/deep/more.jsonl") is None
+
+
+@pytest.mark.parametrize(
+    ("golden", "message"),
+    [
+        ("eval/relevance/code.jsonl", r"line 'eval/relevance/code\.jsonl' is not of the form FIXTURE=GOLDEN"),
+        ("=g.json", "is not of the form FIXTURE=GOLDEN"),
+        ("eval/relevance/code.jsonl=", "is not of the form FIXTURE=GOLDEN"),
+        (
+            "eval/relevance/docs.jsonl=g.json",
+            r"fixture 'eval/relevance/docs\.jsonl' is not one of the configured",
+        ),
+        ("eval/relevance/code.jsonl=a.json\neval/relevance/code.jsonl=b.json", "given more than once"),
+        ("eval/relevance/code.jsonl=../../g.json", r"'\.\./\.\./g\.json' resolves outside the workspace"),
+    ],
+)
+def test_bad_golden(workspace: Path, golden: str, message: str) -> None:
+    with pytest.raises(CceError, match=f"input 'golden': .*{message}"):
+        read(workspace, golden=golden)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [("true", True), ("True", True), ("TRUE", True), ("false", False), ("False", False), ("FALSE", False)],
+)
+def test_comment_accepts_yaml_1_2_booleans(workspace: Path, value: str, expected: bool) -> None:
+    assert read(workspace, comment=value).comment is expected
+
+
+def test_backends(workspace: Path) -> None:
+    assert read(workspace, backends=" bm25 , hybrid,bm25").backends == ("bm25", "hybrid")
+
+
+def test_alpha(workspace: Path) -> None:
+    assert read(workspace, alpha="0.01").alpha == 0.01
+
+
+def test_refs_and_comment_key(workspace: Path) -> None:
+    got = read(workspace, **{"base-ref": "origin/main", "head-ref": "v1.2", "comment-key": "docs-set_2"})
+    assert (got.base_ref, got.head_ref, got.comment_key) == ("origin/main", "v1.2", "docs-set_2")
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "expected"),
+    [
+        ("comment", "yes", "expected true or false"),
+        ("comment", "on", "expected true or false"),
+        ("comment", "1", "expected true or false"),
+        ("fail-on", "always", "expected one of drift, regression, none"),
+        ("regression-metric", "ndcg", "expected one of precision_at_k, recall, mrr, f1"),
+        ("alpha", "0", r"expected a number in \(0, 1\)"),
+        ("alpha", "1", r"expected a number in \(0, 1\)"),
+        ("alpha", "-0.1", r"expected a number in \(0, 1\)"),
+        ("alpha", "nan", r"expected a number in \(0, 1\)"),
+        ("alpha", "five percent", r"expected a number in \(0, 1\)"),
+        ("backends", "bm25 vector", "expected a comma-separated list"),
+        ("base-ref", "--upload-pack=evil", "expected a branch, tag or commit SHA"),
+        ("head-ref", "main branch", "expected a branch, tag or commit SHA"),
+        ("comment-key", "a -->", "expected 1-64 letters"),
+    ],
+)
+def test_bad_values_name_the_input_the_value_and_the_expectation(
+    workspace: Path, name: str, value: str, expected: str
+) -> None:
+    with pytest.raises(CceError, match=f"input '{name}': .*{expected}") as info:
+        read(workspace, **{name: value})
+    assert repr(value) in str(info.value)
+    assert info.value.exit_code == EXIT_USAGE
+
+
+def test_github_context(workspace: Path, tmp_path: Path) -> None:
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"pull_request": {"number": 3}}))
+    env = {
+        **env_for(workspace),
+        "GITHUB_EVENT_NAME": "pull_request",
+        "GITHUB_EVENT_PATH": str(event),
+        "GITHUB_REPOSITORY": "octo/repo",
+        "GITHUB_API_URL": "https://ghe.example.invalid/api/v3/",
+        "GITHUB_SERVER_URL": "https://ghe.example.invalid",
+        "GITHUB_SHA": "a" * 40,
+        "GITHUB_OUTPUT": str(tmp_path / "output"),
+        "GITHUB_STEP_SUMMARY": str(tmp_path / "summary"),
+        "GITHUB_RUN_ID": "42",
+    }
+    github = read_inputs(env).github
+    assert github.event_name == "pull_request"
+    assert github.event["pull_request"]["number"] == 3
+    assert github.repository == "octo/repo"
+    assert github.api_url == "https://ghe.example.invalid/api/v3"
+    assert github.server_url == "https://ghe.example.invalid"
+    assert github.sha == "a" * 40
+    assert github.output_path == tmp_path / "output"
+    assert github.step_summary_path == tmp_path / "summary"
+    assert github.run_id == "42"
+    assert github.workspace == workspace.resolve()
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [("{not json", "is not valid JSON"), ("[1, 2]", "holds a JSON list, expected an object")],
+)
+def test_bad_event_payload(workspace: Path, tmp_path: Path, content: str, message: str) -> None:
+    event = tmp_path / "event.json"
+    event.write_text(content)
+    with pytest.raises(CceError, match=f"GITHUB_EVENT_PATH=.*{message}"):
+        read_inputs({**env_for(workspace), "GITHUB_EVENT_PATH": str(event)})
+
+
+def test_missing_event_payload(workspace: Path, tmp_path: Path) -> None:
+    with pytest.raises(CceError, match="GITHUB_EVENT_PATH=.*cannot be read"):
+        read_inputs({**env_for(workspace), "GITHUB_EVENT_PATH": str(tmp_path / "gone.json")})
+
+
+def test_workspace_defaults_to_the_current_directory(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`docker run -w /repo` without any GITHUB_* variable."""
+    monkeypatch.chdir(workspace)
+    got = read_inputs({"INPUT_FIXTURES": "eval/relevance/code.jsonl"})
+    assert got.github.workspace == workspace.resolve()
+    assert got.fixtures == ("eval/relevance/code.jsonl",)
