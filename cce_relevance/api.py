@@ -107,7 +107,7 @@ def compare_reports(a: BackendReport, b: BackendReport) -> dict[str, PairedTest]
     """Paired t-test per metric over the per-case deltas B − A (harness.md §4.1)."""
     tests = {}
     for spec in METRICS:
-        deltas = [vb - va for va, vb in zip(a.metric(spec.attr), b.metric(spec.attr))]
+        deltas = [vb - va for va, vb in zip(a.metric(spec.attr), b.metric(spec.attr), strict=True)]
         tests[spec.key] = paired_t(deltas)
     return tests
 

@@ -54,7 +54,7 @@ def hits_text(hits: Sequence[Hit], first_lines: Sequence[str]) -> str:
     """` 1. [0.825000] auth.py:1-2 (function/function_definition)` and the chunk's first line."""
     out = []
     width = len(str(len(hits)))
-    for h, line in zip(hits, first_lines):
+    for h, line in zip(hits, first_lines, strict=True):
         out.append(f"{str(h.rank).rjust(max(width, 2))}. [{format6(h.score)}] {terminal_safe(h.file_path)}:"
                    f"{h.start_line}-{h.end_line} ({h.chunk_type}/{h.kind})\n")
         out.append(f"      {terminal_safe(line)}\n")

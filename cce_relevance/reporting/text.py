@@ -38,7 +38,7 @@ def render_compare(a: BackendReport, b: BackendReport, tests: Mapping[str, Paire
     n = len(a.cases)
     out = ["\n", f"  per-query deltas ({a.backend} → {b.backend}; positive = {b.backend} wins)\n",
            _row("query", ["d" + m.label for m in METRICS], first=24)]
-    for ra, rb in zip(a.cases, b.cases):
+    for ra, rb in zip(a.cases, b.cases, strict=True):
         deltas = [getattr(rb.metrics, m.attr) - getattr(ra.metrics, m.attr) for m in METRICS]
         out.append(_row(ra.case.id, [signed6(d) for d in deltas], first=24))
     out.append(_row("mean", [signed6(getattr(b, m.attr) - getattr(a, m.attr)) for m in METRICS], first=24))

@@ -17,9 +17,9 @@ import numpy as np
 from cce_relevance.config import REFERENCE_PARAMS, RankingParams
 from cce_relevance.numeric import score_key
 from cce_relevance.retrieval.index import Index
-from cce_relevance.strings import rust_split_whitespace
 from cce_relevance.retrieval.tokens import ascii_lower, tokenize, unique_tokens
 from cce_relevance.retrieval.vector import cosine_all, rank_by_cosine
+from cce_relevance.strings import rust_split_whitespace
 
 INTENT_WORDS = frozenset({"function", "class", "method", "def"})
 INTENT_EXTENSIONS = ("py", "js", "jsx", "ts", "go", "rb", "rs", "java")
@@ -177,7 +177,7 @@ def expand_graph(index: Index, qvec: np.ndarray, results: list[SearchResult],
     for f in neighbor_files[: params.graph_max_bonus_files]:
         members = index.chunks_by_file[f]
         cos = cosine_all(qvec, matrix[members]) if qvec.size else np.zeros(len(members))
-        scored = sorted(zip(members, (float(c) for c in cos)),
+        scored = sorted(zip(members, (float(c) for c in cos), strict=True),
                         key=lambda p: (-score_key(p[1]), chunks[p[0]].chunk_id, p[0]))
         for d, c in scored[:2]:
             span = (f, chunks[d].start_line, chunks[d].end_line)

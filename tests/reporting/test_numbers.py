@@ -13,7 +13,7 @@ from cce_relevance.reporting.numbers import format6, signed6
 
 def test_spec_examples() -> None:
     assert format6(0.1234565) == "0.123457"  # 0.1234565 * 1e6 is exactly 123456.5 in doubles
-    assert "%.6f" % 0.1234565 == "0.123456"  # ...which printf rounds the other way
+    assert "%.6f" % 0.1234565 == "0.123456"  # noqa: UP031  # ...which printf rounds the other way
     assert format6(-0.0000001) == "0.000000"
     assert format6(-0.0) == "0.000000"
     assert format6(math.nan) == "0.000000"

@@ -1,0 +1,219 @@
+"""The one living pull-request comment: found by a hidden marker, edited in place, kept in budget.
+
+Posting is best effort by design: the gate (exit code) is decided before the comment is posted,
+and a token that cannot write (a fork's pull request gets a read-only token) yields a warning
+result, not an exception, so a failing comment can never turn a failing check green or a green
+one red.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Literal
+from urllib.parse import quote
+
+from cce_relevance.action.github import GitHubClient, GitHubError
+
+COMMENT_LIMIT = 65_536  # GitHub rejects a longer issue comment body (characters)
+MARKER_NAME = "cce-relevance:v1"
+DEFAULT_FULL_REPORT = "the job summary and the workflow run's artifacts"
+
+_REPO = re.compile(r"[A-Za-z0-9_-]+/(?!\.\.?$)[A-Za-z0-9_.-]+")  # owner/name; never "." or ".."
+
+Action = Literal["created", "updated", "unchanged", "skipped"]
+
+
+@dataclass(frozen=True)
+class CommentResult:
+    """What happened to the comment; `warning` is set (and `action` is ``skipped``) on 403/404."""
+
+    url: str | None
+    action: Action
+    warning: str | None = None
+
+
+def comment_marker(key: str | None = None) -> str:
+    """The hidden HTML comment that identifies our comment.
+
+    A `key` (a workflow or job name, say) gives each its own comment. It is percent-encoded, so
+    any key is allowed, distinct keys give distinct markers, and none can close the HTML comment.
+    """
+    if key is None:
+        return f"<!-- {MARKER_NAME} -->"
+    return f"<!-- {MARKER_NAME} key={quote(key, safe='')} -->"
+
+
+def upsert_comment(
+    client: GitHubClient,
+    repo: str,
+    issue_number: int,
+    body: str,
+    marker: str,
+    *,
+    author: str | None = None,
+) -> CommentResult:
+    """Create or update the comment on `repo` (``owner/name``) issue/PR `issue_number`.
+
+    Every comment is listed (all pages); among those whose body contains `marker` (and, if
+    `author` is given, written by that login, so a copy of the marker pasted by someone else
+    is ignored) the oldest is ours; any others are left alone. It is edited only when the body
+    differs, so an unchanged report sends no notification. `body` must contain `marker` and fit
+    `COMMENT_LIMIT` (use `fit_body`); breaking either is a programming error (ValueError).
+
+    A 403 or 404 gives ``action="skipped"`` with a warning to print; other failures raise
+    `GitHubError`, which the caller should also report as a warning, not a failed gate.
+    """
+    if not _REPO.fullmatch(repo):
+        raise ValueError(f"repository must be 'owner/name', not {repo!r}")
+    if isinstance(issue_number, bool) or not isinstance(issue_number, int) or issue_number < 1:
+        raise ValueError(f"issue number must be a positive integer, not {issue_number!r}")
+    if marker not in body:
+        raise ValueError("the comment body does not contain its marker; later runs could not find it")
+    if len(body) > COMMENT_LIMIT:
+        raise ValueError(f"the comment body has {len(body)} characters; GitHub accepts {COMMENT_LIMIT}")
+    comments_path = f"/repos/{repo}/issues/{issue_number}/comments"
+
+    def find() -> dict[str, Any] | None:
+        return _oldest_marked(client.paginate(comments_path), marker, author)
+
+    step = "list the comments of"
+    try:
+        existing = find()
+        if existing is None:
+            step = "comment on"
+            created = client.post(comments_path, {"body": body}, recheck=find)
+            return CommentResult(created.get("html_url"), "created")
+        if _same_text(existing.get("body") or "", body):
+            return CommentResult(existing.get("html_url"), "unchanged")
+        step = "update the comment on"
+        updated = client.patch(f"/repos/{repo}/issues/comments/{existing['id']}", {"body": body})
+        return CommentResult(updated.get("html_url"), "updated")
+    except GitHubError as exc:
+        if exc.status not in (403, 404):
+            raise
+        return CommentResult(None, "skipped", _warning(exc, step, repo, issue_number))
+
+
+def _oldest_marked(
+    comments: Iterable[dict[str, Any]], marker: str, author: str | None
+) -> dict[str, Any] | None:
+    matches = [
+        comment
+        for comment in comments
+        if marker in (comment.get("body") or "")
+        and (author is None or (comment.get("user") or {}).get("login") == author)
+    ]
+    return min(matches, key=lambda comment: comment["id"], default=None)
+
+
+def _same_text(stored: str, body: str) -> bool:
+    """Equal up to line endings and trailing whitespace, which GitHub may normalise on storage."""
+
+    def norm(text: str) -> str:
+        return text.replace("\r\n", "\n").rstrip()
+
+    return norm(stored) == norm(body)
+
+
+def _warning(exc: GitHubError, step: str, repo: str, issue_number: int) -> str:
+    if exc.status == 403:
+        why = (
+            "the token may not write to this pull request: a pull request from a fork gets a "
+            "read-only token, and otherwise the workflow needs `permissions: pull-requests: write` "
+            "(to comment on fork pull requests, publish from a `workflow_run` workflow)"
+        )
+    else:
+        why = "the repository or pull request does not exist, or the token cannot see it"
+    return f"Could not {step} {repo}#{issue_number}: {exc}. {why}. The report is in the job summary."
+
+
+def fit_body(
+    head: str,
+    detail_sections: list[str],
+    tail: str,
+    limit: int = COMMENT_LIMIT,
+    *,
+    full_report: str = DEFAULT_FULL_REPORT,
+    measure: Callable[[str], int] = len,
+) -> str:
+    """Join ``head``, the detail sections and ``tail`` (blank-line separated) within `limit`.
+
+    When everything fits it is returned whole. Otherwise the head (the verdict: put the marker
+    there) and the tail are kept intact, detail sections are kept in order while they fit, the
+    first that does not is cut at a line boundary (a table keeps its first rows, and any code
+    fence or ``<details>`` left open is closed), the rest are dropped, and a visible note says
+    the detail was truncated and that the full report is in `full_report` (Markdown; pass a link
+    to the run when you have one). A head and tail too big to fit with the note raise ValueError.
+
+    `measure` is ``len`` for comments (GitHub counts characters); pass
+    ``lambda s: len(s.encode())`` to budget the step summary in bytes. It must be additive over
+    concatenation, as both are.
+    """
+    full = _join([head, *detail_sections, tail])
+    if measure(full) <= limit:
+        return full
+    note = f"> **Detail truncated** to fit GitHub's size limit. The full report is in {full_report}."
+    separator = measure("\n\n")
+    budget = limit - measure(_join([head, note, tail]))
+    if budget < 0:
+        raise ValueError(f"the head and tail alone exceed the {limit} limit; shorten the verdict")
+    kept: list[str] = []
+    for section in detail_sections:
+        if not section:
+            continue
+        cost = measure(section) + separator
+        if cost <= budget:
+            kept.append(section)
+            budget -= cost
+            continue
+        cut = _cut_section(section, budget - separator, measure)
+        if cut:
+            kept.append(cut)
+        break
+    return _join([head, *kept, note, tail])
+
+
+def _join(parts: list[str]) -> str:
+    return "\n\n".join(part for part in parts if part)
+
+
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+_DETAILS_OPEN = re.compile(r"<details[\s>]", re.IGNORECASE)
+_DETAILS_CLOSE = re.compile(r"</details\s*>", re.IGNORECASE)
+_DETAILS_END = "\n\n</details>"
+
+
+def _cut_section(section: str, budget: int, measure: Callable[[str], int]) -> str:
+    """The longest prefix of whole lines that, with its open constructs closed, fits `budget`."""
+    best_count, best_closers = 0, ""
+    fence: str | None = None  # the open code fence's marker run, if inside one
+    depth = 0  # unclosed <details> outside code fences
+    size = -measure("\n")  # the first line has no newline before it
+    lines = section.split("\n")
+    for count, line in enumerate(lines, start=1):
+        size += measure("\n") + measure(line)
+        fence, depth = _track(line, fence, depth)
+        closers = ("\n" + fence if fence else "") + _DETAILS_END * depth
+        if size + measure(closers) > budget:
+            break
+        best_count, best_closers = count, closers
+    return "\n".join(lines[:best_count]) + best_closers if best_count else ""
+
+
+def _track(line: str, fence: str | None, depth: int) -> tuple[str | None, int]:
+    """Follow code fences (CommonMark: a closer uses the same character, at least as many, and
+    nothing after it) and ``<details>`` nesting through one more line."""
+    match = _FENCE.match(line)
+    if fence is None:
+        if match:
+            return match.group(1), depth
+        opened = len(_DETAILS_OPEN.findall(line)) - len(_DETAILS_CLOSE.findall(line))
+        return None, max(depth + opened, 0)
+    if match is None:
+        return fence, depth
+    run = match.group(1)
+    if run[0] == fence[0] and len(run) >= len(fence) and not line[match.end() :].strip():
+        return None, depth
+    return fence, depth

@@ -1,0 +1,447 @@
+"""The `cce.relevance/v1` fixture contract: NDJSON lines, an optional header, labeled cases.
+
+Everything here mirrors the reference parser (harness.md §2): which lines count, which JSON is
+accepted, which check fires first and the exact wording of errors E1–E14. The reference parses
+each line with serde_json into a generic value; Python's `json` accepts a few things serde
+rejects (NaN/Infinity literals, overflowing numbers, lone surrogate escapes, unlimited nesting),
+so those are rejected here explicitly. The E2 text after `invalid JSON: ` is serde_json's in the
+reference; it is not normative, and is approximated from what Python reports.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from cce_relevance.errors import CceError
+from cce_relevance.evaluation.anchors import U64_MAX, Anchor, AnchorError, parse_anchor
+from cce_relevance.evaluation.rust_debug import rust_debug_str
+from cce_relevance.strings import rust_trim
+
+SCHEMA_ID = "cce.relevance/v1"
+DEFAULT_K = 10  # the reference's DEFAULT_TOP_K, also `cce search`'s default
+
+# serde_json gives up when nesting reaches 128 levels; the line's own object is level 1.
+_MAX_DEPTH = 127
+
+_I64_MIN = -(2**63)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One labeled query; `line` is its 1-based physical line in the fixture file."""
+
+    line: int
+    id: str
+    query: str
+    anchors: tuple[Anchor, ...]
+    k: int
+
+    @property
+    def ranged(self) -> bool:
+        """Whether the case is also scored at token level (it has a `path@a-b` anchor)."""
+        return any(a.path is not None and a.range is not None for a in self.anchors)
+
+
+@dataclass(frozen=True)
+class FixtureSet:
+    """A parsed fixture file: the path as typed, the header's corpus hint, the cases in file order."""
+
+    path: str
+    corpus: str | None
+    cases: tuple[Case, ...]
+
+
+def load_fixtures(path: str) -> FixtureSet:
+    """Read `path` as strict UTF-8 (no BOM stripping, no newline translation) and parse it (E1)."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        raise CceError(f"could not read fixtures {_display_path(path)}: {_rust_io_error(exc)}") from exc
+    except ValueError as exc:  # an embedded NUL in the path; Rust words it like this
+        raise CceError(
+            f"could not read fixtures {_display_path(path)}: file name contained an unexpected NUL byte"
+        ) from exc
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CceError(
+            f"could not read fixtures {_display_path(path)}: stream did not contain valid UTF-8"
+        ) from exc
+    return parse_fixtures(text, path)
+
+
+def parse_fixtures(text: str, path: str) -> FixtureSet:
+    """Parse fixture text; the first offending line in file order fails the whole set (E2–E14)."""
+    corpus: str | None = None
+    header_seen = False
+    cases: list[Case] = []
+    for number, line in enumerate(_rust_lines(text), start=1):
+        if not rust_trim(line):
+            continue
+        try:
+            value = _decode_line(line)
+        except _InvalidJson as exc:
+            raise CceError(f"fixture line {number}: invalid JSON: {exc}") from None
+        if not isinstance(value, dict):
+            raise CceError(f"fixture line {number}: expected a JSON object")
+        if "schema" in value and "query" not in value:
+            if header_seen or cases:
+                raise CceError(f"fixture line {number}: header must be the first non-blank line")
+            header_seen = True
+            schema = value["schema"]
+            if schema != SCHEMA_ID:
+                shown = schema if isinstance(schema, str) else ""
+                raise CceError(
+                    f"fixture line {number}: unsupported schema {rust_debug_str(shown)} "
+                    f"(expected {rust_debug_str(SCHEMA_ID)})"
+                )
+            declared = value.get("corpus")
+            corpus = declared if isinstance(declared, str) and declared else None
+            continue
+        cases.append(_parse_case(value, number))
+    if not cases:
+        raise CceError("fixture set contains no query cases")
+    return FixtureSet(path=path, corpus=corpus, cases=tuple(cases))
+
+
+def corpus_dir(fixture_path: str, header_corpus: str) -> str:
+    """The header corpus joined lexically onto the fixture file's parent, as Rust's `Path` does.
+
+    Nothing is canonicalised (`..` stays), an absolute corpus wins, and a bare file name has an
+    empty parent so the corpus comes back unchanged.
+    """
+    if header_corpus.startswith("/"):
+        return header_corpus
+    parent = _lexical_parent(fixture_path)
+    if not parent:
+        return header_corpus
+    return parent + header_corpus if parent.endswith("/") else f"{parent}/{header_corpus}"
+
+
+# --- cases -----------------------------------------------------------------------------------
+
+
+def _parse_case(obj: dict[str, object], number: int) -> Case:
+    """Checks in the reference's order: query (E6), expected (E7), each anchor (E8–E12), k (E13)."""
+    query = obj.get("query")
+    if not isinstance(query, str) or not rust_trim(query):
+        raise CceError(f'fixture line {number}: missing or empty "query"')
+    expected = obj.get("expected")
+    if not isinstance(expected, list) or not expected:
+        raise CceError(f'fixture line {number}: "expected" must be a non-empty array of anchors')
+    anchors = []
+    for item in expected:
+        if not isinstance(item, str):
+            raise CceError(f"fixture line {number}: anchors must be strings")
+        try:
+            anchors.append(parse_anchor(item))
+        except AnchorError as exc:
+            raise CceError(f"fixture line {number}: {exc.message}") from None
+    case_id = obj.get("id")
+    k = obj.get("k", DEFAULT_K)
+    # serde's `as_u64`: only an integer literal in u64 range; `true` is a bool, not an int.
+    if type(k) is not int or not 1 <= k <= U64_MAX:
+        raise CceError(f'fixture line {number}: "k" must be a positive integer')
+    return Case(
+        line=number,
+        id=case_id if isinstance(case_id, str) else f"q{number}",
+        query=rust_trim(query),
+        anchors=tuple(anchors),
+        k=k,
+    )
+
+
+def _rust_lines(text: str) -> list[str]:
+    """`str::lines`: split on LF and drop one CR before each LF; a final LF adds no line.
+
+    Like Rust, a last line without LF keeps a trailing CR; that CR is whitespace to both the
+    blank-line test and the JSON parser, so it never changes an outcome.
+    """
+    *terminated, last = text.split("\n")
+    lines = [line.removesuffix("\r") for line in terminated]
+    return lines + [last] if last else lines
+
+
+# --- JSON, with serde_json's accept/reject rules ---------------------------------------------
+
+
+class _InvalidJson(Exception):
+    """A line serde_json would reject; the message imitates serde's, ending `at line 1 column C`."""
+
+
+class _Rejected(Exception):
+    """Raised from a `json` hook for a token serde_json rejects.
+
+    `token` is the token's source text; `offset` is the character serde stops at, counted
+    from the token's start (`None`: its last character, where an overflow is noticed).
+    """
+
+    def __init__(self, token: str, code: str, offset: int | None) -> None:
+        super().__init__(code)
+        self.token = token
+        self.code = code
+        self.offset = offset
+
+
+def _reject_constant(token: str) -> object:
+    """NaN, Infinity and -Infinity are not JSON; serde stops at the `N`/`I`, or after `-I`."""
+    if token.startswith("-"):
+        raise _Rejected(token, "invalid number", offset=1)
+    raise _Rejected(token, "expected value", offset=0)
+
+
+def _checked_float(token: str) -> float:
+    """A number that rounds to ±infinity as a double is out of range for serde."""
+    value = float(token)
+    if math.isinf(value):
+        raise _Rejected(token, "number out of range", offset=None)
+    return value
+
+
+def _checked_int(token: str) -> int | float:
+    """serde keeps integers within i64/u64 exact and reads wider ones as doubles.
+
+    The length guard keeps `int()` away from Python's limit on long digit strings; a
+    309-digit integer overflows the double and is rejected like an overflowing float.
+    """
+    if len(token) <= 21:
+        value = int(token)
+        if _I64_MIN <= value <= U64_MAX:
+            return value
+    return _checked_float(token)
+
+
+def _decode_line(line: str) -> object:
+    """Decode one line as serde_json would, or raise `_InvalidJson`.
+
+    Python decides syntax; a lexical scan adds the two things only serde rejects while reading
+    (lone surrogate escapes, nesting past 127 levels). The scan stops where Python stopped, so
+    whichever problem comes first in the line is the one reported, as serde would.
+    """
+    try:
+        value = json.loads(
+            line, parse_constant=_reject_constant, parse_float=_checked_float, parse_int=_checked_int
+        )
+    except json.JSONDecodeError as exc:
+        stop, message = exc.pos, _describe_decode_error(line, exc.msg, exc.pos)
+    except _Rejected as exc:
+        stop = _token_start(line, exc.token)
+        where = stop + (len(exc.token) - 1 if exc.offset is None else exc.offset)
+        message = _at(exc.code, line, where)
+    except RecursionError:  # nesting far past serde's limit, which the scan below locates
+        stop, message = len(line), _at("recursion limit exceeded", line, len(line))
+    else:
+        problem = _serde_only_problem(line, len(line))
+        if problem is None:
+            return value
+        raise _InvalidJson(problem)
+    raise _InvalidJson(_serde_only_problem(line, stop) or message)
+
+
+def _at(code: str, line: str, index: int) -> str:
+    """serde_json's `<code> at line 1 column C` for a stop at character `index`.
+
+    serde counts UTF-8 bytes and reports the 1-based column of the byte it was looking at or
+    had just consumed, capped at the line's length (so running out of input gives the length).
+    """
+    encoded = len(line[:index].encode("utf-8", "surrogatepass"))
+    return f"{code} at line 1 column {min(encoded + 1, len(line.encode('utf-8', 'surrogatepass')))}"
+
+
+_LITERALS = {"t": "true", "f": "false", "n": "null"}
+
+
+def _describe_decode_error(line: str, python_msg: str, pos: int) -> str:
+    """Translate a `JSONDecodeError` into serde_json's wording and column.
+
+    serde reports most errors at the offending character (column = index + 1) and running out
+    of input at the end of the line; a few, after consuming a bad escape or literal.
+    """
+    end = len(line)
+    innermost = _open_containers(line, pos)[-1:]
+    before = line[:pos].rstrip(" \t\n\r")[-1:]
+    if python_msg.startswith("Unterminated string"):
+        return _at("EOF while parsing a string", line, end)
+    if python_msg.startswith("Invalid \\uXXXX"):  # pos is the `u`; serde reads four bytes on
+        if pos + 5 > end:
+            return _at("EOF while parsing a string", line, end)
+        return _at("invalid escape", line, pos + 4)
+    if python_msg.startswith("Invalid \\escape"):  # pos is the backslash
+        return _at("invalid escape", line, pos + 1)
+    if pos >= end:
+        if before in (",", ":"):
+            return _at("EOF while parsing a value", line, end)
+        return _at(
+            "EOF while parsing a list" if innermost == "[" else "EOF while parsing an object", line, end
+        )
+    here = line[pos]
+    if before == "," and (innermost, here) in (("[", "]"), ("{", "}")):
+        return _at("trailing comma", line, pos)
+    if python_msg == "Expecting value" and here == "-":  # serde wants a digit next
+        return (
+            _at("EOF while parsing a value", line, end)
+            if pos + 1 >= end
+            else _at("invalid number", line, pos + 1)
+        )
+    if python_msg == "Expecting value" and here in _LITERALS:  # a misspelt true/false/null
+        literal = _LITERALS[here]
+        for i in range(1, len(literal)):
+            if pos + i >= end:
+                return _at("EOF while parsing a value", line, end)
+            if line[pos + i] != literal[i]:
+                return _at("expected ident", line, pos + i)
+    codes = {
+        "Extra data": "trailing characters",
+        "Expecting ':' delimiter": "expected `:`",
+        "Expecting ',' delimiter": "expected `,` or `]`" if innermost == "[" else "expected `,` or `}`",
+        "Expecting property name enclosed in double quotes": "key must be a string",
+        "Invalid control character at": "control character (\\u0000-\\u001F) found while parsing a string",
+    }
+    # "Expecting value", and a leading BOM, which serde does not skip either.
+    return _at(codes.get(python_msg, "expected value"), line, pos)
+
+
+# Outside strings: a quote, a bracket, or a number/constant token as Python's scanner reads it.
+_STRUCTURE = re.compile(r'["\[\]{}]|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|-?Infinity|NaN')
+# Inside a string: the closing quote, a backslash, or a raw surrogate (only from a Python str).
+_STRING_EVENT = re.compile('["\\\\\ud800-\udfff]')
+_HEX_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
+_BRACKETS = frozenset("[]{}")
+
+
+def _lexical_events(line: str) -> Iterator[tuple[int, str, str]]:
+    """Yield `(index, kind, text)` in line order: kind `bracket` and `token` (number or constant)
+    outside strings, and kind `problem` with serde's message for a surrogate it rejects.
+
+    Never raises and always ends on any text, so it can scan lines Python rejected.
+    """
+    pos = 0
+    while (match := _STRUCTURE.search(line, pos)) is not None:
+        pos = match.end()
+        if match.group() != '"':
+            yield match.start(), "bracket" if match.group() in _BRACKETS else "token", match.group()
+            continue
+        while (event := _STRING_EVENT.search(line, pos)) is not None:
+            pos = event.end()
+            if event.group() == '"':
+                break
+            if event.group() != "\\":
+                yield (
+                    event.start(),
+                    "problem",
+                    _at("lone leading surrogate in hex escape", line, event.start()),
+                )
+                continue
+            escape = _HEX_ESCAPE.match(line, event.start())
+            if escape is None:
+                pos += 1  # a one-character escape such as \" or \\
+                continue
+            pos = escape.end()
+            unit = int(escape.group(1), 16)
+            if 0xDC00 <= unit <= 0xDFFF:
+                yield event.start(), "problem", _at("lone leading surrogate in hex escape", line, pos - 1)
+            elif 0xD800 <= unit <= 0xDBFF:
+                low = _HEX_ESCAPE.match(line, pos)
+                if low is None:  # serde consumes one more character, two after a backslash
+                    consumed = pos + 1 if line.startswith("\\", pos) else pos
+                    yield event.start(), "problem", _at("unexpected end of hex escape", line, consumed)
+                elif 0xDC00 <= int(low.group(1), 16) <= 0xDFFF:
+                    pos = low.end()
+                else:
+                    yield (
+                        event.start(),
+                        "problem",
+                        _at("lone leading surrogate in hex escape", line, low.end() - 1),
+                    )
+        else:
+            return
+
+
+def _serde_only_problem(line: str, stop: int) -> str | None:
+    """The first lone surrogate or too-deep bracket serde would meet before index `stop`."""
+    depth = 0
+    for index, kind, text in _lexical_events(line):
+        if index >= stop:
+            break
+        if kind == "problem":
+            return text
+        if text in ("[", "{"):
+            depth += 1
+            if depth > _MAX_DEPTH:
+                return _at("recursion limit exceeded", line, index)
+        elif text in ("]", "}"):
+            depth -= 1
+    return None
+
+
+def _open_containers(line: str, stop: int) -> str:
+    """The brackets still open at index `stop`, outermost first (e.g. `{[`)."""
+    stack = ""
+    for index, _kind, text in _lexical_events(line):
+        if index >= stop:
+            break
+        if text in ("[", "{"):
+            stack += text
+        elif text in ("]", "}"):
+            stack = stack[:-1]
+    return stack
+
+
+def _token_start(line: str, token: str) -> int:
+    """Where a rejected number or constant starts: its first occurrence outside strings.
+
+    Python's hooks raise at the first offending token, and an identical earlier token would
+    have raised first, so the first occurrence is the one.
+    """
+    for index, kind, text in _lexical_events(line):
+        if kind == "token" and text == token:
+            return index
+    return len(line)
+
+
+# --- paths -----------------------------------------------------------------------------------
+
+
+def _lexical_parent(path: str) -> str:
+    """Rust's `Path::parent` on POSIX, as a string ('' when there is none).
+
+    Empty and `.` components are skipped, except a leading `./`; the last component is
+    dropped together with the separators and `.` components before it. This is
+    `os.path.dirname` except for inputs such as `a/./f.jsonl`, where Rust gives `a`.
+    """
+    base = 1 if path.startswith(("/", "./")) or path == "." else 0
+
+    def component_start(end: int) -> int:
+        cut = path.rfind("/", base, end)
+        return cut + 1 if cut >= 0 else base
+
+    def trim_back(end: int) -> int:
+        while end > base and path[component_start(end) : end] in ("", "."):
+            end = max(component_start(end) - 1, base)
+        return end
+
+    end = trim_back(len(path))
+    if end == base:
+        return ""
+    return path[: trim_back(max(component_start(end) - 1, base))]
+
+
+def _display_path(path: str) -> str:
+    """`Path::display`: undecodable bytes (surrogate-escaped by Python) become U+FFFD."""
+    try:
+        return os.fsencode(path).decode("utf-8", "replace")
+    except UnicodeError:
+        return path
+
+
+def _rust_io_error(exc: OSError) -> str:
+    """Rust's `io::Error` display for an OS error: the C library's text plus `(os error N)`."""
+    if exc.errno is not None and exc.strerror:
+        return f"{exc.strerror} (os error {exc.errno})"
+    return str(exc)
