@@ -7,14 +7,17 @@ error wins when several inputs are wrong.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.fixtures import FixtureSet, corpus_dir, load_fixtures
 from cce_relevance.evaluation.harness import BackendReport, evaluate_backend
 from cce_relevance.evaluation.metrics import METRICS
+from cce_relevance.evaluation.pairing import pair_reports
 from cce_relevance.evaluation.rust_debug import rust_debug_str
 from cce_relevance.evaluation.spans import LineWeights
 from cce_relevance.reporting.canonical_json import dumps_report
@@ -24,6 +27,7 @@ from cce_relevance.retrieval.backends import BUILTIN_BACKENDS, Hit, builtin_back
 from cce_relevance.retrieval.chunk import Chunk
 from cce_relevance.retrieval.index import Index, build_index
 from cce_relevance.retrieval.store import load_store
+from cce_relevance.stats.comparison import BackendComparison, compare_pair
 from cce_relevance.stats.paired import PairedTest, paired_t
 from cce_relevance.strings import rust_trim
 
@@ -143,3 +147,19 @@ def chunks(corpus: str) -> list[Chunk]:
     return open_corpus(corpus).chunks
 
 
+
+
+def load_report(path: str) -> Any:
+    """A saved run report (`run --json`), as JSON data; unreadable or invalid files are input errors."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except OSError as exc:
+        raise CceError(f"could not read report {path}: {exc.strerror or exc}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CceError(f"could not read report {path}: invalid JSON: {exc}") from None
+
+
+def compare_saved(base: Any, head: Any, base_label: str = "base", head_label: str = "head") -> list[BackendComparison]:
+    """Pair two run reports by backend and query id, with paired statistics per metric."""
+    return [compare_pair(p) for p in pair_reports(base, head, base_label, head_label)]

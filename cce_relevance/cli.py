@@ -17,6 +17,9 @@ import click
 from cce_relevance import __version__, api
 from cce_relevance.errors import CceError, GateFailed
 from cce_relevance.reporting import search_view
+from cce_relevance.reporting.canonical_json import dumps_report
+from cce_relevance.reporting.compare_report import comparison_document, comparison_text
+from cce_relevance.reporting.markdown import comparison_markdown
 
 
 class _Group(click.Group):
@@ -134,6 +137,26 @@ def run(fixtures: str, corpus_dir: str | None, store: str | None, backends: str 
         click.echo(rendered, nl=False)
     if golden is not None and not update_golden:
         _check_golden(golden, report_json)
+
+
+@main.command()
+@click.argument("base_report", metavar="BASE.json")
+@click.argument("head_report", metavar="HEAD.json")
+@click.option("--json", "as_json", is_flag=True, help="Emit the cce.relevance.compare/v1 JSON.")
+@click.option("--markdown", "as_markdown", is_flag=True, help="Emit GitHub-flavoured Markdown.")
+def compare(base_report: str, head_report: str, as_json: bool, as_markdown: bool) -> None:
+    """Compare two saved `run --json` reports, pairing backends and queries by name (head − base)."""
+    if as_json and as_markdown:
+        raise click.UsageError("--json and --markdown cannot be used together")
+    comparisons = api.compare_saved(api.load_report(base_report), api.load_report(head_report),
+                                    base_report, head_report)
+    if as_json:
+        text = dumps_report(comparison_document(base_report, head_report, comparisons))
+    elif as_markdown:
+        text = comparison_markdown(comparisons)
+    else:
+        text = comparison_text(base_report, head_report, comparisons)
+    click.echo(text, nl=False)
 
 
 if __name__ == "__main__":  # pragma: no cover

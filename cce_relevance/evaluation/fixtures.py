@@ -16,6 +16,7 @@ import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.anchors import U64_MAX, Anchor, AnchorError, parse_anchor
@@ -315,9 +316,24 @@ _HEX_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
 _BRACKETS = frozenset("[]{}")
 
 
-def _lexical_events(line: str) -> Iterator[tuple[int, str, str]]:
-    """Yield `(index, kind, text)` in line order: kind `bracket` and `token` (number or constant)
-    outside strings, and kind `problem` with serde's message for a surrogate it rejects.
+class _Event(NamedTuple):
+    """One lexical event: `kind` is `bracket`, `token` (number or constant) or `problem`.
+
+    For a problem, `text` is serde's error code and `at` the character serde stops at; the
+    column is only rendered when the problem is the one reported.
+    """
+
+    start: int
+    kind: str
+    text: str
+    at: int
+
+
+_LONE = "lone leading surrogate in hex escape"
+
+
+def _lexical_events(line: str) -> Iterator[_Event]:
+    """Brackets and number tokens outside strings, and rejected surrogates inside them, in order.
 
     Never raises and always ends on any text, so it can scan lines Python rejected.
     """
@@ -325,18 +341,15 @@ def _lexical_events(line: str) -> Iterator[tuple[int, str, str]]:
     while (match := _STRUCTURE.search(line, pos)) is not None:
         pos = match.end()
         if match.group() != '"':
-            yield match.start(), "bracket" if match.group() in _BRACKETS else "token", match.group()
+            kind = "bracket" if match.group() in _BRACKETS else "token"
+            yield _Event(match.start(), kind, match.group(), match.start())
             continue
         while (event := _STRING_EVENT.search(line, pos)) is not None:
             pos = event.end()
             if event.group() == '"':
                 break
             if event.group() != "\\":
-                yield (
-                    event.start(),
-                    "problem",
-                    _at("lone leading surrogate in hex escape", line, event.start()),
-                )
+                yield _Event(event.start(), "problem", _LONE, event.start())
                 continue
             escape = _HEX_ESCAPE.match(line, event.start())
             if escape is None:
@@ -345,20 +358,16 @@ def _lexical_events(line: str) -> Iterator[tuple[int, str, str]]:
             pos = escape.end()
             unit = int(escape.group(1), 16)
             if 0xDC00 <= unit <= 0xDFFF:
-                yield event.start(), "problem", _at("lone leading surrogate in hex escape", line, pos - 1)
+                yield _Event(event.start(), "problem", _LONE, pos - 1)
             elif 0xD800 <= unit <= 0xDBFF:
                 low = _HEX_ESCAPE.match(line, pos)
                 if low is None:  # serde consumes one more character, two after a backslash
                     consumed = pos + 1 if line.startswith("\\", pos) else pos
-                    yield event.start(), "problem", _at("unexpected end of hex escape", line, consumed)
+                    yield _Event(event.start(), "problem", "unexpected end of hex escape", consumed)
                 elif 0xDC00 <= int(low.group(1), 16) <= 0xDFFF:
                     pos = low.end()
                 else:
-                    yield (
-                        event.start(),
-                        "problem",
-                        _at("lone leading surrogate in hex escape", line, low.end() - 1),
-                    )
+                    yield _Event(event.start(), "problem", _LONE, low.end() - 1)
         else:
             return
 
@@ -366,16 +375,16 @@ def _lexical_events(line: str) -> Iterator[tuple[int, str, str]]:
 def _serde_only_problem(line: str, stop: int) -> str | None:
     """The first lone surrogate or too-deep bracket serde would meet before index `stop`."""
     depth = 0
-    for index, kind, text in _lexical_events(line):
-        if index >= stop:
+    for event in _lexical_events(line):
+        if event.start >= stop:
             break
-        if kind == "problem":
-            return text
-        if text in ("[", "{"):
+        if event.kind == "problem":
+            return _at(event.text, line, event.at)
+        if event.text in ("[", "{"):
             depth += 1
             if depth > _MAX_DEPTH:
-                return _at("recursion limit exceeded", line, index)
-        elif text in ("]", "}"):
+                return _at("recursion limit exceeded", line, event.start)
+        elif event.text in ("]", "}"):
             depth -= 1
     return None
 
@@ -383,12 +392,12 @@ def _serde_only_problem(line: str, stop: int) -> str | None:
 def _open_containers(line: str, stop: int) -> str:
     """The brackets still open at index `stop`, outermost first (e.g. `{[`)."""
     stack = ""
-    for index, _kind, text in _lexical_events(line):
-        if index >= stop:
+    for event in _lexical_events(line):
+        if event.start >= stop:
             break
-        if text in ("[", "{"):
-            stack += text
-        elif text in ("]", "}"):
+        if event.text in ("[", "{"):
+            stack += event.text
+        elif event.text in ("]", "}"):
             stack = stack[:-1]
     return stack
 
@@ -399,9 +408,9 @@ def _token_start(line: str, token: str) -> int:
     Python's hooks raise at the first offending token, and an identical earlier token would
     have raised first, so the first occurrence is the one.
     """
-    for index, kind, text in _lexical_events(line):
-        if kind == "token" and text == token:
-            return index
+    for event in _lexical_events(line):
+        if event.kind == "token" and event.text == token:
+            return event.start
     return len(line)
 
 

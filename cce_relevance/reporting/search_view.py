@@ -7,15 +7,9 @@ from collections.abc import Sequence
 
 from cce_relevance.config import CONFORMANCE_SPEC_VERSION
 from cce_relevance.reporting.numbers import format6
+from cce_relevance.reporting.terminal import terminal_safe
 from cce_relevance.retrieval.backends import Hit
 from cce_relevance.retrieval.chunk import Chunk
-
-_CONTROL = {c: "\ufffd" for c in [*range(0, 9), *range(10, 32), 127]}
-
-
-def terminal_safe(text: str) -> str:
-    """Corpus text is untrusted: replace control characters so it cannot drive the terminal."""
-    return text.translate(_CONTROL)
 
 
 def conformance_document(chunks: Sequence[Chunk], impl_language: str = "python") -> str:

@@ -51,6 +51,16 @@ class PairedTest:
     ci95: tuple[float, float] | None
 
 
+def sample_sd(deltas: Sequence[float], mean: float | None = None) -> float:
+    """Sample standard deviation (n − 1 denominator), summed left to right; 0 for n < 2."""
+    n = len(deltas)
+    if n < 2:
+        return 0.0
+    if mean is None:
+        mean = seq_sum(deltas) / n
+    return math.sqrt(seq_sum((d - mean) * (d - mean) for d in deltas) / (n - 1))
+
+
 def paired_t(deltas: Sequence[float]) -> PairedTest:
     """Paired t-test of the deltas against zero: t, two-sided p at n − 1 df, and 95% CI.
 
@@ -76,8 +86,7 @@ def paired_t(deltas: Sequence[float]) -> PairedTest:
         p = 1.0 if mean == 0.0 else 0.0
         return PairedTest(n=n, mean_delta=first, t=None, p=p, ci95=(first, first))
 
-    var = seq_sum((d - mean) * (d - mean) for d in deltas) / (n - 1)
-    sd = math.sqrt(var)
+    sd = sample_sd(deltas, mean)
     df = float(n - 1)
     se = sd / math.sqrt(n)
     t = _ieee_divide(mean, se)

@@ -291,6 +291,13 @@ def test_multibyte_and_crlf_content_is_the_exact_source_slice():
     assert _spans("w.py", "def f():\r\n    pass\r\n") == [(1, 2, "function", "function_definition", "def f():\r\n    pass")]
 
 
+def test_end_position_at_column_zero_is_not_adjusted():
+    # §6.3: end_line = end row + 1 even when the node ends at column 0 of the next line. Error
+    # recovery on an unclosed C function makes the node swallow the `#endif` line and its newline.
+    (c,) = chunk_file("u.c", "int f() {\n#endif\n").chunks
+    assert (c.kind, c.start_line, c.end_line, c.content) == ("function_definition", 1, 3, "int f() {\n#endif\n")
+
+
 def test_deep_nesting_does_not_overflow():
     # §6.3: the walk is iterative; 1500 nested arrows exceed Python's default recursion limit.
     n = 1500

@@ -69,6 +69,17 @@ def test_embed_repeats_count():
     assert v[232] == -1.0 / math.sqrt(5.0)
 
 
+def test_embed_divides_rather_than_multiplying_by_reciprocal():
+    # §2.4: each component is DIVIDED by the norm. With components (-3, ±1, ±1, ±1) the norm is
+    # sqrt(12), and 3 / sqrt(12) differs from 3 * (1 / sqrt(12)) in the last bit.
+    toks = ["a", "foobar", "x", "y"]
+    assert len({ref_bucket(t)[0] for t in toks}) == 4
+    assert 3.0 / math.sqrt(12.0) != 3.0 * (1.0 / math.sqrt(12.0))
+    v = hash_embed("a a a foobar x y")
+    assert v[140] == -3.0 / math.sqrt(12.0)
+    assert v[232] == -1.0 / math.sqrt(12.0)
+
+
 def test_opposite_sign_collision_cancels():
     # §8.2: distinct tokens can collide in a bucket; with opposite signs they cancel completely.
     t1, t2 = opposite_sign_pair()

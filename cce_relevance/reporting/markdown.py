@@ -1,0 +1,100 @@
+"""GitHub-flavoured Markdown for a base → head comparison (used by `compare --markdown` and the Action).
+
+Every id and name that came from a fixture file or a report is untrusted and goes through
+`markdown_safe`. Tables list changed queries first; unchanged ones are folded into `<details>`
+so the comment stays short on a large fixture set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from cce_relevance.evaluation.metrics import METRICS
+from cce_relevance.reporting.markdown_safe import code_span, details, escape_md
+from cce_relevance.reporting.numbers import format6, signed6
+from cce_relevance.stats.comparison import BackendComparison, MetricStats
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]], align: str = "r") -> str:
+    sep = ["---"] + [("---:" if align == "r" else "---") for _ in header[1:]]
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(sep) + " |"]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def _delta_cell(value: float) -> str:
+    text = signed6(value)
+    if text in ("+0.000000", "-0.000000"):
+        return text
+    return f"**{text}** 🟢" if value > 0 else f"**{text}** 🔴"
+
+
+def means_table(comparisons: Sequence[BackendComparison]) -> str:
+    """Mean metrics per backend, base → head, with the change."""
+    rows = []
+    for c in comparisons:
+        name = code_span(c.pair.backend, in_table=True)
+        if c.pair.base_means is None or c.pair.head_means is None:
+            side = "head" if c.pair.base_means is None else "base"
+            rows.append([name] + [f"only in {side}"] + [""] * (len(METRICS) - 1))
+            continue
+        cells = []
+        for m in c.metrics:
+            base, head = m.base_mean or 0.0, m.head_mean or 0.0
+            cells.append(f"{format6(base)} → {format6(head)} ({signed6(head - base)})")
+        rows.append([name, *cells])
+    return _table(["backend", *(m.label for m in METRICS)], rows)
+
+
+def _significance_row(m: MetricStats) -> list[str]:
+    t = m.test
+    ci = f"[{signed6(t.ci95[0])}, {signed6(t.ci95[1])}]" if t.ci95 is not None else "n/a"
+    return [m.label, signed6(t.mean_delta), signed6(t.t) if t.t is not None else "n/a",
+            format6(t.p) if t.p is not None else "n/a", ci, f"{m.wins}/{m.losses}/{m.ties}",
+            format6(m.mde) if m.mde is not None else "n/a"]
+
+
+def significance_table(c: BackendComparison) -> str:
+    n = len(c.pair.paired)
+    head = f"Paired t-test on per-query deltas (two-sided, n={n}, df={max(n - 1, 0)}):\n\n"
+    return head + _table(["metric", "mean Δ", "t", "p", "95% CI", "W/L/T", "MDE@80%"],
+                         [_significance_row(m) for m in c.metrics])
+
+
+def query_tables(c: BackendComparison) -> tuple[str, str, int]:
+    """Changed-query table, unchanged-query table (either may be '') and the unchanged count."""
+    header = ["query", *(f"Δ{m.label}" for m in METRICS)]
+    changed, unchanged = [], []
+    for q in c.pair.paired:
+        deltas = [q.delta(m.key) or 0.0 for m in METRICS]
+        row = [code_span(q.id, in_table=True), *(_delta_cell(d) for d in deltas)]
+        (changed if any(signed6(d) != "+0.000000" for d in deltas) else unchanged).append(row)
+    for qid in c.pair.only_base:
+        changed.append([code_span(qid, in_table=True), "removed in head", "", "", ""])
+    for qid in c.pair.only_head:
+        changed.append([code_span(qid, in_table=True), "new in head", "", "", ""])
+    return (_table(header, changed) if changed else "", _table(header, unchanged) if unchanged else "",
+            len(unchanged))
+
+
+def backend_section(c: BackendComparison, heading_level: int = 4) -> str:
+    """Per-query deltas (changed first, unchanged folded) and the significance block of one backend."""
+    title = "#" * heading_level + f" {escape_md(c.pair.backend)}\n\n"
+    if c.pair.base_means is None or c.pair.head_means is None:
+        side = "head" if c.pair.base_means is None else "base"
+        return title + f"Scored only in {side}; nothing to pair.\n"
+    changed, unchanged, n_unchanged = query_tables(c)
+    parts = [title]
+    parts.append(changed if changed else "No query changed.\n")
+    if unchanged:
+        parts.append("\n" + details(f"{n_unchanged} unchanged queries", unchanged) + "\n")
+    parts.append("\n" + significance_table(c))
+    return "".join(parts)
+
+
+def comparison_markdown(comparisons: Sequence[BackendComparison], title: str = "Relevance: base → head") -> str:
+    """Means table then one section per backend; `title` is our own text, not escaped."""
+    parts = [f"### {title}\n\n", means_table(comparisons)]
+    for c in comparisons:
+        parts.append("\n" + backend_section(c))
+    return "".join(parts)

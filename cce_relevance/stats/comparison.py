@@ -1,0 +1,55 @@
+"""Statistics of a base → head comparison: per metric the paired t-test, wins/losses/ties and the
+minimum detectable effect at 80% power for the observed spread (the seed's formula)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cce_relevance.evaluation.metrics import METRICS
+from cce_relevance.evaluation.pairing import BackendPair, win_loss_tie
+from cce_relevance.stats.paired import PairedTest, paired_t, sample_sd
+from cce_relevance.stats.power import min_detectable_effect
+
+
+@dataclass(frozen=True)
+class MetricStats:
+    key: str
+    label: str
+    base_mean: float | None
+    head_mean: float | None
+    test: PairedTest
+    wins: int
+    losses: int
+    ties: int
+    mde: float | None  # smallest mean delta detectable at alpha 0.05 with 80% power; None if n < 2 or sd = 0
+
+
+@dataclass(frozen=True)
+class BackendComparison:
+    pair: BackendPair
+    metrics: tuple[MetricStats, ...]
+
+    def metric(self, key: str) -> MetricStats:
+        return next(m for m in self.metrics if m.key == key)
+
+
+def _mde(deltas: list[float]) -> float | None:
+    """MDE from the observed spread; undefined for n < 2 or no spread (nothing to scale by)."""
+    sd = sample_sd(deltas)
+    return min_detectable_effect(sd, len(deltas)) if len(deltas) >= 2 and sd > 0 else None
+
+
+def compare_pair(pair: BackendPair) -> BackendComparison:
+    """Paired statistics over the queries present on both sides."""
+    stats = []
+    for spec in METRICS:
+        deltas = pair.deltas(spec.key)
+        wins, losses, ties = win_loss_tie(deltas)
+        stats.append(MetricStats(
+            spec.key, spec.label,
+            pair.base_means[spec.key] if pair.base_means else None,
+            pair.head_means[spec.key] if pair.head_means else None,
+            paired_t(deltas), wins, losses, ties,
+            _mde(deltas),
+        ))
+    return BackendComparison(pair, tuple(stats))
