@@ -24,3 +24,13 @@ def rust_trim(text: str) -> str:
 def rust_split_whitespace(text: str) -> list[str]:
     """`str::split_whitespace`: non-empty pieces between runs of Unicode White_Space."""
     return [p for p in _SPLIT_RE.split(text) if p]
+
+
+def rust_lines(text: str) -> list[str]:
+    """`str::lines`: split on LF, drop one CR right before each LF, no phantom final empty line.
+
+    A final line without LF keeps a trailing CR, as current Rust toolchains do.
+    """
+    *terminated, last = text.split("\n")
+    lines = [line.removesuffix("\r") for line in terminated]
+    return lines + [last] if last else lines

@@ -18,13 +18,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from cce_relevance.config import DEFAULT_TOP_K
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.anchors import U64_MAX, Anchor, AnchorError, parse_anchor
 from cce_relevance.evaluation.rust_debug import rust_debug_str
-from cce_relevance.strings import rust_trim
+from cce_relevance.strings import rust_lines, rust_trim
 
 SCHEMA_ID = "cce.relevance/v1"
-DEFAULT_K = 10  # the reference's DEFAULT_TOP_K, also `cce search`'s default
 
 # serde_json gives up when nesting reaches 128 levels; the line's own object is level 1.
 _MAX_DEPTH = 127
@@ -82,7 +82,7 @@ def parse_fixtures(text: str, path: str) -> FixtureSet:
     corpus: str | None = None
     header_seen = False
     cases: list[Case] = []
-    for number, line in enumerate(_rust_lines(text), start=1):
+    for number, line in enumerate(rust_lines(text), start=1):
         if not rust_trim(line):
             continue
         try:
@@ -145,7 +145,7 @@ def _parse_case(obj: dict[str, object], number: int) -> Case:
         except AnchorError as exc:
             raise CceError(f"fixture line {number}: {exc.message}") from None
     case_id = obj.get("id")
-    k = obj.get("k", DEFAULT_K)
+    k = obj.get("k", DEFAULT_TOP_K)
     # serde's `as_u64`: only an integer literal in u64 range; `true` is a bool, not an int.
     if type(k) is not int or not 1 <= k <= U64_MAX:
         raise CceError(f'fixture line {number}: "k" must be a positive integer')
@@ -156,17 +156,6 @@ def _parse_case(obj: dict[str, object], number: int) -> Case:
         anchors=tuple(anchors),
         k=k,
     )
-
-
-def _rust_lines(text: str) -> list[str]:
-    """`str::lines`: split on LF and drop one CR before each LF; a final LF adds no line.
-
-    Like Rust, a last line without LF keeps a trailing CR; that CR is whitespace to both the
-    blank-line test and the JSON parser, so it never changes an outcome.
-    """
-    *terminated, last = text.split("\n")
-    lines = [line.removesuffix("\r") for line in terminated]
-    return lines + [last] if last else lines
 
 
 # --- JSON, with serde_json's accept/reject rules ---------------------------------------------

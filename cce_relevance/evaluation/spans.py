@@ -19,21 +19,9 @@ from cce_relevance.evaluation.anchors import Anchor
 from cce_relevance.retrieval.backends import Hit
 from cce_relevance.retrieval.chunk import Chunk
 from cce_relevance.retrieval.tokens import estimate_tokens
+from cce_relevance.strings import rust_lines
 
 Intervals = dict[str, list[tuple[int, int]]]
-
-
-def rust_lines(text: str) -> list[str]:
-    """Rust `str::lines`: split on LF, drop a CR right before an LF, no phantom final line.
-
-    A final unterminated line keeps a trailing CR, as current Rust toolchains do.
-    """
-    parts = text.split("\n")
-    last = parts.pop()
-    lines = [p[:-1] if p.endswith("\r") else p for p in parts]
-    if last:
-        lines.append(last)
-    return lines
 
 
 class LineWeights:

@@ -99,6 +99,25 @@ def test_e1_directory(tmp_path: Path) -> None:
     assert info.value.message == f"could not read fixtures {tmp_path}: Is a directory (os error 21)"
 
 
+def test_e1_not_a_directory(tmp_path: Path) -> None:
+    (tmp_path / "f.jsonl").write_text(CASE)
+    with pytest.raises(CceError) as info:
+        load_fixtures(f"{tmp_path}/f.jsonl/x")
+    assert (
+        info.value.message == f"could not read fixtures {tmp_path}/f.jsonl/x: Not a directory (os error 20)"
+    )
+
+
+def test_e1_empty_path_and_nul_byte() -> None:
+    """Worded as rustc 1.95's `fs::read_to_string` words them."""
+    with pytest.raises(CceError) as info:
+        load_fixtures("")
+    assert info.value.message == "could not read fixtures : No such file or directory (os error 2)"
+    with pytest.raises(CceError) as info:
+        load_fixtures("a\0b")
+    assert info.value.message == "could not read fixtures a\0b: file name contained an unexpected NUL byte"
+
+
 def test_e1_invalid_utf8(tmp_path: Path) -> None:
     path = tmp_path / "bad.jsonl"
     path.write_bytes(CASE.encode() + b"\n\xff\n")

@@ -6,7 +6,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cce_relevance.evaluation.anchors import parse_anchor
-from cce_relevance.evaluation.spans import LineWeights, intersect, merge, rust_lines, score_tokens
+from cce_relevance.evaluation.spans import LineWeights, intersect, merge, score_tokens
+from cce_relevance.strings import rust_lines
 from cce_relevance.retrieval.backends import Hit
 from cce_relevance.retrieval.chunk import chunk_file
 
