@@ -7,9 +7,9 @@ from hypothesis import strategies as st
 
 from cce_relevance.evaluation.anchors import parse_anchor
 from cce_relevance.evaluation.spans import LineWeights, intersect, merge, score_tokens
-from cce_relevance.strings import rust_lines
 from cce_relevance.retrieval.backends import Hit
 from cce_relevance.retrieval.chunk import chunk_file
+from cce_relevance.strings import rust_lines
 
 PY = 'import os\n\ndef read_config(path):\n    return os.path.join(path, "config.yml")\n\nclass Loader:\n' \
      '    def load(self):\n        return read_config(".")\n'
