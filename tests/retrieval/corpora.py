@@ -13,33 +13,15 @@ walker would skip and nothing the redactor would touch.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import math
-import sys
-import types
 from collections.abc import Mapping
 from pathlib import Path
 
-# `cce_relevance.retrieval.index` imports the walker at module level. The walker is being written
-# concurrently by another engineer; while it is absent, install a placeholder so the index class
-# itself (which these tests need) can be imported. `WALK_STUBBED` tells tests that want the real
-# `build_index` to skip.
-WALK_STUBBED = False
-if importlib.util.find_spec("cce_relevance.retrieval.walk") is None:  # pragma: no cover - transitional
-    _stub = types.ModuleType("cce_relevance.retrieval.walk")
-
-    def _missing_walk(*_args, **_kwargs):
-        raise RuntimeError("cce_relevance.retrieval.walk is not written yet")
-
-    _stub.walk = _missing_walk
-    sys.modules["cce_relevance.retrieval.walk"] = _stub
-    WALK_STUBBED = True
-
-from cce_relevance.reporting.numbers import format6  # noqa: E402
-from cce_relevance.retrieval.chunk import chunk_file  # noqa: E402
-from cce_relevance.retrieval.embed import hash_embed  # noqa: E402
-from cce_relevance.retrieval.index import Index  # noqa: E402
-from cce_relevance.retrieval.tokens import estimate_tokens  # noqa: E402
+from cce_relevance.reporting.numbers import format6
+from cce_relevance.retrieval.chunk import chunk_file
+from cce_relevance.retrieval.embed import hash_embed
+from cce_relevance.retrieval.index import Index
+from cce_relevance.retrieval.tokens import estimate_tokens
 
 SAMPLES = Path("test/fixture/samples")
 DOCS_CORPUS = Path("eval/relevance/docs-corpus")

@@ -8,13 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-# corpora first: it makes `cce_relevance.retrieval.index` importable while the walker is absent.
-from .corpora import SAMPLES, build, build_dir, ref_bm25_rank, rows  # isort: skip
-
 from cce_relevance.numeric import score_key
 from cce_relevance.reporting.numbers import format6
 from cce_relevance.retrieval.bm25 import BM25, Scored
 from cce_relevance.retrieval.hybrid import bm25_only_search
+
+from .corpora import SAMPLES, build, build_dir, ref_bm25_rank, rows
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +53,8 @@ def test_idf_is_never_negative():
 def test_tie_at_4_054328_broken_by_chunk_id(samples):
     # §9: "two chunks tie at 4.054328 for `class Loader load`" on the samples; ties -> id ascending.
     ranked = samples.bm25().rank(["class", "loader", "load"])
-    tied = [(pos, samples.chunk_ids[r.index]) for pos, r in enumerate(ranked) if format6(r.score) == "4.054328"]
+    tied = [(pos, samples.chunk_ids[r.index]) for pos, r in enumerate(ranked)
+            if format6(r.score) == "4.054328"]
     assert len(tied) == 2
     (p1, id1), (p2, id2) = tied
     assert p2 == p1 + 1 and id1 < id2

@@ -178,14 +178,16 @@ def test_pack_without_definitions_keeps_language_and_imports():
     # §6.5 (b) / §15: module chunk with the pack's language; imports still extracted.
     cf = chunk_file("script.py", "import os\nfrom lib import x\nprint(os.sep)\n")
     (c,) = cf.chunks
-    assert (c.kind, c.chunk_type, c.language, c.start_line, c.end_line) == ("module", "module", "python", 1, 4)
+    assert (c.kind, c.chunk_type, c.language, c.start_line, c.end_line) == \
+        ("module", "module", "python", 1, 4)
     assert cf.imports == ["os", "lib"]
     cf = chunk_file("lib.rs", "use std::io;\nconst X: u32 = 1;\n")
     assert [(c.kind, c.language) for c in cf.chunks] == [("module", "rust")]
     assert cf.imports == ["std"]
 
 
-@pytest.mark.parametrize("path", ["Makefile", ".gitignore", "a.json", "Cargo.lock", "a.", "x.yml", "README.MD"])
+@pytest.mark.parametrize("path", ["Makefile", ".gitignore", "a.json", "Cargo.lock", "a.", "x.yml",
+                                  "README.MD"])
 def test_unclaimed_files_are_plaintext_module_chunks(path):
     text = "def f():\n    pass\n"  # python text, but no pack claims the path
     cf = chunk_file(path, text)
@@ -197,7 +199,8 @@ def test_unclaimed_files_are_plaintext_module_chunks(path):
 
 
 def _spans(path, text):
-    return [(c.start_line, c.end_line, c.chunk_type, c.kind, c.content) for c in chunk_file(path, text).chunks]
+    return [(c.start_line, c.end_line, c.chunk_type, c.kind, c.content)
+            for c in chunk_file(path, text).chunks]
 
 
 def test_nested_definitions_outer_first():
@@ -207,17 +210,20 @@ def test_nested_definitions_outer_first():
 
 
 def test_python_decorator_and_lambda_outside():
-    assert _spans("d.py", "@dec\ndef f():\n    pass\n") == [(2, 3, "function", "function_definition", "def f():\n    pass")]
+    assert _spans("d.py", "@dec\ndef f():\n    pass\n") == \
+        [(2, 3, "function", "function_definition", "def f():\n    pass")]
     assert [k for *_, k, _ in _spans("l.py", "f = lambda x: x\n")] == ["module"]
 
 
 def test_export_function_starts_at_function():
     for ext in (".js", ".ts"):
-        assert _spans("e" + ext, "export function f() {}\n") == [(1, 1, "function", "function_declaration", "function f() {}")]
+        assert _spans("e" + ext, "export function f() {}\n") == \
+            [(1, 1, "function", "function_declaration", "function f() {}")]
 
 
 def test_rust_pub_fn_includes_pub_but_not_attributes_or_docs():
-    assert _spans("r.rs", "/// doc\n#[inline]\npub fn f() {}\n") == [(3, 3, "function", "function_item", "pub fn f() {}")]
+    assert _spans("r.rs", "/// doc\n#[inline]\npub fn f() {}\n") == \
+        [(3, 3, "function", "function_item", "pub fn f() {}")]
 
 
 def test_rust_kinds():
@@ -233,7 +239,8 @@ def test_rust_kinds():
 
 
 def test_ecmascript_kinds():
-    text = "function* g() { yield 1; }\nconst C = class { m() {} };\n[1].map(x => x);\nconst f = function () {};\n"
+    text = "function* g() { yield 1; }\nconst C = class { m() {} };\n[1].map(x => x);\n" \
+           "const f = function () {};\n"
     assert [(s, t, k, c) for s, _, t, k, c in _spans("k.js", text)] == [
         (2, "function", "method_definition", "m() {}"),  # generator and class expression are not chunks
         (3, "function", "arrow_function", "x => x"),  # inline callbacks are chunks
@@ -287,15 +294,18 @@ def test_tsx_parsed_as_typescript():
 
 
 def test_multibyte_and_crlf_content_is_the_exact_source_slice():
-    assert _spans("u.py", "# é\ndef f():\n    return 'ü'\n") == [(2, 3, "function", "function_definition", "def f():\n    return 'ü'")]
-    assert _spans("w.py", "def f():\r\n    pass\r\n") == [(1, 2, "function", "function_definition", "def f():\r\n    pass")]
+    assert _spans("u.py", "# é\ndef f():\n    return 'ü'\n") == \
+        [(2, 3, "function", "function_definition", "def f():\n    return 'ü'")]
+    assert _spans("w.py", "def f():\r\n    pass\r\n") == \
+        [(1, 2, "function", "function_definition", "def f():\r\n    pass")]
 
 
 def test_end_position_at_column_zero_is_not_adjusted():
     # §6.3: end_line = end row + 1 even when the node ends at column 0 of the next line. Error
     # recovery on an unclosed C function makes the node swallow the `#endif` line and its newline.
     (c,) = chunk_file("u.c", "int f() {\n#endif\n").chunks
-    assert (c.kind, c.start_line, c.end_line, c.content) == ("function_definition", 1, 3, "int f() {\n#endif\n")
+    assert (c.kind, c.start_line, c.end_line, c.content) == \
+        ("function_definition", 1, 3, "int f() {\n#endif\n")
 
 
 def test_deep_nesting_does_not_overflow():

@@ -12,19 +12,19 @@ import math
 import numpy as np
 import pytest
 
-# corpora first: it makes `cce_relevance.retrieval.index` importable while the walker is absent.
-from .corpora import build, buckets_distinct, hit_rows, opposite_sign_pair, ref_tokenize, rows  # isort: skip
-
 from cce_relevance.reporting.numbers import format6
 from cce_relevance.retrieval.backends import builtin_backend
 from cce_relevance.retrieval.embed import hash_embed
 from cce_relevance.retrieval.graph import ImportGraph, file_stem
 from cce_relevance.retrieval.hybrid import SearchResult, expand_graph, hybrid_search
 
+from .corpora import buckets_distinct, build, hit_rows, opposite_sign_pair, ref_tokenize, rows
+
 
 def _find(index, path, start, end, kind=None):
     hits = [i for i, c in enumerate(index.chunks)
-            if (c.file_path, c.start_line, c.end_line) == (path, start, end) and (kind is None or c.kind == kind)]
+            if (c.file_path, c.start_line, c.end_line) == (path, start, end)
+            and (kind is None or c.kind == kind)]
     assert len(hits) == 1, (path, start, end, kind, hits)
     return hits[0]
 
@@ -161,7 +161,8 @@ def test_expansion_skips_neighbours_already_in_results(py_index):
 
 
 def test_expansion_of_a_file_whose_only_neighbour_is_present(py_index):
-    out = expand_graph(py_index, hash_embed("swim"), _results(py_index, ("helpers.py", 7, 8), ("main.py", 4, 5)))
+    res = _results(py_index, ("helpers.py", 7, 8), ("main.py", 4, 5))
+    out = expand_graph(py_index, hash_embed("swim"), res)
     # helpers' neighbour main.py is present; main's neighbours: helpers (present), models.py.
     assert rows(py_index, out)[2:] == [("models.py", 1, 2, "0.000000")]
 
@@ -204,9 +205,19 @@ def test_neighbour_files_order_and_limit_of_two():
     assert [idx.chunks[r.index].file_path for r in out[4:]] == ["b.py", "a.py"]
 
 
+def test_neighbour_present_beyond_top_three_is_skipped():
+    # results x, x, y, b: top_files [x.py, y.py]; x's neighbour b.py is present at position 4
+    # ("anywhere in the results"), so neighbour_files = [a.py, c.py] (y's, sorted).
+    idx = build(TOPFILES_CORPUS)
+    res = _results(idx, ("x.py", 2, 3), ("x.py", 4, 5), ("y.py", 3, 4), ("b.py", 1, 2))
+    out = expand_graph(idx, hash_embed("nothing"), res)
+    assert [idx.chunks[r.index].file_path for r in out[4:]] == ["a.py", "c.py"]
+
+
 def test_only_first_two_neighbours_of_a_single_top_file():
     idx = build({"m.py": "import c\nimport a\nimport b\ndef m():\n    pass\n",
-                 "a.py": "def a():\n    pass\n", "b.py": "def b():\n    pass\n", "c.py": "def c():\n    pass\n"})
+                 "a.py": "def a():\n    pass\n", "b.py": "def b():\n    pass\n",
+                 "c.py": "def c():\n    pass\n"})
     out = expand_graph(idx, hash_embed("q"), _results(idx, ("m.py", 4, 5)))
     assert [idx.chunks[r.index].file_path for r in out[1:]] == ["a.py", "b.py"]  # sorted; c.py dropped
 
@@ -276,7 +287,8 @@ def test_bonus_is_cut_by_k_in_the_relevance_backend(hub_index):
 def test_corpus_a_graph_adds_nothing():
     # §11.14: payments.py -> auth.py, but both files are already present.
     idx = build({"auth.py": 'def hash_password(pw):\n    return pw + "salt"\n',
-                 "payments.py": "import auth\n\ndef process_payment(amount):\n    return auth.hash_password(str(amount))\n"})
+                 "payments.py": "import auth\n\ndef process_payment(amount):\n"
+                                "    return auth.hash_password(str(amount))\n"})
     assert idx.graph.neighbors("payments.py") == ["auth.py"]
     res = hybrid_search(idx, hash_embed("where is the password hashed"), "where is the password hashed", 3)
     assert len(res) == 2

@@ -15,12 +15,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-# corpora first: it makes `cce_relevance.retrieval.index` importable while the walker is absent.
-from .corpora import (  # isort: skip
-    DOCS_CORPUS, SAMPLES, WALK_STUBBED, build, build_dir, buckets_distinct, hit_rows, opposite_sign_pair,
-    read_tree, ref_tokenize, rows, write_corpus,
-)
-
 from cce_relevance.config import REFERENCE_PARAMS, RankingParams
 from cce_relevance.errors import CceError
 from cce_relevance.numeric import score_key
@@ -34,6 +28,20 @@ from cce_relevance.retrieval.hybrid import (
     is_code_lookup,
     rank_core,
     vector_search,
+)
+
+from .corpora import (
+    DOCS_CORPUS,
+    SAMPLES,
+    buckets_distinct,
+    build,
+    build_dir,
+    hit_rows,
+    opposite_sign_pair,
+    read_tree,
+    ref_tokenize,
+    rows,
+    write_corpus,
 )
 
 NO_GRAPH = RankingParams(graph_enabled=False)
@@ -75,6 +83,7 @@ def samples(upstream):
         # 5. "find " then " function" somewhere after it
         ("find all functions", True), ("all functions", False), ("functions to find ", False),
         ("refind x functionality", True), ("find functions", True), ("findfunction", False),
+        ("all functions to find x", False),  # " function" only BEFORE the first "find "
         ("find the func", False),
         ("", False), ("???", False),
     ],
@@ -131,6 +140,19 @@ def test_hybrid_by_hand_without_boost(h_index):
     # final b = 0.245 + 0.5 * 0.491803 = 0.490902 ; final a = 0.8875.
     assert rows(h_index, _hybrid(h_index, "alpha classy", 2)) == [
         ("a.txt", 1, 1, "0.887500"), ("b.txt", 1, 1, "0.490902")]
+
+
+@pytest.fixture(scope="module")
+def h_index_upper():
+    idx = build({"a.txt": "alpha beta", "B.TXT": "gamma"})
+    _no_collisions(idx, "alpha b.txt")
+    return idx
+
+
+def test_file_hint_matches_ascii_lowercased_path(h_index_upper):
+    # As below, with the file named `B.TXT`: the hint is compared with ascii_lower(file_path).
+    assert rows(h_index_upper, _hybrid(h_index_upper, "alpha b.txt", 2)) == [
+        ("a.txt", 1, 1, "0.876031"), ("B.TXT", 1, 1, "0.570902")]
 
 
 def test_hybrid_by_hand_file_hint(h_index):
@@ -228,6 +250,36 @@ def test_rrf_anchor_and_normalisation():
     assert [w[3] for w in want] == ["1.000000", "0.999731", "0.992194", "0.975800"]
 
 
+@pytest.mark.parametrize("delta", [3e-7, -3e-8])
+def test_final_sort_uses_six_decimal_keys_then_chunk_id(delta):
+    # §2.2/§11.9: sorting compares score_key(final), then chunk_id — never raw doubles.
+    # Query `alpha`, CONFIDENCE_WEIGHT 0 so final = norm: spec.txt `alpha` has vrank 0 and
+    # frank 0 (rrf 2/60 = max, norm 1) and b.txt `alpha beta` vrank 1, frank 1 (norm 60/61 =
+    # 0.98360656, key 983607). spec.txt is penalised with PATH_PENALTY = 60/61 + delta, which keeps
+    # the key 983607 but moves its raw score above (delta > 0) or below (delta < 0) b.txt's. Either
+    # way the two tie on the key and the smaller chunk id must come first.
+    idx = build({"spec.txt": "alpha", "b.txt": "alpha beta"})
+    _no_collisions(idx, "alpha")
+    params = RankingParams(confidence_weight=0.0, path_penalty=60.0 / 61.0 + delta, graph_enabled=False)
+    res = rank_core(idx, hash_embed("alpha"), "alpha", 2, params)
+    assert [score_key(r.score) for r in res] == [983607, 983607]
+    assert res[0].score != res[1].score
+    assert [idx.chunk_ids[r.index] for r in res] == sorted(idx.chunk_ids)
+
+
+def test_bm25_candidates_use_unique_query_tokens():
+    # §11.4: Q is the list of UNIQUE tokens. In this corpus `x y` ranks x.txt first in BM25
+    # (tf 4: 1.4426 idf vs 1.2571 idf), while counting `y` three times would put y.txt first.
+    # With the query vector held fixed, `x y y y` and `x y` must therefore rank identically.
+    idx = build({"x.txt": "x x x x", "y.txt": "y", "z.txt": "z"})
+    assert [idx.chunks[r.index].file_path for r in bm25_only_search(idx, "x y y y", 3)] == ["x.txt", "y.txt"]
+    qv = hash_embed("x y y y")
+    params = RankingParams(confidence_weight=0.0, graph_enabled=False)
+    dup = rank_core(idx, qv, "x y y y", 3, params)
+    uniq = rank_core(idx, qv, "x y", 3, params)
+    assert [(r.index, r.score) for r in dup] == [(r.index, r.score) for r in uniq]
+
+
 def test_empty_query_vector_uses_bm25_candidates_only(samples):
     # §11.3: an empty qvec (Ollama failure) gives no vector candidates and cos 0.0 everywhere.
     # `loader`: BM25 candidates are the 4 chunks containing `loader` (franks 0..3, w = 1), all
@@ -244,7 +296,8 @@ def test_empty_query_vector_uses_bm25_candidates_only(samples):
 
 CORPUS_A = {
     "auth.py": 'def hash_password(pw):\n    return pw + "salt"\n',
-    "payments.py": "import auth\n\ndef process_payment(amount):\n    return auth.hash_password(str(amount))\n",
+    "payments.py": "import auth\n\ndef process_payment(amount):\n"
+                   "    return auth.hash_password(str(amount))\n",
 }
 
 
@@ -300,7 +353,8 @@ def test_code_golden_rankings(upstream, samples):
     # Upstream's code.golden.json pins, for every backend and case, how many of the top k are
     # relevant and where the first relevant one sits; re-derive both from our rankings.
     golden = json.loads((upstream / "test/fixture/relevance/code.golden.json").read_text())
-    cases = [json.loads(line) for line in (upstream / "eval/relevance/code.jsonl").read_text().splitlines()[1:]]
+    lines = (upstream / "eval/relevance/code.jsonl").read_text().splitlines()[1:]
+    cases = [json.loads(line) for line in lines]
     by_id = {c["id"]: c for c in cases}
     checked = 0
     for backend in golden["backends"]:
@@ -421,6 +475,19 @@ def test_corpus_with_an_empty_file():
     assert [idx.chunks[r.index].file_path for r in bm25_only_search(idx, "alpha", 5)] == ["a.txt"]
 
 
+def test_duplicate_chunk_ids_keep_index_order():
+    # §15: two `struct A` references on one line share file, span and first bytes, hence id,
+    # content and embedding; every ranking keeps them in index order (stable sorts).
+    idx = build({"d.c": "struct A *f(struct B b) { return (struct A*)0; }\n"})
+    ids = idx.chunk_ids
+    assert ids[1] == ids[3] and len(set(ids)) == 3
+    q = "struct a"
+    for res in (vector_search(idx, hash_embed(q), 10), bm25_only_search(idx, q, 10),
+                rank_core(idx, hash_embed(q), q, 10, RankingParams(max_chunks_per_file=10))):
+        order = [r.index for r in res]
+        assert 1 in order and 3 in order and order.index(1) < order.index(3)
+
+
 def test_result_scores_are_raw_doubles(samples):
     res = rank_core(samples, hash_embed("sum node value struct"), "sum node value struct", 5)
     assert all(isinstance(r.score, float) for r in res)
@@ -434,8 +501,8 @@ _VOCAB = ["alpha", "beta", "gamma", "delta", "eps", "this", "function", "where",
 @given(
     files=st.dictionaries(
         st.sampled_from(["a.txt", "b.md", "tests/c.txt", "d.txt", "spec.txt"]),
-        st.lists(st.lists(st.sampled_from(_VOCAB), min_size=0, max_size=6).map(" ".join), min_size=1, max_size=3)
-        .map("\n".join),
+        st.lists(st.lists(st.sampled_from(_VOCAB), min_size=0, max_size=6).map(" ".join),
+                 min_size=1, max_size=3).map("\n".join),
         max_size=5,
     ),
     query=st.lists(st.sampled_from(_VOCAB + ["zz", "b.md"]), min_size=1, max_size=4).map(" ".join),
@@ -460,14 +527,14 @@ def test_hybrid_invariants(files, query, k):
     assert len(hits) <= max(k, 1)
 
 
-# ---------------------------------------------------------------- §3 index build (when the walker exists)
+# ---------------------------------------------------------------- §3 index build
 
 
-@pytest.mark.skipif(WALK_STUBBED, reason="cce_relevance.retrieval.walk not written yet")
 def test_build_index_matches_hand_build(upstream, tmp_path):
     from cce_relevance.retrieval.index import build_index
 
-    for root in (upstream / SAMPLES, write_corpus(tmp_path / "c", {**CORPUS_A, "lib/x.rb": "require 'auth'\n"})):
+    mine = write_corpus(tmp_path / "c", {**CORPUS_A, "lib/x.rb": "require 'auth'\n"})
+    for root in (upstream / SAMPLES, mine):
         real = build_index(root)
         hand = build(read_tree(root))
         assert [(c.chunk_id, c.file_path, c.start_line, c.end_line, c.kind) for c in real.chunks] == \

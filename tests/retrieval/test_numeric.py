@@ -162,7 +162,8 @@ def test_rust_trim_does_not_strip_information_separators():
 
 
 def test_rust_trim_strips_unicode_white_space():
-    assert rust_trim(" \t\n\r\x0b\x0c\x85\xa0\u1680\u2000\u200a\u2028\u2029\u202f\u205f\u3000a b\u3000 ") == "a b"
+    ws = " \t\n\r\x0b\x0c\x85\xa0\u1680\u2000\u200a\u2028\u2029\u202f\u205f\u3000"
+    assert rust_trim(ws + "a b" + ws) == "a b"
     assert rust_trim("") == ""
     assert rust_trim("   ") == ""
 

@@ -11,15 +11,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-# corpora first: it makes `cce_relevance.retrieval.index` importable while the walker is absent.
-from .corpora import SAMPLES, build, build_dir, ref_cosine, rows  # isort: skip
-
 from cce_relevance.numeric import score_key
 from cce_relevance.reporting.numbers import format6
 from cce_relevance.retrieval.backends import builtin_backend
 from cce_relevance.retrieval.embed import hash_embed
 from cce_relevance.retrieval.hybrid import vector_search
 from cce_relevance.retrieval.vector import cosine_all, rank_by_cosine
+
+from .corpora import SAMPLES, build, build_dir, opposite_sign_pair, ref_cosine, rows
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +66,8 @@ def test_cosine_all_equals_left_to_right_loop_sparse(q, m):
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.text(alphabet="abcxyz _.", max_size=40), min_size=1, max_size=6), st.text("abcxyz ", max_size=30))
+@given(st.lists(st.text(alphabet="abcxyz _.", max_size=40), min_size=1, max_size=6),
+       st.text("abcxyz ", max_size=30))
 def test_cosine_all_on_hash_embeddings(texts, query):
     m = np.stack([hash_embed(t) for t in texts])
     q = hash_embed(query)
@@ -139,8 +139,6 @@ def test_rank_matches_spec_oracle_on_samples(samples):
 
 def test_negative_cosine_ranks_last():
     # An opposite-sign bucket collision gives a negative cosine; §10 keeps it.
-    from .corpora import opposite_sign_pair
-
     t1, t2 = opposite_sign_pair()
     idx = build({"a.txt": t2, "b.txt": "unrelated"})
     res = vector_search(idx, hash_embed(t1), 5)
