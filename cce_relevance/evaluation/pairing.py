@@ -7,6 +7,7 @@ only are listed as such and left out of the paired statistics (a paired test nee
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -15,6 +16,7 @@ from cce_relevance.errors import CceError
 from cce_relevance.evaluation.metrics import METRICS, MetricSpec
 
 REPORT_SCHEMAS = ("cce.relevance.report/v1", "cce.relevance.report/v2")
+COMPARE_SCHEMA = "cce.relevance.compare/v1"  # what `compare --json` writes
 
 
 @dataclass(frozen=True)
@@ -56,12 +58,16 @@ class BackendPair:
 
 def _number(value: Any, where: str) -> float:
     try:
-        return float(value)
+        number = float(value)
     except (TypeError, ValueError):
-        raise CceError(f"{where}: expected a number, got {value!r}") from None
+        number = math.nan
+    if not math.isfinite(number):  # reports never hold NaN or infinities; they would poison every statistic
+        raise CceError(f"{where}: expected a finite number, got {value!r}")
+    return number
 
 
-def _metrics(obj: Mapping[str, Any], where: str) -> dict[str, float]:
+def metric_values(obj: Mapping[str, Any], where: str) -> dict[str, float]:
+    """The chunk-level metric values of a report entry (a backend or a query), by key."""
     return {m.key: _number(obj.get(m.key), f"{where} {m.key}") for m in METRICS}
 
 
@@ -87,7 +93,7 @@ def _queries(backend: Mapping[str, Any], label: str) -> dict[str, dict[str, floa
         if q["id"] in out:
             raise CceError(f"{label}: duplicate query id {q['id']!r} in backend {backend['backend']!r} "
                            "(ids must be unique to pair base and head)")
-        out[q["id"]] = _metrics(q, f"{label} {backend['backend']}/{q['id']}")
+        out[q["id"]] = metric_values(q, f"{label} {backend['backend']}/{q['id']}")
     return out
 
 
@@ -102,8 +108,8 @@ def pair_reports(base: Any, head: Any, base_label: str = "base", head_label: str
         queries = tuple(QueryPair(i, bq.get(i), hq.get(i)) for i in ids)
         pairs.append(BackendPair(
             name, queries,
-            _metrics(base_b[name], f"{base_label} {name}") if name in base_b else None,
-            _metrics(head_b[name], f"{head_label} {name}") if name in head_b else None,
+            metric_values(base_b[name], f"{base_label} {name}") if name in base_b else None,
+            metric_values(head_b[name], f"{head_label} {name}") if name in head_b else None,
         ))
     return pairs
 

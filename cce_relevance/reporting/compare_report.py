@@ -6,12 +6,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from cce_relevance.evaluation.metrics import METRICS
+from cce_relevance.evaluation.pairing import COMPARE_SCHEMA
+from cce_relevance.reporting.full_report import FULL_LEGEND, MDE_LEGEND, full_document, full_text_block
 from cce_relevance.reporting.json_report import paired_document
 from cce_relevance.reporting.numbers import format6, signed6
 from cce_relevance.reporting.terminal import terminal_safe
 from cce_relevance.stats.comparison import BackendComparison
-
-COMPARE_SCHEMA = "cce.relevance.compare/v1"
 
 
 def _values(values: dict[str, float] | None) -> dict[str, str] | None:
@@ -40,13 +40,16 @@ def comparison_document(base_label: str, head_label: str, comparisons: Sequence[
                 "mde80": format6(m.mde) if m.mde is not None else None,
             })
             metrics[m.key] = block
-        backends.append({
+        backend: dict[str, Any] = {
             "backend": pair.backend,
             "status": "paired" if pair.base_means and pair.head_means else (
                 "base-only" if pair.head_means is None else "head-only"),
             "metrics": metrics,
             "per_query": per_query,
-        })
+        }
+        if c.full is not None:
+            backend["full"] = full_document(c.full)
+        backends.append(backend)
     return {"schema": COMPARE_SCHEMA, "base": base_label, "head": head_label, "backends": backends}
 
 
@@ -87,6 +90,9 @@ def comparison_text(base_label: str, head_label: str, comparisons: Sequence[Back
                        + (signed6(t.t) if t.t is not None else "n/a").rjust(12)
                        + (format6(t.p) if t.p is not None else "n/a").rjust(12) + ci.rjust(26)
                        + (format6(m.mde) if m.mde is not None else "n/a").rjust(12) + "\n")
-    out.append("\n  MDE@80%: the smallest mean delta this many queries detect at alpha 0.05 with 80% power,\n"
-               "  (t_{0.025,n-1} + t_{0.20,n-1}) * sd / sqrt(n) from the observed spread of the deltas.\n")
+        if c.full is not None:
+            out.append(full_text_block(c.full))
+    out.append(MDE_LEGEND)
+    if any(c.full is not None for c in comparisons):
+        out.append(FULL_LEGEND)
     return "".join(out)

@@ -1,8 +1,9 @@
 """The `cce.relevance.report/v2` document (harness.md §5.4) as plain data.
 
 Scores are six-decimal strings so the report is byte-pinnable; optional members (`tokens`,
-`compare`) are absent rather than null when they do not apply, which keeps an unranged,
-non-compare report identical to v1 apart from the schema string.
+`compare`, `compare.full`) are absent rather than null when they do not apply, which keeps an unranged,
+non-compare report identical to v1 apart from the schema string. The rank metrics asked for with
+`--metrics` live under `extra` (per backend and per query), also only when asked for.
 """
 
 from __future__ import annotations
@@ -11,14 +12,23 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from cce_relevance.evaluation.harness import BackendReport, CaseResult
-from cce_relevance.evaluation.metrics import METRICS
+from cce_relevance.evaluation.metrics import METRICS, MetricSpec
+from cce_relevance.evaluation.rank_metrics import RankMetrics
+from cce_relevance.reporting.full_report import full_document
 from cce_relevance.reporting.numbers import format6, signed6
+from cce_relevance.stats.full_stats import FullStats
 from cce_relevance.stats.paired import PairedTest
 
 REPORT_SCHEMA = "cce.relevance.report/v2"
 
 
-def _case(result: CaseResult) -> dict[str, Any]:
+def _extra(ranking: RankMetrics | None, specs: Sequence[MetricSpec]) -> dict[str, str]:
+    """The `extra` member: the requested rank metrics (`--metrics`), by JSON key."""
+    assert ranking is not None, "rank metrics were requested but the run was not judged"
+    return {spec.key: format6(getattr(ranking, spec.attr)) for spec in specs}
+
+
+def _case(result: CaseResult, extra: Sequence[MetricSpec] = ()) -> dict[str, Any]:
     m = result.metrics
     doc: dict[str, Any] = {
         "f1": format6(m.f1),
@@ -32,15 +42,18 @@ def _case(result: CaseResult) -> dict[str, Any]:
     if result.tokens is not None:
         t = result.tokens
         doc["tokens"] = {"iou": format6(t.iou), "precision": format6(t.precision), "recall": format6(t.recall)}
+    if extra:
+        doc["extra"] = _extra(result.ranking, extra)
     return doc
 
 
-def backend_document(report: BackendReport) -> dict[str, Any]:
+def backend_document(report: BackendReport, extra: Sequence[MetricSpec] = ()) -> dict[str, Any]:
+    """One backend's block; `extra` names the rank metrics to add under `extra` (none by default)."""
     doc: dict[str, Any] = {
         "backend": report.backend,
         "f1": format6(report.f1),
         "mrr": format6(report.mrr),
-        "per_query": [_case(r) for r in report.cases],
+        "per_query": [_case(r, extra) for r in report.cases],
         "precision_at_k": format6(report.precision),
         "recall": format6(report.recall),
     }
@@ -48,6 +61,8 @@ def backend_document(report: BackendReport) -> dict[str, Any]:
         t = report.tokens
         doc["tokens"] = {"iou": format6(t.iou), "precision": format6(t.precision), "queries": t.queries,
                          "recall": format6(t.recall)}
+    if extra:
+        doc["extra"] = _extra(report.ranking, extra)
     return doc
 
 
@@ -65,9 +80,12 @@ def paired_document(test: PairedTest) -> dict[str, Any]:
 
 
 def report_document(corpus: str, embedder: str, queries: int, reports: Sequence[BackendReport],
-                    compare: tuple[str, str, Mapping[str, PairedTest]] | None = None) -> dict[str, Any]:
+                    compare: tuple[str, str, Mapping[str, PairedTest]] | None = None,
+                    full: FullStats | None = None, extra: Sequence[MetricSpec] = ()) -> dict[str, Any]:
+    """The report as plain data; `full` (only with `compare`) adds `compare.full`, and `extra`
+    (the `--metrics` selection) adds an `extra` member to every backend and per-query entry."""
     doc: dict[str, Any] = {
-        "backends": [backend_document(r) for r in reports],
+        "backends": [backend_document(r, extra) for r in reports],
         "corpus": corpus,
         "embedder": embedder,
         "queries": queries,
@@ -77,4 +95,6 @@ def report_document(corpus: str, embedder: str, queries: int, reports: Sequence[
         a, b, tests = compare
         doc["compare"] = {"a": a, "b": b,
                           "metrics": {spec.key: paired_document(tests[spec.key]) for spec in METRICS}}
+        if full is not None:
+            doc["compare"]["full"] = full_document(full)
     return doc

@@ -7,12 +7,16 @@ so the comment stays short on a large fixture set.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from cce_relevance.evaluation.metrics import METRICS
+from cce_relevance.reporting.full_report import full_cells, full_heading, label
 from cce_relevance.reporting.markdown_safe import code_span, details, escape_md
 from cce_relevance.reporting.numbers import format6, signed6
 from cce_relevance.stats.comparison import BackendComparison, MetricStats
+from cce_relevance.stats.full_stats import FullStats
+from cce_relevance.stats.resampling import BOOTSTRAP_RESAMPLES, EXACT_LIMIT, PERMUTATION_DRAWS
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]], align: str = "r") -> str:
@@ -46,6 +50,13 @@ def means_table(comparisons: Sequence[BackendComparison]) -> str:
     return _table(["backend", *(m.label for m in METRICS)], rows)
 
 
+def report_means_table(report: Mapping[str, Any]) -> str:
+    """Mean metrics per backend of one saved run report: a set scored on one side only."""
+    rows = [[code_span(str(b["backend"]), in_table=True), *(escape_md(str(b[m.key])) for m in METRICS)]
+            for b in report["backends"]]
+    return _table(["backend", *(m.label for m in METRICS)], rows)
+
+
 def _significance_row(m: MetricStats) -> list[str]:
     t = m.test
     ci = f"[{signed6(t.ci95[0])}, {signed6(t.ci95[1])}]" if t.ci95 is not None else "n/a"
@@ -55,10 +66,35 @@ def _significance_row(m: MetricStats) -> list[str]:
 
 
 def significance_table(c: BackendComparison) -> str:
+    """The t-test table, followed by the full-statistics table when `c.full` was computed."""
     n = len(c.pair.paired)
     head = f"Paired t-test on per-query deltas (two-sided, n={n}, df={max(n - 1, 0)}):\n\n"
-    return head + _table(["metric", "mean Δ", "t", "p", "95% CI", "W/L/T", "MDE@80%"],
-                         [_significance_row(m) for m in c.metrics])
+    table = head + _table(["metric", "mean Δ", "t", "p", "95% CI", "W/L/T", "MDE@80%"],
+                          [_significance_row(m) for m in c.metrics])
+    return table if c.full is None else table + "\n" + full_table(c.full)
+
+
+FULL_LEGEND_MD = (
+    "<sub>d_z = mean Δ / sd of Δ (effect size) · perm p = two-sided sign-flip permutation test, exact over "
+    f"all 2^m sign patterns when m ≤ {EXACT_LIMIT} queries changed, else {PERMUTATION_DRAWS} seeded draws · "
+    f"bootstrap = percentile 95% CI of the mean Δ, {BOOTSTRAP_RESAMPLES} seeded resamples · "
+    "Holm p = perm p adjusted across the metrics tested.</sub>\n"
+)
+
+
+def full_table(full: FullStats) -> str:
+    """Effect size, permutation p, bootstrap CI and Holm p per metric, the primary one in bold.
+
+    The Action's comment always shows it: build the comparisons with
+    `api.compare_saved(..., stats_level="full", primary=...)` and `significance_table` adds it.
+    """
+    rows = []
+    for m in full.metrics:
+        _wlt, d_z, perm, boot, holm, _mde, note = full_cells(full, m)
+        name = f"**{label(m.key)}**" if m.key == full.primary else label(m.key)
+        rows.append([name, d_z, perm, boot, holm, note])
+    head = f"Beyond the t-test ({full_heading(full, f'**{label(full.primary)}**')}):\n\n"
+    return head + _table(["metric", "d_z", "perm p", "bootstrap 95% CI", "Holm p", "note"], rows) + "\n" + FULL_LEGEND_MD
 
 
 def query_tables(c: BackendComparison) -> tuple[str, str, int]:

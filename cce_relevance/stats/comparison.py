@@ -1,5 +1,6 @@
 """Statistics of a base → head comparison: per metric the paired t-test, wins/losses/ties and the
-minimum detectable effect at 80% power for the observed spread (the seed's formula)."""
+minimum detectable effect at 80% power for the observed spread (the seed's formula), and on
+request the full statistics of `full_stats`."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ from dataclasses import dataclass
 
 from cce_relevance.evaluation.metrics import METRICS
 from cce_relevance.evaluation.pairing import BackendPair, win_loss_tie
-from cce_relevance.stats.paired import PairedTest, paired_t, sample_sd
-from cce_relevance.stats.power import min_detectable_effect
+from cce_relevance.stats.full_stats import FullStats, StatsLevel, full_stats
+from cce_relevance.stats.paired import PairedTest, paired_t
+from cce_relevance.stats.power import observed_mde
 
 
 @dataclass(frozen=True)
@@ -28,19 +30,14 @@ class MetricStats:
 class BackendComparison:
     pair: BackendPair
     metrics: tuple[MetricStats, ...]
+    full: FullStats | None = None  # only when asked for (`stats="full"`)
 
     def metric(self, key: str) -> MetricStats:
         return next(m for m in self.metrics if m.key == key)
 
 
-def _mde(deltas: list[float]) -> float | None:
-    """MDE from the observed spread; undefined for n < 2 or no spread (nothing to scale by)."""
-    sd = sample_sd(deltas)
-    return min_detectable_effect(sd, len(deltas)) if len(deltas) >= 2 and sd > 0 else None
-
-
-def compare_pair(pair: BackendPair) -> BackendComparison:
-    """Paired statistics over the queries present on both sides."""
+def compare_pair(pair: BackendPair, stats_level: StatsLevel = "reference", primary: str = "mrr") -> BackendComparison:
+    """Paired statistics over the queries present on both sides; `"full"` adds `full_stats`."""
     stats = []
     for spec in METRICS:
         deltas = pair.deltas(spec.key)
@@ -50,6 +47,9 @@ def compare_pair(pair: BackendPair) -> BackendComparison:
             pair.base_means[spec.key] if pair.base_means else None,
             pair.head_means[spec.key] if pair.head_means else None,
             paired_t(deltas), wins, losses, ties,
-            _mde(deltas),
+            observed_mde(deltas),
         ))
-    return BackendComparison(pair, tuple(stats))
+    full = None
+    if stats_level == "full":
+        full = full_stats([(spec.key, pair.deltas(spec.key)) for spec in METRICS], primary)
+    return BackendComparison(pair, tuple(stats), full)

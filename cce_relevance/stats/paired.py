@@ -92,3 +92,19 @@ def paired_t(deltas: Sequence[float]) -> PairedTest:
     t = _ieee_divide(mean, se)
     half = t_crit(_CI_ALPHA, df) * se
     return PairedTest(n=n, mean_delta=mean, t=t, p=t_tail2(t, df), ci95=(mean - half, mean + half))
+
+
+def effect_size_dz(deltas: Sequence[float], test: PairedTest) -> float | None:
+    """Cohen's d_z of the deltas `test` was computed from: mean delta / sample sd of the deltas.
+
+    The standardised effect of a paired design (Cohen, *Statistical Power Analysis for the
+    Behavioral Sciences*, 2nd ed., 1988, §2.3.5; Lakens, Front. Psychol. 4:863, 2013); it
+    equals t/√n, so it says how large the effect is where t says how sure we are of it.
+    Cohen's rough guide calls 0.2 small, 0.5 medium and 0.8 large. None wherever `paired_t`
+    has no t (n < 2, or constant deltas whose spread is zero or rounding noise) and when the
+    spread underflows to zero.
+    """
+    if test.t is None:
+        return None
+    sd = sample_sd(deltas, test.mean_delta)
+    return test.mean_delta / sd if sd > 0.0 else None

@@ -20,7 +20,10 @@ value the 95% CI uses.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from dataclasses import dataclass
 
+from cce_relevance.stats.paired import sample_sd
 from cce_relevance.stats.tdist import t_crit, t_quantile
 
 # Ten million labeled queries is beyond any fixture set, and up to there the t kernels agree
@@ -42,6 +45,11 @@ def _check_sd(sd: float) -> None:
         raise ValueError(f"the delta standard deviation must be finite and ≥ 0, got {sd!r}")
 
 
+def _check_delta(delta: float) -> None:
+    if not (math.isfinite(delta) and delta > 0.0):
+        raise ValueError(f"the effect size delta must be finite and > 0, got {delta!r}")
+
+
 def _multiplier(df: float, alpha: float, power: float) -> float:
     """t_{α/2,ν} + t_{β,ν}: the two-sided critical value plus the power quantile."""
     return t_crit(alpha, df) + t_quantile(power, df)
@@ -61,6 +69,16 @@ def min_detectable_effect(sd: float, n: int, alpha: float = 0.05, power: float =
     return _multiplier(float(n - 1), alpha, power) * sd / math.sqrt(n)
 
 
+def observed_mde(deltas: Sequence[float], alpha: float = 0.05, power: float = 0.8) -> float | None:
+    """The MDE of a pilot: its own n and the sample sd of its deltas.
+
+    None for n < 2 and when the deltas have no spread (sd = 0): such a pilot gives no
+    estimate of the noise, and an MDE of 0 would read as "detects anything".
+    """
+    sd = sample_sd(deltas)
+    return min_detectable_effect(sd, len(deltas), alpha, power) if len(deltas) >= 2 and sd > 0 else None
+
+
 def queries_needed(sd: float, delta: float, alpha: float = 0.05, power: float = 0.8) -> int:
     """Smallest n ≥ 2 with n ≥ ((t_{α/2,n−1} + t_{β,n−1}) · s / δ)².
 
@@ -74,8 +92,7 @@ def queries_needed(sd: float, delta: float, alpha: float = 0.05, power: float = 
     """
     _check_sd(sd)
     _check_levels(alpha, power)
-    if not (math.isfinite(delta) and delta > 0.0):
-        raise ValueError(f"the effect size delta must be finite and > 0, got {delta!r}")
+    _check_delta(delta)
 
     def enough(n: int) -> bool:
         # A product rather than `** 2`, which raises on overflow where this gives inf.
@@ -94,3 +111,60 @@ def queries_needed(sd: float, delta: float, alpha: float = 0.05, power: float = 
         else:
             failing = middle
     return passing
+
+
+@dataclass(frozen=True)
+class PowerPlan:
+    """What a pilot's deltas say: its spread, its MDE now, and the queries needed for `delta`.
+
+    `note` says why a number is missing: too few queries, no spread, or beyond MAX_QUERIES.
+    """
+
+    n: int
+    sd: float | None
+    mde: float | None
+    needed: int | None
+    note: str | None
+
+
+def plan_from_pilot(deltas: Sequence[float], delta: float, alpha: float = 0.05, power: float = 0.8) -> PowerPlan:
+    """The seed's topic-set-size recipe on a pilot: s from its deltas, then MDE and queries needed.
+
+    A pilot with n < 2 or sd = 0 estimates no noise, so neither number exists: "2 queries"
+    from a zero spread would be a promise the data cannot back. Raises ValueError for delta,
+    alpha or power out of range (as `queries_needed` does), whatever the pilot.
+    """
+    _check_levels(alpha, power)
+    _check_delta(delta)
+    n = len(deltas)
+    if n < 2:
+        return PowerPlan(n, None, None, None, "fewer than 2 paired queries")
+    sd = sample_sd(deltas)
+    if sd == 0.0:
+        return PowerPlan(n, sd, None, None, "no spread: every delta is the same")
+    mde = min_detectable_effect(sd, n, alpha, power)
+    try:
+        needed: int | None = queries_needed(sd, delta, alpha, power)
+    except ValueError:  # the arguments are valid, so this is the MAX_QUERIES limit
+        return PowerPlan(n, sd, mde, None, f"more than {MAX_QUERIES} queries")
+    return PowerPlan(n, sd, mde, needed, None)
+
+
+@dataclass(frozen=True)
+class PowerRow:
+    """One comparison and metric of a `power` run."""
+
+    comparison: str
+    metric: str  # metric key
+    plan: PowerPlan
+
+
+@dataclass(frozen=True)
+class PowerAnalysis:
+    """The rows of one `power` run, the file they came from and the levels they were computed at."""
+
+    source: str
+    delta: float
+    alpha: float
+    power: float
+    rows: tuple[PowerRow, ...]

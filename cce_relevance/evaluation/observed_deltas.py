@@ -1,0 +1,107 @@
+"""Per-query deltas read back from a saved comparison, as the pilot data of a power analysis.
+
+Two documents carry them. A run report made with `--compare A,B` holds both backends' per-query
+values: the deltas are B − A, query by query (the two lists hold the same cases in the same
+order, so they pair by position; fixture ids need not be unique). A `cce.relevance.compare/v1`
+document holds base and head values per backend and paired query: the deltas are head − base.
+Values are the documents' six-decimal strings, so the deltas are those of the rounded values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from cce_relevance.errors import CceError
+from cce_relevance.evaluation.metrics import METRICS
+from cce_relevance.evaluation.pairing import COMPARE_SCHEMA, REPORT_SCHEMAS, metric_values
+
+
+@dataclass(frozen=True)
+class DeltaSample:
+    """One comparison's per-query deltas of one metric."""
+
+    comparison: str  # "A → B" for a run report, the backend name for a compare document
+    metric: str  # metric key
+    deltas: tuple[float, ...]
+
+
+def _samples(comparison: str, values: Sequence[tuple[dict[str, float], dict[str, float]]]) -> list[DeltaSample]:
+    return [DeltaSample(comparison, m.key, tuple(after[m.key] - before[m.key] for before, after in values))
+            for m in METRICS]
+
+
+def _object(value: Any, where: str) -> Mapping[str, Any]:
+    if not isinstance(value, dict):
+        raise CceError(f"{where}: expected a JSON object")
+    return value
+
+
+def _list(value: Any, where: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise CceError(f"{where}: expected a JSON array")
+    return value
+
+
+def _report_samples(doc: Mapping[str, Any], label: str) -> list[DeltaSample]:
+    if "compare" not in doc:
+        raise CceError(f"{label} has no compare block, so no per-query deltas",
+                       hint="make one with `cce-relevance run FIXTURES --compare A,B --json`, or pass a "
+                            "`cce-relevance compare BASE.json HEAD.json --json` document")
+    compare = _object(doc["compare"], f'{label} "compare"')
+    a, b = compare.get("a"), compare.get("b")
+    backends = {}
+    for i, entry in enumerate(_list(doc.get("backends"), f'{label} "backends"')):
+        entry = _object(entry, f"{label} backends[{i}]")
+        backends[entry.get("backend")] = entry
+    for name in (a, b):
+        if not isinstance(name, str) or name not in backends:
+            raise CceError(f'{label}: the compare block names backend {name!r}, which the report does not hold')
+    rows_a = _list(backends[a].get("per_query"), f"{label} {a} per_query")
+    rows_b = _list(backends[b].get("per_query"), f"{label} {b} per_query")
+    if len(rows_a) != len(rows_b):
+        raise CceError(f"{label}: backends {a} and {b} scored different numbers of queries "
+                       f"({len(rows_a)} and {len(rows_b)})")
+    values = []
+    for i, (qa, qb) in enumerate(zip(rows_a, rows_b, strict=True)):
+        qa, qb = _object(qa, f"{label} {a} per_query[{i}]"), _object(qb, f"{label} {b} per_query[{i}]")
+        if qa.get("id") != qb.get("id"):
+            raise CceError(f"{label}: query {i + 1} is {qa.get('id')!r} in {a} but {qb.get('id')!r} in {b}")
+        values.append((metric_values(qa, f"{label} {a}/{qa.get('id')}"),
+                       metric_values(qb, f"{label} {b}/{qb.get('id')}")))
+    return _samples(f"{a} → {b}", values)
+
+
+def _compare_samples(doc: Mapping[str, Any], label: str) -> list[DeltaSample]:
+    samples = []
+    for i, entry in enumerate(_list(doc.get("backends"), f'{label} "backends"')):
+        backend = _object(entry, f"{label} backends[{i}]")
+        name = backend.get("backend")
+        if not isinstance(name, str):
+            raise CceError(f"{label} backends[{i}]: expected a backend name")
+        if backend.get("status") != "paired":
+            continue
+        values = []
+        for j, query in enumerate(_list(backend.get("per_query"), f"{label} {name} per_query")):
+            query = _object(query, f"{label} {name} per_query[{j}]")
+            if query.get("status") != "paired":
+                continue
+            where = f"{label} {name}/{query.get('id')}"
+            values.append((metric_values(_object(query.get("base"), f"{where} base"), f"{where} base"),
+                           metric_values(_object(query.get("head"), f"{where} head"), f"{where} head")))
+        samples += _samples(name, values)
+    if not samples:
+        raise CceError(f"{label}: no backend was scored at both base and head, so there are no deltas")
+    return samples
+
+
+def observed_deltas(doc: Any, label: str) -> list[DeltaSample]:
+    """Every comparison's per-query deltas of every metric in `doc` (`label` names it in errors)."""
+    schema = doc.get("schema") if isinstance(doc, dict) else None
+    if schema in REPORT_SCHEMAS:
+        return _report_samples(doc, label)
+    if schema == COMPARE_SCHEMA:
+        return _compare_samples(doc, label)
+    raise CceError(f"{label} is neither a run report nor a compare document "
+                   f"(expected schema {REPORT_SCHEMAS[-1]} with a compare block, or {COMPARE_SCHEMA})")
