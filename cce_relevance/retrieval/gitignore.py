@@ -31,9 +31,7 @@ _NEST_LIMIT = 250
 
 # Every byte that is not an ASCII letter or digit is written as `\xNN`, which means that byte
 # both inside and outside a class; this mirrors globset writing non-ASCII bytes as `\xNN`.
-_ESCAPED = [
-    bytes([b]) if chr(b).isascii() and chr(b).isalnum() else b"\\x%02x" % b for b in range(256)
-]
+_ESCAPED = [bytes([b]) if chr(b).isascii() and chr(b).isalnum() else b"\\x%02x" % b for b in range(256)]
 
 
 class GlobError(ValueError):
@@ -354,9 +352,7 @@ def compile_line(line: str) -> Pattern | None:
         if whole.height + 1 > _NEST_LIMIT:  # + 1 for the top-level concatenation
             raise NestLimitError
         regex = whole.regex
-    return Pattern(
-        written, glob, negated, dir_only, re.compile(regex, re.DOTALL), _uses_basename(tokens)
-    )
+    return Pattern(written, glob, negated, dir_only, re.compile(regex, re.DOTALL), _uses_basename(tokens))
 
 
 def _split_lines(data: bytes) -> list[str]:

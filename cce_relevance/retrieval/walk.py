@@ -56,6 +56,7 @@ def walk(root: str | os.PathLike[str], protect_secrets: bool = True) -> WalkResu
     """Walk `root` and return the files to index with their text, sorted by path.
 
     With `protect_secrets` (the default) files with a sensitive name are counted, not read.
+    A root that does not exist counts as one error, like a directory that cannot be read.
     """
     return _Walk(protect_secrets).run(os.fsencode(root))
 
@@ -66,17 +67,19 @@ def _read_regular_file(path: bytes, follow_symlinks: bool) -> bytes | None:
         fd = os.open(path, _OPEN_FLAGS if follow_symlinks else _OPEN_FLAGS | os.O_NOFOLLOW)
     except OSError:
         return None
-    with open(fd, "rb") as handle:
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return None
-            return handle.read()
-        except OSError:
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
             return None
+        with open(fd, "rb", closefd=False) as handle:
+            return handle.read()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def _basename(path: bytes) -> bytes:
-    """The last component of a path, as Rust's `Path::file_name` (trailing slashes ignored)."""
+    """The name of a root that is a file, for the sensitive-name check."""
     return os.path.basename(path.rstrip(b"/")) or path
 
 
@@ -181,9 +184,7 @@ class _Walk:
         if self._protect_secrets and is_sensitive(lossy_name):
             self._sensitive += 1
             return
-        text = None
-        if path_extension(lossy_name) != "jsonl":
-            text = self._read_text(path, metadata)
+        text = None if path_extension(lossy_name) == "jsonl" else self._read_text(path, metadata)
         if text is None:
             self._skipped += 1
             return
