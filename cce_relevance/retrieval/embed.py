@@ -1,4 +1,5 @@
-"""Embedders: the deterministic feature-hashing embedder (pipeline.md §8.2).
+"""Embedders: the deterministic feature-hashing embedder (pipeline.md §8.2), and the index-time
+embedder interface the Ollama client (retrieval/ollama.py) also fills.
 
 Each token adds ±1 to one of 256 buckets chosen by its FNV-1a-64 hash; the vector is then
 L2-normalised by *dividing* by its norm. The bucket counts are small integers, so the sum of
@@ -8,6 +9,8 @@ division is the same IEEE operation as the reference's per-component division.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -48,3 +51,14 @@ def hash_embed(text: str) -> np.ndarray:
     if s > 0.0:
         v = v / np.sqrt(s)
     return v
+
+
+@dataclass(frozen=True)
+class DocumentEmbedder:
+    """How an index build embeds its chunk texts; `name` is what the store records (§14.2)."""
+
+    name: str
+    embed_all: Callable[[Sequence[str]], list[np.ndarray]]
+
+
+HASH_DOCUMENTS = DocumentEmbedder(HASH_EMBEDDER, lambda texts: [hash_embed(t) for t in texts])
