@@ -7,19 +7,23 @@ click's, also exit 2.
 
 from __future__ import annotations
 
-import difflib
 import os
 import sys
-import tempfile
+from collections.abc import Callable
 
 import click
 
 from cce_relevance import __version__, api
 from cce_relevance.errors import CceError, GateFailed
+from cce_relevance.files import write_atomically
 from cce_relevance.reporting import search_view
 from cce_relevance.reporting.canonical_json import dumps_report
+from cce_relevance.reporting.chart import chart_renderer
 from cce_relevance.reporting.compare_report import comparison_document, comparison_text
 from cce_relevance.reporting.markdown import comparison_markdown
+from cce_relevance.reporting.power_report import power_document, power_text
+from cce_relevance.reporting.validation_report import validation_document, validation_text
+from cce_relevance.stats.full_stats import STATS_LEVELS, StatsLevel
 
 
 class _Group(click.Group):
@@ -47,12 +51,31 @@ def _directory(path: str) -> str:
     return path
 
 
+_CONFIG_HELP = ("Backend variants, external retrievers and extra languages (default: cce-relevance.toml in the "
+                "working directory or the nearest one above it, up to the repository root).")
+
+
+def _languages_option(command: Callable[..., None]) -> Callable[..., None]:
+    """`--languages`, shared by every command that indexes a directory."""
+    return click.option("--languages", "languages_flag", metavar="LIST",
+                        help=f"Also chunk these languages: any of {','.join(api.EXTRA_LANGUAGES)} (replaces the "
+                             "config file's `languages`; '' for none). Default: the reference's six only.")(command)
+
+
+def _languages(flag: str | None, config: api.ProjectConfig) -> tuple[str, ...]:
+    """The extra languages to chunk: `--languages` when given, else the config file's `languages`."""
+    return config.languages if flag is None else api.parse_language_list(flag)
+
+
 @main.command()
 @click.argument("directory", metavar="DIR")
 @click.option("--json", "as_json", is_flag=True, help="Print the conformance.json document.")
-def chunks(directory: str, as_json: bool) -> None:
+@_languages_option
+@click.option("--config", "config_path", metavar="FILE", help=_CONFIG_HELP)
+def chunks(directory: str, as_json: bool, languages_flag: str | None, config_path: str | None) -> None:
     """List every chunk of DIR (the conformance listing)."""
-    found = api.chunks(_directory(directory))
+    languages = _languages(languages_flag, api.load_config(config_path))
+    found = api.chunks(_directory(directory), languages)
     click.echo(search_view.conformance_document(found) if as_json else search_view.conformance_table(found),
                nl=False)
 
@@ -60,13 +83,17 @@ def chunks(directory: str, as_json: bool) -> None:
 @main.command()
 @click.argument("directory", metavar="DIR")
 @click.argument("query")
-@click.option("--backend", type=click.Choice(["bm25", "vector", "hybrid"]), default="hybrid", show_default=True,
-              help="Ranking backend.")
+@click.option("--backend", metavar="NAME", default="hybrid", show_default=True,
+              help="Ranking backend: bm25, vector, hybrid, or one of the config file's backends.")
 @click.option("-k", "k", type=click.IntRange(min=1), default=10, show_default=True, help="Number of results.")
 @click.option("--json", "as_json", is_flag=True, help="Print result records as JSON.")
-def search(directory: str, query: str, backend: str, k: int, as_json: bool) -> None:
+@click.option("--config", "config_path", metavar="FILE", help=_CONFIG_HELP)
+@_languages_option
+def search(directory: str, query: str, backend: str, k: int, as_json: bool, config_path: str | None,
+           languages_flag: str | None) -> None:
     """Run QUERY over DIR through one backend and show ranks, scores, spans and kinds."""
-    results = api.search(_directory(directory), query, backend, k)
+    config = api.load_config(config_path)
+    results = api.search(_directory(directory), query, backend, k, config, _languages(languages_flag, config))
     hits = [h for h, _ in results]
     if as_json:
         click.echo(search_view.hits_json(hits), nl=False)
@@ -74,34 +101,92 @@ def search(directory: str, query: str, backend: str, k: int, as_json: bool) -> N
         click.echo(search_view.hits_text(hits, [line for _, line in results]), nl=False)
 
 
-def write_atomically(path: str, text: str) -> None:
-    """Write via a temporary file in the same directory and rename: never a half-written file."""
-    directory = os.path.dirname(os.path.abspath(path))
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".cce-relevance-", dir=directory)
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise CceError(f"could not write {path}: {exc.strerror or exc}") from None
+@main.command()
+@click.argument("directory", metavar="DIR")
+@click.option("--out", metavar="PATH", help="Store file to write (default DIR/.cce/index.json).")
+@click.option("--embedder", type=click.Choice(list(api.EMBEDDERS)), default="hash", show_default=True,
+              help="Chunk embedder; ollama reads CCE_OLLAMA_URL and CCE_OLLAMA_MODEL.")
+@click.option("--allow-secrets", is_flag=True,
+              help="Turn secret protection off: index sensitive files and unredacted text.")
+@_languages_option
+@click.option("--config", "config_path", metavar="FILE", help=_CONFIG_HELP)
+def index(directory: str, out: str | None, embedder: str, allow_secrets: bool, languages_flag: str | None,
+          config_path: str | None) -> None:
+    """Index DIR and write the reference's persisted store (index.json) with a fingerprint beside it."""
+    if out == "":
+        raise click.UsageError("a value is required for '--out' but none was supplied")
+    languages = _languages(languages_flag, api.load_config(config_path))
+    if allow_secrets:
+        click.echo("warning: --allow-secrets: secret protection is off; files are indexed verbatim", err=True)
+    written = api.index_corpus(directory, out=out, embedder=embedder, allow_secrets=allow_secrets,
+                               languages=languages)
+    click.echo(f"wrote {written.path}: {written.chunks} chunks from {written.files} files, "
+               f"embedder {written.embedder}, {written.size} bytes")
+    click.echo(f"wrote {written.fingerprint}")
 
 
 def _check_golden(golden: str, report: str) -> None:
-    try:
-        with open(golden, encoding="utf-8", newline="") as fh:
-            expected = fh.read()
-    except FileNotFoundError:
-        raise CceError(f"golden report not found: {golden}",
-                       hint="run again with --update-golden to create it") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CceError(f"could not read golden report {golden}: {exc}") from None
-    if expected == report:
+    diff = api.golden_diff(golden, report, missing_hint="run again with --update-golden to create it")
+    if not diff:
         return
-    diff = difflib.unified_diff(expected.splitlines(keepends=True), report.splitlines(keepends=True),
-                                fromfile=f"{golden} (golden)", tofile="current run")
-    sys.stderr.write("".join(diff))
+    sys.stderr.write(diff)
     raise GateFailed(f"report drifted from golden {golden}",
                      hint="review the diff; if the change is intended, rerun with --update-golden")
+
+
+_STATS_HELP = ("reference: the paired t-test the reference prints (default). full: also wins/losses/ties, d_z, "
+               "a permutation p, a bootstrap CI, Holm-adjusted p and the MDE (docs/statistics.md).")
+
+
+def _stats_options(command: Callable[..., None]) -> Callable[..., None]:
+    """`--stats` and `--primary-metric`, shared by `run` and `compare`."""
+    command = click.option("--primary-metric", type=click.Choice(api.METRIC_KEYS),
+                           help=f"With --stats full: the metric named primary (default {api.DEFAULT_PRIMARY}).")(command)
+    return click.option("--stats", "stats_level", type=click.Choice(STATS_LEVELS), default="reference",
+                        show_default=True, help=_STATS_HELP)(command)
+
+
+def _primary(stats_level: str, primary: str | None) -> str:
+    if primary is not None and stats_level != "full":
+        raise click.UsageError("--primary-metric needs --stats full")
+    return api.DEFAULT_PRIMARY if primary is None else primary
+
+
+def _chart_options(command: Callable[..., None]) -> Callable[..., None]:
+    """`--chart` and `--chart-metric`, shared by `run --compare` and `compare`."""
+    command = click.option("--chart-metric", metavar="KEY",
+                           help=f"Metric to chart (default {api.DEFAULT_PRIMARY}): precision_at_k, recall, mrr, f1 "
+                                "(run: also a --metrics key such as ndcg_at_k).")(command)
+    return click.option("--chart", metavar="FILE",
+                        help="Also write per-query deltas as a chart: FILE.md (Mermaid block), FILE.mmd "
+                             "(Mermaid diagram) or FILE.svg.")(command)
+
+
+def _chart_metric(chart: str | None, metric: str | None) -> str:
+    if metric is not None and chart is None:
+        raise click.UsageError("--chart-metric needs --chart FILE")
+    return api.DEFAULT_PRIMARY if metric is None else metric
+
+
+def _write_side_files(files: dict[str, str]) -> None:
+    """Write extra outputs (TREC files, charts) atomically, before the report is printed."""
+    for path, text in files.items():
+        write_atomically(path, text)
+
+
+def _trec_files(result: api.RunResult, run_path: str | None, qrels_path: str | None) -> dict[str, str]:
+    """`--trec-qrels` and `--trec-run` contents; `{backend}` in the run path names one file per backend."""
+    files = {}
+    if qrels_path is not None:
+        files[qrels_path] = result.trec_qrels()
+    if run_path is not None:
+        runs = result.trec_runs()
+        if len(runs) > 1 and "{backend}" not in run_path:
+            raise click.UsageError("--trec-run needs a {backend} placeholder when more than one backend is scored "
+                                   "(trec_eval reads one run per file), e.g. --trec-run 'runs/{backend}.run'")
+        for name, text in runs.items():
+            files[run_path.replace("{backend}", name)] = text
+    return files
 
 
 @main.command()
@@ -114,19 +199,48 @@ def _check_golden(golden: str, report: str) -> None:
 @click.option("--output", metavar="FILE", help="Write the report to FILE (atomically) instead of stdout.")
 @click.option("--golden", metavar="FILE", help="Fail (exit 1) with a diff when the JSON report differs from FILE.")
 @click.option("--update-golden", is_flag=True, help="Rewrite the --golden file with this run's JSON report.")
+@click.option("--config", "config_path", metavar="FILE", help=_CONFIG_HELP)
+@_languages_option
+@_stats_options
+@click.option("--metrics", metavar="LIST",
+              help="Also report rank metrics: any of ndcg,ap,hit,rprec (docs/metrics.md).")
+@click.option("--trec-run", metavar="FILE", help="Write each backend's TREC run; {backend} in FILE is its name.")
+@click.option("--trec-qrels", metavar="FILE", help="Write the TREC qrels (relevant chunk ids) the evaluation used.")
+@_chart_options
 def run(fixtures: str, corpus_dir: str | None, store: str | None, backends: str | None, compare: str | None,
-        as_json: bool, output: str | None, golden: str | None, update_golden: bool) -> None:
+        as_json: bool, output: str | None, golden: str | None, update_golden: bool, config_path: str | None,
+        languages_flag: str | None, stats_level: StatsLevel, primary_metric: str | None, metrics: str | None, trec_run: str | None,
+        trec_qrels: str | None, chart: str | None, chart_metric: str | None) -> None:
     """Score the FIXTURES set (cce.relevance/v1 NDJSON) at each backend."""
+    if chart is not None and compare is None:
+        raise click.UsageError("--chart needs --compare A,B")
+    chart_metric = _chart_metric(chart, chart_metric)
+    render_chart = chart_renderer(chart) if chart else None
+    if stats_level == "full" and compare is None:
+        raise click.UsageError("--stats full needs --compare A,B")
+    primary = _primary(stats_level, primary_metric)
     if store is not None and corpus_dir is not None:
         raise click.UsageError("the argument '--store <STORE>' cannot be used with '--dir <DIR>'")
+    if store is not None and languages_flag is not None:
+        raise click.UsageError("--languages applies to a directory; a store's chunks were made when it was indexed")
     if compare is not None and backends is not None:
         raise click.UsageError("the argument '--compare <A,B>' cannot be used with '--backend <LIST>'")
     if update_golden and golden is None:
         raise click.UsageError("--update-golden needs --golden FILE")
-    for name, value in (("--dir", corpus_dir), ("--store", store), ("--output", output), ("--golden", golden)):
+    for name, value in (("--dir", corpus_dir), ("--store", store), ("--output", output), ("--golden", golden),
+                        ("--config", config_path), ("--metrics", metrics), ("--trec-run", trec_run),
+                        ("--trec-qrels", trec_qrels), ("--chart", chart)):
         if value == "":
             raise click.UsageError(f"a value is required for '{name}' but none was supplied")
-    result = api.run(fixtures, dir=corpus_dir, store=store, backends=backends, compare=compare)
+    config = api.load_config(config_path)
+    result = api.run(fixtures, dir=corpus_dir, store=store, backends=backends, compare=compare, config=config,
+                     stats_level=stats_level, primary=primary, metrics=metrics,
+                     trec=trec_run is not None or trec_qrels is not None,
+                     languages=_languages(languages_flag, config))
+    side_files = _trec_files(result, trec_run, trec_qrels)
+    if chart is not None and render_chart is not None:
+        side_files[chart] = render_chart(api.run_chart(result, chart_metric))
+    _write_side_files(side_files)
     report_json = result.to_json()
     if golden is not None and update_golden:
         write_atomically(golden, report_json)
@@ -144,12 +258,24 @@ def run(fixtures: str, corpus_dir: str | None, store: str | None, backends: str 
 @click.argument("head_report", metavar="HEAD.json")
 @click.option("--json", "as_json", is_flag=True, help="Emit the cce.relevance.compare/v1 JSON.")
 @click.option("--markdown", "as_markdown", is_flag=True, help="Emit GitHub-flavoured Markdown.")
-def compare(base_report: str, head_report: str, as_json: bool, as_markdown: bool) -> None:
+@_stats_options
+@_chart_options
+@click.option("--chart-backend", metavar="NAME", help="Backend to chart (default: the first one in both reports).")
+def compare(base_report: str, head_report: str, as_json: bool, as_markdown: bool, stats_level: StatsLevel,
+            primary_metric: str | None, chart: str | None, chart_metric: str | None, chart_backend: str | None
+            ) -> None:
     """Compare two saved `run --json` reports, pairing backends and queries by name (head − base)."""
     if as_json and as_markdown:
         raise click.UsageError("--json and --markdown cannot be used together")
+    if chart_backend is not None and chart is None:
+        raise click.UsageError("--chart-backend needs --chart FILE")
+    chart_metric = _chart_metric(chart, chart_metric)
+    render_chart = chart_renderer(chart) if chart else None
+    primary = _primary(stats_level, primary_metric)
     comparisons = api.compare_saved(api.load_report(base_report), api.load_report(head_report),
-                                    base_report, head_report)
+                                    base_report, head_report, stats_level=stats_level, primary=primary)
+    if chart and render_chart is not None:
+        _write_side_files({chart: render_chart(api.compare_chart(comparisons, chart_metric, chart_backend))})
     if as_json:
         text = dumps_report(comparison_document(base_report, head_report, comparisons))
     elif as_markdown:
@@ -157,6 +283,57 @@ def compare(base_report: str, head_report: str, as_json: bool, as_markdown: bool
     else:
         text = comparison_text(base_report, head_report, comparisons)
     click.echo(text, nl=False)
+
+
+@main.command()
+@click.argument("fixtures")
+@click.option("--dir", "corpus_dir", metavar="DIR", help="Corpus directory to check against (overrides the header).")
+@click.option("--json", "as_json", is_flag=True, help="Emit the cce.relevance.validate/v1 JSON.")
+@_languages_option
+@click.option("--config", "config_path", metavar="FILE", help=_CONFIG_HELP)
+def validate(fixtures: str, corpus_dir: str | None, as_json: bool, languages_flag: str | None,
+             config_path: str | None) -> None:
+    """Check that every anchor of FIXTURES resolves to a chunk of the corpus (a gate: exit 1 on problems).
+
+    Reports anchors whose file, kind or line range is not in the corpus, cases no backend can
+    satisfy, and duplicate case ids. Exit 0 when clean, 1 when problems were found, 2 on bad input.
+    """
+    if corpus_dir == "":
+        raise click.UsageError("a value is required for '--dir' but none was supplied")
+    languages = _languages(languages_flag, api.load_config(config_path))
+    result = api.validate(fixtures, dir=corpus_dir, languages=languages)
+    click.echo(dumps_report(validation_document(result)) if as_json else validation_text(result), nl=False)
+    if not result.ok:
+        raise GateFailed(f"{len(result.findings)} problem(s) in {fixtures}: anchors that resolve to nothing "
+                         "in the corpus, unsatisfiable cases or duplicate ids")
+
+
+@main.command()
+@click.argument("source", metavar="REPORT_OR_COMPARE.json")
+@click.option("--delta", type=float, required=True, help="The smallest mean delta worth detecting, e.g. 0.05.")
+@click.option("--alpha", type=float, default=0.05, show_default=True, help="Two-sided significance level.")
+@click.option("--power", type=float, default=0.8, show_default=True, help="Chance of detecting a real delta.")
+@click.option("--metric", type=click.Choice(api.METRIC_KEYS), help="Plan for this metric only (default: all).")
+@click.option("--json", "as_json", is_flag=True, help="Emit the cce.relevance.power/v1 JSON.")
+def power(source: str, delta: float, alpha: float, power: float, metric: str | None, as_json: bool) -> None:
+    """Queries needed to detect --delta, from the per-query deltas of a `run --compare` report or a
+    `compare --json` document (the paired t-test's power analysis; docs/statistics.md)."""
+    analysis = api.power_analysis(source, delta, alpha=alpha, power=power, metric=metric)
+    text = dumps_report(power_document(analysis)) if as_json else power_text(analysis)
+    click.echo(text, nl=False)
+
+
+@main.command("action")
+def action() -> None:
+    """Run as the GitHub Action: read INPUT_* and GITHUB_*, score base and head, report, gate.
+
+    Exits 0, 1 when a gate fails (fail-on), 2 on a configuration error. This is what the
+    container's entrypoint.py runs; `docker run` of the image reproduces a workflow run.
+    """
+    # Imported here: the Action's HTTP and git layers are not needed by the other commands.
+    from cce_relevance.action.main import main as run_action
+
+    sys.exit(run_action())
 
 
 if __name__ == "__main__":  # pragma: no cover

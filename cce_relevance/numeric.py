@@ -48,3 +48,16 @@ def seq_sum(values) -> float:
     for v in values:
         total += v
     return total
+
+
+def is_finite_number(value: object) -> bool:
+    """An int or a float that is a finite double; never a bool (JSON and TOML keep them apart).
+
+    Integers too large for a double count as not finite rather than raising OverflowError.
+    """
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False

@@ -7,6 +7,7 @@ fixture line or a query parse differently from the reference, so these helpers s
 
 from __future__ import annotations
 
+import json
 import re
 
 # Unicode White_Space: TAB..CR, space, NEL, NBSP, OGHAM SPACE MARK, U+2000..U+200A,
@@ -34,3 +35,13 @@ def rust_lines(text: str) -> list[str]:
     *terminated, last = text.split("\n")
     lines = [line.removesuffix("\r") for line in terminated]
     return lines + [last] if last else lines
+
+
+def escape_unprintable(text: str) -> str:
+    """Spell every unprintable character but TAB as `\\uXXXX`: untrusted text that cannot drive a terminal."""
+    return "".join(c if c.isprintable() or c == "\t" else f"\\u{ord(c):04x}" for c in text)
+
+
+def quoted(text: str) -> str:
+    """`text` as a JSON string literal, safe to print: how messages show names, ids and paths."""
+    return escape_unprintable(json.dumps(text, ensure_ascii=False))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -36,7 +37,14 @@ class Hit:
     score: float
 
 
-SearchFn = Callable[[str, int], list[Hit]]
+class SearchFn(Protocol):
+    """A backend as the harness calls it: a query and its cut-off → at most `k` ranked hits.
+
+    `query_id` names the query (a fixture case id) for retrievers that run outside this process:
+    their protocol echoes it, and their errors name it. Built-in backends ignore it.
+    """
+
+    def __call__(self, query: str, k: int, query_id: str = "") -> list[Hit]: ...
 
 
 def _hits(index: Index, results: list[SearchResult]) -> list[Hit]:
@@ -50,7 +58,7 @@ def _hits(index: Index, results: list[SearchResult]) -> list[Hit]:
 def builtin_backend(name: str, index: Index, params: RankingParams = REFERENCE_PARAMS,
                     embed: Callable[[str], np.ndarray] = hash_embed) -> SearchFn:
     """A search function for `bm25`, `vector` or `hybrid` over `index`, cut to `k` results."""
-    def search(query: str, k: int) -> list[Hit]:
+    def search(query: str, k: int, query_id: str = "") -> list[Hit]:
         if not rust_trim(query) or not index.chunks:
             return []
         if name == "bm25":

@@ -1,0 +1,300 @@
+"""The project's `cce-relevance.toml`: backend variants and external retrievers, validated once.
+
+A team's ranking change is usually a constant of the fusion or a retriever of its own, so both
+are named in a file that lives with the code and its fixtures, and then used wherever a backend
+name goes (`--backend`, `--compare`, the Action's `backends` input):
+
+    [backends.hybrid-rrf30]
+    base = "hybrid"
+    rrf_k = 30
+
+    [backends.mine]
+    command = ["python3", "tools/retriever.py"]   # or: url = "http://127.0.0.1:8080/search"
+    timeout = 10
+
+Unset parameters keep the reference's values (config.RankingParams), so a variant that sets
+nothing ranks exactly as its base. Every fault — unknown key, wrong type, value out of range, a
+name that shadows a built-in — is an error naming the file, the table, the key and what was
+expected: a silently ignored typo would measure the reference while the team thinks it measured
+its change.
+
+A top-level `languages = ["go", "java"]` (before the first table, as TOML requires) turns on
+extra language packs for every command that indexes (retrieval/languages.py); without it the
+index chunks the reference's six languages only.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields, replace
+from types import MappingProxyType
+from typing import Any
+from urllib.parse import urlsplit
+
+from cce_relevance.config import REFERENCE_PARAMS
+from cce_relevance.errors import CceError
+from cce_relevance.numeric import is_finite_number
+from cce_relevance.retrieval.backends import BUILTIN_BACKENDS
+from cce_relevance.retrieval.external import DEFAULT_TIMEOUT, CommandRetriever, HttpRetriever
+from cce_relevance.retrieval.languages import check_languages
+from cce_relevance.retrieval.registry import BUILTIN_SPECS, BackendSpec, Variant
+from cce_relevance.strings import quoted
+
+CONFIG_NAME = "cce-relevance.toml"
+
+# Backend names travel in comma lists and in the Action's inputs: the Action accepts this shape.
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+\Z")
+
+
+@dataclass(frozen=True)
+class _Param:
+    """How one RankingParams field is written in the file: its TOML type and its valid range."""
+
+    expected: str
+    valid: Callable[[Any], bool]
+    convert: Callable[[Any], Any]
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _number(expected: str, in_range: Callable[[float], bool]) -> _Param:
+    """A float parameter; an int is accepted where a float is meant."""
+    return _Param(expected, lambda v: is_finite_number(v) and in_range(float(v)), float)
+
+
+def _integer(expected: str, in_range: Callable[[int], bool]) -> _Param:
+    return _Param(expected, lambda v: _is_int(v) and in_range(v), int)
+
+
+_POSITIVE = _number("a number > 0", lambda v: v > 0)
+_NON_NEGATIVE = _number("a number >= 0", lambda v: v >= 0)
+_FRACTION = _number("a number from 0 to 1", lambda v: 0 <= v <= 1)
+
+PARAMETERS: Mapping[str, _Param] = MappingProxyType({
+    "rrf_k": _POSITIVE,
+    "confidence_weight": _FRACTION,
+    "fts_boost_code_lookup": _NON_NEGATIVE,
+    "max_chunks_per_file": _integer("an integer >= 1", lambda v: v >= 1),
+    "bm25_k1": _NON_NEGATIVE,
+    "bm25_b": _FRACTION,
+    "candidate_multiplier": _integer("an integer >= 1", lambda v: v >= 1),
+    "w_vector": _NON_NEGATIVE,
+    "w_keyword": _NON_NEGATIVE,
+    "w_recency": _NON_NEGATIVE,
+    "path_penalty": _NON_NEGATIVE,
+    "path_penalty_markers": _Param("an array of non-empty strings",
+                                   lambda v: isinstance(v, list) and all(isinstance(m, str) and m for m in v),
+                                   tuple),
+    "graph_enabled": _Param("true or false", lambda v: isinstance(v, bool), bool),
+    "graph_max_bonus_files": _integer("an integer >= 0", lambda v: v >= 0),
+    "graph_bonus_chunk_scale": _NON_NEGATIVE,
+})
+"""Every RankingParams field, with the type and range a config file may give it."""
+
+# Which parameters each base reads; setting one its base ignores would measure nothing.
+BASE_PARAMETERS: Mapping[str, tuple[str, ...]] = MappingProxyType({
+    "bm25": ("bm25_k1", "bm25_b"),
+    "vector": (),
+    "hybrid": tuple(f.name for f in fields(REFERENCE_PARAMS)),
+})
+
+_EXTERNAL_KEYS = ("timeout",)
+
+
+def _empty() -> Mapping[str, Any]:
+    return MappingProxyType({})
+
+
+@dataclass(frozen=True)
+class ProjectConfig:
+    """The backends a project configured (by name, sorted), and the file they came from.
+
+    `refused` maps configured names a front door will not run to the reason (see
+    `without_external`); they are neither usable nor unknown.
+    """
+
+    path: str | None = None
+    backends: Mapping[str, BackendSpec] = field(default_factory=_empty)
+    refused: Mapping[str, str] = field(default_factory=_empty)
+    languages: tuple[str, ...] = ()  # extra languages to chunk (check_languages order)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Every usable backend name: the built-ins, then the configured ones."""
+        return (*BUILTIN_BACKENDS, *self.backends)
+
+    def spec(self, name: str) -> BackendSpec:
+        return self.backends[name] if name in self.backends else BUILTIN_SPECS[name]
+
+    def without_external(self, reason: str) -> ProjectConfig:
+        """The variants only: naming an external retriever is then an error that gives `reason`.
+
+        For a front door that must not run code or reach services chosen by the repository it
+        scores (the Action, whose head commit may come from a fork).
+        """
+        variants = {n: s for n, s in self.backends.items() if isinstance(s, Variant)}
+        refused = {n: reason for n, s in self.backends.items() if not isinstance(s, Variant)}
+        return replace(self, backends=MappingProxyType(variants), refused=MappingProxyType(refused))
+
+
+NO_CONFIG = ProjectConfig()
+
+
+def find_config(cwd: str) -> str | None:
+    """`cce-relevance.toml` in `cwd` or the nearest directory above it, not above the repository root.
+
+    The search stops at the first directory holding `.git` (a repository root or a worktree), so a
+    file outside the project never changes what a run measures.
+    """
+    here = os.path.abspath(cwd)
+    while True:
+        candidate = os.path.join(here, CONFIG_NAME)
+        if os.path.exists(candidate):
+            return candidate
+        parent = os.path.dirname(here)
+        if os.path.exists(os.path.join(here, ".git")) or parent == here:
+            return None
+        here = parent
+
+
+def load_config(path: str | None = None, cwd: str | None = None) -> ProjectConfig:
+    """The explicit `path` (relative to `cwd`), else the discovered file, else no configuration.
+
+    `cwd` defaults to the process's working directory; errors show `path` as given, or the
+    discovered file relative to `cwd`.
+    """
+    cwd = os.getcwd() if cwd is None else cwd
+    if path is not None:
+        full, shown = os.path.join(cwd, path), path
+    else:
+        found = find_config(cwd)
+        if found is None:
+            return NO_CONFIG
+        full, shown = found, os.path.relpath(found, cwd)
+    try:
+        with open(full, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise CceError(f"could not read config {shown}: {exc.strerror or exc}") from None
+    try:
+        document = tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise CceError(f"{shown}: invalid TOML: not UTF-8 text (at line {line})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise CceError(f"{shown}: invalid TOML: {exc}") from None
+    return parse_config(document, shown, os.path.dirname(os.path.abspath(full)))
+
+
+def parse_config(document: Mapping[str, Any], shown: str, directory: str) -> ProjectConfig:
+    """Validate a parsed file; `shown` names it in errors, `directory` is where commands run."""
+    for key in document:
+        if key not in ("backends", "languages"):
+            raise CceError(f"{shown}: unknown key {quoted(key)} (expected a [backends.NAME] table or languages)")
+    tables = document.get("backends", {})
+    if not isinstance(tables, dict):
+        raise CceError(f"{shown}: backends: expected a table of [backends.NAME] tables, got {_show(tables)}")
+    backends = {name: _backend(shown, name, tables[name], directory) for name in sorted(tables)}
+    return ProjectConfig(shown, MappingProxyType(backends), languages=_languages(shown, document.get("languages", [])))
+
+
+def _languages(shown: str, value: Any) -> tuple[str, ...]:
+    """The top-level `languages` array, checked against the packs there are."""
+    if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+        raise CceError(f'{shown}: languages: expected an array of language names, e.g. ["go", "java"], '
+                       f"got {_show(value)}")
+    try:
+        return check_languages(value)
+    except CceError as exc:
+        raise CceError(f"{shown}: languages: {exc.message}") from None
+
+
+def _table_name(name: str) -> str:
+    return f"[backends.{name if _BARE_KEY.match(name) else quoted(name)}]"
+
+
+def _backend(shown: str, name: str, table: Any, directory: str) -> BackendSpec:
+    where = f"{shown}: {_table_name(name)}"
+    if name in BUILTIN_BACKENDS:
+        raise CceError(f"{where}: {quoted(name)} is a built-in backend; give the variant another name")
+    if not _NAME.match(name):
+        raise CceError(f"{where}: a backend name is letters, digits, '.', '_' and '-', starting with a "
+                       "letter or digit")
+    if not isinstance(table, dict):
+        raise CceError(f"{where}: expected a table, got {_show(table)}")
+    kinds = [k for k in ("base", "command", "url") if k in table]
+    if len(kinds) != 1:
+        got = "none" if not kinds else " and ".join(kinds)
+        raise CceError(f'{where}: expected exactly one of base = "bm25"|"vector"|"hybrid", '
+                       f'command = ["program", "arg", ...] or url = "http://..."; got {got}')
+    if kinds == ["base"]:
+        return _variant(where, table)
+    _check_keys(where, table, kinds[0], _EXTERNAL_KEYS, f"a {kinds[0]} retriever")
+    timeout = _value(where, table, "timeout", _POSITIVE, DEFAULT_TIMEOUT)
+    if kinds == ["command"]:
+        command = table["command"]
+        if not (isinstance(command, list) and command and all(isinstance(a, str) and a for a in command)):
+            raise CceError(f'{where} command: expected a non-empty array of non-empty strings, e.g. '
+                           f'["python3", "retriever.py"], got {_show(command)}')
+        return CommandRetriever(tuple(command), directory, timeout)
+    url = table["url"]
+    if not (isinstance(url, str) and urlsplit(url).scheme in ("http", "https") and urlsplit(url).netloc):
+        raise CceError(f'{where} url: expected an http:// or https:// URL, got {_show(url)}')
+    return HttpRetriever(url, timeout)
+
+
+def _variant(where: str, table: dict) -> Variant:
+    base = table["base"]
+    if base not in BUILTIN_BACKENDS:
+        raise CceError(f'{where} base: expected "bm25", "vector" or "hybrid", got {_show(base)}')
+    allowed = BASE_PARAMETERS[base]
+    _check_keys(where, table, "base", allowed, f'base "{base}"')
+    changes = {key: _value(where, table, key, PARAMETERS[key], None) for key in table if key != "base"}
+    return Variant(base, replace(REFERENCE_PARAMS, **changes))
+
+
+def _check_keys(where: str, table: dict, kind: str, allowed: tuple[str, ...], what: str) -> None:
+    takes = f"{what} takes {', '.join(allowed)}" if allowed else f"{what} takes no parameters"
+    for key in table:
+        if key == kind or key in allowed:
+            continue
+        if key in PARAMETERS or key in _EXTERNAL_KEYS:
+            raise CceError(f"{where} {key}: does not apply here ({takes})")
+        raise CceError(f"{where} {_key(key)}: unknown key ({takes})")
+
+
+def _value(where: str, table: dict, key: str, param: _Param, default: Any) -> Any:
+    if key not in table:
+        return default
+    value = table[key]
+    if not param.valid(value):
+        raise CceError(f"{where} {key}: expected {param.expected}, got {_show(value)}")
+    return param.convert(value)
+
+
+def _key(key: str) -> str:
+    return key if _BARE_KEY.match(key) else quoted(key)
+
+
+def _show(value: Any) -> str:
+    """A value as TOML writes it (tables and arrays by shape), for error messages."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return quoted(value)
+    if isinstance(value, float):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf") if math.isinf(value) else repr(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_show(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "a table"
+    return quoted(str(value))
