@@ -41,6 +41,9 @@ class Case:
     query: str
     anchors: tuple[Anchor, ...]
     k: int
+    # One grade (≥ 1) per anchor, from the optional `grades` object; None when the case has none
+    # or the set was parsed without reading grades (the reference ignores the field).
+    grades: tuple[int, ...] | None = None
 
     @property
     def ranged(self) -> bool:
@@ -57,8 +60,11 @@ class FixtureSet:
     cases: tuple[Case, ...]
 
 
-def load_fixtures(path: str) -> FixtureSet:
-    """Read `path` as strict UTF-8 (no BOM stripping, no newline translation) and parse it (E1)."""
+def load_fixtures(path: str, *, grades: bool = False) -> FixtureSet:
+    """Read `path` as strict UTF-8 (no BOM stripping, no newline translation) and parse it (E1).
+
+    `grades=True` also reads and checks each case's optional `grades` object (see `parse_fixtures`).
+    """
     try:
         with open(path, "rb") as handle:
             data = handle.read()
@@ -74,11 +80,16 @@ def load_fixtures(path: str) -> FixtureSet:
         raise CceError(
             f"could not read fixtures {_display_path(path)}: stream did not contain valid UTF-8"
         ) from exc
-    return parse_fixtures(text, path)
+    return parse_fixtures(text, path, grades=grades)
 
 
-def parse_fixtures(text: str, path: str) -> FixtureSet:
-    """Parse fixture text; the first offending line in file order fails the whole set (E2–E14)."""
+def parse_fixtures(text: str, path: str, *, grades: bool = False) -> FixtureSet:
+    """Parse fixture text; the first offending line in file order fails the whole set (E2–E14).
+
+    The reference ignores unknown fields, `grades` included, so by default it is not even looked
+    at: a malformed `grades` object cannot fail a reference-compatible run. Options that use
+    graded relevance (`--metrics`, `--trec-qrels`, `validate`) pass `grades=True`.
+    """
     corpus: str | None = None
     header_seen = False
     cases: list[Case] = []
@@ -105,7 +116,7 @@ def parse_fixtures(text: str, path: str) -> FixtureSet:
             declared = value.get("corpus")
             corpus = declared if isinstance(declared, str) and declared else None
             continue
-        cases.append(_parse_case(value, number))
+        cases.append(_parse_case(value, number, grades))
     if not cases:
         raise CceError("fixture set contains no query cases")
     return FixtureSet(path=path, corpus=corpus, cases=tuple(cases))
@@ -128,8 +139,9 @@ def corpus_dir(fixture_path: str, header_corpus: str) -> str:
 # --- cases -----------------------------------------------------------------------------------
 
 
-def _parse_case(obj: dict[str, object], number: int) -> Case:
-    """Checks in the reference's order: query (E6), expected (E7), each anchor (E8–E12), k (E13)."""
+def _parse_case(obj: dict[str, object], number: int, read_grades: bool) -> Case:
+    """Checks in the reference's order: query (E6), expected (E7), each anchor (E8–E12), k (E13),
+    then, when asked, our `grades` extension."""
     query = obj.get("query")
     if not isinstance(query, str) or not rust_trim(query):
         raise CceError(f'fixture line {number}: missing or empty "query"')
@@ -155,7 +167,32 @@ def _parse_case(obj: dict[str, object], number: int) -> Case:
         query=rust_trim(query),
         anchors=tuple(anchors),
         k=k,
+        grades=_parse_grades(obj, expected, number) if read_grades else None,
     )
+
+
+def _parse_grades(obj: dict[str, object], expected: list[object], number: int) -> tuple[int, ...] | None:
+    """The optional `grades` object, one grade per anchor (an anchor it does not name gets 1).
+
+    Keys are anchors exactly as written in `expected`. Grades are positive integers because they
+    become TREC qrels relevance levels: a 0 would make an anchor listed as expected not relevant,
+    and trec_eval reads only integers.
+    """
+    if "grades" not in obj:
+        return None
+    grades = obj["grades"]
+    if not isinstance(grades, dict):
+        raise CceError(f'fixture line {number}: "grades" must be an object mapping anchors of "expected" '
+                       "to positive integer grades")
+    checked: dict[str, int] = {}
+    for key, value in grades.items():
+        if key not in expected:
+            raise CceError(f'fixture line {number}: "grades" names {rust_debug_str(key)}, '
+                           'which is not an anchor in "expected"')
+        if type(value) is not int or value < 1:
+            raise CceError(f"fixture line {number}: grade of {rust_debug_str(key)} must be a positive integer")
+        checked[key] = value
+    return tuple(checked.get(text, 1) for text in expected)
 
 
 # --- JSON, with serde_json's accept/reject rules ---------------------------------------------

@@ -96,6 +96,21 @@ def code_span(text: str, *, in_table: bool = False) -> str:
     return f"{fence}{content}{fence}"
 
 
+def code_block(text: str, info: str = "") -> str:
+    """`text` verbatim in a fenced code block that no line of it can close.
+
+    For multi-line untrusted text such as a golden report's diff: inside a code block nothing is
+    Markdown, HTML, a mention or a reference, so only the fence needs care. It is backticks, one
+    more than the longest backtick run in `text` and at least three, so no line can end the block
+    early (a closing fence must be at least as long). Lines keep their text; control characters
+    and bidirectional overrides become U+FFFD as in `one_line`. `info` (e.g. ``diff``) is ours.
+    """
+    lines = [_UNSAFE.sub("\ufffd", line) for line in text.splitlines()]
+    longest = max((len(run) for line in lines for run in _BACKTICK_RUN.findall(line)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return "\n".join([fence + info, *lines, fence])
+
+
 def details(summary: str, body: str) -> str:
     """A collapsed ``<details>`` block.
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from cce_relevance.evaluation.harness import BackendReport
-from cce_relevance.evaluation.metrics import METRICS
+from cce_relevance.evaluation.metrics import METRICS, MetricSpec
 from cce_relevance.reporting.numbers import format6, signed6
 from cce_relevance.stats.paired import PairedTest
 
@@ -30,6 +30,15 @@ def render_summary(corpus: str, embedder: str, queries: int, reports: Sequence[B
         for r in with_tokens:
             t = r.tokens
             out.append(_row(r.backend, [format6(t.precision), format6(t.recall), format6(t.iou)]))
+    return "".join(out)
+
+
+def render_rank_metrics(reports: Sequence[BackendReport], specs: Sequence[MetricSpec]) -> str:
+    """The `--metrics` table: macro means of the requested rank metrics per backend."""
+    out = ["\n", "  rank metrics over corpus judgments (relevant = a chunk matching an anchor)\n",
+           _row("backend", [m.label for m in specs])]
+    for r in reports:
+        out.append(_row(r.backend, [format6(getattr(r.ranking, m.attr)) for m in specs]))
     return "".join(out)
 
 

@@ -13,7 +13,7 @@ import re
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from cce_relevance.reporting.markdown_safe import code_span, details, escape_md, one_line
+from cce_relevance.reporting.markdown_safe import code_block, code_span, details, escape_md, one_line
 
 ZWSP = "\u200b"
 
@@ -147,3 +147,18 @@ def test_details_escapes_the_summary_and_keeps_the_body() -> None:
     assert block == (
         "<details><summary>12 unchanged &lt;queries&gt; @&#8203;here</summary>\n\n" + body + "\n\n</details>"
     )
+
+
+@given(st.lists(st.text(alphabet="`~ ax\u202e\x07", max_size=12), max_size=6))
+def test_code_block_cannot_be_closed_by_its_content(lines: list[str]) -> None:
+    block = code_block("\n".join(lines), "diff").split("\n")
+    fence = block[0].removesuffix("diff")
+    assert set(fence) == {"`"} and len(fence) >= 3 and block[-1] == fence
+    # CommonMark: a closing fence is a line of at least as many backticks, up to 3 spaces before it
+    assert not any(re.fullmatch(r" {0,3}" + fence + r"`*\s*", line) for line in block[1:-1])
+    assert not any(re.search("[\u202e\x07]", line) for line in block)
+
+
+def test_code_block_examples() -> None:
+    assert code_block("-a\n+b\n", "diff") == "```diff\n-a\n+b\n```"
+    assert code_block("````\n") == "`````\n````\n`````"

@@ -1,0 +1,119 @@
+"""Anchor hygiene: anchors that resolve to nothing in the corpus, and cases no backend can satisfy.
+
+An anchor is *stale* when no chunk of the indexed corpus matches it (harness.md §2.5): no ranking
+can ever retrieve it, so a miss on it says nothing about retrieval. Each stale anchor gets the
+most specific reason, checked in this order: its file is not indexed, its kind does not occur
+(in that file, or anywhere for `#kind`), its range starts past the end of the file, or no chunk
+of the file (of that kind) overlaps the range. A case whose anchors are all stale cannot be
+satisfied by any backend. Duplicate case ids are reported too: comparisons pair queries by id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from cce_relevance.evaluation.anchors import Anchor
+from cce_relevance.evaluation.fixtures import Case
+from cce_relevance.retrieval.chunk import Chunk
+from cce_relevance.strings import quoted
+
+STALE_CODES = ("missing-file", "missing-kind", "range-past-end", "no-chunk-in-range")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem. `anchor` is the anchor's canonical text, or None for a problem of the whole case."""
+
+    code: str  # one of STALE_CODES, "unsatisfiable" or "duplicate-id"
+    line: int
+    case_id: str
+    anchor: str | None
+    message: str
+
+
+@dataclass(frozen=True)
+class Validation:
+    fixtures: str
+    corpus: str
+    cases: int
+    anchors: int
+    findings: tuple[Finding, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings
+
+    def stale_anchors(self) -> dict[str, tuple[str, ...]]:
+        """Query id → its stale anchors, for every query that has one (ids in fixture order).
+
+        What a report needs to label a miss as "stale anchor" rather than "ranking miss".
+        """
+        stale: dict[str, tuple[str, ...]] = {}
+        for f in self.findings:
+            if f.code in STALE_CODES and f.anchor is not None:
+                stale[f.case_id] = (*stale.get(f.case_id, ()), f.anchor)
+        return stale
+
+    def unsatisfiable(self) -> tuple[str, ...]:
+        """Ids of the queries none of whose anchors resolves: every backend scores 0 on them."""
+        return tuple(f.case_id for f in self.findings if f.code == "unsatisfiable")
+
+
+class _Corpus:
+    """What the diagnosis needs to know about the indexed corpus."""
+
+    def __init__(self, chunks: Sequence[Chunk], line_counts: Mapping[str, int]) -> None:
+        self.chunks = chunks
+        self.line_counts = line_counts
+        self.kinds_by_file: dict[str, set[str]] = {}
+        for c in chunks:
+            self.kinds_by_file.setdefault(c.file_path, set()).add(c.kind)
+        self.kinds = set().union(*self.kinds_by_file.values())
+
+    def resolves(self, anchor: Anchor) -> bool:
+        return any(anchor.matches(c.file_path, c.kind, c.start_line, c.end_line) for c in self.chunks)
+
+    def diagnose(self, anchor: Anchor) -> tuple[str, str]:
+        """(code, message) for an anchor that resolves to nothing."""
+        path, kind = anchor.path, anchor.kind
+        if path is None:  # `#kind`: the grammar allows no range without a path
+            return "missing-kind", f"no chunk of kind {quoted(kind or '')} anywhere in the corpus"
+        if path not in self.kinds_by_file:
+            return "missing-file", f"no file {quoted(path)} in the corpus (missing, ignored, or not indexed as text)"
+        present = self.kinds_by_file[path]
+        if kind is not None and kind not in present:
+            return "missing-kind", (f"{quoted(path)} has no chunk of kind {quoted(kind)} "
+                                    f"(its kinds: {', '.join(sorted(present))})")
+        a, b = anchor.range or (0, 0)  # path exists and the kind occurs in it, so the range is why
+        lines = self.line_counts.get(path)
+        if lines is not None and a > lines:
+            return "range-past-end", f"{quoted(path)} has {lines} lines; lines {a}-{b} are past its end"
+        of_kind = f"chunk of kind {quoted(kind)}" if kind is not None else "chunk"
+        return "no-chunk-in-range", f"no {of_kind} of {quoted(path)} overlaps lines {a}-{b}"
+
+
+def validate_cases(fixtures: str, corpus: str, cases: Sequence[Case], chunks: Sequence[Chunk],
+                   line_counts: Mapping[str, int]) -> Validation:
+    """Check every anchor of every case against the corpus chunks; `line_counts` gives each
+    indexed file's number of lines (for the "past the end" reason)."""
+    index = _Corpus(chunks, line_counts)
+    findings: list[Finding] = []
+    first_line: dict[str, int] = {}
+    for case in cases:
+        if case.id in first_line:
+            findings.append(Finding("duplicate-id", case.line, case.id, None,
+                                    f"the id is also used on line {first_line[case.id]}; "
+                                    "comparisons pair queries by id"))
+        first_line.setdefault(case.id, case.line)
+        stale = 0
+        for anchor in case.anchors:
+            if index.resolves(anchor):
+                continue
+            stale += 1
+            code, message = index.diagnose(anchor)
+            findings.append(Finding(code, case.line, case.id, anchor.display(), message))
+        if stale == len(case.anchors):
+            findings.append(Finding("unsatisfiable", case.line, case.id, None,
+                                    "no backend can satisfy this case: none of its anchors resolves to a chunk"))
+    return Validation(fixtures, corpus, len(cases), sum(len(c.anchors) for c in cases), tuple(findings))

@@ -1,0 +1,39 @@
+"""Renderings of `validate`: human text and the `cce.relevance.validate/v1` JSON document."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cce_relevance.evaluation.validation import Validation
+from cce_relevance.reporting.terminal import terminal_safe
+from cce_relevance.strings import quoted
+
+VALIDATE_SCHEMA = "cce.relevance.validate/v1"
+
+
+def validation_document(v: Validation) -> dict[str, Any]:
+    """Plain data; `problems` in fixture order, each with its code, line, case id, anchor and message."""
+    return {
+        "anchors": v.anchors,
+        "cases": v.cases,
+        "corpus": v.corpus,
+        "fixtures": v.fixtures,
+        "ok": v.ok,
+        "problems": [{"anchor": f.anchor, "code": f.code, "id": f.case_id, "line": f.line, "message": f.message}
+                     for f in v.findings],
+        "schema": VALIDATE_SCHEMA,
+    }
+
+
+def validation_text(v: Validation) -> str:
+    """A header, then one line per problem; names from the fixtures are quoted and escaped."""
+    out = [f"cce-relevance validate — {terminal_safe(v.fixtures)}\n", f"  corpus  : {terminal_safe(v.corpus)}\n",
+           f"  checked : {v.cases} cases, {v.anchors} anchors\n"]
+    if v.ok:
+        out.append("  ok: every anchor resolves to a chunk of the corpus\n")
+        return "".join(out)
+    out.append(f"  problems: {len(v.findings)}\n\n")
+    for f in v.findings:
+        where = f"case {quoted(f.case_id)}" + (f", anchor {quoted(f.anchor)}" if f.anchor is not None else "")
+        out.append(f"  line {f.line}: {f.code}: {where}: {f.message}\n")
+    return "".join(out)
