@@ -1,0 +1,99 @@
+"""The Action's output directory, `.cce-relevance/` at the workspace root.
+
+The `report` and `compare` outputs are paths, not contents (outputs share a 1 MB budget per job,
+P8), so the files they name must be readable by the steps that follow, which run on the host:
+hence inside `GITHUB_WORKSPACE`, the only mount the host shares with the container for this
+purpose. The directory belongs to the Action and is replaced on every run; a `.gitignore` inside
+keeps it out of `git status` and out of any commit a later step makes. The container runs as
+root on a workspace owned by the runner's user, so everything written here is handed back to the
+workspace's owner (P4), or later steps could not delete or overwrite it.
+
+Layout:
+  report.md                the full Markdown report (the comment and summary may be trimmed)
+  compare.json             `cce.relevance.action/v1`: per set its status, golden, comparison
+  sets/NN-NAME/base.json   the run report at base (`cce.relevance.report/v2`), when scored there
+  sets/NN-NAME/head.json   the same at head; `cce-relevance compare` accepts the pair
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from cce_relevance.action.scoring import SetResult
+from cce_relevance.errors import CceError
+from cce_relevance.reporting.canonical_json import dumps_report
+
+OUTPUT_DIR = ".cce-relevance"
+
+
+@dataclass(frozen=True)
+class OutputFiles:
+    """Workspace-relative POSIX paths of the files the outputs name."""
+
+    report: str
+    compare: str
+
+
+def fresh_output_dir(workspace: Path) -> Path:
+    """An empty `.cce-relevance/` in the workspace, replacing the one a previous run left.
+
+    The checkout is pull-request content: a `.cce-relevance` that is a file or a symlink (which
+    could point anywhere) is refused rather than followed or deleted.
+    """
+    path = workspace / OUTPUT_DIR
+    if path.is_symlink() or (path.exists() and not path.is_dir()):
+        raise CceError(
+            f"{OUTPUT_DIR} in the workspace is not a directory: the Action writes its reports there",
+            hint=f"remove {OUTPUT_DIR} from the repository",
+        )
+    if path.exists():
+        shutil.rmtree(path)
+    path.mkdir()
+    _write(path / ".gitignore", "# written by the cce-relevance Action on every run\n*\n")
+    return path
+
+
+def save_reports(directory: Path, workspace: Path, sets: tuple[SetResult, ...]) -> dict[str, dict[str, str]]:
+    """Each set's run reports under `sets/`; returns fixture → side → workspace-relative path."""
+    saved: dict[str, dict[str, str]] = {}
+    for number, result in enumerate(sets, start=1):
+        folder = directory / "sets" / f"{number:02d}-{PurePosixPath(result.fixture).stem}"
+        folder.mkdir(parents=True)
+        for side, text in (("base", result.base), ("head", result.head)):
+            if text is not None:
+                _write(folder / f"{side}.json", text)
+                saved.setdefault(result.fixture, {})[side] = _relative(folder / f"{side}.json", workspace)
+    return saved
+
+
+def save_summary(directory: Path, workspace: Path, markdown: str, document: dict[str, Any]) -> OutputFiles:
+    """The full Markdown report and the `compare` document."""
+    _write(directory / "report.md", markdown if markdown.endswith("\n") else markdown + "\n")
+    _write(directory / "compare.json", dumps_report(document))
+    return OutputFiles(
+        _relative(directory / "report.md", workspace), _relative(directory / "compare.json", workspace)
+    )
+
+
+def give_to_workspace_owner(path: Path, workspace: Path) -> None:
+    """chown `path` and everything below it to the owner of `workspace`, when we are root and
+    they differ (GitHub runs container actions as root on a workspace owned by the runner)."""
+    owner = workspace.stat()
+    if os.geteuid() != 0 or (owner.st_uid, owner.st_gid) == (0, 0):
+        return
+    os.chown(path, owner.st_uid, owner.st_gid, follow_symlinks=False)
+    for root, dirs, files in os.walk(path):
+        for name in dirs + files:
+            os.chown(os.path.join(root, name), owner.st_uid, owner.st_gid, follow_symlinks=False)
+
+
+def _write(path: Path, text: str) -> None:
+    path.write_text(text, encoding="utf-8", newline="")
+
+
+def _relative(path: Path, workspace: Path) -> str:
+    return path.relative_to(workspace).as_posix()

@@ -1,0 +1,238 @@
+"""The Action's entry point (`entrypoint.py`, `cce-relevance action`): score, report, gate, comment.
+
+One run, in an order chosen so that nothing optional can change the result (P17):
+
+1. read and validate the inputs, find the repository, trust it (`safe.directory`), resolve the
+   base and head commits and score every fixture set in a worktree of each (`scoring`);
+2. decide the verdict and the gates from the same facts (`report.Outcome`);
+3. write the report files, the step outputs and the step summary, print the annotations, and fix
+   the exit code;
+4. only then post or update the pull request comment. Posting is best effort: a failure to post
+   is a warning and never changes the exit code.
+
+Exit codes: 0 success, 1 a gate failed (`fail-on`), 2 a configuration error (bad inputs,
+missing history, a fixture, corpus or golden outside the repository, a missing golden). Expected
+failures print one `::error::` annotation (and the step summary explains), never a traceback.
+
+Log hygiene: untrusted text (anything read from the trees: paths, diffs) reaches the log only
+inside annotations, whose data cannot hold a line break, or through `neutralize_untrusted`; the
+token is never printed.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from cce_relevance import __version__
+from cce_relevance.action.comment import comment_marker, fit_body, upsert_comment
+from cce_relevance.action.files import (
+    OutputFiles,
+    fresh_output_dir,
+    give_to_workspace_owner,
+    save_reports,
+    save_summary,
+)
+from cce_relevance.action.git import (
+    PULL_REQUEST_EVENTS,
+    CommitPair,
+    find_repository,
+    mark_safe_directory,
+    resolve_commits,
+)
+from cce_relevance.action.github import GitHubClient, GitHubError
+from cce_relevance.action.inputs import ActionInputs, GitHubContext, read_inputs
+from cce_relevance.action.report import TITLE, Markdown, Outcome, action_document, render
+from cce_relevance.action.scoring import score_commits
+from cce_relevance.action.workflow_commands import (
+    STEP_SUMMARY_LIMIT,
+    annotation,
+    append_step_summary,
+    error_annotation,
+    neutralize_untrusted,
+    set_outputs,
+)
+from cce_relevance.errors import EXIT_GATE_FAILED, EXIT_OK, CceError
+from cce_relevance.reporting.markdown_safe import escape_md
+from cce_relevance.reporting.numbers import signed6
+
+ANNOTATION_CAP = 10  # the runner shows at most 10 annotations of a kind per step (P10)
+
+
+def main() -> int:
+    """Run the Action from `os.environ`; returns the exit code."""
+    _ensure_home()
+    inputs: ActionInputs | None = None
+    try:
+        inputs = read_inputs(os.environ)
+        return _run(inputs)
+    except CceError as exc:
+        _report_configuration_error(exc, inputs)
+        return exc.exit_code
+
+
+def _ensure_home() -> None:
+    """`git config --global` (for `safe.directory`) needs a HOME; a bare `docker run` may lack one."""
+    if not os.environ.get("HOME"):
+        os.environ["HOME"] = tempfile.mkdtemp(prefix="cce-home-")
+
+
+def _run(inputs: ActionInputs) -> int:
+    repo, commits, outcome = _evaluate(inputs)
+    github = inputs.github
+    verdict = outcome.verdict()
+    markdown = render(outcome, verdict, commits, comment_marker(inputs.comment_key), _run_url(github))
+    files = _save(github.workspace, outcome, verdict, commits, markdown)
+    if github.output_path is not None:
+        drift = "true" if outcome.drifted else "false"
+        outputs = {"report": files.report, "compare": files.compare, "drift": drift, "verdict": verdict}
+        set_outputs(github.output_path, outputs)
+    if github.step_summary_path is not None:
+        _write_summary(github.step_summary_path, markdown, files)
+    print(verdict, flush=True)
+    _print_findings(outcome, inputs, repo)
+    print(f"Full report: {files.report}", flush=True)
+    code = EXIT_GATE_FAILED if outcome.gate_failed(inputs.fail_on) else EXIT_OK
+    url = _comment(inputs, markdown) if _wants_comment(inputs) else ""
+    if github.output_path is not None:
+        set_outputs(github.output_path, {"comment-url": url})
+    return code
+
+
+def _evaluate(inputs: ActionInputs) -> tuple[Path, CommitPair, Outcome]:
+    """The repository, the two commits, and every fixture set scored at both."""
+    repo = find_repository(inputs.working_directory)
+    mark_safe_directory(repo)
+    commits = resolve_commits(inputs.github.event_name, inputs.github.event, inputs, repo)
+    print(f"cce-relevance {__version__}: base {commits.base or '(none)'} -> head {commits.head}", flush=True)
+    return (
+        repo,
+        commits,
+        Outcome(score_commits(repo, commits, inputs), inputs.regression_metric, inputs.alpha),
+    )
+
+
+def _save(
+    workspace: Path, outcome: Outcome, verdict: str, commits: CommitPair, markdown: Markdown
+) -> OutputFiles:
+    directory = fresh_output_dir(workspace)
+    try:
+        reports = save_reports(directory, workspace, outcome.sets)
+        document = action_document(outcome, verdict, commits, reports)
+        return save_summary(directory, workspace, markdown.whole(), document)
+    finally:
+        give_to_workspace_owner(directory, workspace)
+
+
+def _run_url(github: GitHubContext) -> str | None:
+    if not github.repository or not github.run_id:
+        return None
+    return f"{github.server_url}/{github.repository}/actions/runs/{github.run_id}"
+
+
+def _write_summary(path: Path, markdown: Markdown, files: OutputFiles) -> None:
+    """The report in the step summary, trimmed to what the runner accepts (P9)."""
+    existing = path.stat().st_size if path.exists() else 0
+    body = fit_body(
+        markdown.head,
+        list(markdown.sections),
+        markdown.tail,
+        limit=STEP_SUMMARY_LIMIT - existing - 1,  # append_step_summary may add a final newline
+        full_report=f"`{files.report}`",
+        measure=lambda text: len(text.encode()),
+    )
+    append_step_summary(path, body)
+
+
+def _print_findings(outcome: Outcome, inputs: ActionInputs, repo: Path) -> None:
+    """Annotations on the drifted goldens and regressed fixture files, then each drift's diff."""
+    subdir = inputs.working_directory.relative_to(repo)
+    regression_kind = "error" if inputs.fail_on == "regression" else "warning"
+    lines = [
+        error_annotation(
+            f"The head report of {s.fixture} no longer matches the golden report {s.golden.path}; "
+            "the diff is in the log and the job summary.",
+            file=(subdir / s.golden.path).as_posix(),
+            title="cce-relevance: golden drift",
+        )
+        for s in outcome.drifted
+        if s.golden is not None
+    ]
+    lines += [
+        annotation(
+            regression_kind,
+            f"{f.stats.label} got significantly worse on {f.backend}: mean delta "
+            f"{signed6(f.stats.test.mean_delta)}, p={f.stats.test.p:.3g} < alpha {inputs.alpha:g}.",
+            file=(subdir / f.fixture).as_posix(),
+            title="cce-relevance: significant regression",
+        )
+        for f in outcome.regressions
+    ]
+    for line in lines[:ANNOTATION_CAP]:
+        print(line)
+    if len(lines) > ANNOTATION_CAP:
+        print(annotation("notice", f"{len(lines) - ANNOTATION_CAP} more findings are in the job summary."))
+    for s in outcome.drifted:
+        if s.golden is not None:
+            print(neutralize_untrusted(s.golden.diff.rstrip("\n")))
+
+
+def _wants_comment(inputs: ActionInputs) -> bool:
+    return inputs.comment and inputs.github.event_name in PULL_REQUEST_EVENTS
+
+
+def _comment(inputs: ActionInputs, markdown: Markdown) -> str:
+    """Create or update the pull request comment; the URL, or '' (with a warning) when not posted."""
+    github = inputs.github
+    number = _pull_request_number(github.event)
+    if not inputs.github_token or number is None or not github.repository:
+        missing = (
+            "github-token" if not inputs.github_token else "the pull request number or GITHUB_REPOSITORY"
+        )
+        print(
+            annotation("warning", f"Not commenting: {missing} is missing. The report is in the job summary.")
+        )
+        return ""
+    run_url = _run_url(github)
+    body = fit_body(
+        markdown.head,
+        list(markdown.sections),
+        markdown.tail,
+        full_report=f"[the job summary of this run]({run_url})" if run_url else "the job summary",
+    )
+    try:
+        with GitHubClient(github.api_url, inputs.github_token) as client:
+            result = upsert_comment(
+                client, github.repository, number, body, comment_marker(inputs.comment_key)
+            )
+    except (GitHubError, ValueError) as exc:
+        # ValueError: an argument was refused before any request (GITHUB_API_URL, the token's
+        # characters, GITHUB_REPOSITORY). The gate is already decided; posting is best effort.
+        print(annotation("warning", f"Could not post the pull request comment: {exc}"))
+        return ""
+    if result.warning:
+        print(annotation("warning", result.warning))
+        return ""
+    print(f"Pull request comment {result.action}: {result.url}", flush=True)
+    return result.url or ""
+
+
+def _pull_request_number(event: Mapping[str, Any]) -> int | None:
+    number = (event.get("pull_request") or {}).get("number")
+    return number if isinstance(number, int) and not isinstance(number, bool) and number > 0 else None
+
+
+def _report_configuration_error(exc: CceError, inputs: ActionInputs | None) -> None:
+    """One `::error::` line in the log; the step summary repeats it with the hint, when known."""
+    message = f"{exc.message} (hint: {exc.hint})" if exc.hint else exc.message
+    print(error_annotation(message, title="cce-relevance: configuration error"), flush=True)
+    if inputs is None or inputs.github.step_summary_path is None:
+        return
+    hint = f"\n\nHint: {escape_md(exc.hint)}" if exc.hint else ""
+    append_step_summary(
+        inputs.github.step_summary_path,
+        f"{TITLE}\n\n**❌ Configuration error:** {escape_md(exc.message)}{hint}\n",
+    )

@@ -1,0 +1,184 @@
+"""Score every configured fixture set at the base and head commits, and check the goldens at head.
+
+Each side is its own detached `git worktree` (never the workspace checkout: for a pull request
+that is GitHub's ephemeral merge commit, P18). Everything read from a tree is data (fixtures,
+corpora, goldens): nothing from the head commit is ever executed, which is what makes running
+under `pull_request_target` safe for this Action. Because the head is untrusted, every path it
+supplies is confined to its worktree: a fixture, a corpus or a golden that escapes it through
+`..`, an absolute path or a symlink is a configuration error, checked before anything is read.
+
+Sets are scored with the working directory (inside the tree) as the current directory and the
+corpus passed as the header resolves it, so the report's `corpus` string is the one a local
+`cce-relevance run FIXTURE` from that directory prints, and base, head and the committed golden
+are comparable byte for byte.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shlex
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Literal
+
+from cce_relevance import api
+from cce_relevance.action.git import CommitPair, inside, worktree
+from cce_relevance.action.inputs import DEFAULT_BACKENDS, ActionInputs, expand_fixtures
+from cce_relevance.config_file import NO_CONFIG, ProjectConfig, find_config
+from cce_relevance.errors import CceError
+from cce_relevance.stats.comparison import BackendComparison
+
+SetStatus = Literal["paired", "head-only", "base-only"]
+
+
+@dataclass(frozen=True)
+class GoldenCheck:
+    """A configured golden compared with the head report; `diff` is '' when they match."""
+
+    path: str  # as configured: relative to the working directory, POSIX
+    diff: str
+    update: str  # the shell command that rewrites it, run from the working directory
+
+    @property
+    def drifted(self) -> bool:
+        return bool(self.diff)
+
+
+@dataclass(frozen=True)
+class SetResult:
+    """One fixture set: its report at each side where it exists (`cce.relevance.report/v2` text)."""
+
+    fixture: str  # as configured: relative to the working directory, POSIX
+    base: str | None
+    head: str | None
+    golden: GoldenCheck | None
+    primary: str = api.DEFAULT_PRIMARY  # the metric the full statistics lead with: the gated one
+
+    @property
+    def status(self) -> SetStatus:
+        if self.base is not None and self.head is not None:
+            return "paired"
+        return "head-only" if self.head is not None else "base-only"
+
+    @cached_property
+    def comparisons(self) -> list[BackendComparison] | None:
+        """Per backend, base → head paired by query id, with the full statistics (the comment always
+        shows them); None unless the set was scored on both sides."""
+        if self.base is None or self.head is None:
+            return None
+        return api.compare_saved(json.loads(self.base), json.loads(self.head), "base", "head",
+                                 stats_level="full", primary=self.primary)
+
+    def document(self, side: Literal["base", "head"]) -> Any:
+        """The report of one side as JSON data (the side must exist)."""
+        text = self.base if side == "base" else self.head
+        assert text is not None, f"{self.fixture} has no {side} report"
+        return json.loads(text)
+
+
+def score_commits(repo: Path, commits: CommitPair, inputs: ActionInputs) -> tuple[SetResult, ...]:
+    """Every fixture set found at head or base, scored where it exists; goldens checked at head.
+
+    At head the fixture patterns must match (a pattern matching nothing is a typo); at base they
+    may not (the change can add a set), and a set found on one side only is scored there.
+    """
+    subdir = inputs.working_directory.relative_to(repo)
+    with worktree(repo, commits.head) as tree:
+        head = _score_side("head", commits.head, tree, subdir, inputs, required=True)
+        goldens = _check_goldens(tree, subdir, head, inputs, commits.head)
+    base: dict[str, str] = {}
+    if commits.base is not None:
+        with worktree(repo, commits.base) as tree:
+            base = _score_side("base", commits.base, tree, subdir, inputs, required=False)
+    return tuple(
+        SetResult(fixture, base.get(fixture), head.get(fixture), goldens.get(fixture),
+                  primary=inputs.regression_metric)
+        for fixture in sorted(base.keys() | head.keys())
+    )
+
+
+@contextlib.contextmanager
+def _at(side: str, sha: str) -> Iterator[None]:
+    """Name the side and commit in any configuration error raised inside, keeping its hint."""
+    try:
+        yield
+    except CceError as exc:
+        raise CceError(f"at {side} {sha[:12]}: {exc.message}", exc.hint) from exc
+
+
+def _score_side(
+    side: str, sha: str, tree: Path, subdir: Path, inputs: ActionInputs, *, required: bool
+) -> dict[str, str]:
+    root = tree / subdir
+    with _at(side, sha):
+        fixtures = expand_fixtures(inputs.fixture_patterns, root, tree, required=required)
+        config = _project_config(tree, root)
+        # At base, a variant the change adds is left out, as a fixture set the change adds is: the
+        # comparison lists it as head-only. At head an unknown name is an error (a typo).
+        backends = inputs.backends if required else tuple(b for b in inputs.backends if b in config.names)
+        if not backends:
+            return {}
+        with contextlib.chdir(root):
+            return {fixture: _score_fixture(tree, root, fixture, backends, config) for fixture in fixtures}
+
+
+EXTERNAL_REFUSED = ("the Action runs no external retriever (it executes nothing from the repository it scores); "
+                    "score it with `cce-relevance run` in a step of your own")
+
+
+def _project_config(tree: Path, root: Path) -> ProjectConfig:
+    """The side's own `cce-relevance.toml` (variants only), vetted like every path the tree supplies."""
+    found = find_config(str(root))
+    if found is None:
+        return NO_CONFIG
+    shown = os.path.relpath(found, root)
+    if not inside(tree, Path(found)):
+        raise CceError(f"{shown} resolves outside the repository")
+    return api.load_config(shown, str(root)).without_external(EXTERNAL_REFUSED)
+
+
+def _score_fixture(tree: Path, root: Path, fixture: str, backends: tuple[str, ...], config: ProjectConfig) -> str:
+    """The fixture's report JSON; its corpus is vetted before a single file of it is read."""
+    corpus = api.fixture_corpus(fixture)
+    if not inside(tree, root / corpus):
+        raise CceError(
+            f"fixture {fixture}: its corpus {corpus!r} resolves outside the repository",
+            hint='point the header\'s "corpus" at a directory inside the repository, relative to the '
+            "fixture file",
+        )
+    return api.run(fixture, dir=corpus, backends=",".join(backends), config=config).to_json()
+
+
+def _check_goldens(
+    tree: Path, subdir: Path, head: dict[str, str], inputs: ActionInputs, sha: str
+) -> dict[str, GoldenCheck]:
+    """Each configured golden, read from the head tree, against the head report of its fixture."""
+    checks = {}
+    with _at("head", sha):
+        for fixture, golden in inputs.golden:
+            if fixture not in head:
+                raise CceError(
+                    f"input 'golden': fixture {fixture} is not in the head commit",
+                    hint="remove its line from 'golden', or add the fixture set back",
+                )
+            path = tree / subdir / golden
+            if not inside(tree, path):
+                raise CceError(f"input 'golden': {golden} resolves outside the repository")
+            update = update_golden_command(fixture, golden, inputs.backends)
+            diff = api.golden_diff(str(path), head[fixture], label=golden,
+                                   missing_hint=f"create it from the working directory with `{update}`, then commit it")
+            checks[fixture] = GoldenCheck(golden, diff, update)
+    return checks
+
+
+def update_golden_command(fixture: str, golden: str, backends: tuple[str, ...]) -> str:
+    """The command that writes `golden` as this Action scores `fixture`, quoted for pasting (the
+    names come from the pull request); `--backend` only when the input is not the CLI's default."""
+    words = ["cce-relevance", "run", fixture]
+    if backends != DEFAULT_BACKENDS:
+        words += ["--backend", ",".join(backends)]
+    return shlex.join([*words, "--golden", golden, "--update-golden"])

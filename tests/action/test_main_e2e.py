@@ -1,0 +1,227 @@
+"""The Action end to end: a real repository, a real event file, the entry point as a real process,
+and the loopback GitHub. See scenario.py for the history every test starts from.
+
+What the runner would do with the step's stdout is checked with the port of its command parser
+(test_workflow_commands.runner_commands), and the outputs with the port of its file reader.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.action.fake_github import FakeGitHub
+from tests.action.scenario import (
+    FIXTURE,
+    FIXTURES,
+    GOLDEN,
+    PR_NUMBER,
+    RANKING_CHANGE,
+    REPO,
+    ActionRun,
+    PullRequest,
+    RunnerDirs,
+    action_env,
+    run_entrypoint,
+)
+from tests.action.test_workflow_commands import runner_commands
+
+Act = Callable[..., ActionRun]
+
+
+@pytest.fixture
+def pr(tmp_path: Path) -> PullRequest:
+    return PullRequest(tmp_path)
+
+
+@pytest.fixture
+def act(pr: PullRequest, tmp_path: Path, fake_github: FakeGitHub) -> Act:
+    """Run the Action on the pull request's current head, as GitHub would after a push."""
+    dirs = RunnerDirs(tmp_path / "runner")
+
+    def run(*, token_input: str = "INPUT_GITHUB-TOKEN", owner: str | None = None, **inputs: str) -> ActionRun:
+        pr.check_out_merge()
+        if owner is not None:  # hand the checkout to the runner's user, as GitHub mounts it
+            subprocess.run(["chown", "-R", owner, str(pr.workspace)], check=True)
+        dirs.prepare(pr.event())
+        env = action_env(
+            dirs.places(pr.workspace),
+            fake_github.url,
+            fake_github.token,
+            token_input=token_input,
+            inputs=inputs,
+        )
+        return run_entrypoint(pr.workspace, dirs, env)
+
+    return run
+
+
+def annotations(run: ActionRun, kind: str) -> list[tuple[dict[str, str], str]]:
+    return [(props, data) for name, props, data in runner_commands(run.stdout) if name == kind]
+
+
+def compare_document(pr: PullRequest, run: ActionRun) -> dict:
+    return json.loads((pr.workspace / run.outputs["compare"]).read_text(encoding="utf-8"))
+
+
+def test_drift_fails_then_the_updated_golden_passes_and_one_comment_is_updated(
+    pr: PullRequest, act: Act, fake_github: FakeGitHub
+) -> None:
+    pr.push(RANKING_CHANGE, "h1: a reports module that also talks about invoice totals")
+
+    first = act(token_input="INPUT_GITHUB-TOKEN")
+
+    assert first.code == 1, first.stdout + first.stderr
+    assert first.outputs["drift"] == "true"
+    assert first.outputs["verdict"].startswith("❌ Golden drift in 1 report; MRR -0.166667 on bm25")
+    [(props, message)] = annotations(first, "error")
+    assert props["file"] == GOLDEN and FIXTURE in message
+    comments = fake_github.comments(REPO, PR_NUMBER)
+    assert len(comments) == 1 and first.outputs["comment-url"] == comments[0]["html_url"]
+    body = comments[0]["body"]
+    assert body.startswith("<!-- cce-relevance:v1 -->\n## Retrieval relevance\n\n**❌ Golden drift")
+    # bm25 and hybrid rank billing.py 3rd instead of 1st; vector loses it from the top 3
+    assert "| `invoice-total` | +0.000000 | +0.000000 | **-0.666667** 🔴 | +0.000000 |" in body
+    assert (
+        "| `invoice-total` | **-0.333333** 🔴 | **-1.000000** 🔴 | **-0.333333** 🔴 | **-0.500000** 🔴 |"
+        in body
+    )
+    assert "<details><summary>3 unchanged queries</summary>" in body
+    assert "| MRR | -0.166667 | -1.000000 | 0.391002 |" in body
+    assert '-      "mrr": "1.000000",\n+      "mrr": "0.833333",' in body  # the drift's diff
+    assert f"head `{pr.head_sha[:7]}`" in body
+    assert first.summary.rstrip("\n") == body
+    assert (pr.workspace / first.outputs["report"]).read_text(encoding="utf-8").rstrip("\n") == body
+    document = compare_document(pr, first)
+    # the merge-base, not the event's moved-on base.sha; the head, not the workspace's merge commit
+    assert (document["base"], document["head"]) == (pr.merge_base(), pr.head_sha)
+    assert document["base"] != pr.base_sha
+
+    pr.update_golden("h2: accept the new ranking")
+    second = act(token_input="INPUT_GITHUB_TOKEN")
+
+    assert second.code == 0, second.stdout + second.stderr
+    assert second.outputs["drift"] == "false"
+    assert second.outputs["verdict"] == "✅ No golden drift; MRR -0.166667 on bm25 (p=0.391, not significant)"
+    assert annotations(second, "error") == []
+    [comment] = fake_github.comments(REPO, PR_NUMBER)
+    assert (
+        comment["id"] == comments[0]["id"] and second.outputs["comment-url"] == first.outputs["comment-url"]
+    )
+    assert "✅ matches `eval/search.golden.json`" in comment["body"]
+    assert "**-0.666667** 🔴" in comment["body"] and "Golden drift:" not in comment["body"]
+    assert [len(fake_github.requests_for(m)) for m in ("POST", "PATCH")] == [1, 1]
+
+
+def test_a_read_only_token_is_a_warning_and_the_gate_still_decides(
+    pr: PullRequest, act: Act, fake_github: FakeGitHub
+) -> None:
+    fake_github.read_only = True
+    pr.push(RANKING_CHANGE, "h1")
+
+    run = act()
+
+    assert run.code == 1
+    [(_, warning)] = annotations(run, "warning")
+    assert "403" in warning and "workflow_run" in warning
+    assert run.outputs["comment-url"] == "" and run.outputs["drift"] == "true"
+    assert fake_github.comments(REPO, PR_NUMBER) == []
+    assert fake_github.token not in run.stdout + run.stderr
+
+
+def test_fail_on_none_reports_drift_but_passes(pr: PullRequest, act: Act) -> None:
+    pr.push(RANKING_CHANGE, "h1")
+
+    run = act(**{"INPUT_FAIL-ON": "none", "INPUT_COMMENT": "false"})
+
+    assert run.code == 0 and run.outputs["drift"] == "true"
+    assert run.outputs["comment-url"] == ""
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {"eval/escape.jsonl": FIXTURES.replace('"../corpus"', '"../../.."')},
+        {"eval/escape.jsonl": FIXTURES.replace('"../corpus"', '"../corpus-link"'), "corpus-link": None},
+    ],
+    ids=["dot-dot", "symlink"],
+)
+def test_a_corpus_outside_the_repository_is_a_configuration_error(
+    pr: PullRequest, act: Act, fake_github: FakeGitHub, files: dict[str, str | None]
+) -> None:
+    if "corpus-link" in files:
+        del files["corpus-link"]
+        os.symlink("/", pr.workspace / "corpus-link")
+    pr.push({name: text for name, text in files.items() if text is not None}, "h1: a set reading outside")
+
+    run = act(INPUT_FIXTURES="eval/*.jsonl")
+
+    assert run.code == 2 and run.stderr == ""
+    [(props, message)] = annotations(run, "error")
+    assert props["title"] == "cce-relevance: configuration error"
+    assert "eval/escape.jsonl" in message and "outside the repository" in message
+    assert "Configuration error" in run.summary
+    assert fake_github.requests == [] and run.outputs == {}
+
+
+def test_a_set_added_by_the_pull_request_is_scored_at_head_and_labelled(
+    pr: PullRequest, act: Act, fake_github: FakeGitHub
+) -> None:
+    added = FIXTURES.splitlines()[0] + '\n{"id":"new-q","query":"format a price","expected":["billing.py"]}\n'
+    pr.push({"eval/added.jsonl": added}, "h1: a new fixture set")
+
+    run = act(INPUT_FIXTURES="eval/*.jsonl")
+
+    assert run.code == 0, run.stdout + run.stderr
+    body = fake_github.comments(REPO, PR_NUMBER)[0]["body"]
+    assert "| `eval/added.jsonl` | head only: new in this change | none configured |" in body
+    assert "| `eval/search.jsonl` | base → head | ✅ matches `eval/search.golden.json` |" in body
+    sets = {s["fixtures"]: s for s in compare_document(pr, run)["sets"]}
+    assert sets["eval/added.jsonl"]["status"] == "head-only" and sets["eval/added.jsonl"]["compare"] is None
+    assert set(sets["eval/added.jsonl"]["reports"]) == {"head"}
+    assert sets[FIXTURE]["status"] == "paired"
+
+
+def test_a_missing_golden_is_a_configuration_error_that_says_how_to_create_it(
+    pr: PullRequest, act: Act
+) -> None:
+    run = act(INPUT_GOLDEN=f"{FIXTURE}=eval/absent.golden.json")
+
+    assert run.code == 2
+    [(_, message)] = annotations(run, "error")
+    assert "golden report not found: eval/absent.golden.json" in message
+    assert "--update-golden" in message
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root, as in the container")
+def test_as_root_on_a_workspace_owned_by_the_runner_user(pr: PullRequest, act: Act) -> None:
+    """GitHub's situation: root in the container, the workspace owned by uid 1001 (P4, P5)."""
+    run = act(owner="1001:1001", INPUT_COMMENT="false")
+
+    assert run.code == 0, run.stdout + run.stderr  # git accepted the repository: safe.directory
+    not_owned = subprocess.run(
+        ["find", str(pr.workspace), "!", "-uid", "1001"], check=True, capture_output=True, text=True
+    ).stdout
+    assert not_owned == ""  # reports handed back, no root-owned worktree metadata left behind
+
+
+def test_the_cli_subcommand_is_the_same_entry_point(tmp_path: Path) -> None:
+    env = {"PATH": os.environ["PATH"], "GITHUB_WORKSPACE": str(tmp_path), "INPUT_FIXTURES": ""}
+    done = subprocess.run(
+        [sys.executable, "-m", "cce_relevance", "action"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+    assert done.returncode == 2 and done.stderr == ""
+    [(name, _, message)] = runner_commands(done.stdout)
+    assert name == "error" and message.startswith("input 'fixtures' is empty")

@@ -1,0 +1,87 @@
+"""The Action's `backends` input with variants from each side's `cce-relevance.toml`, end to end.
+
+The variants a change adds exist at head only, so at base they are left out and the comparison
+lists them as head-only; external retrievers are refused, because the Action executes nothing
+from the repository it scores.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from tests.action import test_main_e2e
+from tests.action.scenario import FIXTURE, ActionRun, PullRequest
+from tests.action.test_workflow_commands import runner_commands
+
+Act = Callable[..., ActionRun]
+
+VARIANT = '[backends.bm25-flat]\nbase = "bm25"\nbm25_b = 0\n'
+pr = test_main_e2e.pr  # the end-to-end fixtures: the scenario's pull request, the Action run on it
+act = test_main_e2e.act
+QUIET = {"INPUT_GOLDEN": "", "INPUT_COMMENT": "false"}  # no golden to drift, no comment to post
+
+
+def saved_report(pr: PullRequest, run: ActionRun, side: str) -> dict:
+    [entry] = json.loads((pr.workspace / run.outputs["compare"]).read_text(encoding="utf-8"))["sets"]
+    assert entry["fixtures"] == FIXTURE
+    return json.loads((pr.workspace / entry["reports"][side]).read_text(encoding="utf-8"))
+
+
+def errors(run: ActionRun) -> list[str]:
+    return [data for name, _, data in runner_commands(run.stdout) if name == "error"]
+
+
+def test_a_variant_added_by_the_change_is_scored_at_head_only(pr: PullRequest, act: Act) -> None:
+    pr.push({"cce-relevance.toml": VARIANT}, "h1: a BM25 variant without length normalisation")
+
+    run = act(**QUIET, INPUT_BACKENDS="bm25,bm25-flat")
+
+    assert run.code == 0, run.stdout + run.stderr
+    head = saved_report(pr, run, "head")
+    base = saved_report(pr, run, "base")
+    assert [b["backend"] for b in head["backends"]] == ["bm25", "bm25-flat"]
+    assert [b["backend"] for b in base["backends"]] == ["bm25"]
+    local = subprocess.run([sys.executable, "-m", "cce_relevance", "run", FIXTURE, "--backend", "bm25,bm25-flat",
+                            "--json"], cwd=pr.workspace, check=True, capture_output=True, text=True)
+    assert head["backends"] == json.loads(local.stdout)["backends"]  # what the CLI scores in that checkout
+
+
+def test_an_unknown_backend_at_head_is_a_configuration_error(pr: PullRequest, act: Act) -> None:
+    pr.push({"cce-relevance.toml": VARIANT}, "h1: a variant")
+
+    run = act(**QUIET, INPUT_BACKENDS="bm25,bm25-flt")
+
+    assert run.code == 2
+    [message] = errors(run)
+    assert 'unknown backend "bm25-flt" (expected bm25, vector, hybrid, or a backend of cce-relevance.toml: ' \
+           "bm25-flat)" in message
+
+
+def test_external_retrievers_are_never_run(pr: PullRequest, act: Act, tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    pr.push({"cce-relevance.toml": f'[backends.mine]\ncommand = ["touch", "{marker}"]\n'}, "h1: a retriever")
+
+    run = act(**QUIET, INPUT_BACKENDS="bm25,mine")
+
+    assert run.code == 2
+    [message] = errors(run)
+    assert 'backend "mine" is an external retriever: the Action runs no external retriever' in message
+    assert not marker.exists()
+
+
+def test_a_config_file_outside_the_repository_is_refused(pr: PullRequest, act: Act, tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere.toml"
+    outside.write_text(VARIANT, encoding="utf-8")
+    os.symlink(outside, pr.workspace / "cce-relevance.toml")
+    pr.push({}, "h1: a config file that points outside")
+
+    run = act(**QUIET, INPUT_BACKENDS="bm25")
+
+    assert run.code == 2
+    [message] = errors(run)
+    assert "cce-relevance.toml resolves outside the repository" in message
