@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from cce_relevance.retrieval.packs import Pack, pack_for_path, preorder
+from cce_relevance.retrieval.packs import REFERENCE_PACKS, Pack, PackSet, preorder
 from cce_relevance.retrieval.tokens import estimate_tokens
 
 FALLBACK_LANGUAGE = "plaintext"
@@ -74,9 +74,12 @@ def _definition_chunks(pack: Pack, path: str, source: bytes, root) -> list[Chunk
     return chunks
 
 
-def chunk_file(path: str, text: str) -> ChunkedFile:
-    """Chunks of one (already redacted) file in pre-order, and its imports for the graph."""
-    pack = pack_for_path(path)
+def chunk_file(path: str, text: str, packs: PackSet = REFERENCE_PACKS) -> ChunkedFile:
+    """Chunks of one (already redacted) file in pre-order, and its imports for the graph.
+
+    `packs` decides which extensions are parsed; a file none of them claims is one module chunk.
+    """
+    pack = packs.for_path(path)
     if pack is None:
         return ChunkedFile([module_chunk(path, text, FALLBACK_LANGUAGE)], [])
     source = text.encode("utf-8", "surrogateescape")

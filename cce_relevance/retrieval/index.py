@@ -17,8 +17,9 @@ import numpy as np
 from cce_relevance.config import REFERENCE_PARAMS, RankingParams
 from cce_relevance.retrieval.bm25 import BM25
 from cce_relevance.retrieval.chunk import Chunk, chunk_file
-from cce_relevance.retrieval.embed import HASH_EMBEDDER, hash_embed
+from cce_relevance.retrieval.embed import HASH_DOCUMENTS, HASH_EMBEDDER, DocumentEmbedder
 from cce_relevance.retrieval.graph import ImportGraph
+from cce_relevance.retrieval.packs import REFERENCE_PACKS, PackSet
 from cce_relevance.retrieval.redact import redact
 from cce_relevance.retrieval.tokens import ascii_lower, estimate_tokens
 from cce_relevance.retrieval.walk import walk
@@ -72,8 +73,13 @@ class Index:
         return self._bm25[key]
 
 
-def build_index(root: str | os.PathLike, protect_secrets: bool = True) -> Index:
-    """Walk, redact, chunk and hash-embed a corpus directory, in the reference's order."""
+def build_index(root: str | os.PathLike, protect_secrets: bool = True,
+                embedder: DocumentEmbedder = HASH_DOCUMENTS, languages: PackSet = REFERENCE_PACKS) -> Index:
+    """Walk, redact, chunk and embed a corpus directory, in the reference's order.
+
+    `languages` are the packs that chunk (retrieval/languages.py `enabled_packs`); the default is
+    the reference's six, which keeps every default output byte-identical to the reference.
+    """
     walked = walk(root, protect_secrets=protect_secrets)
     chunks: list[Chunk] = []
     file_imports: dict[str, list[str]] = {}
@@ -81,13 +87,13 @@ def build_index(root: str | os.PathLike, protect_secrets: bool = True) -> Index:
     for f in walked.files:
         text = redact(f.text) if protect_secrets else f.text
         file_tokens[f.path] = estimate_tokens(text)
-        chunked = chunk_file(f.path, text)
+        chunked = chunk_file(f.path, text, languages)
         if chunked.imports:
             file_imports[f.path] = chunked.imports
         chunks.extend(chunked.chunks)
-    for c in chunks:
-        c.embedding = hash_embed(c.content)
-    return Index(chunks, file_imports, file_tokens, HASH_EMBEDDER, walked.skipped)
+    for c, vector in zip(chunks, embedder.embed_all([c.content for c in chunks]), strict=True):
+        c.embedding = vector
+    return Index(chunks, file_imports, file_tokens, embedder.name, walked.skipped)
 
 
 def index_from_parts(chunks: Sequence[Chunk], file_imports: Mapping[str, Sequence[str]],

@@ -2,14 +2,16 @@
 
 Six packs, as in the reference (pipeline.md §6.1–§6.2, §6.7), each pinned to the grammar wheel
 version the spec names. A pack claims lowercase extensions; a file no pack claims becomes one
-whole-file `module` chunk. Import extraction only feeds the import graph (§11.11).
+whole-file `module` chunk. Import extraction only feeds the import graph (§11.11). An index chunks
+with a `PackSet`: these six by default, so default output stays the reference's; more languages
+are opt-in (retrieval/languages.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 
 from tree_sitter import Language, Node, Parser
 
@@ -38,7 +40,7 @@ class Pack:
         return "class" if kind in self.class_kinds else "function"
 
     def parser(self) -> Parser:
-        return _parser(self.name)
+        return _parser(self.load_language)
 
 
 def node_text(node: Node) -> str:
@@ -61,8 +63,8 @@ def preorder(root: Node) -> Iterator[Node]:
                 return
 
 
-def _dedup(names: list[str]) -> list[str]:
-    """First-seen order, empty names dropped."""
+def unique_names(names: list[str]) -> list[str]:
+    """First-seen order, empty names dropped: every extractor's result (§6.7)."""
     return [n for n in dict.fromkeys(names) if n]
 
 
@@ -83,7 +85,7 @@ def _python_imports(root: Node) -> list[str]:
             module = node.child_by_field_name("module_name")
             if module is not None:
                 found.append(_first_component(node_text(module)))
-    return _dedup(found)
+    return unique_names(found)
 
 
 def _ecmascript_imports(root: Node) -> list[str]:
@@ -103,12 +105,20 @@ def _ecmascript_imports(root: Node) -> list[str]:
         if name.startswith("@") and len(segments) > 1:
             name = f"{name}/{segments[1]}"
         found.append(name)
-    return _dedup(found)
+    return unique_names(found)
 
 
-def _strip_extension(segment: str) -> str:
+def path_stem(path: str) -> str:
+    """The last `/`-segment up to its last `.`, unless that dot is its first character (`.hidden`)."""
+    segment = path.split("/")[-1]
     dot = segment.rfind(".")
     return segment[:dot] if dot > 0 else segment
+
+
+def first_string_stem(node: Node) -> str:
+    """The file stem of the first `string_content` inside `node` (pre-order), "" if none (a require/include)."""
+    content = next((n for n in preorder(node) if n.type == "string_content"), None)
+    return path_stem(node_text(content)) if content is not None else ""
 
 
 def _ruby_imports(root: Node) -> list[str]:
@@ -120,12 +130,9 @@ def _ruby_imports(root: Node) -> list[str]:
         if first.type != "identifier" or node_text(first) not in ("require", "require_relative"):
             continue
         args = next((c for c in node.children if c.type == "argument_list"), None)
-        if args is None:
-            continue
-        content = next((n for n in preorder(args) if n.type == "string_content"), None)
-        if content is not None:
-            found.append(_strip_extension(node_text(content).split("/")[-1]))
-    return _dedup(found)
+        if args is not None:
+            found.append(first_string_stem(args))
+    return unique_names(found)
 
 
 def _rust_imports(root: Node) -> list[str]:
@@ -141,10 +148,11 @@ def _rust_imports(root: Node) -> list[str]:
         while end < len(head) and (head[end].isalnum() or head[end] == "_"):
             end += 1
         found.append(head[:end])
-    return _dedup(found)
+    return unique_names(found)
 
 
-def _c_imports(root: Node) -> list[str]:
+def c_include_imports(root: Node) -> list[str]:
+    """`#include <sys/types.h>` → `types`: the file stem the include names (C, and C++ too)."""
     found: list[str] = []
     for node in preorder(root):
         if node.type != "preproc_include":
@@ -152,8 +160,8 @@ def _c_imports(root: Node) -> list[str]:
         for child in node.children:
             if child.type in ("system_lib_string", "string_literal"):
                 name = node_text(child).strip().strip('<>"')
-                found.append(_strip_extension(name.split("/")[-1]))
-    return _dedup(found)
+                found.append(path_stem(name))
+    return unique_names(found)
 
 
 def _python_language():
@@ -209,11 +217,32 @@ PACKS: tuple[Pack, ...] = (
          frozenset({"class_declaration", "interface_declaration", "enum_declaration"}),
          _typescript_language, _ecmascript_imports),
     Pack("c", (".c", ".h"), frozenset({"function_definition"}),
-         frozenset({"struct_specifier", "union_specifier", "enum_specifier"}), _c_language, _c_imports),
+         frozenset({"struct_specifier", "union_specifier", "enum_specifier"}), _c_language, c_include_imports),
 )
 
-_BY_EXTENSION = {ext: pack for pack in PACKS for ext in pack.extensions}
-_BY_NAME = {pack.name: pack for pack in PACKS}
+
+@dataclass(frozen=True)
+class PackSet:
+    """The packs one index chunks with; each extension is claimed by at most one of them."""
+
+    packs: tuple[Pack, ...]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.packs)
+
+    @cached_property
+    def _by_extension(self) -> dict[str, Pack]:
+        return {ext: pack for pack in self.packs for ext in pack.extensions}
+
+    def for_path(self, path: str) -> Pack | None:
+        """The pack claiming the file's extension, or None for the whole-file fallback."""
+        ext = file_extension(path)
+        return self._by_extension.get(ext) if ext is not None else None
+
+
+REFERENCE_PACKS = PackSet(PACKS)
+"""The reference's six: what every index chunks with unless more languages are asked for."""
 
 
 def file_extension(path: str) -> str | None:
@@ -230,11 +259,11 @@ def file_extension(path: str) -> str | None:
 
 
 def pack_for_path(path: str) -> Pack | None:
-    """The pack claiming the file's extension, or None for the whole-file fallback."""
-    ext = file_extension(path)
-    return _BY_EXTENSION.get(ext) if ext is not None else None
+    """The reference pack claiming the file's extension, or None for the whole-file fallback."""
+    return REFERENCE_PACKS.for_path(path)
 
 
 @cache
-def _parser(name: str) -> Parser:
-    return Parser(Language(_BY_NAME[name].load_language()))
+def _parser(load_language: Callable[[], object]) -> Parser:
+    """One parser per grammar, made on first use (loading a grammar is not free)."""
+    return Parser(Language(load_language()))
