@@ -16,6 +16,7 @@ from functools import cache, cached_property
 from tree_sitter import Language, Node, Parser
 
 from cce_relevance.retrieval.tokens import ascii_lower
+from cce_relevance.unicode_rust import rust_is_alphanumeric
 
 ImportExtractor = Callable[[Node], list[str]]
 
@@ -145,7 +146,7 @@ def _rust_imports(root: Node) -> list[str]:
             text = text[3:]
         head = text.lstrip().split("::", 1)[0]
         end = 0
-        while end < len(head) and (head[end].isalnum() or head[end] == "_"):
+        while end < len(head) and (rust_is_alphanumeric(head[end]) or head[end] == "_"):
             end += 1
         found.append(head[:end])
     return unique_names(found)

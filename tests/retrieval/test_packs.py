@@ -203,15 +203,12 @@ def test_rust_imports(text, expected):
     assert _imports("m.rs", text) == expected
 
 
-@pytest.mark.xfail(strict=True, reason="code/spec disagreement: §6.7 cuts at the first character that is "
-                   "not Unicode alphanumeric (Rust char::is_alphanumeric = Alphabetic | Numeric); "
-                   "packs._rust_imports uses str.isalnum, which rejects Other_Alphabetic marks (Mc/Mn)")
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
         # U+093F DEVANAGARI VOWEL SIGN I (Mc) and U+0345 COMBINING YPOGEGRAMMENI (Mn) are Alphabetic
         # in Rust (checked with rustc 1.95: is_alphanumeric() == true for both); Python's
-        # "\u093f".isalnum() is False, so the code returns "क" / "a".
+        # "\u093f".isalnum() is False, which is why the code uses unicode_rust.rust_is_alphanumeric.
         ("use \u0915\u093f::x;\n", ["\u0915\u093f"]),
         ("use a\u0345b::x;\n", ["a\u0345b"]),
     ],
