@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
+from cce_relevance.reporting.numbers import format6, signed6
 from cce_relevance.stats.paired import PairedTest, paired_t
-from tests.stats.test_tdist import format6, signed6
 
 EPS = sys.float_info.epsilon
 MRR_EXAMPLE = [0.5 - 1.0 / 3.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]

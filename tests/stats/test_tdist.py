@@ -14,22 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from cce_relevance.numeric import round_half_away
+from cce_relevance.reporting.numbers import format6, signed6
 from cce_relevance.stats.tdist import beta_cf, incomplete_beta, ln_gamma, t_crit, t_quantile, t_tail2
-
-
-def format6(x: float) -> str:
-    """harness.md §5.1 format6: six decimals, half away from zero, on the double |x|·1e6."""
-    s = round_half_away(abs(x) * 1e6)
-    sign = "-" if x < 0 and s != 0 else ""
-    return f"{sign}{s // 10**6}.{s % 10**6:06d}"
-
-
-def signed6(x: float) -> str:
-    """harness.md §5.1 signed format6: a "+" unless the text already starts with "-"."""
-    text = format6(x)
-    return text if text.startswith("-") else "+" + text
-
 
 KERNEL_TOLERANCE = 1e-10
 
