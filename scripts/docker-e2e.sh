@@ -6,7 +6,8 @@
 # the pull-request scenario of tests/action/test_main_e2e.py played twice, once with entrypoint.py
 # run directly and once in the container with GitHub's mounts and variables, each against its own
 # loopback GitHub on 127.0.0.1. Exits 0 when the comment, outputs, step summary, report files and
-# exit codes are identical and as expected (1 on the drifting push, 0 after the golden update).
+# exit codes are identical and as expected (1 on the drifting push, 0 after the golden update,
+# 1 after a rename that leaves an anchor stale and drifts the golden again).
 #
 # Usage (from anywhere):  scripts/docker-e2e.sh [--no-build] [--keep]
 # Environment: PYTHON (default .venv/bin/python), SMOKE (default ../shared/tools/docker-smoke.sh),

@@ -143,7 +143,8 @@ def fit_body(
     When everything fits it is returned whole. Otherwise the head (the verdict: put the marker
     there) and the tail are kept intact, detail sections are kept in order while they fit, the
     first that does not is cut at a line boundary (a table keeps its first rows, and any code
-    fence or ``<details>`` left open is closed), the rest are dropped, and a visible note says
+    fence or ``<details>`` left open is closed; a Mermaid diagram is kept whole or not at all, as
+    half a diagram is a render error), the rest are dropped, and a visible note says
     the detail was truncated and that the full report is in `full_report` (Markdown; pass a link
     to the run when you have one). A head and tail too big to fit with the note raise ValueError.
 
@@ -189,16 +190,21 @@ def _cut_section(section: str, budget: int, measure: Callable[[str], int]) -> st
     """The longest prefix of whole lines that, with its open constructs closed, fits `budget`."""
     best_count, best_closers = 0, ""
     fence: str | None = None  # the open code fence's marker run, if inside one
+    diagram = False  # the open fence is a ```mermaid block
     depth = 0  # unclosed <details> outside code fences
     size = -measure("\n")  # the first line has no newline before it
     lines = section.split("\n")
     for count, line in enumerate(lines, start=1):
         size += measure("\n") + measure(line)
+        opened = fence is None
         fence, depth = _track(line, fence, depth)
+        if opened and fence is not None:
+            diagram = line.strip().lstrip(fence[0]).strip().startswith("mermaid")
         closers = ("\n" + fence if fence else "") + _DETAILS_END * depth
         if size + measure(closers) > budget:
             break
-        best_count, best_closers = count, closers
+        if fence is None or not diagram:
+            best_count, best_closers = count, closers
     return "\n".join(lines[:best_count]) + best_closers if best_count else ""
 
 

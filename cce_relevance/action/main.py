@@ -58,6 +58,7 @@ from cce_relevance.action.workflow_commands import (
 from cce_relevance.errors import EXIT_GATE_FAILED, EXIT_OK, CceError
 from cce_relevance.reporting.markdown_safe import escape_md
 from cce_relevance.reporting.numbers import signed6
+from cce_relevance.strings import quoted
 
 ANNOTATION_CAP = 10  # the runner shows at most 10 annotations of a kind per step (P10)
 
@@ -148,7 +149,8 @@ def _write_summary(path: Path, markdown: Markdown, files: OutputFiles) -> None:
 
 
 def _print_findings(outcome: Outcome, inputs: ActionInputs, repo: Path) -> None:
-    """Annotations on the drifted goldens and regressed fixture files, then each drift's diff."""
+    """Annotations on the drifted goldens, the regressed fixture files and the fixture lines whose
+    anchors are stale at head (in that order, within the cap), then each drift's diff."""
     subdir = inputs.working_directory.relative_to(repo)
     regression_kind = "error" if inputs.fail_on == "regression" else "warning"
     lines = [
@@ -164,12 +166,26 @@ def _print_findings(outcome: Outcome, inputs: ActionInputs, repo: Path) -> None:
     lines += [
         annotation(
             regression_kind,
-            f"{f.stats.label} got significantly worse on {f.backend}: mean delta "
-            f"{signed6(f.stats.test.mean_delta)}, p={f.stats.test.p:.3g} < alpha {inputs.alpha:g}.",
+            f"{f.label} got significantly worse on {f.backend}: mean delta "
+            f"{signed6(f.test.mean_delta)}, p={f.test.p:.3g} < alpha {inputs.alpha:g}"
+            + (f" (queries left out for a stale anchor: {f.left_out})." if f.left_out else "."),
             file=(subdir / f.fixture).as_posix(),
             title="cce-relevance: significant regression",
         )
         for f in outcome.regressions
+    ]
+    lines += [
+        annotation(
+            "warning",
+            f"Query {quoted(a.case_id)}: anchor {quoted(a.anchor or '')} is stale at head "
+            f"({a.code}: {a.message}). A miss on it is not a ranking loss; the query is left out of "
+            "the regression test.",
+            file=(subdir / s.fixture).as_posix(),
+            line=a.line,
+            title="cce-relevance: stale anchor",
+        )
+        for s in outcome.sets
+        for a in s.stale_findings("head")
     ]
     for line in lines[:ANNOTATION_CAP]:
         print(line)

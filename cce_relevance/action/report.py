@@ -1,47 +1,77 @@
 """What the Action concludes from the scored sets: the gates, the one-line verdict, the Markdown.
 
 The verdict and the gates are computed from the same facts (golden drift, significant
-regressions of the gated metric) so the comment can never say one thing while the exit code
-does another. The Markdown is split into a head (marker, verdict, overview), detail sections
-and a footer, the shape `comment.fit_body` trims to a size budget: the verdict always survives.
-Every name that came from a tree (fixture paths, golden paths, report ids) is untrusted and goes
-through `markdown_safe`; the verdict itself is built from our own words and numbers.
+regressions of the gated metric, stale anchors) so the comment can never say one thing while the
+exit code does another. The Markdown is split into a head (marker, verdict, overview), detail
+sections and a footer, the shape `comment.fit_body` trims to a size budget: the verdict always
+survives. Every name that came from a tree (fixture paths, golden paths, report ids, anchors) is
+untrusted and goes through `markdown_safe`; the verdict itself is built from our own words and
+numbers.
+
+Stale anchors (anchors that resolve to nothing in a side's corpus: a renamed file, a deleted
+function) make a query lose at head whatever the ranking does. The regression test therefore
+runs over the queries whose anchors resolve at both base and head; the tables keep every query
+(they are the ones `cce-relevance compare` prints) and mark the stale ones.
 """
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cce_relevance import __version__
+from cce_relevance import __version__, api
 from cce_relevance.action.git import CommitPair
 from cce_relevance.action.inputs import FailOn
 from cce_relevance.action.scoring import SetResult
+from cce_relevance.errors import CceError
 from cce_relevance.evaluation.metrics import METRICS
+from cce_relevance.evaluation.validation import Validation
 from cce_relevance.reporting.compare_report import comparison_document
 from cce_relevance.reporting.markdown import backend_section, means_table, report_means_table
-from cce_relevance.reporting.markdown_safe import code_block, code_span, escape_md
+from cce_relevance.reporting.markdown_safe import code_block, code_span, details, escape_md
 from cce_relevance.reporting.numbers import format6, signed6
-from cce_relevance.stats.comparison import MetricStats
+from cce_relevance.reporting.validation_report import validation_document
+from cce_relevance.stats.comparison import BackendComparison
+from cce_relevance.stats.paired import PairedTest, paired_t
 
 ACTION_SCHEMA = "cce.relevance.action/v1"
 TITLE = "## Retrieval relevance"
+CHART_FOLD = 40  # a chart of more queries than this is folded into <details>
+STALE_MARK = "⚠️ stale anchor"
 
 
 @dataclass(frozen=True)
 class Finding:
-    """One backend's change in the gated metric, in one fixture set."""
+    """One backend's change in the gated metric, in one fixture set: the paired t-test over the
+    queries whose anchors resolve at both base and head (`left_out` queries had a stale one)."""
 
     fixture: str
     backend: str
-    stats: MetricStats
+    label: str
+    test: PairedTest
     alpha: float
+    left_out: int = 0
 
     @property
     def significant_regression(self) -> bool:
-        test = self.stats.test
+        test = self.test
         return test.mean_delta < 0 and test.p is not None and test.p < self.alpha
+
+
+def scored_at_both(s: SetResult) -> list[BackendComparison]:
+    """The set's comparisons of the backends scored at both base and head (none unless paired)."""
+    return [c for c in s.comparisons or () if c.pair.base_means is not None and c.pair.head_means is not None]
+
+
+def gated_test(s: SetResult, c: BackendComparison, metric: str) -> tuple[PairedTest, int]:
+    """The gate's t-test for one backend and how many queries it left out: the per-query deltas
+    of `metric` without the queries that have a stale anchor on either side (with none stale,
+    exactly the comparison's own t-test)."""
+    paired = c.pair.paired
+    deltas = [d for q, d in zip(paired, c.pair.deltas(metric), strict=True) if q.id not in s.stale_queries]
+    return paired_t(deltas), len(paired) - len(deltas)
 
 
 @dataclass(frozen=True)
@@ -59,12 +89,24 @@ class Outcome:
     @property
     def findings(self) -> tuple[Finding, ...]:
         """The gated metric on every backend scored at both base and head."""
-        return tuple(
-            Finding(s.fixture, c.pair.backend, c.metric(self.metric), self.alpha)
-            for s in self.sets
-            for c in s.comparisons or ()
-            if c.pair.base_means is not None and c.pair.head_means is not None
-        )
+        return tuple(self._finding(s, c) for s in self.sets for c in scored_at_both(s))
+
+    def _finding(self, s: SetResult, c: BackendComparison) -> Finding:
+        test, left_out = gated_test(s, c, self.metric)
+        return Finding(s.fixture, c.pair.backend, c.metric(self.metric).label, test, self.alpha, left_out)
+
+    @property
+    def stale_at_head(self) -> int:
+        """Stale anchors at head, over every set: labels the change (or an earlier one) left dangling."""
+        return sum(len(anchors) for s in self.sets for anchors in s.stale("head").values())
+
+    @property
+    def left_out(self) -> int:
+        """Queries left out of the regression test for a stale anchor, each set's counted once."""
+        per_set: dict[str, int] = {}
+        for f in self.findings:
+            per_set[f.fixture] = max(per_set.get(f.fixture, 0), f.left_out)
+        return sum(per_set.values())
 
     @property
     def regressions(self) -> tuple[Finding, ...]:
@@ -78,27 +120,37 @@ class Outcome:
         return bool(self.drifted) or (fail_on == "regression" and bool(self.regressions))
 
     def verdict(self) -> str:
-        """One line: problems first (drift, significant regression), then the largest change."""
+        """One line: problems first (drift, significant regression, stale anchors), then the largest
+        change among the queries the regression test kept."""
         parts = []
         if self.drifted:
             parts.append(f"golden drift in {_count(len(self.drifted), 'report')}")
         if self.regressions:
             parts.append(self._regression_clause())
+        if self.stale_at_head or self.left_out:
+            parts.append(self._stale_clause())
         if any(s.golden is not None for s in self.sets) and not self.drifted:
             parts.append("no golden drift")
         if not self.regressions:
             parts.append(self._largest_change())
-        emoji = "❌" if self.drifted else "⚠️" if self.regressions else "✅"
+        emoji = "❌" if self.drifted else "⚠️" if self.regressions or self.stale_at_head else "✅"
         text = "; ".join(parts)
         return f"{emoji} {text[0].upper()}{text[1:]}"
 
     def _label(self) -> str:
-        return next(spec.label for spec in METRICS if spec.key == self.metric)
+        return metric_label(self.metric)
+
+    def _stale_clause(self) -> str:
+        left_out = _count(self.left_out, "query", "queries")
+        if not self.stale_at_head:  # stale at base only: the change fixed them
+            return f"{left_out} with a stale anchor at base left out of the regression test"
+        clause = f"{_count(self.stale_at_head, 'stale anchor')} at head"
+        return clause + (f", {left_out} left out of the regression test" if self.left_out else "")
 
     def _regression_clause(self) -> str:
-        worst = min(self.regressions, key=lambda f: f.stats.test.mean_delta)
+        worst = min(self.regressions, key=lambda f: f.test.mean_delta)
         more = len(self.regressions) - 1
-        where = f"{worst.backend} {signed6(worst.stats.test.mean_delta)}, p={worst.stats.test.p:.3g}"
+        where = f"{worst.backend} {signed6(worst.test.mean_delta)}, p={worst.test.p:.3g}"
         if more:
             where += f"; {_count(more, 'more backend')}"
         return f"significant regression of {self._label()} at alpha {self.alpha:g} ({where})"
@@ -107,11 +159,11 @@ class Outcome:
         findings = self.findings
         if not findings:
             return "no set scored at both base and head, nothing to compare"
-        largest = max(findings, key=lambda f: abs(f.stats.test.mean_delta))
-        delta = largest.stats.test.mean_delta
+        largest = max(findings, key=lambda f: abs(f.test.mean_delta))
+        delta = largest.test.mean_delta
         if format6(abs(delta)) == "0.000000":
             return f"{self._label()} unchanged"
-        p = largest.stats.test.p
+        p = largest.test.p
         test = (
             "no test: fewer than 2 queries"
             if p is None
@@ -122,8 +174,12 @@ class Outcome:
         return f"{self._label()} {signed6(delta)} on {largest.backend} ({test}{scope})"
 
 
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+def metric_label(key: str) -> str:
+    return next(spec.label for spec in METRICS if spec.key == key)
+
+
+def _count(n: int, noun: str, plural: str | None = None) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {plural or noun + 's'}"
 
 
 @dataclass(frozen=True)
@@ -170,18 +226,97 @@ def _overview(sets: Sequence[SetResult], commits: CommitPair) -> str:
 
 
 def _set_section(s: SetResult, commits: CommitPair) -> str:
+    """Means, the chart of the gated metric, the stale anchors, then each backend's queries."""
     title = f"### {code_span(s.fixture)}"
     if s.comparisons is None:
         side = "head" if s.status == "head-only" else "base"
         lead = f"Scored at {_scored(s, commits)}. Mean metrics per backend at {side}:"
-        return "\n\n".join([title, lead, report_means_table(s.document(side)).rstrip("\n")])
+        parts = [title, lead, report_means_table(s.document(side)).rstrip("\n"), stale_section(s)]
+        return "\n\n".join(part for part in parts if part)
     parts = [
         title,
         "Mean metrics per backend, base → head (change):",
         means_table(s.comparisons).rstrip("\n"),
+        delta_chart(s),
+        stale_section(s),
     ]
-    parts += [backend_section(c, heading_level=4).rstrip("\n") for c in s.comparisons]
-    return "\n\n".join(parts)
+    notes = stale_notes(s)
+    parts += [backend_section(c, heading_level=4, notes=notes).rstrip("\n") for c in s.comparisons]
+    return "\n\n".join(part for part in parts if part)
+
+
+def delta_chart(s: SetResult) -> str:
+    """The per-query deltas of the gated metric as a Mermaid bar chart, for the last backend scored
+    at both sides (the last of the `backends` input: `hybrid` by default, the one a user ships);
+    folded into `<details>` above `CHART_FOLD` queries; '' when no query was scored at both."""
+    paired = scored_at_both(s)
+    if not paired:
+        return ""
+    chosen = paired[-1]
+    try:
+        block = api.delta_chart_markdown(chosen, s.primary).rstrip("\n")
+    except CceError:  # no query on both sides: nothing to draw
+        return ""
+    what = f"Δ{metric_label(s.primary)} per query on"
+    n = len(chosen.pair.paired)
+    if n > CHART_FOLD:
+        return details(f"Chart: {what} {chosen.pair.backend}, head − base ({n} queries)", block)
+    lead = f"{what} {code_span(chosen.pair.backend)}, head − base (a bar ending above the zero line improved):"
+    return f"{lead}\n\n{block}"
+
+
+def stale_notes(s: SetResult) -> dict[str, str]:
+    """The mark after a query id in the delta tables: stale at head, or stale at base only."""
+    notes = {qid: f"{STALE_MARK} at base" for qid in s.stale("base")}
+    notes.update({qid: STALE_MARK for qid in s.stale("head")})
+    return notes
+
+
+def stale_section(s: SetResult) -> str:
+    """Each stale anchor with its reason at base and at head ('' when there is none)."""
+    reasons: dict[tuple[str, str], dict[str, str]] = {}
+    for side in ("head", "base"):
+        for f in s.stale_findings(side):
+            reasons.setdefault((f.case_id, f.anchor or ""), {})[side] = f.code
+    if not reasons:
+        return ""
+    command = code_span(shlex.join(["cce-relevance", "validate", s.fixture]))
+    gated = _gated_line(s)
+    lead = (
+        "These anchors resolve to nothing in the corpus, so no backend can retrieve them: a miss on "
+        "them is a label to fix, not a ranking loss"
+        + (", and their queries are left out of the regression test" if gated else "")
+        + f". {command} lists them. `—`: not stale there."
+    )
+    rows = ["| query | anchor | base | head |", "| --- | --- | --- | --- |"]
+    for (qid, anchor), by_side in reasons.items():
+        cells = [code_span(qid, in_table=True), code_span(anchor, in_table=True),
+                 _reason(s.base_anchors, by_side.get("base")), _reason(s.head_anchors, by_side.get("head"))]
+        rows.append(f"| {' | '.join(cells)} |")
+    parts = ["#### ⚠️ Stale anchors", lead, "\n".join(rows)]
+    hopeless = s.head_anchors.unsatisfiable() if s.head_anchors is not None else ()
+    if hopeless:
+        who = _count(len(hopeless), "query has", "queries have")
+        parts.append(f"At head, {who} no anchor that resolves, so every backend scores "
+                     f"{'it' if len(hopeless) == 1 else 'them'} 0.")
+    return "\n\n".join([*parts, gated] if gated else parts)
+
+
+def _gated_line(s: SetResult) -> str:
+    """What the regression test saw without the stale queries, per backend (the tables below
+    test every query); '' when the set has no backend scored on both sides."""
+    tests = []
+    for c in scored_at_both(s):
+        test, _ = gated_test(s, c, s.primary)
+        p = "no test" if test.p is None else f"p={test.p:.3g}"
+        tests.append(f"{code_span(c.pair.backend)} {signed6(test.mean_delta)} (n={test.n}, {p})")
+    return f"The regression test of {metric_label(s.primary)} without them: {', '.join(tests)}." if tests else ""
+
+
+def _reason(anchors: Validation | None, code: str | None) -> str:
+    if anchors is None:
+        return "not scored"
+    return "—" if code is None else code
 
 
 def _drift_section(s: SetResult) -> str:
@@ -224,6 +359,9 @@ def action_document(
                 "status": s.status,
                 "reports": report_paths.get(s.fixture, {}),
                 "golden": None if s.golden is None else {"path": s.golden.path, "drift": s.golden.drifted},
+                "validate": {side: None if v is None else validation_document(v)
+                             for side, v in (("base", s.base_anchors), ("head", s.head_anchors))},
+                "stale_queries": sorted(s.stale_queries),
                 "compare": None
                 if s.comparisons is None
                 else comparison_document("base", "head", s.comparisons),

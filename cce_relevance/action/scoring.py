@@ -10,7 +10,9 @@ supplies is confined to its worktree: a fixture, a corpus or a golden that escap
 Sets are scored with the working directory (inside the tree) as the current directory and the
 corpus passed as the header resolves it, so the report's `corpus` string is the one a local
 `cce-relevance run FIXTURE` from that directory prints, and base, head and the committed golden
-are comparable byte for byte.
+are comparable byte for byte. Each set is also checked for stale anchors (`api.validate`) at
+each side, against the same corpus and languages, so the report can tell a miss caused by a
+renamed file or function from a ranking change.
 """
 
 from __future__ import annotations
@@ -23,13 +25,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from cce_relevance import api
 from cce_relevance.action.git import CommitPair, inside, worktree
 from cce_relevance.action.inputs import DEFAULT_BACKENDS, ActionInputs, expand_fixtures
 from cce_relevance.config_file import NO_CONFIG, ProjectConfig, find_config
 from cce_relevance.errors import CceError
+from cce_relevance.evaluation.validation import STALE_CODES, Finding, Validation
 from cce_relevance.stats.comparison import BackendComparison
 
 SetStatus = Literal["paired", "head-only", "base-only"]
@@ -50,13 +53,16 @@ class GoldenCheck:
 
 @dataclass(frozen=True)
 class SetResult:
-    """One fixture set: its report at each side where it exists (`cce.relevance.report/v2` text)."""
+    """One fixture set: its report at each side where it exists (`cce.relevance.report/v2` text),
+    and its anchor check there (`validate`)."""
 
     fixture: str  # as configured: relative to the working directory, POSIX
     base: str | None
     head: str | None
     golden: GoldenCheck | None
     primary: str = api.DEFAULT_PRIMARY  # the metric the full statistics lead with: the gated one
+    base_anchors: Validation | None = None
+    head_anchors: Validation | None = None
 
     @property
     def status(self) -> SetStatus:
@@ -73,11 +79,34 @@ class SetResult:
         return api.compare_saved(json.loads(self.base), json.loads(self.head), "base", "head",
                                  stats_level="full", primary=self.primary)
 
+    def stale(self, side: Literal["base", "head"]) -> dict[str, tuple[str, ...]]:
+        """Query id → its anchors that resolve to nothing at `side` (empty when not checked there)."""
+        anchors = self.base_anchors if side == "base" else self.head_anchors
+        return {} if anchors is None else anchors.stale_anchors()
+
+    def stale_findings(self, side: Literal["base", "head"]) -> tuple[Finding, ...]:
+        """The anchor check's findings at `side` that are stale anchors, with line and reason."""
+        anchors = self.base_anchors if side == "base" else self.head_anchors
+        return () if anchors is None else tuple(f for f in anchors.findings if f.code in STALE_CODES)
+
+    @cached_property
+    def stale_queries(self) -> frozenset[str]:
+        """Ids of the queries with a stale anchor at base or at head: their delta measures a
+        label that stopped (or started) resolving, not the ranking, so the gate leaves them out."""
+        return frozenset(self.stale("base")) | frozenset(self.stale("head"))
+
     def document(self, side: Literal["base", "head"]) -> Any:
         """The report of one side as JSON data (the side must exist)."""
         text = self.base if side == "base" else self.head
         assert text is not None, f"{self.fixture} has no {side} report"
         return json.loads(text)
+
+
+class Scored(NamedTuple):
+    """One set at one side: the run report's JSON text and the anchor check."""
+
+    report: str
+    anchors: Validation
 
 
 def score_commits(repo: Path, commits: CommitPair, inputs: ActionInputs) -> tuple[SetResult, ...]:
@@ -90,14 +119,22 @@ def score_commits(repo: Path, commits: CommitPair, inputs: ActionInputs) -> tupl
     with worktree(repo, commits.head) as tree:
         head = _score_side("head", commits.head, tree, subdir, inputs, required=True)
         goldens = _check_goldens(tree, subdir, head, inputs, commits.head)
-    base: dict[str, str] = {}
+    base: dict[str, Scored] = {}
     if commits.base is not None:
         with worktree(repo, commits.base) as tree:
             base = _score_side("base", commits.base, tree, subdir, inputs, required=False)
     return tuple(
-        SetResult(fixture, base.get(fixture), head.get(fixture), goldens.get(fixture),
-                  primary=inputs.regression_metric)
+        _set_result(fixture, base.get(fixture), head.get(fixture), goldens.get(fixture),
+                    inputs.regression_metric)
         for fixture in sorted(base.keys() | head.keys())
+    )
+
+
+def _set_result(fixture: str, base: Scored | None, head: Scored | None, golden: GoldenCheck | None,
+                primary: str) -> SetResult:
+    return SetResult(
+        fixture, base.report if base else None, head.report if head else None, golden, primary=primary,
+        base_anchors=base.anchors if base else None, head_anchors=head.anchors if head else None,
     )
 
 
@@ -112,7 +149,7 @@ def _at(side: str, sha: str) -> Iterator[None]:
 
 def _score_side(
     side: str, sha: str, tree: Path, subdir: Path, inputs: ActionInputs, *, required: bool
-) -> dict[str, str]:
+) -> dict[str, Scored]:
     root = tree / subdir
     with _at(side, sha):
         fixtures = expand_fixtures(inputs.fixture_patterns, root, tree, required=required)
@@ -141,8 +178,12 @@ def _project_config(tree: Path, root: Path) -> ProjectConfig:
     return api.load_config(shown, str(root)).without_external(EXTERNAL_REFUSED)
 
 
-def _score_fixture(tree: Path, root: Path, fixture: str, backends: tuple[str, ...], config: ProjectConfig) -> str:
-    """The fixture's report JSON; its corpus is vetted before a single file of it is read."""
+def _score_fixture(
+    tree: Path, root: Path, fixture: str, backends: tuple[str, ...], config: ProjectConfig
+) -> Scored:
+    """The fixture's report JSON and anchor check; its corpus is vetted before a single file of
+    it is read. The check reads the fixtures as `run` does (grades ignored) with the same corpus
+    and languages, so it can never refuse a set that scores."""
     corpus = api.fixture_corpus(fixture)
     if not inside(tree, root / corpus):
         raise CceError(
@@ -150,11 +191,24 @@ def _score_fixture(tree: Path, root: Path, fixture: str, backends: tuple[str, ..
             hint='point the header\'s "corpus" at a directory inside the repository, relative to the '
             "fixture file",
         )
-    return api.run(fixture, dir=corpus, backends=",".join(backends), config=config).to_json()
+    indexing = _indexing()
+    report = api.run(fixture, dir=corpus, backends=",".join(backends), config=config, indexing=indexing).to_json()
+    return Scored(report, api.validate(fixture, dir=corpus, languages=config.languages, grades=False,
+                                       indexing=indexing))
+
+
+def _indexing() -> api.BuildOptions:
+    """The index cache in the runner's temporary directory, which outlives the step's container,
+    so the head side (and the anchor check) reuse what the base side indexed; the user's cache
+    directory outside a runner."""
+    runner_temp = os.environ.get("RUNNER_TEMP")
+    if runner_temp:  # best-effort like any cache: one that cannot be opened is simply not used
+        return api.BuildOptions(cache_dir=os.path.join(runner_temp, "cce-relevance-cache"))
+    return api.build_options()
 
 
 def _check_goldens(
-    tree: Path, subdir: Path, head: dict[str, str], inputs: ActionInputs, sha: str
+    tree: Path, subdir: Path, head: dict[str, Scored], inputs: ActionInputs, sha: str
 ) -> dict[str, GoldenCheck]:
     """Each configured golden, read from the head tree, against the head report of its fixture."""
     checks = {}
@@ -169,7 +223,7 @@ def _check_goldens(
             if not inside(tree, path):
                 raise CceError(f"input 'golden': {golden} resolves outside the repository")
             update = update_golden_command(fixture, golden, inputs.backends)
-            diff = api.golden_diff(str(path), head[fixture], label=golden,
+            diff = api.golden_diff(str(path), head[fixture].report, label=golden,
                                    missing_hint=f"create it from the working directory with `{update}`, then commit it")
             checks[fixture] = GoldenCheck(golden, diff, update)
     return checks

@@ -97,13 +97,19 @@ def full_table(full: FullStats) -> str:
     return head + _table(["metric", "d_z", "perm p", "bootstrap 95% CI", "Holm p", "note"], rows) + "\n" + FULL_LEGEND_MD
 
 
-def query_tables(c: BackendComparison) -> tuple[str, str, int]:
-    """Changed-query table, unchanged-query table (either may be '') and the unchanged count."""
+def query_tables(c: BackendComparison, notes: Mapping[str, str] | None = None) -> tuple[str, str, int]:
+    """Changed-query table, unchanged-query table (either may be '') and the unchanged count.
+
+    `notes` maps a query id to Markdown shown after the id in its cell (the Action marks a
+    query whose anchors went stale, so its drop does not read as a ranking loss).
+    """
     header = ["query", *(f"Δ{m.label}" for m in METRICS)]
+    notes = notes or {}
     changed, unchanged = [], []
     for q in c.pair.paired:
         deltas = [q.delta(m.key) or 0.0 for m in METRICS]
-        row = [code_span(q.id, in_table=True), *(_delta_cell(d) for d in deltas)]
+        note = f" {notes[q.id]}" if q.id in notes else ""
+        row = [code_span(q.id, in_table=True) + note, *(_delta_cell(d) for d in deltas)]
         (changed if any(signed6(d) != "+0.000000" for d in deltas) else unchanged).append(row)
     for qid in c.pair.only_base:
         changed.append([code_span(qid, in_table=True), "removed in head", "", "", ""])
@@ -113,13 +119,16 @@ def query_tables(c: BackendComparison) -> tuple[str, str, int]:
             len(unchanged))
 
 
-def backend_section(c: BackendComparison, heading_level: int = 4) -> str:
-    """Per-query deltas (changed first, unchanged folded) and the significance block of one backend."""
+def backend_section(
+    c: BackendComparison, heading_level: int = 4, notes: Mapping[str, str] | None = None
+) -> str:
+    """Per-query deltas (changed first, unchanged folded) and the significance block of one backend;
+    `notes` as in `query_tables`."""
     title = "#" * heading_level + f" {escape_md(c.pair.backend)}\n\n"
     if c.pair.base_means is None or c.pair.head_means is None:
         side = "head" if c.pair.base_means is None else "base"
         return title + f"Scored only in {side}; nothing to pair.\n"
-    changed, unchanged, n_unchanged = query_tables(c)
+    changed, unchanged, n_unchanged = query_tables(c, notes)
     parts = [title]
     parts.append(changed if changed else "No query changed.\n")
     if unchanged:

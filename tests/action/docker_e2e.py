@@ -4,7 +4,8 @@
 collect it: no `test_` prefix). Each runner gets a fresh, byte-identical build of the scenario
 (scenario.py fixes every commit date, so the SHAs match) and its own loopback GitHub, and goes
 through the same pull request: a push that drifts the golden (expect exit 1, comment created),
-then a push that updates it (expect exit 0, the same comment updated). When running as root the
+then a push that updates it (expect exit 0, the same comment updated), then a push that renames
+a corpus file, leaving an anchor stale and the golden drifted (expect exit 1, updated again). When running as root the
 workspace is handed to uid 1001 first, as GitHub mounts it, so git's `safe.directory` and the
 hand-back of the report files are exercised too.
 
@@ -30,7 +31,7 @@ from tests.action import scenario
 from tests.action.fake_github import FakeGitHub
 
 RUNNER_UID = 1001  # the runner user's uid on GitHub's hosted runners
-EXPECTED_CODES = [1, 0]
+EXPECTED_CODES = [1, 0, 1]
 
 Runner = Callable[[Path, scenario.RunnerDirs, FakeGitHub], scenario.ActionRun]
 
@@ -78,6 +79,7 @@ def play(root: Path, runner: Runner) -> dict[str, Any]:
         for push in (
             lambda: pr.push(scenario.RANKING_CHANGE, "h1: reports module"),
             lambda: pr.update_golden("h2: accept the new ranking"),
+            lambda: pr.rename("corpus/billing.py", "corpus/invoices.py", "h3: billing.py renamed"),
         ):
             push()
             pr.check_out_merge()
@@ -127,10 +129,12 @@ def check(direct_result: dict[str, Any], container_result: dict[str, Any]) -> li
         codes = [step["code"] for step in result["steps"]]
         if codes != EXPECTED_CODES:
             problems.append(f"{name}: exit codes {codes}, expected {EXPECTED_CODES}")
-        if len(result["comments"]) != 1 or result["requests"].count("PATCH") != 1:
+        if len(result["comments"]) != 1 or result["requests"].count("PATCH") != len(EXPECTED_CODES) - 1:
             problems.append(
                 f"{name}: expected one comment, created then updated; requests {result['requests']}"
             )
+        if not any("| `invoice-total` | `billing.py` | — | missing-file |" in c["body"] for c in result["comments"]):
+            problems.append(f"{name}: the last comment does not list the stale anchor")
         if any(step["not_owned_by_runner"] for step in result["steps"]):
             problems.append(
                 f"{name}: files left not owned by uid {RUNNER_UID}: "

@@ -8,8 +8,9 @@ reports, comments and outputs.
 The history is the one GitHub hands a `pull_request` job:
 
     main     c1 ── c2                    c1: corpus, fixture set, golden (made by the real CLI)
-               \\                          c2: an unrelated change on main (base.sha moved on)
-    feature     h1 ── h2 ...             h1: a corpus edit that moves a query's answer down
+               \\                             and the extra files a test asks for
+    feature     h1 ── h2 ...             c2: an unrelated change on main (base.sha moved on)
+                                         h1: a corpus edit that moves a query's answer down
                                          h2: the golden brought up to date (or other pushes)
 
 and the workspace is detached at the merge of main and feature, as `actions/checkout` leaves
@@ -84,6 +85,18 @@ FIXTURES = """{"schema":"cce.relevance/v1","corpus":"../corpus"}
 {"id":"lru-evict","query":"evict the oldest cache entry","expected":["cache.py#class_definition"],"k":3}
 """
 
+# A second set whose first four queries are anchored in billing.py: renaming that file at head
+# leaves their anchors stale (a drop on every backend that the regression test must not count).
+BILLING_FIXTURE = "eval/billing.jsonl"
+BILLING_FIXTURES = """{"schema":"cce.relevance/v1","corpus":"../corpus"}
+{"id":"invoice-total","query":"compute the invoice total with tax","expected":["billing.py#function_definition@1-4"],"k":3}
+{"id":"format-price","query":"format a price in cents as dollars","expected":["billing.py@7-8"],"k":3}
+{"id":"invoice-lines","query":"sum the invoice lines subtotal","expected":["billing.py"],"k":3}
+{"id":"price-format","query":"format_price cents","expected":["billing.py#function_definition"],"k":3}
+{"id":"record-shipment","query":"record a shipment carrier","expected":["shipping.py"],"k":3}
+{"id":"password-check","query":"check a user password against the hash","expected":["auth.py"],"k":3}
+"""
+
 # A new file that answers the invoice query better than billing.py: at head, bm25 ranks the
 # expected file 3rd instead of 1st (MRR 1 -> 1/3 for that query, every other query unchanged).
 RANKING_CHANGE = {
@@ -112,11 +125,11 @@ _GIT_ENV = {
 class PullRequest:
     """The scenario's repository, built in `root / "workspace"` (the Action's GITHUB_WORKSPACE)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, base_files: dict[str, str] | None = None) -> None:
         self.workspace = root / "workspace"
         self.workspace.mkdir(parents=True)
         self._git("init", "-q", "-b", "main")
-        self._write({**CORPUS, FIXTURE: FIXTURES})
+        self._write({**CORPUS, FIXTURE: FIXTURES, **(base_files or {})})
         self._write_golden()
         self._commit("c1: corpus, fixture set and golden")
         self._git("branch", "feature")
@@ -140,6 +153,12 @@ class PullRequest:
         """Commit `files` on the feature branch; returns the new head."""
         self._git("checkout", "-q", "feature")
         self._write(files)
+        return self._commit(message)
+
+    def rename(self, old: str, new: str, message: str) -> str:
+        """`git mv` on the feature branch and commit; returns the new head."""
+        self._git("checkout", "-q", "feature")
+        self._git("mv", old, new)
         return self._commit(message)
 
     def update_golden(self, message: str) -> str:

@@ -247,6 +247,19 @@ def test_tilde_fence_is_closed_with_tildes() -> None:
     assert lines.count("~~~~") == 2
 
 
+@pytest.mark.parametrize("budget", range(40, 400, 7))
+def test_a_mermaid_chart_is_kept_whole_or_dropped(budget: int) -> None:
+    chart = "```mermaid\nxychart-beta\n    x-axis [\"a\", \"b\"]\n    bar [0.5, -0.5]\n    line [0, 0]\n```"
+    section = "### Set\n\nlead\n\n" + chart + "\n\nafter\n" + "\n".join(f"row {i}" for i in range(100))
+
+    note = 130  # the truncation note and its separators
+    body = fit_body(HEAD, [section], TAIL, limit=len(HEAD) + len(TAIL) + note + budget)
+
+    kept = body.count("xychart-beta")
+    assert (kept == 1 and chart in body) or (kept == 0 and "```" not in body)
+    assert kept == 1 or budget < len("### Set\n\nlead\n\n" + chart)  # dropped only when it cannot fit
+
+
 def test_budget_in_bytes_for_the_step_summary() -> None:
     section = "\n".join(f"| é{i} | ✓ |" for i in range(20_000))
     body = fit_body(HEAD, [section], TAIL, limit=50_000, measure=lambda s: len(s.encode()))

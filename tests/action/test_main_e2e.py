@@ -18,6 +18,8 @@ import pytest
 
 from tests.action.fake_github import FakeGitHub
 from tests.action.scenario import (
+    BILLING_FIXTURE,
+    BILLING_FIXTURES,
     FIXTURE,
     FIXTURES,
     GOLDEN,
@@ -36,8 +38,9 @@ Act = Callable[..., ActionRun]
 
 
 @pytest.fixture
-def pr(tmp_path: Path) -> PullRequest:
-    return PullRequest(tmp_path)
+def pr(tmp_path: Path, request: pytest.FixtureRequest) -> PullRequest:
+    """The scenario's pull request; parametrize it indirectly with extra files for c1."""
+    return PullRequest(tmp_path, base_files=getattr(request, "param", None))
 
 
 @pytest.fixture
@@ -225,3 +228,48 @@ def test_the_cli_subcommand_is_the_same_entry_point(tmp_path: Path) -> None:
     assert done.returncode == 2 and done.stderr == ""
     [(name, _, message)] = runner_commands(done.stdout)
     assert name == "error" and message.startswith("input 'fixtures' is empty")
+
+
+@pytest.mark.parametrize("pr", [{BILLING_FIXTURE: BILLING_FIXTURES}], indirect=True, ids=["billing-set"])
+def test_a_renamed_file_leaves_stale_anchors_that_are_not_counted_as_a_regression(
+    pr: PullRequest, act: Act, fake_github: FakeGitHub
+) -> None:
+    pr.rename("corpus/billing.py", "corpus/invoices.py", "h1: billing.py is now invoices.py")
+
+    run = act(INPUT_FIXTURES=BILLING_FIXTURE, INPUT_GOLDEN="", **{"INPUT_FAIL-ON": "regression"})
+
+    # Every backend loses the four billing queries, significantly when all queries are tested...
+    [entry] = compare_document(pr, run)["sets"]
+    assert [float(b["metrics"]["mrr"]["p"]) < 0.05 for b in entry["compare"]["backends"]] == [True] * 3
+    # ...but the loss is four stale anchors, so the gate passes and the verdict says why
+    assert run.code == 0, run.stdout + run.stderr
+    assert run.outputs["verdict"] == (
+        "⚠️ 4 stale anchors at head, 4 queries left out of the regression test; MRR unchanged"
+    )
+    assert entry["stale_queries"] == ["format-price", "invoice-lines", "invoice-total", "price-format"]
+    assert entry["validate"]["base"]["ok"] and not entry["validate"]["head"]["ok"]
+    warnings = annotations(run, "warning")
+    assert [(props["file"], props["line"]) for props, _ in warnings] == [(BILLING_FIXTURE, str(n)) for n in (2, 3, 4, 5)]
+    assert warnings[0][1].startswith(
+        'Query "invoice-total": anchor "billing.py#function_definition@1-4" is stale at head (missing-file: '
+    )
+    body = fake_github.comments(REPO, PR_NUMBER)[0]["body"]
+    assert "| `invoice-total` | `billing.py#function_definition@1-4` | — | missing-file |" in body
+    assert "| `invoice-lines` | `billing.py` | — | missing-file |" in body
+    assert "| `invoice-total` ⚠️ stale anchor | **-0.333333** 🔴 | **-1.000000** 🔴 | **-1.000000** 🔴 |" in body
+    assert "| `record-shipment` | +0.000000 |" in body  # a query that kept its anchors is not marked
+    assert (
+        "The regression test of MRR without them: `bm25` +0.000000 (n=2, p=1), `vector` +0.000000 (n=2, p=1), "
+        "`hybrid` +0.000000 (n=2, p=1)." in body
+    )
+    # the chart: hybrid (the last backend), its MRR deltas in fixture order
+    assert (
+        "ΔMRR per query on `hybrid`, head − base (a bar ending above the zero line improved):\n\n"
+        "```mermaid\nxychart-beta\n"
+        '    title "MRR per query, base to head, backend hybrid"\n'
+        '    x-axis "query" ["invoice-total", "format-price", "invoice-lines", "price-format", '
+        '"record-shipment", "password-check"]\n'
+        '    y-axis "delta MRR" -1.000000 --> 1.000000\n'
+        "    bar [-1.000000, -1.000000, -1.000000, -1.000000, 0.000000, 0.000000]\n"
+        "    line [0, 0, 0, 0, 0, 0]\n```"
+    ) in body

@@ -9,9 +9,11 @@ import pytest
 
 from cce_relevance.action.comment import COMMENT_LIMIT, comment_marker, fit_body
 from cce_relevance.action.git import CommitPair
-from cce_relevance.action.report import Outcome, render
+from cce_relevance.action.report import Outcome, action_document, render
 from cce_relevance.action.scoring import GoldenCheck, SetResult, update_golden_command
-from cce_relevance.reporting.markdown_safe import code_span
+from cce_relevance.evaluation.validation import Finding as AnchorFinding
+from cce_relevance.evaluation.validation import Validation
+from cce_relevance.reporting.markdown_safe import code_span, escape_md
 from cce_relevance.reporting.numbers import format6
 
 BASE, HEAD = "a" * 40, "b" * 40
@@ -148,3 +150,181 @@ def test_the_update_command_names_the_backends_only_when_they_are_not_the_defaul
         narrowed
         == "cce-relevance run 'eval/a b.jsonl' --backend hybrid,bm25 --golden a.golden.json --update-golden"
     )
+
+
+# --- stale anchors and the chart ---------------------------------------------------------------
+
+HOSTILE_ID = "@admin <b>x</b> #12 | ```"
+
+
+def anchors(*stale: tuple[str, str, str, int], unsatisfiable: tuple[str, ...] = ()) -> Validation:
+    """A hand-made `validate` result: (query id, anchor, reason, fixture line) per stale anchor."""
+    findings = [AnchorFinding(code, line, qid, anchor, f"{anchor} resolves to nothing") for qid, anchor, code, line
+                in stale]
+    findings += [AnchorFinding("unsatisfiable", 0, qid, None, "no anchor resolves") for qid in unsatisfiable]
+    return Validation("eval/a.jsonl", "corpus", 6, 6, tuple(findings))
+
+
+def stale_set(head_mrr: list[float], ids: list[str], *, base: Validation | None = None,
+              head: Validation | None = None) -> SetResult:
+    return SetResult("eval/a.jsonl", report([1.0] * len(ids), ids=ids), report(head_mrr, ids=ids), None,
+                     base_anchors=base or anchors(), head_anchors=head or anchors())
+
+
+def whole(outcome: Outcome) -> str:
+    return render(outcome, outcome.verdict(), CommitPair(BASE, HEAD), comment_marker(), None).whole()
+
+
+def test_queries_with_a_stale_anchor_are_left_out_of_the_regression_test() -> None:
+    ids = [f"q{i}" for i in range(6)]
+    # every drop is a renamed file: stale at head; without them nothing changed
+    stale = anchors(*((qid, "billing.py", "missing-file", 2 + i) for i, qid in enumerate(ids[:4])))
+    outcome = Outcome((stale_set([0.0] * 4 + [1.0, 1.0], ids, head=stale),), "mrr", 0.05)
+    unexcused = Outcome((stale_set([0.0] * 4 + [1.0, 1.0], ids),), "mrr", 0.05)
+
+    assert [f.significant_regression for f in unexcused.findings] == [True]  # the same drop, not stale
+    assert outcome.regressions == () and not outcome.gate_failed("regression")
+    [finding] = outcome.findings
+    assert (finding.test.n, finding.left_out) == (2, 4)
+    assert outcome.verdict() == "⚠️ 4 stale anchors at head, 4 queries left out of the regression test; MRR unchanged"
+
+
+def test_a_regression_among_the_other_queries_still_fails_and_says_what_was_left_out() -> None:
+    ids = [f"q{i}" for i in range(8)]
+    outcome = Outcome(
+        (stale_set([0.0, 0.0, *SIGNIFICANTLY_WORSE], ids, head=anchors(("q0", "a.py", "missing-file", 2))),),
+        "mrr", 0.05,
+    )
+
+    [finding] = outcome.regressions
+    assert (finding.test.n, finding.left_out) == (7, 1) and outcome.gate_failed("regression")
+    assert outcome.verdict().startswith("⚠️ Significant regression of MRR at alpha 0.05 (hybrid -")
+    assert outcome.verdict().endswith("; 1 stale anchor at head, 1 query left out of the regression test")
+
+
+def test_a_query_stale_only_at_base_is_left_out_but_is_no_warning() -> None:
+    ids = ["q0", "q1"]
+    outcome = Outcome((stale_set([1.0, 1.0], ids, base=anchors(("q1", "a.py@9-12", "range-past-end", 3))),),
+                      "mrr", 0.05)
+
+    assert outcome.verdict() == (
+        "✅ 1 query with a stale anchor at base left out of the regression test; MRR unchanged"
+    )
+    assert "| `q1` ⚠️ stale anchor at base |" in whole(outcome)
+
+
+def test_stale_anchors_are_listed_per_side_and_marked_in_the_delta_tables() -> None:
+    ids = [HOSTILE_ID, "q1", "q2"]
+    head = anchors((HOSTILE_ID, "@team/x.py#fn@1-2", "missing-file", 2), ("q1", "b.py#class", "missing-kind", 3),
+                   unsatisfiable=(HOSTILE_ID,))
+    base = anchors(("q1", "b.py#class", "missing-kind", 3), ("q2", "c.py@40-50", "no-chunk-in-range", 4))
+    markdown = whole(Outcome((stale_set([0.0, 1.0, 1.0], ids, base=base, head=head),), "mrr", 0.05))
+
+    assert "#### ⚠️ Stale anchors" in markdown
+    rows = [
+        f"| {code_span(HOSTILE_ID, in_table=True)} | `@team/x.py#fn@1-2` | — | missing-file |",
+        "| `q1` | `b.py#class` | missing-kind | missing-kind |",
+        "| `q2` | `c.py@40-50` | no-chunk-in-range | — |",
+    ]
+    assert "\n".join(rows) in markdown  # head's findings first, then those only at base
+    assert "At head, 1 query has no anchor that resolves, so every backend scores it 0." in markdown
+    assert f"| {code_span(HOSTILE_ID, in_table=True)} ⚠️ stale anchor | +0.000000 | +0.000000 | **-1.000000** 🔴 |" in (
+        markdown
+    )
+    assert "| `q2` ⚠️ stale anchor at base | +0.000000 |" in markdown
+    assert_nothing_live(markdown, [HOSTILE_ID, "@team/x.py#fn@1-2"])
+
+
+def assert_nothing_live(markdown: str, untrusted: list[str]) -> None:
+    """Outside code spans and blocks, no HTML, mention or issue reference from `untrusted` is live;
+    a table row has exactly the cells it was built with."""
+    outside_code = re.sub(r"\n(`{3,})\w*\n.*?\n\1\n", "\n", markdown + "\n", flags=re.S)
+    for text in untrusted:
+        outside_code = outside_code.replace(code_span(text, in_table=True), "").replace(code_span(text), "")
+    assert "<b>" not in outside_code and re.findall(r"@(?:admin|team)|#12", outside_code) == []
+    for line in markdown.splitlines():
+        if line.startswith("| query | anchor |"):
+            assert line.count(" | ") == 3
+
+
+def test_a_set_scored_on_one_side_lists_its_stale_anchors_there() -> None:
+    head_only = SetResult("eval/a.jsonl", None, report([0.0], ids=["q0"]), None,
+                          head_anchors=anchors(("q0", "gone.py", "missing-file", 2)))
+    markdown = whole(Outcome((head_only,), "mrr", 0.05))
+
+    assert "| `q0` | `gone.py` | not scored | missing-file |" in markdown
+    assert "regression test" not in markdown  # there is none without a base
+
+
+def test_no_stale_anchor_no_section_and_the_same_verdict() -> None:
+    ids = ["q0", "q1", "q2", "q3"]
+    outcome = Outcome((stale_set([1.0, 1.0, 0.5, 1.0], ids),), "mrr", 0.05)
+    assert "Stale anchors" not in whole(outcome) and "⚠️" not in whole(outcome)
+    assert outcome.verdict() == "✅ MRR -0.125000 on hybrid (p=0.391, not significant)"
+
+
+def two_backends(head_mrr: list[float], ids: list[str]) -> SetResult:
+    """bm25 unchanged, hybrid at `head_mrr` (both from 1.0): the chart must show hybrid, the last."""
+    def doc(hybrid: list[float]) -> str:
+        a, b = json.loads(report([1.0] * len(ids), "bm25", ids)), json.loads(report(hybrid, "hybrid", ids))
+        return json.dumps({**a, "backends": a["backends"] + b["backends"]})
+
+    return SetResult("eval/a.jsonl", doc([1.0] * len(ids)), doc(head_mrr), None)
+
+
+def mermaid_blocks(markdown: str) -> list[str]:
+    return re.findall(r"```mermaid\n(.*?)```", markdown, flags=re.S)
+
+
+def test_the_chart_shows_the_gated_metric_of_the_last_backend() -> None:
+    ids = ["q0", HOSTILE_ID, "q2"]
+    markdown = whole(Outcome((two_backends([1.0, 0.5, 0.75], ids),), "mrr", 0.05))
+
+    [chart] = mermaid_blocks(markdown)
+    assert "ΔMRR per query on `hybrid`, head − base (a bar ending above the zero line improved):" in markdown
+    assert 'title "MRR per query, base to head, backend hybrid"' in chart
+    assert "    bar [0.000000, -0.500000, -0.250000]\n" in chart
+    assert "<b>" not in chart and "```" not in chart and "|" not in chart  # the id is entity-coded
+    assert "<details><summary>Chart" not in markdown
+
+
+def test_a_chart_of_many_queries_is_folded_and_a_huge_report_keeps_its_verdict() -> None:
+    ids = [f"query-{i}-{'x' * 20}" for i in range(400)]
+    sets = tuple(
+        SetResult(f"eval/s{n}.jsonl", report([1.0] * 400, ids=ids), report([0.5 + (i % 2) / 2 for i in range(400)],
+                  ids=ids), None)
+        for n in range(6)
+    )
+    outcome = Outcome(sets, "mrr", 0.05)
+    markdown = render(outcome, outcome.verdict(), CommitPair(BASE, HEAD), comment_marker(), None)
+
+    whole_text = markdown.whole()
+    summary = r"<details><summary>Chart\: ΔMRR per query on hybrid, head − base \(400 queries\)</summary>"
+    assert whole_text.count(summary) == 6
+    assert len(mermaid_blocks(whole_text)) == 6
+    body = fit_body(markdown.head, list(markdown.sections), markdown.tail)
+    assert len(body) <= COMMENT_LIMIT < len(whole_text)
+    assert body.startswith(f"{comment_marker()}\n## Retrieval relevance\n\n**{escape_md(outcome.verdict())}**")
+    assert body.count("```") % 2 == 0 and body.count("<details>") == body.count("</details>")
+    for chart in mermaid_blocks(body):  # any chart kept is whole
+        assert chart.endswith("    line [" + ", ".join(["0"] * 400) + "]\n")
+
+
+def test_the_action_document_carries_the_anchor_checks() -> None:
+    ids = ["q0", "q1"]
+    head = anchors(("q1", "a.py", "missing-file", 3))
+    outcome = Outcome((stale_set([1.0, 0.0], ids, head=head),), "mrr", 0.05)
+
+    [entry] = action_document(outcome, outcome.verdict(), CommitPair(BASE, HEAD), {})["sets"]
+
+    assert entry["stale_queries"] == ["q1"]
+    assert entry["validate"]["base"]["ok"] is True
+    assert [(p["code"], p["id"], p["line"]) for p in entry["validate"]["head"]["problems"]] == [
+        ("missing-file", "q1", 3)
+    ]
+
+
+def test_no_chart_when_no_query_is_scored_on_both_sides() -> None:
+    renamed = SetResult("eval/a.jsonl", report([1.0], ids=["old-id"]), report([1.0], ids=["new-id"]), None)
+    markdown = whole(Outcome((renamed,), "mrr", 0.05))
+    assert "| `old-id` | removed in head |" in markdown and mermaid_blocks(markdown) == []

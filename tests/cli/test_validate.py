@@ -122,6 +122,14 @@ def test_input_errors_exit_2(small_project: Path, args: list[str], message: str)
     assert (result.code, result.out, result.err) == (2, "", message)
 
 
+def test_without_grades_a_set_is_read_as_run_reads_it(small_project: Path) -> None:
+    """The Action checks anchors with grades=False: a malformed `grades` (which `run` ignores) must
+    not turn a set that scores into a configuration error."""
+    (small_project / "bad.jsonl").write_text('{"query":"q","expected":["auth.py","gone.py"],"grades":{"auth.py":0}}\n')
+    checked = api.validate(str(small_project / "bad.jsonl"), dir=str(small_project / "corpus"), grades=False)
+    assert checked.stale_anchors() == {"q1": ("gone.py",)}
+
+
 def test_untrusted_names_cannot_drive_the_terminal(small_project: Path) -> None:
     (small_project / "evil.jsonl").write_text(
         json.dumps({"id": "x\u001b[31m", "query": "q", "expected": ["gone\u001b]0;pwned\u0007.py"]}) + "\n")
