@@ -16,12 +16,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from cce_relevance.config import EMBEDDERS as EMBEDDERS
 from cce_relevance.config_file import NO_CONFIG, ProjectConfig
 from cce_relevance.config_file import load_config as load_config
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.fixtures import FixtureSet, corpus_dir, load_fixtures
 from cce_relevance.evaluation.harness import BackendReport, evaluate_backend
 from cce_relevance.evaluation.judgments import Judgments, judge
+from cce_relevance.evaluation.metrics import METRIC_KEYS as METRIC_KEYS
 from cce_relevance.evaluation.metrics import METRICS
 from cce_relevance.evaluation.observed_deltas import observed_deltas
 from cce_relevance.evaluation.pairing import pair_reports
@@ -41,7 +43,8 @@ from cce_relevance.retrieval.chunk import Chunk
 from cce_relevance.retrieval.embed import HASH_DOCUMENTS, HASH_EMBEDDER, DocumentEmbedder, hash_embed
 from cce_relevance.retrieval.fingerprint import dumps_fingerprint, fingerprint_path
 from cce_relevance.retrieval.hybrid import QueryEmbedder
-from cce_relevance.retrieval.index import Index, build_index
+from cce_relevance.retrieval.index import DEFAULT_BUILD, BuildOptions, Index, build_index
+from cce_relevance.retrieval.index_cache import default_cache_dir
 from cce_relevance.retrieval.languages import EXTRA_LANGUAGES as EXTRA_LANGUAGES
 from cce_relevance.retrieval.languages import check_languages, enabled_packs
 from cce_relevance.retrieval.ollama import OLLAMA_EMBEDDER, OllamaClient, OllamaError
@@ -50,14 +53,12 @@ from cce_relevance.retrieval.store import default_store_path, dumps_store, load_
 from cce_relevance.retrieval.walk import walk
 from cce_relevance.stats.comparison import BackendComparison, compare_pair
 from cce_relevance.stats.full_stats import FullStats, StatsLevel, full_stats
+from cce_relevance.stats.levels import DEFAULT_PRIMARY as DEFAULT_PRIMARY
 from cce_relevance.stats.paired import PairedTest, paired_t
 from cce_relevance.stats.power import PowerAnalysis, PowerRow, plan_from_pilot
 from cce_relevance.strings import rust_lines, rust_trim
 
 DEFAULT_BACKENDS = ("bm25", "vector", "hybrid")
-METRIC_KEYS = tuple(m.key for m in METRICS)  # precision_at_k, recall, mrr, f1
-DEFAULT_PRIMARY = "mrr"  # the primary metric of the full statistics unless told otherwise
-EMBEDDERS = (HASH_EMBEDDER, OLLAMA_EMBEDDER)
 OLLAMA_STORE_REFUSAL = (  # harness.md §1.9 E16, the reference's words
     "this store was built with the ollama embedder but Ollama is unreachable — refusing to score across "
     "mismatched embedding spaces. Start Ollama, or evaluate a corpus directory with the deterministic hash "
@@ -171,13 +172,36 @@ def parse_metric_list(value: str) -> tuple[RankMetricSpec, ...]:
 
 
 def open_corpus(path: str, *, protect_secrets: bool = True, embedder: DocumentEmbedder = HASH_DOCUMENTS,
-                languages: Sequence[str] = ()) -> Index:
+                languages: Sequence[str] = (), indexing: BuildOptions = DEFAULT_BUILD) -> Index:
     """Index a corpus directory in memory (E18 when it is not one).
 
-    `languages` names extra language packs to chunk with (none: the reference's six only).
+    `languages` names extra language packs to chunk with (none: the reference's six only);
+    `indexing` says how (cache, worker processes, progress; see `build_options`).
     """
     packs = enabled_packs(languages)
-    return build_index(require_directory(path), protect_secrets, embedder, packs)
+    return build_index(require_directory(path), protect_secrets, embedder, packs, cache=indexing.cache,
+                       workers=indexing.workers, progress=indexing.progress)
+
+
+def build_options(cache_dir: str | None = None, *, use_cache: bool = True,
+                  progress: Callable[[int, int], None] | None = None) -> BuildOptions:
+    """How the front doors index: with the index cache in `cache_dir` (default: the user's cache
+    directory, where one is known) unless `use_cache` is off, reporting to `progress`.
+
+    A directory named explicitly must be usable (an input error otherwise); the default one is
+    used when it can be, and indexing goes on uncached when it cannot.
+    """
+    if not use_cache:
+        return BuildOptions(progress=progress)
+    if cache_dir is None:
+        return BuildOptions(cache=default_cache_dir(), progress=progress)
+    try:
+        os.makedirs(cache_dir, exist_ok=True)
+    except OSError as exc:
+        raise CceError(f"cannot use cache directory {cache_dir}: {exc.strerror or exc}") from None
+    if not os.access(cache_dir, os.W_OK | os.X_OK):
+        raise CceError(f"cannot use cache directory {cache_dir}: it is not writable")
+    return BuildOptions(cache=cache_dir, progress=progress)
 
 
 def parse_language_list(value: str) -> tuple[str, ...]:
@@ -209,17 +233,17 @@ def query_embedder(index: Index, warn: Warn = warn_on_stderr) -> QueryEmbedder:
 
 
 def resolve_index(fixtures: FixtureSet, fixtures_arg: str, dir: str | None, store: str | None,
-                  languages: Sequence[str] = ()) -> tuple[str, Index]:
+                  languages: Sequence[str] = (), indexing: BuildOptions = DEFAULT_BUILD) -> tuple[str, Index]:
     """The corpus display string and its index: `--store` > `--dir` > header `corpus` (§1.4).
 
-    `languages` apply to a directory; a store's chunks were made when it was written.
+    `languages` and `indexing` apply to a directory; a store's chunks were made when it was written.
     """
     if store is not None:
         return store, load_store(store)
     if dir is not None:
-        return dir, open_corpus(dir, languages=languages)
+        return dir, open_corpus(dir, languages=languages, indexing=indexing)
     display = header_corpus(fixtures, fixtures_arg)
-    return display, open_corpus(display, languages=languages)
+    return display, open_corpus(display, languages=languages, indexing=indexing)
 
 
 def header_corpus(fixtures: FixtureSet, fixtures_arg: str) -> str:
@@ -290,7 +314,7 @@ def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
         backends: str | None = None, compare: str | None = None, warn: Warn = warn_on_stderr,
         stats_level: StatsLevel = "reference", primary: str = DEFAULT_PRIMARY,
         config: ProjectConfig = NO_CONFIG, metrics: str | None = None, trec: bool = False,
-        languages: Sequence[str] | None = None) -> RunResult:
+        languages: Sequence[str] | None = None, indexing: BuildOptions = DEFAULT_BUILD) -> RunResult:
     """Evaluate a fixture set, in the reference's order of checks (harness.md §1.3).
 
     `metrics` (a `--metrics` list) adds rank metrics; it and `trec` (TREC export wanted) make the
@@ -300,13 +324,14 @@ def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
     With `compare` and `stats_level="full"` the comparison also carries `full_stats`, naming
     `primary` (a metric key) the primary metric. `config` (see `load_config`) adds the project's
     backend variants and external retrievers to the names `backends` and `compare` may use.
-    `languages` (extra language packs) defaults to the config's `languages`.
+    `languages` (extra language packs) defaults to the config's `languages`; `indexing` says how
+    a corpus directory is indexed (`build_options`).
     """
     rank_metrics = parse_metric_list(metrics) if metrics is not None else ()
     judged = bool(rank_metrics) or trec
     fixtures = load_fixtures(fixtures_path, grades=judged)
     corpus, index = resolve_index(fixtures, fixtures_path, dir, store,
-                                  config.languages if languages is None else languages)
+                                  config.languages if languages is None else languages, indexing)
     embed = query_embedder(index, warn)
     if compare is not None:
         names = list(parse_compare_pair(compare, config))
@@ -334,13 +359,14 @@ SEARCH_QUERY_ID = "search"  # the id an external retriever sees for `search`'s o
 
 
 def search(corpus: str, query: str, backend: str = "hybrid", k: int = 10,
-           config: ProjectConfig = NO_CONFIG, languages: Sequence[str] | None = None) -> list[tuple[Hit, str]]:
+           config: ProjectConfig = NO_CONFIG, languages: Sequence[str] | None = None,
+           indexing: BuildOptions = DEFAULT_BUILD) -> list[tuple[Hit, str]]:
     """One query through one backend over a corpus directory, with each hit's first line.
 
     `languages` (extra language packs) defaults to the config's `languages`.
     """
     check_backend(backend, config)
-    index = open_corpus(corpus, languages=config.languages if languages is None else languages)
+    index = open_corpus(corpus, languages=config.languages if languages is None else languages, indexing=indexing)
     with open_backend(backend, config.spec(backend), index) as search_fn:
         hits = search_fn(query, k, SEARCH_QUERY_ID)
     first_line = {c.chunk_id: c.content.split("\n", 1)[0] for c in index.chunks}
@@ -359,19 +385,22 @@ def _line_at(index: Index, hit: Hit) -> str:
     return ""
 
 
-def chunks(corpus: str, languages: Sequence[str] = ()) -> list[Chunk]:
+def chunks(corpus: str, languages: Sequence[str] = (), indexing: BuildOptions = DEFAULT_BUILD) -> list[Chunk]:
     """Every chunk of a corpus directory in index order (the conformance listing's input)."""
-    return open_corpus(corpus, languages=languages).chunks
+    return open_corpus(corpus, languages=languages, indexing=indexing).chunks
 
 
-def validate(fixtures_path: str, *, dir: str | None = None, languages: Sequence[str] = ()) -> Validation:
+def validate(fixtures_path: str, *, dir: str | None = None, languages: Sequence[str] = (),
+             grades: bool = True, indexing: BuildOptions = DEFAULT_BUILD) -> Validation:
     """Anchor hygiene of a fixture set against its corpus (`--dir`, else the header's corpus).
 
-    Grades are read and checked too. For the Action: `validate(...).stale_anchors()` maps each
-    query id to its anchors that resolve to nothing, to label such a miss as stale.
+    Grades are read and checked too, unless `grades=False`: the Action reads a set as `run` does,
+    so a malformed `grades` object (which `run` ignores) cannot fail it. For the Action:
+    `validate(...).stale_anchors()` maps each query id to its anchors that resolve to nothing, to
+    label such a miss as stale.
     """
-    fixtures = load_fixtures(fixtures_path, grades=True)
-    corpus, index = resolve_index(fixtures, fixtures_path, dir, None, languages)
+    fixtures = load_fixtures(fixtures_path, grades=grades)
+    corpus, index = resolve_index(fixtures, fixtures_path, dir, None, languages, indexing)
     line_counts = {f.path: len(rust_lines(f.text)) for f in walk(corpus).files}
     return validate_cases(fixtures_path, corpus, fixtures.cases, index.chunks, line_counts)
 
@@ -405,7 +434,8 @@ def _document_embedder(name: str) -> tuple[DocumentEmbedder, str | None]:
 
 
 def index_corpus(directory: str, *, out: str | None = None, embedder: str = HASH_EMBEDDER,
-                 allow_secrets: bool = False, languages: Sequence[str] = ()) -> StoreWritten:
+                 allow_secrets: bool = False, languages: Sequence[str] = (),
+                 indexing: BuildOptions = DEFAULT_BUILD) -> StoreWritten:
     """Index `directory` and write the reference's store (pipeline.md §14) plus our fingerprint beside it.
 
     The default path is `<directory>/.cce/index.json`, whose `.cce` the walker never indexes.
@@ -415,7 +445,8 @@ def index_corpus(directory: str, *, out: str | None = None, embedder: str = HASH
     packs = enabled_packs(languages)
     documents, model = _document_embedder(embedder)
     try:
-        index = build_index(directory, not allow_secrets, documents, packs)
+        index = build_index(directory, not allow_secrets, documents, packs, cache=indexing.cache,
+                            workers=indexing.workers, progress=indexing.progress)
     except OllamaError as exc:
         raise CceError(f"embedding with Ollama failed, nothing was written: {exc}") from None
     path = out if out is not None else default_store_path(directory)

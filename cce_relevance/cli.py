@@ -13,17 +13,20 @@ from collections.abc import Callable
 
 import click
 
-from cce_relevance import __version__, api
+from cce_relevance import __version__
+from cce_relevance.config import EMBEDDERS
 from cce_relevance.errors import CceError, GateFailed
+from cce_relevance.evaluation.metrics import METRIC_KEYS
 from cce_relevance.files import write_atomically
-from cce_relevance.reporting import search_view
+from cce_relevance.lazy_import import lazy_module
+from cce_relevance.progress import progress_bar
 from cce_relevance.reporting.canonical_json import dumps_report
-from cce_relevance.reporting.chart import chart_renderer
-from cce_relevance.reporting.compare_report import comparison_document, comparison_text
-from cce_relevance.reporting.markdown import comparison_markdown
-from cce_relevance.reporting.power_report import power_document, power_text
-from cce_relevance.reporting.validation_report import validation_document, validation_text
-from cce_relevance.stats.full_stats import STATS_LEVELS, StatsLevel
+from cce_relevance.retrieval.languages import EXTRA_LANGUAGES
+from cce_relevance.stats.levels import DEFAULT_PRIMARY, STATS_LEVELS, StatsLevel
+
+# The library (numpy, tree-sitter grammars, requests) loads when a command first uses it, and the
+# renderers are imported inside the commands that print them: `--help` starts fast.
+api = lazy_module("cce_relevance.api")
 
 
 class _Group(click.Group):
@@ -58,7 +61,7 @@ _CONFIG_HELP = ("Backend variants, external retrievers and extra languages (defa
 def _languages_option(command: Callable[..., None]) -> Callable[..., None]:
     """`--languages`, shared by every command that indexes a directory."""
     return click.option("--languages", "languages_flag", metavar="LIST",
-                        help=f"Also chunk these languages: any of {','.join(api.EXTRA_LANGUAGES)} (replaces the "
+                        help=f"Also chunk these languages: any of {','.join(EXTRA_LANGUAGES)} (replaces the "
                              "config file's `languages`; '' for none). Default: the reference's six only.")(command)
 
 
@@ -67,15 +70,37 @@ def _languages(flag: str | None, config: api.ProjectConfig) -> tuple[str, ...]:
     return config.languages if flag is None else api.parse_language_list(flag)
 
 
+def _cache_options(command: Callable[..., None]) -> Callable[..., None]:
+    """`--cache DIR` and `--no-cache`, shared by every command that indexes a directory."""
+    command = click.option("--no-cache", is_flag=True, help="Index every file again; do not read or write the "
+                           "index cache.")(command)
+    return click.option("--cache", "cache_dir", metavar="DIR",
+                        help="Index cache directory: unchanged files are not indexed again (default: "
+                             "$XDG_CACHE_HOME/cce-relevance, else ~/.cache/cce-relevance).")(command)
+
+
+def _indexing(cache_dir: str | None, no_cache: bool, quiet: bool) -> api.BuildOptions:
+    """How to index: the cache flags, and a progress bar on stderr unless `quiet` (JSON output)."""
+    if cache_dir is not None and no_cache:
+        raise click.UsageError("--cache and --no-cache cannot be used together")
+    if cache_dir == "":
+        raise click.UsageError("a value is required for '--cache' but none was supplied")
+    return api.build_options(cache_dir, use_cache=not no_cache, progress=progress_bar(sys.stderr, quiet=quiet))
+
+
 @main.command()
 @click.argument("directory", metavar="DIR")
 @click.option("--json", "as_json", is_flag=True, help="Print the conformance.json document.")
 @_languages_option
 @click.option("--config", "config_path", metavar="FILE", help=_CONFIG_HELP)
-def chunks(directory: str, as_json: bool, languages_flag: str | None, config_path: str | None) -> None:
+@_cache_options
+def chunks(directory: str, as_json: bool, languages_flag: str | None, config_path: str | None,
+           cache_dir: str | None, no_cache: bool) -> None:
     """List every chunk of DIR (the conformance listing)."""
+    from cce_relevance.reporting import search_view
+
     languages = _languages(languages_flag, api.load_config(config_path))
-    found = api.chunks(_directory(directory), languages)
+    found = api.chunks(_directory(directory), languages, _indexing(cache_dir, no_cache, as_json))
     click.echo(search_view.conformance_document(found) if as_json else search_view.conformance_table(found),
                nl=False)
 
@@ -89,11 +114,15 @@ def chunks(directory: str, as_json: bool, languages_flag: str | None, config_pat
 @click.option("--json", "as_json", is_flag=True, help="Print result records as JSON.")
 @click.option("--config", "config_path", metavar="FILE", help=_CONFIG_HELP)
 @_languages_option
+@_cache_options
 def search(directory: str, query: str, backend: str, k: int, as_json: bool, config_path: str | None,
-           languages_flag: str | None) -> None:
+           languages_flag: str | None, cache_dir: str | None, no_cache: bool) -> None:
     """Run QUERY over DIR through one backend and show ranks, scores, spans and kinds."""
+    from cce_relevance.reporting import search_view
+
     config = api.load_config(config_path)
-    results = api.search(_directory(directory), query, backend, k, config, _languages(languages_flag, config))
+    results = api.search(_directory(directory), query, backend, k, config, _languages(languages_flag, config),
+                         _indexing(cache_dir, no_cache, as_json))
     hits = [h for h, _ in results]
     if as_json:
         click.echo(search_view.hits_json(hits), nl=False)
@@ -104,14 +133,15 @@ def search(directory: str, query: str, backend: str, k: int, as_json: bool, conf
 @main.command()
 @click.argument("directory", metavar="DIR")
 @click.option("--out", metavar="PATH", help="Store file to write (default DIR/.cce/index.json).")
-@click.option("--embedder", type=click.Choice(list(api.EMBEDDERS)), default="hash", show_default=True,
+@click.option("--embedder", type=click.Choice(list(EMBEDDERS)), default="hash", show_default=True,
               help="Chunk embedder; ollama reads CCE_OLLAMA_URL and CCE_OLLAMA_MODEL.")
 @click.option("--allow-secrets", is_flag=True,
               help="Turn secret protection off: index sensitive files and unredacted text.")
 @_languages_option
 @click.option("--config", "config_path", metavar="FILE", help=_CONFIG_HELP)
+@_cache_options
 def index(directory: str, out: str | None, embedder: str, allow_secrets: bool, languages_flag: str | None,
-          config_path: str | None) -> None:
+          config_path: str | None, cache_dir: str | None, no_cache: bool) -> None:
     """Index DIR and write the reference's persisted store (index.json) with a fingerprint beside it."""
     if out == "":
         raise click.UsageError("a value is required for '--out' but none was supplied")
@@ -119,7 +149,7 @@ def index(directory: str, out: str | None, embedder: str, allow_secrets: bool, l
     if allow_secrets:
         click.echo("warning: --allow-secrets: secret protection is off; files are indexed verbatim", err=True)
     written = api.index_corpus(directory, out=out, embedder=embedder, allow_secrets=allow_secrets,
-                               languages=languages)
+                               languages=languages, indexing=_indexing(cache_dir, no_cache, False))
     click.echo(f"wrote {written.path}: {written.chunks} chunks from {written.files} files, "
                f"embedder {written.embedder}, {written.size} bytes")
     click.echo(f"wrote {written.fingerprint}")
@@ -140,8 +170,8 @@ _STATS_HELP = ("reference: the paired t-test the reference prints (default). ful
 
 def _stats_options(command: Callable[..., None]) -> Callable[..., None]:
     """`--stats` and `--primary-metric`, shared by `run` and `compare`."""
-    command = click.option("--primary-metric", type=click.Choice(api.METRIC_KEYS),
-                           help=f"With --stats full: the metric named primary (default {api.DEFAULT_PRIMARY}).")(command)
+    command = click.option("--primary-metric", type=click.Choice(METRIC_KEYS),
+                           help=f"With --stats full: the metric named primary (default {DEFAULT_PRIMARY}).")(command)
     return click.option("--stats", "stats_level", type=click.Choice(STATS_LEVELS), default="reference",
                         show_default=True, help=_STATS_HELP)(command)
 
@@ -149,13 +179,13 @@ def _stats_options(command: Callable[..., None]) -> Callable[..., None]:
 def _primary(stats_level: str, primary: str | None) -> str:
     if primary is not None and stats_level != "full":
         raise click.UsageError("--primary-metric needs --stats full")
-    return api.DEFAULT_PRIMARY if primary is None else primary
+    return DEFAULT_PRIMARY if primary is None else primary
 
 
 def _chart_options(command: Callable[..., None]) -> Callable[..., None]:
     """`--chart` and `--chart-metric`, shared by `run --compare` and `compare`."""
     command = click.option("--chart-metric", metavar="KEY",
-                           help=f"Metric to chart (default {api.DEFAULT_PRIMARY}): precision_at_k, recall, mrr, f1 "
+                           help=f"Metric to chart (default {DEFAULT_PRIMARY}): precision_at_k, recall, mrr, f1 "
                                 "(run: also a --metrics key such as ndcg_at_k).")(command)
     return click.option("--chart", metavar="FILE",
                         help="Also write per-query deltas as a chart: FILE.md (Mermaid block), FILE.mmd "
@@ -165,7 +195,7 @@ def _chart_options(command: Callable[..., None]) -> Callable[..., None]:
 def _chart_metric(chart: str | None, metric: str | None) -> str:
     if metric is not None and chart is None:
         raise click.UsageError("--chart-metric needs --chart FILE")
-    return api.DEFAULT_PRIMARY if metric is None else metric
+    return DEFAULT_PRIMARY if metric is None else metric
 
 
 def _write_side_files(files: dict[str, str]) -> None:
@@ -207,11 +237,15 @@ def _trec_files(result: api.RunResult, run_path: str | None, qrels_path: str | N
 @click.option("--trec-run", metavar="FILE", help="Write each backend's TREC run; {backend} in FILE is its name.")
 @click.option("--trec-qrels", metavar="FILE", help="Write the TREC qrels (relevant chunk ids) the evaluation used.")
 @_chart_options
+@_cache_options
 def run(fixtures: str, corpus_dir: str | None, store: str | None, backends: str | None, compare: str | None,
         as_json: bool, output: str | None, golden: str | None, update_golden: bool, config_path: str | None,
         languages_flag: str | None, stats_level: StatsLevel, primary_metric: str | None, metrics: str | None, trec_run: str | None,
-        trec_qrels: str | None, chart: str | None, chart_metric: str | None) -> None:
+        trec_qrels: str | None, chart: str | None, chart_metric: str | None, cache_dir: str | None,
+        no_cache: bool) -> None:
     """Score the FIXTURES set (cce.relevance/v1 NDJSON) at each backend."""
+    from cce_relevance.reporting.chart import chart_renderer
+
     if chart is not None and compare is None:
         raise click.UsageError("--chart needs --compare A,B")
     chart_metric = _chart_metric(chart, chart_metric)
@@ -236,7 +270,7 @@ def run(fixtures: str, corpus_dir: str | None, store: str | None, backends: str 
     result = api.run(fixtures, dir=corpus_dir, store=store, backends=backends, compare=compare, config=config,
                      stats_level=stats_level, primary=primary, metrics=metrics,
                      trec=trec_run is not None or trec_qrels is not None,
-                     languages=_languages(languages_flag, config))
+                     languages=_languages(languages_flag, config), indexing=_indexing(cache_dir, no_cache, as_json))
     side_files = _trec_files(result, trec_run, trec_qrels)
     if chart is not None and render_chart is not None:
         side_files[chart] = render_chart(api.run_chart(result, chart_metric))
@@ -265,6 +299,10 @@ def compare(base_report: str, head_report: str, as_json: bool, as_markdown: bool
             primary_metric: str | None, chart: str | None, chart_metric: str | None, chart_backend: str | None
             ) -> None:
     """Compare two saved `run --json` reports, pairing backends and queries by name (head − base)."""
+    from cce_relevance.reporting.chart import chart_renderer
+    from cce_relevance.reporting.compare_report import comparison_document, comparison_text
+    from cce_relevance.reporting.markdown import comparison_markdown
+
     if as_json and as_markdown:
         raise click.UsageError("--json and --markdown cannot be used together")
     if chart_backend is not None and chart is None:
@@ -291,17 +329,21 @@ def compare(base_report: str, head_report: str, as_json: bool, as_markdown: bool
 @click.option("--json", "as_json", is_flag=True, help="Emit the cce.relevance.validate/v1 JSON.")
 @_languages_option
 @click.option("--config", "config_path", metavar="FILE", help=_CONFIG_HELP)
+@_cache_options
 def validate(fixtures: str, corpus_dir: str | None, as_json: bool, languages_flag: str | None,
-             config_path: str | None) -> None:
+             config_path: str | None, cache_dir: str | None, no_cache: bool) -> None:
     """Check that every anchor of FIXTURES resolves to a chunk of the corpus (a gate: exit 1 on problems).
 
     Reports anchors whose file, kind or line range is not in the corpus, cases no backend can
     satisfy, and duplicate case ids. Exit 0 when clean, 1 when problems were found, 2 on bad input.
     """
+    from cce_relevance.reporting.validation_report import validation_document, validation_text
+
     if corpus_dir == "":
         raise click.UsageError("a value is required for '--dir' but none was supplied")
     languages = _languages(languages_flag, api.load_config(config_path))
-    result = api.validate(fixtures, dir=corpus_dir, languages=languages)
+    result = api.validate(fixtures, dir=corpus_dir, languages=languages,
+                          indexing=_indexing(cache_dir, no_cache, as_json))
     click.echo(dumps_report(validation_document(result)) if as_json else validation_text(result), nl=False)
     if not result.ok:
         raise GateFailed(f"{len(result.findings)} problem(s) in {fixtures}: anchors that resolve to nothing "
@@ -313,11 +355,13 @@ def validate(fixtures: str, corpus_dir: str | None, as_json: bool, languages_fla
 @click.option("--delta", type=float, required=True, help="The smallest mean delta worth detecting, e.g. 0.05.")
 @click.option("--alpha", type=float, default=0.05, show_default=True, help="Two-sided significance level.")
 @click.option("--power", type=float, default=0.8, show_default=True, help="Chance of detecting a real delta.")
-@click.option("--metric", type=click.Choice(api.METRIC_KEYS), help="Plan for this metric only (default: all).")
+@click.option("--metric", type=click.Choice(METRIC_KEYS), help="Plan for this metric only (default: all).")
 @click.option("--json", "as_json", is_flag=True, help="Emit the cce.relevance.power/v1 JSON.")
 def power(source: str, delta: float, alpha: float, power: float, metric: str | None, as_json: bool) -> None:
     """Queries needed to detect --delta, from the per-query deltas of a `run --compare` report or a
     `compare --json` document (the paired t-test's power analysis; docs/statistics.md)."""
+    from cce_relevance.reporting.power_report import power_document, power_text
+
     analysis = api.power_analysis(source, delta, alpha=alpha, power=power, metric=metric)
     text = dumps_report(power_document(analysis)) if as_json else power_text(analysis)
     click.echo(text, nl=False)

@@ -14,6 +14,9 @@ DEFAULT_TOP_K = 10
 SPEC_VERSION = "1.0"
 CONFORMANCE_SPEC_VERSION = "2.0"
 EMBED_BATCH_SIZE = 64
+HASH_EMBEDDER = "hash"  # the embedder names a persisted store records (pipeline.md §14.2)
+OLLAMA_EMBEDDER = "ollama"
+EMBEDDERS = (HASH_EMBEDDER, OLLAMA_EMBEDDER)
 
 ALWAYS_PRUNED_DIRS = frozenset({".git", ".cce", "node_modules", ".venv", "venv", "__pycache__", "dist", "build"})
 

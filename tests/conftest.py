@@ -8,6 +8,7 @@ them. Without the variable, the sibling `../shared/upstream-cce` is used when pr
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -37,3 +38,17 @@ def upstream() -> Path:
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     return REPO_ROOT
+
+
+@pytest.fixture(scope="session", autouse=True)
+def isolated_index_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The CLI keeps an index cache under XDG_CACHE_HOME by default: point it at a temporary
+    directory for the whole session (child processes inherit it), never at the user's own."""
+    cache_home = tmp_path_factory.mktemp("xdg-cache")
+    saved = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(cache_home)
+    yield cache_home
+    if saved is None:
+        os.environ.pop("XDG_CACHE_HOME", None)
+    else:
+        os.environ["XDG_CACHE_HOME"] = saved

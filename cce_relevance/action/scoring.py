@@ -203,7 +203,7 @@ def _indexing() -> api.BuildOptions:
     directory outside a runner."""
     runner_temp = os.environ.get("RUNNER_TEMP")
     if runner_temp:  # best-effort like any cache: one that cannot be opened is simply not used
-        return api.BuildOptions(cache_dir=os.path.join(runner_temp, "cce-relevance-cache"))
+        return api.BuildOptions(cache=os.path.join(runner_temp, "cce-relevance-cache"))
     return api.build_options()
 
 

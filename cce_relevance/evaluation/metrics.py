@@ -62,3 +62,4 @@ METRICS: tuple[MetricSpec, ...] = (
     MetricSpec("mrr", "mrr", "MRR"),
     MetricSpec("f1", "f1", "F1"),
 )
+METRIC_KEYS = tuple(m.key for m in METRICS)  # precision_at_k, recall, mrr, f1

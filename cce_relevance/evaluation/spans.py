@@ -14,6 +14,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 
 from cce_relevance.evaluation.anchors import Anchor
 from cce_relevance.retrieval.backends import Hit
@@ -25,36 +26,66 @@ Intervals = dict[str, list[tuple[int, int]]]
 
 
 class LineWeights:
-    """Token weight of every (file, line) some chunk covers; first chunk in index order wins."""
+    """Token weight of every (file, line) some chunk covers; first chunk in index order wins.
+
+    A file's weights are worked out the first time a span in it is weighed: a run weighs the
+    few files its anchors and hits name, not every line of a whole repository.
+    """
 
     def __init__(self, chunks: Iterable[Chunk]) -> None:
-        weights: dict[str, dict[int, int]] = {}
+        self._chunks: dict[str, list[Chunk]] = {}
         for c in chunks:
-            per_file = weights.setdefault(c.file_path, {})
-            for i, line in enumerate(rust_lines(c.content)):
-                per_file.setdefault(c.start_line + i, estimate_tokens(line))
+            self._chunks.setdefault(c.file_path, []).append(c)
         # Per file: sorted weighted line numbers and prefix sums of (weight - 1), so the mass of
         # any interval is its line count plus the extra weight of the weighted lines inside it.
-        self._lines: dict[str, list[int]] = {}
-        self._extra: dict[str, list[int]] = {}
-        for path, per_file in weights.items():
-            numbers = sorted(per_file)
-            prefix = [0]
-            for n in numbers:
-                prefix.append(prefix[-1] + per_file[n] - 1)
-            self._lines[path], self._extra[path] = numbers, prefix
+        self._weighted: dict[str, tuple[list[int], list[int]]] = {}
+
+    def _file(self, path: str) -> tuple[list[int], list[int]]:
+        found = self._weighted.get(path)
+        if found is None:
+            per_line = _first_chunk_line_weights(self._chunks.get(path, []))
+            numbers = sorted(per_line)
+            prefix = [0, *accumulate(per_line[n] - 1 for n in numbers)]
+            self._weighted[path] = found = (numbers, prefix)
+        return found
 
     def mass(self, spans: Intervals) -> int:
         """Total weight of the lines in merged, disjoint intervals per file."""
         total = 0
         for path, intervals in spans.items():
-            numbers = self._lines.get(path)
+            numbers, prefix = self._file(path)
             for lo, hi in intervals:
                 total += hi - lo + 1
-                if numbers:
-                    prefix = self._extra[path]
-                    total += prefix[bisect_right(numbers, hi)] - prefix[bisect_left(numbers, lo)]
+                total += prefix[bisect_right(numbers, hi)] - prefix[bisect_left(numbers, lo)]
         return total
+
+
+def _first_chunk_line_weights(chunks: Sequence[Chunk]) -> dict[int, int]:
+    """Line number → weight of that line in the first chunk covering it.
+
+    Chunks of one file come in pre-order, so their first lines never decrease and every line up
+    to the furthest one covered so far is already weighed: a nested chunk adds only the lines
+    past it (usually none). Out-of-order chunks get the plain first-wins loop.
+    """
+    per_line: dict[int, int] = {}
+    covered_to = 0
+    previous_start = 0
+    for c in chunks:
+        if c.start_line < previous_start:
+            covered_to = 0  # no longer a prefix: weigh every line, first one wins
+        previous_start = c.start_line
+        if c.start_line + c.content.count("\n") <= covered_to:
+            continue  # even its last possible line is weighed already
+        lines = rust_lines(c.content)
+        skip = max(0, covered_to + 1 - c.start_line)
+        if skip >= len(lines):
+            continue
+        rest = lines[skip:]
+        weights = [(len(line) >> 2) or 1 for line in rest] if c.content.isascii() else map(estimate_tokens, rest)
+        for number, weight in enumerate(weights, c.start_line + skip):
+            per_line.setdefault(number, weight)
+        covered_to = max(covered_to, c.start_line + len(lines) - 1)
+    return per_line
 
 
 def merge(spans: Iterable[tuple[str, int, int]]) -> Intervals:

@@ -9,16 +9,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
-
-import numpy as np
+from typing import TYPE_CHECKING, Protocol
 
 from cce_relevance.config import REFERENCE_PARAMS, RankingParams
 from cce_relevance.errors import CceError
-from cce_relevance.retrieval.embed import hash_embed
-from cce_relevance.retrieval.hybrid import SearchResult, bm25_only_search, hybrid_search, vector_search
-from cce_relevance.retrieval.index import Index
 from cce_relevance.strings import rust_trim
+
+if TYPE_CHECKING:  # every room and the CLI's start-up read `Hit`; only searching needs numpy
+    import numpy as np
+
+    from cce_relevance.retrieval.hybrid import SearchResult
+    from cce_relevance.retrieval.index import Index
 
 BUILTIN_BACKENDS = ("bm25", "vector", "hybrid")
 
@@ -56,16 +57,23 @@ def _hits(index: Index, results: list[SearchResult]) -> list[Hit]:
 
 
 def builtin_backend(name: str, index: Index, params: RankingParams = REFERENCE_PARAMS,
-                    embed: Callable[[str], np.ndarray] = hash_embed) -> SearchFn:
-    """A search function for `bm25`, `vector` or `hybrid` over `index`, cut to `k` results."""
+                    embed: Callable[[str], np.ndarray] | None = None) -> SearchFn:
+    """A search function for `bm25`, `vector` or `hybrid` over `index`, cut to `k` results;
+    queries are embedded with `embed` (default: the hash embedder)."""
+    # Imported on use so that importing this module stays cheap (see TYPE_CHECKING above).
+    from cce_relevance.retrieval.embed import hash_embed
+    from cce_relevance.retrieval.hybrid import bm25_only_search, hybrid_search, vector_search
+
+    embed_query = hash_embed if embed is None else embed
+
     def search(query: str, k: int, query_id: str = "") -> list[Hit]:
         if not rust_trim(query) or not index.chunks:
             return []
         if name == "bm25":
             return _hits(index, bm25_only_search(index, query, k, params))
         if name == "vector":
-            return _hits(index, vector_search(index, embed(query), k))
-        return _hits(index, hybrid_search(index, embed(query), query, k, params)[:k])
+            return _hits(index, vector_search(index, embed_query(query), k))
+        return _hits(index, hybrid_search(index, embed_query(query), query, k, params)[:k])
 
     if name not in BUILTIN_BACKENDS:
         raise CceError(f"unknown backend {name!r}")

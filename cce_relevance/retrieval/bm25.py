@@ -5,6 +5,14 @@ Okapi BM25 with the non-negative idf `ln(1 + (N - df + 0.5)/(df + 0.5))` (Robert
 Lucene uses). A document's score sums its query terms' contributions in the query's
 first-occurrence order — the same sequence of IEEE operations as the reference — and documents
 whose score rounds to zero at six decimals are dropped.
+
+The postings are one array of documents and one of term frequencies, grouped by term (each
+term's documents ascending). A term's contribution
+to each of its documents does not depend on the query, so it is computed once, element-wise in
+float64 with the reference's operation order (numpy's element-wise arithmetic is the same IEEE
+arithmetic as Python's), and kept. A query adds its terms' contributions, term by term, into one
+score array (over every document, or over only the matched ones when there are few): each
+document receives its terms' contributions in query order, the same sums as a per-document loop.
 """
 
 from __future__ import annotations
@@ -14,9 +22,11 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from cce_relevance.config import REFERENCE_PARAMS
-from cce_relevance.numeric import score_key
 from cce_relevance.retrieval.tokens import tokenize
+from cce_relevance.retrieval.topk import id_ranks, top_by_key
 
 
 @dataclass(frozen=True)
@@ -34,41 +44,84 @@ class BM25:
                  k1: float = REFERENCE_PARAMS.bm25_k1, b: float = REFERENCE_PARAMS.bm25_b) -> None:
         self.k1 = k1
         self.b = b
-        self.chunk_ids = list(chunk_ids)
         self.n_docs = len(contents)
-        self.doc_len: list[int] = []
-        self.postings: dict[str, list[tuple[int, int]]] = {}
-        total = 0
-        for d, content in enumerate(contents):
-            toks = tokenize(content)
-            self.doc_len.append(len(toks))
-            total += len(toks)
-            for term, f in Counter(toks).items():
-                self.postings.setdefault(term, []).append((d, f))
+        self.id_rank = id_ranks(chunk_ids)
+        # Every (document, term, count) in document order, then grouped by term with a stable
+        # sort, so each term's documents stay ascending: one array slice per term.
+        terms: list[str] = []
+        counts: list[int] = []
+        distinct_per_doc: list[int] = []
+        doc_len: list[int] = []
+        for content in contents:
+            tf = Counter(tokenize(content))
+            terms.extend(tf)
+            counts.extend(tf.values())
+            distinct_per_doc.append(len(tf))
+            doc_len.append(tf.total())
+        self.doc_len = np.array(doc_len, dtype=np.int64)
+        total = sum(doc_len)
         self.avgdl = total / self.n_docs if self.n_docs else 0.0
+        self._term_id = {t: i for i, t in enumerate(dict.fromkeys(terms))}
+        term_ids = np.fromiter(map(self._term_id.__getitem__, terms), dtype=np.int64, count=len(terms))
+        by_term = np.argsort(term_ids, kind="stable")
+        self._docs = np.repeat(np.arange(self.n_docs, dtype=np.int64), distinct_per_doc)[by_term]
+        self._freqs = np.array(counts, dtype=np.float64)[by_term]
+        self._starts = np.concatenate(([0], np.cumsum(np.bincount(term_ids, minlength=len(self._term_id)))))
+        # The per-document half of the denominator, `(1 - b) + ((b * dl) / avgdl)`, as the reference
+        # computes it inline (no document has tokens when avgdl is 0, so it is never read then).
+        if self.avgdl:
+            self._length_norm = (1.0 - b) + ((b * self.doc_len.astype(np.float64)) / self.avgdl)
+        else:
+            self._length_norm = np.zeros(self.n_docs, dtype=np.float64)
+        self._weights: dict[str, np.ndarray] = {}
+
+    def _posting(self, term: str) -> slice | None:
+        """Where `term`'s documents and counts are in `_docs` and `_freqs`; None if it occurs nowhere."""
+        t = self._term_id.get(term)
+        return None if t is None else slice(int(self._starts[t]), int(self._starts[t + 1]))
+
+    def document_frequency(self, term: str) -> int:
+        posting = self._posting(term)
+        return 0 if posting is None else posting.stop - posting.start
 
     def idf(self, term: str) -> float:
-        df = float(len(self.postings.get(term, ())))
+        df = float(self.document_frequency(term))
         return math.log(1.0 + (float(self.n_docs) - df + 0.5) / (df + 0.5))
 
-    def raw_scores(self, terms: Sequence[str]) -> dict[int, float]:
-        """Scores of every document with at least one query term, summed in term order."""
-        k1, b = self.k1, self.b
-        scores: dict[int, float] = {}
-        for term in terms:
-            posting = self.postings.get(term)
-            if not posting:
-                continue
-            idf = self.idf(term)
-            for d, f_int in posting:
-                f = float(f_int)
-                denom = f + k1 * ((1.0 - b) + ((b * self.doc_len[d]) / self.avgdl))
-                scores[d] = scores.get(d, 0.0) + (idf * (f * (k1 + 1.0))) / denom
-        return scores
+    def _contributions(self, term: str, posting: slice) -> np.ndarray:
+        """`(idf * (f * (k1 + 1))) / (f + k1 * norm[d])` for each document of `term`'s postings."""
+        weights = self._weights.get(term)
+        if weights is None:
+            f = self._freqs[posting]
+            k1 = self.k1
+            with np.errstate(over="ignore", invalid="ignore"):  # a huge k1 overflows to inf, as in Python
+                weights = (self.idf(term) * (f * (k1 + 1.0))) / (f + k1 * self._length_norm[self._docs[posting]])
+            self._weights[term] = weights
+        return weights
 
-    def rank(self, terms: Sequence[str]) -> list[Scored]:
-        """Positive-key documents by (score key desc, chunk id asc); callers slice."""
-        keyed = [(score_key(s), d, s) for d, s in self.raw_scores(terms).items()]
-        keyed = [k for k in keyed if k[0] > 0]
-        keyed.sort(key=lambda k: (-k[0], self.chunk_ids[k[1]], k[1]))
-        return [Scored(d, s) for _, d, s in keyed]
+    def matched(self, terms: Sequence[str]) -> tuple[np.ndarray | None, np.ndarray]:
+        """(documents, their scores) summed in the order of `terms`: the documents that hold a
+        query term, ascending — or None and a score for every document, when the terms' postings
+        are long enough that one dense array is cheaper than finding their union."""
+        postings = [(term, p) for term in terms if (p := self._posting(term)) is not None]
+        if sum(p.stop - p.start for _, p in postings) * _SPARSE_FRACTION >= self.n_docs:
+            scores = np.zeros(self.n_docs, dtype=np.float64)
+            for term, p in postings:
+                scores[self._docs[p]] += self._contributions(term, p)
+            return None, scores
+        docs = np.unique(np.concatenate([self._docs[p] for _, p in postings] or [np.zeros(0, np.int64)]))
+        scores = np.zeros(docs.shape[0], dtype=np.float64)
+        for term, p in postings:
+            scores[np.searchsorted(docs, self._docs[p])] += self._contributions(term, p)
+        return docs, scores
+
+    def rank(self, terms: Sequence[str], limit: int | None = None) -> list[Scored]:
+        """The first `limit` (default: all) positive-key documents by (score key desc, chunk id asc)."""
+        docs, scores = self.matched(terms)
+        ranks = self.id_rank if docs is None else self.id_rank[docs]
+        order = top_by_key(scores, ranks, limit, positive_only=True).tolist()
+        picked = order if docs is None else docs[order].tolist()
+        return [Scored(d, float(scores[i])) for d, i in zip(picked, order, strict=True)]
+
+
+_SPARSE_FRACTION = 16  # below N/16 postings in all, scores are kept for the matched documents only

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from cce_relevance.retrieval.packs import REFERENCE_PACKS, Pack, PackSet, preorder
+from cce_relevance.retrieval.packs import REFERENCE_PACKS, PackSet, unique_names
+from cce_relevance.retrieval.syntax import syntax_nodes
 from cce_relevance.retrieval.tokens import estimate_tokens
 
 FALLBACK_LANGUAGE = "plaintext"
@@ -21,7 +22,7 @@ MODULE = "module"
 _ID_PREFIX_BYTES = 100
 
 
-@dataclass
+@dataclass(slots=True)
 class Chunk:
     """One retrievable unit; `embedding` is filled by the index build."""
 
@@ -39,8 +40,13 @@ class Chunk:
 
 @dataclass(frozen=True)
 class ChunkedFile:
+    """One file's chunks and imports, with what the batch embedder needs to tokenize it once:
+    the bytes that were chunked and each chunk's byte range in them."""
+
     chunks: list[Chunk]
     imports: list[str]
+    source: bytes = b""
+    spans: list[tuple[int, int]] = field(default_factory=list)
 
 
 def chunk_id(file_path: str, start_line: int, end_line: int, content: bytes) -> str:
@@ -51,9 +57,13 @@ def chunk_id(file_path: str, start_line: int, end_line: int, content: bytes) -> 
 
 
 def _make_chunk(path: str, start: int, end: int, ctype: str, kind: str, language: str, raw: bytes) -> Chunk:
-    content = raw.decode("utf-8", "replace")
-    return Chunk(chunk_id(path, start, end, raw), path, start, end, ctype, kind, language, content,
-                 estimate_tokens(content))
+    try:
+        content = raw.decode("utf-8")
+        tokens = max(1, len(raw) // 4)  # valid UTF-8: the content re-encodes to exactly `raw`
+    except UnicodeDecodeError:
+        content = raw.decode("utf-8", "replace")
+        tokens = estimate_tokens(content)
+    return Chunk(chunk_id(path, start, end, raw), path, start, end, ctype, kind, language, content, tokens)
 
 
 def module_chunk(path: str, text: str, language: str) -> Chunk:
@@ -62,33 +72,30 @@ def module_chunk(path: str, text: str, language: str) -> Chunk:
     return _make_chunk(path, 1, raw.count(b"\n") + 1, MODULE, MODULE, language, raw)
 
 
-def _definition_chunks(pack: Pack, path: str, source: bytes, root) -> list[Chunk]:
-    kinds = pack.chunk_kinds
-    chunks = []
-    for node in preorder(root):
-        kind = node.type
-        if kind in kinds and node.is_named:
-            chunks.append(_make_chunk(path, node.start_point.row + 1, node.end_point.row + 1,
-                                      pack.chunk_type(kind), kind, pack.name,
-                                      source[node.start_byte:node.end_byte]))
-    return chunks
-
-
 def chunk_file(path: str, text: str, packs: PackSet = REFERENCE_PACKS) -> ChunkedFile:
     """Chunks of one (already redacted) file in pre-order, and its imports for the graph.
 
     `packs` decides which extensions are parsed; a file none of them claims is one module chunk.
+    The tree is dropped before returning: only byte ranges and texts are kept.
     """
+    source = text.encode("utf-8", "surrogateescape")
+    whole = [(0, len(source))]
     pack = packs.for_path(path)
     if pack is None:
-        return ChunkedFile([module_chunk(path, text, FALLBACK_LANGUAGE)], [])
-    source = text.encode("utf-8", "surrogateescape")
+        return ChunkedFile([module_chunk(path, text, FALLBACK_LANGUAGE)], [], source, whole)
     tree = pack.parser().parse(source)
     if tree is None:
-        return ChunkedFile([module_chunk(path, text, pack.name)], [])
-    root = tree.root_node
-    chunks = _definition_chunks(pack, path, source, root)
-    imports = pack.extract_imports(root)
+        return ChunkedFile([module_chunk(path, text, pack.name)], [], source, whole)
+    nodes = syntax_nodes(pack, tree.root_node)
+    imports = unique_names([name for node in nodes.imports for name in pack.import_names(node)])
+    chunks = []
+    spans = []
+    for node in nodes.definitions:
+        kind = node.type
+        start, end = node.start_byte, node.end_byte
+        chunks.append(_make_chunk(path, node.start_point.row + 1, node.end_point.row + 1, pack.chunk_type(kind),
+                                  kind, pack.name, source[start:end]))
+        spans.append((start, end))
     if not chunks:
-        chunks = [module_chunk(path, text, pack.name)]
-    return ChunkedFile(chunks, imports)
+        return ChunkedFile([module_chunk(path, text, pack.name)], imports, source, whole)
+    return ChunkedFile(chunks, imports, source, spans)

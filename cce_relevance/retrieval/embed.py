@@ -16,12 +16,12 @@ from functools import lru_cache
 import numpy as np
 
 from cce_relevance.config import EMBED_DIM
+from cce_relevance.config import HASH_EMBEDDER as HASH_EMBEDDER
 from cce_relevance.retrieval.tokens import tokenize
 
 FNV_OFFSET = 0xCBF29CE484222325
 FNV_PRIME = 0x100000001B3
 _MASK64 = 0xFFFFFFFFFFFFFFFF
-HASH_EMBEDDER = "hash"
 
 
 def fnv1a64(data: bytes) -> int:

@@ -25,13 +25,17 @@ class ImportGraph:
         first_by_stem: dict[str, str] = {}
         for f in self.files:
             first_by_stem.setdefault(file_stem(f), f)
-        self._neighbors: dict[str, set[str]] = {}
+        linked: dict[str, set[str]] = {}
+        resolved: dict[str, str | None] = {}  # corpora import the same modules many times over
         for source in sorted(file_imports):
             for module in file_imports[source]:
-                target = first_by_stem.get(module) or self._suffix_match(module)
+                if module not in resolved:
+                    resolved[module] = first_by_stem.get(module) or self._suffix_match(module)
+                target = resolved[module]
                 if target is not None and target != source:
-                    self._neighbors.setdefault(source, set()).add(target)
-                    self._neighbors.setdefault(target, set()).add(source)
+                    linked.setdefault(source, set()).add(target)
+                    linked.setdefault(target, set()).add(source)
+        self._neighbors = {f: sorted(others) for f, others in linked.items()}
 
     def _suffix_match(self, module: str) -> str | None:
         py, js = module + ".py", module + ".js"
@@ -39,4 +43,4 @@ class ImportGraph:
 
     def neighbors(self, path: str) -> list[str]:
         """Sorted union of the files `path` imports and the files that import it."""
-        return sorted(self._neighbors.get(path, ()))
+        return list(self._neighbors.get(path, ()))

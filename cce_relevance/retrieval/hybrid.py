@@ -9,8 +9,10 @@ tie-breaks, so the order is total and identical to the reference.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+from itertools import islice
 
 import numpy as np
 
@@ -18,7 +20,7 @@ from cce_relevance.config import REFERENCE_PARAMS, RankingParams
 from cce_relevance.numeric import score_key
 from cce_relevance.retrieval.index import Index
 from cce_relevance.retrieval.tokens import ascii_lower, tokenize, unique_tokens
-from cce_relevance.retrieval.vector import cosine_all, rank_by_cosine
+from cce_relevance.retrieval.topk import top_by_key
 from cce_relevance.strings import rust_split_whitespace
 
 INTENT_WORDS = frozenset({"function", "class", "method", "def"})
@@ -75,7 +77,7 @@ def bm25_only_search(index: Index, query: str, top_k: int,
     terms = unique_tokens(query)
     if not terms or not index.chunks or top_k <= 0:
         return []
-    ranked = index.bm25(params).rank(terms)[:top_k]
+    ranked = index.bm25(params).rank(terms, top_k)
     return [SearchResult(i + 1, s.index, s.score) for i, s in enumerate(ranked)]
 
 
@@ -83,23 +85,23 @@ def vector_search(index: Index, qvec: np.ndarray, top_k: int) -> list[SearchResu
     """Pure cosine order over all chunks, first `top_k` (§10; no token guard, §17.8)."""
     if not index.chunks or top_k <= 0:
         return []
-    ranked = rank_by_cosine(qvec, index.matrix, index.chunk_ids)[:top_k]
-    return [SearchResult(i + 1, d, s) for i, (d, s) in enumerate(ranked)]
+    return [SearchResult(i + 1, d, s) for i, (d, s) in enumerate(index.cosine.top(qvec, top_k))]
 
 
-def _keyword_score(index: Index, d: int, terms: list[str], hints: list[str]) -> float:
-    content = index.lower_contents[d]
-    if any(t in content for t in terms):
-        dist = 0.0
-    else:
-        path = ascii_lower(index.chunks[d].file_path)
-        dist = 0.0 if any(h in path for h in hints) else 2.0
-    return max(0.0, 1.0 - dist / 5.0)
+def _keyword_distance(lower_content: str, path: str, terms: list[str], hints: list[str]) -> float:
+    """0 when a query token occurs in the ASCII-lowercased content or a file hint in the path, else 2."""
+    for t in terms:
+        if t in lower_content:
+            return 0.0
+    lower_path = ascii_lower(path)
+    return 0.0 if any(h in lower_path for h in hints) else 2.0
 
 
-def _penalised(path: str, params: RankingParams) -> bool:
+@lru_cache(maxsize=1 << 16)
+def _penalised(path: str, markers: tuple[str, ...]) -> bool:
+    """Whether the path names tests, docs, specs or plans (memoised: candidates repeat files)."""
     lower = ascii_lower(path)
-    return any(marker in lower for marker in params.path_penalty_markers)
+    return any(marker in lower for marker in markers)
 
 
 def rank_core(index: Index, qvec: np.ndarray, query: str, top_k: int,
@@ -107,44 +109,60 @@ def rank_core(index: Index, qvec: np.ndarray, query: str, top_k: int,
     """RRF + confidence blend + path penalty + per-file cap (§11.1–§11.10)."""
     if not tokenize(query) or not index.chunks or top_k <= 0:
         return []
-    w = params.fts_boost_code_lookup if is_code_lookup(query) else 1.0
     pool = top_k * params.candidate_multiplier
-    chunk_ids = index.chunk_ids
+    by_bm25 = [s.index for s in index.bm25(params).rank(unique_tokens(query), pool)]
+    if not qvec.size:
+        return fuse(index, query, top_k, None, [], by_bm25, params)
+    by_cosine = index.cosine.top(qvec, max(pool, 1))
+    cosines = dict(by_cosine)
+    others = [d for d in by_bm25 if d not in cosines]
+    cosines.update(zip(others, index.cosine.scores(qvec, others).tolist(), strict=True))
+    return fuse(index, query, top_k, cosines, [d for d, _ in by_cosine], by_bm25, params)
 
-    cosines = cosine_all(qvec, index.matrix) if qvec.size else None
-    vrank: dict[int, int] = {}
-    if cosines is not None:
-        for pos, (d, _) in enumerate(rank_by_cosine(qvec, index.matrix, chunk_ids)[: max(pool, 1)]):
-            vrank[d] = pos
+
+def fuse(index: Index, query: str, top_k: int, cosines: Mapping[int, float] | None, by_cosine: Sequence[int],
+         by_bm25: Sequence[int], params: RankingParams = REFERENCE_PARAMS) -> list[SearchResult]:
+    """§11.2 and §11.5–§11.10, given the two candidate lists (chunk indices, best first) and each
+    candidate's cosine with the query (None without a query vector: all cosines count as 0.0)."""
+    w = params.fts_boost_code_lookup if is_code_lookup(query) else 1.0
     terms = unique_tokens(query)
-    frank = {s.index: pos for pos, s in enumerate(index.bm25(params).rank(terms)[:pool])}
-
-    candidates = sorted(set(vrank) | set(frank))
-    rrf: dict[int, float] = {}
+    vrank = {d: pos for pos, d in enumerate(by_cosine)}
+    frank = {d: pos for pos, d in enumerate(by_bm25)}
+    candidates = sorted(vrank.keys() | frank.keys())
+    rrf_k = params.rrf_k
+    rrf: list[float] = []
     for d in candidates:
         s = 0.0
         if d in vrank:
-            s += 1.0 / (params.rrf_k + vrank[d])
+            s += 1.0 / (rrf_k + vrank[d])
         if d in frank:
-            s += w * (1.0 / (params.rrf_k + frank[d]))
-        rrf[d] = s
-    max_rrf = max([0.0, *rrf.values()])
+            s += w * (1.0 / (rrf_k + frank[d]))
+        rrf.append(s)
+    max_rrf = max([0.0, *rrf])
+    normalise = score_key(max_rrf) != 0
     hints = file_hints(query)
-    cw = params.confidence_weight
+    cw, w_vector, w_keyword, w_recency = params.confidence_weight, params.w_vector, params.w_keyword, params.w_recency
+    markers, penalty = params.path_penalty_markers, params.path_penalty
+    cos_list = [cosines[d] for d in candidates] if cosines is not None else [0.0] * len(candidates)
 
-    finals: dict[int, float] = {}
-    for d in candidates:
-        norm = rrf[d] / max_rrf if score_key(max_rrf) != 0 else 0.0
-        cos = float(cosines[d]) if cosines is not None else 0.0
+    chunks, lower_contents = index.chunks, index.lower_contents
+    finals: list[float] = []
+    for d, r, cos in zip(candidates, rrf, cos_list, strict=True):
+        norm = r / max_rrf if normalise else 0.0
         vector_score = 1.0 - min(max((1.0 - cos) / 2.0, 0.0), 1.0)
-        keyword = _keyword_score(index, d, terms, hints)
-        confidence = ((params.w_vector * vector_score) + (params.w_keyword * keyword)) + (params.w_recency * 0.0)
+        path = chunks[d].file_path
+        # A BM25 candidate has a query token among its own tokens, and every token is a substring
+        # of the ASCII-lowercased content: its distance is 0 without searching the text.
+        dist = 0.0 if d in frank else _keyword_distance(lower_contents[d], path, terms, hints)
+        keyword = max(0.0, 1.0 - dist / 5.0)
+        confidence = ((w_vector * vector_score) + (w_keyword * keyword)) + (w_recency * 0.0)
         final = (cw * confidence) + ((1.0 - cw) * norm)
-        if _penalised(index.chunks[d].file_path, params):
-            final *= params.path_penalty
-        finals[d] = final
+        if _penalised(path, markers):
+            final *= penalty
+        finals.append(final)
 
-    ordered = sorted(candidates, key=lambda d: (-score_key(finals[d]), chunk_ids[d], d))
+    final_of = dict(zip(candidates, finals, strict=True))
+    ordered = [candidates[i] for i in top_by_key(np.array(finals), index.id_rank[candidates]).tolist()]
     kept: list[int] = []
     per_file: dict[str, int] = {}
     for d in ordered:
@@ -154,7 +172,16 @@ def rank_core(index: Index, qvec: np.ndarray, query: str, top_k: int,
         if per_file.get(path, 0) < params.max_chunks_per_file:
             per_file[path] = per_file.get(path, 0) + 1
             kept.append(d)
-    return [SearchResult(i + 1, d, finals[d]) for i, d in enumerate(kept)]
+    return [SearchResult(i + 1, d, final_of[d]) for i, d in enumerate(kept)]
+
+
+def _distinct(items: Iterable[str]) -> Iterator[str]:
+    """`items` without repeats, in first-seen order, lazily."""
+    seen: set[str] = set()
+    for item in items:
+        if item not in seen:
+            seen.add(item)
+            yield item
 
 
 def expand_graph(index: Index, qvec: np.ndarray, results: list[SearchResult],
@@ -165,26 +192,22 @@ def expand_graph(index: Index, qvec: np.ndarray, results: list[SearchResult],
     chunks = index.chunks
     top_files = list(dict.fromkeys(chunks[r.index].file_path for r in results[:3]))
     present = {chunks[r.index].file_path for r in results}
-    neighbor_files: list[str] = []
-    for f in top_files:
-        for n in index.graph.neighbors(f):
-            if n not in present and n not in neighbor_files:
-                neighbor_files.append(n)
+    neighbours = (n for f in top_files for n in index.graph.neighbors(f) if n not in present)
+    # Only the first few distinct neighbours are used; a hub file can have hundreds.
+    bonus_files = islice(_distinct(neighbours), params.graph_max_bonus_files)
     existing = {(chunks[r.index].file_path, chunks[r.index].start_line, chunks[r.index].end_line)
                 for r in results}
     out = list(results)
-    matrix = index.matrix
-    for f in neighbor_files[: params.graph_max_bonus_files]:
+    for f in bonus_files:
         members = index.chunks_by_file[f]
-        cos = cosine_all(qvec, matrix[members]) if qvec.size else np.zeros(len(members))
-        scored = sorted(zip(members, (float(c) for c in cos), strict=True),
-                        key=lambda p: (-score_key(p[1]), chunks[p[0]].chunk_id, p[0]))
-        for d, c in scored[:2]:
+        cos = index.cosine.scores(qvec, members)
+        for j in top_by_key(cos, index.id_rank[members], 2).tolist():
+            d = members[j]
             span = (f, chunks[d].start_line, chunks[d].end_line)
             if span in existing:
                 continue
             existing.add(span)
-            out.append(SearchResult(0, d, max(c, 0.0) * params.graph_bonus_chunk_scale))
+            out.append(SearchResult(0, d, max(float(cos[j]), 0.0) * params.graph_bonus_chunk_scale))
     return [SearchResult(i + 1, r.index, r.score) for i, r in enumerate(out)]
 
 

@@ -1,14 +1,17 @@
 """The in-memory index: chunks in index order plus everything ranking needs (pipeline.md §3).
 
 Building walks the corpus (sorted), redacts each file, chunks it, embeds every chunk with the
-hash embedder and derives BM25 statistics and the import graph. The order of `chunks` is
+hash embedder and derives BM25 statistics and the import graph (the per-file work may run in
+worker processes or come from the index cache; the index is the same). The order of `chunks` is
 significant downstream (line weights, tie handling, graph expansion), so it is kept exactly.
 """
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -16,13 +19,17 @@ import numpy as np
 
 from cce_relevance.config import REFERENCE_PARAMS, RankingParams
 from cce_relevance.retrieval.bm25 import BM25
-from cce_relevance.retrieval.chunk import Chunk, chunk_file
+from cce_relevance.retrieval.chunk import Chunk
 from cce_relevance.retrieval.embed import HASH_DOCUMENTS, HASH_EMBEDDER, DocumentEmbedder
 from cce_relevance.retrieval.graph import ImportGraph
+from cce_relevance.retrieval.hash_counts import embedding_matrix
 from cce_relevance.retrieval.packs import REFERENCE_PACKS, PackSet
-from cce_relevance.retrieval.redact import redact
-from cce_relevance.retrieval.tokens import ascii_lower, estimate_tokens
+from cce_relevance.retrieval.records import Progress, indexed_files
+from cce_relevance.retrieval.tokens import ascii_lower
+from cce_relevance.retrieval.topk import id_ranks
+from cce_relevance.retrieval.vector import CosineIndex
 from cce_relevance.retrieval.walk import walk
+from cce_relevance.retrieval.workers import FileJob
 
 
 @dataclass
@@ -41,14 +48,25 @@ class Index:
         return [c.chunk_id for c in self.chunks]
 
     @cached_property
+    def id_rank(self) -> np.ndarray:
+        """Each chunk's position in chunk-id order: how rankings break ties without comparing strings."""
+        return id_ranks(self.chunk_ids)
+
+    @cached_property
     def matrix(self) -> np.ndarray:
-        """Embeddings as one row per chunk, zero-padded to a common width."""
+        """Embeddings as one row per chunk, zero-padded to a common width; column-major, because
+        cosine ranking reads it one component (column) at a time (retrieval/vector.py)."""
         width = max((c.embedding.shape[0] for c in self.chunks if c.embedding is not None), default=0)
-        m = np.zeros((len(self.chunks), width), dtype=np.float64)
+        m = np.zeros((len(self.chunks), width), dtype=np.float64, order="F")
         for row, c in enumerate(self.chunks):
             if c.embedding is not None and c.embedding.size:
                 m[row, : c.embedding.shape[0]] = c.embedding
         return m
+
+    @cached_property
+    def cosine(self) -> CosineIndex:
+        """The embeddings prepared for exact top-k cosine ranking (retrieval/vector.py)."""
+        return CosineIndex(self.matrix, self.id_rank)
 
     @cached_property
     def lower_contents(self) -> list[str]:
@@ -73,27 +91,72 @@ class Index:
         return self._bm25[key]
 
 
+@dataclass(frozen=True)
+class BuildOptions:
+    """How the front doors want corpora indexed (`build_index`'s keyword arguments, gathered)."""
+
+    cache: str | None = None
+    workers: int | None = None
+    progress: Progress | None = None
+
+
+DEFAULT_BUILD = BuildOptions()
+"""No cache, worker processes when it pays, no progress: what a plain library call gets."""
+
+
 def build_index(root: str | os.PathLike, protect_secrets: bool = True,
-                embedder: DocumentEmbedder = HASH_DOCUMENTS, languages: PackSet = REFERENCE_PACKS) -> Index:
+                embedder: DocumentEmbedder = HASH_DOCUMENTS, languages: PackSet = REFERENCE_PACKS, *,
+                cache: str | None = None, workers: int | None = None, progress: Progress | None = None) -> Index:
     """Walk, redact, chunk and embed a corpus directory, in the reference's order.
 
     `languages` are the packs that chunk (retrieval/languages.py `enabled_packs`); the default is
-    the reference's six, which keeps every default output byte-identical to the reference.
+    the reference's six, which keeps every default output byte-identical to the reference. Files
+    are indexed one by one (retrieval/records.py), and with the hash embedder all embeddings are
+    made at once from the files' bucket counts, as one matrix whose rows the chunks hold.
+
+    None of the rest changes the index: `cache` is the index cache's directory (None: no cache;
+    retrieval/index_cache.py), `workers` the number of processes (None: one per CPU up to 4, one
+    for a small corpus; retrieval/workers.py), and `progress` is called with (files done, files
+    in all) as files are indexed.
     """
+    with _collector_paused():
+        return _build(root, protect_secrets, embedder, languages, cache, workers, progress)
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while building: an index is a million or so objects that
+    live on and hold no reference cycles, and the collector's full passes over that growing heap
+    cost a tenth of a warm build while finding nothing to free."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _build(root: str | os.PathLike, protect_secrets: bool, embedder: DocumentEmbedder, languages: PackSet,
+           cache: str | None, workers: int | None, progress: Progress | None) -> Index:
     walked = walk(root, protect_secrets=protect_secrets)
-    chunks: list[Chunk] = []
-    file_imports: dict[str, list[str]] = {}
-    file_tokens: dict[str, int] = {}
-    for f in walked.files:
-        text = redact(f.text) if protect_secrets else f.text
-        file_tokens[f.path] = estimate_tokens(text)
-        chunked = chunk_file(f.path, text, languages)
-        if chunked.imports:
-            file_imports[f.path] = chunked.imports
-        chunks.extend(chunked.chunks)
-    for c, vector in zip(chunks, embedder.embed_all([c.content for c in chunks]), strict=True):
-        c.embedding = vector
-    return Index(chunks, file_imports, file_tokens, embedder.name, walked.skipped)
+    files = [(f.path, f.text) for f in walked.files]
+    hashing = embedder is HASH_DOCUMENTS
+    entries = indexed_files(files, FileJob(languages, protect_secrets, hashing), cache, workers, progress)
+    chunks = [c for entry in entries for c in entry.chunks]
+    file_imports = {path: entry.imports for (path, _), entry in zip(files, entries, strict=True) if entry.imports}
+    file_tokens = {path: entry.tokens for (path, _), entry in zip(files, entries, strict=True)}
+    if hashing:
+        matrix = embedding_matrix([entry.counts for entry in entries if entry.counts is not None])
+        for c, row in zip(chunks, matrix, strict=True):
+            c.embedding = row
+    else:
+        for c, vector in zip(chunks, embedder.embed_all([c.content for c in chunks]), strict=True):
+            c.embedding = vector
+    index = Index(chunks, file_imports, file_tokens, embedder.name, walked.skipped)
+    if hashing:
+        index.matrix = matrix  # the rows the chunks hold, as `Index.matrix` would build them
+    return index
 
 
 def index_from_parts(chunks: Sequence[Chunk], file_imports: Mapping[str, Sequence[str]],

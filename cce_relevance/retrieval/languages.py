@@ -22,20 +22,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from functools import partial
 from importlib import metadata
 
 from tree_sitter import Node
 
 from cce_relevance.errors import CceError
 from cce_relevance.retrieval.packs import (
+    C_INCLUDE,
     PACKS,
     Pack,
     PackSet,
-    c_include_imports,
+    c_include_names,
     first_string_stem,
     node_text,
-    preorder,
-    unique_names,
 )
 from cce_relevance.strings import quoted
 
@@ -46,120 +46,105 @@ _INSTALL_HINT = "install the languages extra: pip install 'cce-relevance[languag
 _GO_MAJOR_VERSION = re.compile(r"v[0-9]+")
 
 
-def _go_imports(root: Node) -> list[str]:
+def _go_import_names(node: Node) -> list[str]:
     """`import "net/http"` → `http`; a trailing major version is skipped (`…/yaml/v3` → `yaml`)."""
-    found: list[str] = []
-    for node in preorder(root):
-        path = node.child_by_field_name("path") if node.type == "import_spec" else None
-        if path is None:
-            continue
-        segments = [s for s in node_text(path).strip('"`').split("/") if s]
-        if len(segments) > 1 and _GO_MAJOR_VERSION.fullmatch(segments[-1]):
-            segments.pop()
-        found.append(segments[-1] if segments else "")
-    return unique_names(found)
+    path = node.child_by_field_name("path")
+    if path is None:
+        return []
+    segments = [s for s in node_text(path).strip('"`').split("/") if s]
+    if len(segments) > 1 and _GO_MAJOR_VERSION.fullmatch(segments[-1]):
+        segments.pop()
+    return [segments[-1] if segments else ""]
 
 
-def _java_imports(root: Node) -> list[str]:
+def _java_import_names(node: Node) -> list[str]:
     """The imported class: `import a.b.C;` and `import static a.b.C.m;` → `C`; `import a.b.*;` → nothing."""
-    found: list[str] = []
-    for node in preorder(root):
-        if node.type != "import_declaration":
-            continue
-        name = next((c for c in node.named_children if c.type in ("scoped_identifier", "identifier")), None)
-        if name is None:
-            continue
-        parts = node_text(name).split(".")
-        is_static = any(c.type == "static" for c in node.children)
-        on_demand = any(c.type == "asterisk" for c in node.children)
-        if is_static and not on_demand:
-            parts = parts[:-1]  # the member; its class is the part before it
-        elif on_demand and not is_static:
-            continue  # a whole package: no one file
-        found.append(parts[-1].strip() if parts else "")
-    return unique_names(found)
+    name = next((c for c in node.named_children if c.type in ("scoped_identifier", "identifier")), None)
+    if name is None:
+        return []
+    parts = node_text(name).split(".")
+    is_static = any(c.type == "static" for c in node.children)
+    on_demand = any(c.type == "asterisk" for c in node.children)
+    if is_static and not on_demand:
+        parts = parts[:-1]  # the member; its class is the part before it
+    elif on_demand and not is_static:
+        return []  # a whole package: no one file
+    return [parts[-1].strip() if parts else ""]
 
 
 _CSHARP_NAMES = ("identifier", "qualified_name", "generic_name", "alias_qualified_name")
 
 
-def _csharp_imports(root: Node) -> list[str]:
+def _csharp_import_names(node: Node) -> list[str]:
     """`using A.B;` → `B`, `using static A.Math;` → `Math`, `using J = A.Json<T>;` → `Json` (not the alias)."""
-    found: list[str] = []
-    for node in preorder(root):
-        if node.type != "using_directive":
-            continue
-        alias = node.child_by_field_name("name")
-        target = next((c for c in node.named_children if c.type in _CSHARP_NAMES and c != alias), None)
-        if target is not None:
-            name = node_text(target).split("<", 1)[0].replace("::", ".")
-            found.append(name.split(".")[-1].strip())
-    return unique_names(found)
+    alias = node.child_by_field_name("name")
+    target = next((c for c in node.named_children if c.type in _CSHARP_NAMES and c != alias), None)
+    if target is None:
+        return []
+    name = node_text(target).split("<", 1)[0].replace("::", ".")
+    return [name.split(".")[-1].strip()]
 
 
 _PHP_INCLUDES = frozenset({"include_expression", "include_once_expression", "require_expression",
                            "require_once_expression"})
 
 
-def _php_imports(root: Node) -> list[str]:
+def _php_import_names(node: Node) -> list[str]:
     """`use A\\B\\C;` (also grouped and aliased) → `C`; `require 'lib/db.php';` → `db`, as Ruby's require."""
-    found: list[str] = []
-    for node in preorder(root):
-        if node.type == "namespace_use_clause":
-            name = next((c for c in node.named_children if c.type in ("qualified_name", "name")), None)
-            if name is not None:
-                found.append(node_text(name).split("\\")[-1])
-        elif node.type in _PHP_INCLUDES:
-            found.append(first_string_stem(node))
-    return unique_names(found)
+    if node.type in _PHP_INCLUDES:
+        return [first_string_stem(node)]
+    name = next((c for c in node.named_children if c.type in ("qualified_name", "name")), None)
+    return [] if name is None else [node_text(name).split("\\")[-1]]
 
 
-def _kotlin_imports(root: Node) -> list[str]:
+def _kotlin_import_names(node: Node) -> list[str]:
     """`import a.b.C` and `import a.b.C as D` → `C`; `import a.b.*` (a package) → nothing."""
-    found: list[str] = []
-    for node in preorder(root):
-        if node.type != "import_header" or any(c.type == "wildcard_import" for c in node.children):
-            continue
-        name = next((c for c in node.named_children if c.type == "identifier"), None)
-        if name is not None:
-            found.append(node_text(name).split(".")[-1].strip().strip("`"))
-    return unique_names(found)
+    if any(c.type == "wildcard_import" for c in node.children):
+        return []
+    name = next((c for c in node.named_children if c.type == "identifier"), None)
+    return [] if name is None else [node_text(name).split(".")[-1].strip().strip("`")]
+
+
+def _load_grammar(name: str) -> object:
+    import tree_sitter_language_pack
+
+    return tree_sitter_language_pack.get_binding(name)
 
 
 def _grammar(name: str) -> Callable[[], object]:
-    """The loader of one grammar bundled in tree-sitter-language-pack (imported only when used)."""
+    """The loader of one grammar bundled in tree-sitter-language-pack (imported only when used).
 
-    def load() -> object:
-        import tree_sitter_language_pack
+    A `partial` of a module-level function, so a pack set pickles into worker processes.
+    """
+    return partial(_load_grammar, name)
 
-        return tree_sitter_language_pack.get_binding(name)
 
-    return load
-
+_PACK = (GRAMMAR_PACKAGE,)
 
 EXTRA_PACKS: tuple[Pack, ...] = (
     Pack("go", (".go",), frozenset({"function_declaration", "method_declaration"}),
-         frozenset({"type_declaration"}), _grammar("go"), _go_imports),
+         frozenset({"type_declaration"}), _grammar("go"), frozenset({"import_spec"}), _go_import_names, _PACK),
     Pack("java", (".java",),
          frozenset({"method_declaration", "constructor_declaration", "compact_constructor_declaration"}),
          frozenset({"class_declaration", "interface_declaration", "enum_declaration", "record_declaration",
                     "annotation_type_declaration"}),
-         _grammar("java"), _java_imports),
+         _grammar("java"), frozenset({"import_declaration"}), _java_import_names, _PACK),
     Pack("cpp", (".cpp", ".cc", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".h++"), frozenset({"function_definition"}),
          frozenset({"class_specifier", "struct_specifier", "union_specifier", "enum_specifier"}),
-         _grammar("cpp"), c_include_imports),
+         _grammar("cpp"), C_INCLUDE, c_include_names, _PACK),
     Pack("csharp", (".cs",),
          frozenset({"method_declaration", "constructor_declaration", "destructor_declaration",
                     "operator_declaration", "conversion_operator_declaration", "local_function_statement"}),
          frozenset({"class_declaration", "interface_declaration", "struct_declaration", "enum_declaration",
                     "record_declaration"}),
-         _grammar("csharp"), _csharp_imports),
+         _grammar("csharp"), frozenset({"using_directive"}), _csharp_import_names,
+         (GRAMMAR_PACKAGE, "tree-sitter-c-sharp")),
     Pack("php", (".php",), frozenset({"function_definition", "method_declaration"}),
          frozenset({"class_declaration", "interface_declaration", "trait_declaration", "enum_declaration"}),
-         _grammar("php"), _php_imports),
+         _grammar("php"), _PHP_INCLUDES | {"namespace_use_clause"}, _php_import_names, _PACK),
     Pack("kotlin", (".kt", ".kts"), frozenset({"function_declaration", "secondary_constructor"}),
          frozenset({"class_declaration", "object_declaration", "companion_object"}),
-         _grammar("kotlin"), _kotlin_imports),
+         _grammar("kotlin"), frozenset({"import_header"}), _kotlin_import_names, _PACK),
 )
 """The opt-in packs, in the order they are registered after the reference's six."""
 

@@ -22,10 +22,10 @@ import numpy as np
 import requests
 
 from cce_relevance.config import EMBED_BATCH_SIZE
+from cce_relevance.config import OLLAMA_EMBEDDER as OLLAMA_EMBEDDER
 from cce_relevance.retrieval.embed import DocumentEmbedder
 from cce_relevance.retrieval.http_errors import connection_reason
 
-OLLAMA_EMBEDDER = "ollama"
 URL_VARIABLE = "CCE_OLLAMA_URL"
 MODEL_VARIABLE = "CCE_OLLAMA_MODEL"
 DEFAULT_URL = "http://localhost:11434"

@@ -18,19 +18,41 @@ from tree_sitter import Language, Node, Parser
 from cce_relevance.retrieval.tokens import ascii_lower
 from cce_relevance.unicode_rust import rust_is_alphanumeric
 
-ImportExtractor = Callable[[Node], list[str]]
+ImportNames = Callable[[Node], list[str]]
+
+
+@dataclass(frozen=True)
+class Pruning:
+    """Where a grammar can put definitions and imports, proven from its rules for one version.
+
+    In a subtree without syntax errors a definition or import node can only lie below nodes of
+    `containers` (its chain of ancestors consists of them alone), so a walk that descends only
+    into those — and into anything holding an error, which may hold anything — finds them all.
+    """
+
+    grammar_version: str  # of the pack's first distribution; any other version is not pruned
+    containers: frozenset[str]
 
 
 @dataclass(frozen=True)
 class Pack:
-    """One language: its name, extensions, chunk kinds and import extractor."""
+    """One language: its name, extensions, chunk kinds, import nodes and grammar.
+
+    A file's imports are found node by node: every node whose type is one of `import_kinds`, in
+    pre-order, gives `import_names(node)` (names may be empty), and `unique_names` of all of them
+    is the file's list (§6.7). `distributions` name the installed packages whose versions decide
+    the parse (the index cache keys on them).
+    """
 
     name: str
     extensions: tuple[str, ...]
     function_kinds: frozenset[str]
     class_kinds: frozenset[str]
     load_language: Callable[[], object]
-    extract_imports: ImportExtractor
+    import_kinds: frozenset[str]
+    import_names: ImportNames
+    distributions: tuple[str, ...]
+    pruning: Pruning | None = None
 
     @property
     def chunk_kinds(self) -> frozenset[str]:
@@ -73,40 +95,34 @@ def _first_component(dotted: str) -> str:
     return next((part for part in dotted.split(".") if part), "")
 
 
-def _python_imports(root: Node) -> list[str]:
+def _python_import_names(node: Node) -> list[str]:
+    """`import a.b, c as d` → `a`, `c`; `from .a.b import c` → `a` (first component of the module)."""
+    if node.type == "import_from_statement":
+        module = node.child_by_field_name("module_name")
+        return [] if module is None else [_first_component(node_text(module))]
     found: list[str] = []
-    for node in preorder(root):
-        if node.type == "import_statement":
-            for child in node.children:
-                if child.type == "dotted_name":
-                    found.append(_first_component(node_text(child)))
-                elif child.type == "aliased_import" and child.child_count:
-                    found.append(_first_component(node_text(child.children[0])))
-        elif node.type == "import_from_statement":
-            module = node.child_by_field_name("module_name")
-            if module is not None:
-                found.append(_first_component(node_text(module)))
-    return unique_names(found)
+    for child in node.children:
+        if child.type == "dotted_name":
+            found.append(_first_component(node_text(child)))
+        elif child.type == "aliased_import" and child.child_count:
+            found.append(_first_component(node_text(child.children[0])))
+    return found
 
 
-def _ecmascript_imports(root: Node) -> list[str]:
-    found: list[str] = []
-    for node in preorder(root):
-        if node.type != "import_statement":
-            continue
-        source = node.child_by_field_name("source")
-        if source is None:
-            continue
-        fragments = [c for c in source.children if c.type == "string_fragment"]
-        spec = node_text(fragments[-1]) if fragments else node_text(source).strip("'\"`")
-        segments = [s for s in spec.split("/") if s not in ("", ".", "..")]
-        if not segments:
-            continue
-        name = segments[0]
-        if name.startswith("@") and len(segments) > 1:
-            name = f"{name}/{segments[1]}"
-        found.append(name)
-    return unique_names(found)
+def _ecmascript_import_names(node: Node) -> list[str]:
+    """The first path segment of the source (`@scope/pkg` keeps two), skipping `.`, `..` and empties."""
+    source = node.child_by_field_name("source")
+    if source is None:
+        return []
+    fragments = [c for c in source.children if c.type == "string_fragment"]
+    spec = node_text(fragments[-1]) if fragments else node_text(source).strip("'\"`")
+    segments = [s for s in spec.split("/") if s not in ("", ".", "..")]
+    if not segments:
+        return []
+    name = segments[0]
+    if name.startswith("@") and len(segments) > 1:
+        name = f"{name}/{segments[1]}"
+    return [name]
 
 
 def path_stem(path: str) -> str:
@@ -122,47 +138,36 @@ def first_string_stem(node: Node) -> str:
     return path_stem(node_text(content)) if content is not None else ""
 
 
-def _ruby_imports(root: Node) -> list[str]:
-    found: list[str] = []
-    for node in preorder(root):
-        if node.type != "call" or not node.child_count:
-            continue
-        first = node.children[0]
-        if first.type != "identifier" or node_text(first) not in ("require", "require_relative"):
-            continue
-        args = next((c for c in node.children if c.type == "argument_list"), None)
-        if args is not None:
-            found.append(first_string_stem(args))
-    return unique_names(found)
+def _ruby_import_names(node: Node) -> list[str]:
+    """A receiver-less `require`/`require_relative` call → the stem of its first string."""
+    if not node.child_count:
+        return []
+    first = node.children[0]
+    if first.type != "identifier" or node_text(first) not in ("require", "require_relative"):
+        return []
+    args = next((c for c in node.children if c.type == "argument_list"), None)
+    return [] if args is None else [first_string_stem(args)]
 
 
-def _rust_imports(root: Node) -> list[str]:
-    found: list[str] = []
-    for node in preorder(root):
-        if node.type != "use_declaration":
-            continue
-        text = node_text(node).strip()
-        while text.startswith("use"):
-            text = text[3:]
-        head = text.lstrip().split("::", 1)[0]
-        end = 0
-        while end < len(head) and (rust_is_alphanumeric(head[end]) or head[end] == "_"):
-            end += 1
-        found.append(head[:end])
-    return unique_names(found)
+def _rust_import_names(node: Node) -> list[str]:
+    """The leading identifier after `use` (the text's literal `use` prefixes removed)."""
+    text = node_text(node).strip()
+    while text.startswith("use"):
+        text = text[3:]
+    head = text.lstrip().split("::", 1)[0]
+    end = 0
+    while end < len(head) and (rust_is_alphanumeric(head[end]) or head[end] == "_"):
+        end += 1
+    return [head[:end]]
 
 
-def c_include_imports(root: Node) -> list[str]:
+C_INCLUDE = frozenset({"preproc_include"})
+
+
+def c_include_names(node: Node) -> list[str]:
     """`#include <sys/types.h>` → `types`: the file stem the include names (C, and C++ too)."""
-    found: list[str] = []
-    for node in preorder(root):
-        if node.type != "preproc_include":
-            continue
-        for child in node.children:
-            if child.type in ("system_lib_string", "string_literal"):
-                name = node_text(child).strip().strip('<>"')
-                found.append(path_stem(name))
-    return unique_names(found)
+    return [path_stem(node_text(child).strip().strip('<>"')) for child in node.children
+            if child.type in ("system_lib_string", "string_literal")]
 
 
 def _python_language():
@@ -204,21 +209,37 @@ def _c_language():
 
 _ECMA_FUNCTIONS = frozenset({"function_declaration", "method_definition", "arrow_function", "function_expression"})
 
+_ECMA_IMPORTS = frozenset({"import_statement"})
+
+# tree-sitter-python 0.25.0: statements (so definitions and imports) occur only in `module` and
+# `block`, and a definition also as the `definition` of a `decorated_definition`; a `block` is
+# only ever the suite (body, consequence, alternative) of a compound statement or clause below,
+# or the body of a `match_statement`. No expression, pattern, parameter or type can contain a
+# statement (a lambda's body is an expression). tests/retrieval/test_syntax.py pins the grammar's
+# list of node kinds this was read against, and compares the walk with a full one.
+_PYTHON_CONTAINERS = frozenset({
+    "module", "block", "decorated_definition", "function_definition", "class_definition", "if_statement",
+    "elif_clause", "else_clause", "for_statement", "while_statement", "try_statement", "except_clause",
+    "finally_clause", "with_statement", "match_statement", "case_clause",
+})
+
 PACKS: tuple[Pack, ...] = (
     Pack("python", (".py",), frozenset({"function_definition"}), frozenset({"class_definition"}),
-         _python_language, _python_imports),
+         _python_language, frozenset({"import_statement", "import_from_statement"}), _python_import_names,
+         ("tree-sitter-python",), Pruning("0.25.0", _PYTHON_CONTAINERS)),
     Pack("javascript", (".js", ".jsx", ".mjs", ".cjs"), _ECMA_FUNCTIONS, frozenset({"class_declaration"}),
-         _javascript_language, _ecmascript_imports),
+         _javascript_language, _ECMA_IMPORTS, _ecmascript_import_names, ("tree-sitter-javascript",)),
     Pack("ruby", (".rb",), frozenset({"method", "singleton_method"}), frozenset({"class", "module"}),
-         _ruby_language, _ruby_imports),
+         _ruby_language, frozenset({"call"}), _ruby_import_names, ("tree-sitter-ruby",)),
     Pack("rust", (".rs",), frozenset({"function_item"}),
          frozenset({"struct_item", "enum_item", "trait_item", "impl_item", "union_item"}),
-         _rust_language, _rust_imports),
+         _rust_language, frozenset({"use_declaration"}), _rust_import_names, ("tree-sitter-rust",)),
     Pack("typescript", (".ts", ".tsx"), _ECMA_FUNCTIONS,
          frozenset({"class_declaration", "interface_declaration", "enum_declaration"}),
-         _typescript_language, _ecmascript_imports),
+         _typescript_language, _ECMA_IMPORTS, _ecmascript_import_names, ("tree-sitter-typescript",)),
     Pack("c", (".c", ".h"), frozenset({"function_definition"}),
-         frozenset({"struct_specifier", "union_specifier", "enum_specifier"}), _c_language, c_include_imports),
+         frozenset({"struct_specifier", "union_specifier", "enum_specifier"}), _c_language, C_INCLUDE,
+         c_include_names, ("tree-sitter-c",)),
 )
 
 

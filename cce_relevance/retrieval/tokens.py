@@ -16,6 +16,8 @@ _TOKEN_RE = re.compile(r"[A-Za-z0-9_]+", re.ASCII)
 
 def tokenize(text: str) -> list[str]:
     """Tokens in order, with repeats; no stemming, stop words or camelCase splitting."""
+    if text.isascii():  # lowercasing ASCII text first changes no token boundary, and is faster
+        return _TOKEN_RE.findall(text.lower())
     return [t.lower() for t in _TOKEN_RE.findall(text)]
 
 
@@ -32,7 +34,7 @@ def estimate_tokens(text: str) -> int:
 
 def ascii_lower(text: str) -> str:
     """Lowercase A–Z only; `str.lower()` also folds non-ASCII and can change lengths."""
-    return text.translate(_ASCII_LOWER)
+    return text.lower() if text.isascii() else text.translate(_ASCII_LOWER)
 
 
 _ASCII_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}

@@ -1,38 +1,143 @@
 """Cosine ranking over stored embeddings (pipeline.md §8.3, §10).
 
 The reference sums `q[i] * c[i]` left to right over the components. Components where the query
-is zero add exactly ±0.0 and never change a non-zero partial sum, so summing only over the
-query's non-zero components, in component order, gives the same doubles; doing that column by
-column with numpy keeps the sequential order per chunk while working on all chunks at once.
+is zero add exactly ±0.0 and never change a partial sum (which starts at +0.0 and so is never
+-0.0), so summing only over the query's non-zero components, in component order, gives the same
+doubles; doing that column by column with numpy keeps the sequential order per chunk while
+working on all chunks at once. The index keeps its embedding matrix column-major, so each
+column is one contiguous read.
+
+Ranking needs those exact doubles only near the top. `CosineIndex.top` therefore first scores
+every chunk in float32 (half the memory traffic), bounds how far those approximations can be
+from the exact doubles, and rescores exactly every chunk whose approximation is close enough to
+the m-th best that its six-decimal key could place it among the first m; the rest provably
+cannot. The result is the exact ranking's first m entries, bit for bit.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
+
 import numpy as np
 
-from cce_relevance.numeric import round_half_away
+from cce_relevance.retrieval.topk import top_by_key
+
+_F32_UNIT = 2.0**-24  # unit roundoff of float32
+_F64_UNIT = 2.0**-53
+# Magnitudes for which float32 neither overflows nor underflows in any product or sum of
+# up to 256 products: then every float32 operation has relative error at most _F32_UNIT.
+_SAFE_MAX = 1e18
+_SAFE_MIN = 1e-18
+_SAMPLE_STRIDE = 32  # the m-th best of every 32nd approximation bounds the m-th best from below
 
 
-def cosine_all(query: np.ndarray, matrix: np.ndarray) -> np.ndarray:
-    """Sequential-order dot products of `query` with every row of `matrix` (exact, see above)."""
-    n_rows = matrix.shape[0]
+def cosine_all(query: np.ndarray, matrix: np.ndarray, rows: Sequence[int] | None = None) -> np.ndarray:
+    """Sequential-order dot products of `query` with every row of `matrix`, or with the given
+    `rows` only (exact, see above); only the query's non-zero columns are read."""
+    n_rows = matrix.shape[0] if rows is None else len(rows)
     scores = np.zeros(n_rows, dtype=np.float64)
     if query.size == 0 or n_rows == 0:
         return scores
     width = min(query.shape[0], matrix.shape[1])
-    for i in np.flatnonzero(query[:width]):
-        scores = scores + query[i] * matrix[:, i]
+    products = np.empty(n_rows, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow to inf, inf - inf: IEEE, like the reference
+        for i in np.flatnonzero(query[:width]):
+            column = matrix[:, i] if rows is None else matrix[rows, i]
+            np.multiply(column, query[i], out=products)
+            np.add(scores, products, out=scores)
     return scores
 
 
-def score_keys(scores: np.ndarray) -> list[int]:
-    """`score_key` of each score; vectorised rounding would need care at ties, so do it exactly."""
-    return [round_half_away(float(s) * 1000000.0) for s in scores]
+def _within_safe_range(values: np.ndarray) -> bool:
+    """All finite, and every non-zero magnitude in [_SAFE_MIN, _SAFE_MAX]."""
+    magnitudes = np.abs(values[values != 0])
+    return bool(magnitudes.size == 0 or (magnitudes.max() <= _SAFE_MAX and magnitudes.min() >= _SAFE_MIN))
 
 
-def rank_by_cosine(query: np.ndarray, matrix: np.ndarray, chunk_ids: list[str]) -> list[tuple[int, float]]:
-    """All chunks, zero and negative cosines included, by (key desc, chunk id asc)."""
-    scores = cosine_all(query, matrix)
-    keys = score_keys(scores)
-    order = sorted(range(len(chunk_ids)), key=lambda d: (-keys[d], chunk_ids[d], d))
-    return [(d, float(scores[d])) for d in order]
+class CosineIndex:
+    """The embedding matrix prepared for exact top-m cosine ranking (see the module docstring)."""
+
+    def __init__(self, matrix: np.ndarray, id_rank: np.ndarray) -> None:
+        self.matrix = matrix
+        self.id_rank = id_rank
+        self._approximate: np.ndarray | None = None
+        self._max_row_norm = 0.0
+        if matrix.size and all(_within_safe_range(matrix[:, i]) for i in range(matrix.shape[1])):
+            self._approximate = np.asfortranarray(matrix, dtype=np.float32)
+            squares = np.zeros(matrix.shape[0], dtype=np.float64)
+            for i in range(matrix.shape[1]):
+                squares += matrix[:, i] * matrix[:, i]
+            # Rounding in the sum of squares is far below the 1e-9 margin added here.
+            self._max_row_norm = math.sqrt(float(squares.max())) * (1.0 + 1e-9)
+
+    def scores(self, query: np.ndarray, rows: Sequence[int] | None = None) -> np.ndarray:
+        """Exact cosines with every chunk, or with `rows` only."""
+        return cosine_all(query, self.matrix, rows)
+
+    def top(self, query: np.ndarray, limit: int | None = None) -> list[tuple[int, float]]:
+        """The first `limit` (default: all) chunks by (cosine key desc, chunk id asc), zero and
+        negative cosines included, as (chunk index, exact cosine) pairs."""
+        n = self.matrix.shape[0]
+        m = n if limit is None else min(max(limit, 0), n)
+        if m == 0:
+            return []
+        if self._approximable(query) and n >= 4 * m * _SAMPLE_STRIDE:
+            rows = self._near_the_top(query, m)
+            exact = self.scores(query, rows)
+            order = top_by_key(exact, self.id_rank[rows], m)
+            return [(int(rows[j]), float(exact[j])) for j in order]
+        exact = self.scores(query)
+        return [(int(d), float(exact[d])) for d in top_by_key(exact, self.id_rank, m)]
+
+    def _approximable(self, query: np.ndarray) -> bool:
+        return (self._approximate is not None and query.ndim == 1 and query.size > 0
+                and _within_safe_range(query)
+                and math.sqrt(float(np.dot(query, query))) * self._max_row_norm < 1e12)
+
+    def _near_the_top(self, query: np.ndarray, m: int) -> np.ndarray:
+        """Rows (ascending) that include every row of the exact ranking's first m.
+
+        With S the true dot product, s the reference's double and a the float32 approximation,
+        |a - S| <= γ32(n+3)·Σ|q_i c_i| and |s - S| <= γ64(n+1)·Σ|q_i c_i| for n non-zero query
+        components (Higham, "Accuracy and Stability of Numerical Algorithms", 2002, §3.1; the +3
+        covers rounding q and c to float32), and Σ|q_i c_i| <= |q|·max|c| (Cauchy–Schwarz); so
+        |a - s| <= e. If m rows have a >= t, the m-th best exact cosine s_m is >= t - e. A row of
+        the first m has a key at least key(s_m), so its s is at least s_m - 1e-6 less the error
+        of the products x·1e6 (relative 2**-53, bounded via B = |q|·max|c|), and its a at least
+        t - 2e - 1e-6 - 2**-50·B. Every row with a at or above that threshold is kept.
+        """
+        width = min(query.shape[0], self.matrix.shape[1])
+        nonzero = np.flatnonzero(query[:width])
+        n = nonzero.shape[0]
+        matrix = self._approximate
+        assert matrix is not None
+        approx = np.zeros(matrix.shape[0], dtype=np.float32)
+        products = np.empty(matrix.shape[0], dtype=np.float32)
+        for i in nonzero:
+            np.multiply(matrix[:, i], np.float32(query[i]), out=products)
+            np.add(approx, products, out=approx)
+        bound = math.sqrt(float(np.dot(query, query))) * (1.0 + 1e-9) * self._max_row_norm
+        gamma32 = (n + 3) * _F32_UNIT / (1.0 - (n + 3) * _F32_UNIT)
+        gamma64 = (n + 1) * _F64_UNIT / (1.0 - (n + 1) * _F64_UNIT)
+        error = (gamma32 + gamma64) * bound * (1.0 + 1e-6)
+        sample = approx[::_SAMPLE_STRIDE]
+        rows = np.flatnonzero(approx >= _cut(_mth_largest(sample, m), error, bound))
+        if rows.shape[0] > 8 * m:  # the sample's m-th best was loose: use the true m-th best
+            rows = rows[approx[rows] >= _cut(_mth_largest(approx[rows], m), error, bound)]
+        return rows
+
+
+def _mth_largest(values: np.ndarray, m: int) -> float:
+    return float(np.partition(values, values.shape[0] - m)[values.shape[0] - m])
+
+
+def _cut(t: float, error: float, bound: float) -> np.float32:
+    """The float32 threshold `t - 2e - 1e-6 - 2**-50·B` of `_near_the_top`, rounded down."""
+    # The slack covers rounding in this float64 arithmetic itself.
+    slack = (abs(t) + 2.0 * error + bound) * 2.0**-49 + 1e-12
+    threshold = t - 2.0 * error - 1e-6 - bound * 2.0**-50 - slack
+    cut = np.float32(threshold)
+    if float(cut) > threshold:
+        cut = np.nextafter(cut, np.float32(-np.inf))
+    return cut

@@ -18,16 +18,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
 
 from cce_relevance.evaluation.pairing import win_loss_tie
+from cce_relevance.stats.levels import STATS_LEVELS as STATS_LEVELS
+from cce_relevance.stats.levels import StatsLevel as StatsLevel
 from cce_relevance.stats.multiplicity import holm_adjust
 from cce_relevance.stats.paired import PairedTest, effect_size_dz, paired_t
 from cce_relevance.stats.power import observed_mde
 from cce_relevance.stats.resampling import PermutationTest, bootstrap_ci95, sign_flip_test
 
-StatsLevel = Literal["reference", "full"]
-STATS_LEVELS: tuple[StatsLevel, ...] = ("reference", "full")
 HOLM_BASIS = "permutation"  # which p-values `holm_p` adjusts
 
 

@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 from cce_relevance.evaluation.anchors import parse_anchor
 from cce_relevance.evaluation.spans import LineWeights, intersect, merge, score_tokens
 from cce_relevance.retrieval.backends import Hit
-from cce_relevance.retrieval.chunk import chunk_file
+from cce_relevance.retrieval.chunk import Chunk, chunk_file
+from cce_relevance.retrieval.tokens import estimate_tokens
 from cce_relevance.strings import rust_lines
 
 PY = 'import os\n\ndef read_config(path):\n    return os.path.join(path, "config.yml")\n\nclass Loader:\n' \
@@ -71,3 +72,21 @@ def test_interval_algebra_matches_explicit_sets(xs, ys) -> None:
     assert flat == explicit(xs) & explicit(ys)
     weights = LineWeights(chunk_file("a", "x = 1\n" * 20).chunks)
     assert weights.mass(a) == sum(weights.mass({f: [(n, n)]}) for f, n in explicit(xs))
+
+
+_CHUNK_TEXT = st.text(alphabet="ab é\r\n\t", max_size=40)
+
+
+@given(st.lists(st.tuples(st.integers(1, 12), _CHUNK_TEXT), max_size=8))
+def test_line_weights_are_the_first_covering_chunks_line_weights(chunks) -> None:
+    """The plain definition — every chunk's lines in index order, the first weight of a line
+    wins — for chunks in any order (pre-order lets most of them be skipped)."""
+    made = [Chunk(f"id{i}", "f.py", start, start + text.count("\n"), "t", "k", "python", text, 1)
+            for i, (start, text) in enumerate(chunks)]
+    expected: dict[int, int] = {}
+    for c in made:
+        for i, line in enumerate(rust_lines(c.content)):
+            expected.setdefault(c.start_line + i, estimate_tokens(line))
+    weights = LineWeights(made)
+    for n in range(0, 30):
+        assert weights.mass({"f.py": [(n, n)]}) == expected.get(n, 1), n

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -105,8 +106,8 @@ class _FixedScores(BM25):
         super().__init__([""] * len(ids), ids)
         self._scores = scores
 
-    def raw_scores(self, terms):
-        return dict(self._scores)
+    def matched(self, terms):
+        return None, np.array([self._scores[d] for d in range(len(self._scores))])
 
 
 def test_rank_drops_keys_at_or_below_zero_and_sorts_by_key_then_id():
@@ -130,7 +131,7 @@ def test_empty_documents_and_empty_corpus():
     bm = BM25([], [])
     assert bm.avgdl == 0.0 and bm.rank(["x"]) == []
     bm = BM25(["", "x"], ["a", "b"])  # an empty file has BM25 length 0 (§15)
-    assert bm.doc_len == [0, 1]
+    assert bm.doc_len.tolist() == [0, 1]
     assert [r.index for r in bm.rank(["x"])] == [1]
     bm = BM25(["", ""], ["a", "b"])  # avgdl = 0: no positive-tf term, no division (§15)
     assert bm.avgdl == 0.0 and bm.rank(["x"]) == []

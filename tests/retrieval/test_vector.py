@@ -16,7 +16,8 @@ from cce_relevance.reporting.numbers import format6
 from cce_relevance.retrieval.backends import builtin_backend
 from cce_relevance.retrieval.embed import hash_embed
 from cce_relevance.retrieval.hybrid import vector_search
-from cce_relevance.retrieval.vector import cosine_all, rank_by_cosine
+from cce_relevance.retrieval.topk import id_ranks
+from cce_relevance.retrieval.vector import CosineIndex, cosine_all
 
 from .corpora import SAMPLES, build, build_dir, opposite_sign_pair, ref_cosine, rows
 
@@ -89,7 +90,7 @@ def test_cosine_uses_min_length():
     assert cosine_all(np.array([3.0]), m).tolist() == [3.0]
 
 
-# ---------------------------------------------------------------- rank_by_cosine (§10)
+# ---------------------------------------------------------------- cosine ranking (§10)
 
 
 def test_rank_keeps_all_chunks_and_breaks_key_ties_by_id():
@@ -99,7 +100,7 @@ def test_rank_keeps_all_chunks_and_breaks_key_ties_by_id():
     col = [0.12345649, 0.1234561, -0.5, 0.0, 0.0]
     m = np.zeros((5, 3))
     m[:, 0] = col
-    ranked = rank_by_cosine(np.array([1.0, 0.0, 0.0]), m, ids)
+    ranked = CosineIndex(m, id_ranks(ids)).top(np.array([1.0, 0.0, 0.0]))
     assert [ids[d] for d, _ in ranked] == ["c", "d", "a", "e", "b"]
     assert [s for _, s in ranked] == [0.1234561, 0.12345649, 0.0, 0.0, -0.5]  # raw scores kept
 
@@ -118,7 +119,7 @@ def test_samples_parse_json_config_text(samples):
 
 def test_samples_zero_ties_by_chunk_id(samples):
     # §10: cosine ties at 0.000000 are broken by chunk id: 2e676e753a19fde1 before 36ce4add58213d5c.
-    ranked = rank_by_cosine(hash_embed("parse json config text"), samples.matrix, samples.chunk_ids)
+    ranked = samples.cosine.top(hash_embed("parse json config text"))
     order = [samples.chunk_ids[d] for d, _ in ranked]
     scores = {samples.chunk_ids[d]: s for d, s in ranked}
     assert format6(scores["2e676e753a19fde1"]) == format6(scores["36ce4add58213d5c"]) == "0.000000"
@@ -133,7 +134,7 @@ def test_rank_matches_spec_oracle_on_samples(samples):
         qv = hash_embed(q)
         want = sorted(((d, ref_cosine(qv, c.embedding)) for d, c in enumerate(samples.chunks)),
                       key=lambda p: (-score_key(p[1]), samples.chunk_ids[p[0]]))
-        got = rank_by_cosine(qv, samples.matrix, samples.chunk_ids)
+        got = samples.cosine.top(qv)
         assert [(d, _bits(s)) for d, s in got] == [(d, _bits(s)) for d, s in want]
 
 
@@ -165,3 +166,88 @@ def test_tokenless_query_returns_k_zero_score_chunks_by_id(samples, query):
 def test_vector_returns_all_chunks_when_k_is_large(samples):
     assert len(vector_search(samples, hash_embed("loader"), 1000)) == 21
     assert len(builtin_backend("vector", samples)("loader", 1000)) == 21
+
+
+# ---------------------------------------------------------------- CosineIndex.top: float32 selection, exact result
+
+
+def _full_order(q, m, ids):
+    """The reference ranking: every cosine exact, every chunk sorted by (-key, id, index)."""
+    scores = [ref_cosine(q, row) for row in m] if len(m) < 300 else cosine_all(q, m).tolist()
+    order = sorted(range(len(scores)), key=lambda d: (-score_key(scores[d]), ids[d], d))
+    return [(d, _bits(scores[d])) for d in order]
+
+
+def _top_bits(index, q, limit):
+    return [(d, _bits(s)) for d, s in index.top(q, limit)]
+
+
+def _cluster(rng, q, targets):
+    """One row per target whose exact cosine with q lies within ~1e-12 of the target."""
+    rows = rng.normal(0, 0.05, (len(targets), q.shape[0]))
+    adjust = (np.asarray(targets) - rows @ q) / (q @ q)
+    rows += adjust[:, None] * q[None, :]
+    return rows + rng.normal(0, 1e-13, rows.shape) * (q != 0)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("limit", [1, 10, 30, 60])
+def test_top_matches_the_full_exact_sort_at_a_rounding_boundary(seed, limit):
+    # 6000 random rows, 20 rows on the tie 0.3000005 (keys 300000 and 300001 interleave within
+    # float32's error) and 100 rows spread over the whole key-300000 bucket [0.2999995, 0.3000005)
+    # (equal keys, so ids — drawn with repeats — decide, not the raw values): the float32
+    # selection must still hand back exactly the reference's first `limit` entries.
+    rng = np.random.default_rng(seed)
+    q = np.zeros(256)
+    q[rng.choice(256, 8, replace=False)] = rng.normal(0, 1, 8)
+    q /= np.linalg.norm(q)
+    on_tie = _cluster(rng, q, [0.3000005] * 20)
+    in_bucket = _cluster(rng, q, 0.2999995 + rng.random(100) * 0.999e-6)
+    m = np.vstack([rng.normal(0, 0.03, (6000, 256)), on_tie, in_bucket])
+    m = np.asfortranarray(m[rng.permutation(m.shape[0])])
+    ids = [f"{x:03x}" for x in rng.integers(0, 4096, m.shape[0])]
+    index = CosineIndex(m, id_ranks(ids))
+    assert index._approximable(q)  # the float32 path is the one under test
+    assert _top_bits(index, q, limit) == _full_order(q, m, ids)[:limit]
+
+
+@pytest.mark.parametrize("scale", [1e-12, 1e-3, 1.0, 1e4])
+def test_top_with_unnormalised_rows_and_queries(scale):
+    # Ollama-style vectors are not unit length; the error bound scales with |q|·max|c|.
+    rng = np.random.default_rng(11)
+    m = np.asfortranarray(rng.normal(0, scale, (5000, 64)))
+    m[::7] = m[3]  # exact duplicate rows: equal cosines, broken by id
+    q = rng.normal(0, 1.0 / scale, 64)
+    ids = [f"{i:05d}" for i in rng.permutation(5000)]
+    index = CosineIndex(m, id_ranks(ids))
+    for limit in (1, 10, 30):
+        assert _top_bits(index, q, limit) == _full_order(q, m, ids)[:limit]
+
+
+def test_top_falls_back_to_exact_for_values_float32_cannot_hold():
+    # 1e-30 underflows float32 products and 1e30 overflows them: the exact path must be taken.
+    rng = np.random.default_rng(3)
+    ids = [f"{i:05d}" for i in range(6000)]
+    for extreme in (1e-30, 1e30, math.inf, math.nan):
+        m = np.asfortranarray(rng.normal(0, 0.1, (6000, 16)))
+        m[17, 3] = extreme
+        index = CosineIndex(m, id_ranks(ids))
+        q = rng.normal(0, 1, 16)
+        assert not index._approximable(q)
+        with np.errstate(invalid="ignore"):
+            assert _top_bits(index, q, 5) == _full_order(q, m, ids)[:5]
+    m = np.asfortranarray(rng.normal(0, 0.1, (6000, 16)))
+    index = CosineIndex(m, id_ranks(ids))
+    assert index._approximable(np.ones(16))
+    assert not index._approximable(np.full(16, 1e-30))
+    assert not index._approximable(np.full(16, 1e13))  # |q|·max|c| too large for the key margin
+
+
+def test_top_of_a_zero_query_is_every_chunk_by_id():
+    rng = np.random.default_rng(5)
+    m = np.asfortranarray(rng.normal(0, 0.1, (6000, 16)))
+    ids = [f"{x:04x}" for x in rng.permutation(6000)]
+    index = CosineIndex(m, id_ranks(ids))
+    got = index.top(np.zeros(16), 7)
+    assert [d for d, _ in got] == sorted(range(6000), key=lambda d: ids[d])[:7]
+    assert all(s == 0.0 for _, s in got)

@@ -1,0 +1,159 @@
+"""Hash embeddings of many chunks at once, bit-identical to `embed.hash_embed` on each chunk.
+
+`hash_embed` tokenizes a chunk, adds ±1 per token to a bucket and divides by the norm. An
+index needs it for every chunk, and chunks overlap (a class chunk holds its methods), so this
+module tokenizes each *file* once instead: a chunk's tokens are the file's tokens that lie
+inside its byte range, because a token is a maximal run of word bytes and a chunk boundary
+that is not inside such a run cannot split one. A chunk whose boundary does fall inside a run
+(possible after error recovery) is tokenized on its own. Tokens are found and hashed with
+numpy over the file's bytes, never as Python strings: the ASCII-lowercased UTF-8 bytes have
+the same runs of `[a-z0-9_]` as the text has tokens (every byte of a non-ASCII character is
+>= 0x80, never a word byte), and the tokenizer lowercases ASCII only, as `bytes.lower` does.
+
+What is kept per chunk are the integer bucket counts (sparse: bucket, count), which is also
+what the index cache stores. `embedding_matrix` turns them into the unit vectors. The counts
+are small integers, so the sum of their squares is exact in any order (below 2**53; a chunk
+has at most one token per two bytes and files are at most MAX_FILE_SIZE bytes), its square
+root is the one IEEE square root, and each component is divided by it as `hash_embed` does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from cce_relevance.config import EMBED_DIM
+from cce_relevance.retrieval.embed import FNV_OFFSET, FNV_PRIME, fnv1a64
+
+_WORD_BYTE = np.zeros(256, dtype=bool)
+for _c in b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_":
+    _WORD_BYTE[_c] = True
+_SIGNED = 2 * EMBED_DIM  # a token's code: its bucket, plus EMBED_DIM when its sign is negative
+_ROWS_PER_BLOCK = 2048  # chunks counted per bincount, bounding its (rows × 512) scratch array
+_EXACT_SOURCE_LIMIT = 1 << 27  # below this many bytes a chunk's sum of squares stays under 2**53
+_VECTOR_HASH_BYTES = 32  # tokens up to this long are hashed with numpy, longer ones one by one
+_FNV_OFFSET = np.uint64(FNV_OFFSET)
+_FNV_PRIME = np.uint64(FNV_PRIME)
+
+
+class _LongTokenCodes(dict[bytes, int]):
+    """token → code for the rare long tokens, hashed on first sight and kept for the process."""
+
+    def __missing__(self, token: bytes) -> int:
+        code = _code(fnv1a64(token))
+        self[token] = code
+        return code
+
+
+_LONG_CODES = _LongTokenCodes()
+
+
+def _code(h: int) -> int:
+    return h % EMBED_DIM + (EMBED_DIM if h >> 63 else 0)
+
+
+@dataclass(frozen=True)
+class BucketCounts:
+    """Each chunk's non-zero bucket counts: `lengths[i]` entries of `buckets`/`counts` per chunk,
+    chunks in order, buckets ascending within a chunk."""
+
+    lengths: np.ndarray  # int64, one per chunk
+    buckets: np.ndarray  # uint8
+    counts: np.ndarray  # int32
+
+
+def chunk_counts(source: bytes, spans: Sequence[tuple[int, int]]) -> BucketCounts:
+    """The bucket counts of the chunks at byte ranges `spans` of `source`."""
+    if len(source) >= _EXACT_SOURCE_LIMIT:
+        raise ValueError(f"a {len(source)}-byte source is past the exact hash-embedding bound")
+    lowered = source.lower()  # bytes.lower folds ASCII only, like the tokenizer
+    word, starts, ends = _runs(lowered)
+    codes = _codes(lowered, starts, ends)
+    span_starts = np.array([s for s, _ in spans], dtype=np.int64)
+    span_ends = np.array([e for _, e in spans], dtype=np.int64)
+    first = np.searchsorted(starts, span_starts, "left")
+    stop = np.searchsorted(ends, span_ends, "right")
+    # A boundary inside a run of word bytes cuts a token: tokenize that chunk by itself.
+    cut = (word[span_starts] & word[span_starts + 1]) | (word[span_ends] & word[span_ends + 1])
+    pieces = [codes]
+    offset = codes.shape[0]
+    for i in np.flatnonzero(cut):
+        piece = lowered[span_starts[i]:span_ends[i]]
+        _, piece_starts, piece_ends = _runs(piece)
+        own = _codes(piece, piece_starts, piece_ends)
+        first[i], stop[i] = offset, offset + own.shape[0]
+        offset += own.shape[0]
+        pieces.append(own)
+    if len(pieces) > 1:
+        codes = np.concatenate(pieces)
+    return _count(codes, first, np.maximum(stop, first))
+
+
+def _runs(lowered: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Word-byte flags padded by one at each end (`word[p + 1]` is byte p), and the start and
+    end offsets of every token (maximal run of word bytes), in order."""
+    word = np.zeros(len(lowered) + 2, dtype=bool)
+    word[1:-1] = _WORD_BYTE[np.frombuffer(lowered, dtype=np.uint8)]
+    edges = np.diff(word.view(np.int8))
+    return word, np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+
+
+def _codes(lowered: bytes, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Each token's code, from its FNV-1a-64 hash computed for all tokens at once: byte j of every
+    token longer than j is xor-ed in and multiplied (uint64 arithmetic wraps like the spec's)."""
+    data = np.frombuffer(lowered, dtype=np.uint8)
+    # Longest first, so the tokens still going at byte j are a prefix; lengths past the limit all
+    # sort alike, which keeps the keys small enough for numpy's radix sort.
+    capped = np.minimum(ends - starts, _VECTOR_HASH_BYTES + 1).astype(np.int16)
+    order = np.argsort(-capped, kind="stable")
+    by_length = capped[order]
+    first_bytes = starts[order]
+    n_long = int(np.searchsorted(-by_length, -_VECTOR_HASH_BYTES, "left"))  # longer than the limit
+    going = np.searchsorted(-by_length, -np.arange(_VECTOR_HASH_BYTES), "left")  # longer than j
+    hashes = np.full(order.shape[0], _FNV_OFFSET, dtype=np.uint64)
+    for j in range(min(_VECTOR_HASH_BYTES, int(by_length[0]) if order.shape[0] else 0)):
+        h = hashes[n_long:going[j]]
+        h ^= data[first_bytes[n_long:going[j]] + j]
+        h *= _FNV_PRIME
+    codes = np.empty(order.shape[0], dtype=np.int64)
+    codes[order] = (hashes % EMBED_DIM + (hashes >> np.uint64(63)) * EMBED_DIM).astype(np.int64)
+    for k in order[:n_long]:
+        codes[k] = _LONG_CODES[lowered[starts[k]:ends[k]]]
+    return codes
+
+
+def _count(codes: np.ndarray, first: np.ndarray, stop: np.ndarray) -> BucketCounts:
+    """Bucket counts of the chunks whose tokens are `codes[first[i]:stop[i]]`."""
+    n = first.shape[0]
+    lengths, buckets, counts = [], [], []
+    for lo in range(0, n, _ROWS_PER_BLOCK):
+        hi = min(lo + _ROWS_PER_BLOCK, n)
+        sizes = stop[lo:hi] - first[lo:hi]
+        rows = np.repeat(np.arange(hi - lo), sizes)
+        positions = np.arange(rows.shape[0]) + np.repeat(first[lo:hi] - (np.cumsum(sizes) - sizes), sizes)
+        signed = np.bincount(rows * _SIGNED + codes[positions], minlength=(hi - lo) * _SIGNED)
+        signed = signed.reshape(hi - lo, 2, EMBED_DIM)
+        dense = signed[:, 0, :] - signed[:, 1, :]
+        nz_rows, nz_buckets = np.nonzero(dense)
+        lengths.append(np.bincount(nz_rows, minlength=hi - lo))
+        buckets.append(nz_buckets.astype(np.uint8))
+        counts.append(dense[nz_rows, nz_buckets].astype(np.int32))
+    if not lengths:
+        return BucketCounts(np.zeros(0, np.int64), np.zeros(0, np.uint8), np.zeros(0, np.int32))
+    return BucketCounts(np.concatenate(lengths).astype(np.int64), np.concatenate(buckets), np.concatenate(counts))
+
+
+def embedding_matrix(parts: Sequence[BucketCounts]) -> np.ndarray:
+    """One unit-norm row per chunk (all zeros without tokens), float64, column-major (cosine
+    ranking reads one component of every chunk at a time)."""
+    lengths = np.concatenate([p.lengths for p in parts]) if parts else np.zeros(0, np.int64)
+    buckets = np.concatenate([p.buckets for p in parts]) if parts else np.zeros(0, np.uint8)
+    values = np.concatenate([p.counts for p in parts]).astype(np.float64) if parts else np.zeros(0)
+    n = lengths.shape[0]
+    rows = np.repeat(np.arange(n), lengths)
+    norms = np.sqrt(np.bincount(rows, weights=values * values, minlength=n))
+    matrix = np.zeros((n, EMBED_DIM), dtype=np.float64, order="F")
+    matrix[rows, buckets] = values / norms[rows]
+    return matrix

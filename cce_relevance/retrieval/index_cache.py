@@ -1,0 +1,236 @@
+"""The index cache: each file's indexed record, kept in SQLite and found again by content.
+
+An index is rebuilt on every run (the Action runs twice per pull request), yet between runs
+most files are unchanged. Indexing a file depends only on its path and bytes and on how it is
+indexed, so its record (retrieval/indexed_file.py) is stored under a key hashing exactly that:
+
+* the cache layout version, the tool version and a digest of the source of every module that
+  shapes a record (so a changed chunker never meets a stale record, even between releases);
+* the tree-sitter version and the versions of the grammar packages of the pack set, and the
+  packs themselves (names, extensions, kinds);
+* redaction on or off, the embedder, the file path and the SHA-256 of the file's bytes.
+
+A record is only ever used whole and checked: each row carries the SHA-256 of its bytes, and a
+row that does not match, or does not decode, counts as a miss and is recomputed and replaced. A
+database file that is not one, or has another schema, is deleted and made again. The cache is
+best-effort: when it cannot be opened or written, indexing goes on without it, and results
+never differ. SQLite in WAL mode with a busy timeout lets two runs share one cache; writes are
+single transactions of whole rows, so a reader never sees half a record.
+
+Records unused for `_KEEP_DAYS` days are dropped when the cache is opened, which bounds its
+size by what was indexed recently.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.util
+import os
+import sqlite3
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from functools import cache
+from importlib import metadata
+from pathlib import Path
+
+from cce_relevance import __version__
+from cce_relevance.retrieval.packs import PackSet
+
+SCHEMA = "cce-relevance.index-cache/1"
+DB_FILE = "index.sqlite3"
+APP_DIR = "cce-relevance"
+_KEEP_DAYS = 30
+_BATCH = 500  # keys per SELECT (SQLite's default variable limit is 999 before 3.32)
+_BUSY_MS = 30_000
+# The modules whose code decides what a file's record holds.
+_RECORD_MODULES = tuple(f"cce_relevance.{name}" for name in (
+    "config", "unicode_rust", "retrieval.chunk", "retrieval.embed", "retrieval.hash_counts",
+    "retrieval.indexed_file", "retrieval.languages", "retrieval.packs", "retrieval.redact", "retrieval.syntax",
+    "retrieval.tokens"))
+
+
+def default_cache_dir() -> str | None:
+    """`$XDG_CACHE_HOME/cce-relevance`, else `~/.cache/cce-relevance`; None without a home."""
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    if os.path.isabs(xdg):
+        return os.path.join(xdg, APP_DIR)
+    home = os.path.expanduser("~")
+    return os.path.join(home, ".cache", APP_DIR) if os.path.isabs(home) else None
+
+
+class IndexCache:
+    """An open cache database; every method degrades to "nothing cached" instead of raising."""
+
+    def __init__(self, directory: str, context: bytes) -> None:
+        self._path = os.path.join(directory, DB_FILE)
+        self._context = context
+        self._db: sqlite3.Connection | None = None
+        os.makedirs(directory, exist_ok=True)
+        try:
+            self._db = self._connect()
+        except sqlite3.DatabaseError as exc:
+            if not _is_damage(exc):
+                raise
+            self._discard()
+            self._db = self._connect()
+
+    @classmethod
+    def open(cls, directory: str, context: bytes) -> IndexCache | None:
+        """The cache in `directory`, or None when it cannot be used there."""
+        try:
+            return cls(directory, context)
+        except (OSError, sqlite3.Error):
+            return None
+
+    def key(self, path: str, data: bytes) -> bytes:
+        """The key of the record for the file at `path` whose bytes are `data`."""
+        h = hashlib.sha256(self._context)
+        h.update(path.encode("utf-8", "surrogatepass") + b"\0")
+        h.update(hashlib.sha256(data).digest())
+        return h.digest()
+
+    def get_many(self, keys: Sequence[bytes]) -> dict[bytes, bytes]:
+        """The records found for `keys` whose checksum holds (a damaged one is simply absent)."""
+        found: dict[bytes, bytes] = {}
+        if self._db is None:
+            return found
+        try:
+            for batch in _batches(keys):
+                marks = ",".join("?" * len(batch))
+                rows = self._db.execute(f"SELECT key, checksum, data FROM entries WHERE key IN ({marks})", batch)
+                for key, checksum, data in rows:
+                    if isinstance(data, bytes) and hashlib.sha256(data).digest() == checksum:
+                        found[key] = data
+            today = _today()
+            with _transaction(self._db):  # mark as used today, unless already marked (most runs write nothing)
+                for batch in _batches(list(found)):
+                    marks = ",".join("?" * len(batch))
+                    self._db.execute(f"UPDATE entries SET used = ? WHERE used < ? AND key IN ({marks})",
+                                     (today, today, *batch))
+        except sqlite3.Error as exc:
+            self._give_up(exc)
+            return {}
+        return found
+
+    def put_many(self, records: Mapping[bytes, bytes]) -> None:
+        """Store `records` (key → bytes) in one transaction; failures leave the cache as it was."""
+        if self._db is None or not records:
+            return
+        today = _today()
+        rows = [(key, hashlib.sha256(data).digest(), data, today) for key, data in records.items()]
+        try:
+            with _transaction(self._db):
+                self._db.executemany("INSERT OR REPLACE INTO entries (key, checksum, data, used) VALUES (?, ?, ?, ?)",
+                                     rows)
+        except sqlite3.Error as exc:
+            self._give_up(exc)
+
+    def close(self) -> None:
+        if self._db is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._db.close()
+            self._db = None
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self._path, timeout=_BUSY_MS / 1000, isolation_level=None, check_same_thread=False)
+        try:
+            db.execute(f"PRAGMA busy_timeout = {_BUSY_MS}")
+            db.execute("PRAGMA journal_mode = WAL")
+            db.execute("PRAGMA synchronous = NORMAL")
+            _prepare(db)
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def _give_up(self, exc: sqlite3.Error) -> None:
+        """A database error mid-run: this run goes on uncached; a damaged file is removed for the next."""
+        self.close()
+        if _is_damage(exc):
+            self._discard()
+
+    def _discard(self) -> None:
+        for suffix in ("", "-wal", "-shm"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self._path + suffix)
+
+
+_COLUMNS = ["key", "checksum", "data", "used"]
+
+
+def _prepare(db: sqlite3.Connection) -> None:
+    """Create the tables, or recreate them when the schema is another one; drop stale rows."""
+    with _transaction(db):
+        db.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        row = db.execute("SELECT value FROM meta WHERE name = 'schema'").fetchone()
+        columns = [r[1] for r in db.execute("PRAGMA table_info(entries)")]
+        if row is None or row[0] != SCHEMA or columns != _COLUMNS:
+            db.execute("DROP TABLE IF EXISTS entries")
+            db.execute("INSERT OR REPLACE INTO meta (name, value) VALUES ('schema', ?)", (SCHEMA,))
+            db.execute("CREATE TABLE entries (key BLOB PRIMARY KEY, checksum BLOB NOT NULL, data BLOB NOT NULL, "
+                       "used INTEGER NOT NULL)")
+        db.execute("DELETE FROM entries WHERE used < ?", (_today() - _KEEP_DAYS,))
+
+
+@contextlib.contextmanager
+def _transaction(db: sqlite3.Connection) -> Iterator[None]:
+    """One write transaction, taken at its start (so waiting for another writer happens there)."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        with contextlib.suppress(sqlite3.Error):
+            db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
+def _is_damage(exc: sqlite3.Error) -> bool:
+    """A file that is not a database or is corrupt (not a busy or read-only one)."""
+    return getattr(exc, "sqlite_errorname", "") in ("SQLITE_NOTADB", "SQLITE_CORRUPT")
+
+
+def _batches(keys: Sequence[bytes]) -> Iterator[Sequence[bytes]]:
+    for lo in range(0, len(keys), _BATCH):
+        yield keys[lo:lo + _BATCH]
+
+
+def _today() -> int:
+    return int(time.time() // 86400)
+
+
+def cache_context(packs: PackSet, protect_secrets: bool, embedder: str) -> bytes | None:
+    """Everything a record depends on besides the file: hashed into every key (None: no cache)."""
+    code = _code_digest()
+    if code is None:
+        return None
+    distributions = sorted({"tree-sitter", *(d for p in packs.packs for d in p.distributions)})
+    versions = [(name, _version(name)) for name in distributions]
+    packs_desc = [(p.name, p.extensions, sorted(p.function_kinds), sorted(p.class_kinds), sorted(p.import_kinds))
+                  for p in packs.packs]
+    described = repr((SCHEMA, __version__, code, versions, packs_desc, protect_secrets, embedder))
+    return hashlib.sha256(described.encode("utf-8")).digest()
+
+
+def _version(distribution: str) -> str:
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return "-"
+
+
+@cache
+def _code_digest() -> str | None:
+    """SHA-256 over the source files of `_RECORD_MODULES`; None when one cannot be read."""
+    h = hashlib.sha256()
+    for name in _RECORD_MODULES:
+        spec = importlib.util.find_spec(name)
+        try:
+            source = Path(spec.origin).read_bytes() if spec is not None and spec.origin else None
+        except OSError:
+            source = None
+        if source is None:
+            return None
+        h.update(name.encode() + b"\0" + len(source).to_bytes(8, "little") + source)
+    return h.hexdigest()

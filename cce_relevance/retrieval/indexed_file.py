@@ -1,0 +1,167 @@
+"""What indexing one file yields, and the compact bytes it travels in (worker processes, cache).
+
+A file is indexed on its own: redacted, chunked, and — with the hash embedder — tokenized once
+for the bucket counts of every chunk. Nothing in the result depends on other files, so a file
+can be indexed in another process or taken from the index cache, and the corpus is the files'
+results in walk order.
+
+The bytes: a magic, a JSON header for the small irregular parts (imports, the distinct
+(chunk type, kind, language) triples, anything that is not a slice of the walked text), then
+fixed-width arrays. A chunk's content is stored as a character range of the file's text when
+slicing that text gives exactly the content (checked when encoding), so the cache holds little
+more than the per-chunk numbers; the walked text the file was read as is supplied again when
+decoding. Decoding checks every length and raises `ValueError` on anything inconsistent.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from itertools import repeat
+
+import numpy as np
+
+from cce_relevance.retrieval.chunk import Chunk, ChunkedFile, chunk_file
+from cce_relevance.retrieval.hash_counts import BucketCounts, chunk_counts
+from cce_relevance.retrieval.packs import PackSet
+from cce_relevance.retrieval.redact import redact
+from cce_relevance.retrieval.tokens import estimate_tokens
+
+_MAGIC = b"CCEf"
+_ID_LENGTH = 16
+_FIELDS = 6  # start line, end line, (type, kind, language) index, char start, char end, token count
+_NOT_A_SLICE = -1
+
+
+@dataclass(frozen=True)
+class IndexedFile:
+    """One file's share of the index: its token weight, imports, chunks (embeddings not set) and,
+    with the hash embedder, their bucket counts. `text` is the (redacted) text the chunks were
+    cut from; `char_spans[i]` is chunk i's range in it, or None when the content is not a slice."""
+
+    text: str
+    tokens: int
+    imports: list[str]
+    chunks: list[Chunk]
+    char_spans: list[tuple[int, int] | None]
+    counts: BucketCounts | None
+
+
+def index_file(path: str, text: str, packs: PackSet, protect_secrets: bool, hashing: bool) -> IndexedFile:
+    """Redact, chunk and (with `hashing`) count one walked file."""
+    redacted = redact(text) if protect_secrets else text
+    chunked = chunk_file(path, redacted, packs)
+    counts = chunk_counts(chunked.source, chunked.spans) if hashing else None
+    return IndexedFile(redacted, estimate_tokens(redacted), chunked.imports, chunked.chunks,
+                       _char_spans(redacted, chunked), counts)
+
+
+def _char_spans(text: str, chunked: ChunkedFile) -> list[tuple[int, int] | None]:
+    """Each chunk's byte range as a character range of `text`, where that slice is its content."""
+    if text.isascii():
+        return list(chunked.spans)
+    data = np.frombuffer(chunked.source, dtype=np.uint8)
+    char_at = np.zeros(data.shape[0] + 1, dtype=np.int64)
+    np.cumsum((data & 0xC0) != 0x80, out=char_at[1:])  # characters begun before each byte offset
+    spans: list[tuple[int, int] | None] = []
+    for chunk, (start, end) in zip(chunked.chunks, chunked.spans, strict=True):
+        span = (int(char_at[start]), int(char_at[end]))
+        spans.append(span if text[span[0]:span[1]] == chunk.content else None)
+    return spans
+
+
+def encode(entry: IndexedFile, walked_text: str) -> bytes:
+    """The bytes of `entry`, for a file that was walked as `walked_text`."""
+    types: dict[tuple[str, str, str], int] = {}
+    rows = np.empty((len(entry.chunks), _FIELDS), dtype=np.int64)
+    contents: dict[str, str] = {}
+    for i, (chunk, span) in enumerate(zip(entry.chunks, entry.char_spans, strict=True)):
+        kind = types.setdefault((chunk.chunk_type, chunk.kind, chunk.language), len(types))
+        if span is None:
+            contents[str(i)] = chunk.content
+            span = (_NOT_A_SLICE, _NOT_A_SLICE)
+        rows[i] = (chunk.start_line, chunk.end_line, kind, span[0], span[1], chunk.token_count)
+    ids = "".join(c.chunk_id for c in entry.chunks).encode("ascii")
+    if len(ids) != _ID_LENGTH * len(entry.chunks):
+        raise ValueError("a chunk id is not 16 characters")
+    counts = entry.counts
+    header = json.dumps({
+        "tokens": entry.tokens, "imports": entry.imports, "types": list(types), "contents": contents,
+        "text": None if entry.text == walked_text else entry.text, "chunks": len(entry.chunks),
+        "counted": None if counts is None else int(counts.buckets.shape[0]),
+    }).encode("ascii")
+    parts = [_MAGIC, len(header).to_bytes(4, "little"), header, rows.astype("<i8").tobytes(), ids]
+    if counts is not None:
+        parts += [counts.lengths.astype("<i8").tobytes(), counts.buckets.astype(np.uint8).tobytes(),
+                  counts.counts.astype("<i4").tobytes()]
+    return b"".join(parts)
+
+
+def decode(data: bytes, path: str, walked_text: str) -> IndexedFile:
+    """The entry `encode` made for `path`, walked as `walked_text`; ValueError when inconsistent."""
+    if data[:4] != _MAGIC:
+        raise ValueError("not an indexed-file record")
+    header_end = 8 + int.from_bytes(data[4:8], "little")
+    try:
+        header = json.loads(data[8:header_end])
+        n, counted = header["chunks"], header["counted"]
+        text = walked_text if header["text"] is None else header["text"]
+        types = [_triple(t) for t in header["types"]]
+        reader = _Reader(data, header_end)
+        rows = reader.array("<i8", n * _FIELDS).reshape(n, _FIELDS)
+        ids = reader.take(_ID_LENGTH * n).decode("ascii")
+        counts = None
+        if counted is not None:
+            lengths = reader.array("<i8", n).astype(np.int64)
+            counts = BucketCounts(lengths, reader.array("u1", counted), reader.array("<i4", counted).astype(np.int32))
+            if int(lengths.sum()) != counted or (lengths < 0).any():
+                raise ValueError("bucket counts do not add up")
+        reader.finish()
+        if n and not (0 <= rows[:, 2].min() and rows[:, 2].max() < len(types)):
+            raise ValueError("a chunk names no (type, kind, language)")
+        char_starts, char_ends = rows[:, 3].tolist(), rows[:, 4].tolist()
+        contents = [text[a:b] for a, b in zip(char_starts, char_ends, strict=True)]
+        spans: list[tuple[int, int] | None] = list(zip(char_starts, char_ends, strict=True))
+        for key, content in header["contents"].items():
+            i = int(key)
+            if char_starts[i] != _NOT_A_SLICE:
+                raise ValueError("a chunk has both a range and a content")
+            contents[i], spans[i] = content, None
+        if any(span is not None and span[0] == _NOT_A_SLICE for span in spans):
+            raise ValueError("a chunk has neither a range nor a content")
+        kinds = [types[k] for k in rows[:, 2].tolist()]
+        chunks = list(map(Chunk, [ids[i:i + _ID_LENGTH] for i in range(0, _ID_LENGTH * n, _ID_LENGTH)],
+                          repeat(path, n), rows[:, 0].tolist(), rows[:, 1].tolist(), [k[0] for k in kinds],
+                          [k[1] for k in kinds], [k[2] for k in kinds], contents, rows[:, 5].tolist()))
+        return IndexedFile(text, header["tokens"], list(header["imports"]), chunks, spans, counts)
+    except (KeyError, IndexError, TypeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"malformed indexed-file record: {exc!r}") from None
+
+
+def _triple(value: list[str]) -> tuple[str, str, str]:
+    if len(value) != 3 or not all(isinstance(v, str) for v in value):
+        raise ValueError("not a (type, kind, language) triple")
+    return value[0], value[1], value[2]
+
+
+class _Reader:
+    """Consecutive fixed-size pieces of a record, refusing to read past its end."""
+
+    def __init__(self, data: bytes, offset: int) -> None:
+        self._data = data
+        self._offset = offset
+
+    def take(self, size: int) -> bytes:
+        if size < 0 or self._offset + size > len(self._data):
+            raise ValueError("record is truncated")
+        piece = self._data[self._offset:self._offset + size]
+        self._offset += size
+        return piece
+
+    def array(self, dtype: str, count: int) -> np.ndarray:
+        item = np.dtype(dtype).itemsize
+        return np.frombuffer(self.take(item * count), dtype=dtype)
+
+    def finish(self) -> None:
+        if self._offset != len(self._data):
+            raise ValueError("record has trailing bytes")

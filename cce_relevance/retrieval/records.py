@@ -1,0 +1,77 @@
+"""Every walked file's indexed record: from the index cache, from worker processes, or made here.
+
+The three sources give identical records (a worker's and the cache's are the same bytes,
+decoded the same way; one made here is what those bytes encode), so where a record came from
+never shows in the index. Progress is reported per file, cached ones at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from cce_relevance.retrieval.embed import HASH_EMBEDDER
+from cce_relevance.retrieval.index_cache import IndexCache, cache_context
+from cce_relevance.retrieval.indexed_file import IndexedFile, decode, encode, index_file
+from cce_relevance.retrieval.workers import FileJob, choose_workers, records_in_workers
+
+Progress = Callable[[int, int], None]
+"""Called with (files done, files in all) as indexing advances, last with done == all."""
+
+
+def indexed_files(files: Sequence[tuple[str, str]], job: FileJob, cache_dir: str | None = None,
+                  workers: int | None = None, progress: Progress | None = None) -> list[IndexedFile]:
+    """The record of each (path, text) walked file, in order.
+
+    `cache_dir` holds the index cache (None: none; only hash-embedder builds use it); `workers`
+    is the number of processes (None: see `workers.choose_workers`).
+    """
+    total = len(files)
+    done = 0
+
+    def advance(n: int) -> None:
+        nonlocal done
+        done += n
+        if progress is not None:
+            progress(done, total)
+
+    advance(0)
+    entries: list[IndexedFile | None] = [None] * total
+    context = cache_context(job.packs, job.protect_secrets, HASH_EMBEDDER) if cache_dir and job.hashing else None
+    cache = IndexCache.open(cache_dir, context) if cache_dir and context is not None else None
+    keys = [cache.key(path, text.encode("utf-8", "surrogateescape")) for path, text in files] if cache else []
+    if cache is not None:
+        found = cache.get_many(keys)
+        for i, key in enumerate(keys):
+            data = found.get(key)
+            if data is not None:
+                entries[i] = _decoded_or_none(data, *files[i])
+        advance(sum(e is not None for e in entries))
+    pending = [i for i, e in enumerate(entries) if e is None]
+    fresh: dict[int, bytes] = {}
+    count = choose_workers(workers, sum(len(files[i][1]) for i in pending))
+    done_before = done
+    from_workers = records_in_workers(files, pending, job, count, advance) if count > 1 and pending else None
+    if from_workers is not None:
+        for i, data in from_workers.items():
+            entries[i] = decode(data, *files[i])
+        fresh = from_workers
+    else:
+        done = done_before  # a pool that broke down may have reported some files
+        for i in pending:
+            path, text = files[i]
+            entries[i] = entry = index_file(path, text, job.packs, job.protect_secrets, job.hashing)
+            if cache is not None:
+                fresh[i] = encode(entry, text)
+            advance(1)
+    if cache is not None:
+        cache.put_many({keys[i]: data for i, data in fresh.items()})
+        cache.close()
+    return [e for e in entries if e is not None]
+
+
+def _decoded_or_none(data: bytes, path: str, text: str) -> IndexedFile | None:
+    """A cached record, or None when it does not decode (it is then made again and replaced)."""
+    try:
+        return decode(data, path, text)
+    except ValueError:
+        return None

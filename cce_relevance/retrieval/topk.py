@@ -1,0 +1,134 @@
+"""The first m entries of a ranking ordered by (score key desc, chunk id asc), without a full sort.
+
+Every ranking in the pipeline compares six-decimal score keys and breaks ties by chunk id
+(pipeline.md §2.2–§2.3). Sorting all chunks with a Python key per query costs seconds on a
+whole repository, yet callers only read the first few entries. This module computes the keys
+with numpy — the same IEEE operations as `numeric.round_half_away`, so the same integers — then
+keeps the entries whose key is above the m-th largest key, fills the remaining places from
+the entries tied at that key by smallest chunk id, and sorts only those m. The result is
+exactly the first m entries of the full stable sort.
+
+Chunk ids are compared through `id_ranks`: each chunk's position in (chunk id, index) order,
+computed once per index, so ties break by id (then index order, for duplicate ids) without
+touching strings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from cce_relevance.numeric import I64_MAX, I64_MIN
+
+_TWO_POW_63 = 9223372036854775808.0  # the first double past I64_MAX; exactly -I64_MIN
+
+
+def id_ranks(chunk_ids: Sequence[str]) -> np.ndarray:
+    """Position of each chunk in (chunk id, index) order; a stable sort keeps duplicate ids in index order."""
+    order = sorted(range(len(chunk_ids)), key=chunk_ids.__getitem__)
+    ranks = np.empty(len(chunk_ids), dtype=np.int64)
+    ranks[order] = np.arange(len(chunk_ids), dtype=np.int64)
+    return ranks
+
+
+def score_keys(scores: np.ndarray) -> np.ndarray:
+    """`score_key` of every score as int64: round half away from zero of `score * 1e6`, saturating."""
+    return _keys_of_products(_products(scores))
+
+
+def _products(scores: np.ndarray) -> np.ndarray:
+    """`score * 1e6` element-wise: the same IEEE multiplication as the scalar `score_key`."""
+    with np.errstate(over="ignore"):
+        return np.multiply(scores, 1000000.0, dtype=np.float64)
+
+
+def _keys_of_products(y: np.ndarray) -> np.ndarray:
+    """Round half away from zero, saturating to int64 like Rust's `as i64`; NaN gives 0.
+
+    Each step is one the scalar `round_half_away` takes: `a - floor(a)` is exact for any double,
+    so the tie test `>= 0.5` agrees; adding 1 to a floor below 2**53 is exact, and from 2**52 on
+    every double is already an integer.
+    """
+    with np.errstate(invalid="ignore"):
+        a = np.abs(y)
+        r = np.floor(a)
+        r += (a - r) >= 0.5  # inf - inf is NaN: False, so ±inf stays ±inf
+    np.copysign(r, y, out=r)
+    if r.size == 0 or np.abs(r).max() < _TWO_POW_63:  # the usual case: finite and in range
+        return r.astype(np.int64)
+    keys = np.zeros(r.shape, dtype=np.int64)
+    in_range = (r < _TWO_POW_63) & (r >= -_TWO_POW_63)  # NaN is in neither, so it stays 0
+    keys[in_range] = r[in_range].astype(np.int64)
+    keys[r >= _TWO_POW_63] = I64_MAX
+    keys[r < -_TWO_POW_63] = I64_MIN
+    return keys
+
+
+def top_by_key(scores: np.ndarray, id_rank: np.ndarray, limit: int | None = None,
+               positive_only: bool = False) -> np.ndarray:
+    """Indices of the first `limit` entries (all when None) by (score key desc, id rank asc).
+
+    `positive_only` first drops entries whose key is not above zero (BM25, pipeline.md §9): a
+    key is at least 1 exactly when the product `score * 1e6` is at least 0.5 (NaN is not).
+    """
+    y = _products(scores)
+    pool = np.flatnonzero(y >= 0.5) if positive_only else None  # None: every entry
+    size = y.shape[0] if pool is None else pool.shape[0]
+    m = size if limit is None else min(max(limit, 0), size)
+    if m == 0:
+        return np.zeros(0, dtype=np.int64)
+    if m < size:
+        near = _near_the_top(y if pool is None else y[pool], m)
+        if near is not None:
+            pool = near if pool is None else pool[near]
+    if pool is None:
+        pool = np.arange(size)
+    pool_keys = _keys_of_products(y[pool])
+    if pool.shape[0] > max(m, _SORT_ALL_BELOW):
+        pool, pool_keys = _first_m_unordered(pool, pool_keys, id_rank, m)
+    # lexsort sorts by its last key first; ~key (= -key - 1, no overflow) ascending is key descending.
+    return pool[np.lexsort((id_rank[pool], ~pool_keys))[:m]]
+
+
+_SORT_ALL_BELOW = 256  # a pool this small is sorted whole: cheaper than partitioning it first
+
+
+_SAMPLE_STRIDE = 32
+
+
+def _near_the_top(y: np.ndarray, m: int) -> np.ndarray | None:
+    """Positions in `y` (products `score * 1e6`) that include every one of the first m by key,
+    found from a sample so that exact keys are computed for few entries; None when not worth it.
+
+    Let t be the m-th largest product of an evenly spaced sample. At least m products are >= t,
+    so the m-th largest key is at least round(t), and every entry of the first m has a key at
+    least round(t), hence a product at least round(t) - 0.5 >= t - 1 (rounding moves a value by
+    at most 0.5 below 2**52). Keeping products >= t - 2 (exact there) keeps all of them. NaN
+    (whose key is 0) sorts as the largest in a partition and is never >= anything, so it is only
+    tolerated when t >= 0.5, where a key of 0 cannot reach the first m.
+    """
+    sample = y[::_SAMPLE_STRIDE]
+    if sample.shape[0] < 4 * m:
+        return None
+    t = np.partition(sample, sample.shape[0] - m)[sample.shape[0] - m]
+    if not -4503599627370496.0 < t < 4503599627370496.0:  # ±2**52; False for NaN and ±inf
+        return None
+    if t < 0.5 and np.isnan(y).any():
+        return None
+    return np.flatnonzero(y >= t - 2.0)
+def _first_m_unordered(pool: np.ndarray, pool_keys: np.ndarray, id_rank: np.ndarray,
+                       m: int) -> tuple[np.ndarray, np.ndarray]:
+    """The m entries of `pool` that come first in key-then-id order, in no particular order.
+
+    Every entry with a key above the m-th largest key is in; the places left go to the entries
+    with exactly that key and the smallest id ranks (there are always enough of them).
+    """
+    boundary = np.partition(pool_keys, pool_keys.shape[0] - m)[pool_keys.shape[0] - m]
+    above = np.flatnonzero(pool_keys > boundary)
+    tied = np.flatnonzero(pool_keys == boundary)
+    need = m - above.shape[0]
+    if tied.shape[0] > need:
+        tied = tied[np.argpartition(id_rank[pool[tied]], need - 1)[:need]]
+    chosen = np.concatenate((above, tied))
+    return pool[chosen], pool_keys[chosen]

@@ -1,0 +1,87 @@
+"""Batch hash embeddings (tokenize each file once, numpy FNV, one matrix) against `hash_embed` per chunk.
+
+The batch path must give, for every chunk, the very bits `embed.hash_embed` gives on the chunk's
+content (which the spec oracle in test_embed.py pins): chunks from real files, and arbitrary
+byte ranges that cut tokens and multi-byte characters, overlap and nest.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cce_relevance.retrieval.chunk import chunk_file
+from cce_relevance.retrieval.embed import hash_embed
+from cce_relevance.retrieval.hash_counts import chunk_counts, embedding_matrix
+from cce_relevance.retrieval.languages import EXTRA_PACKS
+from cce_relevance.retrieval.packs import PACKS, PackSet
+
+from .corpora import DOCS_CORPUS, read_tree
+
+ALL_PACKS = PackSet(PACKS + EXTRA_PACKS)
+
+
+def assert_rows_are_hash_embed(sources_and_spans: list[tuple[bytes, list[tuple[int, int]]]]) -> None:
+    """Each span's matrix row has exactly the bytes of `hash_embed` of the span's decoded text."""
+    matrix = embedding_matrix([chunk_counts(source, spans) for source, spans in sources_and_spans])
+    expected = [hash_embed(source[s:e].decode("utf-8", "replace")) for source, spans in sources_and_spans
+                for s, e in spans]
+    assert matrix.shape == (len(expected), 256)
+    assert matrix.flags.f_contiguous
+    for row, vector in zip(matrix, expected, strict=True):
+        assert np.ascontiguousarray(row).tobytes() == vector.tobytes()
+
+
+def test_chunks_of_real_files():
+    files = {**read_tree(Path("test/fixture/samples")), **read_tree(Path(__file__).parent / "language_samples"),
+             **read_tree(Path(DOCS_CORPUS))}
+    cases = []
+    for path, text in sorted(files.items()):
+        chunked = chunk_file(path, text, ALL_PACKS)
+        cases.append((chunked.source, chunked.spans))
+    assert sum(len(spans) for _, spans in cases) > 50
+    assert_rows_are_hash_embed(cases)
+
+
+_text = st.text(alphabet=st.sampled_from(list("abcXYZ_019 \n\t.,:;(){}é漢\U0001f600-") + ["\x00"]), max_size=300)
+
+
+@given(text=_text, cuts=st.lists(st.tuples(st.floats(0, 1), st.floats(0, 1)), max_size=12))
+@settings(max_examples=400, deadline=None)
+def test_arbitrary_spans_cutting_tokens_and_characters(text, cuts):
+    source = text.encode("utf-8")
+    spans = [(int(a * len(source)), int(b * len(source))) for a, b in cuts]
+    spans = [(min(s, e), max(s, e)) for s, e in spans]
+    assert_rows_are_hash_embed([(source, spans)])
+
+
+@given(lengths=st.lists(st.integers(1, 80), min_size=1, max_size=40), repeats=st.integers(1, 3))
+@settings(max_examples=100, deadline=None)
+def test_long_tokens_hashed_one_by_one_and_in_bulk(lengths, repeats):
+    """Tokens up to 32 bytes are hashed with numpy, longer ones one by one; both, repeated."""
+    tokens = [("Tok" * 30)[:n] + str(i % 7) for i, n in enumerate(lengths)] * repeats
+    source = " ".join(tokens).encode("ascii")
+    assert_rows_are_hash_embed([(source, [(0, len(source)), (0, len(source) // 2), (len(source) // 3, len(source))])])
+
+
+def test_more_chunks_than_one_counting_block():
+    source = " ".join(f"w{i % 97} x{i % 13}" for i in range(3000)).encode("ascii")
+    spans = [(i, i + 40) for i in range(0, 2 * 2100, 2)]  # 2,100 chunks: more than one 2,048-row block
+    assert_rows_are_hash_embed([(source, spans)])
+
+
+def test_no_tokens_no_spans_and_empty_sources():
+    assert_rows_are_hash_embed([(b"", [(0, 0)]), (b"... !!", [(0, 6), (2, 2)]), (b"abc", [])])
+    assert embedding_matrix([]).shape == (0, 256)
+
+
+def test_opposite_signs_cancel_to_zero_components():
+    from .corpora import opposite_sign_pair
+
+    a, b = opposite_sign_pair()
+    source = f"{a} {b}".encode("ascii")
+    assert_rows_are_hash_embed([(source, [(0, len(source))])])
+    assert not embedding_matrix([chunk_counts(source, [(0, len(source))])]).any()

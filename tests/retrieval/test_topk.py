@@ -1,0 +1,107 @@
+"""topk.py: vectorised score keys and the first m of a (key desc, chunk id asc) ranking.
+
+Both are checked against the plain definitions: `numeric.score_key` one double at a time, and a
+full Python sort of every entry by (-score_key, chunk id, index) — the order the reference uses.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cce_relevance.numeric import I64_MAX, I64_MIN, score_key
+from cce_relevance.retrieval.topk import id_ranks, score_keys, top_by_key
+
+# Doubles whose product with 1e6 sits on or next to a rounding tie, at saturation, or special.
+_EDGES = [
+    0.0, -0.0, 5e-7, -5e-7, 4.999999999999999e-7, 5.000000000000001e-7, 1.5e-6, -2.5e-6, 0.1234565,
+    0.49999999999999994e-6, 4503599627.3704955, 4503599627.370496, 9223372036854.775, 9223372036854.777,
+    -9223372036854.775, -9223372036854.777, 1e300, -1e300, 1.7976931348623157e308, 5e-324,
+    math.inf, -math.inf, math.nan,
+]
+_SCORES = st.one_of(st.floats(width=64), st.sampled_from(_EDGES),
+                    st.integers(-3000, 3000).map(lambda n: n * 5e-7))  # many exact and near ties
+
+
+def _reference_order(scores: list[float], ids: list[str], positive_only: bool = False) -> list[int]:
+    keep = [d for d in range(len(scores)) if not positive_only or score_key(scores[d]) > 0]
+    return sorted(keep, key=lambda d: (-score_key(scores[d]), ids[d], d))
+
+
+@given(st.lists(_SCORES, max_size=300))
+@settings(max_examples=300, deadline=None)
+def test_score_keys_equal_the_scalar_score_key(scores):
+    got = score_keys(np.array(scores, dtype=np.float64))
+    assert got.dtype == np.int64
+    assert got.tolist() == [score_key(s) for s in scores]
+
+
+def test_score_keys_edges_one_by_one():
+    # Each edge alone (the fast path of an all-in-range array and the saturating path differ).
+    for s in _EDGES:
+        assert score_keys(np.array([s])).tolist() == [score_key(s)], s
+    assert score_keys(np.array([math.inf, -math.inf, math.nan])).tolist() == [I64_MAX, I64_MIN, 0]
+    assert score_keys(np.zeros(0)).tolist() == []
+
+
+def test_id_ranks_order_by_id_then_index():
+    assert id_ranks(["b", "a", "c", "a"]).tolist() == [2, 0, 3, 1]
+    assert id_ranks([]).tolist() == []
+
+
+_IDS = st.text(alphabet="abc", min_size=1, max_size=2)  # short ids: duplicates are common
+
+
+@given(st.lists(st.tuples(_SCORES, _IDS), max_size=400), st.one_of(st.none(), st.integers(-1, 450)),
+       st.booleans())
+@settings(max_examples=400, deadline=None)
+def test_top_by_key_is_the_prefix_of_the_full_sort(entries, limit, positive_only):
+    scores = [s for s, _ in entries]
+    ids = [i for _, i in entries]
+    full = _reference_order(scores, ids, positive_only)
+    want = full if limit is None else full[: max(limit, 0)]
+    got = top_by_key(np.array(scores, dtype=np.float64), id_ranks(ids), limit, positive_only)
+    assert got.tolist() == want
+
+
+@pytest.mark.parametrize("limit", [1, 3, 10, 30, 100])
+@pytest.mark.parametrize("seed", range(4))
+def test_top_by_key_on_large_arrays_with_heavy_ties(limit, seed):
+    # Large enough for the sampled threshold; values on a coarse grid, so the m-th key is shared
+    # by many entries and the id tie-break decides which of them make the cut.
+    rng = np.random.default_rng(seed)
+    n = 20000
+    scores = rng.integers(-40, 40, n) * 2.5e-7 + rng.choice([0.0, 1e-13, -1e-13], n)
+    ids = [f"{x:04x}" for x in rng.integers(0, 1 << 16, n)]
+    want = _reference_order(scores.tolist(), ids)[:limit]
+    assert top_by_key(scores, id_ranks(ids), limit).tolist() == want
+    want_pos = _reference_order(scores.tolist(), ids, positive_only=True)[:limit]
+    assert top_by_key(scores, id_ranks(ids), limit, positive_only=True).tolist() == want_pos
+
+
+def test_top_by_key_with_nan_and_infinities_in_a_large_array():
+    rng = np.random.default_rng(7)
+    scores = rng.normal(0, 1e-6, 5000)
+    scores[rng.integers(0, 5000, 300)] = math.nan  # key 0: tied with the zeros
+    scores[rng.integers(0, 5000, 5)] = math.inf
+    scores[rng.integers(0, 5000, 5)] = -math.inf
+    ids = [f"{i:05d}" for i in rng.permutation(5000)]
+    for limit in (1, 8, 40, 2600):
+        want = _reference_order(scores.tolist(), ids)[:limit]
+        assert top_by_key(scores, id_ranks(ids), limit).tolist() == want
+
+
+def test_an_unsampled_entry_sharing_the_boundary_key_is_found():
+    # The sampled threshold t (the best of every 32nd entry) has key 1000 at 1000.4e-6; an entry
+    # outside the sample at 999.7e-6 (0.7 below t in key units) rounds to the same key and has
+    # the smaller id, so it ranks first: candidate selection must reach a full unit below t.
+    scores = np.full(4096, 1e-9)
+    scores[0], scores[1] = 1000.4e-6, 999.7e-6
+    ids = ["b", "a"] + [f"c{i:04d}" for i in range(4094)]
+    assert score_key(scores[0]) == score_key(scores[1]) == 1000
+    assert top_by_key(scores, id_ranks(ids), 1).tolist() == [1]
+    assert top_by_key(scores, id_ranks(ids), 2).tolist() == [1, 0]
