@@ -122,7 +122,8 @@ def rank_core(index: Index, qvec: np.ndarray, query: str, top_k: int,
 
 def fuse(index: Index, query: str, top_k: int, cosines: Mapping[int, float] | None, by_cosine: Sequence[int],
          by_bm25: Sequence[int], params: RankingParams = REFERENCE_PARAMS) -> list[SearchResult]:
-    """§11.2 and §11.5–§11.10, given the two candidate lists (chunk indices, best first) and each
+    """§11.2 and §11.5–§11.10, given the two candidate lists (chunk indices, best first: the first
+    cosines, and the first chunks with a positive BM25 score for the query's tokens) and each
     candidate's cosine with the query (None without a query vector: all cosines count as 0.0)."""
     w = params.fts_boost_code_lookup if is_code_lookup(query) else 1.0
     terms = unique_tokens(query)

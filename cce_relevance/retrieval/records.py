@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from cce_relevance.retrieval.embed import HASH_EMBEDDER
 from cce_relevance.retrieval.index_cache import IndexCache, cache_context
 from cce_relevance.retrieval.indexed_file import IndexedFile, decode, encode, index_file
-from cce_relevance.retrieval.workers import FileJob, choose_workers, records_in_workers
+from cce_relevance.retrieval.workers import FileJob, PoolUnavailable, choose_workers, records_in_workers
 
 Progress = Callable[[int, int], None]
 """Called with (files done, files in all) as indexing advances, last with done == all."""
@@ -49,15 +49,17 @@ def indexed_files(files: Sequence[tuple[str, str]], job: FileJob, cache_dir: str
     pending = [i for i, e in enumerate(entries) if e is None]
     fresh: dict[int, bytes] = {}
     count = choose_workers(workers, sum(len(files[i][1]) for i in pending))
-    done_before = done
-    from_workers = records_in_workers(files, pending, job, count, advance) if count > 1 and pending else None
-    if from_workers is not None:
-        for i, data in from_workers.items():
-            entries[i] = decode(data, *files[i])
-        fresh = from_workers
-    else:
-        done = done_before  # a pool that broke down may have reported some files
-        for i in pending:
+    if count > 1 and pending:
+        try:
+            for i, data in records_in_workers(files, pending, job, count):
+                entries[i] = decode(data, *files[i])
+                if cache is not None:
+                    fresh[i] = data
+                advance(1)
+        except PoolUnavailable:
+            pass  # what the workers did not return is indexed below
+    for i in pending:
+        if entries[i] is None:
             path, text = files[i]
             entries[i] = entry = index_file(path, text, job.packs, job.protect_secrets, job.hashing)
             if cache is not None:

@@ -1,4 +1,4 @@
-"""The definition nodes and import nodes of one parse, each in pre-order, found in C.
+"""The definition nodes and import nodes of one parse, each in pre-order, without visiting every node.
 
 The reference visits every node depth-first in pre-order, keeping definition nodes as chunks
 (pipeline.md §6.3) and reading imports from import nodes (§6.7). A stdlib-sized corpus has
@@ -16,8 +16,8 @@ pre-order, so the captures are sorted by (start byte, -end byte). That order *is
 The exceptions are a captured node that is zero-width and two captured nodes with the same
 range (error recovery can make either); for such a parse, and when the query cursor gives up
 (its match limit), the tree is walked node by node instead, as the reference does. Either way
-the result is the reference's, which tests/retrieval/test_syntax.py checks against a plain
-recursive walk over real corpora and generated, garbled sources.
+the result is the reference's, which tests/retrieval/test_syntax.py checks against a plain full
+walk over real corpora and generated, garbled sources.
 
 A grammar whose structure confines definitions and imports to a few node kinds (`Pack.pruning`,
 proven from the grammar's rules for one version) is walked from Python instead, descending only

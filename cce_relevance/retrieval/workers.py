@@ -17,7 +17,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -62,27 +62,29 @@ def choose_workers(requested: int | None, pending_bytes: int) -> int:
     return max(1, min(available_cpus(), MAX_AUTO_WORKERS))
 
 
-def records_in_workers(files: Sequence[tuple[str, str]], positions: Sequence[int], job: FileJob, workers: int,
-                       on_done: Callable[[int], None]) -> dict[int, bytes] | None:
-    """The encoded record of each `files[p]` for p in `positions`, by position, from `workers`
-    processes; `on_done(n)` as each batch of n files arrives. None when no pool could run."""
+class PoolUnavailable(Exception):
+    """No worker pool could start, or it broke down: the files it did not return are indexed here."""
+
+
+def records_in_workers(files: Sequence[tuple[str, str]], positions: Sequence[int], job: FileJob,
+                       workers: int) -> Iterator[tuple[int, bytes]]:
+    """(position, encoded record) of each `files[p]` for p in `positions`, from `workers` processes,
+    as batches arrive (so the caller decodes while the workers still parse). Raises
+    PoolUnavailable when no pool can run or one breaks; what was yielded before stands."""
     batches = _batches(files, positions)
     context = multiprocessing.get_context(_START_METHOD)
     try:
         pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_start, initargs=(job,))
-    except (OSError, ValueError, ImportError):
-        return None
-    records: dict[int, bytes] = {}
+    except (OSError, ValueError, ImportError) as exc:
+        raise PoolUnavailable(str(exc)) from exc
     try:
-        futures = {pool.submit(_index_batch, [(p, *files[p]) for p in batch]): len(batch) for batch in batches}
+        futures = [pool.submit(_index_batch, [(p, *files[p]) for p in batch]) for batch in batches]
         for future in as_completed(futures):
-            records.update(future.result())
-            on_done(futures[future])
-    except (BrokenProcessPool, OSError):
-        return None
+            yield from future.result()
+    except (BrokenProcessPool, OSError) as exc:
+        raise PoolUnavailable(str(exc)) from exc
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
-    return records
 
 
 def _batches(files: Sequence[tuple[str, str]], positions: Sequence[int]) -> list[list[int]]:

@@ -337,3 +337,19 @@ def test_how_many_workers():
     assert workers.choose_workers(3, 0) == 3 and workers.choose_workers(0, 10**9) == 1
     assert workers.choose_workers(None, workers.MIN_PARALLEL_BYTES - 1) == 1
     assert workers.choose_workers(None, 10**9) == min(workers.available_cpus(), workers.MAX_AUTO_WORKERS)
+
+
+_REAL_BATCH = workers._index_batch
+
+
+def _dying_batch(batch):
+    """A worker that dies on one file, as an out-of-memory kill would take it."""
+    if any(path == "lib/json/decoder.py" for _, path, _ in batch):
+        os._exit(3)
+    return _REAL_BATCH(batch)
+
+
+def test_a_pool_that_breaks_leaves_its_remaining_files_to_this_process(corpus, expected, monkeypatch, calls):
+    monkeypatch.setattr(workers, "_index_batch", _dying_batch)
+    assert snapshot(build_index(corpus, workers=2)) == expected
+    assert "lib/json/decoder.py" in calls
