@@ -30,7 +30,7 @@ def test_run_prints_every_figure_as_json():
                           "--p-repeats", "1", "--json"], capture_output=True, text=True, check=True).stdout
     figures = json.loads(out)
     assert figures["p"]["p_s"] > 0 and figures["p"]["parsed_files"] == 6
-    for key in ("walk_read_s", "chunk_s", "embed_s", "bm25_build_s"):
+    for key in ("walk_read_s", "chunk_s", "embed_s", "bm25_build_s", "term_counts_s", "bm25_postings_s"):
         assert figures["stages"][key] >= 0
     index = figures["index"]
     assert index["chunks"] == figures["stages"]["chunks"] > 0

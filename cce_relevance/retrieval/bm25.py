@@ -42,10 +42,7 @@ class BM25:
 
     def __init__(self, contents: Sequence[str], chunk_ids: Sequence[str],
                  k1: float = REFERENCE_PARAMS.bm25_k1, b: float = REFERENCE_PARAMS.bm25_b) -> None:
-        self.k1 = k1
-        self.b = b
-        self.n_docs = len(contents)
-        self.id_rank = id_ranks(chunk_ids)
+        """Tokenize `contents` (one document each) and build the postings from them."""
         # Every (document, term, count) in document order, then grouped by term with a stable
         # sort, so each term's documents stay ascending: one array slice per term.
         terms: list[str] = []
@@ -58,15 +55,38 @@ class BM25:
             counts.extend(tf.values())
             distinct_per_doc.append(len(tf))
             doc_len.append(tf.total())
-        self.doc_len = np.array(doc_len, dtype=np.int64)
-        total = sum(doc_len)
-        self.avgdl = total / self.n_docs if self.n_docs else 0.0
-        self._term_id = {t: i for i, t in enumerate(dict.fromkeys(terms))}
-        term_ids = np.fromiter(map(self._term_id.__getitem__, terms), dtype=np.int64, count=len(terms))
+        term_id = {t: i for i, t in enumerate(dict.fromkeys(terms))}
+        term_ids = np.fromiter(map(term_id.__getitem__, terms), dtype=np.int64, count=len(terms))
         by_term = np.argsort(term_ids, kind="stable")
-        self._docs = np.repeat(np.arange(self.n_docs, dtype=np.int64), distinct_per_doc)[by_term]
-        self._freqs = np.array(counts, dtype=np.float64)[by_term]
-        self._starts = np.concatenate(([0], np.cumsum(np.bincount(term_ids, minlength=len(self._term_id)))))
+        self._set(term_id, np.concatenate(([0], np.cumsum(np.bincount(term_ids, minlength=len(term_id))))),
+                  np.repeat(np.arange(len(contents), dtype=np.int64), distinct_per_doc)[by_term],
+                  np.array(counts, dtype=np.float64)[by_term], np.array(doc_len, dtype=np.int64), chunk_ids, k1, b)
+
+    @classmethod
+    def from_postings(cls, term_id: dict[str, int], indptr: np.ndarray, docs: np.ndarray, tfs: np.ndarray,
+                      doc_len: np.ndarray, chunk_ids: Sequence[str], k1: float = REFERENCE_PARAMS.bm25_k1,
+                      b: float = REFERENCE_PARAMS.bm25_b) -> BM25:
+        """The BM25 of postings already grouped by term (retrieval/term_counts.py): term `t`, numbered
+        by `term_id` in order of first occurrence, is in documents `docs[indptr[t]:indptr[t + 1]]`
+        (ascending, int64) with frequencies `tfs` (float64); `doc_len[d]` is document d's token
+        count. The same postings as the tokenizing constructor's give the same object, score for
+        score; the arrays are kept, not copied."""
+        bm25 = cls.__new__(cls)
+        bm25._set(term_id, indptr, docs, tfs, doc_len, chunk_ids, k1, b)
+        return bm25
+
+    def _set(self, term_id: dict[str, int], starts: np.ndarray, docs: np.ndarray, freqs: np.ndarray,
+             doc_len: np.ndarray, chunk_ids: Sequence[str], k1: float, b: float) -> None:
+        self.k1 = k1
+        self.b = b
+        self.n_docs = doc_len.shape[0]
+        self.id_rank = id_ranks(chunk_ids)
+        self.doc_len = doc_len
+        self.avgdl = int(doc_len.sum()) / self.n_docs if self.n_docs else 0.0
+        self._term_id = term_id
+        self._docs = docs
+        self._freqs = freqs
+        self._starts = starts
         # The per-document half of the denominator, `(1 - b) + ((b * dl) / avgdl)`, as the reference
         # computes it inline (no document has tokens when avgdl is 0, so it is never read then).
         if self.avgdl:

@@ -64,31 +64,62 @@ class BucketCounts:
     counts: np.ndarray  # int32
 
 
+@dataclass(frozen=True)
+class ChunkTokens:
+    """Where the tokens of a file's chunks are: token k is `lowered[starts[k]:ends[k]]` and chunk
+    i's tokens are tokens `first[i]:stop[i]`. The file's own tokens come first (`file_tokens` of
+    them, in order), then those of the chunks tokenized by themselves."""
+
+    lowered: bytes
+    starts: np.ndarray
+    ends: np.ndarray
+    first: np.ndarray
+    stop: np.ndarray
+    file_tokens: int
+
+
 def chunk_counts(source: bytes, spans: Sequence[tuple[int, int]]) -> BucketCounts:
     """The bucket counts of the chunks at byte ranges `spans` of `source`."""
+    return bucket_counts(chunk_tokens(source, spans))
+
+
+def bucket_counts(tokens: ChunkTokens) -> BucketCounts:
+    """The bucket counts of the chunks whose tokens are `tokens`."""
+    return _count(_codes(tokens.lowered, tokens.starts, tokens.ends), tokens.first, tokens.stop)
+
+
+def chunk_tokens(source: bytes, spans: Sequence[tuple[int, int]]) -> ChunkTokens:
+    """The tokens of the chunks at byte ranges `spans` of `source`, found once for the file."""
     if len(source) >= _EXACT_SOURCE_LIMIT:
         raise ValueError(f"a {len(source)}-byte source is past the exact hash-embedding bound")
     lowered = source.lower()  # bytes.lower folds ASCII only, like the tokenizer
     word, starts, ends = _runs(lowered)
-    codes = _codes(lowered, starts, ends)
+    file_tokens = starts.shape[0]
     span_starts = np.array([s for s, _ in spans], dtype=np.int64)
     span_ends = np.array([e for _, e in spans], dtype=np.int64)
     first = np.searchsorted(starts, span_starts, "left")
     stop = np.searchsorted(ends, span_ends, "right")
     # A boundary inside a run of word bytes cuts a token: tokenize that chunk by itself.
     cut = (word[span_starts] & word[span_starts + 1]) | (word[span_ends] & word[span_ends + 1])
-    pieces = [codes]
-    offset = codes.shape[0]
+    starts_parts, ends_parts = [starts], [ends]
+    offset = file_tokens
     for i in np.flatnonzero(cut):
-        piece = lowered[span_starts[i]:span_ends[i]]
-        _, piece_starts, piece_ends = _runs(piece)
-        own = _codes(piece, piece_starts, piece_ends)
-        first[i], stop[i] = offset, offset + own.shape[0]
-        offset += own.shape[0]
-        pieces.append(own)
-    if len(pieces) > 1:
-        codes = np.concatenate(pieces)
-    return _count(codes, first, np.maximum(stop, first))
+        _, piece_starts, piece_ends = _runs(lowered[span_starts[i]:span_ends[i]])
+        first[i], stop[i] = offset, offset + piece_starts.shape[0]
+        offset += piece_starts.shape[0]
+        starts_parts.append(piece_starts + span_starts[i])
+        ends_parts.append(piece_ends + span_starts[i])
+    if len(starts_parts) > 1:
+        starts, ends = np.concatenate(starts_parts), np.concatenate(ends_parts)
+    return ChunkTokens(lowered, starts, ends, first, np.maximum(stop, first), file_tokens)
+
+
+def token_positions(first: np.ndarray, stop: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For chunks whose tokens are `first[i]:stop[i]`: each chunk token's chunk (0, 1, ... within
+    these chunks) and its token position, chunk by chunk in order."""
+    sizes = stop - first
+    rows = np.repeat(np.arange(first.shape[0]), sizes)
+    return rows, np.arange(rows.shape[0]) + np.repeat(first - (np.cumsum(sizes) - sizes), sizes)
 
 
 def _runs(lowered: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -130,9 +161,7 @@ def _count(codes: np.ndarray, first: np.ndarray, stop: np.ndarray) -> BucketCoun
     lengths, buckets, counts = [], [], []
     for lo in range(0, n, _ROWS_PER_BLOCK):
         hi = min(lo + _ROWS_PER_BLOCK, n)
-        sizes = stop[lo:hi] - first[lo:hi]
-        rows = np.repeat(np.arange(hi - lo), sizes)
-        positions = np.arange(rows.shape[0]) + np.repeat(first[lo:hi] - (np.cumsum(sizes) - sizes), sizes)
+        rows, positions = token_positions(first[lo:hi], stop[lo:hi])
         signed = np.bincount(rows * _SIGNED + codes[positions], minlength=(hi - lo) * _SIGNED)
         signed = signed.reshape(hi - lo, 2, EMBED_DIM)
         dense = signed[:, 0, :] - signed[:, 1, :]

@@ -25,6 +25,7 @@ from cce_relevance.retrieval.graph import ImportGraph
 from cce_relevance.retrieval.hash_counts import embedding_matrix
 from cce_relevance.retrieval.packs import REFERENCE_PACKS, PackSet
 from cce_relevance.retrieval.records import Progress, indexed_files
+from cce_relevance.retrieval.term_counts import Postings, corpus_postings
 from cce_relevance.retrieval.tokens import ascii_lower
 from cce_relevance.retrieval.topk import id_ranks
 from cce_relevance.retrieval.vector import CosineIndex
@@ -41,6 +42,9 @@ class Index:
     file_tokens: dict[str, int]
     embedder: str = HASH_EMBEDDER
     walk_skipped: int = 0
+    postings: Postings | None = field(default=None, repr=False, compare=False)
+    """The chunks' BM25 postings when indexing counted terms (hash embedder); None otherwise
+    (a loaded store, another embedder), and then BM25 tokenizes the contents itself."""
     _bm25: dict[tuple[float, float], BM25] = field(default_factory=dict, repr=False)
 
     @cached_property
@@ -87,7 +91,9 @@ class Index:
         """BM25 statistics for the given k1/b, built on first use and kept."""
         key = (params.bm25_k1, params.bm25_b)
         if key not in self._bm25:
-            self._bm25[key] = BM25([c.content for c in self.chunks], self.chunk_ids, *key)
+            p = self.postings
+            self._bm25[key] = BM25([c.content for c in self.chunks], self.chunk_ids, *key) if p is None else \
+                BM25.from_postings(p.term_id, p.indptr, p.docs, p.tfs, p.doc_len, self.chunk_ids, *key)
         return self._bm25[key]
 
 
@@ -112,7 +118,8 @@ def build_index(root: str | os.PathLike, protect_secrets: bool = True,
     `languages` are the packs that chunk (retrieval/languages.py `enabled_packs`); the default is
     the reference's six, which keeps every default output byte-identical to the reference. Files
     are indexed one by one (retrieval/records.py), and with the hash embedder all embeddings are
-    made at once from the files' bucket counts, as one matrix whose rows the chunks hold.
+    made at once from the files' bucket counts, as one matrix whose rows the chunks hold, and
+    BM25's postings are merged from the files' term counts (retrieval/term_counts.py).
 
     None of the rest changes the index: `cache` is the index cache's directory (None: no cache;
     retrieval/index_cache.py), `workers` the number of processes (None: one per CPU up to 4, one
@@ -153,7 +160,9 @@ def _build(root: str | os.PathLike, protect_secrets: bool, embedder: DocumentEmb
     else:
         for c, vector in zip(chunks, embedder.embed_all([c.content for c in chunks]), strict=True):
             c.embedding = vector
-    index = Index(chunks, file_imports, file_tokens, embedder.name, walked.skipped)
+    terms = [entry.terms for entry in entries if entry.terms is not None]
+    postings = corpus_postings(terms) if hashing and len(terms) == len(entries) else None
+    index = Index(chunks, file_imports, file_tokens, embedder.name, walked.skipped, postings)
     if hashing:
         index.matrix = matrix  # the rows the chunks hold, as `Index.matrix` would build them
     return index

@@ -37,7 +37,7 @@ from pathlib import Path
 from cce_relevance import __version__
 from cce_relevance.retrieval.packs import PackSet
 
-SCHEMA = "cce-relevance.index-cache/1"
+SCHEMA = "cce-relevance.index-cache/2"  # 2: records carry BM25 term counts
 DB_FILE = "index.sqlite3"
 APP_DIR = "cce-relevance"
 _KEEP_DAYS = 30
@@ -47,7 +47,7 @@ _BUSY_MS = 30_000
 _RECORD_MODULES = tuple(f"cce_relevance.{name}" for name in (
     "config", "unicode_rust", "retrieval.chunk", "retrieval.embed", "retrieval.hash_counts",
     "retrieval.indexed_file", "retrieval.languages", "retrieval.packs", "retrieval.redact", "retrieval.syntax",
-    "retrieval.tokens"))
+    "retrieval.term_counts", "retrieval.tokens"))
 
 
 def default_cache_dir() -> str | None:

@@ -1,7 +1,7 @@
 """What indexing one file yields, and the compact bytes it travels in (worker processes, cache).
 
 A file is indexed on its own: redacted, chunked, and — with the hash embedder — tokenized once
-for the bucket counts of every chunk. Nothing in the result depends on other files, so a file
+for the bucket counts and the BM25 term counts of every chunk. Nothing in the result depends on other files, so a file
 can be indexed in another process or taken from the index cache, and the corpus is the files'
 results in walk order.
 
@@ -22,9 +22,10 @@ from itertools import repeat
 import numpy as np
 
 from cce_relevance.retrieval.chunk import Chunk, ChunkedFile, chunk_file
-from cce_relevance.retrieval.hash_counts import BucketCounts, chunk_counts
+from cce_relevance.retrieval.hash_counts import BucketCounts, bucket_counts, chunk_tokens
 from cce_relevance.retrieval.packs import PackSet
 from cce_relevance.retrieval.redact import redact
+from cce_relevance.retrieval.term_counts import TermCounts, term_counts
 from cce_relevance.retrieval.tokens import estimate_tokens
 
 _MAGIC = b"CCEf"
@@ -36,7 +37,7 @@ _NOT_A_SLICE = -1
 @dataclass(frozen=True)
 class IndexedFile:
     """One file's share of the index: its token weight, imports, chunks (embeddings not set) and,
-    with the hash embedder, their bucket counts. `text` is the (redacted) text the chunks were
+    with the hash embedder, their bucket counts and BM25 term counts. `text` is the (redacted) text the chunks were
     cut from; `char_spans[i]` is chunk i's range in it, or None when the content is not a slice."""
 
     text: str
@@ -45,15 +46,17 @@ class IndexedFile:
     chunks: list[Chunk]
     char_spans: list[tuple[int, int] | None]
     counts: BucketCounts | None
+    terms: TermCounts | None
 
 
 def index_file(path: str, text: str, packs: PackSet, protect_secrets: bool, hashing: bool) -> IndexedFile:
     """Redact, chunk and (with `hashing`) count one walked file."""
     redacted = redact(text) if protect_secrets else text
     chunked = chunk_file(path, redacted, packs)
-    counts = chunk_counts(chunked.source, chunked.spans) if hashing else None
+    tokens = chunk_tokens(chunked.source, chunked.spans) if hashing else None
     return IndexedFile(redacted, estimate_tokens(redacted), chunked.imports, chunked.chunks,
-                       _char_spans(redacted, chunked), counts)
+                       _char_spans(redacted, chunked), None if tokens is None else bucket_counts(tokens),
+                       None if tokens is None else term_counts(tokens))
 
 
 def _char_spans(text: str, chunked: ChunkedFile) -> list[tuple[int, int] | None]:
@@ -84,16 +87,23 @@ def encode(entry: IndexedFile, walked_text: str) -> bytes:
     ids = "".join(c.chunk_id for c in entry.chunks).encode("ascii")
     if len(ids) != _ID_LENGTH * len(entry.chunks):
         raise ValueError("a chunk id is not 16 characters")
-    counts = entry.counts
+    counts, terms = entry.counts, entry.terms
+    if (counts is None) != (terms is None):
+        raise ValueError("a record has bucket counts without term counts or the other way round")
     header = json.dumps({
         "tokens": entry.tokens, "imports": entry.imports, "types": list(types), "contents": contents,
         "text": None if entry.text == walked_text else entry.text, "chunks": len(entry.chunks),
         "counted": None if counts is None else int(counts.buckets.shape[0]),
+        "termed": None if terms is None else int(terms.terms.shape[0]),
+        "vocabulary": None if terms is None else " ".join(terms.vocabulary),
     }).encode("ascii")
     parts = [_MAGIC, len(header).to_bytes(4, "little"), header, rows.astype("<i8").tobytes(), ids]
     if counts is not None:
         parts += [counts.lengths.astype("<i8").tobytes(), counts.buckets.astype(np.uint8).tobytes(),
                   counts.counts.astype("<i4").tobytes()]
+    if terms is not None:
+        parts += [terms.lengths.astype("<i8").tobytes(), terms.terms.astype("<i4").tobytes(),
+                  terms.counts.astype("<i4").tobytes()]
     return b"".join(parts)
 
 
@@ -104,7 +114,7 @@ def decode(data: bytes, path: str, walked_text: str) -> IndexedFile:
     header_end = 8 + int.from_bytes(data[4:8], "little")
     try:
         header = json.loads(data[8:header_end])
-        n, counted = header["chunks"], header["counted"]
+        n, counted, termed = header["chunks"], header["counted"], header["termed"]
         text = walked_text if header["text"] is None else header["text"]
         types = [_triple(t) for t in header["types"]]
         reader = _Reader(data, header_end)
@@ -116,6 +126,9 @@ def decode(data: bytes, path: str, walked_text: str) -> IndexedFile:
             counts = BucketCounts(lengths, reader.array("u1", counted), reader.array("<i4", counted).astype(np.int32))
             if int(lengths.sum()) != counted or (lengths < 0).any():
                 raise ValueError("bucket counts do not add up")
+        terms = None if termed is None else _term_counts(reader, n, termed, header["vocabulary"])
+        if (counts is None) != (terms is None):
+            raise ValueError("a record has bucket counts without term counts or the other way round")
         reader.finish()
         if n and not (0 <= rows[:, 2].min() and rows[:, 2].max() < len(types)):
             raise ValueError("a chunk names no (type, kind, language)")
@@ -133,9 +146,22 @@ def decode(data: bytes, path: str, walked_text: str) -> IndexedFile:
         chunks = list(map(Chunk, [ids[i:i + _ID_LENGTH] for i in range(0, _ID_LENGTH * n, _ID_LENGTH)],
                           repeat(path, n), rows[:, 0].tolist(), rows[:, 1].tolist(), [k[0] for k in kinds],
                           [k[1] for k in kinds], [k[2] for k in kinds], contents, rows[:, 5].tolist()))
-        return IndexedFile(text, header["tokens"], list(header["imports"]), chunks, spans, counts)
-    except (KeyError, IndexError, TypeError, UnicodeDecodeError) as exc:
+        return IndexedFile(text, header["tokens"], list(header["imports"]), chunks, spans, counts, terms)
+    except (KeyError, IndexError, TypeError, AttributeError, UnicodeDecodeError) as exc:
         raise ValueError(f"malformed indexed-file record: {exc!r}") from None
+
+
+def _term_counts(reader: _Reader, chunks: int, entries: int, vocabulary: str) -> TermCounts:
+    """The term counts part of a record, checked: every index names a term, counts are positive."""
+    words = vocabulary.split(" ") if vocabulary else []
+    lengths = reader.array("<i8", chunks).astype(np.int64)
+    terms = reader.array("<i4", entries).astype(np.int32)
+    counts = reader.array("<i4", entries).astype(np.int32)
+    if int(lengths.sum()) != entries or (lengths < 0).any():
+        raise ValueError("term counts do not add up")
+    if entries and not (terms.min() >= 0 and terms.max() < len(words) and counts.min() > 0):
+        raise ValueError("a term count names no term or is not positive")
+    return TermCounts(words, lengths, terms, counts)
 
 
 def _triple(value: list[str]) -> tuple[str, str, str]:

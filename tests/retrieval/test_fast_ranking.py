@@ -26,13 +26,15 @@ import pytest
 
 from cce_relevance.config import REFERENCE_PARAMS, RankingParams
 from cce_relevance.retrieval.backends import builtin_backend
+from cce_relevance.retrieval.bm25 import BM25
 from cce_relevance.retrieval.embed import hash_embed
 from cce_relevance.retrieval.hybrid import bm25_only_search, hybrid_search, vector_search
 from cce_relevance.retrieval.index import Index, build_index
-from cce_relevance.retrieval.tokens import tokenize
+from cce_relevance.retrieval.tokens import tokenize, unique_tokens
 
 from .corpora import DOCS_CORPUS, SAMPLES
 from .reference_ranking import ReferenceRanker
+from .test_term_counts import assert_same_bm25
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 VARIANTS = (
@@ -91,6 +93,19 @@ def assert_same_rankings(index: Index, queries: list[str], ks: tuple[int, ...]) 
     return compared
 
 
+def assert_bm25_from_postings_is_tokenizing(index: Index, queries: list[str]) -> None:
+    """The index's BM25 (built from the postings counted while indexing) against one that
+    tokenizes the chunk contents: the same arrays, and bit-identical rankings."""
+    assert index.postings is not None
+    for params in VARIANTS:
+        fast = index.bm25(params)
+        tokenizing = BM25([c.content for c in index.chunks], index.chunk_ids, params.bm25_k1, params.bm25_b)
+        assert_same_bm25(fast, tokenizing)
+        for query in queries:
+            terms = unique_tokens(query)
+            assert _fast(fast.rank(terms)) == _fast(tokenizing.rank(terms)), query
+
+
 def _backend_hits_match(index: Index, queries: list[str], k: int) -> None:
     # Through the relevance backends as the harness calls them (trim guard, cut to k).
     reference = ReferenceRanker(index)
@@ -113,6 +128,7 @@ def test_upstream_corpora(upstream, corpus):
     queries = corpus_queries(index, seed=1, n_derived=40, n_mixes=40)
     assert assert_same_rankings(index, queries, ks=(1, 2, 3, 5, 10, 50)) >= 3 * len(_FIXED_QUERIES)
     _backend_hits_match(index, queries[:20], 5)
+    assert_bm25_from_postings_is_tokenizing(index, queries)
 
 
 @pytest.mark.parametrize("corpus", ["test/fixture/samples", "eval/relevance/docs-corpus"])
@@ -120,6 +136,7 @@ def test_starter_corpora(corpus):
     index = build_index(REPO_ROOT / corpus)
     queries = corpus_queries(index, seed=2, n_derived=40, n_mixes=40)
     assert_same_rankings(index, queries, ks=(1, 3, 5, 10, 1000))
+    assert_bm25_from_postings_is_tokenizing(index, queries)
 
 
 # ---------------------------------------------------------------- larger corpora
@@ -169,6 +186,7 @@ def test_stdlib_slice(stdlib_index):
     queries = corpus_queries(index, seed=4, n_derived=240, n_mixes=80)
     assert assert_same_rankings(index, queries, ks=(10, 1, 5, 20, 3, 10, 30)) >= 900
     _backend_hits_match(index, queries[:40], 10)
+    assert_bm25_from_postings_is_tokenizing(index, queries)
 
 
 def test_stdlib_slice_large_k_and_ties(stdlib_index):

@@ -34,6 +34,7 @@ from cce_relevance.retrieval.tokens import estimate_tokens
 from cce_relevance.retrieval.walk import walk
 
 from .corpora import DOCS_CORPUS
+from .test_indexed_file import first_format
 
 ALL_PACKS = PackSet(PACKS + EXTRA_PACKS)
 SECRET_FILE = 'def token():\n    return "ghp_abcdefghijklmnopqrstuvwxyz0123456789AB"\n'
@@ -118,6 +119,7 @@ def test_another_embedder_embeds_the_chunk_contents_and_skips_the_cache(corpus, 
 
     index = build_index(corpus, embedder=DocumentEmbedder("stub", embed_all), cache=str(tmp_path / "c"))
     assert index.embedder == "stub"
+    assert index.postings is None  # no term counts without the hash embedder: BM25 tokenizes
     assert [list(c.embedding) for c in index.chunks] == [[len(c.content), c.content.count("def")]
                                                          for c in index.chunks]
     assert not (tmp_path / "c" / DB_FILE).exists()
@@ -249,6 +251,35 @@ def test_records_that_do_not_decode_are_made_again(corpus, expected, tmp_path, c
     calls.clear()
     assert snapshot(build_index(corpus, cache=cache, workers=1)) == expected
     assert 0 < len(calls) < len(walk(corpus).files)
+
+
+def test_records_of_the_first_format_are_made_again_with_term_counts(corpus, expected, tmp_path, calls):
+    """A record without BM25 term counts (under a key the current code would use) is a miss."""
+    cache, db_path = _filled(corpus, tmp_path)
+    with sqlite3.connect(db_path) as db:
+        old = [(first_format(data), key) for key, data in db.execute("SELECT key, data FROM entries")]
+        db.executemany("UPDATE entries SET data = ?, checksum = ? WHERE key = ?",
+                       [(data, hashlib.sha256(data).digest(), key) for data, key in old])
+    db.close()
+    calls.clear()
+    index = build_index(corpus, cache=cache, workers=1)
+    assert snapshot(index) == expected and index.postings is not None
+    assert len(calls) == len(walk(corpus).files)
+    calls.clear()
+    assert snapshot(build_index(corpus, cache=cache, workers=1)) == expected
+    assert calls == []  # replaced by records with term counts
+
+
+def test_indexes_built_cold_warm_and_in_workers_have_the_same_postings(corpus, tmp_path):
+    cache = str(tmp_path / "cache")
+    indexes = [build_index(corpus, workers=1), build_index(corpus, workers=2), build_index(corpus, cache=cache),
+               build_index(corpus, cache=cache)]
+    first = indexes[0].postings
+    assert first is not None
+    for index in indexes[1:]:
+        assert index.postings is not None and list(index.postings.term_id.items()) == list(first.term_id.items())
+        for name in ("indptr", "docs", "tfs", "doc_len"):
+            assert np.array_equal(getattr(index.postings, name), getattr(first, name)), name
 
 
 @pytest.mark.parametrize("statements", [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -37,6 +38,12 @@ def assert_same(a: IndexedFile, b: IndexedFile) -> None:
         for x, y in ((a.counts.lengths, b.counts.lengths), (a.counts.buckets, b.counts.buckets),
                      (a.counts.counts, b.counts.counts)):
             assert x.dtype == y.dtype and np.array_equal(x, y)
+    assert (a.terms is None) == (b.terms is None)
+    if a.terms is not None and b.terms is not None:
+        assert a.terms.vocabulary == b.terms.vocabulary
+        for x, y in ((a.terms.lengths, b.terms.lengths), (a.terms.terms, b.terms.terms),
+                     (a.terms.counts, b.terms.counts)):
+            assert x.dtype == y.dtype and np.array_equal(x, y)
 
 
 @pytest.mark.parametrize("hashing", [True, False])
@@ -48,7 +55,7 @@ def test_index_file_is_redact_chunk_count(hashing, protect_secrets):
         chunked = chunk_file(path, redacted, ALL_PACKS)
         assert (entry.text, entry.tokens) == (redacted, estimate_tokens(redacted))
         assert (entry.chunks, entry.imports) == (chunked.chunks, chunked.imports)
-        assert (entry.counts is not None) == hashing
+        assert (entry.counts is not None) == (entry.terms is not None) == hashing
         for chunk, span in zip(entry.chunks, entry.char_spans, strict=True):
             assert span is not None and entry.text[span[0]:span[1]] == chunk.content
 
@@ -67,7 +74,8 @@ def test_redacted_text_travels_with_the_record_and_the_walked_text_does_not():
     data = encode(entry, text)
     assert b"[REDACTED:ANTHROPIC_KEY]" in data
     plain = index_file("plain.py", "def f():\n    return 1\n", REFERENCE_PACKS, True, True)
-    assert b"return 1" not in encode(plain, "def f():\n    return 1\n")
+    # (The record lists the file's distinct tokens for BM25, but not the text they came from.)
+    assert b"f():\n    return 1" not in encode(plain, "def f():\n    return 1\n")
     assert_same(decode(data, "secret.py", text), entry)
 
 
@@ -108,3 +116,43 @@ def test_damaged_records_are_refused(damage):
     data = encode(index_file("python.py", text, REFERENCE_PACKS, True, True), text)
     with pytest.raises(ValueError):
         decode(damage(data), "python.py", text)
+
+
+def first_format(data: bytes) -> bytes:
+    """`data` as the index cache's first record format wrote it: no BM25 term counts."""
+    size = int.from_bytes(data[4:8], "little")
+    header = json.loads(data[8:8 + size])
+    chunks, termed = header.pop("chunks"), header.pop("termed")
+    del header["vocabulary"]
+    header["chunks"] = chunks
+    old = json.dumps(header).encode("ascii")
+    body = data[8 + size:len(data) - (8 * chunks + 8 * termed)]
+    return data[:4] + len(old).to_bytes(4, "little") + old + body
+
+
+def test_a_record_of_the_first_format_is_refused():
+    text = _files()["python.py"]
+    entry = index_file("python.py", text, REFERENCE_PACKS, True, True)
+    assert entry.terms is not None and entry.terms.counts.size
+    old = first_format(encode(entry, text))
+    assert b'"termed"' not in old and b'"counted"' in old
+    with pytest.raises(ValueError, match="termed"):
+        decode(old, "python.py", text)
+
+
+@pytest.mark.parametrize("change", [
+    {"termed": None, "vocabulary": None},  # bucket counts without term counts
+    {"vocabulary": "one_word"},  # a term index past the vocabulary
+])
+def test_term_counts_that_do_not_hold_are_refused(change):
+    text = _files()["python.py"]
+    data = encode(index_file("python.py", text, REFERENCE_PACKS, True, True), text)
+    size = int.from_bytes(data[4:8], "little")
+    header = {**json.loads(data[8:8 + size]), **change}
+    new = json.dumps(header).encode("ascii")
+    body = data[8 + size:]
+    if change.get("termed", 0) is None:
+        chunks, termed = header["chunks"], json.loads(data[8:8 + size])["termed"]
+        body = body[:len(body) - (8 * chunks + 8 * termed)]
+    with pytest.raises(ValueError):
+        decode(data[:4] + len(new).to_bytes(4, "little") + new + body, "python.py", text)

@@ -25,6 +25,7 @@ from cce_relevance.retrieval.store import (
 )
 
 from .corpora import write_corpus
+from .test_term_counts import assert_same_bm25
 
 CORPUS_A = {  # pipeline.md §11.14
     "auth.py": 'def hash_password(pw):\n    return pw + "salt"\n',
@@ -366,3 +367,12 @@ def test_fingerprint_records_the_build_and_binds_the_bytes(tmp_path: Path) -> No
     assert doc["engine"].startswith("cce-relevance ")
     other = json.loads(dumps_fingerprint(index, data + b" ", redaction=False, model="m"))
     assert other["store_sha256"] != doc["store_sha256"] and other["redaction"] is False and other["model"] == "m"
+
+
+def test_a_loaded_store_has_no_term_counts_and_the_same_bm25(tmp_path: Path) -> None:
+    """A store holds no BM25 term counts: the loaded index tokenizes its contents, and gets the
+    very postings the built index took from indexing."""
+    built = build_index(Path(__file__).resolve().parents[2] / "test/fixture/samples")
+    loaded = load_store_text(tmp_path, dumps_store(built))
+    assert built.postings is not None and loaded.postings is None
+    assert_same_bm25(loaded.bm25(), built.bm25())

@@ -1,0 +1,111 @@
+"""BM25 term counts taken while indexing, and the postings merged from them, against tokenizing.
+
+Per file: each chunk's (term, count) list must be `Counter(tokenize(content))` item for item —
+the same terms in the same first-occurrence order — for chunks of real files and for arbitrary
+byte ranges that cut tokens and characters, overlap and nest. Per corpus: the merged postings
+must be exactly the arrays `BM25(contents, ...)` builds (tests/retrieval/test_fast_ranking.py
+checks the rankings on larger corpora).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cce_relevance.retrieval.bm25 import BM25
+from cce_relevance.retrieval.chunk import chunk_file
+from cce_relevance.retrieval.hash_counts import chunk_tokens
+from cce_relevance.retrieval.languages import EXTRA_PACKS
+from cce_relevance.retrieval.packs import PACKS, PackSet
+from cce_relevance.retrieval.term_counts import TermCounts, corpus_postings, term_counts
+from cce_relevance.retrieval.tokens import tokenize
+
+from .corpora import DOCS_CORPUS, read_tree
+
+ALL_PACKS = PackSet(PACKS + EXTRA_PACKS)
+
+
+def per_chunk(counts: TermCounts) -> list[list[tuple[str, int]]]:
+    ends = np.cumsum(counts.lengths).tolist()
+    starts = [0, *ends][:len(ends)]
+    return [[(counts.vocabulary[t], c) for t, c in zip(counts.terms[a:b].tolist(), counts.counts[a:b].tolist(),
+                                                        strict=True)] for a, b in zip(starts, ends, strict=True)]
+
+
+def assert_counts_are_tokenizing(source: bytes, spans: list[tuple[int, int]]) -> TermCounts:
+    counts = term_counts(chunk_tokens(source, spans))
+    contents = [source[s:e].decode("utf-8", "replace") for s, e in spans]
+    assert per_chunk(counts) == [list(Counter(tokenize(content)).items()) for content in contents]
+    assert counts.lengths.dtype == np.int64 and counts.terms.dtype == counts.counts.dtype == np.int32
+    # The vocabulary lists each term once, in the order the terms first appear.
+    assert counts.vocabulary == list(dict.fromkeys(t for chunk in per_chunk(counts) for t, _ in chunk))
+    return counts
+
+
+def _real_files() -> list[tuple[bytes, list[tuple[int, int]], list[str]]]:
+    files = {**read_tree(Path("test/fixture/samples")), **read_tree(Path(__file__).parent / "language_samples"),
+             **read_tree(Path(DOCS_CORPUS))}
+    cases = []
+    for path, text in sorted(files.items()):
+        chunked = chunk_file(path, text, ALL_PACKS)
+        cases.append((chunked.source, chunked.spans, [c.content for c in chunked.chunks]))
+    return cases
+
+
+def test_chunks_of_real_files():
+    cases = _real_files()
+    assert sum(len(spans) for _, spans, _ in cases) > 50
+    for source, spans, _ in cases:
+        assert_counts_are_tokenizing(source, spans)
+
+
+def test_corpus_postings_are_the_tokenizing_bm25_arrays():
+    cases = _real_files()
+    parts = [term_counts(chunk_tokens(source, spans)) for source, spans, _ in cases]
+    contents = [content for _, _, chunk_contents in cases for content in chunk_contents]
+    ids = [f"{i:016x}" for i in range(len(contents))][::-1]
+    p = corpus_postings(parts)
+    assert_same_bm25(BM25.from_postings(p.term_id, p.indptr, p.docs, p.tfs, p.doc_len, ids, 1.1, 0.6),
+                     BM25(contents, ids, 1.1, 0.6))
+
+
+def assert_same_bm25(fast: BM25, tokenizing: BM25) -> None:
+    """Every array and number the two BM25s rank with is the same, with the same dtype."""
+    assert list(fast._term_id.items()) == list(tokenizing._term_id.items())
+    for name in ("_docs", "_freqs", "_starts", "doc_len", "_length_norm", "id_rank"):
+        x, y = getattr(fast, name), getattr(tokenizing, name)
+        assert x.dtype == y.dtype and np.array_equal(x, y), name
+    assert (fast.n_docs, fast.avgdl, fast.k1, fast.b) == (tokenizing.n_docs, tokenizing.avgdl, tokenizing.k1,
+                                                         tokenizing.b)
+
+
+def test_nothing_to_count():
+    for source, spans in ((b"", [(0, 0)]), (b"... ;; \xc3\xa9", [(0, 9), (2, 5)]), (b"abc", [])):
+        counts = assert_counts_are_tokenizing(source, spans)
+        assert counts.vocabulary == [] and counts.lengths.tolist() == [0] * len(spans)
+    p = corpus_postings([])
+    assert (p.term_id, p.indptr.tolist(), p.docs.size, p.tfs.size, p.doc_len.size) == ({}, [0], 0, 0, 0)
+    assert_same_bm25(BM25.from_postings(p.term_id, p.indptr, p.docs, p.tfs, p.doc_len, []), BM25([], []))
+
+
+_text = st.text(alphabet=st.sampled_from(list("abcXYZ_019 \n\t.,:;(){}é漢\U0001f600-") + ["\x00"]), max_size=300)
+
+
+@given(texts=st.lists(st.tuples(_text, st.lists(st.tuples(st.floats(0, 1), st.floats(0, 1)), max_size=8)),
+                      max_size=4))
+@settings(max_examples=300, deadline=None)
+def test_arbitrary_spans_cutting_tokens_and_characters(texts):
+    parts, contents = [], []
+    for text, cuts in texts:
+        source = text.encode("utf-8")
+        spans = [(int(a * len(source)), int(b * len(source))) for a, b in cuts]
+        spans = [(min(s, e), max(s, e)) for s, e in spans]
+        parts.append(assert_counts_are_tokenizing(source, spans))
+        contents += [source[s:e].decode("utf-8", "replace") for s, e in spans]
+    ids = [f"{i:016x}" for i in range(len(contents))]
+    p = corpus_postings(parts)
+    assert_same_bm25(BM25.from_postings(p.term_id, p.indptr, p.docs, p.tfs, p.doc_len, ids), BM25(contents, ids))
