@@ -20,11 +20,13 @@ import numpy as np
 from cce_relevance.config import REFERENCE_PARAMS, RankingParams
 from cce_relevance.retrieval.bm25 import BM25
 from cce_relevance.retrieval.chunk import Chunk
+from cce_relevance.retrieval.corpus_record import AssembledCorpus, decode_corpus, encode_corpus
 from cce_relevance.retrieval.embed import HASH_DOCUMENTS, HASH_EMBEDDER, DocumentEmbedder
 from cce_relevance.retrieval.graph import ImportGraph
 from cce_relevance.retrieval.hash_counts import embedding_matrix
+from cce_relevance.retrieval.index_cache import IndexCache
 from cce_relevance.retrieval.packs import REFERENCE_PACKS, PackSet
-from cce_relevance.retrieval.records import Progress, indexed_files
+from cce_relevance.retrieval.records import Progress, file_keys, indexed_files, opened_cache
 from cce_relevance.retrieval.term_counts import Postings, corpus_postings
 from cce_relevance.retrieval.tokens import ascii_lower
 from cce_relevance.retrieval.topk import id_ranks
@@ -149,22 +151,54 @@ def _build(root: str | os.PathLike, protect_secrets: bool, embedder: DocumentEmb
     walked = walk(root, protect_secrets=protect_secrets)
     files = [(f.path, f.text) for f in walked.files]
     hashing = embedder is HASH_DOCUMENTS
-    entries = indexed_files(files, FileJob(languages, protect_secrets, hashing), cache, workers, progress)
-    chunks = [c for entry in entries for c in entry.chunks]
-    file_imports = {path: entry.imports for (path, _), entry in zip(files, entries, strict=True) if entry.imports}
-    file_tokens = {path: entry.tokens for (path, _), entry in zip(files, entries, strict=True)}
-    if hashing:
-        matrix = embedding_matrix([entry.counts for entry in entries if entry.counts is not None])
-        for c, row in zip(chunks, matrix, strict=True):
-            c.embedding = row
-    else:
-        for c, vector in zip(chunks, embedder.embed_all([c.content for c in chunks]), strict=True):
-            c.embedding = vector
-    terms = [entry.terms for entry in entries if entry.terms is not None]
-    postings = corpus_postings(terms) if hashing and len(terms) == len(entries) else None
-    index = Index(chunks, file_imports, file_tokens, embedder.name, walked.skipped, postings)
-    if hashing:
-        index.matrix = matrix  # the rows the chunks hold, as `Index.matrix` would build them
+    job = FileJob(languages, protect_secrets, hashing)
+    with opened_cache(cache, job) as store:
+        keys = file_keys(store, files) if store is not None else []
+        corpus_key = store.corpus_key(keys) if store is not None else b""
+        kept = _kept_corpus(store, corpus_key, files)
+        if kept is not None:
+            if progress is not None:
+                progress(0, len(files))
+                progress(len(files), len(files))
+            matrix = embedding_matrix([kept.counts])
+            index = Index(kept.chunks, kept.file_imports, kept.file_tokens, embedder.name, walked.skipped,
+                          kept.postings)
+            index.id_rank = kept.id_rank
+            return _with_matrix(index, matrix)
+        entries = indexed_files(files, job, store, keys, workers, progress)
+        chunks = [c for entry in entries for c in entry.chunks]
+        file_imports = {path: entry.imports for (path, _), entry in zip(files, entries, strict=True) if entry.imports}
+        file_tokens = {path: entry.tokens for (path, _), entry in zip(files, entries, strict=True)}
+        if not hashing:
+            for c, vector in zip(chunks, embedder.embed_all([c.content for c in chunks]), strict=True):
+                c.embedding = vector
+            return Index(chunks, file_imports, file_tokens, embedder.name, walked.skipped)
+        terms = [entry.terms for entry in entries if entry.terms is not None]
+        postings = corpus_postings(terms) if len(terms) == len(entries) else None
+        index = Index(chunks, file_imports, file_tokens, embedder.name, walked.skipped, postings)
+        _with_matrix(index, embedding_matrix([entry.counts for entry in entries if entry.counts is not None]))
+        if store is not None and postings is not None:
+            store.put_corpus(corpus_key, encode_corpus(files, entries, postings, index.id_rank))
+        return index
+
+
+def _kept_corpus(store: IndexCache | None, key: bytes, files: list[tuple[str, str]]) -> AssembledCorpus | None:
+    """The corpus as assembled by an earlier run over exactly these files, if the cache has it."""
+    data = store.get_corpus(key) if store is not None else None
+    if data is None:
+        return None
+    try:
+        return decode_corpus(data, files)
+    except ValueError:
+        return None  # assembled again from the files' records, and stored again
+
+
+def _with_matrix(index: Index, matrix: np.ndarray) -> Index:
+    """`index` holding the hash embeddings `matrix`: each chunk's embedding is a view of its row,
+    and the matrix is `Index.matrix` as that property would build it."""
+    for c, row in zip(index.chunks, matrix, strict=True):
+        c.embedding = row
+    index.matrix = matrix
     return index
 
 

@@ -19,6 +19,15 @@ single transactions of whole rows, so a reader never sees half a record.
 
 Records unused for `_KEEP_DAYS` days are dropped when the cache is opened, which bounds its
 size by what was indexed recently.
+
+Beside the database, the directory `corpora/` keeps whole corpora as assembled
+(retrieval/corpus_record.py), one file each, named by a key hashing the keys of all the corpus's
+files' records in walk order. A file holds the SHA-256 of its record and the record, is written
+to a temporary name and renamed into place (so a reader sees a whole file or none), and is
+touched when used; only the `_KEEP_CORPORA` most recently used are kept, as each is about as
+large as its files' records together. Plain files, not rows: a record of tens of megabytes is
+read several times faster from a file than from a chain of database overflow pages, and using
+one writes nothing to the database.
 """
 
 from __future__ import annotations
@@ -28,6 +37,7 @@ import hashlib
 import importlib.util
 import os
 import sqlite3
+import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from functools import cache
@@ -39,14 +49,17 @@ from cce_relevance.retrieval.packs import PackSet
 
 SCHEMA = "cce-relevance.index-cache/2"  # 2: records carry BM25 term counts
 DB_FILE = "index.sqlite3"
+CORPORA_DIR = "corpora"
 APP_DIR = "cce-relevance"
 _KEEP_DAYS = 30
+_KEEP_CORPORA = 4
+_CHECKSUM_BYTES = 32  # a corpus file is the SHA-256 of its record, then the record
 _BATCH = 500  # keys per SELECT (SQLite's default variable limit is 999 before 3.32)
 _BUSY_MS = 30_000
 # The modules whose code decides what a file's record holds.
 _RECORD_MODULES = tuple(f"cce_relevance.{name}" for name in (
     "config", "unicode_rust", "retrieval.chunk", "retrieval.embed", "retrieval.hash_counts",
-    "retrieval.indexed_file", "retrieval.languages", "retrieval.packs", "retrieval.redact", "retrieval.syntax",
+    "retrieval.corpus_record", "retrieval.index", "retrieval.indexed_file", "retrieval.languages", "retrieval.packs", "retrieval.redact", "retrieval.syntax",
     "retrieval.term_counts", "retrieval.tokens"))
 
 
@@ -66,6 +79,7 @@ class IndexCache:
         self._path = os.path.join(directory, DB_FILE)
         self._context = context
         self._db: sqlite3.Connection | None = None
+        self._corpora = os.path.join(directory, CORPORA_DIR)
         os.makedirs(directory, exist_ok=True)
         try:
             self._db = self._connect()
@@ -89,6 +103,47 @@ class IndexCache:
         h.update(path.encode("utf-8", "surrogatepass") + b"\0")
         h.update(hashlib.sha256(data).digest())
         return h.digest()
+
+    def corpus_key(self, keys: Sequence[bytes]) -> bytes:
+        """The key of the assembled corpus whose files' records have `keys`, in walk order."""
+        h = hashlib.sha256(self._context + b"corpus" + len(keys).to_bytes(8, "little"))
+        for key in keys:
+            h.update(key)
+        return h.digest()
+
+    def get_corpus(self, key: bytes) -> bytes | None:
+        """The assembled corpus stored under `key` when its checksum holds; marks it as used now."""
+        path = os.path.join(self._corpora, key.hex())
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+            os.utime(path)
+        except OSError:
+            return None
+        checksum, record = data[:_CHECKSUM_BYTES], data[_CHECKSUM_BYTES:]
+        return record if hashlib.sha256(record).digest() == checksum else None
+
+    def put_corpus(self, key: bytes, data: bytes) -> None:
+        """Store an assembled corpus (atomically), keeping the `_KEEP_CORPORA` most recently used."""
+        try:
+            os.makedirs(self._corpora, exist_ok=True)
+            fd, temporary = tempfile.mkstemp(dir=self._corpora, prefix=".tmp-")
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(hashlib.sha256(data).digest())
+                    f.write(data)
+                os.replace(temporary, os.path.join(self._corpora, key.hex()))
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(temporary)
+                raise
+            others = sorted(((entry.stat().st_mtime_ns, entry.name) for entry in os.scandir(self._corpora)
+                             if entry.name != key.hex() and not entry.name.startswith(".")), reverse=True)
+            for _, name in others[_KEEP_CORPORA - 1:]:
+                with contextlib.suppress(OSError):
+                    os.unlink(os.path.join(self._corpora, name))
+        except OSError:
+            return  # the cache is best-effort: the next run assembles the corpus again
 
     def get_many(self, keys: Sequence[bytes]) -> dict[bytes, bytes]:
         """The records found for `keys` whose checksum holds (a damaged one is simply absent)."""

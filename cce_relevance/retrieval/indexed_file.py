@@ -29,9 +29,9 @@ from cce_relevance.retrieval.term_counts import TermCounts, term_counts
 from cce_relevance.retrieval.tokens import estimate_tokens
 
 _MAGIC = b"CCEf"
-_ID_LENGTH = 16
-_FIELDS = 6  # start line, end line, (type, kind, language) index, char start, char end, token count
-_NOT_A_SLICE = -1
+ID_LENGTH = 16
+FIELDS = 6  # start line, end line, (type, kind, language) index, char start, char end, token count
+NOT_A_SLICE = -1
 
 
 @dataclass(frozen=True)
@@ -76,16 +76,16 @@ def _char_spans(text: str, chunked: ChunkedFile) -> list[tuple[int, int] | None]
 def encode(entry: IndexedFile, walked_text: str) -> bytes:
     """The bytes of `entry`, for a file that was walked as `walked_text`."""
     types: dict[tuple[str, str, str], int] = {}
-    rows = np.empty((len(entry.chunks), _FIELDS), dtype=np.int64)
+    rows = np.empty((len(entry.chunks), FIELDS), dtype=np.int64)
     contents: dict[str, str] = {}
     for i, (chunk, span) in enumerate(zip(entry.chunks, entry.char_spans, strict=True)):
         kind = types.setdefault((chunk.chunk_type, chunk.kind, chunk.language), len(types))
         if span is None:
             contents[str(i)] = chunk.content
-            span = (_NOT_A_SLICE, _NOT_A_SLICE)
+            span = (NOT_A_SLICE, NOT_A_SLICE)
         rows[i] = (chunk.start_line, chunk.end_line, kind, span[0], span[1], chunk.token_count)
     ids = "".join(c.chunk_id for c in entry.chunks).encode("ascii")
-    if len(ids) != _ID_LENGTH * len(entry.chunks):
+    if len(ids) != ID_LENGTH * len(entry.chunks):
         raise ValueError("a chunk id is not 16 characters")
     counts, terms = entry.counts, entry.terms
     if (counts is None) != (terms is None):
@@ -116,10 +116,10 @@ def decode(data: bytes, path: str, walked_text: str) -> IndexedFile:
         header = json.loads(data[8:header_end])
         n, counted, termed = header["chunks"], header["counted"], header["termed"]
         text = walked_text if header["text"] is None else header["text"]
-        types = [_triple(t) for t in header["types"]]
-        reader = _Reader(data, header_end)
-        rows = reader.array("<i8", n * _FIELDS).reshape(n, _FIELDS)
-        ids = reader.take(_ID_LENGTH * n).decode("ascii")
+        types = [type_triple(t) for t in header["types"]]
+        reader = RecordReader(data, header_end)
+        rows = reader.array("<i8", n * FIELDS).reshape(n, FIELDS)
+        ids = reader.take(ID_LENGTH * n).decode("ascii")
         counts = None
         if counted is not None:
             lengths = reader.array("<i8", n).astype(np.int64)
@@ -137,13 +137,13 @@ def decode(data: bytes, path: str, walked_text: str) -> IndexedFile:
         spans: list[tuple[int, int] | None] = list(zip(char_starts, char_ends, strict=True))
         for key, content in header["contents"].items():
             i = int(key)
-            if char_starts[i] != _NOT_A_SLICE:
+            if char_starts[i] != NOT_A_SLICE:
                 raise ValueError("a chunk has both a range and a content")
             contents[i], spans[i] = content, None
-        if any(span is not None and span[0] == _NOT_A_SLICE for span in spans):
+        if any(span is not None and span[0] == NOT_A_SLICE for span in spans):
             raise ValueError("a chunk has neither a range nor a content")
         kinds = [types[k] for k in rows[:, 2].tolist()]
-        chunks = list(map(Chunk, [ids[i:i + _ID_LENGTH] for i in range(0, _ID_LENGTH * n, _ID_LENGTH)],
+        chunks = list(map(Chunk, [ids[i:i + ID_LENGTH] for i in range(0, ID_LENGTH * n, ID_LENGTH)],
                           repeat(path, n), rows[:, 0].tolist(), rows[:, 1].tolist(), [k[0] for k in kinds],
                           [k[1] for k in kinds], [k[2] for k in kinds], contents, rows[:, 5].tolist()))
         return IndexedFile(text, header["tokens"], list(header["imports"]), chunks, spans, counts, terms)
@@ -151,7 +151,7 @@ def decode(data: bytes, path: str, walked_text: str) -> IndexedFile:
         raise ValueError(f"malformed indexed-file record: {exc!r}") from None
 
 
-def _term_counts(reader: _Reader, chunks: int, entries: int, vocabulary: str) -> TermCounts:
+def _term_counts(reader: RecordReader, chunks: int, entries: int, vocabulary: str) -> TermCounts:
     """The term counts part of a record, checked: every index names a term, counts are positive."""
     words = vocabulary.split(" ") if vocabulary else []
     lengths = reader.array("<i8", chunks).astype(np.int64)
@@ -164,14 +164,15 @@ def _term_counts(reader: _Reader, chunks: int, entries: int, vocabulary: str) ->
     return TermCounts(words, lengths, terms, counts)
 
 
-def _triple(value: list[str]) -> tuple[str, str, str]:
+def type_triple(value: list[str]) -> tuple[str, str, str]:
     if len(value) != 3 or not all(isinstance(v, str) for v in value):
         raise ValueError("not a (type, kind, language) triple")
     return value[0], value[1], value[2]
 
 
-class _Reader:
-    """Consecutive fixed-size pieces of a record, refusing to read past its end."""
+class RecordReader:
+    """Consecutive fixed-size pieces of a record, refusing to read past its end (also read by
+    retrieval/corpus_record.py, whose records share these conventions)."""
 
     def __init__(self, data: bytes, offset: int) -> None:
         self._data = data

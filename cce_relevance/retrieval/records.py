@@ -7,7 +7,8 @@ never shows in the index. Progress is reported per file, cached ones at once.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
 
 from cce_relevance.retrieval.embed import HASH_EMBEDDER
 from cce_relevance.retrieval.index_cache import IndexCache, cache_context
@@ -18,12 +19,13 @@ Progress = Callable[[int, int], None]
 """Called with (files done, files in all) as indexing advances, last with done == all."""
 
 
-def indexed_files(files: Sequence[tuple[str, str]], job: FileJob, cache_dir: str | None = None,
-                  workers: int | None = None, progress: Progress | None = None) -> list[IndexedFile]:
+def indexed_files(files: Sequence[tuple[str, str]], job: FileJob, cache: IndexCache | None = None,
+                  keys: Sequence[bytes] = (), workers: int | None = None,
+                  progress: Progress | None = None) -> list[IndexedFile]:
     """The record of each (path, text) walked file, in order.
 
-    `cache_dir` holds the index cache (None: none; only hash-embedder builds use it); `workers`
-    is the number of processes (None: see `workers.choose_workers`).
+    `cache` is the open index cache (see `opened_cache`) and `keys` the files' keys in it;
+    `workers` is the number of processes (None: see `workers.choose_workers`).
     """
     total = len(files)
     done = 0
@@ -36,9 +38,6 @@ def indexed_files(files: Sequence[tuple[str, str]], job: FileJob, cache_dir: str
 
     advance(0)
     entries: list[IndexedFile | None] = [None] * total
-    context = cache_context(job.packs, job.protect_secrets, HASH_EMBEDDER) if cache_dir and job.hashing else None
-    cache = IndexCache.open(cache_dir, context) if cache_dir and context is not None else None
-    keys = [cache.key(path, text.encode("utf-8", "surrogateescape")) for path, text in files] if cache else []
     if cache is not None:
         found = cache.get_many(keys)
         for i, key in enumerate(keys):
@@ -67,8 +66,25 @@ def indexed_files(files: Sequence[tuple[str, str]], job: FileJob, cache_dir: str
             advance(1)
     if cache is not None:
         cache.put_many({keys[i]: data for i, data in fresh.items()})
-        cache.close()
     return [e for e in entries if e is not None]
+
+
+@contextlib.contextmanager
+def opened_cache(cache_dir: str | None, job: FileJob) -> Iterator[IndexCache | None]:
+    """The index cache in `cache_dir` for this kind of job, closed afterwards; None when there is
+    no directory, the job is not cached (only hash-embedder builds are) or it cannot be opened."""
+    context = cache_context(job.packs, job.protect_secrets, HASH_EMBEDDER) if cache_dir and job.hashing else None
+    cache = IndexCache.open(cache_dir, context) if cache_dir and context is not None else None
+    try:
+        yield cache
+    finally:
+        if cache is not None:
+            cache.close()
+
+
+def file_keys(cache: IndexCache, files: Sequence[tuple[str, str]]) -> list[bytes]:
+    """Each walked (path, text) file's key in `cache`."""
+    return [cache.key(path, text.encode("utf-8", "surrogateescape")) for path, text in files]
 
 
 def _decoded_or_none(data: bytes, path: str, text: str) -> IndexedFile | None:

@@ -25,7 +25,7 @@ from cce_relevance.retrieval import index_cache, records, workers
 from cce_relevance.retrieval.chunk import chunk_file
 from cce_relevance.retrieval.embed import DocumentEmbedder, hash_embed
 from cce_relevance.retrieval.index import Index, build_index
-from cce_relevance.retrieval.index_cache import DB_FILE
+from cce_relevance.retrieval.index_cache import CORPORA_DIR, DB_FILE
 from cce_relevance.retrieval.languages import EXTRA_PACKS
 from cce_relevance.retrieval.packs import PACKS, REFERENCE_PACKS, PackSet
 from cce_relevance.retrieval.redact import redact
@@ -194,6 +194,11 @@ def _filled(corpus: Path, tmp_path: Path) -> tuple[str, Path]:
     return str(cache), cache / DB_FILE
 
 
+def _forget_corpora(cache: str) -> None:
+    """Drop the assembled corpora, so that the next run reads the files' records."""
+    shutil.rmtree(Path(cache) / CORPORA_DIR)
+
+
 def _rows(db_path: Path) -> int:
     with sqlite3.connect(db_path) as db:
         assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
@@ -212,6 +217,7 @@ def _execute(db_path: Path, *statements: str) -> None:
 
 def test_a_file_that_is_not_a_database_is_replaced(corpus, expected, tmp_path):
     cache, db_path = _filled(corpus, tmp_path)
+    _forget_corpora(cache)
     db_path.write_bytes(os.urandom(8192))
     assert snapshot(build_index(corpus, cache=cache, workers=1)) == expected
     assert _rows(db_path) == len(walk(corpus).files)
@@ -233,6 +239,7 @@ def test_a_truncated_database_never_gives_a_wrong_index(corpus, expected, tmp_pa
 
 def test_records_whose_checksum_fails_are_made_again(corpus, expected, tmp_path, calls):
     cache, db_path = _filled(corpus, tmp_path)
+    _forget_corpora(cache)
     _execute(db_path, "UPDATE entries SET data = substr(data, 1, length(data) - 7) WHERE rowid % 3 = 0")
     calls.clear()
     assert snapshot(build_index(corpus, cache=cache, workers=1)) == expected
@@ -246,6 +253,7 @@ def test_records_that_do_not_decode_are_made_again(corpus, expected, tmp_path, c
     """A record with a valid checksum that is not a record (a format bug, a foreign writer)."""
     cache, db_path = _filled(corpus, tmp_path)
     junk = b"CCEf\x02\x00\x00\x00{}"
+    _forget_corpora(cache)
     _execute(db_path, f"UPDATE entries SET data = x'{junk.hex()}', checksum = x'{hashlib.sha256(junk).hexdigest()}'"
                       " WHERE rowid % 2 = 0")
     calls.clear()
@@ -256,6 +264,7 @@ def test_records_that_do_not_decode_are_made_again(corpus, expected, tmp_path, c
 def test_records_of_the_first_format_are_made_again_with_term_counts(corpus, expected, tmp_path, calls):
     """A record without BM25 term counts (under a key the current code would use) is a miss."""
     cache, db_path = _filled(corpus, tmp_path)
+    _forget_corpora(cache)
     with sqlite3.connect(db_path) as db:
         old = [(first_format(data), key) for key, data in db.execute("SELECT key, data FROM entries")]
         db.executemany("UPDATE entries SET data = ?, checksum = ? WHERE key = ?",
@@ -289,6 +298,7 @@ def test_indexes_built_cold_warm_and_in_workers_have_the_same_postings(corpus, t
 ])
 def test_another_schema_is_dropped_and_rebuilt(corpus, expected, tmp_path, calls, statements):
     cache, db_path = _filled(corpus, tmp_path)
+    _forget_corpora(cache)
     _execute(db_path, *statements)
     calls.clear()
     assert snapshot(build_index(corpus, cache=cache, workers=1)) == expected

@@ -1,0 +1,198 @@
+"""Assembled corpora in the index cache: a run over an unchanged tree loads one record and gets
+the index a cold build makes — every chunk field, embedding, posting and chunk-id rank — and a
+changed, damaged or evicted record never gives anything else."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cce_relevance.retrieval import index as index_module
+from cce_relevance.retrieval.corpus_record import decode_corpus, encode_corpus
+from cce_relevance.retrieval.index import Index, build_index
+from cce_relevance.retrieval.index_cache import _KEEP_CORPORA, CORPORA_DIR
+from cce_relevance.retrieval.indexed_file import index_file
+from cce_relevance.retrieval.packs import REFERENCE_PACKS
+from cce_relevance.retrieval.term_counts import corpus_postings
+from cce_relevance.retrieval.topk import id_ranks
+from cce_relevance.retrieval.walk import walk
+
+from .test_index_build import SECRET_FILE, reference_index, snapshot
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Our samples, a secret (redaction changes its text) and a non-ASCII file."""
+    root = tmp_path_factory.mktemp("tree")
+    shutil.copytree("test/fixture/samples", root / "samples")
+    (root / "secret.py").write_text(SECRET_FILE, encoding="utf-8")
+    (root / "unicode.rs").write_text("// é漢\U0001f600\nfn f() -> &'static str { \"ünï\" }\n", encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def assembled(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many builds assembled their corpus from the files' records (a corpus record hit does not)."""
+    count: list[int] = []
+    real = index_module.indexed_files
+
+    def counting(*args, **kwargs):
+        count.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(index_module, "indexed_files", counting)
+    return count
+
+
+def same_index(a: Index, b: Index) -> None:
+    assert snapshot(a) == snapshot(b)
+    assert (a.walk_skipped, a.embedder) == (b.walk_skipped, b.embedder)
+    assert a.postings is not None and b.postings is not None
+    assert list(a.postings.term_id.items()) == list(b.postings.term_id.items())
+    for name in ("indptr", "docs", "tfs", "doc_len"):
+        x, y = getattr(a.postings, name), getattr(b.postings, name)
+        assert x.dtype == y.dtype and np.array_equal(x, y), name
+    assert np.array_equal(a.id_rank, b.id_rank) and np.array_equal(a.id_rank, id_ranks(a.chunk_ids))
+    assert a.matrix.flags.f_contiguous and np.array_equal(a.matrix, b.matrix)
+    for row, chunk in zip(a.matrix, a.chunks, strict=True):
+        assert np.shares_memory(chunk.embedding, a.matrix) and np.array_equal(row, chunk.embedding)
+
+
+def corpus_files(cache: Path) -> list[str]:
+    return sorted(os.listdir(cache / CORPORA_DIR))
+
+
+def test_an_unchanged_tree_loads_the_corpus_record(tree, tmp_path, assembled):
+    cache = str(tmp_path / "cache")
+    cold = build_index(tree, cache=cache, workers=1)
+    assert snapshot(cold) == snapshot(reference_index(tree)) and len(assembled) == 1
+    seen: list[tuple[int, int]] = []
+    warm = build_index(tree, cache=cache, workers=1, progress=lambda done, total: seen.append((done, total)))
+    assert len(assembled) == 1  # nothing assembled: one record read
+    same_index(warm, cold)
+    files = len(walk(tree).files)
+    assert seen == [(0, files), (files, files)]
+    assert any(c.content != c.content.encode("ascii", "replace").decode() for c in warm.chunks)  # non-ASCII kept
+    assert "ghp_" not in next(c.content for c in warm.chunks if c.file_path == "secret.py")  # redacted text kept
+
+
+def test_a_changed_file_misses_and_stores_the_new_corpus(tree, tmp_path, assembled):
+    cache = tmp_path / "cache"
+    first = build_index(tree, cache=str(cache), workers=1)
+    changed = tree / "secret.py"
+    try:
+        changed.write_text(SECRET_FILE + "\ndef more():\n    return 1\n", encoding="utf-8")
+        second = build_index(tree, cache=str(cache), workers=1)
+        assert len(assembled) == 2 and snapshot(second) == snapshot(reference_index(tree))
+        assert len(corpus_files(cache)) == 2
+        same_index(build_index(tree, cache=str(cache), workers=1), second)
+        assert len(assembled) == 2
+    finally:
+        changed.write_text(SECRET_FILE, encoding="utf-8")
+    same_index(build_index(tree, cache=str(cache), workers=1), first)
+    assert len(assembled) == 2  # the first tree's record is still kept
+
+
+def test_a_renamed_file_is_another_corpus(tree, tmp_path, assembled):
+    cache = str(tmp_path / "cache")
+    moved = tmp_path / "moved"
+    shutil.copytree(tree, moved)
+    build_index(moved, cache=cache, workers=1)
+    os.rename(moved / "unicode.rs", moved / "renamed.rs")
+    index = build_index(moved, cache=cache, workers=1)
+    assert len(assembled) == 2 and snapshot(index) == snapshot(reference_index(moved))
+
+
+def test_only_the_most_recently_used_corpora_are_kept(tree, tmp_path, assembled):
+    cache = tmp_path / "cache"
+    moved = tmp_path / "moved"
+    shutil.copytree(tree, moved)
+    target = moved / "secret.py"
+    states = _KEEP_CORPORA + 2
+    for state in range(states):
+        target.write_text(SECRET_FILE + f"# state {state}\n", encoding="utf-8")
+        build_index(moved, cache=str(cache), workers=1)
+    assert len(assembled) == states and len(corpus_files(cache)) == _KEEP_CORPORA
+    build_index(moved, cache=str(cache), workers=1)  # the newest state is kept
+    assert len(assembled) == states
+    target.write_text(SECRET_FILE + "# state 0\n", encoding="utf-8")  # the oldest was dropped
+    build_index(moved, cache=str(cache), workers=1)
+    assert len(assembled) == states + 1
+
+
+def _damage_truncated(data: bytes) -> bytes:
+    return data[: len(data) // 2]
+
+
+def _damage_flipped(data: bytes) -> bytes:
+    middle = len(data) // 2
+    return data[:middle] + bytes([data[middle] ^ 1]) + data[middle + 1:]
+
+
+def _damage_not_a_record(_: bytes) -> bytes:
+    junk = b"CCEc\x02\x00\x00\x00{}"
+    return hashlib.sha256(junk).digest() + junk  # a valid checksum over something that does not decode
+
+
+@pytest.mark.parametrize("damage", [_damage_truncated, _damage_flipped, _damage_not_a_record, lambda _: b""])
+def test_a_damaged_corpus_record_is_never_used_and_is_replaced(tree, tmp_path, assembled, damage):
+    cache = tmp_path / "cache"
+    cold = build_index(tree, cache=str(cache), workers=1)
+    (name,) = corpus_files(cache)
+    path = cache / CORPORA_DIR / name
+    path.write_bytes(damage(path.read_bytes()))
+    same_index(build_index(tree, cache=str(cache), workers=1), cold)
+    assert len(assembled) == 2
+    same_index(build_index(tree, cache=str(cache), workers=1), cold)
+    assert len(assembled) == 2  # a good record took the damaged one's place
+
+
+def test_an_unwritable_corpora_directory_only_costs_the_record(tree, tmp_path, assembled):
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / CORPORA_DIR).write_text("a file where the directory should be", encoding="utf-8")
+    cold = build_index(tree, cache=str(cache), workers=1)
+    same_index(build_index(tree, cache=str(cache), workers=1), cold)
+    assert len(assembled) == 2
+
+
+# ---------------------------------------------------------------- the record itself
+
+
+def _entries(tree: Path) -> tuple[list[tuple[str, str]], list]:
+    files = [(f.path, f.text) for f in walk(tree).files]
+    return files, [index_file(path, text, REFERENCE_PACKS, True, True) for path, text in files]
+
+
+def _record(files, entries) -> bytes:
+    postings = corpus_postings([e.terms for e in entries])
+    return encode_corpus(files, entries, postings, id_ranks([c.chunk_id for e in entries for c in e.chunks]))
+
+
+def test_contents_that_are_not_slices_of_the_text_are_kept_whole(tree):
+    files, entries = _entries(tree)
+    entries[0] = dataclasses.replace(entries[0], char_spans=[None] * len(entries[0].chunks))
+    decoded = decode_corpus(_record(files, entries), files)
+    assert [c.content for c in decoded.chunks] == [c.content for e in entries for c in e.chunks]
+    assert [dataclasses.astuple(c) for c in decoded.chunks] == [dataclasses.astuple(c) for e in entries
+                                                               for c in e.chunks]
+
+
+@pytest.mark.parametrize("change", [
+    lambda data, files: (data, files[:-1]),  # another number of files
+    lambda data, files: (data[:-1], files),  # truncated
+    lambda data, files: (data + b"\0", files),  # trailing bytes
+    lambda data, files: (b"CCEf" + data[4:], files),  # a file's record, not a corpus's
+    lambda data, files: (data[:-8] + (2 ** 40).to_bytes(8, "little"), files),  # a chunk-id rank out of range
+])
+def test_inconsistent_records_do_not_decode(tree, change):
+    files, entries = _entries(tree)
+    data, walked = change(_record(files, entries), files)
+    with pytest.raises(ValueError):
+        decode_corpus(data, walked)
