@@ -1,20 +1,22 @@
-"""A whole corpus's assembled index as one record: what a run over an unchanged tree loads.
+"""A whole corpus's assembled index as flat arrays, and the record it is kept in between runs.
 
 Files' records (retrieval/indexed_file.py) make a second run index nothing, but assembling the
 index from them is still work proportional to the corpus: a JSON header and a dozen small
 arrays decoded per file, BM25's postings merged by one global sort, chunk-id ranks sorted. When
 not one file changed — re-running fixtures against the same tree, the base side of the Action
-run again — all of that gives the same result as last time, so the result itself is kept: the
-chunks of every file as flat arrays, the bucket counts behind the embedding matrix, the merged
-postings and the chunk-id ranks, decoded with a handful of array reads and one pass that makes
-the chunk objects.
+run again — all of that gives the same result as last time, so the result itself is kept:
+`CorpusArrays`, the chunks of every file as flat arrays, the bucket counts behind the embedding
+matrix, the merged postings and the chunk-id ranks, each file's record key beside them. When
+a few files changed, the last corpus's arrays are spliced with the changed files' records
+instead (retrieval/corpus_splice.py).
 
 The record is stored under a key that hashes the keys of all the files' records in walk order
 (retrieval/index_cache.py), so it stands for exactly those paths with exactly those bytes,
 indexed exactly that way. As in a file's record, a chunk's content is a character range of its
 file's walked (or, when redaction changed it, redacted) text, and the walked texts are supplied
-again when decoding. Decoding checks every length and range and raises `ValueError` on anything
-inconsistent; the caller then assembles the index from the files' records instead.
+again when the chunks are made (`materialize`). Decoding checks every length and range and
+raises `ValueError` on anything inconsistent; the caller then assembles the index from the
+files' records instead.
 """
 
 from __future__ import annotations
@@ -34,82 +36,114 @@ from cce_relevance.retrieval.indexed_file import (
     NOT_A_SLICE,
     IndexedFile,
     RecordReader,
+    chunk_id_bytes,
+    chunk_rows,
     type_triple,
 )
 from cce_relevance.retrieval.term_counts import Postings
 
 _MAGIC = b"CCEc"
+KEY_LENGTH = 32  # a file record's key: SHA-256
 
 
 @dataclass(frozen=True)
-class AssembledCorpus:
-    """What `build_index` assembles from the files' records (embeddings not yet attached)."""
+class CorpusArrays:
+    """A corpus as assembled, file by file in walk order: `keys[i]` is file i's record key and
+    `per_file[i]` its number of chunks; `tokens`, `imports` and `texts` (its redacted text, only
+    where redaction changed it) are per file; `rows` (FIELDS per chunk: start line, end line,
+    index into `types`, character range in the file's text, token count), `ids` (ID_LENGTH
+    ASCII bytes each), `contents` (a chunk's content where it is not a range of the text), the
+    bucket counts and the chunk-id ranks are per chunk; `postings` are BM25's."""
 
-    chunks: list[Chunk]
-    file_imports: dict[str, list[str]]
-    file_tokens: dict[str, int]
+    keys: list[bytes]
+    per_file: np.ndarray
+    tokens: list[int]
+    imports: dict[int, list[str]]
+    texts: dict[int, str]
+    types: list[tuple[str, str, str]]
+    rows: np.ndarray
+    ids: bytes
+    contents: dict[int, str]
     counts: BucketCounts
     postings: Postings
     id_rank: np.ndarray
 
 
-def encode_corpus(files: Sequence[tuple[str, str]], entries: Sequence[IndexedFile], postings: Postings,
-                  id_rank: np.ndarray) -> bytes:
-    """The record of a corpus whose walked (path, text) files gave `entries` (hash embedder)."""
+
+def split_ids(ids: bytes) -> list[str]:
+    """Chunk ids kept as ID_LENGTH ASCII bytes each, as strings."""
+    text = ids.decode("ascii")
+    return [text[i:i + ID_LENGTH] for i in range(0, len(text), ID_LENGTH)]
+
+
+@dataclass(frozen=True)
+class AssembledCorpus:
+    """What `build_index` assembles (embeddings not yet attached), made from `CorpusArrays`."""
+
+    chunks: list[Chunk]
+    file_imports: dict[str, list[str]]
+    file_tokens: dict[str, int]
+    counts: BucketCounts
+
+
+def arrays_from_entries(keys: Sequence[bytes], files: Sequence[tuple[str, str]], entries: Sequence[IndexedFile],
+                        postings: Postings, id_rank: np.ndarray) -> CorpusArrays:
+    """The arrays of a corpus assembled from every file's record (hash embedder)."""
     types: dict[tuple[str, str, str], int] = {}
-    rows: list[tuple[int, int, int, int, int, int]] = []
-    contents: dict[str, str] = {}
-    counts: list[BucketCounts] = []
+    contents: dict[int, str] = {}
+    rows, first = [], 0
     for entry in entries:
-        if entry.counts is None:
-            raise ValueError("a file's record has no bucket counts")
-        counts.append(entry.counts)
-        for chunk, span in zip(entry.chunks, entry.char_spans, strict=True):
-            kind = types.setdefault((chunk.chunk_type, chunk.kind, chunk.language), len(types))
-            if span is None:
-                contents[str(len(rows))] = chunk.content
-                span = (NOT_A_SLICE, NOT_A_SLICE)
-            rows.append((chunk.start_line, chunk.end_line, kind, span[0], span[1], chunk.token_count))
-    n = len(rows)
-    ids = "".join(c.chunk_id for e in entries for c in e.chunks).encode("ascii")
-    if len(ids) != ID_LENGTH * n:
-        raise ValueError("a chunk id is not 16 characters")
+        rows.append(chunk_rows(entry, types, first, contents))
+        first += len(entry.chunks)
+    counts = [e.counts for e in entries]
+    if any(c is None for c in counts):
+        raise ValueError("a file's record has no bucket counts")
+    return CorpusArrays(
+        list(keys), np.array([len(e.chunks) for e in entries], dtype=np.int64), [e.tokens for e in entries],
+        {i: e.imports for i, e in enumerate(entries) if e.imports},
+        {i: e.text for i, (e, (_, walked)) in enumerate(zip(entries, files, strict=True)) if e.text != walked},
+        list(types), np.concatenate(rows) if rows else np.zeros((0, FIELDS), np.int64),
+        b"".join(chunk_id_bytes(e) for e in entries), contents, concatenated_counts(counts), postings, id_rank)
+
+
+def concatenated_counts(parts: Sequence[BucketCounts | None]) -> BucketCounts:
+    present = [p for p in parts if p is not None]
+    if not present:
+        return BucketCounts(np.zeros(0, np.int64), np.zeros(0, np.uint8), np.zeros(0, np.int32))
+    return BucketCounts(*(np.concatenate([getattr(p, name) for p in present]) for name in ("lengths", "buckets",
+                                                                                           "counts")))
+
+
+def encode_corpus(arrays: CorpusArrays) -> bytes:
+    """The record of `arrays`."""
+    p = arrays.postings
     header = json.dumps({
-        "files": len(entries), "chunks": n, "types": list(types),
-        "tokens": [e.tokens for e in entries],
-        "imports": {str(i): e.imports for i, e in enumerate(entries) if e.imports},
-        "texts": {str(i): e.text for i, (e, (_, walked)) in enumerate(zip(entries, files, strict=True))
-                  if e.text != walked},
-        "contents": contents, "counted": int(sum(c.buckets.shape[0] for c in counts)),
-        "terms": len(postings.term_id), "entries": int(postings.docs.shape[0]),
-        "vocabulary": " ".join(postings.term_id),
+        "files": len(arrays.keys), "chunks": int(arrays.rows.shape[0]),
+        "types": arrays.types, "tokens": arrays.tokens,
+        "imports": {str(i): v for i, v in arrays.imports.items()}, "texts": {str(i): v for i, v in arrays.texts.items()},
+        "contents": {str(i): v for i, v in arrays.contents.items()}, "counted": int(arrays.counts.buckets.shape[0]),
+        "terms": len(p.term_id), "entries": int(p.docs.shape[0]), "vocabulary": " ".join(p.term_id),
     }).encode("ascii")
-    table = np.array(rows, dtype="<i8").reshape(n, FIELDS)
-    parts = [_MAGIC, len(header).to_bytes(4, "little"), header,
-             np.array([len(e.chunks) for e in entries], dtype="<i8").tobytes(), table.tobytes(), ids,
-             *(np.concatenate([getattr(c, name) for c in counts]).astype(dtype).tobytes() if counts else b""
-               for name, dtype in (("lengths", "<i8"), ("buckets", "u1"), ("counts", "<i4"))),
-             postings.indptr.astype("<i8").tobytes(), postings.docs.astype("<i4").tobytes(),
-             postings.tfs.astype("<i4").tobytes(), postings.doc_len.astype("<i8").tobytes(),
-             id_rank.astype("<i8").tobytes()]
-    return b"".join(parts)
+    return b"".join([
+        _MAGIC, len(header).to_bytes(4, "little"), header, b"".join(arrays.keys),
+        arrays.per_file.astype("<i8").tobytes(), arrays.rows.astype("<i8").tobytes(), arrays.ids,
+        arrays.counts.lengths.astype("<i8").tobytes(), arrays.counts.buckets.astype("u1").tobytes(),
+        arrays.counts.counts.astype("<i4").tobytes(), p.indptr.astype("<i8").tobytes(), p.docs.astype("<i4").tobytes(),
+        p.tfs.astype("<i4").tobytes(), p.doc_len.astype("<i8").tobytes(), arrays.id_rank.astype("<i8").tobytes()])
 
 
-def decode_corpus(data: bytes, files: Sequence[tuple[str, str]]) -> AssembledCorpus:
-    """The corpus `encode_corpus` recorded, for the same walked files; ValueError when inconsistent."""
-    if data[:4] != _MAGIC:
-        raise ValueError("not a corpus record")
-    header_end = 8 + int.from_bytes(data[4:8], "little")
+def decode_corpus(data: bytes) -> CorpusArrays:
+    """The arrays `encode_corpus` recorded; ValueError when anything is inconsistent."""
+    header, header_end = _header(data)
     try:
-        header = json.loads(data[8:header_end])
         n_files, n, counted, n_terms, n_entries = (header[k] for k in ("files", "chunks", "counted", "terms",
                                                                       "entries"))
-        if n_files != len(files) or len(header["tokens"]) != n_files:
-            raise ValueError("the record is of another number of files")
         reader = RecordReader(data, header_end)
-        per_file = reader.array("<i8", n_files)
+        keys = reader.take(KEY_LENGTH * n_files)
+        per_file = reader.array("<i8", n_files).astype(np.int64)
         rows = reader.array("<i8", n * FIELDS).reshape(n, FIELDS)
-        ids = reader.take(ID_LENGTH * n).decode("ascii")
+        ids = reader.take(ID_LENGTH * n)
+        ids.decode("ascii")
         counts = BucketCounts(reader.array("<i8", n).astype(np.int64), reader.array("u1", counted),
                               reader.array("<i4", counted).astype(np.int32))
         indptr = reader.array("<i8", n_terms + 1).astype(np.int64)
@@ -120,22 +154,41 @@ def decode_corpus(data: bytes, files: Sequence[tuple[str, str]]) -> AssembledCor
         reader.finish()
         words = header["vocabulary"].split(" ") if n_terms else []
         types = [type_triple(t) for t in header["types"]]
+        tokens = [int(t) for t in header["tokens"]]
+        if len(tokens) != n_files:
+            raise ValueError("token weights are not one per file")
         _check_arrays(per_file, rows, counts, indptr, docs, doc_len, id_rank, len(words), n_terms, len(types))
-        texts = [walked for _, walked in files]
-        for key, text in header["texts"].items():
-            texts[int(key)] = text
-        contents = _contents(texts, per_file, rows[:, 3].tolist(), rows[:, 4].tolist(), header["contents"])
-        kinds = [types[k] for k in rows[:, 2].tolist()]
-        paths = chain.from_iterable(map(repeat, (path for path, _ in files), per_file.tolist()))
-        chunks = list(map(Chunk, [ids[i:i + ID_LENGTH] for i in range(0, ID_LENGTH * n, ID_LENGTH)], paths,
-                          rows[:, 0].tolist(), rows[:, 1].tolist(), [k[0] for k in kinds], [k[1] for k in kinds],
-                          [k[2] for k in kinds], contents, rows[:, 5].tolist()))
-        file_imports = {files[int(i)][0]: list(imports) for i, imports in header["imports"].items()}
-        file_tokens = {path: tokens for (path, _), tokens in zip(files, header["tokens"], strict=True)}
+        imports = {_index(i, n_files): [str(name) for name in v] for i, v in header["imports"].items()}
+        texts = {_index(i, n_files): str(v) for i, v in header["texts"].items()}
+        contents = {_index(i, n): str(v) for i, v in header["contents"].items()}
+        if any(rows[i, 3] != NOT_A_SLICE for i in contents) or \
+                len(contents) != int(np.count_nonzero(rows[:, 3] == NOT_A_SLICE)):
+            raise ValueError("chunk contents and ranges do not match")
         postings = Postings(dict(zip(words, range(n_terms), strict=True)), indptr, docs, tfs, doc_len)
-        return AssembledCorpus(chunks, file_imports, file_tokens, counts, postings, id_rank)
+        return CorpusArrays([keys[i:i + KEY_LENGTH] for i in range(0, len(keys), KEY_LENGTH)], per_file, tokens,
+                            imports, texts, types, rows, ids, contents, counts, postings, id_rank)
     except (KeyError, IndexError, TypeError, AttributeError, UnicodeDecodeError) as exc:
         raise ValueError(f"malformed corpus record: {exc!r}") from None
+
+
+def _header(data: bytes) -> tuple[dict, int]:
+    if data[:4] != _MAGIC:
+        raise ValueError("not a corpus record")
+    header_end = 8 + int.from_bytes(data[4:8], "little")
+    try:
+        header = json.loads(data[8:header_end])
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"malformed corpus record header: {exc}") from None
+    if not isinstance(header, dict):
+        raise ValueError("malformed corpus record header")
+    return header, header_end
+
+
+def _index(key: str, size: int) -> int:
+    i = int(key)
+    if not 0 <= i < size:
+        raise ValueError("an index is out of range")
+    return i
 
 
 def _check_arrays(per_file: np.ndarray, rows: np.ndarray, counts: BucketCounts, indptr: np.ndarray,
@@ -157,21 +210,27 @@ def _check_arrays(per_file: np.ndarray, rows: np.ndarray, counts: BucketCounts, 
         raise ValueError("chunk-id ranks are not a permutation")
 
 
-def _contents(texts: list[str], per_file: np.ndarray, starts: list[int], ends: list[int],
-              others: dict[str, str]) -> list[str]:
-    """Each chunk's content: its range of its file's text, or the content kept for it."""
+def materialize(arrays: CorpusArrays, files: Sequence[tuple[str, str]]) -> AssembledCorpus:
+    """The chunks and per-file maps of `arrays`, for the walked (path, text) files it was made of."""
+    if len(files) != len(arrays.keys):
+        raise ValueError("the record is of another number of files")
+    texts = [walked for _, walked in files]
+    for i, text in arrays.texts.items():
+        texts[i] = text
+    rows = arrays.rows
+    starts, ends = rows[:, 3].tolist(), rows[:, 4].tolist()
     contents: list[str] = []
     lo = 0
-    for text, size in zip(texts, per_file.tolist(), strict=True):
-        hi = lo + size
-        contents += [text[a:b] for a, b in zip(starts[lo:hi], ends[lo:hi], strict=True)]
-        lo = hi
-    for key, content in others.items():
-        i = int(key)
-        if starts[i] != NOT_A_SLICE:
-            raise ValueError("a chunk has both a range and a content")
+    for text, size in zip(texts, arrays.per_file.tolist(), strict=True):
+        contents += [text[a:b] for a, b in zip(starts[lo:lo + size], ends[lo:lo + size], strict=True)]
+        lo += size
+    for i, content in arrays.contents.items():
         contents[i] = content
-    if len(others) != sum(s == NOT_A_SLICE for s in starts):
-        raise ValueError("a chunk has neither a range nor a content")
-    return contents
-
+    kinds = [arrays.types[k] for k in rows[:, 2].tolist()]
+    paths = chain.from_iterable(map(repeat, (path for path, _ in files), arrays.per_file.tolist()))
+    chunks = list(map(Chunk, split_ids(arrays.ids), paths, rows[:, 0].tolist(), rows[:, 1].tolist(),
+                      [k[0] for k in kinds], [k[1] for k in kinds], [k[2] for k in kinds], contents,
+                      rows[:, 5].tolist()))
+    file_imports = {files[i][0]: list(v) for i, v in sorted(arrays.imports.items())}
+    file_tokens = {path: tokens for (path, _), tokens in zip(files, arrays.tokens, strict=True)}
+    return AssembledCorpus(chunks, file_imports, file_tokens, arrays.counts)

@@ -20,11 +20,19 @@ import numpy as np
 from cce_relevance.config import REFERENCE_PARAMS, RankingParams
 from cce_relevance.retrieval.bm25 import BM25
 from cce_relevance.retrieval.chunk import Chunk
-from cce_relevance.retrieval.corpus_record import AssembledCorpus, decode_corpus, encode_corpus
+from cce_relevance.retrieval.corpus_record import (
+    CorpusArrays,
+    arrays_from_entries,
+    decode_corpus,
+    encode_corpus,
+    materialize,
+)
+from cce_relevance.retrieval.corpus_splice import splice
 from cce_relevance.retrieval.embed import HASH_DOCUMENTS, HASH_EMBEDDER, DocumentEmbedder
 from cce_relevance.retrieval.graph import ImportGraph
 from cce_relevance.retrieval.hash_counts import embedding_matrix
 from cce_relevance.retrieval.index_cache import IndexCache
+from cce_relevance.retrieval.indexed_file import IndexedFile
 from cce_relevance.retrieval.packs import REFERENCE_PACKS, PackSet
 from cce_relevance.retrieval.records import Progress, file_keys, indexed_files, opened_cache
 from cce_relevance.retrieval.term_counts import Postings, corpus_postings
@@ -150,47 +158,80 @@ def _build(root: str | os.PathLike, protect_secrets: bool, embedder: DocumentEmb
            cache: str | None, workers: int | None, progress: Progress | None) -> Index:
     walked = walk(root, protect_secrets=protect_secrets)
     files = [(f.path, f.text) for f in walked.files]
-    hashing = embedder is HASH_DOCUMENTS
-    job = FileJob(languages, protect_secrets, hashing)
+    job = FileJob(languages, protect_secrets, embedder is HASH_DOCUMENTS)
     with opened_cache(cache, job) as store:
-        keys = file_keys(store, files) if store is not None else []
-        corpus_key = store.corpus_key(keys) if store is not None else b""
-        kept = _kept_corpus(store, corpus_key, files)
-        if kept is not None:
-            if progress is not None:
-                progress(0, len(files))
-                progress(len(files), len(files))
-            matrix = embedding_matrix([kept.counts])
-            index = Index(kept.chunks, kept.file_imports, kept.file_tokens, embedder.name, walked.skipped,
-                          kept.postings)
-            index.id_rank = kept.id_rank
-            return _with_matrix(index, matrix)
-        entries = indexed_files(files, job, store, keys, workers, progress)
-        chunks = [c for entry in entries for c in entry.chunks]
-        file_imports = {path: entry.imports for (path, _), entry in zip(files, entries, strict=True) if entry.imports}
-        file_tokens = {path: entry.tokens for (path, _), entry in zip(files, entries, strict=True)}
-        if not hashing:
-            for c, vector in zip(chunks, embedder.embed_all([c.content for c in chunks]), strict=True):
-                c.embedding = vector
-            return Index(chunks, file_imports, file_tokens, embedder.name, walked.skipped)
-        terms = [entry.terms for entry in entries if entry.terms is not None]
-        postings = corpus_postings(terms) if len(terms) == len(entries) else None
-        index = Index(chunks, file_imports, file_tokens, embedder.name, walked.skipped, postings)
-        _with_matrix(index, embedding_matrix([entry.counts for entry in entries if entry.counts is not None]))
-        if store is not None and postings is not None:
-            store.put_corpus(corpus_key, encode_corpus(files, entries, postings, index.id_rank))
-        return index
+        if store is None:
+            return _assembled(files, indexed_files(files, job, None, [], workers, progress), embedder, walked.skipped)
+        return _cached_build(store, files, job, workers, progress, walked.skipped)
 
 
-def _kept_corpus(store: IndexCache | None, key: bytes, files: list[tuple[str, str]]) -> AssembledCorpus | None:
-    """The corpus as assembled by an earlier run over exactly these files, if the cache has it."""
-    data = store.get_corpus(key) if store is not None else None
+def _cached_build(store: IndexCache, files: list[tuple[str, str]], job: FileJob, workers: int | None,
+                  progress: Progress | None, skipped: int) -> Index:
+    """With the index cache (hash embedder): the corpus as kept when no file changed; else the
+    last corpus spliced with the records of the files that changed, when they are at most half;
+    else assembled from every file's record. Whatever is made is kept for the next run."""
+    keys = file_keys(store, files)
+    corpus_key = store.corpus_key(keys)
+    kept = _decoded(store.get_corpus(corpus_key))
+    if kept is not None and kept.keys == keys:
+        if progress is not None:
+            progress(0, len(files))
+            progress(len(files), len(files))
+        return _from_arrays(kept, files, skipped)
+    base = _decoded(store.latest_corpus())
+    known = set(base.keys) if base is not None else set()
+    changed = [i for i, key in enumerate(keys) if key not in known]
+    if base is not None and 2 * len(changed) <= len(files):
+        unchanged = len(files) - len(changed)
+        shifted = None if progress is None else lambda done, _: progress(unchanged + done, len(files))
+        fresh = indexed_files([files[i] for i in changed], job, store, [keys[i] for i in changed], workers, shifted)
+        try:
+            arrays = splice(base, keys, files, dict(zip(changed, fresh, strict=True)))
+        except ValueError:
+            arrays = None  # assembled from every file's record below
+        if arrays is not None:
+            store.put_corpus(corpus_key, encode_corpus(arrays))
+            return _from_arrays(arrays, files, skipped)
+    entries = indexed_files(files, job, store, keys, workers, progress)
+    index = _assembled(files, entries, HASH_DOCUMENTS, skipped)
+    if index.postings is not None:
+        store.put_corpus(corpus_key, encode_corpus(arrays_from_entries(keys, files, entries, index.postings,
+                                                                       index.id_rank)))
+    return index
+
+
+def _assembled(files: list[tuple[str, str]], entries: list[IndexedFile], embedder: DocumentEmbedder,
+               skipped: int) -> Index:
+    """The index of the files whose records are `entries`."""
+    chunks = [c for entry in entries for c in entry.chunks]
+    file_imports = {path: entry.imports for (path, _), entry in zip(files, entries, strict=True) if entry.imports}
+    file_tokens = {path: entry.tokens for (path, _), entry in zip(files, entries, strict=True)}
+    if embedder is not HASH_DOCUMENTS:
+        for c, vector in zip(chunks, embedder.embed_all([c.content for c in chunks]), strict=True):
+            c.embedding = vector
+        return Index(chunks, file_imports, file_tokens, embedder.name, skipped)
+    terms = [entry.terms for entry in entries if entry.terms is not None]
+    postings = corpus_postings(terms) if len(terms) == len(entries) else None
+    index = Index(chunks, file_imports, file_tokens, embedder.name, skipped, postings)
+    return _with_matrix(index, embedding_matrix([entry.counts for entry in entries if entry.counts is not None]))
+
+
+def _decoded(data: bytes | None) -> CorpusArrays | None:
+    """A kept corpus's arrays, or None when there is none or it does not decode (it is then
+    made again and replaced)."""
     if data is None:
         return None
     try:
-        return decode_corpus(data, files)
+        return decode_corpus(data)
     except ValueError:
-        return None  # assembled again from the files' records, and stored again
+        return None
+
+
+def _from_arrays(arrays: CorpusArrays, files: list[tuple[str, str]], skipped: int) -> Index:
+    corpus = materialize(arrays, files)
+    index = Index(corpus.chunks, corpus.file_imports, corpus.file_tokens, HASH_EMBEDDER, skipped, arrays.postings)
+    index.id_rank = arrays.id_rank
+    return _with_matrix(index, embedding_matrix([corpus.counts]))
 
 
 def _with_matrix(index: Index, matrix: np.ndarray) -> Index:

@@ -21,10 +21,11 @@ Records unused for `_KEEP_DAYS` days are dropped when the cache is opened, which
 size by what was indexed recently.
 
 Beside the database, the directory `corpora/` keeps whole corpora as assembled
-(retrieval/corpus_record.py), one file each, named by a key hashing the keys of all the corpus's
-files' records in walk order. A file holds the SHA-256 of its record and the record, is written
-to a temporary name and renamed into place (so a reader sees a whole file or none), and is
-touched when used; only the `_KEEP_CORPORA` most recently used are kept, as each is about as
+(retrieval/corpus_record.py), one file each, named by the context and a key hashing the keys of
+all the corpus's files' records in walk order; the most recent of a context is where a run
+over a changed tree starts from (retrieval/corpus_splice.py). A file holds the SHA-256 of its
+record and the record, is written to a temporary name and renamed into place (so a reader sees
+a whole file or none), and is touched when used; only the `_KEEP_CORPORA` most recently used are kept, as each is about as
 large as its files' records together. Plain files, not rows: a record of tens of megabytes is
 read several times faster from a file than from a chain of database overflow pages, and using
 one writes nothing to the database.
@@ -56,11 +57,11 @@ _KEEP_CORPORA = 4
 _CHECKSUM_BYTES = 32  # a corpus file is the SHA-256 of its record, then the record
 _BATCH = 500  # keys per SELECT (SQLite's default variable limit is 999 before 3.32)
 _BUSY_MS = 30_000
-# The modules whose code decides what a file's record holds.
+# The modules whose code decides what a file's or a corpus's record holds.
 _RECORD_MODULES = tuple(f"cce_relevance.{name}" for name in (
-    "config", "unicode_rust", "retrieval.chunk", "retrieval.embed", "retrieval.hash_counts",
-    "retrieval.corpus_record", "retrieval.index", "retrieval.indexed_file", "retrieval.languages", "retrieval.packs", "retrieval.redact", "retrieval.syntax",
-    "retrieval.term_counts", "retrieval.tokens"))
+    "config", "unicode_rust", "retrieval.chunk", "retrieval.corpus_record", "retrieval.corpus_splice",
+    "retrieval.embed", "retrieval.hash_counts", "retrieval.index", "retrieval.indexed_file", "retrieval.languages",
+    "retrieval.packs", "retrieval.redact", "retrieval.syntax", "retrieval.term_counts", "retrieval.tokens"))
 
 
 def default_cache_dir() -> str | None:
@@ -113,7 +114,29 @@ class IndexCache:
 
     def get_corpus(self, key: bytes) -> bytes | None:
         """The assembled corpus stored under `key` when its checksum holds; marks it as used now."""
-        path = os.path.join(self._corpora, key.hex())
+        return self._read_corpus(self._corpus_name(key))
+
+    def latest_corpus(self) -> bytes | None:
+        """The most recently used assembled corpus indexed the way this cache's keys say (the
+        same context), to be spliced with the records of the files that changed since."""
+        prefix = self._corpus_name(b"")
+        try:
+            names = [(entry.stat().st_mtime_ns, entry.name) for entry in os.scandir(self._corpora)
+                     if entry.name.startswith(prefix)]
+        except OSError:
+            return None
+        for _, name in sorted(names, reverse=True):
+            data = self._read_corpus(name)
+            if data is not None:
+                return data
+        return None
+
+    def _corpus_name(self, key: bytes) -> str:
+        """A corpus file's name: the context's first 16 bytes, then the corpus key (hex)."""
+        return f"{self._context[:16].hex()}-{key.hex()}"
+
+    def _read_corpus(self, name: str) -> bytes | None:
+        path = os.path.join(self._corpora, name)
         try:
             with open(path, "rb") as f:
                 data = f.read()
@@ -132,13 +155,14 @@ class IndexCache:
                 with os.fdopen(fd, "wb") as f:
                     f.write(hashlib.sha256(data).digest())
                     f.write(data)
-                os.replace(temporary, os.path.join(self._corpora, key.hex()))
+                os.replace(temporary, os.path.join(self._corpora, self._corpus_name(key)))
             except BaseException:
                 with contextlib.suppress(OSError):
                     os.unlink(temporary)
                 raise
             others = sorted(((entry.stat().st_mtime_ns, entry.name) for entry in os.scandir(self._corpora)
-                             if entry.name != key.hex() and not entry.name.startswith(".")), reverse=True)
+                             if entry.name != self._corpus_name(key) and not entry.name.startswith(".")),
+                            reverse=True)
             for _, name in others[_KEEP_CORPORA - 1:]:
                 with contextlib.suppress(OSError):
                     os.unlink(os.path.join(self._corpora, name))

@@ -73,20 +73,36 @@ def _char_spans(text: str, chunked: ChunkedFile) -> list[tuple[int, int] | None]
     return spans
 
 
-def encode(entry: IndexedFile, walked_text: str) -> bytes:
-    """The bytes of `entry`, for a file that was walked as `walked_text`."""
-    types: dict[tuple[str, str, str], int] = {}
+def chunk_rows(entry: IndexedFile, types: dict[tuple[str, str, str], int], first: int,
+               contents: dict[int, str]) -> np.ndarray:
+    """The FIELDS-wide rows of a file's chunks, numbering new (type, kind, language) triples in
+    `types` and putting contents that are not ranges of the text in `contents` (by chunk index,
+    the file's first chunk being `first`): shared by this record and a corpus's."""
     rows = np.empty((len(entry.chunks), FIELDS), dtype=np.int64)
-    contents: dict[str, str] = {}
     for i, (chunk, span) in enumerate(zip(entry.chunks, entry.char_spans, strict=True)):
         kind = types.setdefault((chunk.chunk_type, chunk.kind, chunk.language), len(types))
         if span is None:
-            contents[str(i)] = chunk.content
+            contents[first + i] = chunk.content
             span = (NOT_A_SLICE, NOT_A_SLICE)
         rows[i] = (chunk.start_line, chunk.end_line, kind, span[0], span[1], chunk.token_count)
+    return rows
+
+
+def chunk_id_bytes(entry: IndexedFile) -> bytes:
+    """The file's chunk ids, ID_LENGTH ASCII bytes each."""
     ids = "".join(c.chunk_id for c in entry.chunks).encode("ascii")
     if len(ids) != ID_LENGTH * len(entry.chunks):
         raise ValueError("a chunk id is not 16 characters")
+    return ids
+
+
+def encode(entry: IndexedFile, walked_text: str) -> bytes:
+    """The bytes of `entry`, for a file that was walked as `walked_text`."""
+    types: dict[tuple[str, str, str], int] = {}
+    others: dict[int, str] = {}
+    rows = chunk_rows(entry, types, 0, others)
+    contents = {str(i): content for i, content in others.items()}
+    ids = chunk_id_bytes(entry)
     counts, terms = entry.counts, entry.terms
     if (counts is None) != (terms is None):
         raise ValueError("a record has bucket counts without term counts or the other way round")

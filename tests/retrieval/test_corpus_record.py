@@ -14,7 +14,12 @@ import numpy as np
 import pytest
 
 from cce_relevance.retrieval import index as index_module
-from cce_relevance.retrieval.corpus_record import decode_corpus, encode_corpus
+from cce_relevance.retrieval.corpus_record import (
+    arrays_from_entries,
+    decode_corpus,
+    encode_corpus,
+    materialize,
+)
 from cce_relevance.retrieval.index import Index, build_index
 from cce_relevance.retrieval.index_cache import _KEEP_CORPORA, CORPORA_DIR
 from cce_relevance.retrieval.indexed_file import index_file
@@ -172,27 +177,33 @@ def _entries(tree: Path) -> tuple[list[tuple[str, str]], list]:
 
 def _record(files, entries) -> bytes:
     postings = corpus_postings([e.terms for e in entries])
-    return encode_corpus(files, entries, postings, id_ranks([c.chunk_id for e in entries for c in e.chunks]))
+    keys = [hashlib.sha256(path.encode()).digest() for path, _ in files]
+    ranks = id_ranks([c.chunk_id for e in entries for c in e.chunks])
+    return encode_corpus(arrays_from_entries(keys, files, entries, postings, ranks))
 
 
 def test_contents_that_are_not_slices_of_the_text_are_kept_whole(tree):
     files, entries = _entries(tree)
     entries[0] = dataclasses.replace(entries[0], char_spans=[None] * len(entries[0].chunks))
-    decoded = decode_corpus(_record(files, entries), files)
-    assert [c.content for c in decoded.chunks] == [c.content for e in entries for c in e.chunks]
+    decoded = materialize(decode_corpus(_record(files, entries)), files)
     assert [dataclasses.astuple(c) for c in decoded.chunks] == [dataclasses.astuple(c) for e in entries
                                                                for c in e.chunks]
 
 
+def test_a_record_is_made_for_its_number_of_files(tree):
+    files, entries = _entries(tree)
+    with pytest.raises(ValueError):
+        materialize(decode_corpus(_record(files, entries)), files[:-1])
+
+
 @pytest.mark.parametrize("change", [
-    lambda data, files: (data, files[:-1]),  # another number of files
-    lambda data, files: (data[:-1], files),  # truncated
-    lambda data, files: (data + b"\0", files),  # trailing bytes
-    lambda data, files: (b"CCEf" + data[4:], files),  # a file's record, not a corpus's
-    lambda data, files: (data[:-8] + (2 ** 40).to_bytes(8, "little"), files),  # a chunk-id rank out of range
+    lambda data: data[:-1],  # truncated
+    lambda data: data + b"\0",  # trailing bytes
+    lambda data: b"CCEf" + data[4:],  # a file's record, not a corpus's
+    lambda data: data[:-8] + (2 ** 40).to_bytes(8, "little"),  # a chunk-id rank out of range
+    lambda data: data[:8] + b"[]" + data[10:],  # a header that is not an object
 ])
 def test_inconsistent_records_do_not_decode(tree, change):
     files, entries = _entries(tree)
-    data, walked = change(_record(files, entries), files)
     with pytest.raises(ValueError):
-        decode_corpus(data, walked)
+        decode_corpus(change(_record(files, entries)))
