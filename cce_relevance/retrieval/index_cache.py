@@ -55,6 +55,7 @@ APP_DIR = "cce-relevance"
 _KEEP_DAYS = 30
 _KEEP_CORPORA = 4
 _CHECKSUM_BYTES = 32  # a corpus file is the SHA-256 of its record, then the record
+_ABANDONED_NS = 3600 * 10**9  # a temporary corpus file this old is no run's any more
 _BATCH = 500  # keys per SELECT (SQLite's default variable limit is 999 before 3.32)
 _BUSY_MS = 30_000
 # The modules whose code decides what a file's or a corpus's record holds.
@@ -160,10 +161,12 @@ class IndexCache:
                 with contextlib.suppress(OSError):
                     os.unlink(temporary)
                 raise
-            others = sorted(((entry.stat().st_mtime_ns, entry.name) for entry in os.scandir(self._corpora)
-                             if entry.name != self._corpus_name(key) and not entry.name.startswith(".")),
-                            reverse=True)
-            for _, name in others[_KEEP_CORPORA - 1:]:
+            stamped = [(entry.stat().st_mtime_ns, entry.name) for entry in os.scandir(self._corpora)]
+            others = sorted(((t, name) for t, name in stamped
+                             if name != self._corpus_name(key) and not name.startswith(".")), reverse=True)
+            abandoned = [(t, name) for t, name in stamped  # left by a run that died while writing
+                         if name.startswith(".tmp-") and t < time.time_ns() - _ABANDONED_NS]
+            for _, name in others[_KEEP_CORPORA - 1:] + abandoned:
                 with contextlib.suppress(OSError):
                     os.unlink(os.path.join(self._corpora, name))
         except OSError:

@@ -8,6 +8,7 @@ import dataclasses
 import hashlib
 import os
 import shutil
+import time
 from pathlib import Path
 
 import numpy as np
@@ -207,3 +208,15 @@ def test_inconsistent_records_do_not_decode(tree, change):
     files, entries = _entries(tree)
     with pytest.raises(ValueError):
         decode_corpus(change(_record(files, entries)))
+
+
+def test_temporary_files_of_runs_that_died_are_removed(tree, tmp_path):
+    cache = tmp_path / "cache"
+    (cache / CORPORA_DIR).mkdir(parents=True)
+    old, recent = cache / CORPORA_DIR / ".tmp-old", cache / CORPORA_DIR / ".tmp-recent"
+    old.write_bytes(b"half a record")
+    recent.write_bytes(b"being written")
+    two_hours_ago = time.time() - 7200
+    os.utime(old, (two_hours_ago, two_hours_ago))
+    build_index(tree, cache=str(cache), workers=1)
+    assert not old.exists() and recent.exists()
