@@ -317,6 +317,7 @@ def machine() -> dict:
             versions[package] = None
     return {"nproc": os.cpu_count(), "cpu": cpu, "python": platform.python_version(),
             "platform": platform.platform(), "packages": versions,
+            "numpy_huge_pages": os.environ.get("NUMPY_MADVISE_HUGEPAGE", "1") != "0",
             "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None}
 
 
@@ -349,7 +350,8 @@ def render(figures: dict) -> str:
         f"corpus {figures['corpus']}: {p_fig['files']:,} files ({p_fig['parsed_files']:,} parsed, "
         f"{p_fig['bytes'] / 1e6:.1f} MB), {chunks:,} chunks",
         f"machine: {m['cpu']}, {m['nproc']} CPUs, Python {m['python']}, load average "
-        f"{', '.join(f'{x:.2f}' for x in m['load_average'] or ())}",
+        f"{', '.join(f'{x:.2f}' for x in m['load_average'] or ())}; numpy huge-page advice "
+        f"{'on' if m['numpy_huge_pages'] else 'off (as in the CLI)'}",
         _row(f"P: tree-sitter parse (median of {len(p_fig['p_runs_s'])})", p, p),
         _row("walk + read", st["walk_read_s"], p),
         _row("chunk (redact, parse, chunk)", st["chunk_s"], p),
@@ -383,6 +385,15 @@ def render(figures: dict) -> str:
     return "\n".join(out)
 
 
+def _as_the_cli_runs() -> None:
+    """The process settings the CLI makes (cce_relevance/memory_pages.py), where this version has them."""
+    try:
+        from cce_relevance.memory_pages import prefer_small_pages
+    except ImportError:
+        return
+    prefer_small_pages()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("corpus", metavar="CORPUS", help="directory to index")
@@ -393,6 +404,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="query sampling seed (default 0)")
     parser.add_argument("--p-repeats", type=int, default=3, help="P is the median of this many parses")
     args = parser.parse_args(argv)
+    _as_the_cli_runs()
     if not os.path.isdir(args.corpus):
         parser.error(f"not a directory: {args.corpus}")
     figures = benchmark(args.corpus, max(0, args.queries), args.seed, max(1, args.workers), max(1, args.p_repeats))

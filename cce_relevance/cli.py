@@ -19,6 +19,7 @@ from cce_relevance.errors import CceError, GateFailed
 from cce_relevance.evaluation.metrics import METRIC_KEYS
 from cce_relevance.files import write_atomically
 from cce_relevance.lazy_import import lazy_module
+from cce_relevance.memory_pages import prefer_small_pages
 from cce_relevance.progress import progress_bar
 from cce_relevance.reporting.canonical_json import dumps_report
 from cce_relevance.retrieval.languages import EXTRA_LANGUAGES
@@ -46,6 +47,7 @@ class _Group(click.Group):
 @click.version_option(__version__, prog_name="cce-relevance")
 def main() -> None:
     """Score retrieval ranking against labeled fixtures, query by query, with honest statistics."""
+    prefer_small_pages()
 
 
 def _directory(path: str) -> str:

@@ -56,6 +56,7 @@ from cce_relevance.action.workflow_commands import (
     set_outputs,
 )
 from cce_relevance.errors import EXIT_GATE_FAILED, EXIT_OK, CceError
+from cce_relevance.memory_pages import prefer_small_pages
 from cce_relevance.reporting.markdown_safe import escape_md
 from cce_relevance.reporting.numbers import signed6
 from cce_relevance.strings import quoted
@@ -65,6 +66,7 @@ ANNOTATION_CAP = 10  # the runner shows at most 10 annotations of a kind per ste
 
 def main() -> int:
     """Run the Action from `os.environ`; returns the exit code."""
+    prefer_small_pages()
     _ensure_home()
     inputs: ActionInputs | None = None
     try:
