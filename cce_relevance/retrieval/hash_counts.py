@@ -38,20 +38,16 @@ _FNV_OFFSET = np.uint64(FNV_OFFSET)
 _FNV_PRIME = np.uint64(FNV_PRIME)
 
 
-class _LongTokenCodes(dict[bytes, int]):
-    """token → code for the rare long tokens, hashed on first sight and kept for the process."""
+class _LongTokenHashes(dict[bytes, int]):
+    """token → FNV-1a-64 for the rare long tokens, hashed on first sight and kept for the process."""
 
     def __missing__(self, token: bytes) -> int:
-        code = _code(fnv1a64(token))
-        self[token] = code
-        return code
+        h = fnv1a64(token)
+        self[token] = h
+        return h
 
 
-_LONG_CODES = _LongTokenCodes()
-
-
-def _code(h: int) -> int:
-    return h % EMBED_DIM + (EMBED_DIM if h >> 63 else 0)
+_LONG_HASHES = _LongTokenHashes()
 
 
 @dataclass(frozen=True)
@@ -66,9 +62,10 @@ class BucketCounts:
 
 @dataclass(frozen=True)
 class ChunkTokens:
-    """Where the tokens of a file's chunks are: token k is `lowered[starts[k]:ends[k]]` and chunk
-    i's tokens are tokens `first[i]:stop[i]`. The file's own tokens come first (`file_tokens` of
-    them, in order), then those of the chunks tokenized by themselves."""
+    """Where the tokens of a file's chunks are: token k is `lowered[starts[k]:ends[k]]`, its
+    FNV-1a-64 hash is `hashes[k]`, and chunk i's tokens are tokens `first[i]:stop[i]`. The file's
+    own tokens come first (`file_tokens` of them, in order), then those of the chunks tokenized
+    by themselves."""
 
     lowered: bytes
     starts: np.ndarray
@@ -76,6 +73,7 @@ class ChunkTokens:
     first: np.ndarray
     stop: np.ndarray
     file_tokens: int
+    hashes: np.ndarray  # uint64
 
 
 def chunk_counts(source: bytes, spans: Sequence[tuple[int, int]]) -> BucketCounts:
@@ -85,7 +83,9 @@ def chunk_counts(source: bytes, spans: Sequence[tuple[int, int]]) -> BucketCount
 
 def bucket_counts(tokens: ChunkTokens) -> BucketCounts:
     """The bucket counts of the chunks whose tokens are `tokens`."""
-    return _count(_codes(tokens.lowered, tokens.starts, tokens.ends), tokens.first, tokens.stop)
+    h = tokens.hashes
+    codes = (h % np.uint64(EMBED_DIM) + (h >> np.uint64(63)) * np.uint64(EMBED_DIM)).astype(np.int64)
+    return _count(codes, tokens.first, tokens.stop)
 
 
 def chunk_tokens(source: bytes, spans: Sequence[tuple[int, int]]) -> ChunkTokens:
@@ -111,7 +111,7 @@ def chunk_tokens(source: bytes, spans: Sequence[tuple[int, int]]) -> ChunkTokens
         ends_parts.append(piece_ends + span_starts[i])
     if len(starts_parts) > 1:
         starts, ends = np.concatenate(starts_parts), np.concatenate(ends_parts)
-    return ChunkTokens(lowered, starts, ends, first, np.maximum(stop, first), file_tokens)
+    return ChunkTokens(lowered, starts, ends, first, np.maximum(stop, first), file_tokens, _hashes(lowered, starts, ends))
 
 
 def token_positions(first: np.ndarray, stop: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -127,19 +127,22 @@ def _runs(lowered: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     end offsets of every token (maximal run of word bytes), in order."""
     word = np.zeros(len(lowered) + 2, dtype=bool)
     word[1:-1] = _WORD_BYTE[np.frombuffer(lowered, dtype=np.uint8)]
-    edges = np.diff(word.view(np.int8))
-    return word, np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+    edges = np.flatnonzero(word[1:] != word[:-1])  # alternately where a token starts and where it ends
+    return word, edges[0::2], edges[1::2]
 
 
-def _codes(lowered: bytes, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """Each token's code, from its FNV-1a-64 hash computed for all tokens at once: byte j of every
-    token longer than j is xor-ed in and multiplied (uint64 arithmetic wraps like the spec's)."""
+def _hashes(lowered: bytes, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Each token's FNV-1a-64 hash, computed for all tokens at once: byte j of every token longer
+    than j is xor-ed in and multiplied (uint64 arithmetic wraps like the spec's)."""
     data = np.frombuffer(lowered, dtype=np.uint8)
     # Longest first, so the tokens still going at byte j are a prefix; lengths past the limit all
-    # sort alike, which keeps the keys small enough for numpy's radix sort.
-    capped = np.minimum(ends - starts, _VECTOR_HASH_BYTES + 1).astype(np.int16)
-    order = np.argsort(-capped, kind="stable")
-    by_length = capped[order]
+    # sort alike. Sorting (shortness, position) keys is a stable sort by length, and numpy sorts
+    # plain integers far faster than it argsorts.
+    keys = (_VECTOR_HASH_BYTES + 1 - np.minimum(ends - starts, _VECTOR_HASH_BYTES + 1)) << 32
+    keys |= np.arange(keys.shape[0])
+    keys.sort()
+    order = keys & 0xFFFF_FFFF
+    by_length = _VECTOR_HASH_BYTES + 1 - (keys >> 32)
     first_bytes = starts[order]
     n_long = int(np.searchsorted(-by_length, -_VECTOR_HASH_BYTES, "left"))  # longer than the limit
     going = np.searchsorted(-by_length, -np.arange(_VECTOR_HASH_BYTES), "left")  # longer than j
@@ -148,11 +151,11 @@ def _codes(lowered: bytes, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
         h = hashes[n_long:going[j]]
         h ^= data[first_bytes[n_long:going[j]] + j]
         h *= _FNV_PRIME
-    codes = np.empty(order.shape[0], dtype=np.int64)
-    codes[order] = (hashes % EMBED_DIM + (hashes >> np.uint64(63)) * EMBED_DIM).astype(np.int64)
-    for k in order[:n_long]:
-        codes[k] = _LONG_CODES[lowered[starts[k]:ends[k]]]
-    return codes
+    in_place = np.empty(order.shape[0], dtype=np.uint64)
+    in_place[order] = hashes
+    for k in order[:n_long].tolist():
+        in_place[k] = _LONG_HASHES[lowered[starts[k]:ends[k]]]
+    return in_place
 
 
 def _count(codes: np.ndarray, first: np.ndarray, stop: np.ndarray) -> BucketCounts:
@@ -164,11 +167,11 @@ def _count(codes: np.ndarray, first: np.ndarray, stop: np.ndarray) -> BucketCoun
         rows, positions = token_positions(first[lo:hi], stop[lo:hi])
         signed = np.bincount(rows * _SIGNED + codes[positions], minlength=(hi - lo) * _SIGNED)
         signed = signed.reshape(hi - lo, 2, EMBED_DIM)
-        dense = signed[:, 0, :] - signed[:, 1, :]
-        nz_rows, nz_buckets = np.nonzero(dense)
-        lengths.append(np.bincount(nz_rows, minlength=hi - lo))
-        buckets.append(nz_buckets.astype(np.uint8))
-        counts.append(dense[nz_rows, nz_buckets].astype(np.int32))
+        dense = (signed[:, 0, :] - signed[:, 1, :]).reshape(-1)  # row-major: row * EMBED_DIM + bucket
+        nonzero = np.flatnonzero(dense)
+        lengths.append(np.bincount(nonzero // EMBED_DIM, minlength=hi - lo))
+        buckets.append((nonzero % EMBED_DIM).astype(np.uint8))
+        counts.append(dense[nonzero].astype(np.int32))
     if not lengths:
         return BucketCounts(np.zeros(0, np.int64), np.zeros(0, np.uint8), np.zeros(0, np.int32))
     return BucketCounts(np.concatenate(lengths).astype(np.int64), np.concatenate(buckets), np.concatenate(counts))
@@ -184,5 +187,6 @@ def embedding_matrix(parts: Sequence[BucketCounts]) -> np.ndarray:
     rows = np.repeat(np.arange(n), lengths)
     norms = np.sqrt(np.bincount(rows, weights=values * values, minlength=n))
     matrix = np.zeros((n, EMBED_DIM), dtype=np.float64, order="F")
-    matrix[rows, buckets] = values / norms[rows]
+    by_column = matrix.T.reshape(-1)  # a view: the transpose of a column-major matrix is row-major
+    by_column[buckets.astype(np.int64) * n + rows] = values / norms[rows]
     return matrix

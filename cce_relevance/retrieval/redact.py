@@ -79,11 +79,21 @@ def _case_insensitive(pattern: str) -> str:
 # before the key is checked by `_next_assignment`.
 _ASSIGNMENT_RE = re.compile(f"({_case_insensitive(_KEY_NAMES)})({_WHITESPACE}*[:=]{_WHITESPACE}*)")
 
-# A cheap necessary condition for `_ASSIGNMENT_RE`, run on the case-folded text: folding maps
-# every letter a key can be spelt with (including U+017F and U+212A) to ASCII lowercase, which
-# lets `re` scan for the key initials quickly, and Python's `\s` covers Rust's. Most source
-# files fail it, so the slower exact pattern only runs where a key is plausible.
-_ASSIGNMENT_GATE_RE = re.compile(f"(?:{_KEY_NAMES})\\s*[:=]")
+
+def _reversed_alternatives(alternation: str) -> str:
+    """`alternation` (alternatives of ASCII letters and `[_-]?`) with each alternative spelt backwards."""
+    return "|".join("".join(reversed(re.findall(r"\[_-\]\?|[a-z]", alternative)))
+                    for alternative in alternation.split("|"))
+
+
+# A cheap necessary condition for `_ASSIGNMENT_RE` — a key name, then `\s*[:=]` — run on the
+# case-folded text: folding maps every letter a key can be spelt with (including U+017F and
+# U+212A) to ASCII lowercase, and Python's `\s` covers Rust's. Most source files fail it, so
+# the slower exact pattern only runs where a key is plausible. It is searched for spelt
+# backwards in the reversed text, which it matches exactly when the forward pattern matches the
+# text: reversed, it opens with the operator, which source holds far more rarely than the key
+# initials, so `re` starts far fewer attempts.
+_REVERSED_GATE_RE = re.compile(f"[:=]\\s*(?:{_reversed_alternatives(_KEY_NAMES)})")
 
 # `u8::is_ascii_whitespace`: no vertical tab.
 _ASCII_WHITESPACE = " \t\n\x0c\r"
@@ -133,7 +143,7 @@ def redact(text: str) -> str:
     """
     for pattern, replacement in _SPECIFIC:
         text = _substitute(pattern, replacement, text)
-    if _ASSIGNMENT_GATE_RE.search(text.casefold()) is None:
+    if _REVERSED_GATE_RE.search(text.casefold()[::-1]) is None:
         return text
     return _redact_assignments(text)
 

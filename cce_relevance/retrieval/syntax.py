@@ -85,24 +85,42 @@ def walk_syntax_nodes(pack: Pack, root: Node) -> SyntaxNodes:
 
 
 def _pruned_walk(pack: Pack, root: Node) -> SyntaxNodes:
-    """Pre-order over named nodes, descending only where `pack.pruning` says targets can be."""
-    assert pack.pruning is not None
-    chunk_kinds, import_kinds, containers = pack.chunk_kinds, pack.import_kinds, pack.pruning.containers
+    """Pre-order over named nodes, descending only where `pack.pruning` says targets can be.
+
+    Kinds are compared as ids (a node's type is the name of its kind id, so the sets hold every
+    id of each name), and a tree without errors is not asked about errors node by node (a node
+    holds an error only if the root does)."""
+    chunk_kinds, import_kinds, containers = _pruning_ids(pack)
+    errors = root.has_error
     definitions: list[Node] = []
     imports: list[Node] = []
     pending = [root]
     while pending:
         node = pending.pop()
-        kind = node.type
+        kind = node.kind_id
         if kind in chunk_kinds:
             definitions.append(node)
         if kind in import_kinds:
             imports.append(node)
-        if kind in containers or node.has_error:
+        if kind in containers or (errors and node.has_error):
             children = node.named_children
             children.reverse()
             pending.extend(children)
     return SyntaxNodes(definitions, imports)
+
+
+@cache
+def _pruning_ids(pack: Pack) -> tuple[frozenset[int], frozenset[int], frozenset[int]]:
+    """The kind ids named by the pack's chunk kinds, import kinds and pruning containers."""
+    assert pack.pruning is not None
+    language = pack.parser().language
+    assert language is not None
+    names = [language.node_kind_for_id(i) for i in range(language.node_kind_count)]
+
+    def ids(kinds: frozenset[str]) -> frozenset[int]:
+        return frozenset(i for i, name in enumerate(names) if name in kinds)
+
+    return ids(pack.chunk_kinds), ids(pack.import_kinds), ids(pack.pruning.containers)
 
 
 @cache

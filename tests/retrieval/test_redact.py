@@ -419,6 +419,27 @@ def test_fast_path_matches_the_full_pipeline(text: str) -> None:
     assert redact(text) == redact_module._redact_assignments(full)
 
 
+# The gate in front of the generic pass as plainly written: a key name, then the operator.
+_FORWARD_GATE_RE = re.compile(f"(?:{redact_module._KEY_NAMES})\\s*[:=]")
+
+
+@given(st.one_of(st.text(), _fuzz_text, _texts(("ſecret", "\u212aey", "API-KEY", "private_key", "\u2003", ":", "="))))
+def test_the_reversed_gate_matches_exactly_when_the_forward_gate_does(text: str) -> None:
+    folded = text.casefold()
+    assert (redact_module._REVERSED_GATE_RE.search(folded[::-1]) is None) == (_FORWARD_GATE_RE.search(folded) is None)
+
+
+def test_the_gate_is_the_key_names_spelt_backwards() -> None:
+    names = redact_module._KEY_NAMES
+    assert redact_module._reversed_alternatives(redact_module._reversed_alternatives(names)) == names
+    assert redact_module._reversed_alternatives("secret[_-]?key|token") == "yek[_-]?terces|nekot"
+    for name in ("password", "passwd", "secret_key", "secret-key", "secretkey", "secret", "api_key", "apikey",
+                 "access-key", "auth_token", "authtoken", "private_key", "token"):
+        for operator in (":", "=", " \t= "):
+            assert redact_module._REVERSED_GATE_RE.search(f"x {name}{operator} y".casefold()[::-1])
+    assert redact_module._REVERSED_GATE_RE.search("tokens = 1; passwords: no"[::-1]) is None
+
+
 @given(st.text())
 def test_text_without_triggers_is_unchanged(text: str) -> None:
     assume(not any(trigger in text for trigger in _TRIGGERS))
