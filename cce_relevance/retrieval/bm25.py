@@ -139,9 +139,9 @@ class BM25:
         """The first `limit` (default: all) positive-key documents by (score key desc, chunk id asc)."""
         docs, scores = self.matched(terms)
         ranks = self.id_rank if docs is None else self.id_rank[docs]
-        order = top_by_key(scores, ranks, limit, positive_only=True).tolist()
-        picked = order if docs is None else docs[order].tolist()
-        return [Scored(d, float(scores[i])) for d, i in zip(picked, order, strict=True)]
+        order = top_by_key(scores, ranks, limit, positive_only=True)
+        picked = (order if docs is None else docs[order]).tolist()
+        return [Scored(d, score) for d, score in zip(picked, scores[order].tolist(), strict=True)]
 
 
 _SPARSE_FRACTION = 16  # below N/16 postings in all, scores are kept for the matched documents only

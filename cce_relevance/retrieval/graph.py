@@ -7,7 +7,7 @@ and directory. The looseness is the reference's (pipeline.md §17.5) and is kept
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 
 def file_stem(path: str) -> str:
@@ -25,22 +25,51 @@ class ImportGraph:
         first_by_stem: dict[str, str] = {}
         for f in self.files:
             first_by_stem.setdefault(file_stem(f), f)
+        modules = {module for imports in file_imports.values() for module in imports}
+        by_suffix = suffix_matches([m for m in modules if not first_by_stem.get(m)], self.files)
+        resolved = {m: first_by_stem.get(m) or by_suffix.get(m) for m in modules}
         linked: dict[str, set[str]] = {}
-        resolved: dict[str, str | None] = {}  # corpora import the same modules many times over
         for source in sorted(file_imports):
             for module in file_imports[source]:
-                if module not in resolved:
-                    resolved[module] = first_by_stem.get(module) or self._suffix_match(module)
                 target = resolved[module]
                 if target is not None and target != source:
                     linked.setdefault(source, set()).add(target)
                     linked.setdefault(target, set()).add(source)
         self._neighbors = {f: sorted(others) for f, others in linked.items()}
 
-    def _suffix_match(self, module: str) -> str | None:
-        py, js = module + ".py", module + ".js"
-        return next((f for f in self.files if f.endswith(py) or f.endswith(js)), None)
-
     def neighbors(self, path: str) -> list[str]:
         """Sorted union of the files `path` imports and the files that import it."""
         return list(self._neighbors.get(path, ()))
+
+
+_SUFFIX_EXTENSIONS = (".py", ".js")
+
+
+def suffix_matches(modules: Iterable[str], files: Sequence[str]) -> dict[str, str]:
+    """For each module that has one, the first of `files` whose path ends with `module.py` or
+    `module.js` (the reference's fallback resolution).
+
+    Names without a `/` can only be suffixes of a path's last segment, so each `.py`/`.js` file
+    offers the few suffixes of its last segment to a dict lookup, in file order, instead of every
+    module being compared with every path; a name with a `/` is compared with every path.
+    """
+    wanted: dict[str, str] = {}
+    found: dict[str, str] = {}
+    for module in modules:
+        names = [module + ext for ext in _SUFFIX_EXTENSIONS]
+        if any("/" in name for name in names):
+            match = next((f for f in files if f.endswith(names[0]) or f.endswith(names[1])), None)
+            if match is not None:
+                found[module] = match
+        else:
+            wanted.update(dict.fromkeys(names, module))
+    if not wanted:
+        return found
+    for f in files:
+        if not f.endswith(_SUFFIX_EXTENSIONS):
+            continue
+        for start in range(f.rfind("/") + 1, len(f) - 2):
+            module = wanted.get(f[start:])
+            if module is not None and module not in found:
+                found[module] = f
+    return found

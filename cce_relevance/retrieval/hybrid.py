@@ -18,7 +18,7 @@ import numpy as np
 
 from cce_relevance.config import REFERENCE_PARAMS, RankingParams
 from cce_relevance.numeric import score_key
-from cce_relevance.retrieval.index import Index
+from cce_relevance.retrieval.index import Index, LowerContents
 from cce_relevance.retrieval.tokens import ascii_lower, tokenize, unique_tokens
 from cce_relevance.retrieval.topk import top_by_key
 from cce_relevance.strings import rust_split_whitespace
@@ -88,11 +88,24 @@ def vector_search(index: Index, qvec: np.ndarray, top_k: int) -> list[SearchResu
     return [SearchResult(i + 1, d, s) for i, (d, s) in enumerate(index.cosine.top(qvec, top_k))]
 
 
-def _keyword_distance(lower_content: str, path: str, terms: list[str], hints: list[str]) -> float:
-    """0 when a query token occurs in the ASCII-lowercased content or a file hint in the path, else 2."""
+def _keyword_distance(content: str, lower_contents: LowerContents, position: int, path: str, terms: list[str],
+                      hints: list[str]) -> float:
+    """0 when a query token occurs in the ASCII-lowercased content (of the chunk at `position`) or
+    a file hint in the path, else 2.
+
+    Tokens are lowercase ASCII words, which ASCII lowercasing leaves in place: a token found in the
+    content as it is is found in its lowercased form too, so that form is only looked up when the
+    plain search fails.
+    """
     for t in terms:
-        if t in lower_content:
+        if t in content:
             return 0.0
+    if terms:
+        lower = lower_contents[position]
+        if lower is not content:  # the same object when lowercasing changes nothing
+            for t in terms:
+                if t in lower:
+                    return 0.0
     lower_path = ascii_lower(path)
     return 0.0 if any(h in lower_path for h in hints) else 2.0
 
@@ -116,7 +129,8 @@ def rank_core(index: Index, qvec: np.ndarray, query: str, top_k: int,
     by_cosine = index.cosine.top(qvec, max(pool, 1))
     cosines = dict(by_cosine)
     others = [d for d in by_bm25 if d not in cosines]
-    cosines.update(zip(others, index.cosine.scores(qvec, others).tolist(), strict=True))
+    if others:
+        cosines.update(zip(others, index.cosine.scores(qvec, others).tolist(), strict=True))
     return fuse(index, query, top_k, cosines, [d for d, _ in by_cosine], by_bm25, params)
 
 
@@ -142,38 +156,40 @@ def fuse(index: Index, query: str, top_k: int, cosines: Mapping[int, float] | No
     max_rrf = max([0.0, *rrf])
     normalise = score_key(max_rrf) != 0
     hints = file_hints(query)
-    cw, w_vector, w_keyword, w_recency = params.confidence_weight, params.w_vector, params.w_keyword, params.w_recency
+    cw, w_vector, w_recency = params.confidence_weight, params.w_vector, params.w_recency
+    # `w_keyword * max(0.0, 1.0 - dist / 5.0)` for the two distances the keyword test gives.
+    keyword_term = {dist: params.w_keyword * max(0.0, 1.0 - dist / 5.0) for dist in (0.0, 2.0)}
     markers, penalty = params.path_penalty_markers, params.path_penalty
     cos_list = [cosines[d] for d in candidates] if cosines is not None else [0.0] * len(candidates)
 
     chunks, lower_contents = index.chunks, index.lower_contents
     finals: list[float] = []
+    paths: list[str] = []
     for d, r, cos in zip(candidates, rrf, cos_list, strict=True):
         norm = r / max_rrf if normalise else 0.0
         vector_score = 1.0 - min(max((1.0 - cos) / 2.0, 0.0), 1.0)
-        path = chunks[d].file_path
+        chunk = chunks[d]
+        path = chunk.file_path
         # A BM25 candidate has a query token among its own tokens, and every token is a substring
         # of the ASCII-lowercased content: its distance is 0 without searching the text.
-        dist = 0.0 if d in frank else _keyword_distance(lower_contents[d], path, terms, hints)
-        keyword = max(0.0, 1.0 - dist / 5.0)
-        confidence = ((w_vector * vector_score) + (w_keyword * keyword)) + (w_recency * 0.0)
+        dist = 0.0 if d in frank else _keyword_distance(chunk.content, lower_contents, d, path, terms, hints)
+        confidence = ((w_vector * vector_score) + keyword_term[dist]) + (w_recency * 0.0)
         final = (cw * confidence) + ((1.0 - cw) * norm)
         if _penalised(path, markers):
             final *= penalty
         finals.append(final)
+        paths.append(path)
 
-    final_of = dict(zip(candidates, finals, strict=True))
-    ordered = [candidates[i] for i in top_by_key(np.array(finals), index.id_rank[candidates]).tolist()]
     kept: list[int] = []
     per_file: dict[str, int] = {}
-    for d in ordered:
+    for i in top_by_key(np.array(finals), index.id_rank[candidates]).tolist():
         if len(kept) >= top_k:
             break
-        path = index.chunks[d].file_path
+        path = paths[i]
         if per_file.get(path, 0) < params.max_chunks_per_file:
             per_file[path] = per_file.get(path, 0) + 1
-            kept.append(d)
-    return [SearchResult(i + 1, d, final_of[d]) for i, d in enumerate(kept)]
+            kept.append(i)
+    return [SearchResult(rank, candidates[i], finals[i]) for rank, i in enumerate(kept, 1)]
 
 
 def _distinct(items: Iterable[str]) -> Iterator[str]:
@@ -201,8 +217,10 @@ def expand_graph(index: Index, qvec: np.ndarray, results: list[SearchResult],
     out = list(results)
     for f in bonus_files:
         members = index.chunks_by_file[f]
-        cos = index.cosine.scores(qvec, members)
-        for j in top_by_key(cos, index.id_rank[members], 2).tolist():
+        # A file's chunks are consecutive in index order when it was built or loaded file by file.
+        rows = slice(members[0], members[-1] + 1) if members[-1] - members[0] + 1 == len(members) else members
+        cos = index.cosine.scores(qvec, rows)
+        for j in top_by_key(cos, index.id_rank[rows], 2).tolist():
             d = members[j]
             span = (f, chunks[d].start_line, chunks[d].end_line)
             if span in existing:

@@ -36,7 +36,6 @@ from cce_relevance.retrieval.indexed_file import IndexedFile
 from cce_relevance.retrieval.packs import REFERENCE_PACKS, PackSet
 from cce_relevance.retrieval.records import Progress, file_keys, indexed_files, opened_cache
 from cce_relevance.retrieval.term_counts import Postings, corpus_postings
-from cce_relevance.retrieval.tokens import ascii_lower
 from cce_relevance.retrieval.topk import id_ranks
 from cce_relevance.retrieval.vector import CosineIndex
 from cce_relevance.retrieval.walk import walk
@@ -83,8 +82,10 @@ class Index:
         return CosineIndex(self.matrix, self.id_rank)
 
     @cached_property
-    def lower_contents(self) -> list[str]:
-        return [ascii_lower(c.content) for c in self.chunks]
+    def lower_contents(self) -> LowerContents:
+        """Each chunk's ASCII-lowercased content, made when first read: hybrid's keyword test
+        reads a few dozen chunks per query, not the whole corpus."""
+        return LowerContents(self.chunks)
 
     @cached_property
     def chunks_by_file(self) -> dict[str, list[int]]:
@@ -105,6 +106,32 @@ class Index:
             self._bm25[key] = BM25([c.content for c in self.chunks], self.chunk_ids, *key) if p is None else \
                 BM25.from_postings(p.term_id, p.indptr, p.docs, p.tfs, p.doc_len, self.chunk_ids, *key)
         return self._bm25[key]
+
+
+class LowerContents:
+    """`ascii_lower` of the chunks' contents by chunk position, each made once, on first use; a
+    content that lowercasing leaves unchanged is given back itself (no copy is kept)."""
+
+    def __init__(self, chunks: Sequence[Chunk]) -> None:
+        self._chunks = chunks
+        self._made: dict[int, str] = {}
+
+    def __getitem__(self, position: int) -> str:
+        lower = self._made.get(position)
+        if lower is None:
+            content = self._chunks[position].content
+            lower = fast_ascii_lower(content)
+            self._made[position] = lower = content if lower == content else lower
+        return lower
+
+
+def fast_ascii_lower(text: str) -> str:
+    """`tokens.ascii_lower`, without its per-character translation of non-ASCII text (which costs
+    about 30 ns a character): `bytes.lower` folds only A–Z, and UTF-8 with surrogates passed
+    through gives back every string it encodes."""
+    if text.isascii():
+        return text.lower()
+    return text.encode("utf-8", "surrogatepass").lower().decode("utf-8", "surrogatepass")
 
 
 @dataclass(frozen=True)

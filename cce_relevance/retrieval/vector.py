@@ -32,10 +32,15 @@ _SAFE_MIN = 1e-18
 _SAMPLE_STRIDE = 32  # the m-th best of every 32nd approximation bounds the m-th best from below
 
 
-def cosine_all(query: np.ndarray, matrix: np.ndarray, rows: Sequence[int] | None = None) -> np.ndarray:
+def cosine_all(query: np.ndarray, matrix: np.ndarray, rows: Sequence[int] | slice | None = None) -> np.ndarray:
     """Sequential-order dot products of `query` with every row of `matrix`, or with the given
-    `rows` only (exact, see above); only the query's non-zero columns are read."""
-    n_rows = matrix.shape[0] if rows is None else len(rows)
+    `rows` only (exact, see above); only the query's non-zero columns are read. A slice of rows
+    (a file's chunks are consecutive) reads each column as one view instead of gathering it."""
+    if rows is None:
+        rows = slice(None)
+    elif not isinstance(rows, slice):
+        rows = np.asarray(rows, dtype=np.intp)
+    n_rows = len(range(*rows.indices(matrix.shape[0]))) if isinstance(rows, slice) else rows.shape[0]
     scores = np.zeros(n_rows, dtype=np.float64)
     if query.size == 0 or n_rows == 0:
         return scores
@@ -43,8 +48,7 @@ def cosine_all(query: np.ndarray, matrix: np.ndarray, rows: Sequence[int] | None
     products = np.empty(n_rows, dtype=np.float64)
     with np.errstate(over="ignore", invalid="ignore"):  # overflow to inf, inf - inf: IEEE, like the reference
         for i in np.flatnonzero(query[:width]):
-            column = matrix[:, i] if rows is None else matrix[rows, i]
-            np.multiply(column, query[i], out=products)
+            np.multiply(matrix[rows, i], query[i], out=products)
             np.add(scores, products, out=scores)
     return scores
 
@@ -71,8 +75,8 @@ class CosineIndex:
             # Rounding in the sum of squares is far below the 1e-9 margin added here.
             self._max_row_norm = math.sqrt(float(squares.max())) * (1.0 + 1e-9)
 
-    def scores(self, query: np.ndarray, rows: Sequence[int] | None = None) -> np.ndarray:
-        """Exact cosines with every chunk, or with `rows` only."""
+    def scores(self, query: np.ndarray, rows: Sequence[int] | slice | None = None) -> np.ndarray:
+        """Exact cosines with every chunk, or with `rows` only (positions, or a slice of them)."""
         return cosine_all(query, self.matrix, rows)
 
     def top(self, query: np.ndarray, limit: int | None = None) -> list[tuple[int, float]]:
@@ -86,9 +90,10 @@ class CosineIndex:
             rows = self._near_the_top(query, m)
             exact = self.scores(query, rows)
             order = top_by_key(exact, self.id_rank[rows], m)
-            return [(int(rows[j]), float(exact[j])) for j in order]
+            return list(zip(rows[order].tolist(), exact[order].tolist(), strict=True))
         exact = self.scores(query)
-        return [(int(d), float(exact[d])) for d in top_by_key(exact, self.id_rank, m)]
+        order = top_by_key(exact, self.id_rank, m)
+        return list(zip(order.tolist(), exact[order].tolist(), strict=True))
 
     def _approximable(self, query: np.ndarray) -> bool:
         return (self._approximate is not None and query.ndim == 1 and query.size > 0
@@ -112,9 +117,12 @@ class CosineIndex:
         n = nonzero.shape[0]
         matrix = self._approximate
         assert matrix is not None
-        approx = np.zeros(matrix.shape[0], dtype=np.float32)
+        if n == 0:
+            approx = np.zeros(matrix.shape[0], dtype=np.float32)
+        else:  # the first product is the first partial sum (0 + p is p, up to the sign of a zero)
+            approx = matrix[:, nonzero[0]] * np.float32(query[nonzero[0]])
         products = np.empty(matrix.shape[0], dtype=np.float32)
-        for i in nonzero:
+        for i in nonzero[1:]:
             np.multiply(matrix[:, i], np.float32(query[i]), out=products)
             np.add(approx, products, out=approx)
         bound = math.sqrt(float(np.dot(query, query))) * (1.0 + 1e-9) * self._max_row_norm

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -77,16 +79,79 @@ def test_interval_algebra_matches_explicit_sets(xs, ys) -> None:
 _CHUNK_TEXT = st.text(alphabet="ab é\r\n\t", max_size=40)
 
 
-@given(st.lists(st.tuples(st.integers(1, 12), _CHUNK_TEXT), max_size=8))
-def test_line_weights_are_the_first_covering_chunks_line_weights(chunks) -> None:
-    """The plain definition — every chunk's lines in index order, the first weight of a line
-    wins — for chunks in any order (pre-order lets most of them be skipped)."""
-    made = [Chunk(f"id{i}", "f.py", start, start + text.count("\n"), "t", "k", "python", text, 1)
-            for i, (start, text) in enumerate(chunks)]
+def plain_line_weights(chunks: list[Chunk]) -> dict[int, int]:
+    """The definition: every chunk's lines in index order, the first weight of a line wins."""
     expected: dict[int, int] = {}
-    for c in made:
+    for c in chunks:
         for i, line in enumerate(rust_lines(c.content)):
             expected.setdefault(c.start_line + i, estimate_tokens(line))
+    return expected
+
+
+@given(st.lists(st.tuples(st.integers(1, 12), _CHUNK_TEXT), max_size=8))
+def test_line_weights_are_the_first_covering_chunks_line_weights(chunks) -> None:
+    """The plain definition for chunks in any order (pre-order lets most of them be skipped)."""
+    made = [Chunk(f"id{i}", "f.py", start, start + text.count("\n"), "t", "k", "python", text, 1)
+            for i, (start, text) in enumerate(chunks)]
+    expected = plain_line_weights(made)
     weights = LineWeights(made)
     for n in range(0, 30):
         assert weights.mass({"f.py": [(n, n)]}) == expected.get(n, 1), n
+
+
+# Long lines (weights above the floor), CRs before and away from LFs, 2-, 3- and 4-byte UTF-8,
+# a lone surrogate (weighed by its surrogatepass length, as `estimate_tokens` does).
+_LINE = st.lists(st.sampled_from(["a", "bcdefgh", "\r", "\n", "\r\n", "é", "日本", "😀", "\ud800", " "]),
+                 max_size=30).map("".join)
+
+
+@st.composite
+def nested_chunks(draw) -> list[Chunk]:
+    """Chunks as a parser makes them — outer first, first lines ascending, nested ones inside
+    their parent's lines — with now and then one out of order."""
+    made: list[Chunk] = []
+    for i in range(draw(st.integers(0, 10))):
+        previous = made[-1].start_line if made and draw(st.booleans()) else 1
+        start = draw(st.integers(previous, previous + 6)) if draw(st.integers(0, 9)) else draw(st.integers(1, 20))
+        text = "\n".join(draw(st.lists(_LINE, min_size=1, max_size=6)))
+        if draw(st.booleans()):
+            text += "\n"
+        made.append(Chunk(f"id{i}", "f.py", start, start + text.count("\n"), "t", "k", "python", text, 1))
+    return made
+
+
+@given(nested_chunks(), st.lists(st.tuples(st.integers(0, 60), st.integers(0, 8)), max_size=6))
+def test_line_weights_and_masses_match_the_definition(made, ranges) -> None:
+    expected = plain_line_weights(made)
+    weights = LineWeights(made)
+    for n in range(0, 70):
+        assert weights.mass({"f.py": [(n, n)]}) == expected.get(n, 1), n
+    spans = merge(("f.py", lo, lo + width) for lo, width in ranges)
+    lines = {n for lo, hi in spans.get("f.py", []) for n in range(lo, hi + 1)}
+    assert weights.mass(spans) == sum(expected.get(n, 1) for n in lines)
+
+
+def test_a_cr_is_dropped_only_before_an_lf() -> None:
+    # 8 bytes weigh 2, 7 weigh 1: the final line keeps its CR, a terminated one loses it.
+    made = [Chunk("a", "f.py", 1, 2, "t", "k", "python", "abcdefg\r\nabcdefg\r", 1),
+            Chunk("b", "f.py", 3, 4, "t", "k", "python", "abcdefg\r\n\r\n", 1),
+            Chunk("c", "f.py", 2, 5, "t", "k", "python", "x\n" * 3 + "abcdefgh\r", 1)]
+    weights = LineWeights(made)
+    assert [weights.mass({"f.py": [(n, n)]}) for n in range(1, 7)] == [1, 2, 1, 1, 2, 1]
+    assert plain_line_weights(made) == {1: 1, 2: 2, 3: 1, 4: 1, 5: 2}
+
+
+def test_line_weights_of_real_files_match_the_definition() -> None:
+    """Every line of this package's own files, as the chunker cuts them."""
+    package = Path(__file__).resolve().parents[2] / "cce_relevance"
+    files = sorted(package.rglob("*.py"))
+    assert len(files) > 50
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        chunks = chunk_file(path.name, text).chunks
+        expected = plain_line_weights(chunks)
+        weights = LineWeights(chunks)
+        last = text.count("\n") + 2
+        assert [weights.mass({path.name: [(n, n)]}) for n in range(0, last)] == \
+            [expected.get(n, 1) for n in range(0, last)], path
+        assert weights.mass({path.name: [(1, last)]}) == sum(expected.get(n, 1) for n in range(1, last + 1))

@@ -23,16 +23,18 @@ import sysconfig
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from cce_relevance.config import REFERENCE_PARAMS, RankingParams
 from cce_relevance.retrieval.backends import builtin_backend
 from cce_relevance.retrieval.bm25 import BM25
 from cce_relevance.retrieval.embed import hash_embed
 from cce_relevance.retrieval.hybrid import bm25_only_search, hybrid_search, vector_search
-from cce_relevance.retrieval.index import Index, build_index
-from cce_relevance.retrieval.tokens import tokenize, unique_tokens
+from cce_relevance.retrieval.index import Index, build_index, fast_ascii_lower, index_from_parts
+from cce_relevance.retrieval.tokens import ascii_lower, tokenize, unique_tokens
 
-from .corpora import DOCS_CORPUS, SAMPLES
+from .corpora import DOCS_CORPUS, SAMPLES, build
 from .reference_ranking import ReferenceRanker
 from .test_term_counts import assert_same_bm25
 
@@ -193,3 +195,60 @@ def test_stdlib_slice_large_k_and_ties(stdlib_index):
     # k beyond the float32 path's range, and queries whose candidates tie massively.
     queries = ["self", "return", "the", "if", "none", "???", "import os", "def __init__ self"]
     assert_same_rankings(stdlib_index, queries, ks=(200, 1000, 5000))
+
+
+# ---------------------------------------------------------------- the query side's shortcuts
+
+
+@given(st.text(alphabet=st.characters(codec=None, min_codepoint=0, max_codepoint=0x10FFFF), max_size=60)
+       | st.text(alphabet="AZaz_09 \u0130\u212a\u017f\u00c9\ud800\udfff\U0001f600", max_size=60))
+def test_fast_ascii_lower_is_ascii_lower(text):
+    """Lowercasing through UTF-8 bytes folds A–Z only, like `ascii_lower` (not `İ`, the Kelvin sign,
+    `ſ`, `É`), and keeps lone surrogates."""
+    assert fast_ascii_lower(text) == ascii_lower(text)
+
+
+def test_lazy_lowercased_contents_are_ascii_lower(own_source_index):
+    """Hybrid's keyword test reads `Index.lower_contents` lazily; every entry is `ascii_lower` of
+    the content, and an unchanged content is handed back as itself."""
+    index = own_source_index
+    lower = index.lower_contents
+    for d in [*range(0, len(index.chunks), 7), len(index.chunks) - 1, 0]:
+        content = index.chunks[d].content
+        assert lower[d] == ascii_lower(content)
+        assert (lower[d] is content) == (ascii_lower(content) == content)
+    assert index.lower_contents is lower
+
+
+def test_keyword_test_finds_tokens_only_in_uppercase_text():
+    """Vector-only candidates whose query token appears only as `LOADER`/`Loader` (the plain
+    search fails, the lowercased one finds it), beside ones that lack it, against the reference."""
+    files = {
+        f"m{i}.py": f"def f{i}():\n    return {'LOADER' if i % 3 == 0 else 'Loader' if i % 3 == 1 else 'other'}_x{i} + cfg\n"
+        for i in range(30)
+    }
+    files["z.py"] = "def loaderish():\n    return cfg\n"
+    index = build(files)
+    queries = ["loader cfg", "cfg", "loader", "Loader x1", "return cfg", "z.py loader", "x7 cfg loader"]
+    assert assert_same_rankings(index, queries, ks=(1, 3, 5, 10, 40)) == 3 * len(queries)
+
+
+def test_graph_expansion_over_files_whose_chunks_are_not_consecutive(stdlib_index):
+    """Graph expansion reads a file's chunks as one slice when they are consecutive in index order
+    (every built index); an index whose files' chunks interleave takes the gathering path."""
+    base = stdlib_index
+    by_file = base.chunks_by_file
+    files = sorted(by_file)
+    # Interleave the chunks of neighbouring files: a, b, a, b, ... (each file's own order kept).
+    order: list[int] = []
+    for left, right in zip(files[0::2], files[1::2], strict=False):
+        a, b = by_file[left], by_file[right]
+        for i in range(max(len(a), len(b))):
+            order.extend(x[i] for x in (a, b) if i < len(x))
+    if len(files) % 2:
+        order.extend(by_file[files[-1]])
+    chunks = [base.chunks[d] for d in order]
+    index = index_from_parts(chunks, base.file_imports, base.file_tokens, base.embedder)
+    assert any(m[-1] - m[0] + 1 != len(m) for m in index.chunks_by_file.values())
+    queries = corpus_queries(index, seed=5, n_derived=60, n_mixes=20)
+    assert assert_same_rankings(index, queries, ks=(10, 3, 20)) >= 200

@@ -8,14 +8,17 @@ among the tokens involved, so a cosine is just shared-token counts over the two 
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cce_relevance.reporting.numbers import format6
 from cce_relevance.retrieval.backends import builtin_backend
 from cce_relevance.retrieval.embed import hash_embed
-from cce_relevance.retrieval.graph import ImportGraph, file_stem
+from cce_relevance.retrieval.graph import ImportGraph, file_stem, suffix_matches
 from cce_relevance.retrieval.hybrid import SearchResult, expand_graph, hybrid_search
 
 from .corpora import buckets_distinct, build, hit_rows, opposite_sign_pair, ref_tokenize, rows
@@ -292,3 +295,68 @@ def test_corpus_a_graph_adds_nothing():
     assert idx.graph.neighbors("payments.py") == ["auth.py"]
     res = hybrid_search(idx, hash_embed("where is the password hashed"), "where is the password hashed", 3)
     assert len(res) == 2
+
+
+# ---------------------------------------------------------------- resolution against the plain definition
+
+
+def reference_neighbors(file_imports, files) -> dict[str, list[str]]:
+    """§11.11 as plainly as possible (the implementation before suffix lookups were indexed):
+    stem match first, else the first file in order that ends with `module.py` or `module.js`."""
+    files = list(files)
+
+    def resolve(module):
+        by_stem = next((f for f in files if file_stem(f) == module), None)
+        if by_stem:
+            return by_stem
+        return next((f for f in files if f.endswith(module + ".py") or f.endswith(module + ".js")), None)
+
+    linked: dict[str, set[str]] = {}
+    for source in sorted(file_imports):
+        for module in file_imports[source]:
+            target = resolve(module)
+            if target is not None and target != source:
+                linked.setdefault(source, set()).add(target)
+                linked.setdefault(target, set()).add(source)
+    return {f: sorted(others) for f, others in linked.items()}
+
+
+def _assert_same_graph(file_imports, files):
+    graph = ImportGraph(file_imports, files)
+    want = reference_neighbors(file_imports, files)
+    for f in sorted({*files, *file_imports, *want}):
+        assert graph.neighbors(f) == want.get(f, []), f
+
+
+_PIECES = st.sampled_from(["a", "b", "ab", ".", "/", "py", "js", ".py", ".js", "_", "x.y", "", "é"])
+_NAMES = st.lists(_PIECES, max_size=6).map("".join)
+
+
+@settings(max_examples=400)
+@given(st.lists(_NAMES, max_size=12, unique=True), st.data())
+def test_resolution_matches_the_plain_definition(files, data):
+    files = sorted(files)  # the index passes its files sorted; order is what "first" means
+    sources = data.draw(st.lists(st.sampled_from(files), unique=True)) if files else []
+    file_imports = {s: data.draw(st.lists(_NAMES, max_size=5)) for s in sources}
+    _assert_same_graph(file_imports, files)
+    _assert_same_graph(file_imports, list(reversed(files)))  # any order: the first in it wins
+
+
+def test_suffix_matches_pick_the_first_file_of_either_extension():
+    files = ["b/xclient.js", "c/client.py", "d/a/b.py"]
+    assert suffix_matches(["ient", "client", "a/b", "b", "nothing", "/b"], files) == {
+        "ient": "b/xclient.js", "client": "b/xclient.js", "a/b": "d/a/b.py", "b": "d/a/b.py", "/b": "d/a/b.py"}
+
+
+def test_real_corpus_graph_matches_the_plain_definition():
+    """This package's own imports (stems, dotted modules and misses) over its own file list."""
+    from cce_relevance.retrieval.index import build_index
+
+    root = Path(__file__).resolve().parents[2] / "cce_relevance"
+    index = build_index(root)
+    assert sum(len(v) for v in index.file_imports.values()) > 100
+    files = sorted(index.chunks_by_file)
+    _assert_same_graph(index.file_imports, files)
+    # and with every import also spelled as a path suffix (`retrieval/graph`, `graph.py`)
+    spelled = {src: [*mods, *(m.replace(".", "/") for m in mods)] for src, mods in index.file_imports.items()}
+    _assert_same_graph(spelled, files)

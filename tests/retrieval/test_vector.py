@@ -66,6 +66,28 @@ def test_cosine_all_equals_left_to_right_loop_sparse(q, m):
         assert _same(float(got[r]), ref_cosine(q, m[r]))
 
 
+
+@settings(max_examples=200, deadline=None)
+@given(
+    q=hnp.arrays(np.float64, st.integers(0, 30), elements=_SPARSE),
+    m=hnp.arrays(np.float64, st.tuples(st.integers(0, 8), st.integers(0, 30)), elements=_SPARSE),
+    data=st.data(),
+)
+def test_cosine_all_of_some_rows_is_those_rows_of_all(q, m, data):
+    """Rows as positions (a list, in any order, repeats allowed) or as a slice (a file's
+    consecutive chunks) give the same doubles as scoring every row."""
+    n = m.shape[0]
+    positions = data.draw(st.lists(st.integers(0, n - 1), max_size=10)) if n else []
+    start = data.draw(st.integers(0, n))
+    stop = data.draw(st.integers(start, n))
+    with np.errstate(all="ignore"):
+        every = cosine_all(q, m)
+        by_position = cosine_all(q, m, positions)
+        by_slice = cosine_all(q, m, slice(start, stop))
+    assert [_bits(x) for x in by_position.tolist()] == [_bits(x) for x in every[positions].tolist()]
+    assert [_bits(x) for x in by_slice.tolist()] == [_bits(x) for x in every[start:stop].tolist()]
+
+
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.text(alphabet="abcxyz _.", max_size=40), min_size=1, max_size=6),
        st.text("abcxyz ", max_size=30))
