@@ -105,11 +105,12 @@ def _near_the_top(y: np.ndarray, m: int) -> np.ndarray | None:
     so the m-th largest key is at least round(t), and every entry of the first m has a key at
     least round(t), hence a product at least round(t) - 0.5 >= t - 1 (rounding moves a value by
     at most 0.5 below 2**52). Keeping products >= t - 2 (exact there) keeps all of them. NaN
-    (whose key is 0) sorts as the largest in a partition and is never >= anything, so it is only
-    tolerated when t >= 0.5, where a key of 0 cannot reach the first m.
+    (whose key is 0) sorts as the largest in a partition, so a sample holding one has no such t
+    (its m-th largest could be a NaN's neighbour above every real value); NaN elsewhere is never
+    >= anything, so it is only tolerated when t >= 0.5, where a key of 0 cannot reach the first m.
     """
     sample = y[::_SAMPLE_STRIDE]
-    if sample.shape[0] < 4 * m:
+    if sample.shape[0] < 4 * m or np.isnan(sample).any():
         return None
     t = np.partition(sample, sample.shape[0] - m)[sample.shape[0] - m]
     if not -4503599627370496.0 < t < 4503599627370496.0:  # ±2**52; False for NaN and ±inf

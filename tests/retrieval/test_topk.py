@@ -105,3 +105,16 @@ def test_an_unsampled_entry_sharing_the_boundary_key_is_found():
     assert score_key(scores[0]) == score_key(scores[1]) == 1000
     assert top_by_key(scores, id_ranks(ids), 1).tolist() == [1]
     assert top_by_key(scores, id_ranks(ids), 2).tolist() == [1, 0]
+
+
+@pytest.mark.parametrize("nans_in_sample", [1, 2, 4, 7])
+def test_nan_in_the_sample_does_not_raise_the_threshold(nans_in_sample):
+    # NaN sorts above every number in a partition: with k NaNs in the sample, the sample's m-th
+    # largest is the (m - k)-th largest real value, too high to guarantee m entries above it.
+    scores = np.zeros(1280)
+    scores[::32] = np.arange(40) * 10e-6
+    scores[0:32 * nans_in_sample:32] = math.nan
+    ids = [f"{i:05d}" for i in range(1280)]
+    for limit in (1, 5, 9):
+        want = _reference_order(scores.tolist(), ids)[:limit]
+        assert top_by_key(scores, id_ranks(ids), limit).tolist() == want
