@@ -26,7 +26,7 @@ import numpy as np
 
 from cce_relevance.config import REFERENCE_PARAMS
 from cce_relevance.retrieval.tokens import tokenize
-from cce_relevance.retrieval.topk import id_ranks, top_by_key
+from cce_relevance.retrieval.topk import PrefixMemo, id_ranks, top_by_key
 
 
 @dataclass(frozen=True)
@@ -94,6 +94,7 @@ class BM25:
         else:
             self._length_norm = np.zeros(self.n_docs, dtype=np.float64)
         self._weights: dict[str, np.ndarray] = {}
+        self._rankings = PrefixMemo()
 
     def _posting(self, term: str) -> slice | None:
         """Where `term`'s documents and counts are in `_docs` and `_freqs`; None if it occurs nowhere."""
@@ -137,6 +138,11 @@ class BM25:
 
     def rank(self, terms: Sequence[str], limit: int | None = None) -> list[Scored]:
         """The first `limit` (default: all) positive-key documents by (score key desc, chunk id asc)."""
+        if limit is None:
+            return self._rank(terms, None)
+        return self._rankings.ranking(tuple(terms), max(limit, 0), lambda depth: self._rank(terms, depth))
+
+    def _rank(self, terms: Sequence[str], limit: int | None) -> list[Scored]:
         docs, scores = self.matched(terms)
         ranks = self.id_rank if docs is None else self.id_rank[docs]
         order = top_by_key(scores, ranks, limit, positive_only=True)

@@ -38,6 +38,7 @@ def fingerprint_path(store_path: str) -> str:
 
 def _embed_dim(index: Index) -> int:
     """The vector width: observed from the first non-empty embedding (Ollama's depends on the model)."""
+    index.attach_embeddings()
     return next((int(c.embedding.shape[0]) for c in index.chunks if c.embedding is not None and c.embedding.size), 0)
 
 

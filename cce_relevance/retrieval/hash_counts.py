@@ -11,7 +11,7 @@ the same runs of `[a-z0-9_]` as the text has tokens (every byte of a non-ASCII c
 >= 0x80, never a word byte), and the tokenizer lowercases ASCII only, as `bytes.lower` does.
 
 What is kept per chunk are the integer bucket counts (sparse: bucket, count), which is also
-what the index cache stores. `embedding_matrix` turns them into the unit vectors. The counts
+what the index cache stores. `HashEmbeddings` turns them into the unit vectors. The counts
 are small integers, so the sum of their squares is exact in any order (below 2**53; a chunk
 has at most one token per two bytes and files are at most MAX_FILE_SIZE bytes), its square
 root is the one IEEE square root, and each component is divided by it as `hash_embed` does.
@@ -177,16 +177,50 @@ def _count(codes: np.ndarray, first: np.ndarray, stop: np.ndarray) -> BucketCoun
     return BucketCounts(np.concatenate(lengths).astype(np.int64), np.concatenate(buckets), np.concatenate(counts))
 
 
-def embedding_matrix(parts: Sequence[BucketCounts]) -> np.ndarray:
-    """One unit-norm row per chunk (all zeros without tokens), float64, column-major (cosine
-    ranking reads one component of every chunk at a time)."""
-    lengths = np.concatenate([p.lengths for p in parts]) if parts else np.zeros(0, np.int64)
-    buckets = np.concatenate([p.buckets for p in parts]) if parts else np.zeros(0, np.uint8)
-    values = np.concatenate([p.counts for p in parts]).astype(np.float64) if parts else np.zeros(0)
-    n = lengths.shape[0]
-    rows = np.repeat(np.arange(n), lengths)
-    norms = np.sqrt(np.bincount(rows, weights=values * values, minlength=n))
-    matrix = np.zeros((n, EMBED_DIM), dtype=np.float64, order="F")
-    by_column = matrix.T.reshape(-1)  # a view: the transpose of a column-major matrix is row-major
-    by_column[buckets.astype(np.int64) * n + rows] = values / norms[rows]
-    return matrix
+@dataclass(frozen=True)
+class HashEmbeddings:
+    """The hash embeddings of a corpus's chunks, kept sparse: entry j is `values[j]` at row
+    `rows[j]`, component `buckets[j]`; row r's entries are `offsets[r]:offsets[r + 1]`. Each value
+    is the bucket count divided by the row's norm, the same double `hash_embed` makes, so a dense
+    matrix, its float32 copy or a few rows of it are made exactly from these entries — and a
+    corpus need not hold a 147 MB float64 matrix to be ranked (retrieval/vector.py)."""
+
+    rows: np.ndarray  # int64
+    buckets: np.ndarray  # int64
+    values: np.ndarray  # float64
+    offsets: np.ndarray  # int64, one more than rows
+
+    @classmethod
+    def of(cls, parts: Sequence[BucketCounts]) -> HashEmbeddings:
+        lengths = np.concatenate([p.lengths for p in parts]) if parts else np.zeros(0, np.int64)
+        buckets = np.concatenate([p.buckets for p in parts]).astype(np.int64) if parts else np.zeros(0, np.int64)
+        values = np.concatenate([p.counts for p in parts]).astype(np.float64) if parts else np.zeros(0)
+        n = lengths.shape[0]
+        rows = np.repeat(np.arange(n), lengths)
+        norms = np.sqrt(np.bincount(rows, weights=values * values, minlength=n))
+        offsets = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        return cls(rows, buckets, values / norms[rows], offsets)
+
+    @property
+    def n_rows(self) -> int:
+        return self.offsets.shape[0] - 1
+
+    def dense(self, dtype: type[np.floating]) -> np.ndarray:
+        """Every row, column-major, in `dtype` (float32: each double rounded to nearest)."""
+        n = self.n_rows
+        matrix = np.zeros((n, EMBED_DIM), dtype=dtype, order="F")
+        by_column = matrix.T.reshape(-1)  # a view: the transpose of a column-major matrix is row-major
+        by_column[self.buckets * n + self.rows] = self.values
+        return matrix
+
+    def block(self, rows: np.ndarray) -> np.ndarray:
+        """Rows `rows` (positions) of the float64 matrix, in that order, as a small dense array."""
+        lengths = self.offsets[rows + 1] - self.offsets[rows]
+        total = int(lengths.sum())
+        block = np.zeros((rows.shape[0], EMBED_DIM), dtype=np.float64)
+        if total:
+            ends = np.cumsum(lengths)
+            entries = np.arange(total) + np.repeat(self.offsets[rows] - (ends - lengths), lengths)
+            block[np.repeat(np.arange(rows.shape[0]), lengths), self.buckets[entries]] = self.values[entries]
+        return block

@@ -30,7 +30,7 @@ from cce_relevance.retrieval.corpus_record import (
 from cce_relevance.retrieval.corpus_splice import splice
 from cce_relevance.retrieval.embed import HASH_DOCUMENTS, HASH_EMBEDDER, DocumentEmbedder
 from cce_relevance.retrieval.graph import ImportGraph
-from cce_relevance.retrieval.hash_counts import embedding_matrix
+from cce_relevance.retrieval.hash_counts import HashEmbeddings
 from cce_relevance.retrieval.index_cache import IndexCache
 from cce_relevance.retrieval.indexed_file import IndexedFile
 from cce_relevance.retrieval.packs import REFERENCE_PACKS, PackSet
@@ -54,6 +54,11 @@ class Index:
     postings: Postings | None = field(default=None, repr=False, compare=False)
     """The chunks' BM25 postings when indexing counted terms (hash embedder); None otherwise
     (a loaded store, another embedder), and then BM25 tokenizes the contents itself."""
+    embeddings: HashEmbeddings | None = field(default=None, repr=False, compare=False)
+    """A hash-embedder build's embeddings, kept sparse: the chunks get theirs (`Chunk.embedding`,
+    rows of `matrix`) only when `attach_embeddings` or `matrix` is called — ranking never needs
+    the 147 MB float64 matrix of a large corpus (retrieval/vector.py). None otherwise: the
+    chunks hold their embeddings."""
     _bm25: dict[tuple[float, float], BM25] = field(default_factory=dict, repr=False)
 
     @cached_property
@@ -68,7 +73,13 @@ class Index:
     @cached_property
     def matrix(self) -> np.ndarray:
         """Embeddings as one row per chunk, zero-padded to a common width; column-major, because
-        cosine ranking reads it one component (column) at a time (retrieval/vector.py)."""
+        cosine ranking reads it one component (column) at a time (retrieval/vector.py). Made
+        from sparse hash embeddings, it gives each chunk its row as its embedding."""
+        if self.embeddings is not None:
+            matrix = self.embeddings.dense(np.float64)
+            for c, row in zip(self.chunks, matrix, strict=True):
+                c.embedding = row
+            return matrix
         width = max((c.embedding.shape[0] for c in self.chunks if c.embedding is not None), default=0)
         m = np.zeros((len(self.chunks), width), dtype=np.float64, order="F")
         for row, c in enumerate(self.chunks):
@@ -76,9 +87,15 @@ class Index:
                 m[row, : c.embedding.shape[0]] = c.embedding
         return m
 
+    def attach_embeddings(self) -> None:
+        """Give every chunk its embedding, for what reads `Chunk.embedding` (a store being written)."""
+        self.matrix  # noqa: B018 - made on first use, and it attaches the rows
+
     @cached_property
     def cosine(self) -> CosineIndex:
         """The embeddings prepared for exact top-k cosine ranking (retrieval/vector.py)."""
+        if self.embeddings is not None:
+            return CosineIndex.of_hash_embeddings(self.embeddings, self.id_rank, lambda: self.matrix)
         return CosineIndex(self.matrix, self.id_rank)
 
     @cached_property
@@ -239,8 +256,8 @@ def _assembled(files: list[tuple[str, str]], entries: list[IndexedFile], embedde
         return Index(chunks, file_imports, file_tokens, embedder.name, skipped)
     terms = [entry.terms for entry in entries if entry.terms is not None]
     postings = corpus_postings(terms) if len(terms) == len(entries) else None
-    index = Index(chunks, file_imports, file_tokens, embedder.name, skipped, postings)
-    return _with_matrix(index, embedding_matrix([entry.counts for entry in entries if entry.counts is not None]))
+    return Index(chunks, file_imports, file_tokens, embedder.name, skipped, postings,
+                 HashEmbeddings.of([entry.counts for entry in entries if entry.counts is not None]))
 
 
 def _decoded(data: bytes | None) -> CorpusArrays | None:
@@ -256,17 +273,9 @@ def _decoded(data: bytes | None) -> CorpusArrays | None:
 
 def _from_arrays(arrays: CorpusArrays, files: list[tuple[str, str]], skipped: int) -> Index:
     corpus = materialize(arrays, files)
-    index = Index(corpus.chunks, corpus.file_imports, corpus.file_tokens, HASH_EMBEDDER, skipped, arrays.postings)
+    index = Index(corpus.chunks, corpus.file_imports, corpus.file_tokens, HASH_EMBEDDER, skipped, arrays.postings,
+                  HashEmbeddings.of([corpus.counts]))
     index.id_rank = arrays.id_rank
-    return _with_matrix(index, embedding_matrix([corpus.counts]))
-
-
-def _with_matrix(index: Index, matrix: np.ndarray) -> Index:
-    """`index` holding the hash embeddings `matrix`: each chunk's embedding is a view of its row,
-    and the matrix is `Index.matrix` as that property would build it."""
-    for c, row in zip(index.chunks, matrix, strict=True):
-        c.embedding = row
-    index.matrix = matrix
     return index
 
 

@@ -39,6 +39,7 @@ import importlib.util
 import os
 import sqlite3
 import tempfile
+import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from functools import cache
@@ -75,28 +76,39 @@ def default_cache_dir() -> str | None:
 
 
 class IndexCache:
-    """An open cache database; every method degrades to "nothing cached" instead of raising."""
+    """An open cache; every method degrades to "nothing cached" instead of raising. The database
+    is connected on first use: a run that finds its whole corpus kept never opens it."""
 
     def __init__(self, directory: str, context: bytes) -> None:
         self._path = os.path.join(directory, DB_FILE)
         self._context = context
         self._db: sqlite3.Connection | None = None
+        self._unusable = False  # the database could not be opened, or failed mid-run
+        self._writers: list[threading.Thread] = []
         self._corpora = os.path.join(directory, CORPORA_DIR)
         os.makedirs(directory, exist_ok=True)
-        try:
-            self._db = self._connect()
-        except sqlite3.DatabaseError as exc:
-            if not _is_damage(exc):
-                raise
-            self._discard()
-            self._db = self._connect()
+
+    def _database(self) -> sqlite3.Connection | None:
+        """The connection, made on first use (a damaged file is replaced); None when unusable."""
+        if self._db is None and not self._unusable:
+            try:
+                try:
+                    self._db = self._connect()
+                except sqlite3.DatabaseError as exc:
+                    if not _is_damage(exc):
+                        raise
+                    self._discard()
+                    self._db = self._connect()
+            except (OSError, sqlite3.Error):
+                self._unusable = True
+        return self._db
 
     @classmethod
     def open(cls, directory: str, context: bytes) -> IndexCache | None:
         """The cache in `directory`, or None when it cannot be used there."""
         try:
             return cls(directory, context)
-        except (OSError, sqlite3.Error):
+        except OSError:
             return None
 
     def key(self, path: str, data: bytes) -> bytes:
@@ -148,7 +160,20 @@ class IndexCache:
         return record if hashlib.sha256(record).digest() == checksum else None
 
     def put_corpus(self, key: bytes, data: bytes) -> None:
-        """Store an assembled corpus (atomically), keeping the `_KEEP_CORPORA` most recently used."""
+        """Store an assembled corpus (atomically), keeping the `_KEEP_CORPORA` most recently used.
+
+        The writing runs in a thread — hashing and writing tens of megabytes release the GIL,
+        so it overlaps making the index's chunks and embedding matrix — and `close` waits for it.
+        """
+        writer = threading.Thread(target=self._write_corpus, args=(key, data), name="cce-relevance-corpus")
+        try:
+            writer.start()
+        except RuntimeError:  # no thread to be had: write it now
+            self._write_corpus(key, data)
+            return
+        self._writers.append(writer)
+
+    def _write_corpus(self, key: bytes, data: bytes) -> None:
         try:
             os.makedirs(self._corpora, exist_ok=True)
             fd, temporary = tempfile.mkstemp(dir=self._corpora, prefix=".tmp-")
@@ -175,20 +200,21 @@ class IndexCache:
     def get_many(self, keys: Sequence[bytes]) -> dict[bytes, bytes]:
         """The records found for `keys` whose checksum holds (a damaged one is simply absent)."""
         found: dict[bytes, bytes] = {}
-        if self._db is None:
+        db = self._database()
+        if db is None:
             return found
         try:
             for batch in _batches(keys):
                 marks = ",".join("?" * len(batch))
-                rows = self._db.execute(f"SELECT key, checksum, data FROM entries WHERE key IN ({marks})", batch)
+                rows = db.execute(f"SELECT key, checksum, data FROM entries WHERE key IN ({marks})", batch)
                 for key, checksum, data in rows:
                     if isinstance(data, bytes) and hashlib.sha256(data).digest() == checksum:
                         found[key] = data
             today = _today()
-            with _transaction(self._db):  # mark as used today, unless already marked (most runs write nothing)
+            with _transaction(db):  # mark as used today, unless already marked (most runs write nothing)
                 for batch in _batches(list(found)):
                     marks = ",".join("?" * len(batch))
-                    self._db.execute(f"UPDATE entries SET used = ? WHERE used < ? AND key IN ({marks})",
+                    db.execute(f"UPDATE entries SET used = ? WHERE used < ? AND key IN ({marks})",
                                      (today, today, *batch))
         except sqlite3.Error as exc:
             self._give_up(exc)
@@ -197,18 +223,23 @@ class IndexCache:
 
     def put_many(self, records: Mapping[bytes, bytes]) -> None:
         """Store `records` (key → bytes) in one transaction; failures leave the cache as it was."""
-        if self._db is None or not records:
+        db = self._database() if records else None
+        if db is None:
             return
         today = _today()
         rows = [(key, hashlib.sha256(data).digest(), data, today) for key, data in records.items()]
         try:
-            with _transaction(self._db):
-                self._db.executemany("INSERT OR REPLACE INTO entries (key, checksum, data, used) VALUES (?, ?, ?, ?)",
+            with _transaction(db):
+                db.executemany("INSERT OR REPLACE INTO entries (key, checksum, data, used) VALUES (?, ?, ?, ?)",
                                      rows)
         except sqlite3.Error as exc:
             self._give_up(exc)
 
     def close(self) -> None:
+        """Wait for corpus writes, then close the database."""
+        for writer in self._writers:
+            writer.join()
+        self._writers.clear()
         if self._db is not None:
             with contextlib.suppress(sqlite3.Error):
                 self._db.close()
@@ -229,6 +260,7 @@ class IndexCache:
     def _give_up(self, exc: sqlite3.Error) -> None:
         """A database error mid-run: this run goes on uncached; a damaged file is removed for the next."""
         self.close()
+        self._unusable = True
         if _is_damage(exc):
             self._discard()
 

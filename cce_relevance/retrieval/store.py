@@ -116,6 +116,7 @@ def _sorted_object(mapping: dict[str, Any], value_json) -> str:
 
 def dumps_store(index: Index) -> str:
     """The exact text of `index.json` for `index` (compact, keys in the reference's order)."""
+    index.attach_embeddings()
     chunks = ",".join(_chunk_json(c) for c in index.chunks)
     imports = _sorted_object(index.file_imports, lambda mods: "[" + ",".join(json_string(m) for m in mods) + "]")
     tokens = _sorted_object(index.file_tokens, str)

@@ -15,7 +15,7 @@ touching strings.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -133,3 +133,34 @@ def _first_m_unordered(pool: np.ndarray, pool_keys: np.ndarray, id_rank: np.ndar
         tied = tied[np.argpartition(id_rank[pool[tied]], need - 1)[:need]]
     chosen = np.concatenate((above, tied))
     return pool[chosen], pool_keys[chosen]
+
+
+class PrefixMemo:
+    """Recent rankings by query, each kept deep enough to answer shallower requests by prefix.
+
+    The harness runs every backend over the same queries, and hybrid asks BM25 and the cosine
+    index for the same query's ranking that the bm25 and vector backends asked for (deeper: its
+    candidate pool is k times the candidate multiplier). A ranking's first m entries are the
+    first m of any deeper ranking of the same scores — the order is total — so a ranking made
+    `depth` deep answers every request up to that depth; each is made at least MIN_DEPTH deep,
+    which costs no more (the selection passes over every score either way). At most `size`
+    queries are kept, the oldest dropped first.
+    """
+
+    MIN_DEPTH = 32
+
+    def __init__(self, size: int = 2048) -> None:
+        self._size = size
+        self._kept: dict[object, tuple[int, list]] = {}
+
+    def ranking(self, key: object, m: int, rank: Callable[[int], list]) -> list:
+        """The first `m` entries of the ranking `rank(depth)` makes for the query `key`."""
+        kept = self._kept.get(key)
+        if kept is None or kept[0] < m:
+            depth = max(m, self.MIN_DEPTH)
+            kept = (depth, rank(depth))
+            self._kept.pop(key, None)
+            if len(self._kept) >= self._size:
+                del self._kept[next(iter(self._kept))]
+            self._kept[key] = kept
+        return kept[1][:m]

@@ -17,11 +17,13 @@ cannot. The result is the exact ranking's first m entries, bit for bit.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from cce_relevance.retrieval.topk import top_by_key
+from cce_relevance.config import EMBED_DIM
+from cce_relevance.retrieval.hash_counts import HashEmbeddings
+from cce_relevance.retrieval.topk import PrefixMemo, top_by_key
 
 _F32_UNIT = 2.0**-24  # unit roundoff of float32
 _F64_UNIT = 2.0**-53
@@ -60,13 +62,16 @@ def _within_safe_range(values: np.ndarray) -> bool:
 
 
 class CosineIndex:
-    """The embedding matrix prepared for exact top-m cosine ranking (see the module docstring)."""
+    """The embedding matrix prepared for exact top-m cosine ranking (see the module docstring).
+
+    Over a dense matrix (a loaded store, another embedder), or over hash embeddings kept sparse
+    (`of_hash_embeddings`): then the float32 copy is made from the entries, the exact doubles of
+    the few rows that need them are made as a small block, and the float64 matrix is only asked
+    for when every row must be scored exactly (a small corpus, an unusual query)."""
 
     def __init__(self, matrix: np.ndarray, id_rank: np.ndarray) -> None:
-        self.matrix = matrix
-        self.id_rank = id_rank
-        self._approximate: np.ndarray | None = None
-        self._max_row_norm = 0.0
+        self._setup(matrix.shape[0], matrix.shape[1], id_rank)
+        self._matrix = matrix
         if matrix.size and all(_within_safe_range(matrix[:, i]) for i in range(matrix.shape[1])):
             self._approximate = np.asfortranarray(matrix, dtype=np.float32)
             squares = np.zeros(matrix.shape[0], dtype=np.float64)
@@ -75,14 +80,56 @@ class CosineIndex:
             # Rounding in the sum of squares is far below the 1e-9 margin added here.
             self._max_row_norm = math.sqrt(float(squares.max())) * (1.0 + 1e-9)
 
+    @classmethod
+    def of_hash_embeddings(cls, embeddings: HashEmbeddings, id_rank: np.ndarray,
+                           dense: Callable[[], np.ndarray]) -> CosineIndex:
+        """Over sparse hash embeddings; `dense()` gives their float64 matrix when it is needed."""
+        index = cls.__new__(cls)
+        index._setup(embeddings.n_rows, EMBED_DIM, id_rank)
+        index._sparse, index._dense = embeddings, dense
+        if index._n and _within_safe_range(embeddings.values):  # the matrix's non-zero values, every column
+            index._approximate = embeddings.dense(np.float32)
+            squares = np.bincount(embeddings.rows, weights=embeddings.values * embeddings.values,
+                                  minlength=index._n)
+            index._max_row_norm = math.sqrt(float(squares.max())) * (1.0 + 1e-9)
+        return index
+
+    def _setup(self, n: int, width: int, id_rank: np.ndarray) -> None:
+        self._n, self._width = n, width
+        self.id_rank = id_rank
+        self._matrix: np.ndarray | None = None
+        self._sparse: HashEmbeddings | None = None
+        self._dense: Callable[[], np.ndarray] | None = None
+        self._approximate: np.ndarray | None = None
+        self._max_row_norm = 0.0
+        self._rankings = PrefixMemo()
+
+    @property
+    def matrix(self) -> np.ndarray:
+        """The float64 matrix (made on first use over hash embeddings)."""
+        if self._matrix is None:
+            assert self._dense is not None
+            self._matrix = self._dense()
+        return self._matrix
+
     def scores(self, query: np.ndarray, rows: Sequence[int] | slice | None = None) -> np.ndarray:
         """Exact cosines with every chunk, or with `rows` only (positions, or a slice of them)."""
+        if rows is not None and self._sparse is not None and self._matrix is None:
+            positions = np.arange(*rows.indices(self._n)) if isinstance(rows, slice) else \
+                np.asarray(rows, dtype=np.int64)
+            return cosine_all(query, self._sparse.block(positions))  # the same rows, the same doubles
         return cosine_all(query, self.matrix, rows)
 
     def top(self, query: np.ndarray, limit: int | None = None) -> list[tuple[int, float]]:
         """The first `limit` (default: all) chunks by (cosine key desc, chunk id asc), zero and
         negative cosines included, as (chunk index, exact cosine) pairs."""
-        n = self.matrix.shape[0]
+        if limit is None:
+            return self._top(query, None)
+        key = (query.dtype.str, query.shape, query.tobytes())
+        return self._rankings.ranking(key, max(limit, 0), lambda depth: self._top(query, depth))
+
+    def _top(self, query: np.ndarray, limit: int | None) -> list[tuple[int, float]]:
+        n = self._n
         m = n if limit is None else min(max(limit, 0), n)
         if m == 0:
             return []
@@ -112,7 +159,7 @@ class CosineIndex:
         of the products x·1e6 (relative 2**-53, bounded via B = |q|·max|c|), and its a at least
         t - 2e - 1e-6 - 2**-50·B. Every row with a at or above that threshold is kept.
         """
-        width = min(query.shape[0], self.matrix.shape[1])
+        width = min(query.shape[0], self._width)
         nonzero = np.flatnonzero(query[:width])
         n = nonzero.shape[0]
         matrix = self._approximate

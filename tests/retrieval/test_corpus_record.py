@@ -22,7 +22,7 @@ from cce_relevance.retrieval.corpus_record import (
     materialize,
 )
 from cce_relevance.retrieval.index import Index, build_index
-from cce_relevance.retrieval.index_cache import _KEEP_CORPORA, CORPORA_DIR
+from cce_relevance.retrieval.index_cache import _KEEP_CORPORA, CORPORA_DIR, DB_FILE
 from cce_relevance.retrieval.indexed_file import index_file
 from cce_relevance.retrieval.packs import REFERENCE_PACKS
 from cce_relevance.retrieval.term_counts import corpus_postings
@@ -220,3 +220,12 @@ def test_temporary_files_of_runs_that_died_are_removed(tree, tmp_path):
     os.utime(old, (two_hours_ago, two_hours_ago))
     build_index(tree, cache=str(cache), workers=1)
     assert not old.exists() and recent.exists()
+
+
+def test_a_kept_corpus_is_read_without_opening_the_database(tree, tmp_path, assembled):
+    cache = tmp_path / "cache"
+    cold = build_index(tree, cache=str(cache), workers=1)
+    database = cache / DB_FILE
+    database.write_bytes(b"not a database")  # opening it would replace it
+    same_index(build_index(tree, cache=str(cache), workers=1), cold)
+    assert database.read_bytes() == b"not a database" and len(assembled) == 1

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from cce_relevance.retrieval.chunk import chunk_file
 from cce_relevance.retrieval.embed import hash_embed
-from cce_relevance.retrieval.hash_counts import chunk_counts, embedding_matrix
+from cce_relevance.retrieval.hash_counts import HashEmbeddings, chunk_counts
 from cce_relevance.retrieval.languages import EXTRA_PACKS
 from cce_relevance.retrieval.packs import PACKS, PackSet
 
@@ -26,7 +26,7 @@ ALL_PACKS = PackSet(PACKS + EXTRA_PACKS)
 
 def assert_rows_are_hash_embed(sources_and_spans: list[tuple[bytes, list[tuple[int, int]]]]) -> None:
     """Each span's matrix row has exactly the bytes of `hash_embed` of the span's decoded text."""
-    matrix = embedding_matrix([chunk_counts(source, spans) for source, spans in sources_and_spans])
+    matrix = HashEmbeddings.of([chunk_counts(source, spans) for source, spans in sources_and_spans]).dense(np.float64)
     expected = [hash_embed(source[s:e].decode("utf-8", "replace")) for source, spans in sources_and_spans
                 for s, e in spans]
     assert matrix.shape == (len(expected), 256)
@@ -75,7 +75,7 @@ def test_more_chunks_than_one_counting_block():
 
 def test_no_tokens_no_spans_and_empty_sources():
     assert_rows_are_hash_embed([(b"", [(0, 0)]), (b"... !!", [(0, 6), (2, 2)]), (b"abc", [])])
-    assert embedding_matrix([]).shape == (0, 256)
+    assert HashEmbeddings.of([]).dense(np.float64).shape == (0, 256)
 
 
 def test_opposite_signs_cancel_to_zero_components():
@@ -84,4 +84,4 @@ def test_opposite_signs_cancel_to_zero_components():
     a, b = opposite_sign_pair()
     source = f"{a} {b}".encode("ascii")
     assert_rows_are_hash_embed([(source, [(0, len(source))])])
-    assert not embedding_matrix([chunk_counts(source, [(0, len(source))])]).any()
+    assert not HashEmbeddings.of([chunk_counts(source, [(0, len(source))])]).dense(np.float64).any()

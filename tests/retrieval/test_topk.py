@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cce_relevance.numeric import I64_MAX, I64_MIN, score_key
-from cce_relevance.retrieval.topk import id_ranks, score_keys, top_by_key
+from cce_relevance.retrieval.topk import PrefixMemo, id_ranks, score_keys, top_by_key
 
 # Doubles whose product with 1e6 sits on or next to a rounding tie, at saturation, or special.
 _EDGES = [
@@ -118,3 +118,24 @@ def test_nan_in_the_sample_does_not_raise_the_threshold(nans_in_sample):
     for limit in (1, 5, 9):
         want = _reference_order(scores.tolist(), ids)[:limit]
         assert top_by_key(scores, id_ranks(ids), limit).tolist() == want
+
+
+@given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 80)), max_size=60), st.integers(1, 4))
+@settings(max_examples=200, deadline=None)
+def test_prefix_memo_answers_like_ranking_afresh(requests, size):
+    """Whatever the order and depth of requests, each answer is the ranking made for it alone."""
+    def ranking(query: int, depth: int) -> list[int]:
+        full = sorted(range(40 + 7 * query), key=lambda d: ((d * (query + 3)) % 17, d))  # a fixed total order
+        return full[:depth]
+
+    memo = PrefixMemo(size)
+    made: list[int] = []
+
+    def rank(query: int, depth: int) -> list[int]:
+        made.append(depth)
+        return ranking(query, depth)
+
+    for query, m in requests:
+        assert memo.ranking(query, m, lambda depth, q=query: rank(q, depth)) == ranking(query, m)
+    assert all(depth >= PrefixMemo.MIN_DEPTH for depth in made)
+    assert len(memo._kept) <= size

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import math
+import shutil
 import struct
+import sysconfig
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,6 +20,7 @@ from cce_relevance.reporting.numbers import format6
 from cce_relevance.retrieval.backends import builtin_backend
 from cce_relevance.retrieval.embed import hash_embed
 from cce_relevance.retrieval.hybrid import vector_search
+from cce_relevance.retrieval.index import build_index
 from cce_relevance.retrieval.topk import id_ranks
 from cce_relevance.retrieval.vector import CosineIndex, cosine_all
 
@@ -273,3 +278,44 @@ def test_top_of_a_zero_query_is_every_chunk_by_id():
     got = index.top(np.zeros(16), 7)
     assert [d for d, _ in got] == sorted(range(6000), key=lambda d: ids[d])[:7]
     assert all(s == 0.0 for _, s in got)
+
+
+# ---------------------------------------------------------------- sparse hash embeddings
+
+
+@pytest.fixture(scope="module")
+def stdlib_index():
+    """Two packages of the installed standard library, built with the hash embedder: large
+    enough (thousands of chunks) for the float32 selection."""
+    with tempfile.TemporaryDirectory() as scratch:
+        stdlib = Path(sysconfig.get_paths()["stdlib"])
+        for package in ("email", "json", "asyncio"):
+            shutil.copytree(stdlib / package, Path(scratch) / package, ignore=shutil.ignore_patterns("__pycache__"))
+        yield build_index(scratch, workers=1)
+
+
+def test_sparse_hash_embeddings_give_the_dense_matrix_its_float32_copy_and_its_rows(stdlib_index):
+    sparse = stdlib_index.embeddings
+    assert sparse is not None
+    dense = sparse.dense(np.float64)
+    assert dense.tobytes() == stdlib_index.matrix.tobytes() and dense.flags.f_contiguous
+    assert sparse.dense(np.float32).tobytes() == np.asfortranarray(dense, dtype=np.float32).tobytes()
+    rng = np.random.default_rng(3)
+    empty = np.flatnonzero(np.diff(sparse.offsets) == 0)
+    for picked in (rng.integers(0, sparse.n_rows, 300), np.arange(0), empty[:5], np.array([7, 7, 0])):
+        assert sparse.block(picked).tobytes() == np.ascontiguousarray(dense[picked]).tobytes()
+
+
+def test_cosine_over_sparse_hash_embeddings_equals_cosine_over_the_matrix(stdlib_index):
+    index = stdlib_index
+    sparse = CosineIndex.of_hash_embeddings(index.embeddings, index.id_rank, lambda: index.matrix)
+    dense = CosineIndex(index.matrix, index.id_rank)
+    assert sparse._approximate.tobytes() == dense._approximate.tobytes()
+    assert math.isclose(sparse._max_row_norm, dense._max_row_norm, rel_tol=1e-12)
+    texts = [c.content.split("\n", 1)[0][:80] for c in index.chunks[::97]] + ["", "zzzz", "def get", "import os"]
+    for text in texts:
+        q = hash_embed(text)
+        for limit in (1, 10, 30, 200, None):
+            assert [(d, _bits(s)) for d, s in sparse.top(q, limit)] == [(d, _bits(s)) for d, s in dense.top(q, limit)]
+        for rows_ in ([5, 3, 900, 3], slice(40, 90), None):
+            assert sparse.scores(q, rows_).tobytes() == dense.scores(q, rows_).tobytes()
