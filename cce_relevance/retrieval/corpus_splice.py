@@ -101,10 +101,10 @@ def _spliced_postings(old: Postings, chunk_map: np.ndarray, n_chunks: int, fresh
                       per_file: np.ndarray) -> Postings:
     """The old postings of the chunks kept (renumbered) merged with the fresh files' term counts."""
     stride = max(n_chunks, 1)
-    old_terms = np.repeat(np.arange(len(old.term_id), dtype=np.int64), np.diff(old.indptr))
+    old_terms = np.repeat(np.arange(len(old.term_id), dtype=np.int32), np.diff(old.indptr))
     renumbered = chunk_map[old.docs] if old.docs.size else np.zeros(0, np.int64)
     kept = renumbered >= 0
-    old_keys = old_terms[kept] * stride + renumbered[kept]
+    old_keys = old_terms[kept].astype(np.int64) * stride + renumbered[kept]
     old_tfs = old.tfs[kept]
     term_id = dict(old.term_id)
     first = np.concatenate(([0], np.cumsum(per_file)))
@@ -124,16 +124,19 @@ def _spliced_postings(old: Postings, chunk_map: np.ndarray, n_chunks: int, fresh
     if old_keys.size > 1 and not bool((old_keys[1:] > old_keys[:-1]).all()):
         raise ValueError("the old corpus's files are not in walk order")  # never: both walks sort paths
     at = np.searchsorted(old_keys, fresh_keys)
-    keys = np.insert(old_keys, at, fresh_keys)
+    docs = np.insert(renumbered[kept], at, fresh_keys % stride)
     tfs = np.insert(old_tfs, at, fresh_tfs)
-    terms, docs = keys // stride, keys % stride
-    per_term = np.bincount(terms, minlength=len(term_id))
+    # Entries per term: the old ones less those of chunks gone, plus the fresh ones.
+    per_term = np.bincount(fresh_keys // stride, minlength=len(term_id))
+    per_term[:len(old.term_id)] += np.diff(old.indptr) - np.bincount(old_terms[~kept], minlength=len(old.term_id))
     words = list(term_id)
-    if (per_term == 0).any():  # terms only the removed or changed files had
+    if (per_term == 0).any():  # terms only the removed or changed files had: no entries to move
         present = per_term > 0
-        terms = (np.cumsum(present) - 1)[terms]
         words = [w for w, keep in zip(words, present.tolist(), strict=True) if keep]
         per_term = per_term[present]
-    doc_len = np.bincount(docs, weights=tfs, minlength=n_chunks).astype(np.int64)  # exact: small integers
+    doc_len = np.zeros(n_chunks, dtype=np.int64)
+    moved = np.flatnonzero(chunk_map >= 0)
+    doc_len[chunk_map[moved]] = old.doc_len[moved]
+    doc_len += np.bincount(fresh_keys % stride, weights=fresh_tfs, minlength=n_chunks).astype(np.int64)  # exact
     return Postings(dict(zip(words, range(len(words)), strict=True)),
                     np.concatenate(([0], np.cumsum(per_term))).astype(np.int64), docs, tfs, doc_len)

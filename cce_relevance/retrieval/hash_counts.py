@@ -185,18 +185,18 @@ class HashEmbeddings:
     matrix, its float32 copy or a few rows of it are made exactly from these entries — and a
     corpus need not hold a 147 MB float64 matrix to be ranked (retrieval/vector.py)."""
 
-    rows: np.ndarray  # int64
-    buckets: np.ndarray  # int64
+    rows: np.ndarray  # int32 (a corpus has fewer than 2**31 chunks)
+    buckets: np.ndarray  # uint8 (EMBED_DIM components)
     values: np.ndarray  # float64
     offsets: np.ndarray  # int64, one more than rows
 
     @classmethod
     def of(cls, parts: Sequence[BucketCounts]) -> HashEmbeddings:
         lengths = np.concatenate([p.lengths for p in parts]) if parts else np.zeros(0, np.int64)
-        buckets = np.concatenate([p.buckets for p in parts]).astype(np.int64) if parts else np.zeros(0, np.int64)
+        buckets = np.concatenate([p.buckets for p in parts]).astype(np.uint8) if parts else np.zeros(0, np.uint8)
         values = np.concatenate([p.counts for p in parts]).astype(np.float64) if parts else np.zeros(0)
         n = lengths.shape[0]
-        rows = np.repeat(np.arange(n), lengths)
+        rows = np.repeat(np.arange(n, dtype=np.int32), lengths)
         norms = np.sqrt(np.bincount(rows, weights=values * values, minlength=n))
         offsets = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
@@ -211,7 +211,7 @@ class HashEmbeddings:
         n = self.n_rows
         matrix = np.zeros((n, EMBED_DIM), dtype=dtype, order="F")
         by_column = matrix.T.reshape(-1)  # a view: the transpose of a column-major matrix is row-major
-        by_column[self.buckets * n + self.rows] = self.values
+        by_column[self.buckets.astype(np.int64) * n + self.rows] = self.values
         return matrix
 
     def block(self, rows: np.ndarray) -> np.ndarray:
