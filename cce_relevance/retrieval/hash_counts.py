@@ -214,13 +214,17 @@ class HashEmbeddings:
         by_column[self.buckets.astype(np.int64) * n + self.rows] = self.values
         return matrix
 
-    def block(self, rows: np.ndarray) -> np.ndarray:
-        """Rows `rows` (positions) of the float64 matrix, in that order, as a small dense array."""
-        lengths = self.offsets[rows + 1] - self.offsets[rows]
-        total = int(lengths.sum())
-        block = np.zeros((rows.shape[0], EMBED_DIM), dtype=np.float64)
-        if total:
-            ends = np.cumsum(lengths)
-            entries = np.arange(total) + np.repeat(self.offsets[rows] - (ends - lengths), lengths)
-            block[np.repeat(np.arange(rows.shape[0]), lengths), self.buckets[entries]] = self.values[entries]
-        return block
+    def columns(self, rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
+        """The float64 matrix's entries at `rows` (positions, in that order) and `columns`
+        (ascending components), as a small dense array: what exact cosines of those rows read."""
+        where_column = np.full(EMBED_DIM, -1, dtype=np.int64)
+        where_column[columns] = np.arange(columns.shape[0])
+        starts = self.offsets[rows]
+        lengths = self.offsets[rows + 1] - starts
+        ends = np.cumsum(lengths)
+        entries = np.arange(int(ends[-1]) if ends.shape[0] else 0) + np.repeat(starts - (ends - lengths), lengths)
+        column = where_column[self.buckets[entries]]
+        wanted = np.flatnonzero(column >= 0)
+        out = np.zeros((rows.shape[0], columns.shape[0]), dtype=np.float64)
+        out[np.repeat(np.arange(rows.shape[0]), lengths)[wanted], column[wanted]] = self.values[entries[wanted]]
+        return out

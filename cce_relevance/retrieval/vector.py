@@ -117,7 +117,9 @@ class CosineIndex:
         if rows is not None and self._sparse is not None and self._matrix is None:
             positions = np.arange(*rows.indices(self._n)) if isinstance(rows, slice) else \
                 np.asarray(rows, dtype=np.int64)
-            return cosine_all(query, self._sparse.block(positions))  # the same rows, the same doubles
+            # Only the query's non-zero components are read, in order: the same products and sums.
+            read = np.flatnonzero(query[:self._width])
+            return cosine_all(query[read], self._sparse.columns(positions, read))
         return cosine_all(query, self.matrix, rows)
 
     def top(self, query: np.ndarray, limit: int | None = None) -> list[tuple[int, float]]:

@@ -303,7 +303,9 @@ def test_sparse_hash_embeddings_give_the_dense_matrix_its_float32_copy_and_its_r
     rng = np.random.default_rng(3)
     empty = np.flatnonzero(np.diff(sparse.offsets) == 0)
     for picked in (rng.integers(0, sparse.n_rows, 300), np.arange(0), empty[:5], np.array([7, 7, 0])):
-        assert sparse.block(picked).tobytes() == np.ascontiguousarray(dense[picked]).tobytes()
+        for columns in (np.arange(256), np.array([0, 3, 200, 255]), np.arange(0), np.unique(rng.integers(0, 256, 9))):
+            want = np.ascontiguousarray(dense[picked][:, columns])
+            assert sparse.columns(picked, columns).tobytes() == want.tobytes()
 
 
 def test_cosine_over_sparse_hash_embeddings_equals_cosine_over_the_matrix(stdlib_index):
