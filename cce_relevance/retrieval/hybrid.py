@@ -215,11 +215,16 @@ def expand_graph(index: Index, qvec: np.ndarray, results: list[SearchResult],
     existing = {(chunks[r.index].file_path, chunks[r.index].start_line, chunks[r.index].end_line)
                 for r in results}
     out = list(results)
-    for f in bonus_files:
-        members = index.chunks_by_file[f]
-        # A file's chunks are consecutive in index order when it was built or loaded file by file.
-        rows = slice(members[0], members[-1] + 1) if members[-1] - members[0] + 1 == len(members) else members
-        cos = index.cosine.scores(qvec, rows)
+    groups = [(f, index.chunks_by_file[f]) for f in bonus_files]
+    if not groups:
+        return [SearchResult(i + 1, r.index, r.score) for i, r in enumerate(out)]
+    # One exact scoring of every bonus file's chunks (a row's cosine does not depend on the others).
+    every = np.fromiter((d for _, members in groups for d in members), dtype=np.int64)
+    every_cos = index.cosine.scores(qvec, every)
+    start = 0
+    for f, members in groups:
+        rows, cos = every[start:start + len(members)], every_cos[start:start + len(members)]
+        start += len(members)
         for j in top_by_key(cos, index.id_rank[rows], 2).tolist():
             d = members[j]
             span = (f, chunks[d].start_line, chunks[d].end_line)
