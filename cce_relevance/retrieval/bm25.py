@@ -65,22 +65,24 @@ class BM25:
     @classmethod
     def from_postings(cls, term_id: dict[str, int], indptr: np.ndarray, docs: np.ndarray, tfs: np.ndarray,
                       doc_len: np.ndarray, chunk_ids: Sequence[str], k1: float = REFERENCE_PARAMS.bm25_k1,
-                      b: float = REFERENCE_PARAMS.bm25_b) -> BM25:
+                      b: float = REFERENCE_PARAMS.bm25_b, *, id_rank: np.ndarray | None = None) -> BM25:
         """The BM25 of postings already grouped by term (retrieval/term_counts.py): term `t`, numbered
         by `term_id` in order of first occurrence, is in documents `docs[indptr[t]:indptr[t + 1]]`
         (ascending, int64) with frequencies `tfs` (float64); `doc_len[d]` is document d's token
         count. The same postings as the tokenizing constructor's give the same object, score for
-        score; the arrays are kept, not copied."""
+        score; the arrays are kept, not copied. `id_rank`, when the caller has it, is
+        `id_ranks(chunk_ids)` already made (the index keeps one)."""
         bm25 = cls.__new__(cls)
-        bm25._set(term_id, indptr, docs, tfs, doc_len, chunk_ids, k1, b)
+        bm25._set(term_id, indptr, docs, tfs, doc_len, chunk_ids, k1, b, id_rank)
         return bm25
 
     def _set(self, term_id: dict[str, int], starts: np.ndarray, docs: np.ndarray, freqs: np.ndarray,
-             doc_len: np.ndarray, chunk_ids: Sequence[str], k1: float, b: float) -> None:
+             doc_len: np.ndarray, chunk_ids: Sequence[str], k1: float, b: float,
+             id_rank: np.ndarray | None = None) -> None:
         self.k1 = k1
         self.b = b
         self.n_docs = doc_len.shape[0]
-        self.id_rank = id_ranks(chunk_ids)
+        self.id_rank = id_ranks(chunk_ids) if id_rank is None else id_rank
         self.doc_len = doc_len
         self.avgdl = int(doc_len.sum()) / self.n_docs if self.n_docs else 0.0
         self._term_id = term_id

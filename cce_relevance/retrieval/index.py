@@ -121,7 +121,8 @@ class Index:
         if key not in self._bm25:
             p = self.postings
             self._bm25[key] = BM25([c.content for c in self.chunks], self.chunk_ids, *key) if p is None else \
-                BM25.from_postings(p.term_id, p.indptr, p.docs, p.tfs, p.doc_len, self.chunk_ids, *key)
+                BM25.from_postings(p.term_id, p.indptr, p.docs, p.tfs, p.doc_len, self.chunk_ids, *key,
+                                   id_rank=self.id_rank)
         return self._bm25[key]
 
 
@@ -276,7 +277,19 @@ def _from_arrays(arrays: CorpusArrays, files: list[tuple[str, str]], skipped: in
     index = Index(corpus.chunks, corpus.file_imports, corpus.file_tokens, HASH_EMBEDDER, skipped, arrays.postings,
                   HashEmbeddings.of([corpus.counts]))
     index.id_rank = arrays.id_rank
+    index.chunks_by_file = _chunks_by_file(files, arrays.per_file.tolist())
     return index
+
+
+def _chunks_by_file(files: list[tuple[str, str]], sizes: list[int]) -> dict[str, list[int]]:
+    """`Index.chunks_by_file` of files whose chunks come one file after the other."""
+    by_file: dict[str, list[int]] = {}
+    first = 0
+    for (path, _), size in zip(files, sizes, strict=True):
+        if size:
+            by_file[path] = list(range(first, first + size))
+        first += size
+    return by_file
 
 
 def index_from_parts(chunks: Sequence[Chunk], file_imports: Mapping[str, Sequence[str]],

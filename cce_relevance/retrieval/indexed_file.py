@@ -191,19 +191,22 @@ class RecordReader:
     retrieval/corpus_record.py, whose records share these conventions)."""
 
     def __init__(self, data: bytes, offset: int) -> None:
-        self._data = data
+        self._data = memoryview(data)  # arrays are read in place, not copied out first
         self._offset = offset
 
-    def take(self, size: int) -> bytes:
+    def _piece(self, size: int) -> memoryview:
         if size < 0 or self._offset + size > len(self._data):
             raise ValueError("record is truncated")
         piece = self._data[self._offset:self._offset + size]
         self._offset += size
         return piece
 
+    def take(self, size: int) -> bytes:
+        return bytes(self._piece(size))
+
     def array(self, dtype: str, count: int) -> np.ndarray:
-        item = np.dtype(dtype).itemsize
-        return np.frombuffer(self.take(item * count), dtype=dtype)
+        """`count` items of `dtype` (a view of the record's bytes: copy what must outlive them)."""
+        return np.frombuffer(self._piece(np.dtype(dtype).itemsize * count), dtype=dtype)
 
     def finish(self) -> None:
         if self._offset != len(self._data):

@@ -59,6 +59,7 @@ def assembled(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 def same_index(a: Index, b: Index) -> None:
     assert snapshot(a) == snapshot(b)
     assert (a.walk_skipped, a.embedder) == (b.walk_skipped, b.embedder)
+    assert list(a.chunks_by_file.items()) == list(b.chunks_by_file.items())
     assert a.postings is not None and b.postings is not None
     assert list(a.postings.term_id.items()) == list(b.postings.term_id.items())
     for name in ("indptr", "docs", "tfs", "doc_len"):

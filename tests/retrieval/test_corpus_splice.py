@@ -69,6 +69,7 @@ def postings_by_term(index: Index) -> dict[str, tuple[list[int], list[float]]]:
 def assert_same(spliced: Index, cold: Index, queries: list[str]) -> None:
     assert snapshot(spliced) == snapshot(cold)
     assert list(spliced.file_imports) == list(cold.file_imports) and spliced.walk_skipped == cold.walk_skipped
+    assert list(spliced.chunks_by_file.items()) == list(cold.chunks_by_file.items())
     assert postings_by_term(spliced) == postings_by_term(cold)
     assert spliced.postings.docs.dtype == cold.postings.docs.dtype == np.int64
     assert spliced.postings.tfs.dtype == cold.postings.tfs.dtype == np.float64
