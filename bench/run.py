@@ -51,7 +51,7 @@ from typing import Any
 
 from cce_relevance.api import compare_reports
 from cce_relevance.evaluation.fixtures import Case, parse_fixtures
-from cce_relevance.evaluation.harness import evaluate_backend
+from cce_relevance.evaluation.harness import evaluate_backend, evaluate_backends
 from cce_relevance.evaluation.spans import LineWeights
 from cce_relevance.retrieval.backends import BUILTIN_BACKENDS, builtin_backend
 from cce_relevance.retrieval.bm25 import BM25
@@ -189,13 +189,13 @@ def _index_figures(index: Index, build_s: float, derive_s: float) -> dict:
             "chunks": len(index.chunks)}
 
 
-def measure_index_and_queries(root: str, n_queries: int, seed: int) -> dict:
-    """Cold index in one process, then the queries over it."""
+def measure_index_and_queries(root: str, n_queries: int, seed: int, workers: int = 1) -> dict:
+    """Cold index in one process, then the queries over it (also in `workers` processes)."""
     options = index_options(workers=1)
     index, build_s, derive_s = ready_index(root, options)
     index_rss = peak_rss_mb()
     cases = corpus_cases(index, n_queries, seed)
-    queries = run_queries(index, cases)
+    queries = run_queries(index, cases, workers)
     return {**_index_figures(index, build_s, derive_s), "index_peak_rss_mb": index_rss, "queries": queries,
             "peak_rss_mb": peak_rss_mb(), "one_process": "workers" in options}
 
@@ -282,25 +282,31 @@ def corpus_cases(index: Index, n: int, seed: int) -> tuple[Case, ...]:
     return parse_fixtures("\n".join(lines) + "\n", "<bench>").cases
 
 
-def run_queries(index: Index, cases: tuple[Case, ...]) -> dict:
-    """Every case through each built-in backend with all metrics, then bm25 vs hybrid t-tests."""
+def run_queries(index: Index, cases: tuple[Case, ...], workers: int = 1) -> dict:
+    """Every case through each built-in backend with all metrics, then bm25 vs hybrid t-tests; in
+    this process, and first (so that both start from the same state: the workers' memo caches
+    die with them) in `workers` forked processes as the CLI scores them on several CPUs."""
+    backends = [(name, builtin_backend(name, index)) for name in BUILTIN_BACKENDS]
+    parallel = None
+    if workers > 1:
+        seconds, reports = timed(lambda: evaluate_backends(backends, cases, LineWeights(index.chunks), None, workers))
+        parallel = {"processes": workers, "seconds": seconds, "mrr": [r.mrr for r in reports]}
     start = time.perf_counter()
     weights = LineWeights(index.chunks)
     per_backend = {}
     reports = []
-    for name in BUILTIN_BACKENDS:
-        seconds, report = timed(lambda name=name: evaluate_backend(name, builtin_backend(name, index),
-                                                                  cases, weights))
+    for name, search in backends:
+        seconds, report = timed(lambda name=name, search=search: evaluate_backend(name, search, cases, weights))
         reports.append(report)
         per_backend[name] = {"seconds": seconds, "mrr": report.mrr, "recall": report.recall,
                              "precision": report.precision}
     t_tests = compare_reports(reports[0], reports[-1])
     total = time.perf_counter() - start
+    if parallel is not None and parallel["mrr"] != [r.mrr for r in reports]:
+        raise RuntimeError("the queries scored in worker processes gave other metrics")
     return {"n": len(cases), "total_s": total, "backends": per_backend,
-            "t_bm25_to_hybrid_mrr": t_tests["mrr"].t}
+            "t_bm25_to_hybrid_mrr": t_tests["mrr"].t, "parallel": parallel}
 
-
-# --------------------------------------------------------------------------- report
 
 def machine() -> dict:
     cpu = "unknown"
@@ -324,7 +330,7 @@ def machine() -> dict:
 def benchmark(root: str, n_queries: int, seed: int, workers: int, p_repeats: int) -> dict:
     p = measure_p(root, p_repeats)
     stages = in_fresh_process(measure_stages, root)
-    cold = in_fresh_process(measure_index_and_queries, root, n_queries, seed)
+    cold = in_fresh_process(measure_index_and_queries, root, n_queries, seed, workers)
     parallel = None
     if workers > 1 and accepts(build_index, "workers"):
         parallel = in_fresh_process(measure_parallel_index, root, workers)
@@ -373,11 +379,14 @@ def render(figures: dict) -> str:
                         f"build_index {warm['warm_build_index_s']:.3f} s; cache fill {warm['cache_fill_s']:.3f} s"))
         out.append(_row("warm index, one file changed", warm["one_changed_s"], p,
                         f"build_index {warm['one_changed_build_index_s']:.3f} s"))
-    out.append(_row(f"{q['n']:,} queries x 3 backends with metrics", q["total_s"], p))
+    out.append(_row(f"{q['n']:,} queries x 3 backends with metrics", q["total_s"], p, "1 process"))
     for name, b in q["backends"].items():
         per_query = b["seconds"] / q["n"] * 1000 if q["n"] else 0.0
         out.append(_row(f"  {name}", b["seconds"], p,
                         f"{per_query:.3f} ms/query  MRR@10 {b['mrr']:.3f}  R@10 {b['recall']:.3f}"))
+    if q.get("parallel"):
+        out.append(_row(f"{q['n']:,} queries x 3 backends, {q['parallel']['processes']} processes",
+                        q["parallel"]["seconds"], p, "as the CLI scores them on several CPUs; same metrics"))
     out.append(f"  peak RSS: {ix['peak_rss_mb']:,.0f} MB cold index (1 process) + queries "
                f"({ix['index_peak_rss_mb']:,.0f} MB after indexing), {st['peak_rss_mb']:,.0f} MB stages"
                + (f", {par['peak_rss_mb']:,.0f} MB parent + {par['worker_peak_rss_mb']:,.0f} MB largest worker "

@@ -20,8 +20,8 @@ from cce_relevance.config import EMBEDDERS as EMBEDDERS
 from cce_relevance.config_file import NO_CONFIG, ProjectConfig
 from cce_relevance.config_file import load_config as load_config
 from cce_relevance.errors import CceError
-from cce_relevance.evaluation.fixtures import FixtureSet, corpus_dir, load_fixtures
-from cce_relevance.evaluation.harness import BackendReport, evaluate_backend
+from cce_relevance.evaluation.fixtures import Case, FixtureSet, corpus_dir, load_fixtures
+from cce_relevance.evaluation.harness import BackendReport, can_fork, evaluate_backend, evaluate_backends
 from cce_relevance.evaluation.judgments import Judgments, judge
 from cce_relevance.evaluation.metrics import METRIC_KEYS as METRIC_KEYS
 from cce_relevance.evaluation.metrics import METRICS
@@ -38,7 +38,7 @@ from cce_relevance.reporting.full_report import FULL_LEGEND, MDE_LEGEND, full_te
 from cce_relevance.reporting.json_report import report_document
 from cce_relevance.reporting.text import render_compare, render_rank_metrics, render_summary
 from cce_relevance.reporting.trec import qrels_text, run_text
-from cce_relevance.retrieval.backends import Hit
+from cce_relevance.retrieval.backends import Hit, builtin_backend
 from cce_relevance.retrieval.chunk import Chunk
 from cce_relevance.retrieval.embed import HASH_DOCUMENTS, HASH_EMBEDDER, DocumentEmbedder, hash_embed
 from cce_relevance.retrieval.fingerprint import dumps_fingerprint, fingerprint_path
@@ -48,9 +48,10 @@ from cce_relevance.retrieval.index_cache import default_cache_dir
 from cce_relevance.retrieval.languages import EXTRA_LANGUAGES as EXTRA_LANGUAGES
 from cce_relevance.retrieval.languages import check_languages, enabled_packs
 from cce_relevance.retrieval.ollama import OLLAMA_EMBEDDER, OllamaClient, OllamaError
-from cce_relevance.retrieval.registry import open_backend
+from cce_relevance.retrieval.registry import Variant, open_backend
 from cce_relevance.retrieval.store import default_store_path, dumps_store, load_store
 from cce_relevance.retrieval.walk import walk
+from cce_relevance.retrieval.workers import MAX_AUTO_WORKERS, available_cpus
 from cce_relevance.stats.comparison import BackendComparison, compare_pair
 from cce_relevance.stats.full_stats import FullStats, StatsLevel, full_stats
 from cce_relevance.stats.levels import DEFAULT_PRIMARY as DEFAULT_PRIMARY
@@ -341,11 +342,7 @@ def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
         names = list(DEFAULT_BACKENDS)
     weights = LineWeights(index.chunks)
     judgments = tuple(judge(c, index.chunks) for c in fixtures.cases) if judged else None
-    evaluated = []
-    for name in names:
-        with open_backend(name, config.spec(name), index, embed) as search_fn:
-            evaluated.append(evaluate_backend(name, search_fn, fixtures.cases, weights, judgments))
-    reports = tuple(evaluated)
+    reports = tuple(_evaluated(names, config, index, embed, fixtures.cases, weights, judgments, indexing))
     comparison = None
     if compare is not None:
         full = None
@@ -353,6 +350,25 @@ def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
             full = full_stats(metric_deltas(reports[0], reports[1]), primary)
         comparison = Comparison(names[0], names[1], compare_reports(reports[0], reports[1]), full)
     return RunResult(corpus, index.embedder, fixtures, reports, comparison, rank_metrics, judgments)
+
+
+def _evaluated(names: Sequence[str], config: ProjectConfig, index: Index, embed: QueryEmbedder,
+               cases: Sequence[Case], weights: LineWeights, judgments: Sequence[Judgments] | None,
+               indexing: BuildOptions) -> list[BackendReport]:
+    """Every backend's report. Built-in rankings over hash embeddings score their cases in worker
+    processes when there are several CPUs (`indexing.workers` caps them, as it does indexing);
+    anything holding a process, a connection or a remote embedder runs here, one backend after
+    the other, each opened only for its own run."""
+    variants = [spec for spec in map(config.spec, names) if isinstance(spec, Variant)]
+    if embed is hash_embed and len(variants) == len(names) and can_fork():
+        processes = indexing.workers if indexing.workers is not None else min(available_cpus(), MAX_AUTO_WORKERS)
+        searches = [(name, builtin_backend(v.base, index, v.params, embed)) for name, v in zip(names, variants, strict=True)]
+        return evaluate_backends(searches, cases, weights, judgments, processes)
+    evaluated = []
+    for name in names:
+        with open_backend(name, config.spec(name), index, embed) as search_fn:
+            evaluated.append(evaluate_backend(name, search_fn, cases, weights, judgments))
+    return evaluated
 
 
 SEARCH_QUERY_ID = "search"  # the id an external retriever sees for `search`'s one query

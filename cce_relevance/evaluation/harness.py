@@ -7,6 +7,8 @@ reporting room renders; nothing here formats numbers.
 
 from __future__ import annotations
 
+import multiprocessing
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -57,14 +59,43 @@ def evaluate_backend(name: str, search: SearchFn, cases: Sequence[Case], weights
                      judgments: Sequence[Judgments] | None = None) -> BackendReport:
     """Run and score every case through one backend; with `judgments` (one per case, same order)
     also the rank-sensitive metrics."""
-    results = []
-    for i, case in enumerate(cases):
-        hits = tuple(search(case.query, case.k, case.id)[: case.k])
-        tokens = score_tokens(case.anchors, hits, case.k, weights) if case.ranged else None
-        ranking = None
-        if judgments is not None:
-            ranking = score_ranking(judgments[i].hit_gains(hits), judgments[i].gains, case.k)
-        results.append(CaseResult(case, score_query(case.anchors, hits, case.k), tokens, hits, ranking))
+    return evaluate_backends([(name, search)], cases, weights, judgments)[0]
+
+
+def evaluate_backends(backends: Sequence[tuple[str, SearchFn]], cases: Sequence[Case], weights: LineWeights,
+                      judgments: Sequence[Judgments] | None = None, processes: int = 1) -> list[BackendReport]:
+    """`evaluate_backend` for each (name, search function), in order.
+
+    With `processes` > 1 the cases are split into contiguous ranges scored in forked worker
+    processes, each running every backend over its range (so rankings one backend shares with
+    another stay in one process). Only for search functions that are plain functions of data the
+    fork copies — the built-in backends over the hash embedder — never for ones holding a
+    process, a connection or a remote embedder. Each case's hits and scores come back in case
+    order and the averages are taken here, in the same order, so the reports are the same.
+    """
+    ranges = _ranges(len(cases), processes)
+    if len(ranges) > 1:
+        scored = _scored_in_workers(backends, cases, weights, judgments, ranges)
+    else:
+        scored = [[_scored(search, case, weights, judgments[i] if judgments is not None else None)
+                   for i, case in enumerate(cases)] for _, search in backends]
+    return [_report(name, [CaseResult(case, *parts) for case, parts in zip(cases, per_case, strict=True)],
+                    judgments is not None)
+            for (name, _), per_case in zip(backends, scored, strict=True)]
+
+
+_Scored = tuple[QueryMetrics, TokenScore | None, tuple[Hit, ...], RankMetrics | None]
+MIN_CASES_PER_PROCESS = 100  # fewer, and a worker's start costs more than it saves
+
+
+def _scored(search: SearchFn, case: Case, weights: LineWeights, judgment: Judgments | None) -> _Scored:
+    hits = tuple(search(case.query, case.k, case.id)[: case.k])
+    tokens = score_tokens(case.anchors, hits, case.k, weights) if case.ranged else None
+    ranking = score_ranking(judgment.hit_gains(hits), judgment.gains, case.k) if judgment is not None else None
+    return score_query(case.anchors, hits, case.k), tokens, hits, ranking
+
+
+def _report(name: str, results: list[CaseResult], judged: bool) -> BackendReport:
     ranged = [r.tokens for r in results if r.tokens is not None]
     token_agg = None
     if ranged:
@@ -74,8 +105,44 @@ def evaluate_backend(name: str, search: SearchFn, cases: Sequence[Case], weights
         name, tuple(results),
         macro_mean([r.metrics.precision for r in results]), macro_mean([r.metrics.recall for r in results]),
         macro_mean([r.metrics.mrr for r in results]), macro_mean([r.metrics.f1 for r in results]),
-        token_agg, _mean_ranking([r.ranking for r in results]) if judgments is not None else None,
+        token_agg, _mean_ranking([r.ranking for r in results]) if judged else None,
     )
+
+
+def _ranges(n: int, processes: int) -> list[range]:
+    """`n` cases as at most `processes` contiguous ranges of at least MIN_CASES_PER_PROCESS."""
+    parts = max(1, min(processes, n // MIN_CASES_PER_PROCESS))
+    bounds = [n * i // parts for i in range(parts + 1)]
+    return [range(bounds[i], bounds[i + 1]) for i in range(parts)]
+
+
+_JOB: tuple | None = None  # what forked workers score: set before the pool forks, never pickled
+
+
+def _scored_in_workers(backends: Sequence[tuple[str, SearchFn]], cases: Sequence[Case], weights: LineWeights,
+                       judgments: Sequence[Judgments] | None, ranges: list[range]) -> list[list[_Scored]]:
+    global _JOB
+    _JOB = (backends, cases, weights, judgments)
+    try:
+        with multiprocessing.get_context("fork").Pool(len(ranges)) as pool:
+            parts = pool.map(_score_range, [(r.start, r.stop) for r in ranges])
+    finally:
+        _JOB = None
+    return [[s for part in parts for s in part[b]] for b in range(len(backends))]
+
+
+def _score_range(bounds: tuple[int, int]) -> list[list[_Scored]]:
+    assert _JOB is not None
+    backends, cases, weights, judgments = _JOB
+    return [[_scored(search, cases[i], weights, judgments[i] if judgments is not None else None)
+             for i in range(*bounds)] for _, search in backends]
+
+
+def can_fork() -> bool:
+    """Whether worker processes can be forked here (not on Windows or macOS' default, nor inside
+    a daemonic process)."""
+    return "fork" in multiprocessing.get_all_start_methods() and sys.platform == "linux" \
+        and not multiprocessing.current_process().daemon
 
 
 def _mean_ranking(per_case: Sequence[RankMetrics | None]) -> RankMetrics:

@@ -1,0 +1,83 @@
+"""Scoring cases in forked worker processes gives the reports one process gives, byte for byte,
+and is only used where a fork copies everything a search needs (built-in rankings over the hash
+embedder)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cce_relevance import api
+from cce_relevance.config_file import load_config
+from cce_relevance.evaluation import harness
+from cce_relevance.evaluation.harness import MIN_CASES_PER_PROCESS, _ranges
+from cce_relevance.retrieval.index import BuildOptions, build_index
+
+pytestmark = pytest.mark.skipif(not harness.can_fork(), reason="worker processes are forked")
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def fixtures(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A few hundred cases over our samples: a query from each chunk's first line and a few
+    shuffled words, anchored at its file, its kind, or its line range (token metrics), with grades."""
+    root = tmp_path_factory.mktemp("set")
+    shutil.copytree(ROOT / "test/fixture/samples", root / "corpus")
+    chunks = build_index(root / "corpus", workers=1).chunks
+    lines = [json.dumps({"schema": "cce.relevance/v1", "corpus": "corpus"})]
+    for i in range(3 * MIN_CASES_PER_PROCESS + 17):
+        c = chunks[(i * 7) % len(chunks)]
+        words = c.content.split()
+        query = " ".join(words[(i % 3): (i % 3) + 3 + i % 4]) or "buffer"
+        anchor = [c.file_path, f"{c.file_path}#{c.kind}", f"{c.file_path}@{c.start_line}-{c.end_line}"][i % 3]
+        lines.append(json.dumps({"id": f"q{i}", "query": query, "expected": [anchor], "k": 1 + i % 6,
+                                 "grades": {anchor: 2}}))
+    (root / "set.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return root / "set.jsonl"
+
+
+@pytest.fixture
+def forked(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many ranges each parallel scoring split the cases into."""
+    seen: list[int] = []
+    real = harness._scored_in_workers
+
+    def counting(backends, cases, weights, judgments, ranges):
+        seen.append(len(ranges))
+        return real(backends, cases, weights, judgments, ranges)
+
+    monkeypatch.setattr(harness, "_scored_in_workers", counting)
+    return seen
+
+
+@pytest.mark.parametrize("kwargs", [{"compare": "bm25,hybrid"}, {"backends": "bm25,vector,hybrid", "metrics": "ndcg,ap,hit,rprec"}])
+def test_reports_from_worker_processes_equal_one_process(fixtures, forked, kwargs):
+    one = api.run(str(fixtures), indexing=BuildOptions(workers=1), **kwargs)
+    assert forked == []
+    several = api.run(str(fixtures), indexing=BuildOptions(workers=3), **kwargs)
+    assert forked == [3]
+    assert several.to_json() == one.to_json() and several.to_text() == one.to_text()
+
+
+def test_an_external_retriever_is_never_forked(fixtures, forked, tmp_path):
+    retriever = ROOT / "docs" / "examples" / "retriever.py"
+    (tmp_path / "cce-relevance.toml").write_text(
+        f'[backends.grep]\ncommand = [{json.dumps(sys.executable)}, {json.dumps(str(retriever))}, '
+        f'{json.dumps(str(fixtures.parent / "corpus"))}]\n', encoding="utf-8")
+    config = load_config(str(tmp_path / "cce-relevance.toml"))
+    result = api.run(str(fixtures), compare="bm25,grep", config=config, indexing=BuildOptions(workers=3))
+    assert forked == [] and len(result.reports) == 2
+
+
+@given(st.integers(0, 5000), st.integers(1, 8))
+def test_ranges_cover_the_cases_in_order(n, processes):
+    ranges = _ranges(n, processes)
+    assert [i for r in ranges for i in r] == list(range(n))
+    assert 1 <= len(ranges) <= processes
+    assert len(ranges) == 1 or all(len(r) >= MIN_CASES_PER_PROCESS for r in ranges)
