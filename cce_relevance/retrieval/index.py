@@ -173,13 +173,15 @@ def build_index(root: str | os.PathLike, protect_secrets: bool = True,
     `languages` are the packs that chunk (retrieval/languages.py `enabled_packs`); the default is
     the reference's six, which keeps every default output byte-identical to the reference. Files
     are indexed one by one (retrieval/records.py), and with the hash embedder all embeddings are
-    made at once from the files' bucket counts, as one matrix whose rows the chunks hold, and
-    BM25's postings are merged from the files' term counts (retrieval/term_counts.py).
+    made at once from the files' bucket counts and kept sparse (`Index.embeddings`: chunks get
+    theirs when `attach_embeddings` is called), and BM25's postings are merged from the files'
+    term counts (retrieval/term_counts.py).
 
     None of the rest changes the index: `cache` is the index cache's directory (None: no cache;
-    retrieval/index_cache.py), `workers` the number of processes (None: one per CPU up to 4, one
-    for a small corpus; retrieval/workers.py), and `progress` is called with (files done, files
-    in all) as files are indexed.
+    retrieval/index_cache.py: files' records, and whole corpora kept as assembled or spliced
+    with the files that changed — retrieval/corpus_record.py, corpus_splice.py), `workers` the
+    number of processes (None: one per CPU up to 4, one for a small corpus; retrieval/workers.py),
+    and `progress` is called with (files done, files in all) as files are indexed.
     """
     with _collector_paused():
         return _build(root, protect_secrets, embedder, languages, cache, workers, progress)
