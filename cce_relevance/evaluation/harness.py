@@ -10,6 +10,8 @@ from __future__ import annotations
 import multiprocessing
 import sys
 from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
 from cce_relevance.evaluation.fixtures import Case
@@ -116,24 +118,31 @@ def _ranges(n: int, processes: int) -> list[range]:
     return [range(bounds[i], bounds[i + 1]) for i in range(parts)]
 
 
-_JOB: tuple | None = None  # what forked workers score: set before the pool forks, never pickled
+_JOB: tuple | None = None  # a worker's job, set by `_take_job` in the forked process
 
 
 def _scored_in_workers(backends: Sequence[tuple[str, SearchFn]], cases: Sequence[Case], weights: LineWeights,
                        judgments: Sequence[Judgments] | None, ranges: list[range]) -> list[list[_Scored]]:
-    global _JOB
-    _JOB = (backends, cases, weights, judgments)
+    """The ranges scored by forked workers, which get the job as they fork (never pickled, and
+    never shared with another caller's pool). A worker that dies (killed for memory, say) breaks
+    the pool; the cases are then scored here, so a run never hangs on a lost range."""
+    job = (backends, cases, weights, judgments)
     try:
-        with multiprocessing.get_context("fork").Pool(len(ranges)) as pool:
-            parts = pool.map(_score_range, [(r.start, r.stop) for r in ranges])
-    finally:
-        _JOB = None
+        with ProcessPoolExecutor(len(ranges), mp_context=multiprocessing.get_context("fork"),
+                                 initializer=_take_job, initargs=(job,)) as pool:
+            parts = list(pool.map(_score_range, [(r.start, r.stop) for r in ranges]))
+    except BrokenProcessPool:
+        parts = [_score_range((0, len(cases)), job)]
     return [[s for part in parts for s in part[b]] for b in range(len(backends))]
 
 
-def _score_range(bounds: tuple[int, int]) -> list[list[_Scored]]:
-    assert _JOB is not None
-    backends, cases, weights, judgments = _JOB
+def _take_job(job: tuple) -> None:
+    global _JOB
+    _JOB = job
+
+
+def _score_range(bounds: tuple[int, int], job: tuple | None = None) -> list[list[_Scored]]:
+    backends, cases, weights, judgments = job if job is not None else _JOB
     return [[_scored(search, cases[i], weights, judgments[i] if judgments is not None else None)
              for i in range(*bounds)] for _, search in backends]
 

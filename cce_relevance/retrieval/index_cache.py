@@ -37,8 +37,8 @@ import contextlib
 import hashlib
 import importlib.util
 import os
+import secrets
 import sqlite3
-import tempfile
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -63,7 +63,8 @@ _BUSY_MS = 30_000
 _RECORD_MODULES = tuple(f"cce_relevance.{name}" for name in (
     "config", "unicode_rust", "retrieval.chunk", "retrieval.corpus_record", "retrieval.corpus_splice",
     "retrieval.embed", "retrieval.hash_counts", "retrieval.index", "retrieval.indexed_file", "retrieval.languages",
-    "retrieval.packs", "retrieval.redact", "retrieval.syntax", "retrieval.term_counts", "retrieval.tokens"))
+    "retrieval.packs", "retrieval.redact", "retrieval.syntax", "retrieval.term_counts", "retrieval.tokens",
+    "retrieval.topk"))
 
 
 def default_cache_dir() -> str | None:
@@ -176,7 +177,10 @@ class IndexCache:
     def _write_corpus(self, key: bytes, data: bytes) -> None:
         try:
             os.makedirs(self._corpora, exist_ok=True)
-            fd, temporary = tempfile.mkstemp(dir=self._corpora, prefix=".tmp-")
+            # Created like the database (mode 0o666 less the umask, not mkstemp's 0o600), so that
+            # a cache written by one user (root in the Action's container) serves another.
+            temporary = os.path.join(self._corpora, f".tmp-{os.getpid()}-{secrets.token_hex(8)}")
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
             try:
                 with os.fdopen(fd, "wb") as f:
                     f.write(hashlib.sha256(data).digest())

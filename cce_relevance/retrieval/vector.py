@@ -115,8 +115,11 @@ class CosineIndex:
     def scores(self, query: np.ndarray, rows: Sequence[int] | slice | None = None) -> np.ndarray:
         """Exact cosines with every chunk, or with `rows` only (positions, or a slice of them)."""
         if rows is not None and self._sparse is not None and self._matrix is None:
-            positions = np.arange(*rows.indices(self._n)) if isinstance(rows, slice) else \
-                np.asarray(rows, dtype=np.int64)
+            if isinstance(rows, slice):
+                positions = np.arange(*rows.indices(self._n))
+            else:  # negative positions count from the end, as in indexing the matrix
+                positions = np.asarray(rows, dtype=np.int64)
+                positions = np.where(positions < 0, positions + self._n, positions)
             # Only the query's non-zero components are read, in order: the same products and sums.
             read = np.flatnonzero(query[:self._width])
             return cosine_all(query[read], self._sparse.columns(positions, read))

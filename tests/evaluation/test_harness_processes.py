@@ -5,8 +5,10 @@ embedder)."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -16,7 +18,11 @@ from hypothesis import strategies as st
 from cce_relevance import api
 from cce_relevance.config_file import load_config
 from cce_relevance.evaluation import harness
-from cce_relevance.evaluation.harness import MIN_CASES_PER_PROCESS, _ranges
+from cce_relevance.evaluation.anchors import parse_anchor
+from cce_relevance.evaluation.fixtures import Case
+from cce_relevance.evaluation.harness import MIN_CASES_PER_PROCESS, _ranges, evaluate_backends
+from cce_relevance.evaluation.spans import LineWeights
+from cce_relevance.retrieval.backends import Hit
 from cce_relevance.retrieval.index import BuildOptions, build_index
 
 pytestmark = pytest.mark.skipif(not harness.can_fork(), reason="worker processes are forked")
@@ -81,3 +87,42 @@ def test_ranges_cover_the_cases_in_order(n, processes):
     assert [i for r in ranges for i in r] == list(range(n))
     assert 1 <= len(ranges) <= processes
     assert len(ranges) == 1 or all(len(r) >= MIN_CASES_PER_PROCESS for r in ranges)
+
+
+def _cases(n: int, anchor: str = "a.py") -> list[Case]:
+    return [Case(i + 1, f"q{i}", f"query {i}", (parse_anchor(anchor),), 5) for i in range(n)]
+
+
+def _finding(path: str):
+    def search(query: str, k: int, query_id: str = "") -> list[Hit]:
+        return [Hit(1, "0" * 16, path, 1, 1, "function", "function_definition", 1.0)]
+    return search
+
+
+def test_a_worker_that_dies_leaves_its_cases_to_this_process():
+    parent = os.getpid()
+
+    def dying(query: str, k: int, query_id: str = "") -> list[Hit]:
+        if query_id == "q350" and os.getpid() != parent:
+            os._exit(3)  # as the OOM killer would end it
+        return _finding("a.py")(query, k, query_id)
+
+    cases = _cases(400)
+    (report,) = evaluate_backends([("dying", dying)], cases, LineWeights([]), None, processes=4)
+    assert report.recall == 1.0 and [r.case.id for r in report.cases] == [c.id for c in cases]
+
+
+def test_callers_in_two_threads_get_their_own_results():
+    cases = _cases(300)
+    results: dict[str, float] = {}
+
+    def evaluate(name: str, path: str) -> None:
+        (report,) = evaluate_backends([(name, _finding(path))], cases, LineWeights([]), None, processes=2)
+        results[name] = report.recall
+
+    threads = [threading.Thread(target=evaluate, args=args) for args in (("a", "a.py"), ("b", "b.py"))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == {"a": 1.0, "b": 0.0}

@@ -230,3 +230,16 @@ def test_a_kept_corpus_is_read_without_opening_the_database(tree, tmp_path, asse
     database.write_bytes(b"not a database")  # opening it would replace it
     same_index(build_index(tree, cache=str(cache), workers=1), cold)
     assert database.read_bytes() == b"not a database" and len(assembled) == 1
+
+
+def test_corpus_files_are_created_like_the_database(tree, tmp_path):
+    """Mode 0o666 less the umask (not 0o600): a cache written by root in the Action's container
+    serves the runner's user too."""
+    cache = tmp_path / "cache"
+    old = os.umask(0o022)
+    try:
+        build_index(tree, cache=str(cache), workers=1)
+    finally:
+        os.umask(old)
+    (name,) = corpus_files(cache)
+    assert ((cache / CORPORA_DIR / name).stat().st_mode & 0o777) == 0o644

@@ -319,5 +319,5 @@ def test_cosine_over_sparse_hash_embeddings_equals_cosine_over_the_matrix(stdlib
         q = hash_embed(text)
         for limit in (1, 10, 30, 200, None):
             assert [(d, _bits(s)) for d, s in sparse.top(q, limit)] == [(d, _bits(s)) for d, s in dense.top(q, limit)]
-        for rows_ in ([5, 3, 900, 3], slice(40, 90), None):
+        for rows_ in ([5, 3, 900, 3], [-1, 0, -5], slice(40, 90), slice(-30, None, 3), None):
             assert sparse.scores(q, rows_).tobytes() == dense.scores(q, rows_).tobytes()
