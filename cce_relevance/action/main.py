@@ -99,7 +99,7 @@ def _run(inputs: ActionInputs) -> int:
     _print_findings(outcome, inputs, repo)
     print(f"Full report: {files.report}", flush=True)
     code = EXIT_GATE_FAILED if outcome.gate_failed(inputs.fail_on) else EXIT_OK
-    url = _comment(inputs, markdown) if _wants_comment(inputs) else ""
+    url = _comment(inputs, markdown, commits.head) if _wants_comment(inputs) else ""
     if github.output_path is not None:
         set_outputs(github.output_path, {"comment-url": url})
     return code
@@ -202,8 +202,13 @@ def _wants_comment(inputs: ActionInputs) -> bool:
     return inputs.comment and inputs.github.event_name in PULL_REQUEST_EVENTS
 
 
-def _comment(inputs: ActionInputs, markdown: Markdown) -> str:
-    """Create or update the pull request comment; the URL, or '' (with a warning) when not posted."""
+def _comment(inputs: ActionInputs, markdown: Markdown, head: str) -> str:
+    """Create or update the pull request comment; the URL, or '' (with a warning) when not posted.
+
+    A run that scored `head` leaves the comment alone when the pull request has moved on to
+    another head since (a push while it ran): the run for the newer commit writes it, and a
+    slower, older run must not overwrite that. When the pull request cannot be read, the
+    comment is written as usual."""
     github = inputs.github
     number = _pull_request_number(github.event)
     if not inputs.github_token or number is None or not github.repository:
@@ -223,6 +228,11 @@ def _comment(inputs: ActionInputs, markdown: Markdown) -> str:
     )
     try:
         with GitHubClient(github.api_url, inputs.github_token) as client:
+            current = _pull_request_head(client, github.repository, number)
+            if current is not None and current != head:
+                print(annotation("notice", f"Not updating the pull request comment: this run scored {head[:12]}, "
+                                           f"and the pull request's head is now {current[:12]}; its run writes it."))
+                return ""
             result = upsert_comment(
                 client, github.repository, number, body, comment_marker(inputs.comment_key)
             )
@@ -236,6 +246,17 @@ def _comment(inputs: ActionInputs, markdown: Markdown) -> str:
         return ""
     print(f"Pull request comment {result.action}: {result.url}", flush=True)
     return result.url or ""
+
+
+def _pull_request_head(client: GitHubClient, repository: str, number: int) -> str | None:
+    """The pull request's head commit now, or None when it cannot be read."""
+    try:
+        pull = client.get(f"/repos/{repository}/pulls/{number}")
+    except GitHubError:
+        return None
+    head = pull.get("head") if isinstance(pull, dict) else None
+    sha = head.get("sha") if isinstance(head, dict) else None
+    return sha if isinstance(sha, str) and sha else None
 
 
 def _pull_request_number(event: Mapping[str, Any]) -> int | None:

@@ -6,7 +6,9 @@ It speaks the issue-comment endpoints the Action uses, the way GitHub does:
   most 100) and ``page``, and a ``Link`` header whose URLs name the repository by numeric id
   (``/repositories/{id}/...``, as GitHub's do), so a client must follow links, not rebuild them;
 * ``POST`` to the same path (201; 422 when the body is missing or over 65,536 characters);
-* ``PATCH {prefix}/repos/{owner}/{repo}/issues/comments/{id}`` (200; 404 for an unknown id).
+* ``PATCH {prefix}/repos/{owner}/{repo}/issues/comments/{id}`` (200; 404 for an unknown id);
+* ``GET  {prefix}/repos/{owner}/{repo}/pulls/{n}``: the pull request with its ``head.sha``, for
+  the numbers given a head in `pull_heads` (404 for the others).
 
 ``prefix`` emulates GitHub Enterprise Server (``/api/v3``). Every request is recorded, a wrong
 token gets 401, ``read_only`` makes writes 403 like a fork's token, and `fail_next` scripts
@@ -33,6 +35,7 @@ _EPOCH = datetime(2024, 1, 1, tzinfo=UTC)
 _LIST = re.compile(r"/repos/(?P<repo>[^/]+/[^/]+)/issues/(?P<issue>\d+)/comments")
 _LIST_BY_ID = re.compile(r"/repositories/(?P<repo_id>\d+)/issues/(?P<issue>\d+)/comments")
 _ONE = re.compile(r"/repos/(?P<repo>[^/]+/[^/]+)/issues/comments/(?P<id>\d+)")
+_PULL = re.compile(r"/repos/(?P<repo>[^/]+/[^/]+)/pulls/(?P<number>\d+)")
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,7 @@ class FakeGitHub:
         self.prefix = prefix
         self.login = "github-actions[bot]"  # the author of comments this token writes
         self.read_only = False
+        self.pull_heads: dict[tuple[str, int], str] = {}  # (repo, number) -> the pull request's head sha
         self.link_base: str | None = None  # override the host in Link headers (to test refusal)
         self.requests: list[RecordedRequest] = []
         self._repos: dict[str, int] = {}
@@ -177,6 +181,10 @@ class FakeGitHub:
                 return self._list(names[0], int(match["issue"]), query)
         elif (match := _ONE.fullmatch(path)) and method == "PATCH":
             return self._patch(match["repo"], int(match["id"]), body)
+        elif (match := _PULL.fullmatch(path)) and method == "GET":
+            head = self.pull_heads.get((match["repo"], int(match["number"])))
+            if head is not None and match["repo"] in self._repos:
+                return _Reply(200, {"number": int(match["number"]), "head": {"sha": head}})
         return _not_found()
 
     def _list(self, repo: str, issue: int, query: dict[str, list[str]]) -> _Reply:

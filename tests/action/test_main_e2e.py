@@ -273,3 +273,24 @@ def test_a_renamed_file_leaves_stale_anchors_that_are_not_counted_as_a_regressio
         "    bar [-1.000000, -1.000000, -1.000000, -1.000000, 0.000000, 0.000000]\n"
         "    line [0, 0, 0, 0, 0, 0]\n```"
     ) in body
+
+
+def test_a_run_for_an_older_head_leaves_the_comment_to_the_newer_run(
+    pr: PullRequest, act: Act, fake_github: FakeGitHub
+) -> None:
+    pr.push(RANKING_CHANGE, "h1")
+    newer = "f" * 40  # pushed while this run was scoring
+    fake_github.pull_heads[(REPO, PR_NUMBER)] = newer
+
+    stale = act()
+
+    assert stale.code == 1 and stale.outputs["drift"] == "true"  # the gate still decides
+    [(_, notice)] = annotations(stale, "notice")
+    assert pr.head_sha[:12] in notice and newer[:12] in notice
+    assert stale.outputs["comment-url"] == "" and fake_github.comments(REPO, PR_NUMBER) == []
+    assert fake_github.requests_for("POST") == [] and fake_github.requests_for("PATCH") == []
+
+    fake_github.pull_heads[(REPO, PR_NUMBER)] = pr.head_sha  # the run for the current head
+    current = act()
+    [comment] = fake_github.comments(REPO, PR_NUMBER)
+    assert current.outputs["comment-url"] == comment["html_url"]
