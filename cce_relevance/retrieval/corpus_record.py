@@ -29,7 +29,7 @@ from itertools import chain, repeat
 import numpy as np
 
 from cce_relevance.retrieval.chunk import Chunk
-from cce_relevance.retrieval.hash_counts import BucketCounts
+from cce_relevance.retrieval.hash_counts import BucketCounts, joined_counts
 from cce_relevance.retrieval.indexed_file import (
     FIELDS,
     ID_LENGTH,
@@ -95,23 +95,15 @@ def arrays_from_entries(keys: Sequence[bytes], files: Sequence[tuple[str, str]],
     for entry in entries:
         rows.append(chunk_rows(entry, types, first, contents))
         first += len(entry.chunks)
-    counts = [e.counts for e in entries]
-    if any(c is None for c in counts):
+    counts = [e.counts for e in entries if e.counts is not None]
+    if len(counts) != len(entries):
         raise ValueError("a file's record has no bucket counts")
     return CorpusArrays(
         list(keys), np.array([len(e.chunks) for e in entries], dtype=np.int64), [e.tokens for e in entries],
         {i: e.imports for i, e in enumerate(entries) if e.imports},
         {i: e.text for i, (e, (_, walked)) in enumerate(zip(entries, files, strict=True)) if e.text != walked},
         list(types), np.concatenate(rows) if rows else np.zeros((0, FIELDS), np.int64),
-        b"".join(chunk_id_bytes(e) for e in entries), contents, concatenated_counts(counts), postings, id_rank)
-
-
-def concatenated_counts(parts: Sequence[BucketCounts | None]) -> BucketCounts:
-    present = [p for p in parts if p is not None]
-    if not present:
-        return BucketCounts(np.zeros(0, np.int64), np.zeros(0, np.uint8), np.zeros(0, np.int32))
-    return BucketCounts(*(np.concatenate([getattr(p, name) for p in present]) for name in ("lengths", "buckets",
-                                                                                           "counts")))
+        b"".join(chunk_id_bytes(e) for e in entries), contents, joined_counts(counts), postings, id_rank)
 
 
 def encode_corpus(arrays: CorpusArrays) -> bytes:

@@ -26,8 +26,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from cce_relevance.retrieval.corpus_record import CorpusArrays, concatenated_counts, split_ids
-from cce_relevance.retrieval.hash_counts import BucketCounts
+from cce_relevance.retrieval.corpus_record import CorpusArrays, split_ids
+from cce_relevance.retrieval.hash_counts import BucketCounts, joined_counts
 from cce_relevance.retrieval.indexed_file import FIELDS, ID_LENGTH, IndexedFile, chunk_id_bytes, chunk_rows
 from cce_relevance.retrieval.term_counts import Postings
 from cce_relevance.retrieval.topk import id_ranks
@@ -51,7 +51,7 @@ def splice(old: CorpusArrays, keys: Sequence[bytes], files: Sequence[tuple[str, 
         j = where.get(key)
         if j is None:
             entry = fresh[i]
-            counts = _bucket_counts(entry)
+            counts = _checked_counts(entry)
             size = len(entry.chunks)
             rows.append(chunk_rows(entry, types, first, contents))
             ids.append(chunk_id_bytes(entry))
@@ -87,11 +87,11 @@ def splice(old: CorpusArrays, keys: Sequence[bytes], files: Sequence[tuple[str, 
     return CorpusArrays(
         list(keys), sizes, tokens, imports, texts, list(types),
         np.concatenate(rows) if rows else np.zeros((0, FIELDS), np.int64), all_ids, dict(sorted(contents.items())),
-        concatenated_counts([BucketCounts(*parts) for parts in zip(lengths, buckets, bucket_counts, strict=True)]),
+        joined_counts([BucketCounts(*parts) for parts in zip(lengths, buckets, bucket_counts, strict=True)]),
         _spliced_postings(old.postings, chunk_map, first, fresh, sizes), id_ranks(split_ids(all_ids)))
 
 
-def _bucket_counts(entry: IndexedFile) -> BucketCounts:
+def _checked_counts(entry: IndexedFile) -> BucketCounts:
     if entry.counts is None or entry.terms is None:
         raise ValueError("a file's record has no bucket or term counts")
     return entry.counts

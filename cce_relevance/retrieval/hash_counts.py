@@ -177,6 +177,14 @@ def _count(codes: np.ndarray, first: np.ndarray, stop: np.ndarray) -> BucketCoun
     return BucketCounts(np.concatenate(lengths).astype(np.int64), np.concatenate(buckets), np.concatenate(counts))
 
 
+def joined_counts(parts: Sequence[BucketCounts]) -> BucketCounts:
+    """The bucket counts of `parts` (files, in order) as one corpus's."""
+    if not parts:
+        return BucketCounts(np.zeros(0, np.int64), np.zeros(0, np.uint8), np.zeros(0, np.int32))
+    return BucketCounts(*(np.concatenate([getattr(p, name) for p in parts]) for name in ("lengths", "buckets",
+                                                                                         "counts")))
+
+
 @dataclass(frozen=True)
 class HashEmbeddings:
     """The hash embeddings of a corpus's chunks, kept sparse: entry j is `values[j]` at row
@@ -192,9 +200,8 @@ class HashEmbeddings:
 
     @classmethod
     def of(cls, parts: Sequence[BucketCounts]) -> HashEmbeddings:
-        lengths = np.concatenate([p.lengths for p in parts]) if parts else np.zeros(0, np.int64)
-        buckets = np.concatenate([p.buckets for p in parts]).astype(np.uint8) if parts else np.zeros(0, np.uint8)
-        values = np.concatenate([p.counts for p in parts]).astype(np.float64) if parts else np.zeros(0)
+        joined = joined_counts(parts)
+        lengths, buckets, values = joined.lengths, joined.buckets.astype(np.uint8), joined.counts.astype(np.float64)
         n = lengths.shape[0]
         rows = np.repeat(np.arange(n, dtype=np.int32), lengths)
         norms = np.sqrt(np.bincount(rows, weights=values * values, minlength=n))

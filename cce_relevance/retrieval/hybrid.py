@@ -216,22 +216,21 @@ def expand_graph(index: Index, qvec: np.ndarray, results: list[SearchResult],
                 for r in results}
     out = list(results)
     groups = [(f, index.chunks_by_file[f]) for f in bonus_files]
-    if not groups:
-        return [SearchResult(i + 1, r.index, r.score) for i, r in enumerate(out)]
-    # One exact scoring of every bonus file's chunks (a row's cosine does not depend on the others).
-    every = np.fromiter((d for _, members in groups for d in members), dtype=np.int64)
-    every_cos = index.cosine.scores(qvec, every)
-    start = 0
-    for f, members in groups:
-        rows, cos = every[start:start + len(members)], every_cos[start:start + len(members)]
-        start += len(members)
-        for j in top_by_key(cos, index.id_rank[rows], 2).tolist():
-            d = members[j]
-            span = (f, chunks[d].start_line, chunks[d].end_line)
-            if span in existing:
-                continue
-            existing.add(span)
-            out.append(SearchResult(0, d, max(float(cos[j]), 0.0) * params.graph_bonus_chunk_scale))
+    if groups:
+        # One exact scoring of every bonus file's chunks (a row's cosine does not depend on the others).
+        every = np.fromiter((d for _, members in groups for d in members), dtype=np.int64)
+        every_cos = index.cosine.scores(qvec, every)
+        start = 0
+        for f, members in groups:
+            rows, cos = every[start:start + len(members)], every_cos[start:start + len(members)]
+            start += len(members)
+            for j in top_by_key(cos, index.id_rank[rows], 2).tolist():
+                d = members[j]
+                span = (f, chunks[d].start_line, chunks[d].end_line)
+                if span in existing:
+                    continue
+                existing.add(span)
+                out.append(SearchResult(0, d, max(float(cos[j]), 0.0) * params.graph_bonus_chunk_scale))
     return [SearchResult(i + 1, r.index, r.score) for i, r in enumerate(out)]
 
 
