@@ -59,8 +59,8 @@ class BM25:
         term_ids = np.fromiter(map(term_id.__getitem__, terms), dtype=np.int64, count=len(terms))
         by_term = np.argsort(term_ids, kind="stable")
         self._set(term_id, np.concatenate(([0], np.cumsum(np.bincount(term_ids, minlength=len(term_id))))),
-                  np.repeat(np.arange(len(contents), dtype=np.int64), distinct_per_doc)[by_term],
-                  np.array(counts, dtype=np.float64)[by_term], np.array(doc_len, dtype=np.int64), chunk_ids, k1, b)
+                  np.repeat(np.arange(len(contents), dtype=np.int32), distinct_per_doc)[by_term],
+                  np.array(counts, dtype=np.int32)[by_term], np.array(doc_len, dtype=np.int64), chunk_ids, k1, b)
 
     @classmethod
     def from_postings(cls, term_id: dict[str, int], indptr: np.ndarray, docs: np.ndarray, tfs: np.ndarray,
@@ -68,7 +68,8 @@ class BM25:
                       b: float = REFERENCE_PARAMS.bm25_b, *, id_rank: np.ndarray | None = None) -> BM25:
         """The BM25 of postings already grouped by term (retrieval/term_counts.py): term `t`, numbered
         by `term_id` in order of first occurrence, is in documents `docs[indptr[t]:indptr[t + 1]]`
-        (ascending, int64) with frequencies `tfs` (float64); `doc_len[d]` is document d's token
+        (ascending, int32) with frequencies `tfs` (int32; each becomes the same double in the
+        arithmetic as a float64 frequency would be); `doc_len[d]` is document d's token
         count. The same postings as the tokenizing constructor's give the same object, score for
         score; the arrays are kept, not copied. `id_rank`, when the caller has it, is
         `id_ranks(chunk_ids)` already made (the index keeps one)."""

@@ -14,13 +14,15 @@ The record is stored under a key that hashes the keys of all the files' records 
 (retrieval/index_cache.py), so it stands for exactly those paths with exactly those bytes,
 indexed exactly that way. As in a file's record, a chunk's content is a character range of its
 file's walked (or, when redaction changed it, redacted) text, and the walked texts are supplied
-again when the chunks are made (`materialize`). Decoding checks every length and range and
-raises `ValueError` on anything inconsistent; the caller then assembles the index from the
-files' records instead.
+again when the chunks are made (`materialize`; a content is sliced when first read). Decoding
+checks every length and range and raises `ValueError` on anything inconsistent; the caller then
+assembles the index from the files' records instead. The arrays of a decoded record are views
+of its bytes, which the cache maps from its file: a warm run copies none of them.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -42,7 +44,8 @@ from cce_relevance.retrieval.indexed_file import (
 )
 from cce_relevance.retrieval.term_counts import Postings
 
-_MAGIC = b"CCEc"
+_MAGIC = b"CCEd"  # c: the first layout; d: arrays aligned, widest first, postings as int32
+_ALIGN = 8
 KEY_LENGTH = 32  # a file record's key: SHA-256
 
 
@@ -106,52 +109,78 @@ def arrays_from_entries(keys: Sequence[bytes], files: Sequence[tuple[str, str]],
         b"".join(chunk_id_bytes(e) for e in entries), contents, joined_counts(counts), postings, id_rank)
 
 
-def encode_corpus(arrays: CorpusArrays) -> bytes:
-    """The record of `arrays`."""
+def corpus_parts(arrays: CorpusArrays) -> list[bytes | memoryview]:
+    """The record of `arrays` as consecutive pieces: a header, then every array's bytes in place
+    (no copy of an array already in the record's little-endian type), so that a thread can hash
+    and write them without the GIL (retrieval/index_cache.py `put_corpus`).
+
+    The header is padded with spaces so that the arrays start 8-byte aligned, and the arrays
+    come widest type first: read back from a mapped file (`decode_corpus`) every array is an
+    aligned view, not a copy. The long strings — BM25's vocabulary, the redacted texts (1.5 MB
+    on the standard library) — follow as UTF-8, not as JSON strings, which are slow to unescape."""
     p = arrays.postings
+    vocabulary = " ".join(p.term_id).encode("utf-8", "surrogatepass")
+    texts = {i: text.encode("utf-8", "surrogatepass") for i, text in sorted(arrays.texts.items())}
     header = json.dumps({
         "files": len(arrays.keys), "chunks": int(arrays.rows.shape[0]),
-        "types": arrays.types, "tokens": arrays.tokens,
-        "imports": {str(i): v for i, v in arrays.imports.items()}, "texts": {str(i): v for i, v in arrays.texts.items()},
+        "types": arrays.types, "tokens": arrays.tokens, "imports": {str(i): v for i, v in arrays.imports.items()},
+        "texts": [[i, len(text)] for i, text in texts.items()],
         "contents": {str(i): v for i, v in arrays.contents.items()}, "counted": int(arrays.counts.buckets.shape[0]),
-        "terms": len(p.term_id), "entries": int(p.docs.shape[0]), "vocabulary": " ".join(p.term_id),
+        "terms": len(p.term_id), "entries": int(p.docs.shape[0]), "vocabulary": len(vocabulary),
     }).encode("ascii")
-    return b"".join([
-        _MAGIC, len(header).to_bytes(4, "little"), header, b"".join(arrays.keys),
-        arrays.per_file.astype("<i8").tobytes(), arrays.rows.astype("<i8").tobytes(), arrays.ids,
-        arrays.counts.lengths.astype("<i8").tobytes(), arrays.counts.buckets.astype("u1").tobytes(),
-        arrays.counts.counts.astype("<i4").tobytes(), p.indptr.astype("<i8").tobytes(), p.docs.astype("<i4").tobytes(),
-        p.tfs.astype("<i4").tobytes(), p.doc_len.astype("<i8").tobytes(), arrays.id_rank.astype("<i8").tobytes()])
+    header += b" " * (-(len(_MAGIC) + 4 + len(header)) % _ALIGN)
+    wide = [arrays.per_file, arrays.rows, arrays.counts.lengths, p.indptr, p.doc_len, arrays.id_rank]
+    narrow = [arrays.counts.counts, p.docs, p.tfs]
+    return [_MAGIC, len(header).to_bytes(4, "little"), header,
+            *(_in_place(a, "<i8") for a in wide), *(_in_place(a, "<i4") for a in narrow),
+            _in_place(arrays.counts.buckets, "u1"), arrays.ids, b"".join(arrays.keys), vocabulary, *texts.values()]
 
 
-def decode_corpus(data: bytes) -> CorpusArrays:
-    """The arrays `encode_corpus` recorded; ValueError when anything is inconsistent."""
+def _in_place(array: np.ndarray, dtype: str) -> memoryview:
+    """The bytes of `array` as `dtype`, C order: a view when it already is that, else a copy."""
+    return memoryview(np.ascontiguousarray(array, dtype=dtype).reshape(-1).view(np.uint8))
+
+
+def encode_corpus(arrays: CorpusArrays) -> bytes:
+    """The record of `arrays`, in one piece."""
+    return b"".join(corpus_parts(arrays))
+
+
+def decode_corpus(data: bytes | memoryview) -> CorpusArrays:
+    """The arrays `encode_corpus` recorded; ValueError when anything is inconsistent.
+
+    Every array is a read-only view of `data` (which must outlive them and not change: the
+    cache maps a record file that is only ever replaced, never rewritten), so nothing of a
+    35 MB record is copied; only strings (the header's, the vocabulary, the chunk ids and keys)
+    become objects."""
     header, header_end = _header(data)
     try:
         n_files, n, counted, n_terms, n_entries = (header[k] for k in ("files", "chunks", "counted", "terms",
                                                                       "entries"))
         reader = RecordReader(data, header_end)
-        keys = reader.take(KEY_LENGTH * n_files)
-        per_file = reader.array("<i8", n_files).astype(np.int64)
-        rows = reader.array("<i8", n * FIELDS).reshape(n, FIELDS)
+        per_file = _native(reader.array("<i8", n_files))
+        rows = _native(reader.array("<i8", n * FIELDS)).reshape(n, FIELDS)
+        lengths = _native(reader.array("<i8", n))
+        indptr = _native(reader.array("<i8", n_terms + 1))
+        doc_len = _native(reader.array("<i8", n))
+        id_rank = _native(reader.array("<i8", n))
+        bucket_counts = _native(reader.array("<i4", counted))
+        docs = _native(reader.array("<i4", n_entries))
+        tfs = _native(reader.array("<i4", n_entries))
+        counts = BucketCounts(lengths, _native(reader.array("u1", counted)), bucket_counts)
         ids = reader.take(ID_LENGTH * n)
         ids.decode("ascii")
-        counts = BucketCounts(reader.array("<i8", n).astype(np.int64), reader.array("u1", counted),
-                              reader.array("<i4", counted).astype(np.int32))
-        indptr = reader.array("<i8", n_terms + 1).astype(np.int64)
-        docs = reader.array("<i4", n_entries).astype(np.int64)
-        tfs = reader.array("<i4", n_entries).astype(np.float64)
-        doc_len = reader.array("<i8", n).astype(np.int64)
-        id_rank = reader.array("<i8", n).astype(np.int64)
+        keys = reader.take(KEY_LENGTH * n_files)
+        vocabulary = reader.take(header["vocabulary"]).decode("utf-8", "surrogatepass")
+        texts = {_index(i, n_files): reader.take(size).decode("utf-8", "surrogatepass") for i, size in header["texts"]}
         reader.finish()
-        words = header["vocabulary"].split(" ") if n_terms else []
+        words = vocabulary.split(" ") if n_terms else []
         types = [type_triple(t) for t in header["types"]]
         tokens = [int(t) for t in header["tokens"]]
         if len(tokens) != n_files:
             raise ValueError("token weights are not one per file")
         _check_arrays(per_file, rows, counts, indptr, docs, doc_len, id_rank, len(words), n_terms, len(types))
         imports = {_index(i, n_files): [str(name) for name in v] for i, v in header["imports"].items()}
-        texts = {_index(i, n_files): str(v) for i, v in header["texts"].items()}
         contents = {_index(i, n): str(v) for i, v in header["contents"].items()}
         if any(rows[i, 3] != NOT_A_SLICE for i in contents) or \
                 len(contents) != int(np.count_nonzero(rows[:, 3] == NOT_A_SLICE)):
@@ -163,12 +192,17 @@ def decode_corpus(data: bytes) -> CorpusArrays:
         raise ValueError(f"malformed corpus record: {exc!r}") from None
 
 
-def _header(data: bytes) -> tuple[dict, int]:
-    if data[:4] != _MAGIC:
+def _native(array: np.ndarray) -> np.ndarray:
+    """A record's little-endian array in the machine's byte order (itself on little-endian machines)."""
+    return array.astype(array.dtype.newbyteorder("="), copy=False)
+
+
+def _header(data: bytes | memoryview) -> tuple[dict, int]:
+    if bytes(data[:4]) != _MAGIC:
         raise ValueError("not a corpus record")
     header_end = 8 + int.from_bytes(data[4:8], "little")
     try:
-        header = json.loads(data[8:header_end])
+        header = json.loads(bytes(data[8:header_end]))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"malformed corpus record header: {exc}") from None
     if not isinstance(header, dict):
@@ -202,6 +236,53 @@ def _check_arrays(per_file: np.ndarray, rows: np.ndarray, counts: BucketCounts, 
         raise ValueError("chunk-id ranks are not a permutation")
 
 
+_CONTENT = Chunk.__dict__["content"]  # the slot a Chunk holds its content in
+_COMPARED = tuple(f.name for f in dataclasses.fields(Chunk) if f.compare)
+
+
+class SlicedChunk(Chunk):
+    """A chunk whose content is its file's text sliced by its character range, made when first
+    read. A corpus record's chunks are made on every warm run, but ranking reads the content of
+    few of them (hybrid's keyword test, the lines a metric weighs), and the contents of all —
+    51 MB of new strings on the standard library, where class chunks repeat their methods —
+    cost more to make than the chunks themselves. In every other way it is a `Chunk`: the same
+    fields, equal to a `Chunk` with the same ones, and given a content it keeps that one."""
+
+    __slots__ = ("_text", "_start", "_end")
+
+    @property
+    def content(self) -> str:
+        try:
+            return _CONTENT.__get__(self)
+        except AttributeError:
+            content = self._text[self._start:self._end]
+            _CONTENT.__set__(self, content)
+            return content
+
+    @content.setter
+    def content(self, value: str) -> None:
+        _CONTENT.__set__(self, value)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Chunk):
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in _COMPARED)
+
+
+_new_chunk = object.__new__
+
+
+def _sliced_chunk(chunk_id: str, file_path: str, start_line: int, end_line: int, chunk_type: str, kind: str,
+                  language: str, text: str, start: int, end: int, token_count: int) -> SlicedChunk:
+    """A `SlicedChunk` made field by field (`Chunk.__init__` takes the content itself)."""
+    chunk = _new_chunk(SlicedChunk)
+    chunk.chunk_id, chunk.file_path, chunk.start_line, chunk.end_line = chunk_id, file_path, start_line, end_line
+    chunk.chunk_type, chunk.kind, chunk.language, chunk.token_count = chunk_type, kind, language, token_count
+    chunk._text, chunk._start, chunk._end = text, start, end
+    chunk.embedding = None
+    return chunk
+
+
 def materialize(arrays: CorpusArrays, files: Sequence[tuple[str, str]]) -> AssembledCorpus:
     """The chunks and per-file maps of `arrays`, for the walked (path, text) files it was made of."""
     if len(files) != len(arrays.keys):
@@ -209,20 +290,15 @@ def materialize(arrays: CorpusArrays, files: Sequence[tuple[str, str]]) -> Assem
     texts = [walked for _, walked in files]
     for i, text in arrays.texts.items():
         texts[i] = text
-    rows = arrays.rows
-    starts, ends = rows[:, 3].tolist(), rows[:, 4].tolist()
-    contents: list[str] = []
-    lo = 0
-    for text, size in zip(texts, arrays.per_file.tolist(), strict=True):
-        contents += [text[a:b] for a, b in zip(starts[lo:lo + size], ends[lo:lo + size], strict=True)]
-        lo += size
+    rows, sizes = arrays.rows, arrays.per_file.tolist()
+    kinds = rows[:, 2]
+    triples = [np.array([t[field] for t in arrays.types], dtype=object)[kinds].tolist() for field in range(3)]
+    paths = chain.from_iterable(map(repeat, (path for path, _ in files), sizes))
+    chunks: list[Chunk] = list(map(_sliced_chunk, split_ids(arrays.ids), paths, rows[:, 0].tolist(),
+                                   rows[:, 1].tolist(), *triples, chain.from_iterable(map(repeat, texts, sizes)),
+                                   rows[:, 3].tolist(), rows[:, 4].tolist(), rows[:, 5].tolist()))
     for i, content in arrays.contents.items():
-        contents[i] = content
-    kinds = [arrays.types[k] for k in rows[:, 2].tolist()]
-    paths = chain.from_iterable(map(repeat, (path for path, _ in files), arrays.per_file.tolist()))
-    chunks = list(map(Chunk, split_ids(arrays.ids), paths, rows[:, 0].tolist(), rows[:, 1].tolist(),
-                      [k[0] for k in kinds], [k[1] for k in kinds], [k[2] for k in kinds], contents,
-                      rows[:, 5].tolist()))
+        chunks[i].content = content
     file_imports = {files[i][0]: list(v) for i, v in sorted(arrays.imports.items())}
     file_tokens = {path: tokens for (path, _), tokens in zip(files, arrays.tokens, strict=True)}
     return AssembledCorpus(chunks, file_imports, file_tokens, arrays.counts)

@@ -200,14 +200,19 @@ class HashEmbeddings:
 
     @classmethod
     def of(cls, parts: Sequence[BucketCounts]) -> HashEmbeddings:
-        joined = joined_counts(parts)
-        lengths, buckets, values = joined.lengths, joined.buckets.astype(np.uint8), joined.counts.astype(np.float64)
+        joined = parts[0] if len(parts) == 1 else joined_counts(parts)  # one part: used in place
+        lengths, buckets = joined.lengths, joined.buckets.astype(np.uint8, copy=False)
+        values = joined.counts.astype(np.float64)
         n = lengths.shape[0]
         rows = np.repeat(np.arange(n, dtype=np.int32), lengths)
-        norms = np.sqrt(np.bincount(rows, weights=values * values, minlength=n))
+        scratch = values * values
+        norms = np.sqrt(np.bincount(rows, weights=scratch, minlength=n))
         offsets = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
-        return cls(rows, buckets, values / norms[rows], offsets)
+        # Each value over its row's norm, in the arrays already made (fresh memory is slow to touch;
+        # "clip" only spares `take` a buffer: every row is in range).
+        np.divide(values, np.take(norms, rows, out=scratch, mode="clip"), out=values)
+        return cls(rows, buckets, values, offsets)
 
     @property
     def n_rows(self) -> int:
@@ -218,7 +223,10 @@ class HashEmbeddings:
         n = self.n_rows
         matrix = np.zeros((n, EMBED_DIM), dtype=dtype, order="F")
         by_column = matrix.T.reshape(-1)  # a view: the transpose of a column-major matrix is row-major
-        by_column[self.buckets.astype(np.int64) * n + self.rows] = self.values
+        where = self.buckets.astype(np.int64)
+        where *= n  # in place: one index array, not three (fresh memory is slow to touch)
+        where += self.rows
+        by_column[where] = self.values
         return matrix
 
     def columns(self, rows: np.ndarray, columns: np.ndarray) -> np.ndarray:

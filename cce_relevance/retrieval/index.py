@@ -23,8 +23,8 @@ from cce_relevance.retrieval.chunk import Chunk
 from cce_relevance.retrieval.corpus_record import (
     CorpusArrays,
     arrays_from_entries,
+    corpus_parts,
     decode_corpus,
-    encode_corpus,
     materialize,
 )
 from cce_relevance.retrieval.corpus_splice import splice
@@ -237,13 +237,13 @@ def _cached_build(store: IndexCache, files: list[tuple[str, str]], job: FileJob,
         except ValueError:
             arrays = None  # assembled from every file's record below
         if arrays is not None:
-            store.put_corpus(corpus_key, encode_corpus(arrays))
+            store.put_corpus(corpus_key, corpus_parts(arrays))
             return _from_arrays(arrays, files, skipped)
     entries = indexed_files(files, job, store, keys, workers, progress)
     index = _assembled(files, entries, HASH_DOCUMENTS, skipped)
     if index.postings is not None:
-        store.put_corpus(corpus_key, encode_corpus(arrays_from_entries(keys, files, entries, index.postings,
-                                                                       index.id_rank)))
+        store.put_corpus(corpus_key, corpus_parts(arrays_from_entries(keys, files, entries, index.postings,
+                                                                      index.id_rank)))
     return index
 
 
@@ -263,7 +263,7 @@ def _assembled(files: list[tuple[str, str]], entries: list[IndexedFile], embedde
                  HashEmbeddings.of([entry.counts for entry in entries if entry.counts is not None]))
 
 
-def _decoded(data: bytes | None) -> CorpusArrays | None:
+def _decoded(data: memoryview | None) -> CorpusArrays | None:
     """A kept corpus's arrays, or None when there is none or it does not decode (it is then
     made again and replaced)."""
     if data is None:

@@ -17,8 +17,8 @@ best-effort: when it cannot be opened or written, indexing goes on without it, a
 never differ. SQLite in WAL mode with a busy timeout lets two runs share one cache; writes are
 single transactions of whole rows, so a reader never sees half a record.
 
-Records unused for `_KEEP_DAYS` days are dropped when the cache is opened, which bounds its
-size by what was indexed recently.
+Records unused for `_KEEP_DAYS` days are dropped when the cache is first opened on a day, which
+bounds its size by what was indexed recently.
 
 Beside the database, the directory `corpora/` keeps whole corpora as assembled
 (retrieval/corpus_record.py), one file each, named by the context and a key hashing the keys of
@@ -27,8 +27,8 @@ over a changed tree starts from (retrieval/corpus_splice.py). A file holds the S
 record and the record, is written to a temporary name and renamed into place (so a reader sees
 a whole file or none), and is touched when used; only the `_KEEP_CORPORA` most recently used are kept, as each is about as
 large as its files' records together. Plain files, not rows: a record of tens of megabytes is
-read several times faster from a file than from a chain of database overflow pages, and using
-one writes nothing to the database.
+read several times faster from a file than from a chain of database overflow pages — here it is
+mapped, and its arrays are used where they lie — and using one writes nothing to the database.
 """
 
 from __future__ import annotations
@@ -36,12 +36,13 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib.util
+import mmap
 import os
 import secrets
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import cache
 from importlib import metadata
 from pathlib import Path
@@ -85,7 +86,7 @@ class IndexCache:
         self._context = context
         self._db: sqlite3.Connection | None = None
         self._unusable = False  # the database could not be opened, or failed mid-run
-        self._writers: list[threading.Thread] = []
+        self._background: list[threading.Thread] = []
         self._corpora = os.path.join(directory, CORPORA_DIR)
         os.makedirs(directory, exist_ok=True)
 
@@ -126,11 +127,11 @@ class IndexCache:
             h.update(key)
         return h.digest()
 
-    def get_corpus(self, key: bytes) -> bytes | None:
+    def get_corpus(self, key: bytes) -> memoryview | None:
         """The assembled corpus stored under `key` when its checksum holds; marks it as used now."""
         return self._read_corpus(self._corpus_name(key))
 
-    def latest_corpus(self) -> bytes | None:
+    def latest_corpus(self) -> memoryview | None:
         """The most recently used assembled corpus indexed the way this cache's keys say (the
         same context), to be spliced with the records of the files that changed since."""
         prefix = self._corpus_name(b"")
@@ -149,32 +150,46 @@ class IndexCache:
         """A corpus file's name: the context's first 16 bytes, then the corpus key (hex)."""
         return f"{self._context[:16].hex()}-{key.hex()}"
 
-    def _read_corpus(self, name: str) -> bytes | None:
+    def _read_corpus(self, name: str) -> memoryview | None:
+        """The record in file `name`, mapped rather than read: its arrays are used in place
+        (retrieval/corpus_record.py), so the record is neither copied nor given fresh memory.
+        A corpus file is only ever replaced by a rename, never rewritten, so the mapping stays
+        the bytes that were checked."""
         path = os.path.join(self._corpora, name)
         try:
             with open(path, "rb") as f:
-                data = f.read()
+                mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
             os.utime(path)
-        except OSError:
+        except (OSError, ValueError):  # ValueError: an empty file cannot be mapped
             return None
+        data = memoryview(mapped)
         checksum, record = data[:_CHECKSUM_BYTES], data[_CHECKSUM_BYTES:]
-        return record if hashlib.sha256(record).digest() == checksum else None
+        return record if hashlib.sha256(record).digest() == bytes(checksum) else None
 
-    def put_corpus(self, key: bytes, data: bytes) -> None:
-        """Store an assembled corpus (atomically), keeping the `_KEEP_CORPORA` most recently used.
+    def put_corpus(self, key: bytes, parts: Sequence[bytes | memoryview]) -> None:
+        """Store an assembled corpus (atomically), keeping the `_KEEP_CORPORA` most recently used;
+        its record is `parts` one after the other, which must not change until `close`.
 
-        The writing runs in a thread — hashing and writing tens of megabytes release the GIL,
-        so it overlaps making the index's chunks and embedding matrix — and `close` waits for it.
+        The writing runs in a thread — hashing and writing the parts, buffers of tens of
+        megabytes, release the GIL, so it overlaps making the index's chunks and embeddings —
+        and `close` waits for it.
         """
-        writer = threading.Thread(target=self._write_corpus, args=(key, data), name="cce-relevance-corpus")
-        try:
-            writer.start()
-        except RuntimeError:  # no thread to be had: write it now
-            self._write_corpus(key, data)
-            return
-        self._writers.append(writer)
+        self._in_background(self._write_corpus, key, parts)
 
-    def _write_corpus(self, key: bytes, data: bytes) -> None:
+    def _in_background(self, work: Callable[..., None], *args: object) -> None:
+        """`work(*args)` in a thread that `close` waits for (here and now when no thread can start)."""
+        thread = threading.Thread(target=work, args=args, name="cce-relevance-cache")
+        try:
+            thread.start()
+        except RuntimeError:
+            work(*args)
+            return
+        self._background.append(thread)
+
+    def _write_corpus(self, key: bytes, parts: Sequence[bytes | memoryview]) -> None:
+        checksum = hashlib.sha256()
+        for part in parts:
+            checksum.update(part)
         try:
             os.makedirs(self._corpora, exist_ok=True)
             # Created like the database (mode 0o666 less the umask, not mkstemp's 0o600), so that
@@ -183,8 +198,9 @@ class IndexCache:
             fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
             try:
                 with os.fdopen(fd, "wb") as f:
-                    f.write(hashlib.sha256(data).digest())
-                    f.write(data)
+                    f.write(checksum.digest())
+                    for part in parts:
+                        f.write(part)
                 os.replace(temporary, os.path.join(self._corpora, self._corpus_name(key)))
             except BaseException:
                 with contextlib.suppress(OSError):
@@ -238,15 +254,20 @@ class IndexCache:
                                      rows)
         except sqlite3.Error as exc:
             self._give_up(exc)
+            return
+        # A run stores its records once, at the end of indexing: the connection is closed now, in
+        # a thread, as closing checkpoints the log into the database file and syncs it (milliseconds
+        # the run need not wait for before its `close`). A later call connects again.
+        self._db = None
+        self._in_background(_close_quietly, db)
 
     def close(self) -> None:
-        """Wait for corpus writes, then close the database."""
-        for writer in self._writers:
-            writer.join()
-        self._writers.clear()
+        """Wait for the work in threads (corpus writes, closing the database), then close the database."""
+        for thread in self._background:
+            thread.join()
+        self._background.clear()
         if self._db is not None:
-            with contextlib.suppress(sqlite3.Error):
-                self._db.close()
+            _close_quietly(self._db)
             self._db = None
 
     def _connect(self) -> sqlite3.Connection:
@@ -277,8 +298,14 @@ class IndexCache:
 _COLUMNS = ["key", "checksum", "data", "used"]
 
 
+def _close_quietly(db: sqlite3.Connection) -> None:
+    with contextlib.suppress(sqlite3.Error):
+        db.close()
+
+
 def _prepare(db: sqlite3.Connection) -> None:
-    """Create the tables, or recreate them when the schema is another one; drop stale rows."""
+    """Create the tables, or recreate them when the schema is another one; drop stale rows (the
+    first time the cache is opened on a day)."""
     with _transaction(db):
         db.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
         row = db.execute("SELECT value FROM meta WHERE name = 'schema'").fetchone()
@@ -288,7 +315,11 @@ def _prepare(db: sqlite3.Connection) -> None:
             db.execute("INSERT OR REPLACE INTO meta (name, value) VALUES ('schema', ?)", (SCHEMA,))
             db.execute("CREATE TABLE entries (key BLOB PRIMARY KEY, checksum BLOB NOT NULL, data BLOB NOT NULL, "
                        "used INTEGER NOT NULL)")
-        db.execute("DELETE FROM entries WHERE used < ?", (_today() - _KEEP_DAYS,))
+        # Once a day: the sweep reads every row (`used` lies past each record's overflow pages).
+        today = _today()
+        if db.execute("SELECT value FROM meta WHERE name = 'swept'").fetchone() != (str(today),):
+            db.execute("DELETE FROM entries WHERE used < ?", (today - _KEEP_DAYS,))
+            db.execute("INSERT OR REPLACE INTO meta (name, value) VALUES ('swept', ?)", (str(today),))
 
 
 @contextlib.contextmanager

@@ -190,8 +190,8 @@ class Postings:
 
     term_id: dict[str, int]
     indptr: np.ndarray  # int64
-    docs: np.ndarray  # int64
-    tfs: np.ndarray  # float64
+    docs: np.ndarray  # int32 (a corpus has fewer than 2**31 chunks)
+    tfs: np.ndarray  # int32: kept as counted and as recorded (retrieval/corpus_record.py)
     doc_len: np.ndarray  # int64
 
 
@@ -207,7 +207,7 @@ def corpus_postings(parts: Sequence[TermCounts]) -> Postings:
     lengths = np.concatenate([p.lengths for p in parts]) if parts else np.zeros(0, np.int64)
     counts = np.concatenate([p.counts for p in parts]) if parts else np.zeros(0, np.int32)
     n_docs = lengths.shape[0]
-    docs = np.repeat(np.arange(n_docs, dtype=np.int64), lengths)
+    docs = np.repeat(np.arange(n_docs, dtype=np.int32), lengths)
     # A stable sort by term keeps each term's documents ascending. It sorts (term, entry) keys, as
     # numpy sorts integers far faster than it argsorts; terms and entries are below 2**shift, and
     # fewer than 2**31 entries (far more than memory holds) keep the keys below 2**62.
@@ -217,4 +217,4 @@ def corpus_postings(parts: Sequence[TermCounts]) -> Postings:
     by_term = keys & ((1 << shift) - 1)
     indptr = np.concatenate(([0], np.cumsum(np.bincount(terms, minlength=len(term_id))))).astype(np.int64)
     doc_len = np.bincount(docs, weights=counts, minlength=n_docs).astype(np.int64)  # exact: small integers
-    return Postings(term_id, indptr, docs[by_term], counts[by_term].astype(np.float64), doc_len)
+    return Postings(term_id, indptr, docs[by_term], counts[by_term].astype(np.int32, copy=False), doc_len)

@@ -4,9 +4,11 @@ changed, damaged or evicted record never gives anything else."""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import hashlib
 import os
+import pickle
 import shutil
 import time
 from pathlib import Path
@@ -16,6 +18,9 @@ import pytest
 
 from cce_relevance.retrieval import index as index_module
 from cce_relevance.retrieval.corpus_record import (
+    _CONTENT,
+    CorpusArrays,
+    SlicedChunk,
     arrays_from_entries,
     decode_corpus,
     encode_corpus,
@@ -160,6 +165,22 @@ def test_a_damaged_corpus_record_is_never_used_and_is_replaced(tree, tmp_path, a
     assert len(assembled) == 2  # a good record took the damaged one's place
 
 
+def test_an_empty_tree_and_a_tree_emptied_are_kept_too(tmp_path, assembled):
+    root, cache = tmp_path / "tree", str(tmp_path / "cache")
+    root.mkdir()
+    for content in (None, "def only():\n    return 1\n", None):
+        if content is None:
+            for f in root.iterdir():
+                f.unlink()
+        else:
+            (root / "only.py").write_text(content, encoding="utf-8")
+        cold = build_index(root, workers=1)
+        assembled.clear()
+        same_index(build_index(root, cache=cache, workers=1), cold)
+        same_index(build_index(root, cache=cache, workers=1), cold)
+        assert len(assembled) <= 1  # the second run read the record
+
+
 def test_an_unwritable_corpora_directory_only_costs_the_record(tree, tmp_path, assembled):
     cache = tmp_path / "cache"
     cache.mkdir()
@@ -192,6 +213,25 @@ def test_contents_that_are_not_slices_of_the_text_are_kept_whole(tree):
                                                                for c in e.chunks]
 
 
+def test_chunks_made_from_a_record_are_chunks_whose_content_is_made_when_read(tree):
+    files, entries = _entries(tree)
+    chunks = materialize(decode_corpus(_record(files, entries)), files).chunks
+    made = [c for e in entries for c in e.chunks]
+    assert all(isinstance(c, SlicedChunk) for c in chunks) and not any(isinstance(c, SlicedChunk) for c in made)
+    first = chunks[0]
+    with pytest.raises(AttributeError):
+        _CONTENT.__get__(first)  # not made yet
+    assert first.content == made[0].content and _CONTENT.__get__(first) is first.content  # made once, kept
+    assert chunks == made and made == chunks and not chunks != made  # equal both ways, field by field
+    assert [dataclasses.astuple(c) for c in chunks] == [dataclasses.astuple(c) for c in made]
+    assert pickle.loads(pickle.dumps(chunks)) == made and copy.copy(chunks[1]) == made[1]
+    assert dataclasses.replace(chunks[2], token_count=7) == dataclasses.replace(made[2], token_count=7)
+    other = chunks[3]
+    other.content = "given"
+    assert other.content == "given" and other != made[3] and made[3] != other
+    assert chunks[4] != dataclasses.replace(made[4], kind="elsewhere")
+
+
 def test_a_record_is_made_for_its_number_of_files(tree):
     files, entries = _entries(tree)
     with pytest.raises(ValueError):
@@ -202,13 +242,61 @@ def test_a_record_is_made_for_its_number_of_files(tree):
     lambda data: data[:-1],  # truncated
     lambda data: data + b"\0",  # trailing bytes
     lambda data: b"CCEf" + data[4:],  # a file's record, not a corpus's
-    lambda data: data[:-8] + (2 ** 40).to_bytes(8, "little"),  # a chunk-id rank out of range
+    lambda data: b"CCEc" + data[4:],  # the previous layout's
     lambda data: data[:8] + b"[]" + data[10:],  # a header that is not an object
 ])
 def test_inconsistent_records_do_not_decode(tree, change):
     files, entries = _entries(tree)
     with pytest.raises(ValueError):
         decode_corpus(change(_record(files, entries)))
+
+
+def _rank_out_of_range(arrays: CorpusArrays) -> CorpusArrays:
+    ranks = arrays.id_rank.copy()
+    ranks[-1] = 2**40
+    return dataclasses.replace(arrays, id_rank=ranks)
+
+
+def _posting_of_no_chunk(arrays: CorpusArrays) -> CorpusArrays:
+    docs = arrays.postings.docs.copy()
+    docs[-1] = arrays.rows.shape[0]
+    return dataclasses.replace(arrays, postings=dataclasses.replace(arrays.postings, docs=docs))
+
+
+def _chunks_not_adding_up(arrays: CorpusArrays) -> CorpusArrays:
+    return dataclasses.replace(arrays, per_file=arrays.per_file + 1)
+
+
+@pytest.mark.parametrize("change", [_rank_out_of_range, _posting_of_no_chunk, _chunks_not_adding_up])
+def test_inconsistent_arrays_do_not_decode(tree, change):
+    files, entries = _entries(tree)
+    arrays = decode_corpus(_record(files, entries))
+    decode_corpus(encode_corpus(arrays))  # the record re-encoded as it is decodes
+    with pytest.raises(ValueError):
+        decode_corpus(encode_corpus(change(arrays)))
+
+
+def test_texts_and_terms_of_any_characters_round_trip(tree):
+    """Redacted texts and the vocabulary are stored as UTF-8 after the arrays, not in the header."""
+    files, entries = _entries(tree)
+    arrays = decode_corpus(_record(files, entries))
+    texts = {len(files) - 1: "last \"quoted\"\n", 0: "é漢\U0001f600 \udc80 lone surrogate\n", 1: ""}
+    terms = {"über": 0, "\udcff": 1, "plain": 2}
+    changed = dataclasses.replace(arrays, texts=texts, postings=dataclasses.replace(
+        arrays.postings, term_id=terms, indptr=arrays.postings.indptr[:4].copy()))
+    changed.postings.indptr[-1] = arrays.postings.docs.shape[0]  # three terms own every entry
+    decoded = decode_corpus(encode_corpus(changed))
+    assert decoded.texts == texts and list(decoded.postings.term_id.items()) == list(terms.items())
+
+
+def test_a_kept_corpus_is_used_in_place(tree, tmp_path):
+    """A warm run's arrays are aligned read-only views of the mapped record, not copies."""
+    cache = str(tmp_path / "cache")
+    build_index(tree, cache=cache, workers=1)
+    warm = build_index(tree, cache=cache, workers=1)
+    p = warm.postings
+    for array in (p.indptr, p.docs, p.tfs, p.doc_len, warm.id_rank, warm.embeddings.buckets):
+        assert array.flags.aligned and not array.flags.writeable and not array.flags.owndata
 
 
 def test_temporary_files_of_runs_that_died_are_removed(tree, tmp_path):

@@ -20,7 +20,7 @@ import pytest
 from cce_relevance.retrieval import index as index_module
 from cce_relevance.retrieval.backends import builtin_backend
 from cce_relevance.retrieval.corpus_record import arrays_from_entries, materialize
-from cce_relevance.retrieval.corpus_splice import splice
+from cce_relevance.retrieval.corpus_splice import splice, spliced_id_ranks
 from cce_relevance.retrieval.index import Index, build_index
 from cce_relevance.retrieval.index_cache import CORPORA_DIR
 from cce_relevance.retrieval.indexed_file import index_file
@@ -71,9 +71,12 @@ def assert_same(spliced: Index, cold: Index, queries: list[str]) -> None:
     assert list(spliced.file_imports) == list(cold.file_imports) and spliced.walk_skipped == cold.walk_skipped
     assert list(spliced.chunks_by_file.items()) == list(cold.chunks_by_file.items())
     assert postings_by_term(spliced) == postings_by_term(cold)
-    assert spliced.postings.docs.dtype == cold.postings.docs.dtype == np.int64
-    assert spliced.postings.tfs.dtype == cold.postings.tfs.dtype == np.float64
+    assert spliced.postings.docs.dtype == cold.postings.docs.dtype == np.int32
+    assert spliced.postings.tfs.dtype == cold.postings.tfs.dtype == np.int32
+    assert spliced.postings.indptr.dtype == cold.postings.indptr.dtype == np.int64
+    assert spliced.postings.doc_len.dtype == cold.postings.doc_len.dtype == np.int64
     assert np.array_equal(spliced.postings.doc_len, cold.postings.doc_len)
+    assert spliced.id_rank.dtype == cold.id_rank.dtype == np.int64
     assert np.array_equal(spliced.id_rank, cold.id_rank)
     assert np.array_equal(spliced.matrix, cold.matrix) and spliced.matrix.flags.f_contiguous
     for backend in ("bm25", "vector", "hybrid"):
@@ -127,6 +130,52 @@ def test_spliced_corpora_equal_cold_builds_over_random_edits(tree, tmp_path, ind
         indexed.clear()
         assert_same(build_index(tree, cache=cache, workers=1), cold, queries)  # kept as spliced
         assert indexed == []
+
+
+@pytest.mark.parametrize("seed", range(4, 7))
+def test_spliced_corpora_equal_cold_builds_after_several_edits_at_once(tree, tmp_path, indexed, seed):
+    """Files changed, added and removed together, anywhere in walk order (first and last included)."""
+    rng = random.Random(seed)
+    cache = str(tmp_path / "cache")
+    build_index(tree, cache=cache, workers=1)
+    for step in range(3):
+        files = walk(tree).files
+        done = [edit(tree, rng, 10 * step + k) for k in range(rng.randint(2, 4))]
+        for f in (files[0], files[-1]) if step == 1 else ():
+            with (tree / f.path).open("a", encoding="utf-8") as out:
+                out.write(f"\n# edge {step} {rng.choice(WORDS)}\n")
+        indexed.clear()
+        spliced = build_index(tree, cache=cache, workers=1)
+        assert len(indexed) == 1 and indexed[0] <= len(done) + 2, done
+        assert_same(spliced, build_index(tree, workers=1), ["parse json decoder", "rate limit token", "über ledger"])
+
+
+def _splice_ids(rng: random.Random) -> tuple[list[str], list[str], np.ndarray, np.ndarray]:
+    """Old ids, new ids, the old-to-new chunk map (-1: gone) and the new chunks that are fresh:
+    kept chunks keep their order, fresh ones come anywhere between them; ids repeat, and hold
+    NUL bytes in some draws (compared as strings, not as numpy byte strings)."""
+    alphabet = "ab\0" if rng.random() < 0.3 else "abc"
+    def an_id() -> str:
+        return "".join(rng.choice(alphabet) for _ in range(2)).ljust(16, rng.choice("az"))
+    old = [an_id() for _ in range(rng.randint(0, 40))]
+    new: list[str] = []
+    fresh: list[int] = []
+    chunk_map = np.full(len(old), -1, dtype=np.int32)
+    for j, chunk_id in enumerate([*old, None]):
+        for _ in range(rng.choice([0, 0, 0, 1, 3])):
+            fresh.append(len(new))
+            new.append(an_id())
+        if chunk_id is not None and rng.random() < 0.8:
+            chunk_map[j] = len(new)
+            new.append(chunk_id)
+    return old, new, chunk_map, np.array(fresh, dtype=np.int64)
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_spliced_id_ranks_are_the_ranks_of_the_new_ids(seed):
+    old, new, chunk_map, fresh = _splice_ids(random.Random(seed))
+    ranks = spliced_id_ranks(id_ranks(old), chunk_map, "".join(new).encode("ascii"), fresh)
+    assert ranks.dtype == np.int64 and ranks.tolist() == id_ranks(new).tolist()
 
 
 def test_a_term_only_a_deleted_file_had_leaves_the_postings(tree, tmp_path, indexed):

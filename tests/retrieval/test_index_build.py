@@ -288,7 +288,25 @@ def test_indexes_built_cold_warm_and_in_workers_have_the_same_postings(corpus, t
     for index in indexes[1:]:
         assert index.postings is not None and list(index.postings.term_id.items()) == list(first.term_id.items())
         for name in ("indptr", "docs", "tfs", "doc_len"):
-            assert np.array_equal(getattr(index.postings, name), getattr(first, name)), name
+            x, y = getattr(index.postings, name), getattr(first, name)
+            assert x.dtype == y.dtype and np.array_equal(x, y), name
+
+
+@pytest.mark.parametrize("swept_today", [True, False])
+def test_records_unused_for_a_month_are_dropped_on_the_first_open_of_a_day(corpus, expected, tmp_path, calls,
+                                                                           swept_today):
+    cache, db_path = _filled(corpus, tmp_path)
+    _forget_corpora(cache)
+    today = index_cache._today()
+    _execute(db_path, f"UPDATE entries SET used = {today - index_cache._KEEP_DAYS - 1}",
+             f"INSERT OR REPLACE INTO meta (name, value) VALUES ('swept', '{today if swept_today else today - 1}')")
+    calls.clear()
+    assert snapshot(build_index(corpus, cache=cache, workers=1)) == expected
+    # Swept already today: the stale records stay and are used; else they were dropped and made again.
+    assert len(calls) == (0 if swept_today else len(walk(corpus).files))
+    with sqlite3.connect(db_path) as db:
+        assert db.execute("SELECT count(*) FROM entries WHERE used < ?", (today,)).fetchone() == (0,)
+        assert db.execute("SELECT value FROM meta WHERE name = 'swept'").fetchone() == (str(today),)
 
 
 @pytest.mark.parametrize("statements", [
