@@ -11,10 +11,13 @@ the same runs of `[a-z0-9_]` as the text has tokens (every byte of a non-ASCII c
 >= 0x80, never a word byte), and the tokenizer lowercases ASCII only, as `bytes.lower` does.
 
 What is kept per chunk are the integer bucket counts (sparse: bucket, count), which is also
-what the index cache stores. `HashEmbeddings` turns them into the unit vectors. The counts
-are small integers, so the sum of their squares is exact in any order (below 2**53; a chunk
-has at most one token per two bytes and files are at most MAX_FILE_SIZE bytes), its square
-root is the one IEEE square root, and each component is divided by it as `hash_embed` does.
+what the index cache stores. Indexing sums them from the chunks' term counts, which it takes
+anyway (`summed_bucket_counts`, called by retrieval/term_counts.py); `bucket_counts` counts
+them token by token, and the tests hold the two equal. `HashEmbeddings` turns them into the
+unit vectors. The counts are small integers, so the sum of their squares is exact in any order
+(below 2**53; a chunk has at most one token per two bytes and files are at most MAX_FILE_SIZE
+bytes), its square root is the one IEEE square root, and each component is divided by it as
+`hash_embed` does.
 """
 
 from __future__ import annotations
@@ -86,6 +89,28 @@ def bucket_counts(tokens: ChunkTokens) -> BucketCounts:
     h = tokens.hashes
     codes = (h % np.uint64(EMBED_DIM) + (h >> np.uint64(63)) * np.uint64(EMBED_DIM)).astype(np.int64)
     return _count(codes, tokens.first, tokens.stop)
+
+
+def summed_bucket_counts(lengths: np.ndarray, terms: np.ndarray, counts: np.ndarray,
+                         term_hashes: np.ndarray) -> BucketCounts:
+    """The bucket counts of chunks given by their distinct terms: `lengths[i]` (term, count)
+    entries per chunk, and `term_hashes[t]` the FNV-1a-64 hash of term t. Each term's count goes
+    with its hash's sign into its hash's bucket: the very integers `bucket_counts` adds up one
+    token at a time (exactly, in floats: they stay far below 2**53), from a chunk's distinct
+    terms — a third of its tokens on real code."""
+    n = lengths.shape[0]
+    buckets = (term_hashes % np.uint64(EMBED_DIM)).astype(np.int64)[terms]
+    signed = np.where((term_hashes >> np.uint64(63)).astype(bool)[terms], -counts, counts).astype(np.float64)
+    cells = np.repeat(np.arange(n), lengths) * EMBED_DIM + buckets  # row-major: row * EMBED_DIM + bucket
+    ends = np.cumsum(lengths)
+    parts = []
+    for lo in range(0, n, _ROWS_PER_BLOCK):
+        hi = min(lo + _ROWS_PER_BLOCK, n)
+        first, stop = int(ends[lo] - lengths[lo]), int(ends[hi - 1])
+        dense = np.bincount(cells[first:stop] - lo * EMBED_DIM, weights=signed[first:stop],
+                            minlength=(hi - lo) * EMBED_DIM)
+        parts.append(_nonzero(dense, hi - lo))
+    return _joined(parts)
 
 
 def chunk_tokens(source: bytes, spans: Sequence[tuple[int, int]]) -> ChunkTokens:
@@ -161,20 +186,25 @@ def _hashes(lowered: bytes, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
 def _count(codes: np.ndarray, first: np.ndarray, stop: np.ndarray) -> BucketCounts:
     """Bucket counts of the chunks whose tokens are `codes[first[i]:stop[i]]`."""
     n = first.shape[0]
-    lengths, buckets, counts = [], [], []
+    parts = []
     for lo in range(0, n, _ROWS_PER_BLOCK):
         hi = min(lo + _ROWS_PER_BLOCK, n)
         rows, positions = token_positions(first[lo:hi], stop[lo:hi])
         signed = np.bincount(rows * _SIGNED + codes[positions], minlength=(hi - lo) * _SIGNED)
         signed = signed.reshape(hi - lo, 2, EMBED_DIM)
-        dense = (signed[:, 0, :] - signed[:, 1, :]).reshape(-1)  # row-major: row * EMBED_DIM + bucket
-        nonzero = np.flatnonzero(dense)
-        lengths.append(np.bincount(nonzero // EMBED_DIM, minlength=hi - lo))
-        buckets.append((nonzero % EMBED_DIM).astype(np.uint8))
-        counts.append(dense[nonzero].astype(np.int32))
-    if not lengths:
-        return BucketCounts(np.zeros(0, np.int64), np.zeros(0, np.uint8), np.zeros(0, np.int32))
-    return BucketCounts(np.concatenate(lengths).astype(np.int64), np.concatenate(buckets), np.concatenate(counts))
+        parts.append(_nonzero((signed[:, 0, :] - signed[:, 1, :]).reshape(-1), hi - lo))
+    return _joined(parts)
+
+
+def _nonzero(dense: np.ndarray, rows: int) -> BucketCounts:
+    """The non-zero entries of `rows` chunks' bucket counts, laid out row-major (row * EMBED_DIM + bucket)."""
+    nonzero = np.flatnonzero(dense)
+    return BucketCounts(np.bincount(nonzero // EMBED_DIM, minlength=rows).astype(np.int64),
+                        (nonzero % EMBED_DIM).astype(np.uint8), dense[nonzero].astype(np.int32))
+
+
+def _joined(parts: list[BucketCounts]) -> BucketCounts:
+    return parts[0] if len(parts) == 1 else joined_counts(parts)
 
 
 def joined_counts(parts: Sequence[BucketCounts]) -> BucketCounts:

@@ -22,10 +22,10 @@ from itertools import repeat
 import numpy as np
 
 from cce_relevance.retrieval.chunk import Chunk, ChunkedFile, chunk_file
-from cce_relevance.retrieval.hash_counts import BucketCounts, bucket_counts, chunk_tokens
+from cce_relevance.retrieval.hash_counts import BucketCounts, chunk_tokens
 from cce_relevance.retrieval.packs import PackSet
 from cce_relevance.retrieval.redact import redact
-from cce_relevance.retrieval.term_counts import TermCounts, term_counts
+from cce_relevance.retrieval.term_counts import TermCounts, term_and_bucket_counts
 from cce_relevance.retrieval.tokens import estimate_tokens
 
 _MAGIC = b"CCEf"
@@ -53,10 +53,9 @@ def index_file(path: str, text: str, packs: PackSet, protect_secrets: bool, hash
     """Redact, chunk and (with `hashing`) count one walked file."""
     redacted = redact(text) if protect_secrets else text
     chunked = chunk_file(path, redacted, packs)
-    tokens = chunk_tokens(chunked.source, chunked.spans) if hashing else None
+    terms, counts = term_and_bucket_counts(chunk_tokens(chunked.source, chunked.spans)) if hashing else (None, None)
     return IndexedFile(redacted, estimate_tokens(redacted), chunked.imports, chunked.chunks,
-                       _char_spans(redacted, chunked), None if tokens is None else bucket_counts(tokens),
-                       None if tokens is None else term_counts(tokens))
+                       _char_spans(redacted, chunked), counts, terms)
 
 
 def _char_spans(text: str, chunked: ChunkedFile) -> list[tuple[int, int] | None]:

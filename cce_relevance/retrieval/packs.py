@@ -32,6 +32,9 @@ class Pruning:
 
     grammar_version: str  # of the pack's first distribution; any other version is not pruned
     containers: frozenset[str]
+    bodies: frozenset[str] = frozenset()
+    """Containers that hold definitions and imports only in their `body` field (never in their
+    name, parameters or bases, say): the walk visits just that child of theirs."""
 
 
 @dataclass(frozen=True)
@@ -215,8 +218,10 @@ _ECMA_IMPORTS = frozenset({"import_statement"})
 # `block`, and a definition also as the `definition` of a `decorated_definition`; a `block` is
 # only ever the suite (body, consequence, alternative) of a compound statement or clause below,
 # or the body of a `match_statement`. No expression, pattern, parameter or type can contain a
-# statement (a lambda's body is an expression). tests/retrieval/test_syntax.py pins the grammar's
-# list of node kinds this was read against, and compares the walk with a full one.
+# statement (a lambda's body is an expression). So a function or class definition holds them
+# only in its body: its name, type parameters, parameters, return type and bases are all
+# expressions, patterns or types. tests/retrieval/test_syntax.py pins the grammar's list of node
+# kinds this was read against, and compares the walk with a full one.
 _PYTHON_CONTAINERS = frozenset({
     "module", "block", "decorated_definition", "function_definition", "class_definition", "if_statement",
     "elif_clause", "else_clause", "for_statement", "while_statement", "try_statement", "except_clause",
@@ -226,7 +231,8 @@ _PYTHON_CONTAINERS = frozenset({
 PACKS: tuple[Pack, ...] = (
     Pack("python", (".py",), frozenset({"function_definition"}), frozenset({"class_definition"}),
          _python_language, frozenset({"import_statement", "import_from_statement"}), _python_import_names,
-         ("tree-sitter-python",), Pruning("0.25.0", _PYTHON_CONTAINERS)),
+         ("tree-sitter-python",), Pruning("0.25.0", _PYTHON_CONTAINERS,
+                                          frozenset({"function_definition", "class_definition"}))),
     Pack("javascript", (".js", ".jsx", ".mjs", ".cjs"), _ECMA_FUNCTIONS, frozenset({"class_declaration"}),
          _javascript_language, _ECMA_IMPORTS, _ecmascript_import_names, ("tree-sitter-javascript",)),
     Pack("ruby", (".rb",), frozenset({"method", "singleton_method"}), frozenset({"class", "module"}),

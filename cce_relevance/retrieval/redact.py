@@ -18,12 +18,21 @@ The value scanner of the reference walks UTF-8 bytes. Every byte it treats speci
 backslash, ASCII whitespace, ASCII glue characters) is ASCII, and every byte of a non-ASCII
 character is >= 0x80 and plain, so walking code points makes the same decisions and stops at
 the same characters; only the "shorter than 8" rule needs the UTF-8 byte length.
+
+Most files hold no secret, and scanning every file's text with every pattern is a good part of
+indexing, so each step is preceded by a cheaper scan that cannot miss anything it would find:
+screens for runs of specific patterns, and for the generic pass the places where an operator
+follows a key name (below, with why each is a superset). `tests/retrieval/test_redact.py`
+compares the result with the patterns applied plainly.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from bisect import bisect_left
+from collections.abc import Callable
+from functools import partial
 from typing import NamedTuple
 
 from cce_relevance.retrieval.tokens import ascii_lower
@@ -32,7 +41,7 @@ _SECRET_REPLACEMENT = "[REDACTED:SECRET]"
 _MIN_SECRET_BYTES = 8
 
 # (pattern, replacement), in the order §5 applies them. Each pattern opens with a literal, which
-# `re` scans for quickly, so a file without any of them costs nine fast scans.
+# `re` scans for quickly (a character class is tested character by character, far slower).
 _SPECIFIC: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(pattern), f"[REDACTED:{label}]")
     for pattern, label in (
@@ -52,6 +61,22 @@ _SPECIFIC: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 )
 
 _PRIVATE_KEY = _SPECIFIC[0][0]
+
+# `_SPECIFIC` cut into runs of consecutive patterns, each with a screen that one scan can rule the
+# whole run out with: every match of the run's patterns contains a match of its screen (the three
+# `sk` keys open with `sk-` or `sk_`, the AWS and Google keys with `AK` or `AI`, a JWT with
+# `eyJ`), so a text the screen does not match passes the run unchanged. A screen opens with a
+# rarer character than its patterns do (`re` stops at each occurrence of a literal's first
+# character), or stands for several patterns. Other runs are one pattern and need no screen.
+_SPECIFIC_RUNS: tuple[tuple[re.Pattern[str] | None, tuple[tuple[re.Pattern[str], str], ...]], ...] = (
+    (None, _SPECIFIC[0:1]),
+    (re.compile("sk[-_]"), _SPECIFIC[1:4]),
+    (None, _SPECIFIC[4:5]),
+    (None, _SPECIFIC[5:6]),
+    (re.compile("A[KI]"), _SPECIFIC[6:8]),
+    (re.compile("yJ"), _SPECIFIC[8:9]),
+)
+
 _PRIVATE_KEY_END = re.compile(r"-----END [A-Z0-9 ]*PRIVATE KEY-----")
 
 _KEY_NAMES = (
@@ -80,20 +105,27 @@ def _case_insensitive(pattern: str) -> str:
 _ASSIGNMENT_RE = re.compile(f"({_case_insensitive(_KEY_NAMES)})({_WHITESPACE}*[:=]{_WHITESPACE}*)")
 
 
+def _alternatives(alternation: str) -> list[list[str]]:
+    """Each alternative of `alternation` (ASCII letters and `[_-]?`) as its list of characters and `[_-]?`s."""
+    return [re.findall(r"\[_-\]\?|[a-z]", alternative) for alternative in alternation.split("|")]
+
+
 def _reversed_alternatives(alternation: str) -> str:
     """`alternation` (alternatives of ASCII letters and `[_-]?`) with each alternative spelt backwards."""
-    return "|".join("".join(reversed(re.findall(r"\[_-\]\?|[a-z]", alternative)))
-                    for alternative in alternation.split("|"))
+    return "|".join("".join(reversed(pieces)) for pieces in _alternatives(alternation))
 
 
-# A cheap necessary condition for `_ASSIGNMENT_RE` — a key name, then `\s*[:=]` — run on the
-# case-folded text: folding maps every letter a key can be spelt with (including U+017F and
-# U+212A) to ASCII lowercase, and Python's `\s` covers Rust's. Most source files fail it, so
-# the slower exact pattern only runs where a key is plausible. It is searched for spelt
-# backwards in the reversed text, which it matches exactly when the forward pattern matches the
-# text: reversed, it opens with the operator, which source holds far more rarely than the key
-# initials, so `re` starts far fewer attempts.
-_REVERSED_GATE_RE = re.compile(f"[:=]\\s*(?:{_reversed_alternatives(_KEY_NAMES)})")
+# Where `_ASSIGNMENT_RE` can match: at an operator that, read backwards, is preceded by `\s*` and
+# a key name. That is searched for in the reversed text, case-insensitively: `re`'s IGNORECASE
+# matches every character the key's classes allow (U+017F for `s` and U+212A for `k` included),
+# and Python's `\s` covers Rust's, so every operator of an assignment is found (a few more may
+# be). Backwards the search opens with the operator, which source holds far more rarely than the
+# key initials, and one pattern per operator opens with a literal, which `re` scans for fast.
+# Group 1 is the whitespace before the operator: all of it, as no key name ends in whitespace.
+_OPERATOR_GATES = tuple(re.compile(f"{operator}(\\s*)(?:{_reversed_alternatives(_KEY_NAMES)})", re.IGNORECASE)
+                        for operator in ":=")
+_LONGEST_KEY = max(len(pieces) for pieces in _alternatives(_KEY_NAMES))  # in characters
+_SPACES = re.compile(r"\s*")
 
 # `u8::is_ascii_whitespace`: no vertical tab.
 _ASCII_WHITESPACE = " \t\n\x0c\r"
@@ -141,11 +173,21 @@ def redact(text: str) -> str:
     Specific patterns run first, in table order; the generic `key = value` pass then sees their
     output, which is what keeps an already-labelled value from being relabelled SECRET.
     """
-    for pattern, replacement in _SPECIFIC:
-        text = _substitute(pattern, replacement, text)
-    if _REVERSED_GATE_RE.search(text.casefold()[::-1]) is None:
-        return text
-    return _redact_assignments(text)
+    for screen, patterns in _SPECIFIC_RUNS:
+        if screen is None or screen.search(text) is not None:
+            for pattern, replacement in patterns:
+                text = _substitute(pattern, replacement, text)
+    operators = _gated_operators(text)
+    return _redact_assignments(text, _GatedSearch(text, operators).search) if operators else text
+
+
+def _gated_operators(text: str) -> list[tuple[int, int]]:
+    """(offset, whitespace before it) of every operator where `_OPERATOR_GATES` match, ascending:
+    the only places where an assignment's operator can be."""
+    backwards = text[::-1]
+    last = len(text) - 1
+    return sorted((last - match.start(), len(match[1])) for gate in _OPERATOR_GATES
+                  for match in gate.finditer(backwards))
 
 
 def _substitute(pattern: re.Pattern[str], replacement: str, text: str) -> str:
@@ -192,13 +234,14 @@ def is_placeholder(inner: str) -> bool:
     )
 
 
-def _redact_assignments(text: str) -> str:
-    """The generic pass: walk `key <op> value` assignments left to right (§5 step 2).
+def _redact_assignments(text: str, search: Callable[[int], re.Match[str] | None]) -> str:
+    """The generic pass: walk `key <op> value` assignments left to right (§5 step 2);
+    `search(pos)` is `_ASSIGNMENT_RE.search(text, pos)`.
 
     `cursor` marks the end of the last consumed value, so a key that sits inside a value
     already handled does not start a second, overlapping redaction.
     """
-    match = _next_assignment(text, 0)
+    match = _next_assignment(text, 0, search)
     pieces: list[str] = []
     cursor = 0
     while match is not None:
@@ -208,19 +251,51 @@ def _redact_assignments(text: str) -> str:
                 pieces.append(text[cursor : match.start()])
                 pieces.append(_render_assignment(text, match, value))
                 cursor = value.end
-        match = _next_assignment(text, match.end())
+        match = _next_assignment(text, match.end(), search)
     pieces.append(text[cursor:])
     return "".join(pieces)
 
 
-def _next_assignment(text: str, pos: int) -> re.Match[str] | None:
-    """The leftmost assignment prefix at or after `pos` whose key starts on a word boundary."""
-    while (match := _ASSIGNMENT_RE.search(text, pos)) is not None:
+def _next_assignment(text: str, pos: int, search: Callable[[int], re.Match[str] | None]) -> re.Match[str] | None:
+    """The leftmost assignment prefix at or after `pos` whose key starts on a word boundary;
+    `search(pos)` is `_ASSIGNMENT_RE.search(text, pos)`."""
+    while (match := search(pos)) is not None:
         start = match.start()
         if start == 0 or not _is_word_char(text[start - 1]):
             return match
         pos = start + 1
     return None
+
+
+class _GatedSearch:
+    """`_ASSIGNMENT_RE.search(text, pos)`, run only in small windows around the given operators.
+
+    `operators` (see `_gated_operators`) include every place a match's operator can be. A match
+    whose operator is at `o` starts at most `_LONGEST_KEY` characters before the whitespace in
+    front of `o`, and ends no later than the whitespace after `o` (`end(o)`: the end of the run
+    of Python's `\\s`, which covers Rust's). So the window of `o` reaches from there (or `pos`) to
+    `end(o)`, and the windows are tried in order of `o`. The first match found is the leftmost at
+    or after `pos`: one with an earlier operator starts in that operator's window and would have
+    been found there; one with the same operator starts in this window; and one with a later
+    operator cannot start before this match, as its key and whitespace would have to pass over
+    this match's operator. Only one key name can match at a place and be followed by whitespace
+    and an operator (of two names matching there, the longer continues with a letter, `_` or
+    `-`), so cutting the text at `end(o)` changes no match that ends there or earlier.
+    """
+
+    def __init__(self, text: str, operators: list[tuple[int, int]]) -> None:
+        self._text = text
+        self._offsets = [offset for offset, _ in operators]
+        self._starts = [offset - spaces - _LONGEST_KEY for offset, spaces in operators]
+
+    def search(self, pos: int) -> re.Match[str] | None:
+        text = self._text
+        for i in range(bisect_left(self._offsets, pos), len(self._offsets)):
+            end = _SPACES.match(text, self._offsets[i] + 1).end()
+            match = _ASSIGNMENT_RE.search(text, max(pos, self._starts[i]), end)
+            if match is not None:
+                return match
+        return None
 
 
 def _is_word_char(char: str) -> bool:
@@ -245,7 +320,7 @@ def _render_assignment(text: str, match: re.Match[str], value: _Value) -> str:
     keep = (_shorter_than_min_secret(inner) or is_placeholder(inner)) and (
         # A value that swallowed a further `key=` (`"changeme"token="…"`) may hide that
         # assignment's secret behind the placeholder guard, so it is never kept.
-        _next_assignment(inner, 0) is None
+        _next_assignment(inner, 0, partial(_ASSIGNMENT_RE.search, inner)) is None
     )
     if keep:
         return text[match.start() : value.end]

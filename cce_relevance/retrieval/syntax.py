@@ -21,8 +21,8 @@ walk over real corpora and generated, garbled sources.
 
 A grammar whose structure confines definitions and imports to a few node kinds (`Pack.pruning`,
 proven from the grammar's rules for one version) is walked from Python instead, descending only
-into those kinds and into any node that holds a syntax error: that visits a few percent of the
-nodes, which is cheaper still than the query.
+into those kinds (into some of them only through their body) and into any node that holds a
+syntax error: that visits a few percent of the nodes, which is cheaper still than the query.
 
 Only what the walk could ever yield goes into a query: visible kinds (a hidden or supertype
 name would never be stepped on by a cursor, and a supertype in a query would match its
@@ -89,9 +89,12 @@ def _pruned_walk(pack: Pack, root: Node) -> SyntaxNodes:
 
     Kinds are compared as ids (a node's type is the name of its kind id, so the sets hold every
     id of each name), and a tree without errors is not asked about errors node by node (a node
-    holds an error only if the root does)."""
-    chunk_kinds, import_kinds, containers = _pruning_ids(pack)
+    holds an error only if the root does). In a tree with errors every container is entered
+    whole, as its body may not be where the grammar puts it."""
+    ids = _pruning_ids(pack)
+    chunk_kinds, import_kinds, containers = ids.chunk_kinds, ids.import_kinds, ids.containers
     errors = root.has_error
+    bodies = frozenset() if errors else ids.bodies
     definitions: list[Node] = []
     imports: list[Node] = []
     pending = [root]
@@ -102,16 +105,31 @@ def _pruned_walk(pack: Pack, root: Node) -> SyntaxNodes:
             definitions.append(node)
         if kind in import_kinds:
             imports.append(node)
-        if kind in containers or (errors and node.has_error):
+        if kind in bodies:
+            body = node.child_by_field_id(ids.body)
+            if body is not None:
+                pending.append(body)
+        elif kind in containers or (errors and node.has_error):
             children = node.named_children
             children.reverse()
             pending.extend(children)
     return SyntaxNodes(definitions, imports)
 
 
+@dataclass(frozen=True)
+class _PruningIds:
+    """A pack's chunk kinds, import kinds, pruning containers and bodies as kind ids, and the id
+    of the `body` field."""
+
+    chunk_kinds: frozenset[int]
+    import_kinds: frozenset[int]
+    containers: frozenset[int]
+    bodies: frozenset[int]
+    body: int
+
+
 @cache
-def _pruning_ids(pack: Pack) -> tuple[frozenset[int], frozenset[int], frozenset[int]]:
-    """The kind ids named by the pack's chunk kinds, import kinds and pruning containers."""
+def _pruning_ids(pack: Pack) -> _PruningIds:
     assert pack.pruning is not None
     language = pack.parser().language
     assert language is not None
@@ -120,18 +138,21 @@ def _pruning_ids(pack: Pack) -> tuple[frozenset[int], frozenset[int], frozenset[
     def ids(kinds: frozenset[str]) -> frozenset[int]:
         return frozenset(i for i, name in enumerate(names) if name in kinds)
 
-    return ids(pack.chunk_kinds), ids(pack.import_kinds), ids(pack.pruning.containers)
+    return _PruningIds(ids(pack.chunk_kinds), ids(pack.import_kinds), ids(pack.pruning.containers),
+                       ids(pack.pruning.bodies), language.field_id_for_name("body") or 0)
 
 
 @cache
 def _prunes(pack: Pack) -> bool:
-    """Whether the pack's pruning applies: proven for the installed grammar, and no import kind
-    that is also an anonymous kind (the pruned walk steps on named nodes only; definitions are
-    named anyway)."""
+    """Whether the pack's pruning applies: proven for the installed grammar, which has the `body`
+    field if bodies are named, and no import kind that is also an anonymous kind (the pruned walk
+    steps on named nodes only; definitions are named anyway)."""
     if pack.pruning is None or _installed(pack.distributions[0]) != pack.pruning.grammar_version:
         return False
     language = pack.parser().language
     assert language is not None
+    if pack.pruning.bodies and language.field_id_for_name("body") is None:
+        return False
     return not any(language.id_for_node_kind(kind, False) is not None
                    for kind in pack.import_kinds)
 

@@ -23,7 +23,12 @@ from itertools import chain
 
 import numpy as np
 
-from cce_relevance.retrieval.hash_counts import ChunkTokens, token_positions
+from cce_relevance.retrieval.hash_counts import (
+    BucketCounts,
+    ChunkTokens,
+    summed_bucket_counts,
+    token_positions,
+)
 
 # The tokens of lowered text read as Latin-1 (one character per byte): no character from
 # U+0080 on is in the class, so these are exactly the runs of word bytes `chunk_tokens` found.
@@ -47,7 +52,19 @@ class TermCounts:
 
 
 def term_counts(tokens: ChunkTokens) -> TermCounts:
-    """The term counts of the chunks whose tokens are `tokens`.
+    """The term counts of the chunks whose tokens are `tokens` (see `_term_counts`)."""
+    return _term_counts(tokens)[0]
+
+
+def term_and_bucket_counts(tokens: ChunkTokens) -> tuple[TermCounts, BucketCounts]:
+    """The term counts of the chunks whose tokens are `tokens`, and their bucket counts summed
+    from them (`hash_counts.summed_bucket_counts`) rather than from every token again."""
+    terms, hashes = _term_counts(tokens)
+    return terms, summed_bucket_counts(terms.lengths, terms.terms, terms.counts, hashes)
+
+
+def _term_counts(tokens: ChunkTokens) -> tuple[TermCounts, np.ndarray]:
+    """The term counts of the chunks whose tokens are `tokens`, and each vocabulary term's hash.
 
     Tokens are grouped into terms by their FNV-1a-64 hashes (already computed for the bucket
     counts), and every group is then checked to hold one string only, so no hash collision can
@@ -60,7 +77,8 @@ def term_counts(tokens: ChunkTokens) -> TermCounts:
     n = tokens.starts.shape[0]
     n_chunks = tokens.first.shape[0]
     if n == 0:
-        return TermCounts([], np.zeros(n_chunks, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int32))
+        return (TermCounts([], np.zeros(n_chunks, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int32)),
+                np.zeros(0, np.uint64))
     shift = n.bit_length()  # token positions fit in the low `shift` bits of a sort key
     by_hash = _grouped(tokens.hashes & np.uint64(-1 << shift & 0xFFFF_FFFF_FFFF_FFFF), shift)
     order, begins = by_hash if _one_string_each(tokens, *by_hash) else _grouped(_string_ids(tokens) << shift, shift)
@@ -82,8 +100,8 @@ def term_counts(tokens: ChunkTokens) -> TermCounts:
     spelled = order[np.flatnonzero(begins)[appearing]]  # each term's first token
     vocabulary = [text[a:b] for a, b in zip(tokens.starts[spelled].tolist(), tokens.ends[spelled].tolist(),
                                             strict=True)]
-    return TermCounts(vocabulary, np.bincount(chunk_of, minlength=n_chunks).astype(np.int64), renumbered[terms],
-                      counts.astype(np.int32))
+    return (TermCounts(vocabulary, np.bincount(chunk_of, minlength=n_chunks).astype(np.int64), renumbered[terms],
+                       counts.astype(np.int32)), tokens.hashes[spelled])
 
 
 def _neighbours(order: np.ndarray, begins: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

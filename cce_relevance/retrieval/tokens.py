@@ -27,8 +27,9 @@ def unique_tokens(text: str) -> list[str]:
 
 
 def estimate_tokens(text: str) -> int:
-    """`max(1, floor(utf8_len / 4))`: the one token weight used for chunks, files and lines."""
-    n = len(text.encode("utf-8", "surrogatepass")) // 4
+    """`max(1, floor(utf8_len / 4))`: the one token weight used for chunks, files and lines
+    (ASCII text is as many UTF-8 bytes as characters, and is not encoded to count them)."""
+    n = (len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))) // 4
     return n if n > 1 else 1
 
 

@@ -2,7 +2,8 @@
 
 The batch path must give, for every chunk, the very bits `embed.hash_embed` gives on the chunk's
 content (which the spec oracle in test_embed.py pins): chunks from real files, and arbitrary
-byte ranges that cut tokens and multi-byte characters, overlap and nest.
+byte ranges that cut tokens and multi-byte characters, overlap and nest. The bucket counts that
+indexing sums from the term counts must be the ones counted token by token, array for array.
 """
 
 from __future__ import annotations
@@ -15,9 +16,16 @@ from hypothesis import strategies as st
 
 from cce_relevance.retrieval.chunk import chunk_file
 from cce_relevance.retrieval.embed import hash_embed
-from cce_relevance.retrieval.hash_counts import HashEmbeddings, chunk_counts
+from cce_relevance.retrieval.hash_counts import (
+    BucketCounts,
+    HashEmbeddings,
+    bucket_counts,
+    chunk_counts,
+    chunk_tokens,
+)
 from cce_relevance.retrieval.languages import EXTRA_PACKS
 from cce_relevance.retrieval.packs import PACKS, PackSet
+from cce_relevance.retrieval.term_counts import term_and_bucket_counts
 
 from .corpora import DOCS_CORPUS, read_tree
 
@@ -35,15 +43,31 @@ def assert_rows_are_hash_embed(sources_and_spans: list[tuple[bytes, list[tuple[i
         assert np.ascontiguousarray(row).tobytes() == vector.tobytes()
 
 
-def test_chunks_of_real_files():
+def assert_summed_counts_are_token_counts(source: bytes, spans: list[tuple[int, int]]) -> None:
+    tokens = chunk_tokens(source, spans)
+    summed, counted = term_and_bucket_counts(tokens)[1], bucket_counts(tokens)
+    for name in ("lengths", "buckets", "counts"):
+        a, b = getattr(summed, name), getattr(counted, name)
+        assert a.dtype == b.dtype and np.array_equal(a, b), name
+    assert isinstance(summed, BucketCounts)
+
+
+def _real_cases() -> list[tuple[bytes, list[tuple[int, int]]]]:
     files = {**read_tree(Path("test/fixture/samples")), **read_tree(Path(__file__).parent / "language_samples"),
              **read_tree(Path(DOCS_CORPUS))}
     cases = []
     for path, text in sorted(files.items()):
         chunked = chunk_file(path, text, ALL_PACKS)
         cases.append((chunked.source, chunked.spans))
+    return cases
+
+
+def test_chunks_of_real_files():
+    cases = _real_cases()
     assert sum(len(spans) for _, spans in cases) > 50
     assert_rows_are_hash_embed(cases)
+    for source, spans in cases:
+        assert_summed_counts_are_token_counts(source, spans)
 
 
 _text = st.text(alphabet=st.sampled_from(list("abcXYZ_019 \n\t.,:;(){}é漢\U0001f600-") + ["\x00"]), max_size=300)
@@ -56,6 +80,7 @@ def test_arbitrary_spans_cutting_tokens_and_characters(text, cuts):
     spans = [(int(a * len(source)), int(b * len(source))) for a, b in cuts]
     spans = [(min(s, e), max(s, e)) for s, e in spans]
     assert_rows_are_hash_embed([(source, spans)])
+    assert_summed_counts_are_token_counts(source, spans)
 
 
 @given(lengths=st.lists(st.integers(1, 80), min_size=1, max_size=40), repeats=st.integers(1, 3))
@@ -71,10 +96,13 @@ def test_more_chunks_than_one_counting_block():
     source = " ".join(f"w{i % 97} x{i % 13}" for i in range(3000)).encode("ascii")
     spans = [(i, i + 40) for i in range(0, 2 * 2100, 2)]  # 2,100 chunks: more than one 2,048-row block
     assert_rows_are_hash_embed([(source, spans)])
+    assert_summed_counts_are_token_counts(source, spans)
 
 
 def test_no_tokens_no_spans_and_empty_sources():
     assert_rows_are_hash_embed([(b"", [(0, 0)]), (b"... !!", [(0, 6), (2, 2)]), (b"abc", [])])
+    for source, spans in ((b"", [(0, 0)]), (b"... !!", [(0, 6), (2, 2)]), (b"abc", []), (b"", [])):
+        assert_summed_counts_are_token_counts(source, spans)
     assert HashEmbeddings.of([]).dense(np.float64).shape == (0, 256)
 
 
@@ -84,4 +112,5 @@ def test_opposite_signs_cancel_to_zero_components():
     a, b = opposite_sign_pair()
     source = f"{a} {b}".encode("ascii")
     assert_rows_are_hash_embed([(source, [(0, len(source))])])
+    assert_summed_counts_are_token_counts(source, [(0, len(source)), (0, len(a))])
     assert not HashEmbeddings.of([chunk_counts(source, [(0, len(source))])]).dense(np.float64).any()

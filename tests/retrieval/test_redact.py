@@ -7,9 +7,10 @@ in the repository holds a whole fake credential for a secret scanner to flag.
 from __future__ import annotations
 
 import re
+from functools import partial
 
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from cce_relevance.retrieval import redact as redact_module
@@ -350,7 +351,8 @@ def test_is_placeholder(inner: str, expected: bool) -> None:
 
 # Pieces that steer random text towards the redactor's decision points.
 _KEY_PIECES = ("password", "PASSWD", "secret_key", "Api-Key", "token", "\u017fecret", "api_\u212aey")
-_OPENING_PIECES = ("AKIA", "sk-", "eyJ", "xox", "-----BEGIN ")
+_OPENING_PIECES = ("AKIA", "AIza", "sk-", "sk-ant-", "sk_live_", "ghp_", "eyJ", "xox", "xoxb-", "-----BEGIN ",
+                   "0123456789ABCDEFabcdef0123456789", ".eyJ")
 _NEUTRAL_PIECES = (
     "=",
     ":",
@@ -410,34 +412,71 @@ def test_never_raises(text: str) -> None:
     assert isinstance(redact(text), str)
 
 
-@given(_fuzz_text)
-def test_fast_path_matches_the_full_pipeline(text: str) -> None:
-    """The gate in front of the generic pass must never change an answer."""
-    full = text
+def _plainly_redacted(text: str) -> str:
+    """Every specific pattern substituted in turn, then the generic pass searching the whole text."""
     for pattern, replacement in redact_module._SPECIFIC:
-        full = pattern.sub(replacement, full)
-    assert redact(text) == redact_module._redact_assignments(full)
+        text = pattern.sub(replacement, text)
+    return redact_module._redact_assignments(text, partial(redact_module._ASSIGNMENT_RE.search, text))
 
 
-# The gate in front of the generic pass as plainly written: a key name, then the operator.
-_FORWARD_GATE_RE = re.compile(f"(?:{redact_module._KEY_NAMES})\\s*[:=]")
+@given(_fuzz_text)
+@settings(max_examples=500)
+def test_fast_path_matches_the_full_pipeline(text: str) -> None:
+    """The screens, the gate and the windows in front of the patterns must never change an answer."""
+    assert redact(text) == _plainly_redacted(text)
 
 
-@given(st.one_of(st.text(), _fuzz_text, _texts(("ſecret", "\u212aey", "API-KEY", "private_key", "\u2003", ":", "="))))
-def test_the_reversed_gate_matches_exactly_when_the_forward_gate_does(text: str) -> None:
-    folded = text.casefold()
-    assert (redact_module._REVERSED_GATE_RE.search(folded[::-1]) is None) == (_FORWARD_GATE_RE.search(folded) is None)
+def _match_key(match: re.Match[str] | None) -> tuple | None:
+    return None if match is None else (match.span(), match.groups())
+
+
+_gate_text = st.one_of(st.text(), _fuzz_text, _texts(("ſecret", "\u212aey", "API-KEY", "private_key", "\u2003", "\x1c",
+                                                     ":", "=", "token", "xtoken", " ", "İ")))
+
+
+@given(_gate_text)
+@settings(max_examples=500)
+def test_gated_search_is_the_plain_search_from_every_position(text: str) -> None:
+    search = redact_module._GatedSearch(text, redact_module._gated_operators(text)).search
+    for pos in range(len(text) + 1):
+        assert _match_key(search(pos)) == _match_key(redact_module._ASSIGNMENT_RE.search(text, pos))
+
+
+@given(_gate_text)
+def test_the_gate_finds_the_operator_of_every_assignment(text: str) -> None:
+    gated = {offset for offset, _ in redact_module._gated_operators(text)}
+    for pos in range(len(text)):
+        match = redact_module._ASSIGNMENT_RE.match(text, pos)
+        if match is not None:
+            assert match.start(2) + re.search("[:=]", match[2]).start() in gated
 
 
 def test_the_gate_is_the_key_names_spelt_backwards() -> None:
     names = redact_module._KEY_NAMES
     assert redact_module._reversed_alternatives(redact_module._reversed_alternatives(names)) == names
     assert redact_module._reversed_alternatives("secret[_-]?key|token") == "yek[_-]?terces|nekot"
+    assert redact_module._LONGEST_KEY == len("private_key")
     for name in ("password", "passwd", "secret_key", "secret-key", "secretkey", "secret", "api_key", "apikey",
-                 "access-key", "auth_token", "authtoken", "private_key", "token"):
+                 "access-key", "auth_token", "authtoken", "private_key", "token", "\u017fecret", "API_\u212aEY"):
         for operator in (":", "=", " \t= "):
-            assert redact_module._REVERSED_GATE_RE.search(f"x {name}{operator} y".casefold()[::-1])
-    assert redact_module._REVERSED_GATE_RE.search("tokens = 1; passwords: no"[::-1]) is None
+            text = f"x {name}{operator} y"
+            assert [offset for offset, _ in redact_module._gated_operators(text)] == [text.index(operator.strip())]
+    assert redact_module._gated_operators("tokens = 1; passwords: no") == []
+    assert redact_module._gated_operators("token \t= 1") == [(7, 2)]
+
+
+def test_the_screened_runs_are_the_specific_patterns_in_order() -> None:
+    assert [p for _, run in redact_module._SPECIFIC_RUNS for p in run] == list(redact_module._SPECIFIC)
+
+
+_SCREENED = [(screen, pattern) for screen, run in redact_module._SPECIFIC_RUNS if screen is not None
+             for pattern, _ in run]
+
+
+@pytest.mark.parametrize(("screen", "pattern"), _SCREENED, ids=[p.pattern[:8] for _, p in _SCREENED])
+@given(data=st.data())
+def test_every_match_of_a_screened_pattern_contains_a_match_of_its_screen(screen, pattern, data) -> None:
+    assert screen.search(data.draw(st.from_regex(pattern, fullmatch=True))) is not None
 
 
 @given(st.text())

@@ -196,6 +196,9 @@ def test_python_is_pruned_and_its_grammar_is_the_one_the_pruning_was_read_agains
              if language.node_kind_is_named(i) and language.node_kind_is_visible(i)}
     assert named == PYTHON_0_25_0_NAMED_KINDS
     assert PYTHON.pruning.containers <= named
+    # Definitions hold statements only in their body (the other fields are names, parameters, types, bases).
+    assert PYTHON.pruning.bodies == {"function_definition", "class_definition"} <= PYTHON.pruning.containers
+    assert language.field_id_for_name("body") is not None
     statements = {k for k in named if k.endswith(("_statement", "_definition", "_clause"))}
     # Every compound statement and clause either has a suite (so is a container) or cannot hold one.
     assert statements - PYTHON.pruning.containers == SIMPLE_STATEMENTS_AND_EXPRESSION_CLAUSES
