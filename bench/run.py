@@ -194,8 +194,7 @@ def measure_index_and_queries(root: str, n_queries: int, seed: int, workers: int
     options = index_options(workers=1)
     index, build_s, derive_s = ready_index(root, options)
     index_rss = peak_rss_mb()
-    cases = corpus_cases(index, n_queries, seed)
-    queries = run_queries(index, cases, workers)
+    queries = run_queries(index, corpus_cases(index, n_queries, seed), workers) if n_queries > 0 else None
     return {**_index_figures(index, build_s, derive_s), "index_peak_rss_mb": index_rss, "queries": queries,
             "peak_rss_mb": peak_rss_mb(), "one_process": "workers" in options}
 
@@ -379,12 +378,14 @@ def render(figures: dict) -> str:
                         f"build_index {warm['warm_build_index_s']:.3f} s; cache fill {warm['cache_fill_s']:.3f} s"))
         out.append(_row("warm index, one file changed", warm["one_changed_s"], p,
                         f"build_index {warm['one_changed_build_index_s']:.3f} s"))
-    out.append(_row(f"{q['n']:,} queries x 3 backends with metrics", q["total_s"], p, "1 process"))
-    for name, b in q["backends"].items():
-        per_query = b["seconds"] / q["n"] * 1000 if q["n"] else 0.0
-        out.append(_row(f"  {name}", b["seconds"], p,
-                        f"{per_query:.3f} ms/query  MRR@10 {b['mrr']:.3f}  R@10 {b['recall']:.3f}"))
-    if q.get("parallel"):
+    if q is None:
+        out.append(_row("queries", None, p, "not run (--queries 0)"))
+    else:
+        out.append(_row(f"{q['n']:,} queries x 3 backends with metrics", q["total_s"], p, "1 process"))
+        for name, b in q["backends"].items():
+            out.append(_row(f"  {name}", b["seconds"], p, f"{b['seconds'] / q['n'] * 1000:.3f} ms/query  "
+                                                          f"MRR@10 {b['mrr']:.3f}  R@10 {b['recall']:.3f}"))
+    if q is not None and q.get("parallel"):
         out.append(_row(f"{q['n']:,} queries x 3 backends, {q['parallel']['processes']} processes",
                         q["parallel"]["seconds"], p, "as the CLI scores them on several CPUs; same metrics"))
     out.append(f"  peak RSS: {ix['peak_rss_mb']:,.0f} MB cold index (1 process) + queries "
@@ -406,7 +407,7 @@ def _as_the_cli_runs() -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("corpus", metavar="CORPUS", help="directory to index")
-    parser.add_argument("--queries", type=int, default=1000, help="generated queries (default 1000)")
+    parser.add_argument("--queries", type=int, default=1000, help="generated queries (default 1000; 0 indexes only)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1,
                         help="worker processes for the parallel cold index and the warm runs (default: CPUs)")

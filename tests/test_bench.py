@@ -43,6 +43,12 @@ def test_run_prints_every_figure_as_json():
     assert set(figures["machine"]) >= {"nproc", "cpu", "python"}
 
 
+def test_queries_zero_indexes_only():
+    out = subprocess.run([sys.executable, str(REPO_ROOT / "bench" / "run.py"), str(CORPUS), "--queries", "0",
+                          "--p-repeats", "1"], capture_output=True, text=True, check=True).stdout
+    assert "not run (--queries 0)" in out and "cold index total" in out and "queries x 3 backends" not in out
+
+
 def test_queries_are_deterministic_and_anchored_at_their_source():
     bench = _load_bench()
     index = build_index(CORPUS)
