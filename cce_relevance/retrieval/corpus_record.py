@@ -237,7 +237,8 @@ def _check_arrays(per_file: np.ndarray, rows: np.ndarray, counts: BucketCounts, 
 
 
 _CONTENT = Chunk.__dict__["content"]  # the slot a Chunk holds its content in
-_COMPARED = tuple(f.name for f in dataclasses.fields(Chunk) if f.compare)
+_FIELDS = dataclasses.fields(Chunk)
+_COMPARED = tuple(f.name for f in _FIELDS if f.compare)
 
 
 class SlicedChunk(Chunk):
@@ -267,6 +268,11 @@ class SlicedChunk(Chunk):
         if not isinstance(other, Chunk):
             return NotImplemented
         return all(getattr(self, name) == getattr(other, name) for name in _COMPARED)
+
+    def __reduce__(self) -> tuple[type[Chunk], tuple]:
+        """Pickled and copied as the plain `Chunk` it equals, content made: by default its slots
+        would carry its whole file's text along (kilobytes for a one-line chunk)."""
+        return Chunk, tuple(getattr(self, f.name) for f in _FIELDS)
 
 
 _new_chunk = object.__new__

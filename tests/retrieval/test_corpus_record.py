@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from cce_relevance.retrieval import index as index_module
+from cce_relevance.retrieval.chunk import Chunk
 from cce_relevance.retrieval.corpus_record import (
     _CONTENT,
     CorpusArrays,
@@ -331,3 +332,19 @@ def test_corpus_files_are_created_like_the_database(tree, tmp_path):
         os.umask(old)
     (name,) = corpus_files(cache)
     assert ((cache / CORPORA_DIR / name).stat().st_mode & 0o777) == 0o644
+
+
+def test_a_chunk_made_from_a_record_pickles_and_copies_without_its_files_text(tree):
+    """A pickled or copied chunk is the plain `Chunk` it equals: its content, not the whole text
+    of its file that it was sliced from (a chunk of a 16 kB file pickled at 16 kB, not 200 bytes)."""
+    files, entries = _entries(tree)
+    chunks = materialize(decode_corpus(_record(files, entries)), files).chunks
+    made = [c for e in entries for c in e.chunks]
+    small = max(range(len(chunks)), key=lambda i: len(chunks[i]._text) - len(made[i].content))
+    chunk = chunks[small]
+    chunk.embedding = np.arange(3.0)
+    for copied in (pickle.loads(pickle.dumps(chunk)), copy.copy(chunk), copy.deepcopy(chunk)):
+        assert type(copied) is Chunk and copied == made[small] and made[small] == copied
+        assert np.array_equal(copied.embedding, chunk.embedding)
+    made[small].embedding = chunk.embedding
+    assert len(pickle.dumps(chunk)) <= len(pickle.dumps(made[small]))  # no more than a chunk made whole
