@@ -7,9 +7,11 @@ reporting room renders; nothing here formats numbers.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import multiprocessing
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -76,14 +78,36 @@ def evaluate_backends(backends: Sequence[tuple[str, SearchFn]], cases: Sequence[
     order and the averages are taken here, in the same order, so the reports are the same.
     """
     ranges = _ranges(len(cases), processes)
-    if len(ranges) > 1:
-        scored = _scored_in_workers(backends, cases, weights, judgments, ranges)
-    else:
-        scored = [[_scored(search, case, weights, judgments[i] if judgments is not None else None)
-                   for i, case in enumerate(cases)] for _, search in backends]
+    with _older_objects_frozen():
+        if len(ranges) > 1:
+            scored = _scored_in_workers(backends, cases, weights, judgments, ranges)
+        else:
+            scored = [[_scored(search, case, weights, judgments[i] if judgments is not None else None)
+                       for i, case in enumerate(cases)] for _, search in backends]
     return [_report(name, [CaseResult(case, *parts) for case, parts in zip(cases, per_case, strict=True)],
                     judgments is not None)
             for (name, _), per_case in zip(backends, scored, strict=True)]
+
+
+@contextlib.contextmanager
+def _older_objects_frozen() -> Iterator[None]:
+    """Keep the cyclic garbage collector's full passes off the objects that exist when scoring
+    starts (`gc.freeze`), until it ends.
+
+    Those are mostly the index: hundreds of thousands of objects that outlive the run and hold no
+    garbage. Scoring makes enough short-lived containers to set off full collections, and each
+    would walk them all (in a forked worker also writing to, and so copying, every page that holds
+    one), to free nothing. Objects made while scoring are collected as usual. A caller that froze
+    objects itself keeps them frozen.
+    """
+    if gc.get_freeze_count():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 _Scored = tuple[QueryMetrics, TokenScore | None, tuple[Hit, ...], RankMetrics | None]

@@ -14,7 +14,8 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from itertools import accumulate
+from itertools import accumulate, groupby
+from operator import attrgetter
 from typing import NamedTuple
 
 import numpy as np
@@ -35,8 +36,9 @@ class LineWeights:
 
     def __init__(self, chunks: Iterable[Chunk]) -> None:
         self._chunks: dict[str, list[Chunk]] = {}
-        for c in chunks:
-            self._chunks.setdefault(c.file_path, []).append(c)
+        # A file's chunks are usually consecutive: one dict update per run of them.
+        for path, run in groupby(chunks, key=attrgetter("file_path")):
+            self._chunks.setdefault(path, []).extend(run)
         self._weighted: dict[str, _Runs] = {}
 
     def _file(self, path: str) -> _Runs:

@@ -29,7 +29,7 @@ from cce_relevance.retrieval.tokens import tokenize
 from cce_relevance.retrieval.topk import PrefixMemo, id_ranks, top_by_key
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Scored:
     """A chunk position in index order and its raw score."""
 
@@ -96,6 +96,8 @@ class BM25:
             self._length_norm = (1.0 - b) + ((b * self.doc_len.astype(np.float64)) / self.avgdl)
         else:
             self._length_norm = np.zeros(self.n_docs, dtype=np.float64)
+        with np.errstate(over="ignore", invalid="ignore"):  # a huge k1 overflows to inf, as in Python
+            self._k1_length_norm = k1 * self._length_norm  # the `k1 * norm[d]` of every contribution
         self._weights: dict[str, np.ndarray] = {}
         self._rankings = PrefixMemo()
 
@@ -117,9 +119,14 @@ class BM25:
         weights = self._weights.get(term)
         if weights is None:
             f = self._freqs[posting]
-            k1 = self.k1
+            # The same operations in place, on fewer temporaries: `k1 * norm[d]` is taken from the
+            # products made once, and x * y, x + y are y * x, y + x in IEEE arithmetic.
             with np.errstate(over="ignore", invalid="ignore"):  # a huge k1 overflows to inf, as in Python
-                weights = (self.idf(term) * (f * (k1 + 1.0))) / (f + k1 * self._length_norm[self._docs[posting]])
+                weights = f * (self.k1 + 1.0)
+                weights *= self.idf(term)
+                denominators = self._k1_length_norm[self._docs[posting]]
+                denominators += f
+                weights /= denominators
             self._weights[term] = weights
         return weights
 

@@ -29,7 +29,7 @@ INTENT_EXTENSIONS = ("py", "js", "jsx", "ts", "go", "rb", "rs", "java")
 QueryEmbedder = Callable[[str], np.ndarray]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SearchResult:
     """One ranked chunk; `score` is the raw double, rounded only for sorting and display."""
 
@@ -141,17 +141,20 @@ def fuse(index: Index, query: str, top_k: int, cosines: Mapping[int, float] | No
     candidate's cosine with the query (None without a query vector: all cosines count as 0.0)."""
     w = params.fts_boost_code_lookup if is_code_lookup(query) else 1.0
     terms = unique_tokens(query)
-    vrank = {d: pos for pos, d in enumerate(by_cosine)}
-    frank = {d: pos for pos, d in enumerate(by_bm25)}
-    candidates = sorted(vrank.keys() | frank.keys())
     rrf_k = params.rrf_k
+    # Each list's term of a candidate's RRF score, by chunk index.
+    by_cosine_term = {d: 1.0 / (rrf_k + pos) for pos, d in enumerate(by_cosine)}
+    by_bm25_term = {d: w * (1.0 / (rrf_k + pos)) for pos, d in enumerate(by_bm25)}
+    candidates = sorted(by_cosine_term.keys() | by_bm25_term.keys())
     rrf: list[float] = []
     for d in candidates:
         s = 0.0
-        if d in vrank:
-            s += 1.0 / (rrf_k + vrank[d])
-        if d in frank:
-            s += w * (1.0 / (rrf_k + frank[d]))
+        term = by_cosine_term.get(d)
+        if term is not None:
+            s += term
+        term = by_bm25_term.get(d)
+        if term is not None:
+            s += term
         rrf.append(s)
     max_rrf = max([0.0, *rrf])
     normalise = score_key(max_rrf) != 0
@@ -167,12 +170,18 @@ def fuse(index: Index, query: str, top_k: int, cosines: Mapping[int, float] | No
     paths: list[str] = []
     for d, r, cos in zip(candidates, rrf, cos_list, strict=True):
         norm = r / max_rrf if normalise else 0.0
-        vector_score = 1.0 - min(max((1.0 - cos) / 2.0, 0.0), 1.0)
+        # `min(max(x, 0.0), 1.0)` as the comparisons those builtins make (NaN stays NaN).
+        half_distance = (1.0 - cos) / 2.0
+        if 0.0 > half_distance:
+            half_distance = 0.0
+        elif 1.0 < half_distance:
+            half_distance = 1.0
+        vector_score = 1.0 - half_distance
         chunk = chunks[d]
         path = chunk.file_path
         # A BM25 candidate has a query token among its own tokens, and every token is a substring
         # of the ASCII-lowercased content: its distance is 0 without searching the text.
-        dist = 0.0 if d in frank else _keyword_distance(chunk.content, lower_contents, d, path, terms, hints)
+        dist = 0.0 if d in by_bm25_term else _keyword_distance(chunk.content, lower_contents, d, path, terms, hints)
         confidence = ((w_vector * vector_score) + keyword_term[dist]) + (w_recency * 0.0)
         final = (cw * confidence) + ((1.0 - cw) * norm)
         if _penalised(path, markers):
@@ -203,7 +212,10 @@ def _distinct(items: Iterable[str]) -> Iterator[str]:
 
 def expand_graph(index: Index, qvec: np.ndarray, results: list[SearchResult],
                  params: RankingParams = REFERENCE_PARAMS) -> list[SearchResult]:
-    """Append up to two chunks from each of up to two import neighbours of the top files (§11.12)."""
+    """Append up to two chunks from each of up to two import neighbours of the top files (§11.12).
+
+    `results` are ranked 1, 2, ... (as `rank_core` gives them); the chunks appended continue that
+    numbering."""
     if not results:
         return results
     chunks = index.chunks
@@ -230,8 +242,8 @@ def expand_graph(index: Index, qvec: np.ndarray, results: list[SearchResult],
                 if span in existing:
                     continue
                 existing.add(span)
-                out.append(SearchResult(0, d, max(float(cos[j]), 0.0) * params.graph_bonus_chunk_scale))
-    return [SearchResult(i + 1, r.index, r.score) for i, r in enumerate(out)]
+                out.append(SearchResult(len(out) + 1, d, max(float(cos[j]), 0.0) * params.graph_bonus_chunk_scale))
+    return out
 
 
 def hybrid_search(index: Index, qvec: np.ndarray, query: str, top_k: int,

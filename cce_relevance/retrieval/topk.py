@@ -69,19 +69,20 @@ def top_by_key(scores: np.ndarray, id_rank: np.ndarray, limit: int | None = None
                positive_only: bool = False) -> np.ndarray:
     """Indices of the first `limit` entries (all when None) by (score key desc, id rank asc).
 
-    `positive_only` first drops entries whose key is not above zero (BM25, pipeline.md §9): a
-    key is at least 1 exactly when the product `score * 1e6` is at least 0.5 (NaN is not).
+    `positive_only` drops entries whose key is not above zero (BM25, pipeline.md §9): a key is
+    at least 1 exactly when the product `score * 1e6` is at least 0.5 (NaN is not). Only the
+    entries near the top are tested when those are found: the first m positive entries are among
+    the first m of all (when fewer than m are positive, every one of them is).
     """
     y = _products(scores)
-    pool = np.flatnonzero(y >= 0.5) if positive_only else None  # None: every entry
-    size = y.shape[0] if pool is None else pool.shape[0]
+    size = y.shape[0]
     m = size if limit is None else min(max(limit, 0), size)
+    pool = _near_the_top(y, m) if 0 < m < size else None  # None: every entry
+    if positive_only:
+        pool = np.flatnonzero(y >= 0.5) if pool is None else pool[y[pool] >= 0.5]
+        m = min(m, pool.shape[0])
     if m == 0:
         return np.zeros(0, dtype=np.int64)
-    if m < size:
-        near = _near_the_top(y if pool is None else y[pool], m)
-        if near is not None:
-            pool = near if pool is None else pool[near]
     if pool is None:
         pool = np.arange(size)
     pool_keys = _keys_of_products(y[pool])

@@ -31,7 +31,9 @@ _F64_UNIT = 2.0**-53
 # up to 256 products: then every float32 operation has relative error at most _F32_UNIT.
 _SAFE_MAX = 1e18
 _SAFE_MIN = 1e-18
-_SAMPLE_STRIDE = 32  # the m-th best of every 32nd approximation bounds the m-th best from below
+# The m-th best of every 16th approximation bounds the m-th best from below. A sparser sample is
+# cheaper to partition but leaves more rows above its bound to narrow down (16 measured best).
+_SAMPLE_STRIDE = 16
 
 
 def cosine_all(query: np.ndarray, matrix: np.ndarray, rows: Sequence[int] | slice | None = None) -> np.ndarray:

@@ -83,6 +83,24 @@ def test_top_by_key_on_large_arrays_with_heavy_ties(limit, seed):
     assert top_by_key(scores, id_ranks(ids), limit, positive_only=True).tolist() == want_pos
 
 
+@pytest.mark.parametrize("positives", [0, 1, 7, 8, 9, 40, 3000])
+@pytest.mark.parametrize("with_nan", [False, True])
+def test_positive_only_on_large_arrays_with_few_positive_entries(positives, with_nan):
+    # The entries near the top of all of them are found first and only those are tested for a
+    # positive key: with fewer positive entries than the limit, every one of them must still come
+    # back; zeros, tiny values whose key is 0, negatives and NaN (key 0) never.
+    rng = np.random.default_rng(positives)
+    n = 8192
+    scores = rng.choice([0.0, -0.0, 4e-7, -3e-6, -1.0, 4.999999999999999e-7], n)
+    scores[rng.choice(n, positives, replace=False)] = rng.integers(1, 30, positives) * 5e-7  # heavy ties
+    if with_nan:
+        scores[rng.integers(0, n, 50)] = math.nan
+    ids = [f"{x:04x}" for x in rng.integers(0, 1 << 16, n)]
+    for limit in (1, 8, 32, 100):
+        want = _reference_order(scores.tolist(), ids, positive_only=True)[:limit]
+        assert top_by_key(scores, id_ranks(ids), limit, positive_only=True).tolist() == want
+
+
 def test_top_by_key_with_nan_and_infinities_in_a_large_array():
     rng = np.random.default_rng(7)
     scores = rng.normal(0, 1e-6, 5000)
