@@ -182,6 +182,65 @@ def test_garbled_standard_library_through_query_and_pruned_walk(mutations, seed)
     assert_same_as_reference(dataclasses.replace(PYTHON, pruning=None), source)
 
 
+_EXPRESSIONS = ("x", "lambda a=lambda: 1: a", "[i for i in (lambda: y)()]", "{k: v for k, v in z}", "(x := 1)",
+                "'def s(): import t'", "await y", "(yield)", "...")
+_SIMPLE = ("pass", "import os", "from . import a as b", "from x import (y, z)", "x = 1", "print(1); import re",
+           "type T = int", "type G[T] = list[T]", "# import no", "x: int = 3")
+# Header templates: {0}… are expressions. Definitions put them in every place a header has.
+_HEADERS = ("def f(a={0}, *b, c: {1} = {2}, **d) -> {3}:", "async def g[T, *Ts, **P](p: T = {0}):",
+            "class C({0}, metaclass={1}, **{{'k': {2}}}):", "class D[T: ({0}, int)]({1}):", "if {0}:",
+            "elif_", "while {0}:", "for i in {0}:", "async for i in {0}:", "with {0} as y, z:",
+            "async with ({0} as y):", "try:", "match {0}:")
+
+
+def _python_block(depth: int) -> st.SearchStrategy[list]:
+    """Statements as (header, decorators, body, on one line) or simple strings, nested `depth` deep."""
+    if depth == 0:
+        return st.lists(st.sampled_from(_SIMPLE), min_size=1, max_size=3)
+    compound = st.tuples(st.sampled_from(_HEADERS), st.lists(st.sampled_from(_EXPRESSIONS), min_size=4, max_size=4),
+                         st.lists(st.sampled_from(_EXPRESSIONS), max_size=2), _python_block(depth - 1), st.booleans())
+    return st.lists(st.one_of(st.sampled_from(_SIMPLE), compound), min_size=1, max_size=4)
+
+
+def _render_python(block: list, indent: str = "") -> str:
+    """Valid Python for a `_python_block`: decorators on definitions only, `match` with cases,
+    `if` with `elif`/`else`, `try` with `except*`/`finally`, suites on one line or indented."""
+    lines = []
+    for statement in block:
+        if isinstance(statement, str):
+            lines.append(indent + statement)
+            continue
+        header, expressions, decorators, body, one_line = statement
+        if header.startswith(("def", "async def", "class")):
+            lines.extend(f"{indent}@{decorator}" for decorator in decorators)
+        header = "if x:" if header == "elif_" else header.format(*expressions)
+        inner = indent + "    "
+        if header.startswith("match"):
+            lines += [indent + header, inner + "case [a, *_] | {'k': a} if a:", _render_python(body, inner + "    "),
+                      inner + "case _: import m"]
+            continue
+        simple_body = all(isinstance(s, str) and not s.startswith("#") for s in body)
+        lines.append(indent + header + (" " + "; ".join(body) if one_line and simple_body else ""))
+        if not (one_line and simple_body):
+            lines.append(_render_python(body, inner))
+        if header.startswith("if"):
+            lines += [indent + "elif y:", inner + "def el(): import e", indent + "else: import f"]
+        if header.startswith("try"):
+            lines += [indent + "except* E as e:", _render_python(body, inner), indent + "finally:",
+                      inner + "class Fin: import q"]
+    return "\n".join(lines)
+
+
+@given(block=_python_block(4), newline=st.sampled_from(["\n", "\r\n"]))
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_error_free_python_with_definitions_and_imports_in_every_suite_and_header(block, newline):
+    """The pruned walk enters error-free definitions through their body only: generated sources put
+    definitions and imports in every kind of suite, and lambdas, comprehensions and strings in every
+    part of a definition's header, under decorators, at module, class and function level."""
+    source = (_render_python(block) + "\n").replace("\n", newline).encode("utf-8")
+    assert not assert_same_as_reference(PYTHON, source), source
+
+
 # ---------------------------------------------------------------- the pieces
 
 
