@@ -106,6 +106,8 @@ def _keyword_distance(content: str, lower_contents: LowerContents, position: int
             for t in terms:
                 if t in lower:
                     return 0.0
+    if not hints:  # most queries name no file
+        return 2.0
     lower_path = ascii_lower(path)
     return 0.0 if any(h in lower_path for h in hints) else 2.0
 
