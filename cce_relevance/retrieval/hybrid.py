@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import islice
+from itertools import chain, islice
 
 import numpy as np
 
@@ -232,7 +232,7 @@ def expand_graph(index: Index, qvec: np.ndarray, results: list[SearchResult],
     groups = [(f, index.chunks_by_file[f]) for f in bonus_files]
     if groups:
         # One exact scoring of every bonus file's chunks (a row's cosine does not depend on the others).
-        every = np.fromiter((d for _, members in groups for d in members), dtype=np.int64)
+        every = np.fromiter(chain.from_iterable(members for _, members in groups), dtype=np.int64)
         every_cos = index.cosine.scores(qvec, every)
         start = 0
         for f, members in groups:
