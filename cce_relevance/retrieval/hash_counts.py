@@ -110,7 +110,7 @@ def summed_bucket_counts(lengths: np.ndarray, terms: np.ndarray, counts: np.ndar
         dense = np.bincount(cells[first:stop] - lo * EMBED_DIM, weights=signed[first:stop],
                             minlength=(hi - lo) * EMBED_DIM)
         parts.append(_nonzero(dense, hi - lo))
-    return _joined(parts)
+    return joined_counts(parts)
 
 
 def chunk_tokens(source: bytes, spans: Sequence[tuple[int, int]]) -> ChunkTokens:
@@ -193,7 +193,7 @@ def _count(codes: np.ndarray, first: np.ndarray, stop: np.ndarray) -> BucketCoun
         signed = np.bincount(rows * _SIGNED + codes[positions], minlength=(hi - lo) * _SIGNED)
         signed = signed.reshape(hi - lo, 2, EMBED_DIM)
         parts.append(_nonzero((signed[:, 0, :] - signed[:, 1, :]).reshape(-1), hi - lo))
-    return _joined(parts)
+    return joined_counts(parts)
 
 
 def _nonzero(dense: np.ndarray, rows: int) -> BucketCounts:
@@ -203,14 +203,13 @@ def _nonzero(dense: np.ndarray, rows: int) -> BucketCounts:
                         (nonzero % EMBED_DIM).astype(np.uint8), dense[nonzero].astype(np.int32))
 
 
-def _joined(parts: list[BucketCounts]) -> BucketCounts:
-    return parts[0] if len(parts) == 1 else joined_counts(parts)
-
-
 def joined_counts(parts: Sequence[BucketCounts]) -> BucketCounts:
-    """The bucket counts of `parts` (files, in order) as one corpus's."""
+    """The bucket counts of `parts` (files, in order) as one corpus's; one part is itself (its
+    arrays are not copied: callers only read them)."""
     if not parts:
         return BucketCounts(np.zeros(0, np.int64), np.zeros(0, np.uint8), np.zeros(0, np.int32))
+    if len(parts) == 1:
+        return parts[0]
     return BucketCounts(*(np.concatenate([getattr(p, name) for p in parts]) for name in ("lengths", "buckets",
                                                                                          "counts")))
 
@@ -230,7 +229,7 @@ class HashEmbeddings:
 
     @classmethod
     def of(cls, parts: Sequence[BucketCounts]) -> HashEmbeddings:
-        joined = parts[0] if len(parts) == 1 else joined_counts(parts)  # one part: used in place
+        joined = joined_counts(parts)
         lengths, buckets = joined.lengths, joined.buckets.astype(np.uint8, copy=False)
         values = joined.counts.astype(np.float64)
         n = lengths.shape[0]
