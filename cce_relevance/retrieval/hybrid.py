@@ -20,7 +20,7 @@ from cce_relevance.config import REFERENCE_PARAMS, RankingParams
 from cce_relevance.numeric import score_key
 from cce_relevance.retrieval.index import Index, LowerContents
 from cce_relevance.retrieval.tokens import ascii_lower, tokenize, unique_tokens
-from cce_relevance.retrieval.topk import top_by_key
+from cce_relevance.retrieval.topk import score_keys, top_by_key
 from cce_relevance.strings import rust_split_whitespace
 
 INTENT_WORDS = frozenset({"function", "class", "method", "def"})
@@ -231,20 +231,25 @@ def expand_graph(index: Index, qvec: np.ndarray, results: list[SearchResult],
     out = list(results)
     groups = [(f, index.chunks_by_file[f]) for f in bonus_files]
     if groups:
-        # One exact scoring of every bonus file's chunks (a row's cosine does not depend on the others).
+        # One exact scoring of every bonus file's chunks (a row's cosine does not depend on the
+        # others), and one sort of them all by (file, key desc, id rank asc): each file's rows
+        # stay in its own block, best first, so its two best open the block.
         every = np.fromiter(chain.from_iterable(members for _, members in groups), dtype=np.int64)
         every_cos = index.cosine.scores(qvec, every)
+        sizes = [len(members) for _, members in groups]
+        order = np.lexsort((index.id_rank[every], ~score_keys(every_cos),
+                            np.repeat(np.arange(len(groups)), sizes))).tolist()
+        rows, cosines = every.tolist(), every_cos.tolist()
         start = 0
-        for f, members in groups:
-            rows, cos = every[start:start + len(members)], every_cos[start:start + len(members)]
-            start += len(members)
-            for j in top_by_key(cos, index.id_rank[rows], 2).tolist():
-                d = members[j]
+        for (f, _), size in zip(groups, sizes, strict=True):
+            for j in order[start:start + min(size, 2)]:
+                d = rows[j]
                 span = (f, chunks[d].start_line, chunks[d].end_line)
                 if span in existing:
                     continue
                 existing.add(span)
-                out.append(SearchResult(len(out) + 1, d, max(float(cos[j]), 0.0) * params.graph_bonus_chunk_scale))
+                out.append(SearchResult(len(out) + 1, d, max(cosines[j], 0.0) * params.graph_bonus_chunk_scale))
+            start += size
     return out
 
 
