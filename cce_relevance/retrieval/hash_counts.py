@@ -226,6 +226,8 @@ class HashEmbeddings:
     buckets: np.ndarray  # uint8 (EMBED_DIM components)
     values: np.ndarray  # float64
     offsets: np.ndarray  # int64, one more than rows
+    counts: np.ndarray  # int32: the bucket count each value was divided from
+    norms: np.ndarray  # float64 per row: what its counts were divided by (0.0 for a row without any)
 
     @classmethod
     def of(cls, parts: Sequence[BucketCounts]) -> HashEmbeddings:
@@ -241,7 +243,7 @@ class HashEmbeddings:
         # Each value over its row's norm, in the arrays already made (fresh memory is slow to touch;
         # "clip" only spares `take` a buffer: every row is in range).
         np.divide(values, np.take(norms, rows, out=scratch, mode="clip"), out=values)
-        return cls(rows, buckets, values, offsets)
+        return cls(rows, buckets, values, offsets, joined.counts, norms)
 
     @property
     def n_rows(self) -> int:
@@ -249,13 +251,24 @@ class HashEmbeddings:
 
     def dense(self, dtype: type[np.floating]) -> np.ndarray:
         """Every row, column-major, in `dtype` (float32: each double rounded to nearest)."""
+        return self._column_major(self.values, dtype)
+
+    def dense_counts(self) -> np.ndarray:
+        """The bucket counts as a column-major matrix, int16 when every count fits (it does but
+        for huge repetitive chunks), else int32: half or a quarter of the float64 matrix, and
+        a count divided by its row's norm gives back the value, the same IEEE division."""
+        small = np.iinfo(np.int16)
+        fits = not self.counts.size or (int(self.counts.min()) >= small.min and int(self.counts.max()) <= small.max)
+        return self._column_major(self.counts, np.int16 if fits else np.int32)
+
+    def _column_major(self, entries: np.ndarray, dtype: type[np.number]) -> np.ndarray:
         n = self.n_rows
         matrix = np.zeros((n, EMBED_DIM), dtype=dtype, order="F")
         by_column = matrix.T.reshape(-1)  # a view: the transpose of a column-major matrix is row-major
         where = self.buckets.astype(np.int64)
         where *= n  # in place: one index array, not three (fresh memory is slow to touch)
         where += self.rows
-        by_column[where] = self.values
+        by_column[where] = entries
         return matrix
 
     def columns(self, rows: np.ndarray, columns: np.ndarray) -> np.ndarray:

@@ -27,12 +27,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cce_relevance.config import REFERENCE_PARAMS, RankingParams
+from cce_relevance.retrieval import vector
 from cce_relevance.retrieval.backends import builtin_backend
 from cce_relevance.retrieval.bm25 import BM25
 from cce_relevance.retrieval.embed import hash_embed
 from cce_relevance.retrieval.hybrid import bm25_only_search, hybrid_search, vector_search
 from cce_relevance.retrieval.index import Index, build_index, fast_ascii_lower, index_from_parts
 from cce_relevance.retrieval.tokens import ascii_lower, tokenize, unique_tokens
+from cce_relevance.retrieval.vector import CosineIndex
 
 from .corpora import DOCS_CORPUS, SAMPLES, build
 from .reference_ranking import ReferenceRanker
@@ -189,6 +191,19 @@ def test_stdlib_slice(stdlib_index):
     assert assert_same_rankings(index, queries, ks=(10, 1, 5, 20, 3, 10, 30)) >= 900
     _backend_hits_match(index, queries[:40], 10)
     assert_bm25_from_postings_is_tokenizing(index, queries)
+
+
+def test_stdlib_slice_rows_scored_from_dense_counts(stdlib_index, monkeypatch):
+    """Exact cosines of a few rows from the dense bucket counts (what a long run switches to,
+    retrieval/vector.py `_exact_values`) from the first call: the same rankings, and the
+    float64 matrix is never made."""
+    index = stdlib_index
+    monkeypatch.setattr(vector, "_SPARSE_CALLS_BEFORE_DENSE", 0)
+    fresh = CosineIndex.of_hash_embeddings(index.embeddings, index.id_rank, lambda: index.matrix)
+    monkeypatch.setitem(index.__dict__, "cosine", fresh)  # the cached property, for this test only
+    queries = corpus_queries(index, seed=5, n_derived=60, n_mixes=20)
+    assert assert_same_rankings(index, queries, ks=(10, 1, 5)) >= 200
+    assert fresh._counts is not None and fresh._matrix is None
 
 
 def test_stdlib_slice_large_k_and_ties(stdlib_index):

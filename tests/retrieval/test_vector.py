@@ -17,8 +17,10 @@ from hypothesis.extra import numpy as hnp
 
 from cce_relevance.numeric import score_key
 from cce_relevance.reporting.numbers import format6
+from cce_relevance.retrieval import vector
 from cce_relevance.retrieval.backends import builtin_backend
 from cce_relevance.retrieval.embed import hash_embed
+from cce_relevance.retrieval.hash_counts import BucketCounts, HashEmbeddings
 from cce_relevance.retrieval.hybrid import vector_search
 from cce_relevance.retrieval.index import build_index
 from cce_relevance.retrieval.topk import id_ranks
@@ -308,16 +310,37 @@ def test_sparse_hash_embeddings_give_the_dense_matrix_its_float32_copy_and_its_r
             assert sparse.columns(picked, columns).tobytes() == want.tobytes()
 
 
-def test_cosine_over_sparse_hash_embeddings_equals_cosine_over_the_matrix(stdlib_index):
+@pytest.mark.parametrize("sparse_calls", [0, 3, 10**9], ids=["dense-counts", "switching", "sparse-entries"])
+def test_cosine_over_sparse_hash_embeddings_equals_cosine_over_the_matrix(stdlib_index, monkeypatch, sparse_calls):
+    """Rows are scored exactly from the sparse entries, and after `sparse_calls` calls from the
+    dense counts: every way gives the matrix's doubles."""
+    monkeypatch.setattr(vector, "_SPARSE_CALLS_BEFORE_DENSE", sparse_calls)
     index = stdlib_index
     sparse = CosineIndex.of_hash_embeddings(index.embeddings, index.id_rank, lambda: index.matrix)
     dense = CosineIndex(index.matrix, index.id_rank)
     assert sparse._approximate.tobytes() == dense._approximate.tobytes()
     assert math.isclose(sparse._max_row_norm, dense._max_row_norm, rel_tol=1e-12)
     texts = [c.content.split("\n", 1)[0][:80] for c in index.chunks[::97]] + ["", "zzzz", "def get", "import os"]
-    for text in texts:
-        q = hash_embed(text)
+    queries = [hash_embed(text) for text in texts]
+    for q in queries:  # first what never needs the float64 matrix: some rows
+        for rows_ in ([5, 3, 900, 3], [-1, 0, -5], slice(40, 90), slice(-30, None, 3)):
+            assert sparse.scores(q, rows_).tobytes() == dense.scores(q, rows_).tobytes()
+    assert sparse._matrix is None and (sparse._counts is None) == (sparse_calls == 10**9)
+    for q in queries:  # then rankings, which on 1,786 rows score every one
         for limit in (1, 10, 30, 200, None):
             assert [(d, _bits(s)) for d, s in sparse.top(q, limit)] == [(d, _bits(s)) for d, s in dense.top(q, limit)]
-        for rows_ in ([5, 3, 900, 3], [-1, 0, -5], slice(40, 90), slice(-30, None, 3), None):
-            assert sparse.scores(q, rows_).tobytes() == dense.scores(q, rows_).tobytes()
+        assert sparse.scores(q).tobytes() == dense.scores(q).tobytes()
+
+
+@pytest.mark.parametrize("big", [300, 40000], ids=["int16", "int32"])
+def test_dense_counts_over_norms_give_back_every_value(big):
+    """Counts (int16 when they fit, else int32) divided by their row's norm are the values,
+    bit for bit, including a row without entries and negative counts."""
+    lengths = np.array([3, 0, 2, 1], dtype=np.int64)
+    buckets = np.array([0, 7, 255, 7, 9, 128], dtype=np.uint8)
+    counts = np.array([1, -2, big, -big, 3, 1], dtype=np.int32)
+    embeddings = HashEmbeddings.of([BucketCounts(lengths, buckets, counts)])
+    matrix = embeddings.dense_counts()
+    assert matrix.dtype == (np.int16 if big < 2**15 else np.int32) and matrix.flags.f_contiguous
+    norms = np.where(embeddings.norms == 0.0, 1.0, embeddings.norms)
+    assert (matrix / norms[:, None]).tobytes() == embeddings.dense(np.float64).tobytes()
