@@ -124,7 +124,7 @@ class BM25:
             with np.errstate(over="ignore", invalid="ignore"):  # a huge k1 overflows to inf, as in Python
                 weights = f * (self.k1 + 1.0)
                 weights *= self.idf(term)
-                denominators = self._k1_length_norm[self._docs[posting]]
+                denominators = np.take(self._k1_length_norm, self._docs[posting])  # int32 positions: take is faster
                 denominators += f
                 weights /= denominators
             self._weights[term] = weights

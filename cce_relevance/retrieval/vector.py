@@ -148,7 +148,7 @@ class CosineIndex:
             self._counts = self._sparse.dense_counts()
             # A row without entries has norm 0 and only zero counts: 0 / 1 is the 0.0 it holds.
             self._norms = np.where(self._sparse.norms == 0.0, 1.0, self._sparse.norms)
-        return self._counts[np.ix_(rows, columns)] / self._norms[rows][:, None]
+        return self._counts[rows[:, None], columns] / self._norms[rows][:, None]
 
     def top(self, query: np.ndarray, limit: int | None = None) -> list[tuple[int, float]]:
         """The first `limit` (default: all) chunks by (cosine key desc, chunk id asc), zero and
