@@ -17,7 +17,10 @@ fresh forked process, so that no stage profits from work an earlier stage did:
     embedding matrix and its float32 copy, chunk-id ranks, BM25, the import graph, lowercased
     contents); then N queries made from the corpus itself, scored against the chunk each came
     from, through the three built-in backends with all metrics and a paired t-test;
-  * cold index with `--workers` processes (default: the CPU count), when more than one;
+  * cold index with `--workers` processes (default: the CPU count), when more than one, then the
+    same queries scored in that many forked processes (as the CLI does on several CPUs). The
+    one-process queries run in a process that never forked: after a fork, a parent pays a page
+    fault on its first write to every page it shared, which no single CLI run does;
   * warm index, on a copy of the corpus: fill a fresh cache, index the unchanged tree again, then
     again after one file changed ("n/a" when `build_index` has no `cache`).
 Peak RSS is each process's `ru_maxrss` (worker processes reported apart).
@@ -189,21 +192,24 @@ def _index_figures(index: Index, build_s: float, derive_s: float) -> dict:
             "chunks": len(index.chunks)}
 
 
-def measure_index_and_queries(root: str, n_queries: int, seed: int, workers: int = 1) -> dict:
-    """Cold index in one process, then the queries over it (also in `workers` processes)."""
+def measure_index_and_queries(root: str, n_queries: int, seed: int) -> dict:
+    """Cold index in one process, then the queries over it in this process."""
     options = index_options(workers=1)
     index, build_s, derive_s = ready_index(root, options)
     index_rss = peak_rss_mb()
-    queries = run_queries(index, corpus_cases(index, n_queries, seed), workers) if n_queries > 0 else None
+    queries = run_queries(index, corpus_cases(index, n_queries, seed)) if n_queries > 0 else None
     return {**_index_figures(index, build_s, derive_s), "index_peak_rss_mb": index_rss, "queries": queries,
             "peak_rss_mb": peak_rss_mb(), "one_process": "workers" in options}
 
 
-def measure_parallel_index(root: str, workers: int) -> dict:
+def measure_parallel_index(root: str, workers: int, n_queries: int = 0, seed: int = 0) -> dict:
+    """Cold index with `workers` processes, then the queries over it scored in as many forked
+    processes, as the CLI scores them on several CPUs."""
     index, build_s, derive_s = ready_index(root, index_options(workers=workers))
     children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    queries = run_parallel_queries(index, corpus_cases(index, n_queries, seed), workers) if n_queries > 0 else None
     return {**_index_figures(index, build_s, derive_s), "workers": workers, "peak_rss_mb": peak_rss_mb(),
-            "worker_peak_rss_mb": children}
+            "worker_peak_rss_mb": children, "queries": queries}
 
 
 def measure_warm_index(root: str, workers: int | None) -> dict:
@@ -281,15 +287,11 @@ def corpus_cases(index: Index, n: int, seed: int) -> tuple[Case, ...]:
     return parse_fixtures("\n".join(lines) + "\n", "<bench>").cases
 
 
-def run_queries(index: Index, cases: tuple[Case, ...], workers: int = 1) -> dict:
-    """Every case through each built-in backend with all metrics, then bm25 vs hybrid t-tests; in
-    this process, and first (so that both start from the same state: the workers' memo caches
-    die with them) in `workers` forked processes as the CLI scores them on several CPUs."""
+def run_queries(index: Index, cases: tuple[Case, ...]) -> dict:
+    """Every case through each built-in backend with all metrics, then bm25 vs hybrid t-tests, in
+    this process (one that has not forked: a parent whose pages its children shared pays a page
+    fault on the first write to each, which no CLI run does)."""
     backends = [(name, builtin_backend(name, index)) for name in BUILTIN_BACKENDS]
-    parallel = None
-    if workers > 1:
-        seconds, reports = timed(lambda: evaluate_backends(backends, cases, LineWeights(index.chunks), None, workers))
-        parallel = {"processes": workers, "seconds": seconds, "mrr": [r.mrr for r in reports]}
     start = time.perf_counter()
     weights = LineWeights(index.chunks)
     per_backend = {}
@@ -301,10 +303,15 @@ def run_queries(index: Index, cases: tuple[Case, ...], workers: int = 1) -> dict
                              "precision": report.precision}
     t_tests = compare_reports(reports[0], reports[-1])
     total = time.perf_counter() - start
-    if parallel is not None and parallel["mrr"] != [r.mrr for r in reports]:
-        raise RuntimeError("the queries scored in worker processes gave other metrics")
     return {"n": len(cases), "total_s": total, "backends": per_backend,
-            "t_bm25_to_hybrid_mrr": t_tests["mrr"].t, "parallel": parallel}
+            "t_bm25_to_hybrid_mrr": t_tests["mrr"].t}
+
+
+def run_parallel_queries(index: Index, cases: tuple[Case, ...], workers: int) -> dict:
+    """The cases of `run_queries` scored in `workers` forked processes (metrics, no t-tests)."""
+    backends = [(name, builtin_backend(name, index)) for name in BUILTIN_BACKENDS]
+    seconds, reports = timed(lambda: evaluate_backends(backends, cases, LineWeights(index.chunks), None, workers))
+    return {"processes": workers, "seconds": seconds, "mrr": [r.mrr for r in reports]}
 
 
 def machine() -> dict:
@@ -329,10 +336,13 @@ def machine() -> dict:
 def benchmark(root: str, n_queries: int, seed: int, workers: int, p_repeats: int) -> dict:
     p = measure_p(root, p_repeats)
     stages = in_fresh_process(measure_stages, root)
-    cold = in_fresh_process(measure_index_and_queries, root, n_queries, seed, workers)
+    cold = in_fresh_process(measure_index_and_queries, root, n_queries, seed)
     parallel = None
     if workers > 1 and accepts(build_index, "workers"):
-        parallel = in_fresh_process(measure_parallel_index, root, workers)
+        parallel = in_fresh_process(measure_parallel_index, root, workers, n_queries, seed)
+        one, several = cold["queries"], parallel["queries"]
+        if one is not None and several["mrr"] != [b["mrr"] for b in one["backends"].values()]:
+            raise RuntimeError("the queries scored in worker processes gave other metrics")
     warm = measure_warm_index(root, workers) if accepts(build_index, "cache") else None
     return {"corpus": root, "machine": machine(), "p": p, "stages": stages, "index": cold,
             "parallel": parallel, "warm": warm}
@@ -385,9 +395,9 @@ def render(figures: dict) -> str:
         for name, b in q["backends"].items():
             out.append(_row(f"  {name}", b["seconds"], p, f"{b['seconds'] / q['n'] * 1000:.3f} ms/query  "
                                                           f"MRR@10 {b['mrr']:.3f}  R@10 {b['recall']:.3f}"))
-    if q is not None and q.get("parallel"):
-        out.append(_row(f"{q['n']:,} queries x 3 backends, {q['parallel']['processes']} processes",
-                        q["parallel"]["seconds"], p, "as the CLI scores them on several CPUs; same metrics"))
+    if q is not None and par is not None and par.get("queries"):
+        out.append(_row(f"{q['n']:,} queries x 3 backends, {par['queries']['processes']} processes",
+                        par["queries"]["seconds"], p, "as the CLI scores them on several CPUs; same metrics"))
     out.append(f"  peak RSS: {ix['peak_rss_mb']:,.0f} MB cold index (1 process) + queries "
                f"({ix['index_peak_rss_mb']:,.0f} MB after indexing), {st['peak_rss_mb']:,.0f} MB stages"
                + (f", {par['peak_rss_mb']:,.0f} MB parent + {par['worker_peak_rss_mb']:,.0f} MB largest worker "

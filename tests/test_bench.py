@@ -40,6 +40,9 @@ def test_run_prints_every_figure_as_json():
     for backend in queries["backends"].values():
         assert 0.0 <= backend["mrr"] <= 1.0 and 0.0 <= backend["recall"] <= 1.0
     assert index["peak_rss_mb"] > 0
+    if figures["parallel"] is not None:  # several CPUs: the queries were scored in as many processes too
+        several = figures["parallel"]["queries"]
+        assert several["processes"] == figures["parallel"]["workers"] and len(several["mrr"]) == 3
     assert set(figures["machine"]) >= {"nproc", "cpu", "python"}
 
 
