@@ -15,6 +15,7 @@ continued fraction), and the identity P(|T| ≥ t) = I_{ν/(ν+t²)}(ν/2, 1/2) 
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 # Lanczos coefficients for gamma = 5, N = 6 (NR §6.1, `gammln`).
 _LANCZOS = (
@@ -116,12 +117,14 @@ def t_tail2(t: float, df: float) -> float:
     return incomplete_beta(df / 2.0, 0.5, df / (df + t * t))
 
 
+@lru_cache(maxsize=256)
 def t_crit(alpha: float, df: float) -> float:
     """The two-sided critical value: the t ≥ 0 with P(|T| ≥ t) = alpha (alpha = 0.05 → t_0.975).
 
     Bisection on `t_tail2`, as the reference does it, so the last bits match: the bracket
     [0, 1] doubles its upper end until the tail there is ≤ alpha (or the end passes 1e300),
     then exactly 200 halvings follow and the midpoint of the final bracket is returned.
+    Memoised: the ~200 tail evaluations are the same for every metric of a comparison (one df).
     """
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must lie strictly between 0 and 1, got {alpha!r}")
