@@ -288,10 +288,10 @@ def run_queries(index: Index, cases: tuple[Case, ...], workers: int = 1) -> dict
     backends = [(name, builtin_backend(name, index)) for name in BUILTIN_BACKENDS]
     parallel = None
     if workers > 1:
-        seconds, reports = timed(lambda: evaluate_backends(backends, cases, LineWeights(index.chunks), None, workers))
+        seconds, reports = timed(lambda: evaluate_backends(backends, cases, LineWeights.of_index(index), None, workers))
         parallel = {"processes": workers, "seconds": seconds, "mrr": [r.mrr for r in reports]}
     start = time.perf_counter()
-    weights = LineWeights(index.chunks)
+    weights = LineWeights.of_index(index)
     per_backend = {}
     reports = []
     for name, search in backends:
