@@ -293,7 +293,7 @@ def run_queries(index: Index, cases: tuple[Case, ...]) -> dict:
     fault on the first write to each, which no CLI run does)."""
     backends = [(name, builtin_backend(name, index)) for name in BUILTIN_BACKENDS]
     start = time.perf_counter()
-    weights = LineWeights(index.chunks)
+    weights = LineWeights.of_index(index)
     per_backend = {}
     reports = []
     for name, search in backends:
@@ -310,7 +310,7 @@ def run_queries(index: Index, cases: tuple[Case, ...]) -> dict:
 def run_parallel_queries(index: Index, cases: tuple[Case, ...], workers: int) -> dict:
     """The cases of `run_queries` scored in `workers` forked processes (metrics, no t-tests)."""
     backends = [(name, builtin_backend(name, index)) for name in BUILTIN_BACKENDS]
-    seconds, reports = timed(lambda: evaluate_backends(backends, cases, LineWeights(index.chunks), None, workers))
+    seconds, reports = timed(lambda: evaluate_backends(backends, cases, LineWeights.of_index(index), None, workers))
     return {"processes": workers, "seconds": seconds, "mrr": [r.mrr for r in reports]}
 
 

@@ -340,7 +340,7 @@ def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
         names = parse_backend_list(backends, config)
     else:
         names = list(DEFAULT_BACKENDS)
-    weights = LineWeights(index.chunks)
+    weights = LineWeights.of_index(index)
     judgments = tuple(judge(c, index.chunks) for c in fixtures.cases) if judged else None
     reports = tuple(_evaluated(names, config, index, embed, fixtures.cases, weights, judgments, indexing))
     comparison = None

@@ -6,9 +6,9 @@ arrays decoded per file, BM25's postings merged by one global sort, chunk-id ran
 not one file changed — re-running fixtures against the same tree, the base side of the Action
 run again — all of that gives the same result as last time, so the result itself is kept:
 `CorpusArrays`, the chunks of every file as flat arrays, the bucket counts behind the embedding
-matrix, the merged postings and the chunk-id ranks, each file's record key beside them. When
-a few files changed, the last corpus's arrays are spliced with the changed files' records
-instead (retrieval/corpus_splice.py).
+matrix, the merged postings, the chunk-id ranks and the files' weighted lines, each file's
+record key beside them. When a few files changed, the last corpus's arrays are spliced with the
+changed files' records instead (retrieval/corpus_splice.py).
 
 The record is stored under a key that hashes the keys of all the files' records in walk order
 (retrieval/index_cache.py), so it stands for exactly those paths with exactly those bytes,
@@ -36,15 +36,18 @@ from cce_relevance.retrieval.indexed_file import (
     FIELDS,
     ID_LENGTH,
     NOT_A_SLICE,
+    RUN_LENGTH,
+    RUN_START,
     IndexedFile,
     RecordReader,
     chunk_id_bytes,
     chunk_rows,
     type_triple,
 )
+from cce_relevance.retrieval.line_weights import EXTRA_DTYPE, CorpusLines, check_slots, unique_paths
 from cce_relevance.retrieval.term_counts import Postings
 
-_MAGIC = b"CCEd"  # c: the first layout; d: arrays aligned, widest first, postings as int32
+_MAGIC = b"CCEe"  # c: the first layout; d: arrays aligned, widest first, postings as int32; e: weighted lines
 _ALIGN = 8
 KEY_LENGTH = 32  # a file record's key: SHA-256
 
@@ -54,9 +57,10 @@ class CorpusArrays:
     """A corpus as assembled, file by file in walk order: `keys[i]` is file i's record key and
     `per_file[i]` its number of chunks; `tokens`, `imports` and `texts` (its redacted text, only
     where redaction changed it) are per file; `rows` (FIELDS per chunk: start line, end line,
-    index into `types`, character range in the file's text, token count), `ids` (ID_LENGTH
-    ASCII bytes each), `contents` (a chunk's content where it is not a range of the text), the
-    bucket counts and the chunk-id ranks are per chunk; `postings` are BM25's."""
+    index into `types`, character range in the file's text, token count, a slot of the file's
+    weighted lines), `ids` (ID_LENGTH ASCII bytes each), `contents` (a chunk's content where it
+    is not a range of the text), the bucket counts and the chunk-id ranks are per chunk;
+    `postings` are BM25's; `line_extras` are the weighted lines' extra weights, slot by slot."""
 
     keys: list[bytes]
     per_file: np.ndarray
@@ -70,6 +74,13 @@ class CorpusArrays:
     counts: BucketCounts
     postings: Postings
     id_rank: np.ndarray
+    line_extras: np.ndarray
+
+    def lines(self, paths: Sequence[str]) -> CorpusLines:
+        """The files' weighted lines, by path (file i's is `paths[i]`)."""
+        first = np.concatenate(([0], np.cumsum(self.per_file))).tolist()
+        files = unique_paths((path, (first[i], first[i + 1])) for i, path in enumerate(paths))
+        return CorpusLines(files, self.rows[:, RUN_START], self.rows[:, RUN_LENGTH], self.line_extras)
 
 
 
@@ -106,7 +117,8 @@ def arrays_from_entries(keys: Sequence[bytes], files: Sequence[tuple[str, str]],
         {i: e.imports for i, e in enumerate(entries) if e.imports},
         {i: e.text for i, (e, (_, walked)) in enumerate(zip(entries, files, strict=True)) if e.text != walked},
         list(types), np.concatenate(rows) if rows else np.zeros((0, FIELDS), np.int64),
-        b"".join(chunk_id_bytes(e) for e in entries), contents, joined_counts(counts), postings, id_rank)
+        b"".join(chunk_id_bytes(e) for e in entries), contents, joined_counts(counts), postings, id_rank,
+        np.concatenate([e.lines.extras for e in entries]) if entries else np.zeros(0, EXTRA_DTYPE))
 
 
 def corpus_parts(arrays: CorpusArrays) -> list[bytes | memoryview]:
@@ -127,10 +139,11 @@ def corpus_parts(arrays: CorpusArrays) -> list[bytes | memoryview]:
         "texts": [[i, len(text)] for i, text in texts.items()],
         "contents": {str(i): v for i, v in arrays.contents.items()}, "counted": int(arrays.counts.buckets.shape[0]),
         "terms": len(p.term_id), "entries": int(p.docs.shape[0]), "vocabulary": len(vocabulary),
+        "weighed": int(arrays.line_extras.shape[0]),
     }).encode("ascii")
     header += b" " * (-(len(_MAGIC) + 4 + len(header)) % _ALIGN)
     wide = [arrays.per_file, arrays.rows, arrays.counts.lengths, p.indptr, p.doc_len, arrays.id_rank]
-    narrow = [arrays.counts.counts, p.docs, p.tfs]
+    narrow = [arrays.counts.counts, p.docs, p.tfs, arrays.line_extras]
     return [_MAGIC, len(header).to_bytes(4, "little"), header,
             *(_in_place(a, "<i8") for a in wide), *(_in_place(a, "<i4") for a in narrow),
             _in_place(arrays.counts.buckets, "u1"), arrays.ids, b"".join(arrays.keys), vocabulary, *texts.values()]
@@ -155,8 +168,8 @@ def decode_corpus(data: bytes | memoryview) -> CorpusArrays:
     become objects."""
     header, header_end = _header(data)
     try:
-        n_files, n, counted, n_terms, n_entries = (header[k] for k in ("files", "chunks", "counted", "terms",
-                                                                      "entries"))
+        n_files, n, counted, n_terms, n_entries, weighed = (
+            header[k] for k in ("files", "chunks", "counted", "terms", "entries", "weighed"))
         reader = RecordReader(data, header_end)
         per_file = _native(reader.array("<i8", n_files))
         rows = _native(reader.array("<i8", n * FIELDS)).reshape(n, FIELDS)
@@ -167,6 +180,7 @@ def decode_corpus(data: bytes | memoryview) -> CorpusArrays:
         bucket_counts = _native(reader.array("<i4", counted))
         docs = _native(reader.array("<i4", n_entries))
         tfs = _native(reader.array("<i4", n_entries))
+        line_extras = _native(reader.array("<i4", weighed))
         counts = BucketCounts(lengths, _native(reader.array("u1", counted)), bucket_counts)
         ids = reader.take(ID_LENGTH * n)
         ids.decode("ascii")
@@ -180,6 +194,7 @@ def decode_corpus(data: bytes | memoryview) -> CorpusArrays:
         if len(tokens) != n_files:
             raise ValueError("token weights are not one per file")
         _check_arrays(per_file, rows, counts, indptr, docs, doc_len, id_rank, len(words), n_terms, len(types))
+        check_slots(rows[:, RUN_START], rows[:, RUN_LENGTH], line_extras, np.cumsum(per_file) - per_file)
         imports = {_index(i, n_files): [str(name) for name in v] for i, v in header["imports"].items()}
         contents = {_index(i, n): str(v) for i, v in header["contents"].items()}
         if any(rows[i, 3] != NOT_A_SLICE for i in contents) or \
@@ -187,7 +202,7 @@ def decode_corpus(data: bytes | memoryview) -> CorpusArrays:
             raise ValueError("chunk contents and ranges do not match")
         postings = Postings(dict(zip(words, range(n_terms), strict=True)), indptr, docs, tfs, doc_len)
         return CorpusArrays([keys[i:i + KEY_LENGTH] for i in range(0, len(keys), KEY_LENGTH)], per_file, tokens,
-                            imports, texts, types, rows, ids, contents, counts, postings, id_rank)
+                            imports, texts, types, rows, ids, contents, counts, postings, id_rank, line_extras)
     except (KeyError, IndexError, TypeError, AttributeError, UnicodeDecodeError) as exc:
         raise ValueError(f"malformed corpus record: {exc!r}") from None
 

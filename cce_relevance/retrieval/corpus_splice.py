@@ -7,7 +7,8 @@ every file had changed: most of it is decoding records and BM25's global merge o
 whose record key is among that corpus's — same path, same bytes, indexed the same way, so the
 same chunks — and the fresh records of the others, and puts them together:
 
-* per-file and per-chunk arrays are the old slices and the new files' rows, in walk order;
+* per-file and per-chunk arrays (the weighted lines' extra weights too, slot by slot) are the
+  old slices and the new files' rows, in walk order;
 * postings stay term-major: the old entries of kept chunks, renumbered (walk order is the same
   sorted order in both corpora, so chunk numbers only shift and each term's list stays
   ascending), with the new files' entries, sorted alone, inserted where a binary search within
@@ -32,7 +33,14 @@ import numpy as np
 
 from cce_relevance.retrieval.corpus_record import CorpusArrays, split_ids
 from cce_relevance.retrieval.hash_counts import BucketCounts, joined_counts
-from cce_relevance.retrieval.indexed_file import FIELDS, ID_LENGTH, IndexedFile, chunk_id_bytes, chunk_rows
+from cce_relevance.retrieval.indexed_file import (
+    FIELDS,
+    ID_LENGTH,
+    RUN_LENGTH,
+    IndexedFile,
+    chunk_id_bytes,
+    chunk_rows,
+)
 from cce_relevance.retrieval.term_counts import Postings
 from cce_relevance.retrieval.topk import id_ranks
 
@@ -59,6 +67,7 @@ def splice(old: CorpusArrays, keys: Sequence[bytes], files: Sequence[tuple[str, 
     where = {key: j for j, key in enumerate(old.keys)}
     old_first = np.concatenate(([0], np.cumsum(old.per_file))).tolist()
     old_bucket_first = np.concatenate(([0], np.cumsum(old.counts.lengths)))
+    old_line_first = np.concatenate(([0], np.cumsum(old.rows[:, RUN_LENGTH])))
     types = {t: k for k, t in enumerate(old.types)}
     pieces: list[_Run | _Fresh] = []
     per_file, tokens = [], []
@@ -95,7 +104,7 @@ def splice(old: CorpusArrays, keys: Sequence[bytes], files: Sequence[tuple[str, 
         per_file.append(size)
         first += size
     chunk_map = np.full(old.rows.shape[0], -1, dtype=np.int32)  # old chunk -> new chunk, -1: gone
-    rows, ids, counts = [], [], []
+    rows, ids, counts, extras = [], [], [], [old.line_extras[:0]]
     for piece in pieces:
         if isinstance(piece, _Run):
             a, b, at = piece
@@ -104,10 +113,12 @@ def splice(old: CorpusArrays, keys: Sequence[bytes], files: Sequence[tuple[str, 
             ids.append(old.ids[ID_LENGTH * a:ID_LENGTH * b])
             lo, hi = old_bucket_first[a], old_bucket_first[b]
             counts.append(BucketCounts(old.counts.lengths[a:b], old.counts.buckets[lo:hi], old.counts.counts[lo:hi]))
+            extras.append(old.line_extras[old_line_first[a]:old_line_first[b]])
         else:
             rows.append(chunk_rows(piece.entry, types, piece.at, contents))
             ids.append(chunk_id_bytes(piece.entry))
             counts.append(_checked_counts(piece.entry))
+            extras.append(piece.entry.lines.extras)
     for c, text in old.contents.items():
         if chunk_map[c] >= 0:
             contents[int(chunk_map[c])] = text
@@ -118,7 +129,7 @@ def splice(old: CorpusArrays, keys: Sequence[bytes], files: Sequence[tuple[str, 
         list(keys), sizes, tokens, imports, texts, list(types),
         np.concatenate(rows) if rows else np.zeros((0, FIELDS), np.int64), all_ids, dict(sorted(contents.items())),
         joined_counts(counts), _spliced_postings(old.postings, chunk_map, first, fresh, sizes),
-        spliced_id_ranks(old.id_rank, chunk_map, all_ids, new_chunks))
+        spliced_id_ranks(old.id_rank, chunk_map, all_ids, new_chunks), np.concatenate(extras))
 
 
 def _checked_counts(entry: IndexedFile) -> BucketCounts:

@@ -33,6 +33,7 @@ from cce_relevance.retrieval.graph import ImportGraph
 from cce_relevance.retrieval.hash_counts import HashEmbeddings
 from cce_relevance.retrieval.index_cache import IndexCache
 from cce_relevance.retrieval.indexed_file import IndexedFile
+from cce_relevance.retrieval.line_weights import WeightedLines, unique_paths
 from cce_relevance.retrieval.packs import REFERENCE_PACKS, PackSet
 from cce_relevance.retrieval.records import Progress, file_keys, indexed_files, opened_cache
 from cce_relevance.retrieval.term_counts import Postings, corpus_postings
@@ -59,6 +60,10 @@ class Index:
     rows of `matrix`) only when `attach_embeddings` or `matrix` is called — ranking never needs
     the 147 MB float64 matrix of a large corpus (retrieval/vector.py). None otherwise: the
     chunks hold their embeddings."""
+    weighted_lines: Mapping[str, WeightedLines] | None = field(default=None, repr=False, compare=False)
+    """The token weights of the lines of each file (retrieval/line_weights.py), by path, as
+    indexing worked them out; None, or a path missing (two files of one path), when they are
+    to be worked out from the chunks (evaluation/spans.py `LineWeights`)."""
     _bm25: dict[tuple[float, float], BM25] = field(default_factory=dict, repr=False)
 
     @cached_property
@@ -253,14 +258,15 @@ def _assembled(files: list[tuple[str, str]], entries: list[IndexedFile], embedde
     chunks = [c for entry in entries for c in entry.chunks]
     file_imports = {path: entry.imports for (path, _), entry in zip(files, entries, strict=True) if entry.imports}
     file_tokens = {path: entry.tokens for (path, _), entry in zip(files, entries, strict=True)}
+    lines = unique_paths((path, entry.lines) for (path, _), entry in zip(files, entries, strict=True))
     if embedder is not HASH_DOCUMENTS:
         for c, vector in zip(chunks, embedder.embed_all([c.content for c in chunks]), strict=True):
             c.embedding = vector
-        return Index(chunks, file_imports, file_tokens, embedder.name, skipped)
+        return Index(chunks, file_imports, file_tokens, embedder.name, skipped, weighted_lines=lines)
     terms = [entry.terms for entry in entries if entry.terms is not None]
     postings = corpus_postings(terms) if len(terms) == len(entries) else None
     return Index(chunks, file_imports, file_tokens, embedder.name, skipped, postings,
-                 HashEmbeddings.of([entry.counts for entry in entries if entry.counts is not None]))
+                 HashEmbeddings.of([entry.counts for entry in entries if entry.counts is not None]), lines)
 
 
 def _decoded(data: memoryview | None) -> CorpusArrays | None:
@@ -277,7 +283,7 @@ def _decoded(data: memoryview | None) -> CorpusArrays | None:
 def _from_arrays(arrays: CorpusArrays, files: list[tuple[str, str]], skipped: int) -> Index:
     corpus = materialize(arrays, files)
     index = Index(corpus.chunks, corpus.file_imports, corpus.file_tokens, HASH_EMBEDDER, skipped, arrays.postings,
-                  HashEmbeddings.of([corpus.counts]))
+                  HashEmbeddings.of([corpus.counts]), arrays.lines([path for path, _ in files]))
     index.id_rank = arrays.id_rank
     index.chunks_by_file = _chunks_by_file(files, arrays.per_file.tolist())
     return index

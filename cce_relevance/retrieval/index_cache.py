@@ -64,8 +64,8 @@ _BUSY_MS = 30_000
 _RECORD_MODULES = tuple(f"cce_relevance.{name}" for name in (
     "config", "unicode_rust", "retrieval.chunk", "retrieval.corpus_record", "retrieval.corpus_splice",
     "retrieval.embed", "retrieval.hash_counts", "retrieval.index", "retrieval.indexed_file", "retrieval.languages",
-    "retrieval.packs", "retrieval.redact", "retrieval.syntax", "retrieval.term_counts", "retrieval.tokens",
-    "retrieval.topk"))
+    "retrieval.line_weights", "retrieval.packs", "retrieval.redact", "retrieval.syntax", "retrieval.term_counts",
+    "retrieval.tokens", "retrieval.topk"))
 
 
 def default_cache_dir() -> str | None:

@@ -7,10 +7,12 @@ results in walk order.
 
 The bytes: a magic, a JSON header for the small irregular parts (imports, the distinct
 (chunk type, kind, language) triples, anything that is not a slice of the walked text), then
-fixed-width arrays. A chunk's content is stored as a character range of the file's text when
-slicing that text gives exactly the content (checked when encoding), so the cache holds little
-more than the per-chunk numbers; the walked text the file was read as is supplied again when
-decoding. Decoding checks every length and raises `ValueError` on anything inconsistent.
+fixed-width arrays. The file's weighted lines (retrieval/line_weights.py) take two numbers of
+each chunk's row (a run's first line and length; a file has at most one run per chunk) and one
+array of every weighed line's extra weight. A chunk's content is stored as a character range
+of the file's text when slicing that text gives exactly the content (checked when encoding), so
+the cache holds little more than the per-chunk numbers; the walked text the file was read as is
+supplied again when decoding. Decoding checks every length and raises `ValueError` on anything inconsistent.
 """
 
 from __future__ import annotations
@@ -23,22 +25,25 @@ import numpy as np
 
 from cce_relevance.retrieval.chunk import Chunk, ChunkedFile, chunk_file
 from cce_relevance.retrieval.hash_counts import BucketCounts, chunk_tokens
+from cce_relevance.retrieval.line_weights import WeightedLines, file_weighted_lines, lines_in_slots
 from cce_relevance.retrieval.packs import PackSet
 from cce_relevance.retrieval.redact import redact
 from cce_relevance.retrieval.term_counts import TermCounts, term_and_bucket_counts
 from cce_relevance.retrieval.tokens import estimate_tokens
 
-_MAGIC = b"CCEf"
+_MAGIC = b"CCEg"  # g: weighted lines
 ID_LENGTH = 16
-FIELDS = 6  # start line, end line, (type, kind, language) index, char start, char end, token count
+FIELDS = 8  # start line, end line, (type, kind, language) index, char start, char end, token count,
+RUN_START, RUN_LENGTH = 6, 7  # and a run of the file's weighted lines (length 0: none in this slot)
 NOT_A_SLICE = -1
 
 
 @dataclass(frozen=True)
 class IndexedFile:
-    """One file's share of the index: its token weight, imports, chunks (embeddings not set) and,
-    with the hash embedder, their bucket counts and BM25 term counts. `text` is the (redacted) text the chunks were
-    cut from; `char_spans[i]` is chunk i's range in it, or None when the content is not a slice."""
+    """One file's share of the index: its token weight, imports, chunks (embeddings not set), the
+    token weights of their lines and, with the hash embedder, their bucket counts and BM25 term
+    counts. `text` is the (redacted) text the chunks were cut from; `char_spans[i]` is chunk i's
+    range in it, or None when the content is not a slice."""
 
     text: str
     tokens: int
@@ -47,6 +52,7 @@ class IndexedFile:
     char_spans: list[tuple[int, int] | None]
     counts: BucketCounts | None
     terms: TermCounts | None
+    lines: WeightedLines
 
 
 def index_file(path: str, text: str, packs: PackSet, protect_secrets: bool, hashing: bool) -> IndexedFile:
@@ -54,8 +60,20 @@ def index_file(path: str, text: str, packs: PackSet, protect_secrets: bool, hash
     redacted = redact(text) if protect_secrets else text
     chunked = chunk_file(path, redacted, packs)
     terms, counts = term_and_bucket_counts(chunk_tokens(chunked.source, chunked.spans)) if hashing else (None, None)
-    return IndexedFile(redacted, estimate_tokens(redacted), chunked.imports, chunked.chunks,
-                       _char_spans(redacted, chunked), counts, terms)
+    spans = _char_spans(redacted, chunked)
+    sliced = None not in spans and (redacted.isascii() or _no_surrogates(redacted))
+    return IndexedFile(redacted, estimate_tokens(redacted), chunked.imports, chunked.chunks, spans, counts, terms,
+                       file_weighted_lines(chunked, sliced))
+
+
+def _no_surrogates(text: str) -> bool:
+    """Whether `text` encodes to valid UTF-8 (so the parser's nodes start and end between
+    characters, and every chunk's content is its bytes decoded as they are)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _char_spans(text: str, chunked: ChunkedFile) -> list[tuple[int, int] | None]:
@@ -76,14 +94,20 @@ def chunk_rows(entry: IndexedFile, types: dict[tuple[str, str, str], int], first
                contents: dict[int, str]) -> np.ndarray:
     """The FIELDS-wide rows of a file's chunks, numbering new (type, kind, language) triples in
     `types` and putting contents that are not ranges of the text in `contents` (by chunk index,
-    the file's first chunk being `first`): shared by this record and a corpus's."""
-    rows = np.empty((len(entry.chunks), FIELDS), dtype=np.int64)
+    the file's first chunk being `first`): shared by this record and a corpus's. The runs of
+    the file's weighted lines fill the first slots, the others hold none."""
+    rows = np.zeros((len(entry.chunks), FIELDS), dtype=np.int64)
     for i, (chunk, span) in enumerate(zip(entry.chunks, entry.char_spans, strict=True)):
         kind = types.setdefault((chunk.chunk_type, chunk.kind, chunk.language), len(types))
         if span is None:
             contents[first + i] = chunk.content
             span = (NOT_A_SLICE, NOT_A_SLICE)
-        rows[i] = (chunk.start_line, chunk.end_line, kind, span[0], span[1], chunk.token_count)
+        rows[i, :RUN_START] = (chunk.start_line, chunk.end_line, kind, span[0], span[1], chunk.token_count)
+    runs = entry.lines.starts.shape[0]
+    if runs > len(entry.chunks):
+        raise ValueError("a file has more runs of weighted lines than chunks")
+    rows[:runs, RUN_START] = entry.lines.starts
+    rows[:runs, RUN_LENGTH] = entry.lines.lengths
     return rows
 
 
@@ -108,11 +132,13 @@ def encode(entry: IndexedFile, walked_text: str) -> bytes:
     header = json.dumps({
         "tokens": entry.tokens, "imports": entry.imports, "types": list(types), "contents": contents,
         "text": None if entry.text == walked_text else entry.text, "chunks": len(entry.chunks),
+        "weighed": int(entry.lines.extras.shape[0]),
         "counted": None if counts is None else int(counts.buckets.shape[0]),
         "termed": None if terms is None else int(terms.terms.shape[0]),
         "vocabulary": None if terms is None else " ".join(terms.vocabulary),
     }).encode("ascii")
-    parts = [_MAGIC, len(header).to_bytes(4, "little"), header, rows.astype("<i8").tobytes(), ids]
+    parts = [_MAGIC, len(header).to_bytes(4, "little"), header, rows.astype("<i8").tobytes(), ids,
+             entry.lines.extras.astype("<i4").tobytes()]
     if counts is not None:
         parts += [counts.lengths.astype("<i8").tobytes(), counts.buckets.astype(np.uint8).tobytes(),
                   counts.counts.astype("<i4").tobytes()]
@@ -129,12 +155,13 @@ def decode(data: bytes, path: str, walked_text: str) -> IndexedFile:
     header_end = 8 + int.from_bytes(data[4:8], "little")
     try:
         header = json.loads(data[8:header_end])
-        n, counted, termed = header["chunks"], header["counted"], header["termed"]
+        n, counted, termed, weighed = header["chunks"], header["counted"], header["termed"], header["weighed"]
         text = walked_text if header["text"] is None else header["text"]
         types = [type_triple(t) for t in header["types"]]
         reader = RecordReader(data, header_end)
         rows = reader.array("<i8", n * FIELDS).reshape(n, FIELDS)
         ids = reader.take(ID_LENGTH * n).decode("ascii")
+        lines = lines_in_slots(rows[:, RUN_START], rows[:, RUN_LENGTH], reader.array("<i4", weighed))
         counts = None
         if counted is not None:
             lengths = reader.array("<i8", n).astype(np.int64)
@@ -161,7 +188,7 @@ def decode(data: bytes, path: str, walked_text: str) -> IndexedFile:
         chunks = list(map(Chunk, [ids[i:i + ID_LENGTH] for i in range(0, ID_LENGTH * n, ID_LENGTH)],
                           repeat(path, n), rows[:, 0].tolist(), rows[:, 1].tolist(), [k[0] for k in kinds],
                           [k[1] for k in kinds], [k[2] for k in kinds], contents, rows[:, 5].tolist()))
-        return IndexedFile(text, header["tokens"], list(header["imports"]), chunks, spans, counts, terms)
+        return IndexedFile(text, header["tokens"], list(header["imports"]), chunks, spans, counts, terms, lines)
     except (KeyError, IndexError, TypeError, AttributeError, UnicodeDecodeError) as exc:
         raise ValueError(f"malformed indexed-file record: {exc!r}") from None
 

@@ -36,6 +36,7 @@ from cce_relevance.retrieval.topk import id_ranks
 from cce_relevance.retrieval.walk import walk
 
 from .test_index_build import SECRET_FILE, reference_index, snapshot
+from .test_line_weights import assert_same_index_lines
 
 
 @pytest.fixture(scope="module")
@@ -64,6 +65,7 @@ def assembled(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 def same_index(a: Index, b: Index) -> None:
     assert snapshot(a) == snapshot(b)
+    assert_same_index_lines(a, b)
     assert (a.walk_skipped, a.embedder) == (b.walk_skipped, b.embedder)
     assert list(a.chunks_by_file.items()) == list(b.chunks_by_file.items())
     assert a.postings is not None and b.postings is not None
@@ -242,8 +244,9 @@ def test_a_record_is_made_for_its_number_of_files(tree):
 @pytest.mark.parametrize("change", [
     lambda data: data[:-1],  # truncated
     lambda data: data + b"\0",  # trailing bytes
-    lambda data: b"CCEf" + data[4:],  # a file's record, not a corpus's
-    lambda data: b"CCEc" + data[4:],  # the previous layout's
+    lambda data: b"CCEg" + data[4:],  # a file's record, not a corpus's
+    lambda data: b"CCEc" + data[4:],  # an earlier layout's
+    lambda data: b"CCEd" + data[4:],  # the layout before weighted lines
     lambda data: data[:8] + b"[]" + data[10:],  # a header that is not an object
 ])
 def test_inconsistent_records_do_not_decode(tree, change):

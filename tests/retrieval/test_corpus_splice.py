@@ -31,6 +31,7 @@ from cce_relevance.retrieval.walk import walk
 
 from .corpora import DOCS_CORPUS
 from .test_index_build import SECRET_FILE, snapshot
+from .test_line_weights import assert_index_lines, assert_same_index_lines
 
 WORDS = ["alpha", "ledger", "quux", "rate_limit", "zebra42", "über", "token", "parse", "retry", "shard"]
 
@@ -68,6 +69,8 @@ def postings_by_term(index: Index) -> dict[str, tuple[list[int], list[float]]]:
 
 def assert_same(spliced: Index, cold: Index, queries: list[str]) -> None:
     assert snapshot(spliced) == snapshot(cold)
+    assert_same_index_lines(spliced, cold)
+    assert_index_lines(spliced)
     assert list(spliced.file_imports) == list(cold.file_imports) and spliced.walk_skipped == cold.walk_skipped
     assert list(spliced.chunks_by_file.items()) == list(cold.chunks_by_file.items())
     assert postings_by_term(spliced) == postings_by_term(cold)

@@ -44,6 +44,8 @@ def assert_same(a: IndexedFile, b: IndexedFile) -> None:
         for x, y in ((a.terms.lengths, b.terms.lengths), (a.terms.terms, b.terms.terms),
                      (a.terms.counts, b.terms.counts)):
             assert x.dtype == y.dtype and np.array_equal(x, y)
+    for x, y in zip(a.lines, b.lines, strict=True):
+        assert x.dtype == y.dtype and np.array_equal(x, y)
 
 
 @pytest.mark.parametrize("hashing", [True, False])
