@@ -120,6 +120,13 @@ def accepts(fn: Callable, parameter: str) -> bool:
     return parameter in inspect.signature(fn).parameters
 
 
+def line_weights(index: Index) -> LineWeights:
+    """The weights a run reads: as indexing worked them out, where this version keeps them
+    (older versions work every file's out from the chunks)."""
+    of_index = getattr(LineWeights, "of_index", None)
+    return of_index(index) if of_index is not None else LineWeights(index.chunks)
+
+
 # --------------------------------------------------------------------------- P and the stages
 
 def measure_p(root: str, repeats: int) -> dict:
@@ -293,7 +300,7 @@ def run_queries(index: Index, cases: tuple[Case, ...]) -> dict:
     fault on the first write to each, which no CLI run does)."""
     backends = [(name, builtin_backend(name, index)) for name in BUILTIN_BACKENDS]
     start = time.perf_counter()
-    weights = LineWeights.of_index(index)
+    weights = line_weights(index)
     per_backend = {}
     reports = []
     for name, search in backends:
@@ -310,7 +317,7 @@ def run_queries(index: Index, cases: tuple[Case, ...]) -> dict:
 def run_parallel_queries(index: Index, cases: tuple[Case, ...], workers: int) -> dict:
     """The cases of `run_queries` scored in `workers` forked processes (metrics, no t-tests)."""
     backends = [(name, builtin_backend(name, index)) for name in BUILTIN_BACKENDS]
-    seconds, reports = timed(lambda: evaluate_backends(backends, cases, LineWeights.of_index(index), None, workers))
+    seconds, reports = timed(lambda: evaluate_backends(backends, cases, line_weights(index), None, workers))
     return {"processes": workers, "seconds": seconds, "mrr": [r.mrr for r in reports]}
 
 

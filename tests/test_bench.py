@@ -70,6 +70,19 @@ def test_queries_are_deterministic_and_anchored_at_their_source():
     assert report["backends"]["bm25"]["recall"] > 0.5
 
 
+def test_queries_run_against_a_library_without_kept_line_weights(monkeypatch):
+    """The bench also measures older versions of the library (`accepts`), whose `LineWeights`
+    works every file's weights out from the chunks: no `of_index` there."""
+    bench = _load_bench()
+    index = build_index(CORPUS)
+    cases = bench.corpus_cases(index, 6, seed=3)
+    expected = bench.run_queries(index, cases)
+    monkeypatch.delattr(bench.LineWeights, "of_index")
+    report = bench.run_queries(index, cases)
+    assert [b["mrr"] for b in report["backends"].values()] == [b["mrr"] for b in expected["backends"].values()]
+    assert bench.run_parallel_queries(index, cases, 2)["mrr"] == [b["mrr"] for b in expected["backends"].values()]
+
+
 def test_startup_benchmark_runs():
     out = subprocess.run([sys.executable, str(REPO_ROOT / "bench" / "startup.py"), "--runs", "1", "--json"],
                          capture_output=True, text=True, check=True).stdout

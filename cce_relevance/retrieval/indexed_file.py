@@ -25,7 +25,12 @@ import numpy as np
 
 from cce_relevance.retrieval.chunk import Chunk, ChunkedFile, chunk_file
 from cce_relevance.retrieval.hash_counts import BucketCounts, chunk_tokens
-from cce_relevance.retrieval.line_weights import WeightedLines, file_weighted_lines, lines_in_slots
+from cce_relevance.retrieval.line_weights import (
+    EXTRA_DTYPE,
+    WeightedLines,
+    file_weighted_lines,
+    lines_in_slots,
+)
 from cce_relevance.retrieval.packs import PackSet
 from cce_relevance.retrieval.redact import redact
 from cce_relevance.retrieval.term_counts import TermCounts, term_and_bucket_counts
@@ -161,7 +166,9 @@ def decode(data: bytes, path: str, walked_text: str) -> IndexedFile:
         reader = RecordReader(data, header_end)
         rows = reader.array("<i8", n * FIELDS).reshape(n, FIELDS)
         ids = reader.take(ID_LENGTH * n).decode("ascii")
-        lines = lines_in_slots(rows[:, RUN_START], rows[:, RUN_LENGTH], reader.array("<i4", weighed))
+        # Copied, as the counts below are: a view would keep the whole record alive with the index.
+        extras = reader.array("<i4", weighed).astype(EXTRA_DTYPE)
+        lines = lines_in_slots(rows[:, RUN_START], rows[:, RUN_LENGTH], extras)
         counts = None
         if counted is not None:
             lengths = reader.array("<i8", n).astype(np.int64)

@@ -198,6 +198,55 @@ def test_chunks_out_of_order_weigh_as_their_contents(file, rng):
     assert weights.mass(spans) == sum(expected.get(n, 1) for n in range(0, text.count("\n") + 3))
 
 
+# Every reference language, with what makes its nodes' rows and bytes hard to line up: several
+# definitions on one line, one ending mid-line, heredoc bodies after their line, line
+# continuations, raw strings, template literals, a BOM, tabs, trailing spaces and CR-only lines.
+_LANGUAGE_LINES = {
+    "rb": ["def a; end", "def b(x) = x + 1", "class K; def m; 1; end; end", "module M", "end", "x = <<~EOS",
+           "  heredoc é", "EOS", "def c(<<~A, <<~B)", "A", "B", "=begin", "=end", "def self.s; end", "class << self"],
+    "rs": ["fn a() {}", "fn b() { 1 } fn c() {", "}", "struct S { x: i32 } impl S { fn m(&self) {} }", "trait T {",
+           "enum E { A, B }", "/* é \u00a0 */", 'let s = "a\\', 'b";', "union U { a: u8 }", 'r#"raw', '"#', "mod m {"],
+    "c": ["int f(void) { return 0; } int g(void) {", "}", "struct s { int a; };", "#define X \\", "  1",
+          "enum e { A };", "union u { int a; } v;", "/* ü */", "static void h() {", "  return;", "#include <a.h>"],
+    "ts": ["function a() {", "} function b() {", "}", "class C { m() {} } interface I { x: number }", "enum E { A }",
+           "const f = () => {", "};", "const g = function() { return 1 }", "`tmpl ${x}", "`", "export class D {"],
+    "py": ["def f(): pass", "class K:", "    def m(self): return 1", "    x = '''", "é'''", "async def g():",
+           "  \tpass", "@d", "def h(", "):", "  pass", "if x: def q(): pass"],
+}
+
+
+@st.composite
+def files_of_every_language(draw) -> tuple[str, str]:
+    ext = draw(st.sampled_from(sorted(_LANGUAGE_LINES)))
+    parts = ["\ufeff"] if draw(st.integers(0, 9)) == 0 else []
+    for line in draw(st.lists(st.sampled_from(_LANGUAGE_LINES[ext]), max_size=20)):
+        parts += [line, draw(st.sampled_from(["\n", "\r\n", "\r", "\n\n", "\r\r\n", " \n", "\t\n", " "]))]
+    if parts and draw(st.booleans()):
+        parts.pop()
+    return f"f.{ext}", "".join(parts)
+
+
+@given(files_of_every_language(), st.booleans())
+@settings(max_examples=300, deadline=None)
+def test_files_of_every_language_weigh_as_their_chunks(file, protect_secrets):
+    """The byte path counts a chunk's LFs as its rows (end line - start line) and skips lines by
+    LFs in the source: for every grammar, what the parser's rows and the content agree on."""
+    path, text = file
+    entry = index_file(path, text, REFERENCE_PACKS, protect_secrets, True)
+    assert [c.end_line - c.start_line for c in entry.chunks] == [c.content.count("\n") for c in entry.chunks]
+    assert_same_lines(entry.lines, weighted_lines(entry.chunks))
+    assert_same_lines(decode(encode(entry, text), path, text).lines, entry.lines)
+
+
+def test_an_index_is_weighed_by_the_lines_it_holds():
+    """`of_index` reads the index's weighted lines (not its chunks) for the files it has them for."""
+    chunks = chunk_file("k.py", "class K:\n    def m(self):\n        return 'a long line, many tokens'\n").chunks
+    held = WeightedLines(np.array([2], dtype=np.int64), np.array([1], dtype=np.int64), np.array([41], EXTRA_DTYPE))
+    weights = LineWeights.of_index(Index(chunks, {}, {}, weighted_lines={"k.py": held}))
+    assert [weights.mass({"k.py": [(n, n)]}) for n in range(1, 4)] == [1, 42, 1]
+    assert LineWeights(chunks).mass({"k.py": [(2, 2)]}) != 42
+
+
 def test_bytes_that_are_not_utf8_weigh_from_the_contents():
     """A chunk of undecodable bytes holds U+FFFD (3 bytes) for each: its bytes would weigh less."""
     text = "def f():\n    return '" + "\udcff" * 8 + "'\n"
@@ -214,6 +263,18 @@ def test_bytes_that_are_not_utf8_weigh_from_the_contents():
 
 def _record_of(text: str = "class K:\n    def m(self):\n        return 1\n\ndef f():\n    pass\n") -> bytes:
     return encode(index_file("k.py", text, REFERENCE_PACKS, True, True), text)
+
+
+def test_decoded_lines_do_not_keep_their_record_alive():
+    """A file's weighted lines outlive its record in an index assembled from records: views of
+    the record's bytes would keep every record of the corpus in memory (~40 MB on the standard
+    library)."""
+    text = "class K:\n    def m(self):\n        return 'a long line, many tokens'\n"
+    data = _record_of(text)
+    lines = decode(data, "k.py", text).lines
+    assert lines.extras.shape[0] == 3
+    for part in lines:
+        assert not np.shares_memory(part, np.frombuffer(data, dtype=np.uint8))
 
 
 def test_a_record_of_the_previous_format_is_refused():
