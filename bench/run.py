@@ -215,6 +215,8 @@ def measure_parallel_index(root: str, workers: int, n_queries: int = 0, seed: in
     index, build_s, derive_s = ready_index(root, index_options(workers=workers))
     children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     queries = run_parallel_queries(index, corpus_cases(index, n_queries, seed), workers) if n_queries > 0 else None
+    if queries is not None:  # the largest child so far: a scoring worker counts the parent's pages it reads
+        queries["worker_peak_rss_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     return {**_index_figures(index, build_s, derive_s), "workers": workers, "peak_rss_mb": peak_rss_mb(),
             "worker_peak_rss_mb": children, "queries": queries}
 
@@ -405,6 +407,9 @@ def render(figures: dict) -> str:
     if q is not None and par is not None and par.get("queries"):
         out.append(_row(f"{q['n']:,} queries x 3 backends, {par['queries']['processes']} processes",
                         par["queries"]["seconds"], p, "as the CLI scores them on several CPUs; same metrics"))
+        if "worker_peak_rss_mb" in par["queries"]:
+            out.append(f"  peak RSS of a scoring worker: {par['queries']['worker_peak_rss_mb']:,.0f} MB (pages "
+                       "shared with the parent included)")
     out.append(f"  peak RSS: {ix['peak_rss_mb']:,.0f} MB cold index (1 process) + queries "
                f"({ix['index_peak_rss_mb']:,.0f} MB after indexing), {st['peak_rss_mb']:,.0f} MB stages"
                + (f", {par['peak_rss_mb']:,.0f} MB parent + {par['worker_peak_rss_mb']:,.0f} MB largest worker "

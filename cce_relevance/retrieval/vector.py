@@ -38,6 +38,9 @@ _SAMPLE_STRIDE = 16
 # them costs ~20 ms on the standard library and each later call saves ~18 us: a search never
 # makes them, a run of some 35 queries does, and a long run gains (1,000 queries x 3: 40-60 ms).
 _SPARSE_CALLS_BEFORE_DENSE = 100
+# The most the dense counts may take, in every scoring process (forked workers make their own):
+# 37 MB on the standard library's 71,837 chunks; past ~130k chunks the sparse entries serve.
+_DENSE_COUNTS_BUDGET = 64 << 20
 
 
 def cosine_all(query: np.ndarray, matrix: np.ndarray, rows: Sequence[int] | slice | None = None) -> np.ndarray:
@@ -139,14 +142,17 @@ class CosineIndex:
 
         Gathering a few rows' entries takes a score of small numpy steps per call. Once a run has
         asked often enough to pay for it (a harness run does on its first queries; one search
-        never does), the counts are laid out as a dense integer matrix, and each entry is its
-        count divided by its row's norm — the very division that made the value."""
+        never does), the counts are laid out as a dense integer matrix, unless it would be larger
+        than `_DENSE_COUNTS_BUDGET`, and each entry is its count divided by its row's norm — the
+        very division that made the value."""
         assert self._sparse is not None
         if self._counts is None:
             self._sparse_calls += 1
-            if self._sparse_calls <= _SPARSE_CALLS_BEFORE_DENSE:
+            if self._sparse_calls != _SPARSE_CALLS_BEFORE_DENSE + 1:  # before, or declined (too big)
                 return self._sparse.columns(rows, columns)
-            self._counts = self._sparse.dense_counts()
+            self._counts = self._sparse.dense_counts(_DENSE_COUNTS_BUDGET)
+            if self._counts is None:
+                return self._sparse.columns(rows, columns)
             # A row without entries has norm 0 and only zero counts: 0 / 1 is the 0.0 it holds.
             self._norms = np.where(self._sparse.norms == 0.0, 1.0, self._sparse.norms)
         return self._counts[rows[:, None], columns] / self._norms[rows][:, None]

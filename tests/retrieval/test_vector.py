@@ -310,11 +310,15 @@ def test_sparse_hash_embeddings_give_the_dense_matrix_its_float32_copy_and_its_r
             assert sparse.columns(picked, columns).tobytes() == want.tobytes()
 
 
-@pytest.mark.parametrize("sparse_calls", [0, 3, 10**9], ids=["dense-counts", "switching", "sparse-entries"])
-def test_cosine_over_sparse_hash_embeddings_equals_cosine_over_the_matrix(stdlib_index, monkeypatch, sparse_calls):
+@pytest.mark.parametrize(("sparse_calls", "budget"), [(0, 64 << 20), (3, 64 << 20), (10**9, 64 << 20), (0, 1000)],
+                         ids=["dense-counts", "switching", "sparse-entries", "over-budget"])
+def test_cosine_over_sparse_hash_embeddings_equals_cosine_over_the_matrix(stdlib_index, monkeypatch, sparse_calls,
+                                                                           budget):
     """Rows are scored exactly from the sparse entries, and after `sparse_calls` calls from the
-    dense counts: every way gives the matrix's doubles."""
+    dense counts unless they would take more than `budget` bytes: every way gives the matrix's
+    doubles."""
     monkeypatch.setattr(vector, "_SPARSE_CALLS_BEFORE_DENSE", sparse_calls)
+    monkeypatch.setattr(vector, "_DENSE_COUNTS_BUDGET", budget)
     index = stdlib_index
     sparse = CosineIndex.of_hash_embeddings(index.embeddings, index.id_rank, lambda: index.matrix)
     dense = CosineIndex(index.matrix, index.id_rank)
@@ -325,7 +329,7 @@ def test_cosine_over_sparse_hash_embeddings_equals_cosine_over_the_matrix(stdlib
     for q in queries:  # first what never needs the float64 matrix: some rows
         for rows_ in ([5, 3, 900, 3], [-1, 0, -5], slice(40, 90), slice(-30, None, 3)):
             assert sparse.scores(q, rows_).tobytes() == dense.scores(q, rows_).tobytes()
-    assert sparse._matrix is None and (sparse._counts is None) == (sparse_calls == 10**9)
+    assert sparse._matrix is None and (sparse._counts is None) == (sparse_calls == 10**9 or budget == 1000)
     for q in queries:  # then rankings, which on 1,786 rows score every one
         for limit in (1, 10, 30, 200, None):
             assert [(d, _bits(s)) for d, s in sparse.top(q, limit)] == [(d, _bits(s)) for d, s in dense.top(q, limit)]
@@ -340,7 +344,8 @@ def test_dense_counts_over_norms_give_back_every_value(big):
     buckets = np.array([0, 7, 255, 7, 9, 128], dtype=np.uint8)
     counts = np.array([1, -2, big, -big, 3, 1], dtype=np.int32)
     embeddings = HashEmbeddings.of([BucketCounts(lengths, buckets, counts)])
-    matrix = embeddings.dense_counts()
+    assert embeddings.dense_counts(4 * 256 * 2 - 1) is None  # over the budget: none made
+    matrix = embeddings.dense_counts(4 * 256 * 4)
     assert matrix.dtype == (np.int16 if big < 2**15 else np.int32) and matrix.flags.f_contiguous
     norms = np.where(embeddings.norms == 0.0, 1.0, embeddings.norms)
     assert (matrix / norms[:, None]).tobytes() == embeddings.dense(np.float64).tobytes()
