@@ -148,13 +148,12 @@ class CosineIndex:
         assert self._sparse is not None
         if self._counts is None:
             self._sparse_calls += 1
-            if self._sparse_calls != _SPARSE_CALLS_BEFORE_DENSE + 1:  # before, or declined (too big)
-                return self._sparse.columns(rows, columns)
-            self._counts = self._sparse.dense_counts(_DENSE_COUNTS_BUDGET)
+            if self._sparse_calls == _SPARSE_CALLS_BEFORE_DENSE + 1:  # tried once: None when over budget
+                self._counts = self._sparse.dense_counts(_DENSE_COUNTS_BUDGET)
+                # A row without entries has norm 0 and only zero counts: 0 / 1 is the 0.0 it holds.
+                self._norms = np.where(self._sparse.norms == 0.0, 1.0, self._sparse.norms)
             if self._counts is None:
                 return self._sparse.columns(rows, columns)
-            # A row without entries has norm 0 and only zero counts: 0 / 1 is the 0.0 it holds.
-            self._norms = np.where(self._sparse.norms == 0.0, 1.0, self._sparse.norms)
         return self._counts[rows[:, None], columns] / self._norms[rows][:, None]
 
     def top(self, query: np.ndarray, limit: int | None = None) -> list[tuple[int, float]]:
