@@ -3,8 +3,9 @@
 They are computed from relevance judgments over the whole corpus (`judgments.py`): a retrieved
 chunk has gain g ≥ 1 when it matches an anchor of grade g and 0 otherwise, and R is the number of
 relevant chunks in the corpus. Defined that way they equal trec_eval's `ndcg_cut_k`, `map`,
-`success_k` and `Rprec` on the run and qrels that `--trec-run`/`--trec-qrels` export, which the
-tests check against pytrec_eval. The reference metrics (metrics.py) count anchors instead; see
+`success_k` and `Rprec` per query on the run and qrels that `--trec-run`/`--trec-qrels` export
+(a run of k results, so `map` there is AP truncated at k), which the tests check against
+pytrec_eval. The reference metrics (metrics.py) count anchors instead; see
 docs/metrics.md for how the two views differ.
 
 Only the top k results are ever retrieved, so when a case has more relevant chunks than k
@@ -26,8 +27,9 @@ def dcg(gains: Sequence[int], k: int) -> float:
     """Discounted cumulative gain of the first k gains: Σ_{i ≤ k} g_i / log2(i + 1).
 
     Järvelin & Kekäläinen, "Cumulated gain-based evaluation of IR techniques", ACM TOIS 20(4),
-    2002, with the log2(i + 1) discount of Burges et al. (ICML 2005) that trec_eval's `ndcg_cut`
-    also uses (J&K's original leaves ranks below the log base undiscounted). Gains are linear.
+    2002, with the log2(i + 1) discount that trec_eval's `ndcg_cut` uses (J&K's original leaves
+    ranks below the log base undiscounted). Gains are linear, the grade itself: Burges et al.'s
+    2^g − 1 (ranx `ndcg_burges`) is not what we compute.
     """
     return seq_sum(g / math.log2(i + 1) for i, g in enumerate(gains[:k], start=1))
 

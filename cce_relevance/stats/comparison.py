@@ -23,7 +23,7 @@ class MetricStats:
     wins: int
     losses: int
     ties: int
-    mde: float | None  # smallest mean delta detectable at alpha 0.05 with 80% power; None if n < 2 or sd = 0
+    mde: float | None  # smallest mean delta detectable at alpha 0.05 with 80% power; None if n < 2 or no spread
 
 
 @dataclass(frozen=True)
