@@ -27,7 +27,7 @@ from cce_relevance.evaluation.metrics import METRIC_KEYS as METRIC_KEYS
 from cce_relevance.evaluation.metrics import METRICS
 from cce_relevance.evaluation.observed_deltas import observed_deltas
 from cce_relevance.evaluation.pairing import pair_reports
-from cce_relevance.evaluation.rank_metrics import RANK_METRICS, RankMetricSpec
+from cce_relevance.evaluation.rank_metrics import RANK_METRICS, RankMetricSpec, rank_metric, rank_metric_for_key
 from cce_relevance.evaluation.rust_debug import rust_debug_str
 from cce_relevance.evaluation.spans import LineWeights
 from cce_relevance.evaluation.validation import Validation, validate_cases
@@ -130,7 +130,8 @@ def run_chart(result: RunResult, metric: str = DEFAULT_PRIMARY) -> DeltaChart:
         raise CceError("a chart needs a comparison: run with --compare A,B")
     specs = {s.key: s for s in (*METRICS, *result.rank_metrics)}
     if metric not in specs:
-        wanted = next((s.name for s in RANK_METRICS if s.key == metric), None)
+        known = rank_metric_for_key(metric)
+        wanted = known.name if known is not None else None
         raise CceError(f"cannot chart {rust_debug_str(metric)}: "
                        + (f"it needs --metrics {wanted}" if wanted else f"expected one of {', '.join(specs)}"))
     return reports_chart(result.reports[0], result.reports[1], specs[metric])
@@ -156,19 +157,22 @@ def delta_chart_markdown(comparison: BackendComparison, metric: str = DEFAULT_PR
 
 
 def parse_metric_list(value: str) -> tuple[RankMetricSpec, ...]:
-    """`--metrics` comma list (ndcg, ap, hit, rprec) → specs in first-occurrence order."""
-    by_name = {spec.name: spec for spec in RANK_METRICS}
+    """`--metrics` comma list (ndcg, ap, hit, rprec; ndcg@5, p@1, recall@20 …) → specs in
+    first-occurrence order."""
     chosen: list[RankMetricSpec] = []
     for piece in value.split(","):
         name = piece.strip()
         if not name:
             continue
-        if name not in by_name:
-            raise CceError(f"unknown metric {rust_debug_str(name)} (expected {', '.join(by_name)})")
-        if by_name[name] not in chosen:
-            chosen.append(by_name[name])
+        try:
+            spec = rank_metric(name)
+        except ValueError as exc:
+            raise CceError(str(exc)) from None
+        if spec not in chosen:
+            chosen.append(spec)
     if not chosen:
-        raise CceError(f"--metrics requires at least one of {', '.join(by_name)}")
+        raise CceError(f"--metrics requires at least one of {', '.join(s.name for s in RANK_METRICS)} "
+                       "or a cut-off such as ndcg@10")
     return tuple(chosen)
 
 
@@ -342,7 +346,8 @@ def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
         names = list(DEFAULT_BACKENDS)
     weights = LineWeights.of_index(index)
     judgments = tuple(judge(c, index.chunks) for c in fixtures.cases) if judged else None
-    reports = tuple(_evaluated(names, config, index, embed, fixtures.cases, weights, judgments, indexing))
+    reports = tuple(_evaluated(names, config, index, embed, fixtures.cases, weights, judgments, indexing,
+                               rank_metrics))
     comparison = None
     if compare is not None:
         full = None
@@ -354,7 +359,7 @@ def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
 
 def _evaluated(names: Sequence[str], config: ProjectConfig, index: Index, embed: QueryEmbedder,
                cases: Sequence[Case], weights: LineWeights, judgments: Sequence[Judgments] | None,
-               indexing: BuildOptions) -> list[BackendReport]:
+               indexing: BuildOptions, specs: Sequence[RankMetricSpec] = ()) -> list[BackendReport]:
     """Every backend's report. Built-in rankings over hash embeddings score their cases in worker
     processes when there are several CPUs (`indexing.workers` caps them, as it does indexing);
     anything holding a process, a connection or a remote embedder runs here, one backend after
@@ -363,11 +368,11 @@ def _evaluated(names: Sequence[str], config: ProjectConfig, index: Index, embed:
     if embed is hash_embed and len(variants) == len(names) and can_fork():
         processes = indexing.workers if indexing.workers is not None else min(available_cpus(), MAX_AUTO_WORKERS)
         searches = [(name, builtin_backend(v.base, index, v.params, embed)) for name, v in zip(names, variants, strict=True)]
-        return evaluate_backends(searches, cases, weights, judgments, processes)
+        return evaluate_backends(searches, cases, weights, judgments, processes, specs)
     evaluated = []
     for name in names:
         with open_backend(name, config.spec(name), index, embed) as search_fn:
-            evaluated.append(evaluate_backend(name, search_fn, cases, weights, judgments))
+            evaluated.append(evaluate_backend(name, search_fn, cases, weights, judgments, specs))
     return evaluated
 
 

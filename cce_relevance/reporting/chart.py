@@ -164,7 +164,10 @@ def svg_chart(chart: DeltaChart) -> str:
 def reports_chart(a: BackendReport, b: BackendReport, spec: MetricSpec) -> DeltaChart:
     """Deltas B − A of one metric between two backends of one run, in case order."""
     def value(result: CaseResult) -> float:
-        return getattr(result.ranking if isinstance(spec, RankMetricSpec) else result.metrics, spec.attr)
+        if isinstance(spec, RankMetricSpec):
+            assert result.ranking is not None, "a rank metric was charted from an unjudged run"
+            return result.ranking[spec.key]
+        return getattr(result.metrics, spec.attr)
 
     bars = [(ra.case.id, value(rb) - value(ra)) for ra, rb in zip(a.cases, b.cases, strict=True)]
     return delta_chart(f"{spec.label} per query, {a.backend} to {b.backend}", spec.label, bars)

@@ -48,8 +48,14 @@ def test_text_adds_one_table_in_the_order_asked(repo_root: Path) -> None:
 
 
 @pytest.mark.parametrize(("value", "message"), [
-    ("ndcg,mapp", 'error: unknown metric "mapp" (expected ndcg, ap, hit, rprec)\n'),
-    (" , ", "error: --metrics requires at least one of ndcg, ap, hit, rprec\n"),
+    ("ndcg,mapp", 'error: unknown metric "mapp" (expected ndcg, ap, hit, rprec, or a cut-off such as ndcg@10, '
+                  'ap@10, hit@1, p@5, recall@20)\n'),
+    (" , ", "error: --metrics requires at least one of ndcg, ap, hit, rprec or a cut-off such as ndcg@10\n"),
+    ("p", "error: p needs a cut-off, e.g. p@10 (the fixture's k P@k is always reported)\n"),
+    ("recall", "error: recall needs a cut-off, e.g. recall@10 (the fixture's k recall is always reported)\n"),
+    ("rprec@5", "error: rprec takes no cut-off: R-precision cuts at R, the number of relevant chunks\n"),
+    ("ndcg@0", 'error: metric "ndcg@0": the cut-off must be a whole number from 1 to 10000\n'),
+    ("ndcg@x", 'error: metric "ndcg@x": the cut-off must be a whole number from 1 to 10000\n'),
 ])
 def test_bad_metric_lists_are_usage_errors(small_project: Path, value: str, message: str) -> None:
     result = cli_process("run", "set.jsonl", "--metrics", value, cwd=small_project)
@@ -75,3 +81,50 @@ def test_graded_run_is_deterministic_across_processes(small_project: Path) -> No
     doc = json.loads(first.out)
     assert {q["id"]: q["extra"]["hit_at_k"] for q in doc["backends"][1]["per_query"]} == {
         "hash": "1.000000", "pay": "1.000000", "session": "1.000000"}
+
+
+CUTOFFS = "ndcg@5,ndcg@10,p@1,p@5,recall@20"
+
+
+def test_cutoffs_leave_the_reference_metrics_and_read_one_deep_ranking(repo_root: Path) -> None:
+    plain = cli("run", "eval/relevance/code.jsonl", "--json", cwd=repo_root)
+    more = cli("run", "eval/relevance/code.jsonl", "--json", "--metrics", CUTOFFS, cwd=repo_root)
+    assert more.code == 0, more.err
+    doc = json.loads(more.out)
+    assert set(doc["backends"][0]["extra"]) == {"ndcg_at_5", "ndcg_at_10", "precision_at_1", "precision_at_5",
+                                                 "recall_at_20"}  # canonical JSON sorts keys
+    assert dumps_report(without_extra(json.loads(more.out))) == plain.out
+    for backend in doc["backends"]:
+        for entry in backend["per_query"]:
+            extra = {k: float(v) for k, v in entry["extra"].items()}
+            # P@1 is 1 exactly when the first result is relevant (fixture k ≥ 1 ranks it first)
+            assert extra["precision_at_1"] == (1.0 if entry["first_relevant_rank"] == 1 else 0.0)
+            assert 0.0 <= extra["ndcg_at_5"] <= 1.0 and 0.0 <= extra["recall_at_20"] <= 1.0
+
+
+def test_a_cutoff_deeper_than_k_searches_once_more_at_that_depth() -> None:
+    from cce_relevance.evaluation.anchors import parse_anchor
+    from cce_relevance.evaluation.fixtures import Case
+    from cce_relevance.evaluation.harness import evaluate_backend
+    from cce_relevance.evaluation.judgments import Judgments
+    from cce_relevance.evaluation.rank_metrics import rank_metric
+    from cce_relevance.evaluation.spans import LineWeights
+    from cce_relevance.retrieval.backends import Hit
+
+    depths: list[int] = []
+
+    def search(query: str, k: int, qid: str) -> list[Hit]:
+        depths.append(k)
+        return [Hit(i + 1, f"c{i}", f"f{i}.py", 1, 2, "function", "function_definition", 1.0 / (i + 1))
+                for i in range(k)]
+
+    case = Case(line=2, id="q", query="x", anchors=(parse_anchor("f7.py"),), k=3)
+    judgment = Judgments(case, (("c7", 1),))
+    specs = [rank_metric(n) for n in ("ndcg", "p@1", "recall@10", "hit@8")]
+    report = evaluate_backend("fake", search, [case], LineWeights([]), [judgment], specs)
+    assert depths == [3, 10]  # the fixture's k, then the deepest cut-off, once
+    ranking = report.cases[0].ranking
+    assert ranking == {"ndcg_at_k": 0.0, "precision_at_1": 0.0, "recall_at_10": 1.0, "hit_at_8": 1.0}
+    depths.clear()
+    evaluate_backend("fake", search, [case], LineWeights([]), [judgment], [rank_metric("p@2")])
+    assert depths == [3]  # no deeper cut-off, no second search
