@@ -27,7 +27,12 @@ from cce_relevance.evaluation.metrics import METRIC_KEYS as METRIC_KEYS
 from cce_relevance.evaluation.metrics import METRICS
 from cce_relevance.evaluation.observed_deltas import observed_deltas
 from cce_relevance.evaluation.pairing import pair_reports
-from cce_relevance.evaluation.rank_metrics import RANK_METRICS, RankMetricSpec, rank_metric, rank_metric_for_key
+from cce_relevance.evaluation.rank_metrics import (
+    RANK_METRICS,
+    RankMetricSpec,
+    rank_metric,
+    rank_metric_for_key,
+)
 from cce_relevance.evaluation.rust_debug import rust_debug_str
 from cce_relevance.evaluation.spans import LineWeights
 from cce_relevance.evaluation.validation import Validation, validate_cases
