@@ -102,7 +102,7 @@ class RunResult:
     def to_json(self) -> str:
         compare = None
         if self.comparison is not None:
-            compare = (self.comparison.a, self.comparison.b, self.comparison.tests)
+            compare = (self.comparison.a, self.comparison.b, self.comparison.tests)  # rank metrics included
         full = self.comparison.full if self.comparison is not None else None
         return dumps_report(report_document(self.corpus, self.embedder, len(self.fixtures.cases),
                                             self.reports, compare, full, self.rank_metrics))
@@ -112,7 +112,7 @@ class RunResult:
         if self.rank_metrics:
             text += render_rank_metrics(self.reports, self.rank_metrics)
         if self.comparison is not None:
-            text += render_compare(self.reports[0], self.reports[1], self.comparison.tests)
+            text += render_compare(self.reports[0], self.reports[1], self.comparison.tests, self.rank_metrics)
             if self.comparison.full is not None:
                 text += full_text_block(self.comparison.full) + MDE_LEGEND + FULL_LEGEND
         return text
@@ -309,15 +309,31 @@ def parse_compare_pair(value: str, config: ProjectConfig = NO_CONFIG) -> tuple[s
     return names[0], names[1]
 
 
-def metric_deltas(a: BackendReport, b: BackendReport) -> list[tuple[str, list[float]]]:
-    """Per metric key, the per-case deltas B − A in case order (harness.md §4.1)."""
-    return [(spec.key, [vb - va for va, vb in zip(a.metric(spec.attr), b.metric(spec.attr), strict=True)])
-            for spec in METRICS]
+def metric_deltas(a: BackendReport, b: BackendReport,
+                  rank_metrics: Sequence[RankMetricSpec] = ()) -> list[tuple[str, list[float]]]:
+    """Per metric key, the per-case deltas B − A in case order (harness.md §4.1): the reference
+    metrics, then the rank metrics the run computed (`rank_metrics`)."""
+    deltas = [(spec.key, [vb - va for va, vb in zip(a.metric(spec.attr), b.metric(spec.attr), strict=True)])
+              for spec in METRICS]
+    for spec in rank_metrics:
+        deltas.append((spec.key, [rb.ranking[spec.key] - ra.ranking[spec.key]  # type: ignore[index]
+                                  for ra, rb in zip(a.cases, b.cases, strict=True)]))
+    return deltas
 
 
-def compare_reports(a: BackendReport, b: BackendReport) -> dict[str, PairedTest]:
+def compare_reports(a: BackendReport, b: BackendReport,
+                    rank_metrics: Sequence[RankMetricSpec] = ()) -> dict[str, PairedTest]:
     """Paired t-test per metric over the per-case deltas B − A (harness.md §4.1)."""
-    return {key: paired_t(deltas) for key, deltas in metric_deltas(a, b)}
+    return {key: paired_t(deltas) for key, deltas in metric_deltas(a, b, rank_metrics)}
+
+
+def check_primary(primary: str, keys: Sequence[str]) -> None:
+    """An input error unless `primary` is one of the metric keys a comparison tests."""
+    if primary not in keys:
+        spec = rank_metric_for_key(primary)
+        hint = f"score both sides with --metrics {spec.name}" if spec is not None else None
+        raise CceError(f"primary metric {rust_debug_str(primary)} is not one of the metrics compared "
+                       f"({', '.join(keys)})", hint=hint)
 
 
 def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
@@ -356,9 +372,11 @@ def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
     comparison = None
     if compare is not None:
         full = None
+        deltas = metric_deltas(reports[0], reports[1], rank_metrics)
         if stats_level == "full":
-            full = full_stats(metric_deltas(reports[0], reports[1]), primary)
-        comparison = Comparison(names[0], names[1], compare_reports(reports[0], reports[1]), full)
+            check_primary(primary, [key for key, _ in deltas])
+            full = full_stats(deltas, primary)
+        comparison = Comparison(names[0], names[1], {key: paired_t(d) for key, d in deltas}, full)
     return RunResult(corpus, index.embedder, fixtures, reports, comparison, rank_metrics, judgments)
 
 
@@ -528,7 +546,12 @@ def compare_saved(base: Any, head: Any, base_label: str = "base", head_label: st
     `stats_level="full"` adds each backend's `full_stats` (`BackendComparison.full`), with
     `primary` (a metric key) named the primary metric; the Markdown renderer then shows them.
     """
-    return [compare_pair(p, stats_level, primary) for p in pair_reports(base, head, base_label, head_label)]
+    pairs = pair_reports(base, head, base_label, head_label)
+    if stats_level == "full":
+        for p in pairs:
+            if p.base_means is not None and p.head_means is not None:
+                check_primary(primary, [spec.key for spec in p.specs])
+    return [compare_pair(p, stats_level, primary) for p in pairs]
 
 
 def power_analysis(path: str, delta: float, *, alpha: float = 0.05, power: float = 0.8,
@@ -545,6 +568,11 @@ def power_analysis(path: str, delta: float, *, alpha: float = 0.05, power: float
     if not 0.5 <= power < 1.0:
         raise CceError(f"--power must lie in [0.5, 1), got {power!r}")
     samples = observed_deltas(load_report(path), path)
+    if metric is not None and all(s.metric != metric for s in samples):
+        spec = rank_metric_for_key(metric)
+        raise CceError(f"{path} holds no metric {rust_debug_str(metric)} "
+                       f"(it holds {', '.join(dict.fromkeys(s.metric for s in samples))})",
+                       hint=f"make the reports with --metrics {spec.name}" if spec is not None else None)
     rows = tuple(PowerRow(s.comparison, s.metric, plan_from_pilot(s.deltas, delta, alpha, power))
                  for s in samples if metric is None or s.metric == metric)
     return PowerAnalysis(path, delta, alpha, power, rows)

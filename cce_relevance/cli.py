@@ -172,8 +172,9 @@ _STATS_HELP = ("reference: the paired t-test the reference prints (default). ful
 
 def _stats_options(command: Callable[..., None]) -> Callable[..., None]:
     """`--stats` and `--primary-metric`, shared by `run` and `compare`."""
-    command = click.option("--primary-metric", type=click.Choice(METRIC_KEYS),
-                           help=f"With --stats full: the metric named primary (default {DEFAULT_PRIMARY}).")(command)
+    command = click.option("--primary-metric", metavar="KEY",
+                           help=f"With --stats full: the metric named primary (default {DEFAULT_PRIMARY}): "
+                                f"{', '.join(METRIC_KEYS)}, or a --metrics key such as ndcg_at_k.")(command)
     return click.option("--stats", "stats_level", type=click.Choice(STATS_LEVELS), default="reference",
                         show_default=True, help=_STATS_HELP)(command)
 
@@ -357,7 +358,8 @@ def validate(fixtures: str, corpus_dir: str | None, as_json: bool, languages_fla
 @click.option("--delta", type=float, required=True, help="The smallest mean delta worth detecting, e.g. 0.05.")
 @click.option("--alpha", type=float, default=0.05, show_default=True, help="Two-sided significance level.")
 @click.option("--power", type=float, default=0.8, show_default=True, help="Chance of detecting a real delta.")
-@click.option("--metric", type=click.Choice(METRIC_KEYS), help="Plan for this metric only (default: all).")
+@click.option("--metric", metavar="KEY", help=f"Plan for this metric only (default: all): {', '.join(METRIC_KEYS)}, "
+              "or a rank metric key the reports carry, such as ndcg_at_k.")
 @click.option("--json", "as_json", is_flag=True, help="Emit the cce.relevance.power/v1 JSON.")
 def power(source: str, delta: float, alpha: float, power: float, metric: str | None, as_json: bool) -> None:
     """Queries needed to detect --delta, from the per-query deltas of a `run --compare` report or a

@@ -26,12 +26,13 @@ from typing import Any, Literal
 
 from cce_relevance.action.git import inside
 from cce_relevance.errors import CceError
+from cce_relevance.evaluation.rank_metrics import rank_metric_for_key
 
 FailOn = Literal["drift", "regression", "none"]
-RegressionMetric = Literal["precision_at_k", "recall", "mrr", "f1"]
+RegressionMetric = str  # a reference metric key, or a rank metric key such as ndcg_at_k or ndcg_at_5
 
 FAIL_ON_CHOICES: tuple[FailOn, ...] = ("drift", "regression", "none")
-METRIC_CHOICES: tuple[RegressionMetric, ...] = ("precision_at_k", "recall", "mrr", "f1")
+METRIC_CHOICES: tuple[RegressionMetric, ...] = ("precision_at_k", "recall", "mrr", "f1")  # plus rank metric keys
 DEFAULT_BACKENDS = ("bm25", "vector", "hybrid")
 DEFAULT_API_URL = "https://api.github.com"
 DEFAULT_SERVER_URL = "https://github.com"
@@ -115,9 +116,7 @@ def read_inputs(env: Mapping[str, str]) -> ActionInputs:
         github_token=_input(env, "github-token"),
         comment=_boolean("comment", _input(env, "comment"), default=True),
         fail_on=_choice("fail-on", _input(env, "fail-on"), FAIL_ON_CHOICES, "drift"),
-        regression_metric=_choice(
-            "regression-metric", _input(env, "regression-metric"), METRIC_CHOICES, "mrr"
-        ),
+        regression_metric=_regression_metric(_input(env, "regression-metric")),
         alpha=_alpha(_input(env, "alpha")),
         base_ref=_ref("base-ref", _input(env, "base-ref")),
         head_ref=_ref("head-ref", _input(env, "head-ref")) or "HEAD",
@@ -277,6 +276,23 @@ def _choice(name: str, value: str, choices: tuple[Any, ...], default: Any) -> An
     if value not in choices:
         raise CceError(f"input '{name}': {value!r} is not supported: expected one of {', '.join(choices)}")
     return value
+
+
+def _regression_metric(value: str) -> RegressionMetric:
+    """A reference metric key, or a rank metric key (`ndcg_at_k`, `average_precision`, `hit_at_5`,
+    …): then both sides are scored with `--metrics` for it."""
+    if not value or value in METRIC_CHOICES or rank_metric_for_key(value) is not None:
+        return value or "mrr"
+    raise CceError(f"input 'regression-metric': {value!r} is not supported: expected one of "
+                   f"{', '.join(METRIC_CHOICES)}, or a rank metric key such as ndcg_at_k, average_precision, "
+                   "hit_at_5, r_precision")
+
+
+def rank_metric_name(regression_metric: RegressionMetric) -> str | None:
+    """The `--metrics` name a rank regression metric is scored with (`ndcg_at_5` → `ndcg@5`); None
+    for a reference metric, which every run reports."""
+    spec = rank_metric_for_key(regression_metric)
+    return spec.name if spec is not None else None
 
 
 def _alpha(value: str) -> float:

@@ -26,9 +26,9 @@ from cce_relevance.action.git import CommitPair
 from cce_relevance.action.inputs import FailOn
 from cce_relevance.action.scoring import SetResult
 from cce_relevance.errors import CceError
-from cce_relevance.evaluation.metrics import METRICS
 from cce_relevance.evaluation.validation import Validation
 from cce_relevance.reporting.compare_report import comparison_document
+from cce_relevance.reporting.full_report import label
 from cce_relevance.reporting.markdown import backend_section, means_table, report_means_table
 from cce_relevance.reporting.markdown_safe import code_block, code_span, details, escape_md
 from cce_relevance.reporting.numbers import format6, signed6
@@ -175,7 +175,7 @@ class Outcome:
 
 
 def metric_label(key: str) -> str:
-    return next(spec.label for spec in METRICS if spec.key == key)
+    return label(key)
 
 
 def _count(n: int, noun: str, plural: str | None = None) -> str:

@@ -29,7 +29,7 @@ from typing import Any, Literal, NamedTuple
 
 from cce_relevance import api
 from cce_relevance.action.git import CommitPair, inside, worktree
-from cce_relevance.action.inputs import DEFAULT_BACKENDS, ActionInputs, expand_fixtures
+from cce_relevance.action.inputs import DEFAULT_BACKENDS, ActionInputs, expand_fixtures, rank_metric_name
 from cce_relevance.config_file import NO_CONFIG, ProjectConfig, find_config
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.validation import STALE_CODES, Finding, Validation
@@ -160,7 +160,8 @@ def _score_side(
         if not backends:
             return {}
         with contextlib.chdir(root):
-            return {fixture: _score_fixture(tree, root, fixture, backends, config) for fixture in fixtures}
+            metrics = rank_metric_name(inputs.regression_metric)
+            return {fixture: _score_fixture(tree, root, fixture, backends, config, metrics) for fixture in fixtures}
 
 
 EXTERNAL_REFUSED = ("the Action runs no external retriever (it executes nothing from the repository it scores); "
@@ -179,7 +180,7 @@ def _project_config(tree: Path, root: Path) -> ProjectConfig:
 
 
 def _score_fixture(
-    tree: Path, root: Path, fixture: str, backends: tuple[str, ...], config: ProjectConfig
+    tree: Path, root: Path, fixture: str, backends: tuple[str, ...], config: ProjectConfig, metrics: str | None
 ) -> Scored:
     """The fixture's report JSON and anchor check; its corpus is vetted before a single file of
     it is read. The check reads the fixtures as `run` does (grades ignored) with the same corpus
@@ -192,7 +193,8 @@ def _score_fixture(
             "fixture file",
         )
     indexing = _indexing()
-    report = api.run(fixture, dir=corpus, backends=",".join(backends), config=config, indexing=indexing).to_json()
+    report = api.run(fixture, dir=corpus, backends=",".join(backends), config=config, indexing=indexing,
+                     metrics=metrics).to_json()
     return Scored(report, api.validate(fixture, dir=corpus, languages=config.languages, grades=False,
                                        indexing=indexing))
 
@@ -222,17 +224,20 @@ def _check_goldens(
             path = tree / subdir / golden
             if not inside(tree, path):
                 raise CceError(f"input 'golden': {golden} resolves outside the repository")
-            update = update_golden_command(fixture, golden, inputs.backends)
+            update = update_golden_command(fixture, golden, inputs.backends, rank_metric_name(inputs.regression_metric))
             diff = api.golden_diff(str(path), head[fixture].report, label=golden,
                                    missing_hint=f"create it from the working directory with `{update}`, then commit it")
             checks[fixture] = GoldenCheck(golden, diff, update)
     return checks
 
 
-def update_golden_command(fixture: str, golden: str, backends: tuple[str, ...]) -> str:
+def update_golden_command(fixture: str, golden: str, backends: tuple[str, ...], metrics: str | None = None) -> str:
     """The command that writes `golden` as this Action scores `fixture`, quoted for pasting (the
-    names come from the pull request); `--backend` only when the input is not the CLI's default."""
+    names come from the pull request); `--backend` only when the input is not the CLI's default,
+    `--metrics` only when the regression metric is a rank metric."""
     words = ["cce-relevance", "run", fixture]
     if backends != DEFAULT_BACKENDS:
         words += ["--backend", ",".join(backends)]
+    if metrics is not None:
+        words += ["--metrics", metrics]
     return shlex.join([*words, "--golden", golden, "--update-golden"])

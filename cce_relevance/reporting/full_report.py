@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from cce_relevance.evaluation.metrics import METRICS
+from cce_relevance.evaluation.rank_metrics import rank_metric_for_key
 from cce_relevance.reporting.numbers import format6, signed6
 from cce_relevance.stats.full_stats import HOLM_BASIS, FullStats, MetricFullStats
 from cce_relevance.stats.rank_tests import EXACT_LIMIT as RANK_EXACT_LIMIT
@@ -43,8 +44,11 @@ FULL_LEGEND = (
 
 
 def label(key: str) -> str:
-    """The human label of a metric key (`mrr` → `MRR`)."""
-    return _LABELS.get(key, key)
+    """The human label of a metric key (`mrr` → `MRR`, `ndcg_at_5` → `nDCG@5`)."""
+    if key in _LABELS:
+        return _LABELS[key]
+    spec = rank_metric_for_key(key)
+    return spec.label if spec is not None else key
 
 
 def optional6(value: float | None, signed: bool = False) -> str:

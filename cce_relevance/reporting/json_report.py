@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from cce_relevance.evaluation.harness import BackendReport, CaseResult
-from cce_relevance.evaluation.metrics import METRICS, MetricSpec
+from cce_relevance.evaluation.metrics import MetricSpec
 from cce_relevance.reporting.full_report import full_document
 from cce_relevance.reporting.numbers import format6, signed6
 from cce_relevance.stats.full_stats import FullStats
@@ -93,7 +93,7 @@ def report_document(corpus: str, embedder: str, queries: int, reports: Sequence[
     if compare is not None:
         a, b, tests = compare
         doc["compare"] = {"a": a, "b": b,
-                          "metrics": {spec.key: paired_document(tests[spec.key]) for spec in METRICS}}
+                          "metrics": {key: paired_document(test) for key, test in tests.items()}}
         if full is not None:
             doc["compare"]["full"] = full_document(full)
     return doc

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cce_relevance.evaluation.metrics import METRICS
 from cce_relevance.evaluation.pairing import BackendPair, win_loss_tie
 from cce_relevance.stats.full_stats import FullStats, StatsLevel, full_stats
 from cce_relevance.stats.paired import PairedTest, paired_t
@@ -37,9 +36,10 @@ class BackendComparison:
 
 
 def compare_pair(pair: BackendPair, stats_level: StatsLevel = "reference", primary: str = "mrr") -> BackendComparison:
-    """Paired statistics over the queries present on both sides; `"full"` adds `full_stats`."""
+    """Paired statistics of every metric of the pair (`pair.specs`) over the queries present on both
+    sides; `"full"` adds `full_stats`."""
     stats = []
-    for spec in METRICS:
+    for spec in pair.specs:
         deltas = pair.deltas(spec.key)
         wins, losses, ties = win_loss_tie(deltas)
         stats.append(MetricStats(
@@ -51,5 +51,5 @@ def compare_pair(pair: BackendPair, stats_level: StatsLevel = "reference", prima
         ))
     full = None
     if stats_level == "full":
-        full = full_stats([(spec.key, pair.deltas(spec.key)) for spec in METRICS], primary)
+        full = full_stats([(spec.key, pair.deltas(spec.key)) for spec in pair.specs], primary)
     return BackendComparison(pair, tuple(stats), full)

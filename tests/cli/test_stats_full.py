@@ -233,7 +233,7 @@ def test_all_zero_deltas_and_fewer_than_two_queries(tmp_path: Path) -> None:
         (["run", CODE_SET, "--compare", "bm25,hybrid", "--primary-metric", "f1"], "--primary-metric needs --stats full"),
         (["run", CODE_SET, "--compare", "bm25,hybrid", "--stats", "fuller"], "'fuller' is not one of"),
         (["run", CODE_SET, "--compare", "bm25,hybrid", "--stats", "full", "--primary-metric", "ndcg"],
-         "'ndcg' is not one of"),
+         'primary metric "ndcg" is not one of the metrics compared'),
     ],
 )
 def test_usage_errors(repo_root: Path, args: list[str], message: str) -> None:
