@@ -41,6 +41,7 @@ from cce_relevance.reporting.canonical_json import dumps_report
 from cce_relevance.reporting.chart import DeltaChart, comparison_chart, mermaid_block, reports_chart
 from cce_relevance.reporting.full_report import FULL_LEGEND, MDE_LEGEND, full_text_block
 from cce_relevance.reporting.json_report import report_document
+from cce_relevance.reporting.per_query import render_per_query
 from cce_relevance.reporting.text import render_compare, render_rank_metrics, render_summary
 from cce_relevance.reporting.trec import qrels_text, run_text
 from cce_relevance.retrieval.backends import Hit, builtin_backend
@@ -116,6 +117,10 @@ class RunResult:
             if self.comparison.full is not None:
                 text += full_text_block(self.comparison.full) + MDE_LEGEND + FULL_LEGEND
         return text
+
+    def per_query(self, fmt: str) -> str:
+        """`--per-query` output: `text`, `csv` or `tsv` (reporting/per_query.py)."""
+        return render_per_query(fmt, self.reports, self.rank_metrics)
 
     def trec_qrels(self) -> str:
         """The qrels the rank metrics used (needs `run(..., trec=True)` or `metrics`)."""

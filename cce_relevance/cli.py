@@ -237,6 +237,9 @@ def _trec_files(result: api.RunResult, run_path: str | None, qrels_path: str | N
 @_stats_options
 @click.option("--metrics", metavar="LIST",
               help="Also report rank metrics: any of ndcg,ap,hit,rprec (docs/metrics.md).")
+@click.option("--per-query", "per_query", type=click.Choice(("text", "csv", "tsv")),
+              help="Print per-query results instead of the report: text (each query's first relevant rank and "
+                   "top hits), or csv/tsv (one row per query x backend x metric, like trec_eval -q).")
 @click.option("--trec-run", metavar="FILE", help="Write each backend's TREC run; {backend} in FILE is its name.")
 @click.option("--trec-qrels", metavar="FILE", help="Write the TREC qrels (relevant chunk ids) the evaluation used.")
 @_chart_options
@@ -245,7 +248,7 @@ def run(fixtures: str, corpus_dir: str | None, store: str | None, backends: str 
         as_json: bool, output: str | None, golden: str | None, update_golden: bool, config_path: str | None,
         languages_flag: str | None, stats_level: StatsLevel, primary_metric: str | None, metrics: str | None, trec_run: str | None,
         trec_qrels: str | None, chart: str | None, chart_metric: str | None, cache_dir: str | None,
-        no_cache: bool) -> None:
+        no_cache: bool, per_query: str | None) -> None:
     """Score the FIXTURES set (cce.relevance/v1 NDJSON) at each backend."""
     from cce_relevance.reporting.chart import chart_renderer
 
@@ -264,6 +267,8 @@ def run(fixtures: str, corpus_dir: str | None, store: str | None, backends: str 
         raise click.UsageError("the argument '--compare <A,B>' cannot be used with '--backend <LIST>'")
     if update_golden and golden is None:
         raise click.UsageError("--update-golden needs --golden FILE")
+    if per_query is not None and as_json:
+        raise click.UsageError("--per-query and --json cannot be used together (the JSON report has per_query)")
     for name, value in (("--dir", corpus_dir), ("--store", store), ("--output", output), ("--golden", golden),
                         ("--config", config_path), ("--metrics", metrics), ("--trec-run", trec_run),
                         ("--trec-qrels", trec_qrels), ("--chart", chart)):
@@ -281,7 +286,7 @@ def run(fixtures: str, corpus_dir: str | None, store: str | None, backends: str 
     report_json = result.to_json()
     if golden is not None and update_golden:
         write_atomically(golden, report_json)
-    rendered = report_json if as_json else result.to_text()
+    rendered = report_json if as_json else result.to_text() if per_query is None else result.per_query(per_query)
     if output is not None:
         write_atomically(output, rendered)
     else:
