@@ -33,6 +33,7 @@ from cce_relevance.evaluation.rank_metrics import (
     rank_metric,
     rank_metric_for_key,
 )
+from cce_relevance.evaluation.run_files import read_runs
 from cce_relevance.evaluation.rust_debug import rust_debug_str
 from cce_relevance.evaluation.spans import LineWeights
 from cce_relevance.evaluation.validation import Validation, validate_cases
@@ -374,14 +375,55 @@ def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
     judgments = tuple(judge(c, index.chunks) for c in fixtures.cases) if judged else None
     reports = tuple(_evaluated(names, config, index, embed, fixtures.cases, weights, judgments, indexing,
                                rank_metrics))
-    comparison = None
+    comparison = _comparison(reports, stats_level, primary, rank_metrics) if compare is not None else None
+    return RunResult(corpus, index.embedder, fixtures, reports, comparison, rank_metrics, judgments)
+
+
+def _comparison(reports: Sequence[BackendReport], stats_level: StatsLevel, primary: str,
+                rank_metrics: Sequence[RankMetricSpec]) -> Comparison:
+    """The paired comparison of the first two reports (B − A), with `full_stats` on request."""
+    full = None
+    deltas = metric_deltas(reports[0], reports[1], rank_metrics)
+    if stats_level == "full":
+        check_primary(primary, [key for key, _ in deltas])
+        full = full_stats(deltas, primary)
+    return Comparison(reports[0].backend, reports[1].backend, {key: paired_t(d) for key, d in deltas}, full)
+
+
+def score_runs(fixtures_path: str, run_paths: Sequence[str], *, dir: str | None = None, store: str | None = None,
+               compare: str | None = None, stats_level: StatsLevel = "reference", primary: str = DEFAULT_PRIMARY,
+               metrics: str | None = None, trec: bool = False, languages: Sequence[str] = (),
+               indexing: BuildOptions = DEFAULT_BUILD, warn: Warn = warn_on_stderr) -> RunResult:
+    """Score saved rankings (TREC run files, `cce.retriever/v1` JSON lines; evaluation/run_files.py)
+    against a fixture set exactly as `run` scores a backend's results: same corpus resolution
+    (`--store` > `--dir` > the header's corpus), metrics, reports and comparisons.
+
+    `compare` names two of the runs (`A,B`). A case a run has no ranking for scores as a query with
+    no results; queries a run ranks that the fixtures lack are ignored, with one warning per run.
+    """
+    rank_metrics = parse_metric_list(metrics) if metrics is not None else ()
+    judged = bool(rank_metrics) or trec
+    fixtures = load_fixtures(fixtures_path, grades=judged)
+    corpus, index = resolve_index(fixtures, fixtures_path, dir, store, languages, indexing)
+    runs = read_runs(run_paths, index)
+    by_name = {r.backend: r for r in runs}
     if compare is not None:
-        full = None
-        deltas = metric_deltas(reports[0], reports[1], rank_metrics)
-        if stats_level == "full":
-            check_primary(primary, [key for key, _ in deltas])
-            full = full_stats(deltas, primary)
-        comparison = Comparison(names[0], names[1], {key: paired_t(d) for key, d in deltas}, full)
+        chosen = [name for piece in compare.split(",") if (name := rust_trim(piece))]
+        unknown = [n for n in chosen if n not in by_name]
+        if unknown or len(set(chosen)) != 2:
+            raise CceError(f"--compare needs two distinct runs of {', '.join(by_name)}, got {rust_debug_str(compare)}")
+        runs = [by_name[chosen[0]], by_name[chosen[1]]]
+    ids = {c.id for c in fixtures.cases}
+    for r in runs:
+        extra = [q for q in r.rankings if q not in ids]
+        if extra:
+            warn(f"run {r.backend}: {len(extra)} ranked quer{'y is' if len(extra) == 1 else 'ies are'} not in "
+                 f"{fixtures_path} and not scored (first: {rust_debug_str(extra[0])})")
+    weights = LineWeights.of_index(index)
+    judgments = tuple(judge(c, index.chunks) for c in fixtures.cases) if judged else None
+    reports = tuple(evaluate_backends([(r.backend, r.search()) for r in runs], fixtures.cases, weights, judgments,
+                                      specs=rank_metrics))
+    comparison = _comparison(reports, stats_level, primary, rank_metrics) if compare is not None else None
     return RunResult(corpus, index.embedder, fixtures, reports, comparison, rank_metrics, judgments)
 
 

@@ -283,6 +283,12 @@ def run(fixtures: str, corpus_dir: str | None, store: str | None, backends: str 
     if chart is not None and render_chart is not None:
         side_files[chart] = render_chart(api.run_chart(result, chart_metric))
     _write_side_files(side_files)
+    _emit(result, as_json, output, golden, update_golden, per_query)
+
+
+def _emit(result: api.RunResult, as_json: bool, output: str | None, golden: str | None, update_golden: bool,
+          per_query: str | None) -> None:
+    """Write or print the report (JSON, text or `--per-query`), then update or check the golden."""
     report_json = result.to_json()
     if golden is not None and update_golden:
         write_atomically(golden, report_json)
@@ -293,6 +299,51 @@ def run(fixtures: str, corpus_dir: str | None, store: str | None, backends: str 
         click.echo(rendered, nl=False)
     if golden is not None and not update_golden:
         _check_golden(golden, report_json)
+
+
+@main.command()
+@click.argument("runs", metavar="RUN...", nargs=-1, required=True)
+@click.option("--fixtures", required=True, metavar="FIXTURES", help="The cce.relevance/v1 fixture set to score against.")
+@click.option("--dir", "corpus_dir", metavar="DIR", help="Corpus directory (overrides the fixture header).")
+@click.option("--store", metavar="STORE", help="Use an existing persisted index file instead of a directory.")
+@click.option("--compare", metavar="A,B", help="Compare two of the runs, with per-query deltas and a paired t-test.")
+@click.option("--json", "as_json", is_flag=True, help="Emit the cce.relevance.report/v2 JSON.")
+@click.option("--output", metavar="FILE", help="Write the report to FILE (atomically) instead of stdout.")
+@click.option("--golden", metavar="FILE", help="Fail (exit 1) with a diff when the JSON report differs from FILE.")
+@click.option("--update-golden", is_flag=True, help="Rewrite the --golden file with this report.")
+@_stats_options
+@click.option("--metrics", metavar="LIST", help="Also report rank metrics, e.g. ndcg,ap,hit@1,p@5 (docs/metrics.md).")
+@click.option("--per-query", "per_query", type=click.Choice(("text", "csv", "tsv")),
+              help="Print per-query results instead of the report (as for run).")
+@click.option("--trec-qrels", metavar="FILE", help="Write the TREC qrels (relevant chunk ids) the scoring used.")
+@click.option("--config", "config_path", metavar="FILE", help="Extra languages to chunk with (as for run).")
+@_languages_option
+@_cache_options
+def score(runs: tuple[str, ...], fixtures: str, corpus_dir: str | None, store: str | None, compare: str | None,
+          as_json: bool, output: str | None, golden: str | None, update_golden: bool, stats_level: StatsLevel,
+          primary_metric: str | None, metrics: str | None, per_query: str | None, trec_qrels: str | None,
+          config_path: str | None, languages_flag: str | None, cache_dir: str | None, no_cache: bool) -> None:
+    """Score rankings made elsewhere: TREC run files (`qid Q0 docno rank score tag`, docno a chunk id
+    or path:start-end) or cce.retriever/v1 JSON lines, exactly as a backend's results are scored."""
+    if stats_level == "full" and compare is None:
+        raise click.UsageError("--stats full needs --compare A,B")
+    primary = _primary(stats_level, primary_metric)
+    if store is not None and corpus_dir is not None:
+        raise click.UsageError("the argument '--store <STORE>' cannot be used with '--dir <DIR>'")
+    if update_golden and golden is None:
+        raise click.UsageError("--update-golden needs --golden FILE")
+    if per_query is not None and as_json:
+        raise click.UsageError("--per-query and --json cannot be used together (the JSON report has per_query)")
+    for name, value in (("--fixtures", fixtures), ("--dir", corpus_dir), ("--store", store), ("--output", output),
+                        ("--golden", golden), ("--metrics", metrics), ("--trec-qrels", trec_qrels)):
+        if value == "":
+            raise click.UsageError(f"a value is required for '{name}' but none was supplied")
+    languages = _languages(languages_flag, api.load_config(config_path))
+    result = api.score_runs(fixtures, runs, dir=corpus_dir, store=store, compare=compare, stats_level=stats_level,
+                            primary=primary, metrics=metrics, trec=trec_qrels is not None, languages=languages,
+                            indexing=_indexing(cache_dir, no_cache, as_json))
+    _write_side_files(_trec_files(result, None, trec_qrels))
+    _emit(result, as_json, output, golden, update_golden, per_query)
 
 
 @main.command()
