@@ -27,10 +27,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from cce_relevance.errors import CceError
-from cce_relevance.retrieval.backends import Hit, SearchFn
-from cce_relevance.retrieval.chunk import Chunk
-from cce_relevance.retrieval.external import AnswerFault, AnswerReader
-from cce_relevance.retrieval.index import Index
+from cce_relevance.retrieval.chunking.chunk import Chunk
+from cce_relevance.retrieval.hit import Hit, SearchFn
+from cce_relevance.retrieval.index.model import Index
+from cce_relevance.retrieval.search.external import AnswerFault, AnswerReader
 from cce_relevance.strings import quoted
 
 _ANY_DEPTH = 1 << 62  # a saved answer may hold more results than any case's k; the harness cuts

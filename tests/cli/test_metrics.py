@@ -112,7 +112,7 @@ def test_a_cutoff_deeper_than_k_searches_once_more_at_that_depth() -> None:
     from cce_relevance.evaluation.judgments import Judgments
     from cce_relevance.evaluation.rank_metrics import rank_metric
     from cce_relevance.evaluation.spans import LineWeights
-    from cce_relevance.retrieval.backends import Hit
+    from cce_relevance.retrieval.hit import Hit
 
     depths: list[int] = []
 
