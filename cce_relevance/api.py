@@ -26,7 +26,7 @@ from cce_relevance.evaluation.judgments import Judgments, judge
 from cce_relevance.evaluation.metrics import METRIC_KEYS as METRIC_KEYS
 from cce_relevance.evaluation.metrics import METRICS
 from cce_relevance.evaluation.observed_deltas import observed_deltas
-from cce_relevance.evaluation.pairing import pair_reports
+from cce_relevance.evaluation.pairing import align_reports, pair_reports
 from cce_relevance.evaluation.rank_metrics import (
     RANK_METRICS,
     RankMetricSpec,
@@ -44,6 +44,7 @@ from cce_relevance.reporting.chart import DeltaChart, comparison_chart, mermaid_
 from cce_relevance.reporting.full_report import FULL_LEGEND, MDE_LEGEND, full_text_block
 from cce_relevance.reporting.json_report import report_document
 from cce_relevance.reporting.per_query import render_per_query
+from cce_relevance.reporting.systems_report import systems_document, systems_text
 from cce_relevance.reporting.text import render_compare, render_rank_metrics, render_summary
 from cce_relevance.reporting.trec import qrels_text, run_text
 from cce_relevance.retrieval.cache.index_cache import default_cache_dir
@@ -71,6 +72,7 @@ from cce_relevance.retrieval.store.store import default_store_path, dumps_store,
 from cce_relevance.stats.comparison import BackendComparison, compare_pair
 from cce_relevance.stats.full_stats import FullStats, StatsLevel, full_stats
 from cce_relevance.stats.levels import DEFAULT_PRIMARY as DEFAULT_PRIMARY
+from cce_relevance.stats.multi_system import SystemsTest, compare_systems
 from cce_relevance.stats.paired import PairedTest, paired_t
 from cce_relevance.stats.power import PowerAnalysis, PowerRow, plan_from_pilot
 from cce_relevance.strings import rust_lines, rust_trim
@@ -109,14 +111,18 @@ class RunResult:
     comparison: Comparison | None
     rank_metrics: tuple[RankMetricSpec, ...] = ()  # the `--metrics` selection, in the order asked
     judgments: tuple[Judgments, ...] | None = None  # per case; set when rank metrics or TREC files were asked
+    systems: tuple[SystemsTest, ...] = ()  # `--compare` of three or more backends: one per metric
 
     def to_json(self) -> str:
         compare = None
         if self.comparison is not None:
             compare = (self.comparison.a, self.comparison.b, self.comparison.tests)  # rank metrics included
         full = self.comparison.full if self.comparison is not None else None
-        return dumps_report(report_document(self.corpus, self.embedder, len(self.fixtures.cases),
-                                            self.reports, compare, full, self.rank_metrics))
+        doc = report_document(self.corpus, self.embedder, len(self.fixtures.cases), self.reports, compare, full,
+                              self.rank_metrics)
+        if self.systems:
+            doc["systems"] = systems_document(self.systems)
+        return dumps_report(doc)
 
     def to_text(self) -> str:
         text = render_summary(self.corpus, self.embedder, len(self.fixtures.cases), self.reports)
@@ -126,6 +132,8 @@ class RunResult:
             text += render_compare(self.reports[0], self.reports[1], self.comparison.tests, self.rank_metrics)
             if self.comparison.full is not None:
                 text += full_text_block(self.comparison.full) + MDE_LEGEND + FULL_LEGEND
+        if self.systems:
+            text += systems_text(f"comparison of {len(self.reports)} backends", self.systems)
         return text
 
     def per_query(self, fmt: str) -> str:
@@ -332,11 +340,35 @@ def parse_backend_list(value: str, config: ProjectConfig = NO_CONFIG) -> list[st
     return names
 
 
-def parse_compare_pair(value: str, config: ProjectConfig = NO_CONFIG) -> tuple[str, str]:
+def parse_compare_list(value: str, config: ProjectConfig = NO_CONFIG) -> list[str]:
+    """`--compare A,B[,C…]`: two or more distinct backends (two: the paired comparison B − A; more:
+    every pair, Holm-corrected, and a randomised Tukey HSD)."""
     names = parse_backend_list(value, config)
-    if len(names) != 2:
-        raise CceError("--compare requires exactly two distinct backends, e.g. bm25,hybrid")
-    return names[0], names[1]
+    if len(names) < 2:
+        raise CceError("--compare requires at least two distinct backends, e.g. bm25,hybrid")
+    return names
+
+
+def systems_tests(reports: Sequence[BackendReport], rank_metrics: Sequence[RankMetricSpec] = ()
+                  ) -> tuple[SystemsTest, ...]:
+    """Per metric (reference ones, then `rank_metrics`), the comparison of every report's per-case values."""
+    names = [r.backend for r in reports]
+    tests = [compare_systems(spec.key, names, [r.metric(spec.attr) for r in reports]) for spec in METRICS]
+    tests += [compare_systems(spec.key, names, [[c.ranking[spec.key] for c in r.cases]  # type: ignore[index]
+                                                for r in reports]) for spec in rank_metrics]
+    return tuple(tests)
+
+
+def compare_many(docs: Sequence[Any], labels: Sequence[str]) -> list[tuple[str, tuple[SystemsTest, ...]]]:
+    """Three or more saved run reports as systems: per backend they all scored, per metric they all
+    carry, every pair's tests and the randomised Tukey HSD over the queries all of them hold."""
+    out = []
+    for aligned in align_reports(list(docs), list(labels)):
+        out.append((aligned.backend, tuple(compare_systems(spec.key, list(labels), aligned.metric(spec.key))
+                                           for spec in aligned.specs)))
+    if not out:
+        raise CceError("no backend is scored in every report, nothing to compare")
+    return out
 
 
 def metric_deltas(a: BackendReport, b: BackendReport,
@@ -391,7 +423,10 @@ def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
     fixtures = bound_fixtures(fixtures, corpus, store, languages)
     embed = query_embedder(index, warn)
     if compare is not None:
-        names = list(parse_compare_pair(compare, config))
+        names = parse_compare_list(compare, config)
+        if len(names) > 2 and stats_level == "full":
+            raise CceError("--stats full compares two backends; with three or more every pair is tested "
+                           "(Holm) beside a randomised Tukey HSD already")
     elif backends is not None:
         names = parse_backend_list(backends, config)
     else:
@@ -400,8 +435,21 @@ def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
     judgments = tuple(judge(c, index.chunks) for c in fixtures.cases) if judged else None
     reports = tuple(_evaluated(names, config, index, embed, fixtures.cases, weights, judgments, indexing,
                                rank_metrics))
-    comparison = _comparison(reports, stats_level, primary, rank_metrics) if compare is not None else None
-    return RunResult(corpus, index.embedder, fixtures, reports, comparison, rank_metrics, judgments)
+    return _result(corpus, index.embedder, fixtures, reports, compare is not None, stats_level, primary,
+                   rank_metrics, judgments)
+
+
+def _result(corpus: str, embedder: str, fixtures: FixtureSet, reports: tuple[BackendReport, ...], compared: bool,
+            stats_level: StatsLevel, primary: str, rank_metrics: tuple[RankMetricSpec, ...],
+            judgments: tuple[Judgments, ...] | None) -> RunResult:
+    """The run's result; a comparison of two reports is paired (B − A), of more every pair is tested."""
+    comparison = None
+    systems: tuple[SystemsTest, ...] = ()
+    if compared and len(reports) == 2:
+        comparison = _comparison(reports, stats_level, primary, rank_metrics)
+    elif compared:
+        systems = systems_tests(reports, rank_metrics)
+    return RunResult(corpus, embedder, fixtures, reports, comparison, rank_metrics, judgments, systems)
 
 
 def _comparison(reports: Sequence[BackendReport], stats_level: StatsLevel, primary: str,
@@ -433,11 +481,13 @@ def score_runs(fixtures_path: str, run_paths: Sequence[str], *, dir: str | None 
     runs = read_runs(run_paths, index)
     by_name = {r.backend: r for r in runs}
     if compare is not None:
-        chosen = [name for piece in compare.split(",") if (name := rust_trim(piece))]
-        unknown = [n for n in chosen if n not in by_name]
-        if unknown or len(set(chosen)) != 2:
-            raise CceError(f"--compare needs two distinct runs of {', '.join(by_name)}, got {rust_debug_str(compare)}")
-        runs = [by_name[chosen[0]], by_name[chosen[1]]]
+        chosen = list(dict.fromkeys(name for piece in compare.split(",") if (name := rust_trim(piece))))
+        if any(n not in by_name for n in chosen) or len(chosen) < 2:
+            raise CceError(f"--compare needs two or more runs of {', '.join(by_name)}, got {rust_debug_str(compare)}")
+        if len(chosen) > 2 and stats_level == "full":
+            raise CceError("--stats full compares two runs; with three or more every pair is tested (Holm) beside "
+                           "a randomised Tukey HSD already")
+        runs = [by_name[n] for n in chosen]
     ids = {c.id for c in fixtures.cases}
     for r in runs:
         extra = [q for q in r.rankings if q not in ids]
@@ -448,8 +498,8 @@ def score_runs(fixtures_path: str, run_paths: Sequence[str], *, dir: str | None 
     judgments = tuple(judge(c, index.chunks) for c in fixtures.cases) if judged else None
     reports = tuple(evaluate_backends([(r.backend, r.search()) for r in runs], fixtures.cases, weights, judgments,
                                       specs=rank_metrics))
-    comparison = _comparison(reports, stats_level, primary, rank_metrics) if compare is not None else None
-    return RunResult(corpus, index.embedder, fixtures, reports, comparison, rank_metrics, judgments)
+    return _result(corpus, index.embedder, fixtures, reports, compare is not None, stats_level, primary,
+                   rank_metrics, judgments)
 
 
 def _evaluated(names: Sequence[str], config: ProjectConfig, index: Index, embed: QueryEmbedder,

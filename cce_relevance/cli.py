@@ -230,7 +230,8 @@ def _trec_files(result: api.RunResult, run_path: str | None, qrels_path: str | N
 @click.option("--dir", "corpus_dir", metavar="DIR", help="Corpus directory to index (overrides the fixture header).")
 @click.option("--store", metavar="STORE", help="Evaluate an existing persisted index file instead of a directory.")
 @click.option("--backend", "backends", metavar="LIST", help="Comma-separated backends (default bm25,vector,hybrid).")
-@click.option("--compare", metavar="A,B", help="Score exactly two backends, with per-query deltas and a paired t-test.")
+@click.option("--compare", metavar="A,B[,C...]", help="Two backends: per-query deltas and a paired t-test; three or "
+              "more: every pair (Holm-corrected) and a randomised Tukey HSD.")
 @click.option("--json", "as_json", is_flag=True, help="Emit the cce.relevance.report/v2 JSON.")
 @click.option("--output", metavar="FILE", help="Write the report to FILE (atomically) instead of stdout.")
 @click.option("--golden", metavar="FILE", help="Fail (exit 1) with a diff when the JSON report differs from FILE.")
@@ -309,7 +310,7 @@ def _emit(result: api.RunResult, as_json: bool, output: str | None, golden: str 
 @click.option("--fixtures", required=True, metavar="FIXTURES", help="The cce.relevance/v1 fixture set to score against.")
 @click.option("--dir", "corpus_dir", metavar="DIR", help="Corpus directory (overrides the fixture header).")
 @click.option("--store", metavar="STORE", help="Use an existing persisted index file instead of a directory.")
-@click.option("--compare", metavar="A,B", help="Compare two of the runs, with per-query deltas and a paired t-test.")
+@click.option("--compare", metavar="A,B[,C...]", help="Compare runs as run --compare compares backends.")
 @click.option("--json", "as_json", is_flag=True, help="Emit the cce.relevance.report/v2 JSON.")
 @click.option("--output", metavar="FILE", help="Write the report to FILE (atomically) instead of stdout.")
 @click.option("--golden", metavar="FILE", help="Fail (exit 1) with a diff when the JSON report differs from FILE.")
@@ -350,23 +351,29 @@ def score(runs: tuple[str, ...], fixtures: str, corpus_dir: str | None, store: s
 
 
 @main.command()
-@click.argument("base_report", metavar="BASE.json")
-@click.argument("head_report", metavar="HEAD.json")
+@click.argument("report_paths", metavar="BASE.json HEAD.json [MORE.json...]", nargs=-1, required=True)
 @click.option("--json", "as_json", is_flag=True, help="Emit the cce.relevance.compare/v1 JSON.")
 @click.option("--markdown", "as_markdown", is_flag=True, help="Emit GitHub-flavoured Markdown.")
 @_stats_options
 @_chart_options
 @click.option("--chart-backend", metavar="NAME", help="Backend to chart (default: the first one in both reports).")
-def compare(base_report: str, head_report: str, as_json: bool, as_markdown: bool, stats_level: StatsLevel,
+def compare(report_paths: tuple[str, ...], as_json: bool, as_markdown: bool, stats_level: StatsLevel,
             primary_metric: str | None, chart: str | None, chart_metric: str | None, chart_backend: str | None
             ) -> None:
-    """Compare two saved `run --json` reports, pairing backends and queries by name (head − base)."""
+    """Compare saved `run --json` reports, pairing backends and queries by name: two as base → head
+    (head − base), three or more as systems (every pair Holm-corrected, and a randomised Tukey HSD)."""
     from cce_relevance.reporting.chart import chart_renderer
     from cce_relevance.reporting.compare_report import comparison_document, comparison_text
     from cce_relevance.reporting.markdown import comparison_markdown
 
     if as_json and as_markdown:
         raise click.UsageError("--json and --markdown cannot be used together")
+    if len(report_paths) < 2:
+        raise click.UsageError("compare needs at least two reports: BASE.json HEAD.json [MORE.json...]")
+    if len(report_paths) > 2:
+        _compare_systems(report_paths, as_json, as_markdown, stats_level, chart)
+        return
+    base_report, head_report = report_paths
     if chart_backend is not None and chart is None:
         raise click.UsageError("--chart-backend needs --chart FILE")
     chart_metric = _chart_metric(chart, chart_metric)
@@ -382,6 +389,33 @@ def compare(base_report: str, head_report: str, as_json: bool, as_markdown: bool
         text = comparison_markdown(comparisons)
     else:
         text = comparison_text(base_report, head_report, comparisons)
+    click.echo(text, nl=False)
+
+
+def _compare_systems(paths: tuple[str, ...], as_json: bool, as_markdown: bool, stats_level: StatsLevel,
+                     chart: str | None) -> None:
+    """`compare R1 R2 R3…`: the reports as systems, per backend they all scored."""
+    from cce_relevance.reporting.systems_report import systems_document, systems_markdown, systems_text
+    from cce_relevance.reporting.terminal import terminal_safe
+
+    if stats_level == "full":
+        raise click.UsageError("--stats full compares two reports; with three or more every pair is tested (Holm) "
+                               "beside a randomised Tukey HSD already")
+    if chart is not None:
+        raise click.UsageError("--chart draws base → head deltas and needs exactly two reports")
+    if len(set(paths)) != len(paths):
+        raise click.UsageError("every report may be named once")
+    results = api.compare_many([api.load_report(p) for p in paths], list(paths))
+    if as_json:
+        text = dumps_report({"backends": [{"backend": name, **systems_document(tests)} for name, tests in results],
+                             "reports": list(paths), "schema": "cce.relevance.systems/v1"})
+    elif as_markdown:
+        text = "".join(systems_markdown(f"Relevance of {len(paths)} reports, backend {name}", tests)
+                       for name, tests in results)
+    else:
+        text = "CCE relevance — comparison of saved reports\n" + "".join(
+            f"  {i}: {terminal_safe(p)}\n" for i, p in enumerate(paths, 1)) + "".join(
+            systems_text(f"backend {terminal_safe(name)}", tests) for name, tests in results)
     click.echo(text, nl=False)
 
 

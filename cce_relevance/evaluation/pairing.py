@@ -152,3 +152,33 @@ def win_loss_tie(deltas: list[float]) -> tuple[int, int, int]:
 
 def metric_specs() -> tuple[MetricSpec, ...]:
     return METRICS
+
+
+@dataclass(frozen=True)
+class AlignedBackend:
+    """One backend scored in every one of several reports: the queries all of them hold (first
+    report's order) and, per report, those queries' metric values."""
+
+    backend: str
+    specs: tuple[MetricSpec, ...]
+    query_ids: tuple[str, ...]
+    values: tuple[tuple[dict[str, float], ...], ...]  # per report, per query
+
+    def metric(self, key: str) -> list[list[float]]:
+        """Per report, the per-query values of `key`."""
+        return [[q[key] for q in report] for report in self.values]
+
+
+def align_reports(docs: list[Any], labels: list[str]) -> list[AlignedBackend]:
+    """Backends present in every report (first report's order), queries paired by id across all."""
+    backends = [_backends(doc, label) for doc, label in zip(docs, labels, strict=True)]
+    aligned = []
+    for name in backends[0]:
+        if not all(name in b for b in backends[1:]):
+            continue
+        queries = [_queries(b[name], label) for b, label in zip(backends, labels, strict=True)]
+        ids = tuple(i for i in queries[0] if all(i in q for q in queries[1:]))
+        values = tuple(tuple(q[i] for i in ids) for q in queries)
+        specs = shared_specs(*(v for report in values for v in report)) if ids else METRICS
+        aligned.append(AlignedBackend(name, specs, ids, values))
+    return aligned
