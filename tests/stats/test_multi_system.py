@@ -91,3 +91,16 @@ def test_same_bytes_in_another_process() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     here = randomised_tukey_hsd([[0.1, 0.5, 0.9, 0.3], [0.2, 0.5, 1.0, 0.0], [0.0, 0.25, 0.5, 0.75]])
     assert json.loads(out) == here
+
+
+def test_worked_example_in_the_docs() -> None:
+    from pathlib import Path
+
+    values = [[0.0, 0.5, 1.0], [0.5, 0.5, 1.0], [1.0, 1.0, 1.0]]
+    exact = exact_hsd(values)
+    assert (exact[0][2], exact[1][2]) == (1 / 3, 2 / 3)
+    result = compare_systems("mrr", ["A", "B", "C"], values)
+    text = " ".join((Path(__file__).resolve().parents[2] / "docs/statistics.md").read_text().split())
+    assert (f"the 10,000 trials give {result.pair('A', 'C').hsd_p:.6f} and {result.pair('B', 'C').hsd_p:.6f}"
+            in text)
+    assert result.pair("A", "C").perm_p == 0.5 and result.pair("A", "C").holm_p == 1.0
