@@ -344,8 +344,8 @@ def parse_compare_list(value: str, config: ProjectConfig = NO_CONFIG) -> list[st
     """`--compare A,B[,C…]`: two or more distinct backends (two: the paired comparison B − A; more:
     every pair, Holm-corrected, and a randomised Tukey HSD)."""
     names = parse_backend_list(value, config)
-    if len(names) < 2:
-        raise CceError("--compare requires at least two distinct backends, e.g. bm25,hybrid")
+    if len(names) < 2:  # the reference's words (E21), which allowed exactly two
+        raise CceError("--compare requires exactly two distinct backends, e.g. bm25,hybrid")
     return names
 
 

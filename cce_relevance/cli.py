@@ -260,24 +260,15 @@ def run(fixtures: str, corpus_dir: str | None, store: str | None, backends: str 
         raise click.UsageError("--chart needs --compare A,B")
     chart_metric = _chart_metric(chart, chart_metric)
     render_chart = chart_renderer(chart) if chart else None
-    if stats_level == "full" and compare is None:
-        raise click.UsageError("--stats full needs --compare A,B")
-    primary = _primary(stats_level, primary_metric)
-    if store is not None and corpus_dir is not None:
-        raise click.UsageError("the argument '--store <STORE>' cannot be used with '--dir <DIR>'")
+    primary = _report_checks(stats_level, primary_metric, compare, store, corpus_dir, update_golden, golden,
+                             per_query, as_json)
     if store is not None and languages_flag is not None:
         raise click.UsageError("--languages applies to a directory; a store's chunks were made when it was indexed")
     if compare is not None and backends is not None:
         raise click.UsageError("the argument '--compare <A,B>' cannot be used with '--backend <LIST>'")
-    if update_golden and golden is None:
-        raise click.UsageError("--update-golden needs --golden FILE")
-    if per_query is not None and as_json:
-        raise click.UsageError("--per-query and --json cannot be used together (the JSON report has per_query)")
-    for name, value in (("--dir", corpus_dir), ("--store", store), ("--output", output), ("--golden", golden),
-                        ("--config", config_path), ("--metrics", metrics), ("--trec-run", trec_run),
-                        ("--trec-qrels", trec_qrels), ("--chart", chart)):
-        if value == "":
-            raise click.UsageError(f"a value is required for '{name}' but none was supplied")
+    _require_values(("--dir", corpus_dir), ("--store", store), ("--output", output), ("--golden", golden),
+                    ("--config", config_path), ("--metrics", metrics), ("--trec-run", trec_run),
+                    ("--trec-qrels", trec_qrels), ("--chart", chart))
     config = api.load_config(config_path)
     result = api.run(fixtures, dir=corpus_dir, store=store, backends=backends, compare=compare, config=config,
                      stats_level=stats_level, primary=primary, metrics=metrics,
@@ -288,6 +279,29 @@ def run(fixtures: str, corpus_dir: str | None, store: str | None, backends: str 
         side_files[chart] = render_chart(api.run_chart(result, chart_metric))
     _write_side_files(side_files)
     _emit(result, as_json, output, golden, update_golden, per_query)
+
+
+def _report_checks(stats_level: StatsLevel, primary_metric: str | None, compare: str | None, store: str | None,
+                   corpus_dir: str | None, update_golden: bool, golden: str | None, per_query: str | None,
+                   as_json: bool) -> str:
+    """The usage checks `run` and `score` share; returns the primary metric."""
+    if stats_level == "full" and compare is None:
+        raise click.UsageError("--stats full needs --compare A,B")
+    primary = _primary(stats_level, primary_metric)
+    if store is not None and corpus_dir is not None:
+        raise click.UsageError("the argument '--store <STORE>' cannot be used with '--dir <DIR>'")
+    if update_golden and golden is None:
+        raise click.UsageError("--update-golden needs --golden FILE")
+    if per_query is not None and as_json:
+        raise click.UsageError("--per-query and --json cannot be used together (the JSON report has per_query)")
+    return primary
+
+
+def _require_values(*options: tuple[str, str | None]) -> None:
+    """A usage error for the first option given an empty value."""
+    for name, value in options:
+        if value == "":
+            raise click.UsageError(f"a value is required for '{name}' but none was supplied")
 
 
 def _emit(result: api.RunResult, as_json: bool, output: str | None, golden: str | None, update_golden: bool,
@@ -329,19 +343,11 @@ def score(runs: tuple[str, ...], fixtures: str, corpus_dir: str | None, store: s
           config_path: str | None, languages_flag: str | None, cache_dir: str | None, no_cache: bool) -> None:
     """Score rankings made elsewhere: TREC run files (`qid Q0 docno rank score tag`, docno a chunk id
     or path:start-end) or cce.retriever/v1 JSON lines, exactly as a backend's results are scored."""
-    if stats_level == "full" and compare is None:
-        raise click.UsageError("--stats full needs --compare A,B")
-    primary = _primary(stats_level, primary_metric)
-    if store is not None and corpus_dir is not None:
-        raise click.UsageError("the argument '--store <STORE>' cannot be used with '--dir <DIR>'")
-    if update_golden and golden is None:
-        raise click.UsageError("--update-golden needs --golden FILE")
-    if per_query is not None and as_json:
-        raise click.UsageError("--per-query and --json cannot be used together (the JSON report has per_query)")
-    for name, value in (("--fixtures", fixtures), ("--dir", corpus_dir), ("--store", store), ("--output", output),
-                        ("--golden", golden), ("--metrics", metrics), ("--trec-qrels", trec_qrels)):
-        if value == "":
-            raise click.UsageError(f"a value is required for '{name}' but none was supplied")
+    primary = _report_checks(stats_level, primary_metric, compare, store, corpus_dir, update_golden, golden,
+                             per_query, as_json)
+    _require_values(("--fixtures", fixtures), ("--dir", corpus_dir), ("--store", store), ("--output", output),
+                    ("--golden", golden), ("--config", config_path), ("--metrics", metrics),
+                    ("--trec-qrels", trec_qrels))
     languages = _languages(languages_flag, api.load_config(config_path))
     result = api.score_runs(fixtures, runs, dir=corpus_dir, store=store, compare=compare, stats_level=stats_level,
                             primary=primary, metrics=metrics, trec=trec_qrels is not None, languages=languages,
