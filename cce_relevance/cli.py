@@ -192,7 +192,7 @@ def _chart_options(command: Callable[..., None]) -> Callable[..., None]:
     """`--chart` and `--chart-metric`, shared by `run --compare` and `compare`."""
     command = click.option("--chart-metric", metavar="KEY",
                            help=f"Metric to chart (default {DEFAULT_PRIMARY}): precision_at_k, recall, mrr, f1 "
-                                "(run: also a --metrics key such as ndcg_at_k).")(command)
+                                "or a --metrics key the run or both reports carry, such as ndcg_at_k.")(command)
     return click.option("--chart", metavar="FILE",
                         help="Also write per-query deltas as a chart: FILE.md (Mermaid block), FILE.mmd "
                              "(Mermaid diagram) or FILE.svg.")(command)

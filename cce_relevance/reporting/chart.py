@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.harness import BackendReport, CaseResult
-from cce_relevance.evaluation.metrics import METRICS, MetricSpec
+from cce_relevance.evaluation.metrics import MetricSpec
 from cce_relevance.evaluation.rank_metrics import RankMetricSpec
 from cce_relevance.evaluation.rust_debug import rust_debug_str
 from cce_relevance.reporting.markdown_safe import one_line
@@ -174,14 +174,16 @@ def reports_chart(a: BackendReport, b: BackendReport, spec: MetricSpec) -> Delta
 
 
 def comparison_chart(comparison: BackendComparison, key: str = "mrr") -> DeltaChart:
-    """Deltas head − base of one metric (a `METRICS` key) for one backend of a saved-report comparison.
+    """Deltas head − base of one metric (a `METRICS` key, or a rank metric key both reports carry) for
+    one backend of a saved-report comparison.
 
     The Action's comment draws `mermaid_block(comparison_chart(c, primary))` (`api.delta_chart_markdown`).
     Raises `CceError` for an unknown key or when no query is paired.
     """
-    spec = next((s for s in METRICS if s.key == key), None)
+    spec = next((s for s in comparison.pair.specs if s.key == key), None)
     if spec is None:
-        raise CceError(f"cannot chart {rust_debug_str(key)}: expected one of {', '.join(m.key for m in METRICS)}")
+        raise CceError(f"cannot chart {rust_debug_str(key)}: expected one of "
+                       f"{', '.join(m.key for m in comparison.pair.specs)}")
     bars = [(q.id, q.delta(key) or 0.0) for q in comparison.pair.paired]
     return delta_chart(f"{spec.label} per query, base to head, backend {comparison.pair.backend}", spec.label, bars)
 

@@ -107,3 +107,12 @@ def test_unknown_extra_keys_are_named(tmp_path: Path, saved: tuple[str, str]) ->
     bad = write(tmp_path / "bad.json", doc)
     result = cli_process("compare", bad, saved[1])
     assert result.code == 2 and "bm25/q3: unknown rank metric 'ndgc' under extra" in result.err
+
+
+def test_a_rank_metric_can_be_charted(tmp_path: Path, saved: tuple[str, str]) -> None:
+    chart = tmp_path / "ndcg.mmd"
+    assert cli("compare", *saved, "--chart", str(chart), "--chart-metric", "ndcg_at_k").code == 0
+    text = chart.read_text(encoding="utf-8")
+    assert "nDCG@k per query, base to head, backend bm25" in text
+    missing = cli_process("compare", *saved, "--chart", str(chart), "--chart-metric", "ndcg_at_5")
+    assert missing.code == 2 and 'cannot chart "ndcg_at_5"' in missing.err
