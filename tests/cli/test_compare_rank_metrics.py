@@ -70,6 +70,13 @@ def test_compare_pairs_and_tests_the_rank_metrics(saved: tuple[str, str]) -> Non
     holm = dict(zip(full["metrics"], holm_adjust(raw), strict=True))
     assert float(full["metrics"]["hit_at_5"]["holm_p"]) == pytest.approx(holm["hit_at_5"], abs=1e-6)
     assert backend["per_query"][0]["delta"]["hit_at_5"] == "+1.000000"
+    # the percentile bootstrap as docs/statistics.md describes it: resample r reads n raw words of
+    # PCG64(1979), word w picks delta w mod n; the 250th and 9,750th of the 10,000 sorted means
+    words = np.random.PCG64(1979).random_raw(10_000 * n).reshape(10_000, n) % np.uint64(n)
+    means = np.sort(np.array(deltas)[words].sum(axis=1) / n)
+    boot = full["metrics"]["ndcg_at_k"]
+    assert (float(boot["bootstrap_ci95_low"]), float(boot["bootstrap_ci95_high"])) == pytest.approx(
+        (means[249], means[9749]), abs=5e-7)
 
 
 def test_compare_text_and_markdown_show_the_rank_metrics(saved: tuple[str, str]) -> None:
