@@ -20,6 +20,7 @@ from cce_relevance.config import EMBEDDERS as EMBEDDERS
 from cce_relevance.config_file import NO_CONFIG, ProjectConfig
 from cce_relevance.config_file import load_config as load_config
 from cce_relevance.errors import CceError
+from cce_relevance.evaluation.comparison import BackendComparison, compare_pair
 from cce_relevance.evaluation.fixtures import Case, FixtureSet, corpus_dir, load_fixtures
 from cce_relevance.evaluation.harness import BackendReport, can_fork, evaluate_backend, evaluate_backends
 from cce_relevance.evaluation.judgments import Judgments, judge
@@ -59,7 +60,6 @@ from cce_relevance.retrieval.search.hybrid import QueryEmbedder
 from cce_relevance.retrieval.search.registry import Variant, open_backend
 from cce_relevance.retrieval.store.fingerprint import dumps_fingerprint, fingerprint_path
 from cce_relevance.retrieval.store.store import default_store_path, dumps_store, load_store
-from cce_relevance.stats.comparison import BackendComparison, compare_pair
 from cce_relevance.stats.full_stats import FullStats, StatsLevel, full_stats
 from cce_relevance.stats.levels import DEFAULT_PRIMARY as DEFAULT_PRIMARY
 from cce_relevance.stats.paired import PairedTest, paired_t

@@ -26,6 +26,7 @@ from cce_relevance.action.git import CommitPair
 from cce_relevance.action.inputs import FailOn
 from cce_relevance.action.scoring import SetResult
 from cce_relevance.errors import CceError
+from cce_relevance.evaluation.comparison import BackendComparison
 from cce_relevance.evaluation.metrics import METRICS
 from cce_relevance.evaluation.validation import Validation
 from cce_relevance.reporting.compare_report import comparison_document
@@ -33,7 +34,6 @@ from cce_relevance.reporting.markdown import backend_section, means_table, repor
 from cce_relevance.reporting.markdown_safe import code_block, code_span, details, escape_md
 from cce_relevance.reporting.numbers import format6, signed6
 from cce_relevance.reporting.validation_report import validation_document
-from cce_relevance.stats.comparison import BackendComparison
 from cce_relevance.stats.paired import PairedTest, paired_t
 
 ACTION_SCHEMA = "cce.relevance.action/v1"

@@ -32,8 +32,8 @@ from cce_relevance.action.git import CommitPair, inside, worktree
 from cce_relevance.action.inputs import DEFAULT_BACKENDS, ActionInputs, expand_fixtures
 from cce_relevance.config_file import NO_CONFIG, ProjectConfig, find_config
 from cce_relevance.errors import CceError
+from cce_relevance.evaluation.comparison import BackendComparison
 from cce_relevance.evaluation.validation import STALE_CODES, Finding, Validation
-from cce_relevance.stats.comparison import BackendComparison
 
 SetStatus = Literal["paired", "head-only", "base-only"]
 

@@ -25,13 +25,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from cce_relevance.errors import CceError
+from cce_relevance.evaluation.comparison import BackendComparison
 from cce_relevance.evaluation.harness import BackendReport, CaseResult
 from cce_relevance.evaluation.metrics import METRICS, MetricSpec
 from cce_relevance.evaluation.rank_metrics import RankMetricSpec
 from cce_relevance.evaluation.rust_debug import rust_debug_str
 from cce_relevance.reporting.markdown_safe import one_line
 from cce_relevance.reporting.numbers import format6, signed6
-from cce_relevance.stats.comparison import BackendComparison
 
 LABEL_LIMIT = 24
 TITLE_LIMIT = 96

@@ -7,9 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cce_relevance.evaluation.metrics import METRICS
-from cce_relevance.evaluation.pairing import BackendPair, win_loss_tie
+from cce_relevance.evaluation.pairing import BackendPair
 from cce_relevance.stats.full_stats import FullStats, StatsLevel, full_stats
-from cce_relevance.stats.paired import PairedTest, paired_t
+from cce_relevance.stats.paired import PairedTest, paired_t, win_loss_tie
 from cce_relevance.stats.power import observed_mde
 
 
