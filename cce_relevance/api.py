@@ -42,7 +42,8 @@ from cce_relevance.reporting.trec import qrels_text, run_text
 from cce_relevance.retrieval.cache.index_cache import default_cache_dir
 from cce_relevance.retrieval.chunking.chunk import Chunk
 from cce_relevance.retrieval.chunking.languages import EXTRA_LANGUAGES as EXTRA_LANGUAGES
-from cce_relevance.retrieval.chunking.languages import check_languages, enabled_packs
+from cce_relevance.retrieval.chunking.languages import check_languages as check_languages
+from cce_relevance.retrieval.chunking.languages import enabled_packs
 from cce_relevance.retrieval.corpus.walk import walk
 from cce_relevance.retrieval.embedding.embed import (
     HASH_DOCUMENTS,
@@ -64,7 +65,7 @@ from cce_relevance.stats.full_stats import FullStats, StatsLevel, full_stats
 from cce_relevance.stats.levels import DEFAULT_PRIMARY as DEFAULT_PRIMARY
 from cce_relevance.stats.paired import PairedTest, paired_t
 from cce_relevance.stats.power import PowerAnalysis, PowerRow, plan_from_pilot
-from cce_relevance.strings import rust_lines, rust_trim
+from cce_relevance.strings import rust_lines
 
 DEFAULT_BACKENDS = ("bm25", "vector", "hybrid")
 OLLAMA_STORE_REFUSAL = (  # harness.md §1.9 E16, the reference's words
@@ -162,14 +163,12 @@ def delta_chart_markdown(comparison: BackendComparison, metric: str = DEFAULT_PR
     return mermaid_block(comparison_chart(comparison, metric))
 
 
-def parse_metric_list(value: str) -> tuple[RankMetricSpec, ...]:
-    """`--metrics` comma list (ndcg, ap, hit, rprec) → specs in first-occurrence order."""
+def rank_metric_specs(names: Sequence[str]) -> tuple[RankMetricSpec, ...]:
+    """Rank metric names (ndcg, ap, hit, rprec) → their specs in first-occurrence order."""
+    _refuse_one_string(names, "metrics")
     by_name = {spec.name: spec for spec in RANK_METRICS}
     chosen: list[RankMetricSpec] = []
-    for piece in value.split(","):
-        name = piece.strip()
-        if not name:
-            continue
+    for name in names:
         if name not in by_name:
             raise CceError(f"unknown metric {rust_debug_str(name)} (expected {', '.join(by_name)})")
         if by_name[name] not in chosen:
@@ -177,6 +176,13 @@ def parse_metric_list(value: str) -> tuple[RankMetricSpec, ...]:
     if not chosen:
         raise CceError(f"--metrics requires at least one of {', '.join(by_name)}")
     return tuple(chosen)
+
+
+def _refuse_one_string(names: Sequence[str], what: str) -> None:
+    """A string is a sequence of characters: refuse one where names are expected (a comma list is
+    the CLI's to split, `cli.py`)."""
+    if isinstance(names, str):
+        raise TypeError(f"{what} takes a sequence of names, not one string: {names!r}")
 
 
 def open_corpus(path: str, *, protect_secrets: bool = True, embedder: DocumentEmbedder = HASH_DOCUMENTS,
@@ -210,11 +216,6 @@ def build_options(cache_dir: str | None = None, *, use_cache: bool = True,
     if not os.access(cache_dir, os.W_OK | os.X_OK):
         raise CceError(f"cannot use cache directory {cache_dir}: it is not writable")
     return BuildOptions(cache=cache_dir, progress=progress)
-
-
-def parse_language_list(value: str) -> tuple[str, ...]:
-    """`--languages go,java` → the extra languages named; an empty list turns them all off."""
-    return check_languages(name for piece in value.split(",") if (name := rust_trim(piece)))
 
 
 def require_directory(path: str) -> str:
@@ -281,30 +282,29 @@ def check_backend(name: str, config: ProjectConfig = NO_CONFIG) -> None:
         raise CceError(f"unknown backend {rust_debug_str(name)} (expected {expected})")
 
 
-def parse_backend_list(value: str, config: ProjectConfig = NO_CONFIG) -> list[str]:
-    """Comma list → distinct backend names in first-occurrence order (E19, E20).
+def backend_names(names: Sequence[str], config: ProjectConfig = NO_CONFIG) -> list[str]:
+    """Distinct backend names in first-occurrence order (E19 for an unknown one, E20 for none).
 
     Names are the built-ins and the backends of `config`; E19 lists the configured ones only when
     there are some, so without a config file its text is the reference's.
     """
-    names: list[str] = []
-    for piece in value.split(","):
-        name = rust_trim(piece)
-        if not name:
-            continue
+    _refuse_one_string(names, "backends")
+    chosen: list[str] = []
+    for name in names:
         check_backend(name, config)
-        if name not in names:
-            names.append(name)
-    if not names:
+        if name not in chosen:
+            chosen.append(name)
+    if not chosen:
         raise CceError("--backend requires at least one of bm25, vector, hybrid")
-    return names
+    return chosen
 
 
-def parse_compare_pair(value: str, config: ProjectConfig = NO_CONFIG) -> tuple[str, str]:
-    names = parse_backend_list(value, config)
-    if len(names) != 2:
+def backend_pair(names: Sequence[str], config: ProjectConfig = NO_CONFIG) -> tuple[str, str]:
+    """The two distinct backends a comparison names (A, then B)."""
+    chosen = backend_names(names, config)
+    if len(chosen) != 2:
         raise CceError("--compare requires exactly two distinct backends, e.g. bm25,hybrid")
-    return names[0], names[1]
+    return chosen[0], chosen[1]
 
 
 def metric_deltas(a: BackendReport, b: BackendReport) -> list[tuple[str, list[float]]]:
@@ -319,13 +319,14 @@ def compare_reports(a: BackendReport, b: BackendReport) -> dict[str, PairedTest]
 
 
 def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
-        backends: str | None = None, compare: str | None = None, warn: Warn = warn_on_stderr,
-        stats_level: StatsLevel = "reference", primary: str = DEFAULT_PRIMARY,
-        config: ProjectConfig = NO_CONFIG, metrics: str | None = None, trec: bool = False,
+        backends: Sequence[str] | None = None, compare: Sequence[str] | None = None,
+        warn: Warn = warn_on_stderr, stats_level: StatsLevel = "reference", primary: str = DEFAULT_PRIMARY,
+        config: ProjectConfig = NO_CONFIG, metrics: Sequence[str] | None = None, trec: bool = False,
         languages: Sequence[str] | None = None, indexing: BuildOptions = DEFAULT_BUILD) -> RunResult:
     """Evaluate a fixture set, in the reference's order of checks (harness.md §1.3).
 
-    `metrics` (a `--metrics` list) adds rank metrics; it and `trec` (TREC export wanted) make the
+    `backends` names the backends to score (default: the three built-ins); `compare` names two
+    instead, A then B, and compares them. `metrics` (rank metric names) adds rank metrics; it and `trec` (TREC export wanted) make the
     run read each case's `grades` and judge every corpus chunk against every case
     (`RunResult.judgments`). Without them the fixtures are read exactly as the reference does.
 
@@ -335,16 +336,16 @@ def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
     `languages` (extra language packs) defaults to the config's `languages`; `indexing` says how
     a corpus directory is indexed (`build_options`).
     """
-    rank_metrics = parse_metric_list(metrics) if metrics is not None else ()
+    rank_metrics = rank_metric_specs(metrics) if metrics is not None else ()
     judged = bool(rank_metrics) or trec
     fixtures = load_fixtures(fixtures_path, grades=judged)
     corpus, index = resolve_index(fixtures, fixtures_path, dir, store,
                                   config.languages if languages is None else languages, indexing)
     embed = query_embedder(index, warn)
     if compare is not None:
-        names = list(parse_compare_pair(compare, config))
+        names = list(backend_pair(compare, config))
     elif backends is not None:
-        names = parse_backend_list(backends, config)
+        names = backend_names(backends, config)
     else:
         names = list(DEFAULT_BACKENDS)
     weights = LineWeights.of_index(index)

@@ -24,6 +24,7 @@ from cce_relevance.progress import progress_bar
 from cce_relevance.reporting.canonical_json import dumps_report
 from cce_relevance.retrieval.chunking.languages import EXTRA_LANGUAGES
 from cce_relevance.stats.levels import DEFAULT_PRIMARY, STATS_LEVELS, StatsLevel
+from cce_relevance.strings import rust_trim
 
 # The library (numpy, tree-sitter grammars, requests) loads when a command first uses it, and the
 # renderers are imported inside the commands that print them: `--help` starts fast.
@@ -67,9 +68,16 @@ def _languages_option(command: Callable[..., None]) -> Callable[..., None]:
                              "config file's `languages`; '' for none). Default: the reference's six only.")(command)
 
 
+def comma_list(value: str, trim: Callable[[str], str] = rust_trim) -> list[str]:
+    """A comma-separated flag value (`--backend`, `--compare`, `--metrics`, `--languages`) → its
+    pieces, trimmed (as the reference trims: Rust's `str::trim`), empty ones dropped. Names are
+    checked by `api`, at the point of the run where the reference checks them."""
+    return [name for piece in value.split(",") if (name := trim(piece))]
+
+
 def _languages(flag: str | None, config: api.ProjectConfig) -> tuple[str, ...]:
     """The extra languages to chunk: `--languages` when given, else the config file's `languages`."""
-    return config.languages if flag is None else api.parse_language_list(flag)
+    return config.languages if flag is None else api.check_languages(comma_list(flag))
 
 
 def _cache_options(command: Callable[..., None]) -> Callable[..., None]:
@@ -269,8 +277,11 @@ def run(fixtures: str, corpus_dir: str | None, store: str | None, backends: str 
         if value == "":
             raise click.UsageError(f"a value is required for '{name}' but none was supplied")
     config = api.load_config(config_path)
-    result = api.run(fixtures, dir=corpus_dir, store=store, backends=backends, compare=compare, config=config,
-                     stats_level=stats_level, primary=primary, metrics=metrics,
+    result = api.run(fixtures, dir=corpus_dir, store=store, config=config,
+                     backends=None if backends is None else comma_list(backends),
+                     compare=None if compare is None else comma_list(compare),
+                     stats_level=stats_level, primary=primary,
+                     metrics=None if metrics is None else comma_list(metrics, str.strip),
                      trec=trec_run is not None or trec_qrels is not None,
                      languages=_languages(languages_flag, config), indexing=_indexing(cache_dir, no_cache, as_json))
     side_files = _trec_files(result, trec_run, trec_qrels)

@@ -192,7 +192,7 @@ def _score_fixture(
             "fixture file",
         )
     indexing = _indexing()
-    report = api.run(fixture, dir=corpus, backends=",".join(backends), config=config, indexing=indexing).to_json()
+    report = api.run(fixture, dir=corpus, backends=backends, config=config, indexing=indexing).to_json()
     return Scored(report, api.validate(fixture, dir=corpus, languages=config.languages, grades=False,
                                        indexing=indexing))
 

@@ -154,7 +154,7 @@ def test_starter_sets_rescored_by_trec_eval(fixtures: str, repo_root: Path, tmp_
 @pytest.mark.parametrize("seed", range(5))
 def test_generated_sets_rescored_by_trec_eval(seed: int, tmp_path: Path) -> None:
     fixtures = generated_project(seed, tmp_path)
-    result = api.run(str(fixtures), metrics=ALL_METRICS, trec=True)
+    result = api.run(str(fixtures), metrics=ALL_METRICS.split(","), trec=True)
     chunks = api.chunks(str(tmp_path / "corpus"))
     qrels = read_qrels(result.trec_qrels())
     tally = Tally()

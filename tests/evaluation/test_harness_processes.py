@@ -62,7 +62,8 @@ def forked(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return seen
 
 
-@pytest.mark.parametrize("kwargs", [{"compare": "bm25,hybrid"}, {"backends": "bm25,vector,hybrid", "metrics": "ndcg,ap,hit,rprec"}])
+@pytest.mark.parametrize("kwargs", [{"compare": ("bm25", "hybrid")},
+                                    {"backends": ("bm25", "vector", "hybrid"), "metrics": ("ndcg", "ap", "hit", "rprec")}])
 def test_reports_from_worker_processes_equal_one_process(fixtures, forked, kwargs):
     one = api.run(str(fixtures), indexing=BuildOptions(workers=1), **kwargs)
     assert forked == []
@@ -77,7 +78,7 @@ def test_an_external_retriever_is_never_forked(fixtures, forked, tmp_path):
         f'[backends.grep]\ncommand = [{json.dumps(sys.executable)}, {json.dumps(str(retriever))}, '
         f'{json.dumps(str(fixtures.parent / "corpus"))}]\n', encoding="utf-8")
     config = load_config(str(tmp_path / "cce-relevance.toml"))
-    result = api.run(str(fixtures), compare="bm25,grep", config=config, indexing=BuildOptions(workers=3))
+    result = api.run(str(fixtures), compare=("bm25", "grep"), config=config, indexing=BuildOptions(workers=3))
     assert forked == [] and len(result.reports) == 2
 
 
