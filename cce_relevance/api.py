@@ -29,16 +29,11 @@ from cce_relevance.evaluation.metrics import METRICS
 from cce_relevance.evaluation.observed_deltas import observed_deltas
 from cce_relevance.evaluation.pairing import pair_reports
 from cce_relevance.evaluation.rank_metrics import RANK_METRICS, RankMetricSpec
+from cce_relevance.evaluation.run_result import Comparison, RunResult
 from cce_relevance.evaluation.rust_debug import rust_debug_str
 from cce_relevance.evaluation.spans import LineWeights
 from cce_relevance.evaluation.validation import Validation, validate_cases
 from cce_relevance.files import write_atomically
-from cce_relevance.reporting.canonical_json import dumps_report
-from cce_relevance.reporting.chart import DeltaChart, comparison_chart, mermaid_block, reports_chart
-from cce_relevance.reporting.full_report import FULL_LEGEND, MDE_LEGEND, full_text_block
-from cce_relevance.reporting.json_report import report_document
-from cce_relevance.reporting.text import render_compare, render_rank_metrics, render_summary
-from cce_relevance.reporting.trec import qrels_text, run_text
 from cce_relevance.retrieval.cache.index_cache import default_cache_dir
 from cce_relevance.retrieval.chunking.chunk import Chunk
 from cce_relevance.retrieval.chunking.languages import EXTRA_LANGUAGES as EXTRA_LANGUAGES
@@ -61,7 +56,7 @@ from cce_relevance.retrieval.search.hybrid import QueryEmbedder
 from cce_relevance.retrieval.search.registry import Variant, open_backend
 from cce_relevance.retrieval.store.fingerprint import dumps_fingerprint, fingerprint_path
 from cce_relevance.retrieval.store.store import default_store_path, dumps_store, load_store
-from cce_relevance.stats.full_stats import FullStats, StatsLevel, full_stats
+from cce_relevance.stats.full_stats import StatsLevel, full_stats
 from cce_relevance.stats.levels import DEFAULT_PRIMARY as DEFAULT_PRIMARY
 from cce_relevance.stats.paired import PairedTest, paired_t
 from cce_relevance.stats.power import PowerAnalysis, PowerRow, plan_from_pilot
@@ -80,87 +75,6 @@ def warn_on_stderr(message: str) -> None:
     """`warning: <message>` on stderr: the one thing a successful run may print there (harness.md §1.6)."""
     sys.stderr.write(f"warning: {message}\n")
     sys.stderr.flush()
-
-
-@dataclass(frozen=True)
-class Comparison:
-    a: str
-    b: str
-    tests: dict[str, PairedTest]
-    full: FullStats | None = None  # only with stats_level="full"
-
-
-@dataclass(frozen=True)
-class RunResult:
-    """Everything a run measured, ready for any renderer."""
-
-    corpus: str
-    embedder: str
-    fixtures: FixtureSet
-    reports: tuple[BackendReport, ...]
-    comparison: Comparison | None
-    rank_metrics: tuple[RankMetricSpec, ...] = ()  # the `--metrics` selection, in the order asked
-    judgments: tuple[Judgments, ...] | None = None  # per case; set when rank metrics or TREC files were asked
-
-    def to_json(self) -> str:
-        compare = None
-        if self.comparison is not None:
-            compare = (self.comparison.a, self.comparison.b, self.comparison.tests)
-        full = self.comparison.full if self.comparison is not None else None
-        return dumps_report(report_document(self.corpus, self.embedder, len(self.fixtures.cases),
-                                            self.reports, compare, full, self.rank_metrics))
-
-    def to_text(self) -> str:
-        text = render_summary(self.corpus, self.embedder, len(self.fixtures.cases), self.reports)
-        if self.rank_metrics:
-            text += render_rank_metrics(self.reports, self.rank_metrics)
-        if self.comparison is not None:
-            text += render_compare(self.reports[0], self.reports[1], self.comparison.tests)
-            if self.comparison.full is not None:
-                text += full_text_block(self.comparison.full) + MDE_LEGEND + FULL_LEGEND
-        return text
-
-    def trec_qrels(self) -> str:
-        """The qrels the rank metrics used (needs `run(..., trec=True)` or `metrics`)."""
-        if self.judgments is None:
-            raise ValueError("this run was not judged; pass trec=True to run()")
-        return qrels_text(self.judgments)
-
-    def trec_runs(self) -> dict[str, str]:
-        """One TREC run file per backend, by backend name, in the order scored."""
-        return {r.backend: run_text(r) for r in self.reports}
-
-
-def run_chart(result: RunResult, metric: str = DEFAULT_PRIMARY) -> DeltaChart:
-    """Per-query deltas B − A of a `compare` run; `metric` is a report key (`mrr`, or a rank metric
-    key such as `ndcg_at_k` when the run computed it)."""
-    if result.comparison is None:
-        raise CceError("a chart needs a comparison: run with --compare A,B")
-    specs = {s.key: s for s in (*METRICS, *result.rank_metrics)}
-    if metric not in specs:
-        wanted = next((s.name for s in RANK_METRICS if s.key == metric), None)
-        raise CceError(f"cannot chart {rust_debug_str(metric)}: "
-                       + (f"it needs --metrics {wanted}" if wanted else f"expected one of {', '.join(specs)}"))
-    return reports_chart(result.reports[0], result.reports[1], specs[metric])
-
-
-def compare_chart(comparisons: Sequence[BackendComparison], metric: str = DEFAULT_PRIMARY,
-                  backend: str | None = None) -> DeltaChart:
-    """Per-query deltas head − base of `metric` for `backend` (default: the first backend scored
-    in both reports)."""
-    paired = [c for c in comparisons if c.pair.base_means is not None and c.pair.head_means is not None]
-    chosen = next((c for c in paired if backend is None or c.pair.backend == backend), None)
-    if chosen is None:
-        wanted = "no backend is" if backend is None else f"backend {rust_debug_str(backend)} is not"
-        names = ", ".join(c.pair.backend for c in paired) or "none"
-        raise CceError(f"{wanted} scored in both reports, nothing to chart (backends in both: {names})")
-    return comparison_chart(chosen, metric)
-
-
-def delta_chart_markdown(comparison: BackendComparison, metric: str = DEFAULT_PRIMARY) -> str:
-    """One backend's per-query deltas head − base of `metric` as a fenced ```mermaid block (GitHub
-    renders it), for the Action's comment. `CceError` when no query is paired or the key is unknown."""
-    return mermaid_block(comparison_chart(comparison, metric))
 
 
 def rank_metric_specs(names: Sequence[str]) -> tuple[RankMetricSpec, ...]:

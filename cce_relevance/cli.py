@@ -216,11 +216,13 @@ def _write_side_files(files: dict[str, str]) -> None:
 
 def _trec_files(result: api.RunResult, run_path: str | None, qrels_path: str | None) -> dict[str, str]:
     """`--trec-qrels` and `--trec-run` contents; `{backend}` in the run path names one file per backend."""
+    from cce_relevance.reporting.trec import run_files, run_qrels
+
     files = {}
     if qrels_path is not None:
-        files[qrels_path] = result.trec_qrels()
+        files[qrels_path] = run_qrels(result)
     if run_path is not None:
-        runs = result.trec_runs()
+        runs = run_files(result)
         if len(runs) > 1 and "{backend}" not in run_path:
             raise click.UsageError("--trec-run needs a {backend} placeholder when more than one backend is scored "
                                    "(trec_eval reads one run per file), e.g. --trec-run 'runs/{backend}.run'")
@@ -254,7 +256,8 @@ def run(fixtures: str, corpus_dir: str | None, store: str | None, backends: str 
         trec_qrels: str | None, chart: str | None, chart_metric: str | None, cache_dir: str | None,
         no_cache: bool) -> None:
     """Score the FIXTURES set (cce.relevance/v1 NDJSON) at each backend."""
-    from cce_relevance.reporting.chart import chart_renderer
+    from cce_relevance.reporting.chart import chart_renderer, run_chart
+    from cce_relevance.reporting.run_report import run_report_json, run_report_text
 
     if chart is not None and compare is None:
         raise click.UsageError("--chart needs --compare A,B")
@@ -286,12 +289,12 @@ def run(fixtures: str, corpus_dir: str | None, store: str | None, backends: str 
                      languages=_languages(languages_flag, config), indexing=_indexing(cache_dir, no_cache, as_json))
     side_files = _trec_files(result, trec_run, trec_qrels)
     if chart is not None and render_chart is not None:
-        side_files[chart] = render_chart(api.run_chart(result, chart_metric))
+        side_files[chart] = render_chart(run_chart(result, chart_metric))
     _write_side_files(side_files)
-    report_json = result.to_json()
+    report_json = run_report_json(result)
     if golden is not None and update_golden:
         write_atomically(golden, report_json)
-    rendered = report_json if as_json else result.to_text()
+    rendered = report_json if as_json else run_report_text(result)
     if output is not None:
         write_atomically(output, rendered)
     else:
@@ -312,7 +315,7 @@ def compare(base_report: str, head_report: str, as_json: bool, as_markdown: bool
             primary_metric: str | None, chart: str | None, chart_metric: str | None, chart_backend: str | None
             ) -> None:
     """Compare two saved `run --json` reports, pairing backends and queries by name (head − base)."""
-    from cce_relevance.reporting.chart import chart_renderer
+    from cce_relevance.reporting.chart import chart_renderer, compare_chart
     from cce_relevance.reporting.compare_report import comparison_document, comparison_text
     from cce_relevance.reporting.markdown import comparison_markdown
 
@@ -326,7 +329,7 @@ def compare(base_report: str, head_report: str, as_json: bool, as_markdown: bool
     comparisons = api.compare_saved(api.load_report(base_report), api.load_report(head_report),
                                     base_report, head_report, stats_level=stats_level, primary=primary)
     if chart and render_chart is not None:
-        _write_side_files({chart: render_chart(api.compare_chart(comparisons, chart_metric, chart_backend))})
+        _write_side_files({chart: render_chart(compare_chart(comparisons, chart_metric, chart_backend))})
     if as_json:
         text = dumps_report(comparison_document(base_report, head_report, comparisons))
     elif as_markdown:

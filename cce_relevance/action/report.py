@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cce_relevance import __version__, api
+from cce_relevance import __version__
 from cce_relevance.action.git import CommitPair
 from cce_relevance.action.inputs import FailOn
 from cce_relevance.action.scoring import SetResult
@@ -29,6 +29,7 @@ from cce_relevance.errors import CceError
 from cce_relevance.evaluation.comparison import BackendComparison
 from cce_relevance.evaluation.metrics import METRICS
 from cce_relevance.evaluation.validation import Validation
+from cce_relevance.reporting.chart import delta_chart_markdown
 from cce_relevance.reporting.compare_report import comparison_document
 from cce_relevance.reporting.markdown import backend_section, means_table, report_means_table
 from cce_relevance.reporting.markdown_safe import code_block, code_span, details, escape_md
@@ -254,7 +255,7 @@ def delta_chart(s: SetResult) -> str:
         return ""
     chosen = paired[-1]
     try:
-        block = api.delta_chart_markdown(chosen, s.primary).rstrip("\n")
+        block = delta_chart_markdown(chosen, s.primary).rstrip("\n")
     except CceError:  # no query on both sides: nothing to draw
         return ""
     what = f"Δ{metric_label(s.primary)} per query on"

@@ -34,6 +34,7 @@ from cce_relevance.config_file import NO_CONFIG, ProjectConfig, find_config
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.comparison import BackendComparison
 from cce_relevance.evaluation.validation import STALE_CODES, Finding, Validation
+from cce_relevance.reporting.run_report import run_report_json
 
 SetStatus = Literal["paired", "head-only", "base-only"]
 
@@ -192,7 +193,7 @@ def _score_fixture(
             "fixture file",
         )
     indexing = _indexing()
-    report = api.run(fixture, dir=corpus, backends=backends, config=config, indexing=indexing).to_json()
+    report = run_report_json(api.run(fixture, dir=corpus, backends=backends, config=config, indexing=indexing))
     return Scored(report, api.validate(fixture, dir=corpus, languages=config.languages, grades=False,
                                        indexing=indexing))
 

@@ -22,6 +22,7 @@ from cce_relevance.evaluation.anchors import parse_anchor
 from cce_relevance.evaluation.fixtures import Case
 from cce_relevance.evaluation.harness import MIN_CASES_PER_PROCESS, _ranges, evaluate_backends
 from cce_relevance.evaluation.spans import LineWeights
+from cce_relevance.reporting.run_report import run_report_json, run_report_text
 from cce_relevance.retrieval.hit import Hit
 from cce_relevance.retrieval.index.build import BuildOptions, build_index
 
@@ -69,7 +70,7 @@ def test_reports_from_worker_processes_equal_one_process(fixtures, forked, kwarg
     assert forked == []
     several = api.run(str(fixtures), indexing=BuildOptions(workers=3), **kwargs)
     assert forked == [3]
-    assert several.to_json() == one.to_json() and several.to_text() == one.to_text()
+    assert run_report_json(several) == run_report_json(one) and run_report_text(several) == run_report_text(one)
 
 
 def test_an_external_retriever_is_never_forked(fixtures, forked, tmp_path):
