@@ -1,8 +1,11 @@
-"""The use cases both front doors call: index a corpus, search it, evaluate fixtures, compare.
+"""The facade both front doors call: index a corpus, search it, evaluate fixtures, compare.
 
-This is the one place that wires the rooms together (retrieval → evaluation → stats →
-reporting). It follows the reference's processing order (harness.md §1.3), which decides which
-error wins when several inputs are wrong.
+One function per use case, with typed parameters (sequences of names, not comma lists: the CLI
+splits those); `__all__` is the whole contract, and the Action imports nothing else from the
+package but the renderers in `reporting/` and `errors`. The wiring behind it lives in
+`evaluation/` (corpus.py, names.py, backend_runs.py, gate.py) and rendering in `reporting/`. A run
+follows the reference's processing order (harness.md §1.3), which decides which error wins when
+several inputs are wrong.
 """
 
 from __future__ import annotations
@@ -16,99 +19,84 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cce_relevance.config import EMBEDDERS as EMBEDDERS
-from cce_relevance.config_file import NO_CONFIG, ProjectConfig
-from cce_relevance.config_file import load_config as load_config
+from cce_relevance.config_file import NO_CONFIG, ProjectConfig, find_config, load_config
 from cce_relevance.errors import CceError
-from cce_relevance.evaluation.comparison import BackendComparison, compare_pair
-from cce_relevance.evaluation.fixtures import Case, FixtureSet, corpus_dir, load_fixtures
-from cce_relevance.evaluation.harness import BackendReport, can_fork, evaluate_backend, evaluate_backends
-from cce_relevance.evaluation.judgments import Judgments, judge
-from cce_relevance.evaluation.metrics import METRIC_KEYS as METRIC_KEYS
+from cce_relevance.evaluation.backend_runs import evaluated_backends
+from cce_relevance.evaluation.comparison import (
+    BackendComparison,
+    compare_pair,
+    compare_reports,
+    metric_deltas,
+)
+from cce_relevance.evaluation.corpus import (
+    OLLAMA_STORE_REFUSAL,
+    Warn,
+    header_corpus,
+    open_corpus,
+    query_embedder,
+    require_directory,
+    resolve_index,
+)
+from cce_relevance.evaluation.fixtures import load_fixtures
+from cce_relevance.evaluation.gate import gated_test, is_significant_regression
+from cce_relevance.evaluation.judgments import judge
 from cce_relevance.evaluation.metrics import METRICS
+from cce_relevance.evaluation.names import (
+    DEFAULT_BACKENDS,
+    backend_names,
+    backend_pair,
+    check_backend,
+    rank_metric_specs,
+)
 from cce_relevance.evaluation.observed_deltas import observed_deltas
 from cce_relevance.evaluation.pairing import pair_reports
-from cce_relevance.evaluation.rank_metrics import RANK_METRICS, RankMetricSpec
 from cce_relevance.evaluation.run_result import Comparison, RunResult
-from cce_relevance.evaluation.rust_debug import rust_debug_str
 from cce_relevance.evaluation.spans import LineWeights
-from cce_relevance.evaluation.validation import Validation, validate_cases
+from cce_relevance.evaluation.validation import STALE_CODES, Validation, validate_cases
+from cce_relevance.evaluation.validation import Finding as AnchorFinding
 from cce_relevance.files import write_atomically
 from cce_relevance.retrieval.cache.index_cache import default_cache_dir
 from cce_relevance.retrieval.chunking.chunk import Chunk
-from cce_relevance.retrieval.chunking.languages import EXTRA_LANGUAGES as EXTRA_LANGUAGES
-from cce_relevance.retrieval.chunking.languages import check_languages as check_languages
-from cce_relevance.retrieval.chunking.languages import enabled_packs
+from cce_relevance.retrieval.chunking.languages import check_languages, enabled_packs
 from cce_relevance.retrieval.corpus.walk import walk
 from cce_relevance.retrieval.embedding.embed import (
     HASH_DOCUMENTS,
     HASH_EMBEDDER,
     DocumentEmbedder,
-    hash_embed,
 )
 from cce_relevance.retrieval.embedding.ollama import OLLAMA_EMBEDDER, OllamaClient, OllamaError
 from cce_relevance.retrieval.hit import Hit
 from cce_relevance.retrieval.index.build import DEFAULT_BUILD, BuildOptions, build_index
 from cce_relevance.retrieval.index.model import Index
-from cce_relevance.retrieval.indexing.workers import MAX_AUTO_WORKERS, available_cpus
-from cce_relevance.retrieval.search.backends import builtin_backend
-from cce_relevance.retrieval.search.hybrid import QueryEmbedder
-from cce_relevance.retrieval.search.registry import Variant, open_backend
+from cce_relevance.retrieval.search.registry import open_backend
 from cce_relevance.retrieval.store.fingerprint import dumps_fingerprint, fingerprint_path
-from cce_relevance.retrieval.store.store import default_store_path, dumps_store, load_store
+from cce_relevance.retrieval.store.store import default_store_path, dumps_store
 from cce_relevance.stats.full_stats import StatsLevel, full_stats
-from cce_relevance.stats.levels import DEFAULT_PRIMARY as DEFAULT_PRIMARY
-from cce_relevance.stats.paired import PairedTest, paired_t
+from cce_relevance.stats.levels import DEFAULT_PRIMARY
+from cce_relevance.stats.paired import PairedTest
 from cce_relevance.stats.power import PowerAnalysis, PowerRow, plan_from_pilot
 from cce_relevance.strings import rust_lines
 
-DEFAULT_BACKENDS = ("bm25", "vector", "hybrid")
-OLLAMA_STORE_REFUSAL = (  # harness.md §1.9 E16, the reference's words
-    "this store was built with the ollama embedder but Ollama is unreachable — refusing to score across "
-    "mismatched embedding spaces. Start Ollama, or evaluate a corpus directory with the deterministic hash "
-    "embedder (--dir).")
-
-Warn = Callable[[str], None]
+__all__ = [
+    # The use cases, one per command of the CLI (the Action calls run, validate, compare_saved).
+    "run", "search", "chunks", "validate", "index_corpus", "compare_saved", "power_analysis", "golden_diff",
+    "load_report", "load_config", "fixture_corpus", "build_options",
+    # Names checked where the reference checks them (run checks its own; the CLI checks --languages).
+    "check_languages", "check_backend", "backend_names", "backend_pair", "rank_metric_specs",
+    # The pull-request gate's test.
+    "gated_test", "is_significant_regression",
+    # What the use cases take and give.
+    "RunResult", "Comparison", "StoreWritten", "BuildOptions", "ProjectConfig", "NO_CONFIG", "find_config",
+    "BackendComparison", "Validation", "AnchorFinding", "PairedTest", "PowerAnalysis", "Hit", "Chunk",
+    # Defaults and fixed texts.
+    "DEFAULT_BACKENDS", "DEFAULT_PRIMARY", "METRICS", "STALE_CODES", "OLLAMA_STORE_REFUSAL", "warn_on_stderr",
+]
 
 
 def warn_on_stderr(message: str) -> None:
     """`warning: <message>` on stderr: the one thing a successful run may print there (harness.md §1.6)."""
     sys.stderr.write(f"warning: {message}\n")
     sys.stderr.flush()
-
-
-def rank_metric_specs(names: Sequence[str]) -> tuple[RankMetricSpec, ...]:
-    """Rank metric names (ndcg, ap, hit, rprec) → their specs in first-occurrence order."""
-    _refuse_one_string(names, "metrics")
-    by_name = {spec.name: spec for spec in RANK_METRICS}
-    chosen: list[RankMetricSpec] = []
-    for name in names:
-        if name not in by_name:
-            raise CceError(f"unknown metric {rust_debug_str(name)} (expected {', '.join(by_name)})")
-        if by_name[name] not in chosen:
-            chosen.append(by_name[name])
-    if not chosen:
-        raise CceError(f"--metrics requires at least one of {', '.join(by_name)}")
-    return tuple(chosen)
-
-
-def _refuse_one_string(names: Sequence[str], what: str) -> None:
-    """A string is a sequence of characters: refuse one where names are expected (a comma list is
-    the CLI's to split, `cli.py`)."""
-    if isinstance(names, str):
-        raise TypeError(f"{what} takes a sequence of names, not one string: {names!r}")
-
-
-def open_corpus(path: str, *, protect_secrets: bool = True, embedder: DocumentEmbedder = HASH_DOCUMENTS,
-                languages: Sequence[str] = (), indexing: BuildOptions = DEFAULT_BUILD) -> Index:
-    """Index a corpus directory in memory (E18 when it is not one).
-
-    `languages` names extra language packs to chunk with (none: the reference's six only);
-    `indexing` says how (cache, worker processes, progress; see `build_options`).
-    """
-    packs = enabled_packs(languages)
-    return build_index(require_directory(path), protect_secrets, embedder, packs, cache=indexing.cache,
-                       workers=indexing.workers, progress=indexing.progress)
 
 
 def build_options(cache_dir: str | None = None, *, use_cache: bool = True,
@@ -132,50 +120,6 @@ def build_options(cache_dir: str | None = None, *, use_cache: bool = True,
     return BuildOptions(cache=cache_dir, progress=progress)
 
 
-def require_directory(path: str) -> str:
-    """`path` when it is a directory, else E18."""
-    if not os.path.isdir(path):
-        raise CceError(f"corpus is not a directory: {path}")
-    return path
-
-
-def query_embedder(index: Index, warn: Warn = warn_on_stderr) -> QueryEmbedder:
-    """How queries are embedded for `index` (harness.md §1.5–§1.6): Ollama for an `ollama` store, else hash.
-
-    An Ollama store is scored only after a health check passes (E16 otherwise, nothing scored);
-    a later per-query failure is a warning and that query loses vector recall.
-    """
-    if index.embedder != OLLAMA_EMBEDDER:
-        return hash_embed
-    client = OllamaClient.from_env()
-    try:
-        client.check_health()
-    except OllamaError:
-        raise CceError(OLLAMA_STORE_REFUSAL) from None
-    return client.forgiving_query_embedder(warn)
-
-
-def resolve_index(fixtures: FixtureSet, fixtures_arg: str, dir: str | None, store: str | None,
-                  languages: Sequence[str] = (), indexing: BuildOptions = DEFAULT_BUILD) -> tuple[str, Index]:
-    """The corpus display string and its index: `--store` > `--dir` > header `corpus` (§1.4).
-
-    `languages` and `indexing` apply to a directory; a store's chunks were made when it was written.
-    """
-    if store is not None:
-        return store, load_store(store)
-    if dir is not None:
-        return dir, open_corpus(dir, languages=languages, indexing=indexing)
-    display = header_corpus(fixtures, fixtures_arg)
-    return display, open_corpus(display, languages=languages, indexing=indexing)
-
-
-def header_corpus(fixtures: FixtureSet, fixtures_arg: str) -> str:
-    """The header's `corpus` joined onto the fixture file's directory: the report's corpus string."""
-    if not fixtures.corpus:
-        raise CceError('no corpus: pass --dir <corpus>, or declare "corpus" in the fixture header line')
-    return corpus_dir(fixtures_arg, fixtures.corpus)
-
-
 def fixture_corpus(fixtures_path: str) -> str:
     """The corpus `run(fixtures_path)` would index, without indexing it.
 
@@ -183,53 +127,6 @@ def fixture_corpus(fixtures_path: str) -> str:
     the repository) and then pass it to `run` as `dir`, which yields the same report bytes.
     """
     return header_corpus(load_fixtures(fixtures_path), fixtures_path)
-
-
-def check_backend(name: str, config: ProjectConfig = NO_CONFIG) -> None:
-    """E19 unless `name` is a built-in backend or one of `config`'s (or why `config` refuses it)."""
-    if name in config.refused:
-        raise CceError(f"backend {rust_debug_str(name)} is an external retriever: {config.refused[name]}")
-    if name not in config.names:
-        expected = "bm25, vector, or hybrid"
-        if config.backends:
-            expected = f"bm25, vector, hybrid, or a backend of {config.path}: {', '.join(config.backends)}"
-        raise CceError(f"unknown backend {rust_debug_str(name)} (expected {expected})")
-
-
-def backend_names(names: Sequence[str], config: ProjectConfig = NO_CONFIG) -> list[str]:
-    """Distinct backend names in first-occurrence order (E19 for an unknown one, E20 for none).
-
-    Names are the built-ins and the backends of `config`; E19 lists the configured ones only when
-    there are some, so without a config file its text is the reference's.
-    """
-    _refuse_one_string(names, "backends")
-    chosen: list[str] = []
-    for name in names:
-        check_backend(name, config)
-        if name not in chosen:
-            chosen.append(name)
-    if not chosen:
-        raise CceError("--backend requires at least one of bm25, vector, hybrid")
-    return chosen
-
-
-def backend_pair(names: Sequence[str], config: ProjectConfig = NO_CONFIG) -> tuple[str, str]:
-    """The two distinct backends a comparison names (A, then B)."""
-    chosen = backend_names(names, config)
-    if len(chosen) != 2:
-        raise CceError("--compare requires exactly two distinct backends, e.g. bm25,hybrid")
-    return chosen[0], chosen[1]
-
-
-def metric_deltas(a: BackendReport, b: BackendReport) -> list[tuple[str, list[float]]]:
-    """Per metric key, the per-case deltas B − A in case order (harness.md §4.1)."""
-    return [(spec.key, [vb - va for va, vb in zip(a.metric(spec.attr), b.metric(spec.attr), strict=True)])
-            for spec in METRICS]
-
-
-def compare_reports(a: BackendReport, b: BackendReport) -> dict[str, PairedTest]:
-    """Paired t-test per metric over the per-case deltas B − A (harness.md §4.1)."""
-    return {key: paired_t(deltas) for key, deltas in metric_deltas(a, b)}
 
 
 def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
@@ -264,7 +161,7 @@ def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
         names = list(DEFAULT_BACKENDS)
     weights = LineWeights.of_index(index)
     judgments = tuple(judge(c, index.chunks) for c in fixtures.cases) if judged else None
-    reports = tuple(_evaluated(names, config, index, embed, fixtures.cases, weights, judgments, indexing))
+    reports = tuple(evaluated_backends(names, config, index, embed, fixtures.cases, weights, judgments, indexing))
     comparison = None
     if compare is not None:
         full = None
@@ -272,25 +169,6 @@ def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
             full = full_stats(metric_deltas(reports[0], reports[1]), primary)
         comparison = Comparison(names[0], names[1], compare_reports(reports[0], reports[1]), full)
     return RunResult(corpus, index.embedder, fixtures, reports, comparison, rank_metrics, judgments)
-
-
-def _evaluated(names: Sequence[str], config: ProjectConfig, index: Index, embed: QueryEmbedder,
-               cases: Sequence[Case], weights: LineWeights, judgments: Sequence[Judgments] | None,
-               indexing: BuildOptions) -> list[BackendReport]:
-    """Every backend's report. Built-in rankings over hash embeddings score their cases in worker
-    processes when there are several CPUs (`indexing.workers` caps them, as it does indexing);
-    anything holding a process, a connection or a remote embedder runs here, one backend after
-    the other, each opened only for its own run."""
-    variants = [spec for spec in map(config.spec, names) if isinstance(spec, Variant)]
-    if embed is hash_embed and len(variants) == len(names) and can_fork():
-        processes = indexing.workers if indexing.workers is not None else min(available_cpus(), MAX_AUTO_WORKERS)
-        searches = [(name, builtin_backend(v.base, index, v.params, embed)) for name, v in zip(names, variants, strict=True)]
-        return evaluate_backends(searches, cases, weights, judgments, processes)
-    evaluated = []
-    for name in names:
-        with open_backend(name, config.spec(name), index, embed) as search_fn:
-            evaluated.append(evaluate_backend(name, search_fn, cases, weights, judgments))
-    return evaluated
 
 
 SEARCH_QUERY_ID = "search"  # the id an external retriever sees for `search`'s one query
