@@ -31,6 +31,8 @@ from cce_relevance.evaluation.comparison import (
 from cce_relevance.evaluation.corpus import (
     OLLAMA_STORE_REFUSAL,
     Warn,
+    bound_fixtures,
+    corpus_symbols,
     header_corpus,
     open_corpus,
     query_embedder,
@@ -80,7 +82,7 @@ from cce_relevance.strings import rust_lines
 __all__ = [
     # The use cases, one per command of the CLI (the Action calls run, validate, compare_saved).
     "run", "search", "chunks", "validate", "index_corpus", "compare_saved", "power_analysis", "golden_diff",
-    "load_report", "load_config", "fixture_corpus", "build_options",
+    "load_report", "load_config", "fixture_corpus", "build_options", "corpus_symbols",
     # Names checked where the reference checks them (run checks its own; the CLI checks --languages).
     "check_languages", "check_backend", "backend_names", "backend_pair", "rank_metric_specs",
     # The pull-request gate's test.
@@ -150,8 +152,9 @@ def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
     rank_metrics = rank_metric_specs(metrics) if metrics is not None else ()
     judged = bool(rank_metrics) or trec
     fixtures = load_fixtures(fixtures_path, grades=judged)
-    corpus, index = resolve_index(fixtures, fixtures_path, dir, store,
-                                  config.languages if languages is None else languages, indexing)
+    languages = config.languages if languages is None else languages
+    corpus, index = resolve_index(fixtures, fixtures_path, dir, store, languages, indexing)
+    fixtures = bound_fixtures(fixtures, corpus, store, languages)
     embed = query_embedder(index, warn)
     if compare is not None:
         names = list(backend_pair(compare, config))
@@ -218,7 +221,8 @@ def validate(fixtures_path: str, *, dir: str | None = None, languages: Sequence[
     fixtures = load_fixtures(fixtures_path, grades=grades)
     corpus, index = resolve_index(fixtures, fixtures_path, dir, None, languages, indexing)
     line_counts = {f.path: len(rust_lines(f.text)) for f in walk(corpus).files}
-    return validate_cases(fixtures_path, corpus, fixtures.cases, index.chunks, line_counts)
+    return validate_cases(fixtures_path, corpus, fixtures.cases, index.chunks, line_counts,
+                          corpus_symbols(corpus, languages))
 
 
 @dataclass(frozen=True)

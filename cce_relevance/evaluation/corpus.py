@@ -9,7 +9,9 @@ from collections.abc import Callable, Sequence
 
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.fixtures import FixtureSet, corpus_dir
+from cce_relevance.evaluation.symbol_anchors import bind_symbols
 from cce_relevance.retrieval.chunking.languages import enabled_packs
+from cce_relevance.retrieval.chunking.symbols import CorpusSymbols
 from cce_relevance.retrieval.embedding.embed import HASH_DOCUMENTS, DocumentEmbedder, hash_embed
 from cce_relevance.retrieval.embedding.ollama import OLLAMA_EMBEDDER, OllamaClient, OllamaError
 from cce_relevance.retrieval.index.build import DEFAULT_BUILD, BuildOptions, build_index
@@ -79,3 +81,18 @@ def header_corpus(fixtures: FixtureSet, fixtures_arg: str) -> str:
     if not fixtures.corpus:
         raise CceError('no corpus: pass --dir <corpus>, or declare "corpus" in the fixture header line')
     return corpus_dir(fixtures_arg, fixtures.corpus)
+
+
+def corpus_symbols(corpus: str, languages: Sequence[str] = ()) -> CorpusSymbols:
+    """The symbols of a corpus directory's chunks, as `open_corpus(corpus, languages=…)` chunks it."""
+    return CorpusSymbols(corpus, enabled_packs(languages))
+
+
+def bound_fixtures(fixtures: FixtureSet, corpus: str, store: str | None, languages: Sequence[str]) -> FixtureSet:
+    """`fixtures` with their symbol anchors (`path::Name`) given their lines in the corpus directory."""
+    if not any(c.has_symbols for c in fixtures.cases):
+        return fixtures
+    if store is not None:
+        raise CceError("symbol anchors (`path::Name`) are looked up in a corpus directory, and a store keeps "
+                       "no syntax trees", hint="score the directory (--dir), or use line-range anchors")
+    return bind_symbols(fixtures, corpus_symbols(corpus, languages))
