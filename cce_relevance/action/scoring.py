@@ -29,9 +29,10 @@ from typing import Any, Literal, NamedTuple
 
 from cce_relevance import api
 from cce_relevance.action.git import CommitPair, worktree
-from cce_relevance.action.inputs import DEFAULT_BACKENDS, ActionInputs, expand_fixtures
+from cce_relevance.action.inputs import ActionInputs, expand_fixtures
 from cce_relevance.action.workspace import inside
 from cce_relevance.api import (
+    DEFAULT_BACKENDS,
     NO_CONFIG,
     STALE_CODES,
     AnchorFinding,

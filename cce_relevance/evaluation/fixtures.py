@@ -18,13 +18,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from cce_relevance import schemas
 from cce_relevance.config import DEFAULT_TOP_K
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.anchors import U64_MAX, Anchor, AnchorError, parse_anchor
 from cce_relevance.evaluation.rust_debug import rust_debug_str
 from cce_relevance.strings import rust_lines, rust_trim
-
-SCHEMA_ID = "cce.relevance/v1"
 
 # serde_json gives up when nesting reaches 128 levels; the line's own object is level 1.
 _MAX_DEPTH = 127
@@ -112,11 +111,11 @@ def parse_fixtures(text: str, path: str, *, grades: bool = False) -> FixtureSet:
                 raise CceError(f"fixture line {number}: header must be the first non-blank line")
             header_seen = True
             schema = value["schema"]
-            if schema != SCHEMA_ID:
+            if schema != schemas.FIXTURES:
                 shown = schema if isinstance(schema, str) else ""
                 raise CceError(
                     f"fixture line {number}: unsupported schema {rust_debug_str(shown)} "
-                    f"(expected {rust_debug_str(SCHEMA_ID)})"
+                    f"(expected {rust_debug_str(schemas.FIXTURES)})"
                 )
             declared = value.get("corpus")
             corpus = declared if isinstance(declared, str) and declared else None
