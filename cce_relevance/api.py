@@ -19,7 +19,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cce_relevance.config_file import NO_CONFIG, ProjectConfig, find_config, load_config
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.backend_runs import evaluated_backends
 from cce_relevance.evaluation.comparison import (
@@ -57,6 +56,7 @@ from cce_relevance.evaluation.spans import LineWeights
 from cce_relevance.evaluation.validation import STALE_CODES, Validation, validate_cases
 from cce_relevance.evaluation.validation import Finding as AnchorFinding
 from cce_relevance.files import write_atomically
+from cce_relevance.project_config import NO_CONFIG, ProjectConfig, find_config, load_config
 from cce_relevance.retrieval.cache.index_cache import default_cache_dir
 from cce_relevance.retrieval.chunking.chunk import Chunk
 from cce_relevance.retrieval.chunking.languages import check_languages, enabled_packs

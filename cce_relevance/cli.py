@@ -13,16 +13,16 @@ from collections.abc import Callable
 import click
 
 from cce_relevance import __version__, schemas
-from cce_relevance.config import BUILTIN_BACKENDS, EMBEDDERS, listed
 from cce_relevance.errors import CceError, GateFailed
 from cce_relevance.evaluation.metrics import DEFAULT_PRIMARY, METRIC_KEYS
 from cce_relevance.files import write_atomically
 from cce_relevance.lazy_import import lazy_module
 from cce_relevance.memory_pages import prefer_small_pages
 from cce_relevance.progress import progress_bar
+from cce_relevance.reference import BUILTIN_BACKENDS, EMBEDDERS, listed
 from cce_relevance.reporting.canonical_json import dumps_report
 from cce_relevance.retrieval.chunking.languages import EXTRA_LANGUAGES
-from cce_relevance.stats.levels import STATS_LEVELS, StatsLevel
+from cce_relevance.stats.stats_level import STATS_LEVELS, StatsLevel
 from cce_relevance.strings import rust_trim
 
 # The library (numpy, tree-sitter grammars, requests) loads when a command first uses it, and the

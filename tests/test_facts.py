@@ -1,4 +1,4 @@
-"""Facts stated once: a schema id, a URL, the backend list or the metric keys written out a second
+"""Facts and names stated once: a schema id, a URL, the backend list or the metric keys written out a second
 time in the package would drift from the first. Each fact is one literal in one module; every
 other place (messages, help, defaults) is built from it.
 """
@@ -12,8 +12,8 @@ import pytest
 
 from cce_relevance import schemas
 from cce_relevance.action import github
-from cce_relevance.config import BUILTIN_BACKENDS
 from cce_relevance.evaluation.metrics import METRIC_KEYS
+from cce_relevance.reference import BUILTIN_BACKENDS
 
 from .import_graph import PACKAGE_DIR
 
@@ -59,3 +59,13 @@ def test_a_list_of_names_is_written_out_once(names):
     assert len(spelled) <= 1, spelled
     joined = [", ".join(names[:2]), ",".join(names[:2])]
     assert [(str(path), value) for path, value in CONSTANTS if any(j in value for j in joined)] == []
+
+
+def test_no_two_classes_share_a_name():
+    """One name, one meaning: a class name is defined in one module only."""
+    where: dict[str, list[str]] = {}
+    for path in sorted(PACKAGE_DIR.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef):
+                where.setdefault(node.name, []).append(str(path.relative_to(PACKAGE_DIR.parent)))
+    assert {name: paths for name, paths in where.items() if len(paths) > 1} == {}

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cce_relevance.config import BUILTIN_BACKENDS, listed
-from cce_relevance.config_file import NO_CONFIG, ProjectConfig
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.rank_metrics import RANK_METRICS, RankMetricSpec
 from cce_relevance.evaluation.rust_debug import rust_debug_str
+from cce_relevance.project_config import NO_CONFIG, ProjectConfig
+from cce_relevance.reference import BUILTIN_BACKENDS, listed
 
 DEFAULT_BACKENDS = BUILTIN_BACKENDS  # what a run scores unless told otherwise
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from cce_relevance.config import BUILTIN_BACKENDS, REFERENCE_PARAMS, RankingParams
 from cce_relevance.errors import CceError
+from cce_relevance.reference import BUILTIN_BACKENDS, REFERENCE_PARAMS, RankingParams
 from cce_relevance.retrieval.hit import Hit, SearchFn
 from cce_relevance.strings import rust_trim
 

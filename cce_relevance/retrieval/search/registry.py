@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cce_relevance.config import BUILTIN_BACKENDS, REFERENCE_PARAMS, RankingParams
+from cce_relevance.reference import BUILTIN_BACKENDS, REFERENCE_PARAMS, RankingParams
 from cce_relevance.retrieval.embedding.embed import hash_embed
 from cce_relevance.retrieval.hit import SearchFn
 from cce_relevance.retrieval.index.model import Index

@@ -16,7 +16,7 @@ import os
 from collections.abc import Sequence
 
 from cce_relevance import __version__, schemas
-from cce_relevance.config import SPEC_VERSION
+from cce_relevance.reference import SPEC_VERSION
 from cce_relevance.retrieval.chunking.packs import REFERENCE_PACKS
 from cce_relevance.retrieval.index.model import Index
 from cce_relevance.retrieval.store.store import STORE_FILE

@@ -35,9 +35,9 @@ from types import MappingProxyType
 from typing import Any
 from urllib.parse import urlsplit
 
-from cce_relevance.config import BUILTIN_BACKENDS, REFERENCE_PARAMS
 from cce_relevance.errors import CceError
 from cce_relevance.numeric import is_finite_number
+from cce_relevance.reference import BUILTIN_BACKENDS, REFERENCE_PARAMS
 from cce_relevance.retrieval.chunking.languages import check_languages
 from cce_relevance.retrieval.search.external import DEFAULT_TIMEOUT, CommandRetriever, HttpRetriever
 from cce_relevance.retrieval.search.registry import BUILTIN_SPECS, BackendSpec, Variant
