@@ -1,8 +1,11 @@
-"""The use cases both front doors call: index a corpus, search it, evaluate fixtures, compare.
+"""The facade both front doors call: index a corpus, search it, evaluate fixtures, compare.
 
-This is the one place that wires the rooms together (retrieval → evaluation → stats →
-reporting). It follows the reference's processing order (harness.md §1.3), which decides which
-error wins when several inputs are wrong.
+One function per use case, with typed parameters (sequences of names, not comma lists: the CLI
+splits those); `__all__` is the whole contract, and the Action imports nothing else from the
+package but the renderers in `reporting/` and `errors`. The wiring behind it lives in
+`evaluation/` (corpus.py, names.py, backend_runs.py, gate.py) and rendering in `reporting/`. A run
+follows the reference's processing order (harness.md §1.3), which decides which error wins when
+several inputs are wrong.
 """
 
 from __future__ import annotations
@@ -16,204 +19,94 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cce_relevance.config import EMBEDDERS as EMBEDDERS
-from cce_relevance.config_file import NO_CONFIG, ProjectConfig
-from cce_relevance.config_file import load_config as load_config
 from cce_relevance.errors import CceError
-from cce_relevance.evaluation.fixtures import Case, FixtureSet, corpus_dir, load_fixtures
-from cce_relevance.evaluation.harness import BackendReport, can_fork, evaluate_backend, evaluate_backends
-from cce_relevance.evaluation.judgments import Judgments, judge
-from cce_relevance.evaluation.metrics import METRIC_KEYS as METRIC_KEYS
-from cce_relevance.evaluation.metrics import METRICS
-from cce_relevance.evaluation.observed_deltas import observed_deltas
-from cce_relevance.evaluation.pairing import align_reports, pair_reports
-from cce_relevance.evaluation.rank_metrics import (
-    RANK_METRICS,
-    RankMetricSpec,
-    rank_metric,
-    rank_metric_for_key,
+from cce_relevance.evaluation.backend_runs import evaluated_backends
+from cce_relevance.evaluation.comparison import (
+    BackendComparison,
+    check_primary,
+    compare_many,
+    compare_pair,
+    compared,
 )
+from cce_relevance.evaluation.corpus import (
+    OLLAMA_STORE_REFUSAL,
+    Warn,
+    bound_fixtures,
+    corpus_symbols,
+    header_corpus,
+    open_corpus,
+    query_embedder,
+    require_directory,
+    resolve_index,
+)
+from cce_relevance.evaluation.fixtures import load_fixtures
+from cce_relevance.evaluation.gate import gated_test, is_significant_regression
+from cce_relevance.evaluation.harness import evaluate_backends
+from cce_relevance.evaluation.judgments import judge
+from cce_relevance.evaluation.metrics import DEFAULT_PRIMARY, METRIC_KEYS, METRICS
+from cce_relevance.evaluation.names import (
+    DEFAULT_BACKENDS,
+    backend_names,
+    backend_pair,
+    check_backend,
+    compared_backends,
+    rank_metric_specs,
+)
+from cce_relevance.evaluation.observed_deltas import observed_deltas
+from cce_relevance.evaluation.pairing import pair_reports
+from cce_relevance.evaluation.rank_metrics import rank_metric_for_key
 from cce_relevance.evaluation.run_files import read_runs
+from cce_relevance.evaluation.run_result import Comparison, RunResult
 from cce_relevance.evaluation.rust_debug import rust_debug_str
 from cce_relevance.evaluation.spans import LineWeights
-from cce_relevance.evaluation.symbol_anchors import bind_symbols
-from cce_relevance.evaluation.validation import Validation, validate_cases
+from cce_relevance.evaluation.validation import STALE_CODES, Validation, validate_cases
+from cce_relevance.evaluation.validation import Finding as AnchorFinding
 from cce_relevance.files import write_atomically
-from cce_relevance.reporting.canonical_json import dumps_report
-from cce_relevance.reporting.chart import DeltaChart, comparison_chart, mermaid_block, reports_chart
-from cce_relevance.reporting.full_report import FULL_LEGEND, MDE_LEGEND, full_text_block
-from cce_relevance.reporting.json_report import report_document
-from cce_relevance.reporting.per_query import render_per_query
-from cce_relevance.reporting.systems_report import systems_document, systems_text
-from cce_relevance.reporting.text import render_compare, render_rank_metrics, render_summary
-from cce_relevance.reporting.trec import qrels_text, run_text
+from cce_relevance.project_config import NO_CONFIG, ProjectConfig, find_config, load_config
 from cce_relevance.retrieval.cache.index_cache import default_cache_dir
 from cce_relevance.retrieval.chunking.chunk import Chunk
-from cce_relevance.retrieval.chunking.languages import EXTRA_LANGUAGES as EXTRA_LANGUAGES
 from cce_relevance.retrieval.chunking.languages import check_languages, enabled_packs
-from cce_relevance.retrieval.chunking.symbols import CorpusSymbols
 from cce_relevance.retrieval.corpus.walk import walk
 from cce_relevance.retrieval.embedding.embed import (
     HASH_DOCUMENTS,
     HASH_EMBEDDER,
     DocumentEmbedder,
-    hash_embed,
 )
 from cce_relevance.retrieval.embedding.ollama import OLLAMA_EMBEDDER, OllamaClient, OllamaError
 from cce_relevance.retrieval.hit import Hit
 from cce_relevance.retrieval.index.build import DEFAULT_BUILD, BuildOptions, build_index
 from cce_relevance.retrieval.index.model import Index
-from cce_relevance.retrieval.indexing.workers import MAX_AUTO_WORKERS, available_cpus
-from cce_relevance.retrieval.search.backends import builtin_backend
-from cce_relevance.retrieval.search.hybrid import QueryEmbedder
-from cce_relevance.retrieval.search.registry import Variant, open_backend
+from cce_relevance.retrieval.search.registry import open_backend
 from cce_relevance.retrieval.store.fingerprint import dumps_fingerprint, fingerprint_path
-from cce_relevance.retrieval.store.store import default_store_path, dumps_store, load_store
-from cce_relevance.stats.comparison import BackendComparison, compare_pair
-from cce_relevance.stats.full_stats import FullStats, StatsLevel, full_stats
-from cce_relevance.stats.levels import DEFAULT_PRIMARY as DEFAULT_PRIMARY
-from cce_relevance.stats.multi_system import SystemsTest, compare_systems
-from cce_relevance.stats.paired import PairedTest, paired_t
+from cce_relevance.retrieval.store.store import default_store_path, dumps_store
+from cce_relevance.stats.full_stats import StatsLevel
+from cce_relevance.stats.paired import PairedTest
 from cce_relevance.stats.power import PowerAnalysis, PowerRow, plan_from_pilot
-from cce_relevance.strings import rust_lines, rust_trim
+from cce_relevance.strings import rust_lines
 
-DEFAULT_BACKENDS = ("bm25", "vector", "hybrid")
-OLLAMA_STORE_REFUSAL = (  # harness.md §1.9 E16, the reference's words
-    "this store was built with the ollama embedder but Ollama is unreachable — refusing to score across "
-    "mismatched embedding spaces. Start Ollama, or evaluate a corpus directory with the deterministic hash "
-    "embedder (--dir).")
-
-Warn = Callable[[str], None]
+__all__ = [
+    # The use cases, one per command of the CLI (the Action calls run, validate, compare_saved).
+    "run", "score_runs", "search", "chunks", "validate", "index_corpus", "compare_saved", "compare_many",
+    "power_analysis", "golden_diff",
+    "load_report", "load_config", "fixture_corpus", "build_options", "corpus_symbols", "require_directory",
+    # Names checked where the reference checks them (run checks its own; the CLI checks --languages).
+    "check_languages", "check_backend", "backend_names", "backend_pair", "compared_backends", "rank_metric_specs",
+    "rank_metric_for_key",
+    # The pull-request gate's test.
+    "gated_test", "is_significant_regression",
+    # What the use cases take and give.
+    "RunResult", "Comparison", "StoreWritten", "BuildOptions", "ProjectConfig", "NO_CONFIG", "find_config",
+    "BackendComparison", "Validation", "AnchorFinding", "PairedTest", "PowerAnalysis", "Hit", "Chunk",
+    # Defaults and fixed texts.
+    "DEFAULT_BACKENDS", "DEFAULT_PRIMARY", "METRICS", "METRIC_KEYS", "STALE_CODES", "OLLAMA_STORE_REFUSAL",
+    "warn_on_stderr",
+]
 
 
 def warn_on_stderr(message: str) -> None:
     """`warning: <message>` on stderr: the one thing a successful run may print there (harness.md §1.6)."""
     sys.stderr.write(f"warning: {message}\n")
     sys.stderr.flush()
-
-
-@dataclass(frozen=True)
-class Comparison:
-    a: str
-    b: str
-    tests: dict[str, PairedTest]
-    full: FullStats | None = None  # only with stats_level="full"
-
-
-@dataclass(frozen=True)
-class RunResult:
-    """Everything a run measured, ready for any renderer."""
-
-    corpus: str
-    embedder: str
-    fixtures: FixtureSet
-    reports: tuple[BackendReport, ...]
-    comparison: Comparison | None
-    rank_metrics: tuple[RankMetricSpec, ...] = ()  # the `--metrics` selection, in the order asked
-    judgments: tuple[Judgments, ...] | None = None  # per case; set when rank metrics or TREC files were asked
-    systems: tuple[SystemsTest, ...] = ()  # `--compare` of three or more backends: one per metric
-
-    def to_json(self) -> str:
-        compare = None
-        if self.comparison is not None:
-            compare = (self.comparison.a, self.comparison.b, self.comparison.tests)  # rank metrics included
-        full = self.comparison.full if self.comparison is not None else None
-        doc = report_document(self.corpus, self.embedder, len(self.fixtures.cases), self.reports, compare, full,
-                              self.rank_metrics)
-        if self.systems:
-            doc["systems"] = systems_document(self.systems)
-        return dumps_report(doc)
-
-    def to_text(self) -> str:
-        text = render_summary(self.corpus, self.embedder, len(self.fixtures.cases), self.reports)
-        if self.rank_metrics:
-            text += render_rank_metrics(self.reports, self.rank_metrics)
-        if self.comparison is not None:
-            text += render_compare(self.reports[0], self.reports[1], self.comparison.tests, self.rank_metrics)
-            if self.comparison.full is not None:
-                text += full_text_block(self.comparison.full) + MDE_LEGEND + FULL_LEGEND
-        if self.systems:
-            text += systems_text(f"comparison of {len(self.reports)} backends", self.systems)
-        return text
-
-    def per_query(self, fmt: str) -> str:
-        """`--per-query` output: `text`, `csv` or `tsv` (reporting/per_query.py)."""
-        return render_per_query(fmt, self.reports, self.rank_metrics)
-
-    def trec_qrels(self) -> str:
-        """The qrels the rank metrics used (needs `run(..., trec=True)` or `metrics`)."""
-        if self.judgments is None:
-            raise ValueError("this run was not judged; pass trec=True to run()")
-        return qrels_text(self.judgments)
-
-    def trec_runs(self) -> dict[str, str]:
-        """One TREC run file per backend, by backend name, in the order scored."""
-        return {r.backend: run_text(r) for r in self.reports}
-
-
-def run_chart(result: RunResult, metric: str = DEFAULT_PRIMARY) -> DeltaChart:
-    """Per-query deltas B − A of a `compare` run; `metric` is a report key (`mrr`, or a rank metric
-    key such as `ndcg_at_k` when the run computed it)."""
-    if result.comparison is None:
-        raise CceError("a chart needs a comparison: run with --compare A,B")
-    specs = {s.key: s for s in (*METRICS, *result.rank_metrics)}
-    if metric not in specs:
-        known = rank_metric_for_key(metric)
-        wanted = known.name if known is not None else None
-        raise CceError(f"cannot chart {rust_debug_str(metric)}: "
-                       + (f"it needs --metrics {wanted}" if wanted else f"expected one of {', '.join(specs)}"))
-    return reports_chart(result.reports[0], result.reports[1], specs[metric])
-
-
-def compare_chart(comparisons: Sequence[BackendComparison], metric: str = DEFAULT_PRIMARY,
-                  backend: str | None = None) -> DeltaChart:
-    """Per-query deltas head − base of `metric` for `backend` (default: the first backend scored
-    in both reports)."""
-    paired = [c for c in comparisons if c.pair.base_means is not None and c.pair.head_means is not None]
-    chosen = next((c for c in paired if backend is None or c.pair.backend == backend), None)
-    if chosen is None:
-        wanted = "no backend is" if backend is None else f"backend {rust_debug_str(backend)} is not"
-        names = ", ".join(c.pair.backend for c in paired) or "none"
-        raise CceError(f"{wanted} scored in both reports, nothing to chart (backends in both: {names})")
-    return comparison_chart(chosen, metric)
-
-
-def delta_chart_markdown(comparison: BackendComparison, metric: str = DEFAULT_PRIMARY) -> str:
-    """One backend's per-query deltas head − base of `metric` as a fenced ```mermaid block (GitHub
-    renders it), for the Action's comment. `CceError` when no query is paired or the key is unknown."""
-    return mermaid_block(comparison_chart(comparison, metric))
-
-
-def parse_metric_list(value: str) -> tuple[RankMetricSpec, ...]:
-    """`--metrics` comma list (ndcg, ap, hit, rprec; ndcg@5, p@1, recall@20 …) → specs in
-    first-occurrence order."""
-    chosen: list[RankMetricSpec] = []
-    for piece in value.split(","):
-        name = piece.strip()
-        if not name:
-            continue
-        try:
-            spec = rank_metric(name)
-        except ValueError as exc:
-            raise CceError(str(exc)) from None
-        if spec not in chosen:
-            chosen.append(spec)
-    if not chosen:
-        raise CceError(f"--metrics requires at least one of {', '.join(s.name for s in RANK_METRICS)} "
-                       "or a cut-off such as ndcg@10")
-    return tuple(chosen)
-
-
-def open_corpus(path: str, *, protect_secrets: bool = True, embedder: DocumentEmbedder = HASH_DOCUMENTS,
-                languages: Sequence[str] = (), indexing: BuildOptions = DEFAULT_BUILD) -> Index:
-    """Index a corpus directory in memory (E18 when it is not one).
-
-    `languages` names extra language packs to chunk with (none: the reference's six only);
-    `indexing` says how (cache, worker processes, progress; see `build_options`).
-    """
-    packs = enabled_packs(languages)
-    return build_index(require_directory(path), protect_secrets, embedder, packs, cache=indexing.cache,
-                       workers=indexing.workers, progress=indexing.progress)
 
 
 def build_options(cache_dir: str | None = None, *, use_cache: bool = True,
@@ -237,70 +130,6 @@ def build_options(cache_dir: str | None = None, *, use_cache: bool = True,
     return BuildOptions(cache=cache_dir, progress=progress)
 
 
-def parse_language_list(value: str) -> tuple[str, ...]:
-    """`--languages go,java` → the extra languages named; an empty list turns them all off."""
-    return check_languages(name for piece in value.split(",") if (name := rust_trim(piece)))
-
-
-def require_directory(path: str) -> str:
-    """`path` when it is a directory, else E18."""
-    if not os.path.isdir(path):
-        raise CceError(f"corpus is not a directory: {path}")
-    return path
-
-
-def query_embedder(index: Index, warn: Warn = warn_on_stderr) -> QueryEmbedder:
-    """How queries are embedded for `index` (harness.md §1.5–§1.6): Ollama for an `ollama` store, else hash.
-
-    An Ollama store is scored only after a health check passes (E16 otherwise, nothing scored);
-    a later per-query failure is a warning and that query loses vector recall.
-    """
-    if index.embedder != OLLAMA_EMBEDDER:
-        return hash_embed
-    client = OllamaClient.from_env()
-    try:
-        client.check_health()
-    except OllamaError:
-        raise CceError(OLLAMA_STORE_REFUSAL) from None
-    return client.forgiving_query_embedder(warn)
-
-
-def resolve_index(fixtures: FixtureSet, fixtures_arg: str, dir: str | None, store: str | None,
-                  languages: Sequence[str] = (), indexing: BuildOptions = DEFAULT_BUILD) -> tuple[str, Index]:
-    """The corpus display string and its index: `--store` > `--dir` > header `corpus` (§1.4).
-
-    `languages` and `indexing` apply to a directory; a store's chunks were made when it was written.
-    """
-    if store is not None:
-        return store, load_store(store)
-    if dir is not None:
-        return dir, open_corpus(dir, languages=languages, indexing=indexing)
-    display = header_corpus(fixtures, fixtures_arg)
-    return display, open_corpus(display, languages=languages, indexing=indexing)
-
-
-def corpus_symbols(corpus: str, languages: Sequence[str] = ()) -> CorpusSymbols:
-    """The symbols of a corpus directory's chunks, as `open_corpus(corpus, languages=…)` chunks it."""
-    return CorpusSymbols(corpus, enabled_packs(languages))
-
-
-def bound_fixtures(fixtures: FixtureSet, corpus: str, store: str | None, languages: Sequence[str]) -> FixtureSet:
-    """`fixtures` with their symbol anchors (`path::Name`) given their lines in the corpus directory."""
-    if not any(c.has_symbols for c in fixtures.cases):
-        return fixtures
-    if store is not None:
-        raise CceError("symbol anchors (`path::Name`) are looked up in a corpus directory, and a store keeps "
-                       "no syntax trees", hint="score the directory (--dir), or use line-range anchors")
-    return bind_symbols(fixtures, corpus_symbols(corpus, languages))
-
-
-def header_corpus(fixtures: FixtureSet, fixtures_arg: str) -> str:
-    """The header's `corpus` joined onto the fixture file's directory: the report's corpus string."""
-    if not fixtures.corpus:
-        raise CceError('no corpus: pass --dir <corpus>, or declare "corpus" in the fixture header line')
-    return corpus_dir(fixtures_arg, fixtures.corpus)
-
-
 def fixture_corpus(fixtures_path: str) -> str:
     """The corpus `run(fixtures_path)` would index, without indexing it.
 
@@ -310,102 +139,15 @@ def fixture_corpus(fixtures_path: str) -> str:
     return header_corpus(load_fixtures(fixtures_path), fixtures_path)
 
 
-def check_backend(name: str, config: ProjectConfig = NO_CONFIG) -> None:
-    """E19 unless `name` is a built-in backend or one of `config`'s (or why `config` refuses it)."""
-    if name in config.refused:
-        raise CceError(f"backend {rust_debug_str(name)} is an external retriever: {config.refused[name]}")
-    if name not in config.names:
-        expected = "bm25, vector, or hybrid"
-        if config.backends:
-            expected = f"bm25, vector, hybrid, or a backend of {config.path}: {', '.join(config.backends)}"
-        raise CceError(f"unknown backend {rust_debug_str(name)} (expected {expected})")
-
-
-def parse_backend_list(value: str, config: ProjectConfig = NO_CONFIG) -> list[str]:
-    """Comma list → distinct backend names in first-occurrence order (E19, E20).
-
-    Names are the built-ins and the backends of `config`; E19 lists the configured ones only when
-    there are some, so without a config file its text is the reference's.
-    """
-    names: list[str] = []
-    for piece in value.split(","):
-        name = rust_trim(piece)
-        if not name:
-            continue
-        check_backend(name, config)
-        if name not in names:
-            names.append(name)
-    if not names:
-        raise CceError("--backend requires at least one of bm25, vector, hybrid")
-    return names
-
-
-def parse_compare_list(value: str, config: ProjectConfig = NO_CONFIG) -> list[str]:
-    """`--compare A,B[,C…]`: two or more distinct backends (two: the paired comparison B − A; more:
-    every pair, Holm-corrected, and a randomised Tukey HSD)."""
-    names = parse_backend_list(value, config)
-    if len(names) < 2:  # the reference's words (E21), which allowed exactly two
-        raise CceError("--compare requires exactly two distinct backends, e.g. bm25,hybrid")
-    return names
-
-
-def systems_tests(reports: Sequence[BackendReport], rank_metrics: Sequence[RankMetricSpec] = ()
-                  ) -> tuple[SystemsTest, ...]:
-    """Per metric (reference ones, then `rank_metrics`), the comparison of every report's per-case values."""
-    names = [r.backend for r in reports]
-    tests = [compare_systems(spec.key, names, [r.metric(spec.attr) for r in reports]) for spec in METRICS]
-    tests += [compare_systems(spec.key, names, [[c.ranking[spec.key] for c in r.cases]  # type: ignore[index]
-                                                for r in reports]) for spec in rank_metrics]
-    return tuple(tests)
-
-
-def compare_many(docs: Sequence[Any], labels: Sequence[str]) -> list[tuple[str, tuple[SystemsTest, ...]]]:
-    """Three or more saved run reports as systems: per backend they all scored, per metric they all
-    carry, every pair's tests and the randomised Tukey HSD over the queries all of them hold."""
-    out = []
-    for aligned in align_reports(list(docs), list(labels)):
-        out.append((aligned.backend, tuple(compare_systems(spec.key, list(labels), aligned.metric(spec.key))
-                                           for spec in aligned.specs)))
-    if not out:
-        raise CceError("no backend is scored in every report, nothing to compare")
-    return out
-
-
-def metric_deltas(a: BackendReport, b: BackendReport,
-                  rank_metrics: Sequence[RankMetricSpec] = ()) -> list[tuple[str, list[float]]]:
-    """Per metric key, the per-case deltas B − A in case order (harness.md §4.1): the reference
-    metrics, then the rank metrics the run computed (`rank_metrics`)."""
-    deltas = [(spec.key, [vb - va for va, vb in zip(a.metric(spec.attr), b.metric(spec.attr), strict=True)])
-              for spec in METRICS]
-    for spec in rank_metrics:
-        deltas.append((spec.key, [rb.ranking[spec.key] - ra.ranking[spec.key]  # type: ignore[index]
-                                  for ra, rb in zip(a.cases, b.cases, strict=True)]))
-    return deltas
-
-
-def compare_reports(a: BackendReport, b: BackendReport,
-                    rank_metrics: Sequence[RankMetricSpec] = ()) -> dict[str, PairedTest]:
-    """Paired t-test per metric over the per-case deltas B − A (harness.md §4.1)."""
-    return {key: paired_t(deltas) for key, deltas in metric_deltas(a, b, rank_metrics)}
-
-
-def check_primary(primary: str, keys: Sequence[str]) -> None:
-    """An input error unless `primary` is one of the metric keys a comparison tests."""
-    if primary not in keys:
-        spec = rank_metric_for_key(primary)
-        hint = f"score both sides with --metrics {spec.name}" if spec is not None else None
-        raise CceError(f"primary metric {rust_debug_str(primary)} is not one of the metrics compared "
-                       f"({', '.join(keys)})", hint=hint)
-
-
 def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
-        backends: str | None = None, compare: str | None = None, warn: Warn = warn_on_stderr,
-        stats_level: StatsLevel = "reference", primary: str = DEFAULT_PRIMARY,
-        config: ProjectConfig = NO_CONFIG, metrics: str | None = None, trec: bool = False,
+        backends: Sequence[str] | None = None, compare: Sequence[str] | None = None,
+        warn: Warn = warn_on_stderr, stats_level: StatsLevel = "reference", primary: str = DEFAULT_PRIMARY,
+        config: ProjectConfig = NO_CONFIG, metrics: Sequence[str] | None = None, trec: bool = False,
         languages: Sequence[str] | None = None, indexing: BuildOptions = DEFAULT_BUILD) -> RunResult:
     """Evaluate a fixture set, in the reference's order of checks (harness.md §1.3).
 
-    `metrics` (a `--metrics` list) adds rank metrics; it and `trec` (TREC export wanted) make the
+    `backends` names the backends to score (default: the three built-ins); `compare` names two
+    instead, A then B, and compares them. `metrics` (rank metric names) adds rank metrics; it and `trec` (TREC export wanted) make the
     run read each case's `grades` and judge every corpus chunk against every case
     (`RunResult.judgments`). Without them the fixtures are read exactly as the reference does.
 
@@ -415,7 +157,7 @@ def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
     `languages` (extra language packs) defaults to the config's `languages`; `indexing` says how
     a corpus directory is indexed (`build_options`).
     """
-    rank_metrics = parse_metric_list(metrics) if metrics is not None else ()
+    rank_metrics = rank_metric_specs(metrics) if metrics is not None else ()
     judged = bool(rank_metrics) or trec
     fixtures = load_fixtures(fixtures_path, grades=judged)
     languages = config.languages if languages is None else languages
@@ -423,70 +165,43 @@ def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
     fixtures = bound_fixtures(fixtures, corpus, store, languages)
     embed = query_embedder(index, warn)
     if compare is not None:
-        names = parse_compare_list(compare, config)
-        if len(names) > 2 and stats_level == "full":
-            raise CceError("--stats full compares two backends; with three or more every pair is tested "
-                           "(Holm) beside a randomised Tukey HSD already")
+        names = compared_backends(compare, config)
     elif backends is not None:
-        names = parse_backend_list(backends, config)
+        names = backend_names(backends, config)
     else:
         names = list(DEFAULT_BACKENDS)
     weights = LineWeights.of_index(index)
     judgments = tuple(judge(c, index.chunks) for c in fixtures.cases) if judged else None
-    reports = tuple(_evaluated(names, config, index, embed, fixtures.cases, weights, judgments, indexing,
-                               rank_metrics))
-    return _result(corpus, index.embedder, fixtures, reports, compare is not None, stats_level, primary,
-                   rank_metrics, judgments)
-
-
-def _result(corpus: str, embedder: str, fixtures: FixtureSet, reports: tuple[BackendReport, ...], compared: bool,
-            stats_level: StatsLevel, primary: str, rank_metrics: tuple[RankMetricSpec, ...],
-            judgments: tuple[Judgments, ...] | None) -> RunResult:
-    """The run's result; a comparison of two reports is paired (B − A), of more every pair is tested."""
-    comparison = None
-    systems: tuple[SystemsTest, ...] = ()
-    if compared and len(reports) == 2:
-        comparison = _comparison(reports, stats_level, primary, rank_metrics)
-    elif compared:
-        systems = systems_tests(reports, rank_metrics)
-    return RunResult(corpus, embedder, fixtures, reports, comparison, rank_metrics, judgments, systems)
-
-
-def _comparison(reports: Sequence[BackendReport], stats_level: StatsLevel, primary: str,
-                rank_metrics: Sequence[RankMetricSpec]) -> Comparison:
-    """The paired comparison of the first two reports (B − A), with `full_stats` on request."""
-    full = None
-    deltas = metric_deltas(reports[0], reports[1], rank_metrics)
-    if stats_level == "full":
-        check_primary(primary, [key for key, _ in deltas])
-        full = full_stats(deltas, primary)
-    return Comparison(reports[0].backend, reports[1].backend, {key: paired_t(d) for key, d in deltas}, full)
+    reports = tuple(evaluated_backends(names, config, index, embed, fixtures.cases, weights, judgments, indexing,
+                                       rank_metrics))
+    comparison, systems = compared(reports, stats_level, primary, rank_metrics) if compare is not None else (None, ())
+    return RunResult(corpus, index.embedder, fixtures, reports, comparison, rank_metrics, judgments, systems)
 
 
 def score_runs(fixtures_path: str, run_paths: Sequence[str], *, dir: str | None = None, store: str | None = None,
-               compare: str | None = None, stats_level: StatsLevel = "reference", primary: str = DEFAULT_PRIMARY,
-               metrics: str | None = None, trec: bool = False, languages: Sequence[str] = (),
-               indexing: BuildOptions = DEFAULT_BUILD, warn: Warn = warn_on_stderr) -> RunResult:
+               compare: Sequence[str] | None = None, stats_level: StatsLevel = "reference",
+               primary: str = DEFAULT_PRIMARY, metrics: Sequence[str] | None = None, trec: bool = False,
+               languages: Sequence[str] = (), indexing: BuildOptions = DEFAULT_BUILD,
+               warn: Warn = warn_on_stderr) -> RunResult:
     """Score saved rankings (TREC run files, `cce.retriever/v1` JSON lines; evaluation/run_files.py)
     against a fixture set exactly as `run` scores a backend's results: same corpus resolution
     (`--store` > `--dir` > the header's corpus), metrics, reports and comparisons.
 
-    `compare` names two of the runs (`A,B`). A case a run has no ranking for scores as a query with
+    `compare` names two or more of the runs. A case a run has no ranking for scores as a query with
     no results; queries a run ranks that the fixtures lack are ignored, with one warning per run.
     """
-    rank_metrics = parse_metric_list(metrics) if metrics is not None else ()
+    rank_metrics = rank_metric_specs(metrics) if metrics is not None else ()
     judged = bool(rank_metrics) or trec
     fixtures = load_fixtures(fixtures_path, grades=judged)
     corpus, index = resolve_index(fixtures, fixtures_path, dir, store, languages, indexing)
+    fixtures = bound_fixtures(fixtures, corpus, store, languages)
     runs = read_runs(run_paths, index)
-    by_name = {r.backend: r for r in runs}
     if compare is not None:
-        chosen = list(dict.fromkeys(name for piece in compare.split(",") if (name := rust_trim(piece))))
+        by_name = {r.backend: r for r in runs}
+        chosen = list(dict.fromkeys(compare))
         if any(n not in by_name for n in chosen) or len(chosen) < 2:
-            raise CceError(f"--compare needs two or more runs of {', '.join(by_name)}, got {rust_debug_str(compare)}")
-        if len(chosen) > 2 and stats_level == "full":
-            raise CceError("--stats full compares two runs; with three or more every pair is tested (Holm) beside "
-                           "a randomised Tukey HSD already")
+            raise CceError(f"--compare needs two or more runs of {', '.join(by_name)}, got "
+                           f"{rust_debug_str(','.join(compare))}")
         runs = [by_name[n] for n in chosen]
     ids = {c.id for c in fixtures.cases}
     for r in runs:
@@ -498,27 +213,8 @@ def score_runs(fixtures_path: str, run_paths: Sequence[str], *, dir: str | None 
     judgments = tuple(judge(c, index.chunks) for c in fixtures.cases) if judged else None
     reports = tuple(evaluate_backends([(r.backend, r.search()) for r in runs], fixtures.cases, weights, judgments,
                                       specs=rank_metrics))
-    return _result(corpus, index.embedder, fixtures, reports, compare is not None, stats_level, primary,
-                   rank_metrics, judgments)
-
-
-def _evaluated(names: Sequence[str], config: ProjectConfig, index: Index, embed: QueryEmbedder,
-               cases: Sequence[Case], weights: LineWeights, judgments: Sequence[Judgments] | None,
-               indexing: BuildOptions, specs: Sequence[RankMetricSpec] = ()) -> list[BackendReport]:
-    """Every backend's report. Built-in rankings over hash embeddings score their cases in worker
-    processes when there are several CPUs (`indexing.workers` caps them, as it does indexing);
-    anything holding a process, a connection or a remote embedder runs here, one backend after
-    the other, each opened only for its own run."""
-    variants = [spec for spec in map(config.spec, names) if isinstance(spec, Variant)]
-    if embed is hash_embed and len(variants) == len(names) and can_fork():
-        processes = indexing.workers if indexing.workers is not None else min(available_cpus(), MAX_AUTO_WORKERS)
-        searches = [(name, builtin_backend(v.base, index, v.params, embed)) for name, v in zip(names, variants, strict=True)]
-        return evaluate_backends(searches, cases, weights, judgments, processes, specs)
-    evaluated = []
-    for name in names:
-        with open_backend(name, config.spec(name), index, embed) as search_fn:
-            evaluated.append(evaluate_backend(name, search_fn, cases, weights, judgments, specs))
-    return evaluated
+    comparison, systems = compared(reports, stats_level, primary, rank_metrics) if compare is not None else (None, ())
+    return RunResult(corpus, index.embedder, fixtures, reports, comparison, rank_metrics, judgments, systems)
 
 
 SEARCH_QUERY_ID = "search"  # the id an external retriever sees for `search`'s one query

@@ -7,23 +7,25 @@ click's, also exit 2.
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable
 
 import click
 
-from cce_relevance import __version__
-from cce_relevance.config import EMBEDDERS
+from cce_relevance import __version__, schemas
 from cce_relevance.errors import CceError, GateFailed
-from cce_relevance.evaluation.metrics import METRIC_KEYS
+from cce_relevance.evaluation.metrics import DEFAULT_PRIMARY, METRIC_KEYS
 from cce_relevance.files import write_atomically
 from cce_relevance.lazy_import import lazy_module
 from cce_relevance.memory_pages import prefer_small_pages
 from cce_relevance.progress import progress_bar
+from cce_relevance.reference import BUILTIN_BACKENDS, EMBEDDERS, listed
 from cce_relevance.reporting.canonical_json import dumps_report
 from cce_relevance.retrieval.chunking.languages import EXTRA_LANGUAGES
-from cce_relevance.stats.levels import DEFAULT_PRIMARY, STATS_LEVELS, StatsLevel
+from cce_relevance.stats.stats_level import STATS_LEVELS, StatsLevel
+from cce_relevance.strings import rust_trim
+
+PER_QUERY_FORMATS = ("text", "csv", "tsv")  # reporting/per_query.py renders them
 
 # The library (numpy, tree-sitter grammars, requests) loads when a command first uses it, and the
 # renderers are imported inside the commands that print them: `--help` starts fast.
@@ -50,12 +52,6 @@ def main() -> None:
     prefer_small_pages()
 
 
-def _directory(path: str) -> str:
-    if not os.path.isdir(path):
-        raise CceError(f"corpus is not a directory: {path}")
-    return path
-
-
 _CONFIG_HELP = ("Backend variants, external retrievers and extra languages (default: cce-relevance.toml in the "
                 "working directory or the nearest one above it, up to the repository root).")
 
@@ -67,9 +63,16 @@ def _languages_option(command: Callable[..., None]) -> Callable[..., None]:
                              "config file's `languages`; '' for none). Default: the reference's six only.")(command)
 
 
+def comma_list(value: str, trim: Callable[[str], str] = rust_trim) -> list[str]:
+    """A comma-separated flag value (`--backend`, `--compare`, `--metrics`, `--languages`) → its
+    pieces, trimmed (as the reference trims: Rust's `str::trim`), empty ones dropped. Names are
+    checked by `api`, at the point of the run where the reference checks them."""
+    return [name for piece in value.split(",") if (name := trim(piece))]
+
+
 def _languages(flag: str | None, config: api.ProjectConfig) -> tuple[str, ...]:
     """The extra languages to chunk: `--languages` when given, else the config file's `languages`."""
-    return config.languages if flag is None else api.parse_language_list(flag)
+    return config.languages if flag is None else api.check_languages(comma_list(flag))
 
 
 def _cache_options(command: Callable[..., None]) -> Callable[..., None]:
@@ -102,7 +105,7 @@ def chunks(directory: str, as_json: bool, languages_flag: str | None, config_pat
     from cce_relevance.reporting import search_view
 
     languages = _languages(languages_flag, api.load_config(config_path))
-    found = api.chunks(_directory(directory), languages, _indexing(cache_dir, no_cache, as_json))
+    found = api.chunks(api.require_directory(directory), languages, _indexing(cache_dir, no_cache, as_json))
     if as_json:
         click.echo(search_view.conformance_document(found), nl=False)
     else:
@@ -114,7 +117,7 @@ def chunks(directory: str, as_json: bool, languages_flag: str | None, config_pat
 @click.argument("directory", metavar="DIR")
 @click.argument("query")
 @click.option("--backend", metavar="NAME", default="hybrid", show_default=True,
-              help="Ranking backend: bm25, vector, hybrid, or one of the config file's backends.")
+              help=f"Ranking backend: {listed(BUILTIN_BACKENDS)}, or one of the config file's backends.")
 @click.option("-k", "k", type=click.IntRange(min=1), default=10, show_default=True, help="Number of results.")
 @click.option("--json", "as_json", is_flag=True, help="Print result records as JSON.")
 @click.option("--config", "config_path", metavar="FILE", help=_CONFIG_HELP)
@@ -126,7 +129,8 @@ def search(directory: str, query: str, backend: str, k: int, as_json: bool, conf
     from cce_relevance.reporting import search_view
 
     config = api.load_config(config_path)
-    results = api.search(_directory(directory), query, backend, k, config, _languages(languages_flag, config),
+    corpus = api.require_directory(directory)
+    results = api.search(corpus, query, backend, k, config, _languages(languages_flag, config),
                          _indexing(cache_dir, no_cache, as_json))
     hits = [h for h, _ in results]
     if as_json:
@@ -191,7 +195,7 @@ def _primary(stats_level: str, primary: str | None) -> str:
 def _chart_options(command: Callable[..., None]) -> Callable[..., None]:
     """`--chart` and `--chart-metric`, shared by `run --compare` and `compare`."""
     command = click.option("--chart-metric", metavar="KEY",
-                           help=f"Metric to chart (default {DEFAULT_PRIMARY}): precision_at_k, recall, mrr, f1 "
+                           help=f"Metric to chart (default {DEFAULT_PRIMARY}): {', '.join(METRIC_KEYS)}, "
                                 "or a --metrics key the run or both reports carry, such as ndcg_at_k.")(command)
     return click.option("--chart", metavar="FILE",
                         help="Also write per-query deltas as a chart: FILE.md (Mermaid block), FILE.mmd "
@@ -212,11 +216,13 @@ def _write_side_files(files: dict[str, str]) -> None:
 
 def _trec_files(result: api.RunResult, run_path: str | None, qrels_path: str | None) -> dict[str, str]:
     """`--trec-qrels` and `--trec-run` contents; `{backend}` in the run path names one file per backend."""
+    from cce_relevance.reporting.trec import run_files, run_qrels
+
     files = {}
     if qrels_path is not None:
-        files[qrels_path] = result.trec_qrels()
+        files[qrels_path] = run_qrels(result)
     if run_path is not None:
-        runs = result.trec_runs()
+        runs = run_files(result)
         if len(runs) > 1 and "{backend}" not in run_path:
             raise click.UsageError("--trec-run needs a {backend} placeholder when more than one backend is scored "
                                    "(trec_eval reads one run per file), e.g. --trec-run 'runs/{backend}.run'")
@@ -229,10 +235,11 @@ def _trec_files(result: api.RunResult, run_path: str | None, qrels_path: str | N
 @click.argument("fixtures")
 @click.option("--dir", "corpus_dir", metavar="DIR", help="Corpus directory to index (overrides the fixture header).")
 @click.option("--store", metavar="STORE", help="Evaluate an existing persisted index file instead of a directory.")
-@click.option("--backend", "backends", metavar="LIST", help="Comma-separated backends (default bm25,vector,hybrid).")
+@click.option("--backend", "backends", metavar="LIST",
+              help=f"Comma-separated backends (default {','.join(BUILTIN_BACKENDS)}).")
 @click.option("--compare", metavar="A,B[,C...]", help="Two backends: per-query deltas and a paired t-test; three or "
               "more: every pair (Holm-corrected) and a randomised Tukey HSD.")
-@click.option("--json", "as_json", is_flag=True, help="Emit the cce.relevance.report/v2 JSON.")
+@click.option("--json", "as_json", is_flag=True, help=f"Emit the {schemas.REPORT} JSON.")
 @click.option("--output", metavar="FILE", help="Write the report to FILE (atomically) instead of stdout.")
 @click.option("--golden", metavar="FILE", help="Fail (exit 1) with a diff when the JSON report differs from FILE.")
 @click.option("--update-golden", is_flag=True, help="Rewrite the --golden file with this run's JSON report.")
@@ -240,8 +247,9 @@ def _trec_files(result: api.RunResult, run_path: str | None, qrels_path: str | N
 @_languages_option
 @_stats_options
 @click.option("--metrics", metavar="LIST",
-              help="Also report rank metrics: any of ndcg,ap,hit,rprec (docs/metrics.md).")
-@click.option("--per-query", "per_query", type=click.Choice(("text", "csv", "tsv")),
+              help="Also report rank metrics: any of ndcg,ap,hit,rprec, or cut-offs such as ndcg@10,p@1,recall@20 "
+                   "(docs/metrics.md).")
+@click.option("--per-query", "per_query", type=click.Choice(PER_QUERY_FORMATS),
               help="Print per-query results instead of the report: text (each query's first relevant rank and "
                    "top hits), or csv/tsv (one row per query x backend x metric, like trec_eval -q).")
 @click.option("--trec-run", metavar="FILE", help="Write each backend's TREC run; {backend} in FILE is its name.")
@@ -254,7 +262,7 @@ def run(fixtures: str, corpus_dir: str | None, store: str | None, backends: str 
         trec_qrels: str | None, chart: str | None, chart_metric: str | None, cache_dir: str | None,
         no_cache: bool, per_query: str | None) -> None:
     """Score the FIXTURES set (cce.relevance/v1 NDJSON) at each backend."""
-    from cce_relevance.reporting.chart import chart_renderer
+    from cce_relevance.reporting.chart import chart_renderer, run_chart
 
     if chart is not None and compare is None:
         raise click.UsageError("--chart needs --compare A,B")
@@ -270,13 +278,16 @@ def run(fixtures: str, corpus_dir: str | None, store: str | None, backends: str 
                     ("--config", config_path), ("--metrics", metrics), ("--trec-run", trec_run),
                     ("--trec-qrels", trec_qrels), ("--chart", chart))
     config = api.load_config(config_path)
-    result = api.run(fixtures, dir=corpus_dir, store=store, backends=backends, compare=compare, config=config,
-                     stats_level=stats_level, primary=primary, metrics=metrics,
+    result = api.run(fixtures, dir=corpus_dir, store=store, config=config,
+                     backends=None if backends is None else comma_list(backends),
+                     compare=None if compare is None else comma_list(compare),
+                     stats_level=stats_level, primary=primary,
+                     metrics=None if metrics is None else comma_list(metrics, str.strip),
                      trec=trec_run is not None or trec_qrels is not None,
                      languages=_languages(languages_flag, config), indexing=_indexing(cache_dir, no_cache, as_json))
     side_files = _trec_files(result, trec_run, trec_qrels)
     if chart is not None and render_chart is not None:
-        side_files[chart] = render_chart(api.run_chart(result, chart_metric))
+        side_files[chart] = render_chart(run_chart(result, chart_metric))
     _write_side_files(side_files)
     _emit(result, as_json, output, golden, update_golden, per_query)
 
@@ -307,10 +318,15 @@ def _require_values(*options: tuple[str, str | None]) -> None:
 def _emit(result: api.RunResult, as_json: bool, output: str | None, golden: str | None, update_golden: bool,
           per_query: str | None) -> None:
     """Write or print the report (JSON, text or `--per-query`), then update or check the golden."""
-    report_json = result.to_json()
+    from cce_relevance.reporting.run_report import run_report_json, run_report_per_query, run_report_text
+
+    report_json = run_report_json(result)
     if golden is not None and update_golden:
         write_atomically(golden, report_json)
-    rendered = report_json if as_json else result.to_text() if per_query is None else result.per_query(per_query)
+    if as_json:
+        rendered = report_json
+    else:
+        rendered = run_report_text(result) if per_query is None else run_report_per_query(result, per_query)
     if output is not None:
         write_atomically(output, rendered)
     else:
@@ -325,13 +341,13 @@ def _emit(result: api.RunResult, as_json: bool, output: str | None, golden: str 
 @click.option("--dir", "corpus_dir", metavar="DIR", help="Corpus directory (overrides the fixture header).")
 @click.option("--store", metavar="STORE", help="Use an existing persisted index file instead of a directory.")
 @click.option("--compare", metavar="A,B[,C...]", help="Compare runs as run --compare compares backends.")
-@click.option("--json", "as_json", is_flag=True, help="Emit the cce.relevance.report/v2 JSON.")
+@click.option("--json", "as_json", is_flag=True, help=f"Emit the {schemas.REPORT} JSON.")
 @click.option("--output", metavar="FILE", help="Write the report to FILE (atomically) instead of stdout.")
 @click.option("--golden", metavar="FILE", help="Fail (exit 1) with a diff when the JSON report differs from FILE.")
 @click.option("--update-golden", is_flag=True, help="Rewrite the --golden file with this report.")
 @_stats_options
 @click.option("--metrics", metavar="LIST", help="Also report rank metrics, e.g. ndcg,ap,hit@1,p@5 (docs/metrics.md).")
-@click.option("--per-query", "per_query", type=click.Choice(("text", "csv", "tsv")),
+@click.option("--per-query", "per_query", type=click.Choice(PER_QUERY_FORMATS),
               help="Print per-query results instead of the report (as for run).")
 @click.option("--trec-qrels", metavar="FILE", help="Write the TREC qrels (relevant chunk ids) the scoring used.")
 @click.option("--config", "config_path", metavar="FILE", help="Extra languages to chunk with (as for run).")
@@ -349,8 +365,10 @@ def score(runs: tuple[str, ...], fixtures: str, corpus_dir: str | None, store: s
                     ("--golden", golden), ("--config", config_path), ("--metrics", metrics),
                     ("--trec-qrels", trec_qrels))
     languages = _languages(languages_flag, api.load_config(config_path))
-    result = api.score_runs(fixtures, runs, dir=corpus_dir, store=store, compare=compare, stats_level=stats_level,
-                            primary=primary, metrics=metrics, trec=trec_qrels is not None, languages=languages,
+    result = api.score_runs(fixtures, runs, dir=corpus_dir, store=store,
+                            compare=None if compare is None else comma_list(compare), stats_level=stats_level,
+                            primary=primary, metrics=None if metrics is None else comma_list(metrics, str.strip),
+                            trec=trec_qrels is not None, languages=languages,
                             indexing=_indexing(cache_dir, no_cache, as_json))
     _write_side_files(_trec_files(result, None, trec_qrels))
     _emit(result, as_json, output, golden, update_golden, per_query)
@@ -358,7 +376,8 @@ def score(runs: tuple[str, ...], fixtures: str, corpus_dir: str | None, store: s
 
 @main.command()
 @click.argument("report_paths", metavar="BASE.json HEAD.json [MORE.json...]", nargs=-1, required=True)
-@click.option("--json", "as_json", is_flag=True, help="Emit the cce.relevance.compare/v1 JSON.")
+@click.option("--json", "as_json", is_flag=True, help=f"Emit the {schemas.COMPARE} JSON ({schemas.SYSTEMS} "
+              "for three or more reports).")
 @click.option("--markdown", "as_markdown", is_flag=True, help="Emit GitHub-flavoured Markdown.")
 @_stats_options
 @_chart_options
@@ -368,7 +387,7 @@ def compare(report_paths: tuple[str, ...], as_json: bool, as_markdown: bool, sta
             ) -> None:
     """Compare saved `run --json` reports, pairing backends and queries by name: two as base → head
     (head − base), three or more as systems (every pair Holm-corrected, and a randomised Tukey HSD)."""
-    from cce_relevance.reporting.chart import chart_renderer
+    from cce_relevance.reporting.chart import chart_renderer, compare_chart
     from cce_relevance.reporting.compare_report import comparison_document, comparison_text
     from cce_relevance.reporting.markdown import comparison_markdown
 
@@ -388,7 +407,7 @@ def compare(report_paths: tuple[str, ...], as_json: bool, as_markdown: bool, sta
     comparisons = api.compare_saved(api.load_report(base_report), api.load_report(head_report),
                                     base_report, head_report, stats_level=stats_level, primary=primary)
     if chart and render_chart is not None:
-        _write_side_files({chart: render_chart(api.compare_chart(comparisons, chart_metric, chart_backend))})
+        _write_side_files({chart: render_chart(compare_chart(comparisons, chart_metric, chart_backend))})
     if as_json:
         text = dumps_report(comparison_document(base_report, head_report, comparisons))
     elif as_markdown:
@@ -414,7 +433,7 @@ def _compare_systems(paths: tuple[str, ...], as_json: bool, as_markdown: bool, s
     results = api.compare_many([api.load_report(p) for p in paths], list(paths))
     if as_json:
         text = dumps_report({"backends": [{"backend": name, **systems_document(tests)} for name, tests in results],
-                             "reports": list(paths), "schema": "cce.relevance.systems/v1"})
+                             "reports": list(paths), "schema": schemas.SYSTEMS})
     elif as_markdown:
         text = "".join(systems_markdown(f"Relevance of {len(paths)} reports, backend {name}", tests)
                        for name, tests in results)
@@ -428,7 +447,7 @@ def _compare_systems(paths: tuple[str, ...], as_json: bool, as_markdown: bool, s
 @main.command()
 @click.argument("fixtures")
 @click.option("--dir", "corpus_dir", metavar="DIR", help="Corpus directory to check against (overrides the header).")
-@click.option("--json", "as_json", is_flag=True, help="Emit the cce.relevance.validate/v1 JSON.")
+@click.option("--json", "as_json", is_flag=True, help=f"Emit the {schemas.VALIDATE} JSON.")
 @_languages_option
 @click.option("--config", "config_path", metavar="FILE", help=_CONFIG_HELP)
 @_cache_options
@@ -459,7 +478,7 @@ def validate(fixtures: str, corpus_dir: str | None, as_json: bool, languages_fla
 @click.option("--power", type=float, default=0.8, show_default=True, help="Chance of detecting a real delta.")
 @click.option("--metric", metavar="KEY", help=f"Plan for this metric only (default: all): {', '.join(METRIC_KEYS)}, "
               "or a rank metric key the reports carry, such as ndcg_at_k.")
-@click.option("--json", "as_json", is_flag=True, help="Emit the cce.relevance.power/v1 JSON.")
+@click.option("--json", "as_json", is_flag=True, help=f"Emit the {schemas.POWER} JSON.")
 def power(source: str, delta: float, alpha: float, power: float, metric: str | None, as_json: bool) -> None:
     """Queries needed to detect --delta, from the per-query deltas of a `run --compare` report or a
     `compare --json` document (the paired t-test's power analysis; docs/statistics.md)."""

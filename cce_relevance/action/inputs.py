@@ -24,18 +24,14 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
-from cce_relevance.action.git import inside
+from cce_relevance.action.github import DEFAULT_API_URL, DEFAULT_SERVER_URL
+from cce_relevance.action.workspace import inside
+from cce_relevance.api import DEFAULT_BACKENDS, DEFAULT_PRIMARY, METRIC_KEYS, rank_metric_for_key
 from cce_relevance.errors import CceError
-from cce_relevance.evaluation.rank_metrics import rank_metric_for_key
 
 FailOn = Literal["drift", "regression", "none"]
-RegressionMetric = str  # a reference metric key, or a rank metric key such as ndcg_at_k or ndcg_at_5
 
 FAIL_ON_CHOICES: tuple[FailOn, ...] = ("drift", "regression", "none")
-METRIC_CHOICES: tuple[RegressionMetric, ...] = ("precision_at_k", "recall", "mrr", "f1")  # plus rank metric keys
-DEFAULT_BACKENDS = ("bm25", "vector", "hybrid")
-DEFAULT_API_URL = "https://api.github.com"
-DEFAULT_SERVER_URL = "https://github.com"
 
 # YAML 1.2 core-schema booleans only: `yes`/`on`/`1` are YAML 1.1 and mean different things to
 # different parsers, so a value outside this table is rejected rather than guessed.
@@ -84,7 +80,7 @@ class ActionInputs:
     github_token: str = field(repr=False)
     comment: bool
     fail_on: FailOn
-    regression_metric: RegressionMetric
+    regression_metric: str  # a metric key (api.METRIC_KEYS), or a rank metric key (then scored with --metrics)
     alpha: float
     base_ref: str | None
     head_ref: str
@@ -278,17 +274,17 @@ def _choice(name: str, value: str, choices: tuple[Any, ...], default: Any) -> An
     return value
 
 
-def _regression_metric(value: str) -> RegressionMetric:
+def _regression_metric(value: str) -> str:
     """A reference metric key, or a rank metric key (`ndcg_at_k`, `average_precision`, `hit_at_5`,
     …): then both sides are scored with `--metrics` for it."""
-    if not value or value in METRIC_CHOICES or rank_metric_for_key(value) is not None:
-        return value or "mrr"
+    if not value or value in METRIC_KEYS or rank_metric_for_key(value) is not None:
+        return value or DEFAULT_PRIMARY
     raise CceError(f"input 'regression-metric': {value!r} is not supported: expected one of "
-                   f"{', '.join(METRIC_CHOICES)}, or a rank metric key such as ndcg_at_k, average_precision, "
+                   f"{', '.join(METRIC_KEYS)}, or a rank metric key such as ndcg_at_k, average_precision, "
                    "hit_at_5, r_precision")
 
 
-def rank_metric_name(regression_metric: RegressionMetric) -> str | None:
+def rank_metric_name(regression_metric: str) -> str | None:
     """The `--metrics` name a rank regression metric is scored with (`ndcg_at_5` → `ndcg@5`); None
     for a reference metric, which every run reports."""
     spec = rank_metric_for_key(regression_metric)

@@ -21,7 +21,6 @@ from cce_relevance.evaluation.metrics import METRICS, MetricSpec
 from cce_relevance.reporting.numbers import format6
 from cce_relevance.reporting.terminal import terminal_safe
 
-PER_QUERY_FORMATS = ("text", "csv", "tsv")
 COLUMNS = ("backend", "query", "metric", "value")
 
 
@@ -85,7 +84,7 @@ def per_query_text(reports: Sequence[BackendReport]) -> str:
 
 
 def render_per_query(fmt: str, reports: Sequence[BackendReport], rank_metrics: Sequence[MetricSpec] = ()) -> str:
-    """The `--per-query` output in format `fmt` (one of PER_QUERY_FORMATS)."""
+    """The `--per-query` output in format `fmt`: `text`, `csv` or `tsv`."""
     if fmt == "text":
         return per_query_text(reports)
     return per_query_table(reports, rank_metrics, "\t" if fmt == "tsv" else ",")

@@ -30,10 +30,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cce_relevance.evaluation.pairing import win_loss_tie
 from cce_relevance.numeric import seq_sum
 from cce_relevance.stats.multiplicity import holm_adjust
-from cce_relevance.stats.paired import paired_t
+from cce_relevance.stats.paired import paired_t, win_loss_tie
 from cce_relevance.stats.resampling import sign_flip_test
 
 HSD_TRIALS = 10_000
