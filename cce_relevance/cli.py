@@ -337,7 +337,8 @@ def _emit(result: api.RunResult, as_json: bool, output: str | None, golden: str 
 
 @main.command()
 @click.argument("runs", metavar="RUN...", nargs=-1, required=True)
-@click.option("--fixtures", required=True, metavar="FIXTURES", help="The cce.relevance/v1 fixture set to score against.")
+@click.option("--fixtures", required=True, metavar="FIXTURES",
+              help=f"The {schemas.FIXTURES} fixture set to score against.")
 @click.option("--dir", "corpus_dir", metavar="DIR", help="Corpus directory (overrides the fixture header).")
 @click.option("--store", metavar="STORE", help="Use an existing persisted index file instead of a directory.")
 @click.option("--compare", metavar="A,B[,C...]", help="Compare runs as run --compare compares backends.")
