@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -27,13 +28,16 @@ from cce_relevance.strings import rust_trim
 
 # The library (numpy, tree-sitter grammars, requests) loads when a command first uses it, and the
 # renderers are imported inside the commands that print them: `--help` starts fast.
-api = lazy_module("cce_relevance.api")
+if TYPE_CHECKING:
+    from cce_relevance import api
+else:
+    api = lazy_module("cce_relevance.api")
 
 
 class _Group(click.Group):
     """Turns `CceError` into `error: <message>` and its exit code, never a traceback."""
 
-    def invoke(self, ctx: click.Context):
+    def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except CceError as exc:

@@ -49,6 +49,7 @@ from cce_relevance.action.report import TITLE, Markdown, Outcome, action_documen
 from cce_relevance.action.scoring import score_commits
 from cce_relevance.action.workflow_commands import (
     STEP_SUMMARY_LIMIT,
+    AnnotationKind,
     annotation,
     append_step_summary,
     error_annotation,
@@ -154,7 +155,7 @@ def _print_findings(outcome: Outcome, inputs: ActionInputs, repo: Path) -> None:
     """Annotations on the drifted goldens, the regressed fixture files and the fixture lines whose
     anchors are stale at head (in that order, within the cap), then each drift's diff."""
     subdir = inputs.working_directory.relative_to(repo)
-    regression_kind = "error" if inputs.fail_on == "regression" else "warning"
+    regression_kind: AnnotationKind = "error" if inputs.fail_on == "regression" else "warning"
     lines = [
         error_annotation(
             f"The head report of {s.fixture} no longer matches the golden report {s.golden.path}; "

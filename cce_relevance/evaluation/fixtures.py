@@ -196,7 +196,7 @@ def _parse_grades(obj: dict[str, object], expected: list[object], number: int) -
         if type(value) is not int or value < 1:
             raise CceError(f"fixture line {number}: grade of {rust_debug_str(key)} must be a positive integer")
         checked[key] = value
-    return tuple(checked.get(text, 1) for text in expected)
+    return tuple(checked.get(text, 1) if isinstance(text, str) else 1 for text in expected)
 
 
 # --- JSON, with serde_json's accept/reject rules ---------------------------------------------

@@ -135,7 +135,7 @@ def validate_cases(fixtures: str, corpus: str, cases: Sequence[Case], chunks: Se
         stale = 0
         for anchor in (bind_case(case, symbols).anchors if symbols is not None else case.anchors):
             if index.resolves(anchor):
-                if anchor.symbol is not None and len(anchor.bound) > 1:
+                if anchor.symbol is not None and symbols is not None and len(anchor.bound) > 1:
                     findings.append(Finding("ambiguous-symbol", case.line, case.id, anchor.display(),
                                             _ambiguity(anchor, named_definitions(anchor, symbols))))
                 continue

@@ -27,6 +27,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import chain, repeat
+from typing import Any
 
 import numpy as np
 
@@ -151,7 +152,7 @@ def corpus_parts(arrays: CorpusArrays) -> list[bytes | memoryview]:
 
 def _in_place(array: np.ndarray, dtype: str) -> memoryview:
     """The bytes of `array` as `dtype`, C order: a view when it already is that, else a copy."""
-    return memoryview(np.ascontiguousarray(array, dtype=dtype).reshape(-1).view(np.uint8))
+    return np.ascontiguousarray(array, dtype=dtype).reshape(-1).view(np.uint8).data
 
 
 def encode_corpus(arrays: CorpusArrays) -> bytes:
@@ -212,7 +213,7 @@ def _native(array: np.ndarray) -> np.ndarray:
     return array.astype(array.dtype.newbyteorder("="), copy=False)
 
 
-def _header(data: bytes | memoryview) -> tuple[dict, int]:
+def _header(data: bytes | memoryview) -> tuple[dict[str, Any], int]:
     if bytes(data[:4]) != _MAGIC:
         raise ValueError("not a corpus record")
     header_end = 8 + int.from_bytes(data[4:8], "little")
@@ -265,6 +266,9 @@ class SlicedChunk(Chunk):
     fields, equal to a `Chunk` with the same ones, and given a content it keeps that one."""
 
     __slots__ = ("_text", "_start", "_end")
+    _text: str
+    _start: int
+    _end: int
 
     @property
     def content(self) -> str:
@@ -284,7 +288,7 @@ class SlicedChunk(Chunk):
             return NotImplemented
         return all(getattr(self, name) == getattr(other, name) for name in _COMPARED)
 
-    def __reduce__(self) -> tuple[type[Chunk], tuple]:
+    def __reduce__(self) -> tuple[type[Chunk], tuple[Any, ...]]:
         """Pickled and copied as the plain `Chunk` it equals, content made: by default its slots
         would carry its whole file's text along (kilobytes for a one-line chunk)."""
         return Chunk, tuple(getattr(self, f.name) for f in _FIELDS)

@@ -69,7 +69,7 @@ def suffix_matches(modules: Iterable[str], files: Sequence[str]) -> dict[str, st
         if not f.endswith(_SUFFIX_EXTENSIONS):
             continue
         for start in range(f.rfind("/") + 1, len(f) - 2):
-            module = wanted.get(f[start:])
-            if module is not None and module not in found:
-                found[module] = f
+            named = wanted.get(f[start:])
+            if named is not None and named not in found:
+                found[named] = f
     return found

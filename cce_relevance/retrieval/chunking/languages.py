@@ -24,6 +24,7 @@ import re
 from collections.abc import Callable, Iterable
 from functools import partial
 from importlib import metadata
+from typing import cast
 
 from tree_sitter import Node
 
@@ -108,7 +109,7 @@ def _kotlin_import_names(node: Node) -> list[str]:
 def _load_grammar(name: str) -> object:
     import tree_sitter_language_pack
 
-    return tree_sitter_language_pack.get_binding(name)
+    return tree_sitter_language_pack.get_binding(cast("tree_sitter_language_pack.SupportedLanguage", name))
 
 
 def _grammar(name: str) -> Callable[[], object]:

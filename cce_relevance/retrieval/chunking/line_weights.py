@@ -61,7 +61,7 @@ def line_runs(lines: WeightedLines) -> LineRuns:
     prefix = np.zeros(lines.extras.shape[0] + 1, dtype=np.int64)
     np.cumsum(lines.extras, out=prefix[1:])
     starts = np.ascontiguousarray(lines.starts, dtype=np.int64)
-    return LineRuns(memoryview(starts), memoryview(offsets), memoryview(prefix))
+    return LineRuns(starts.data, offsets.data, prefix.data)  # `.data`: the arrays' buffers as memoryviews
 
 
 class _Pieces:

@@ -81,7 +81,9 @@ def preorder(root: Node) -> Iterator[Node]:
     """Every node (named and anonymous), depth-first pre-order, without recursion."""
     cursor = root.walk()
     while True:
-        yield cursor.node
+        node = cursor.node
+        assert node is not None  # a cursor always stands on a node
+        yield node
         if cursor.goto_first_child():
             continue
         while not cursor.goto_next_sibling():
@@ -173,38 +175,38 @@ def c_include_names(node: Node) -> list[str]:
             if child.type in ("system_lib_string", "string_literal")]
 
 
-def _python_language():
+def _python_language() -> object:
     import tree_sitter_python
 
     return tree_sitter_python.language()
 
 
-def _javascript_language():
+def _javascript_language() -> object:
     import tree_sitter_javascript
 
     return tree_sitter_javascript.language()
 
 
-def _ruby_language():
+def _ruby_language() -> object:
     import tree_sitter_ruby
 
     return tree_sitter_ruby.language()
 
 
-def _rust_language():
+def _rust_language() -> object:
     import tree_sitter_rust
 
     return tree_sitter_rust.language()
 
 
-def _typescript_language():
+def _typescript_language() -> object:
     """The TypeScript dialect for `.ts` and `.tsx` alike, as the reference does (not TSX)."""
     import tree_sitter_typescript
 
     return tree_sitter_typescript.language_typescript()
 
 
-def _c_language():
+def _c_language() -> object:
     import tree_sitter_c
 
     return tree_sitter_c.language()

@@ -291,7 +291,9 @@ class _GatedSearch:
     def search(self, pos: int) -> re.Match[str] | None:
         text = self._text
         for i in range(bisect_left(self._offsets, pos), len(self._offsets)):
-            end = _SPACES.match(text, self._offsets[i] + 1).end()
+            spaces = _SPACES.match(text, self._offsets[i] + 1)
+            assert spaces is not None  # `\s*` matches anywhere
+            end = spaces.end()
             match = _ASSIGNMENT_RE.search(text, max(pos, self._starts[i]), end)
             if match is not None:
                 return match

@@ -17,6 +17,7 @@ import json
 import math
 import os
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import requests
@@ -60,7 +61,7 @@ def _server_message(response: requests.Response) -> str:
     return ""
 
 
-def _numbers(entries: list) -> np.ndarray:
+def _numbers(entries: list[Any]) -> np.ndarray:
     """The numeric entries of one reply vector, in order; anything else is silently dropped."""
     values = []
     for x in entries:

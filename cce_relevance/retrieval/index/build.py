@@ -47,7 +47,7 @@ DEFAULT_BUILD = BuildOptions()
 """No cache, worker processes when it pays, no progress: what a plain library call gets."""
 
 
-def build_index(root: str | os.PathLike, protect_secrets: bool = True,
+def build_index(root: str | os.PathLike[str], protect_secrets: bool = True,
                 embedder: DocumentEmbedder = HASH_DOCUMENTS, languages: PackSet = REFERENCE_PACKS, *,
                 cache: str | None = None, workers: int | None = None, progress: Progress | None = None) -> Index:
     """Walk, redact, chunk and embed a corpus directory, in the reference's order.
@@ -83,7 +83,7 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _build(root: str | os.PathLike, protect_secrets: bool, embedder: DocumentEmbedder, languages: PackSet,
+def _build(root: str | os.PathLike[str], protect_secrets: bool, embedder: DocumentEmbedder, languages: PackSet,
            cache: str | None, workers: int | None, progress: Progress | None) -> Index:
     walked = walk(root, protect_secrets=protect_secrets)
     files = [(f.path, f.text) for f in walked.files]

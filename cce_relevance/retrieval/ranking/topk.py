@@ -16,6 +16,7 @@ touching strings.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -152,9 +153,9 @@ class PrefixMemo:
 
     def __init__(self, size: int = 2048) -> None:
         self._size = size
-        self._kept: dict[object, tuple[int, list]] = {}
+        self._kept: dict[object, tuple[int, list[Any]]] = {}
 
-    def ranking(self, key: object, m: int, rank: Callable[[int], list]) -> list:
+    def ranking(self, key: object, m: int, rank: Callable[[int], list[Any]]) -> list[Any]:
         """The first `m` entries of the ranking `rank(depth)` makes for the query `key`."""
         kept = self._kept.get(key)
         if kept is None or kept[0] < m:

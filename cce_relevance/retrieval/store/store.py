@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -109,7 +109,7 @@ def _chunk_json(c: Chunk) -> str:
             f'"embedding":{_floats(embedding)}}}')
 
 
-def _sorted_object(mapping: dict[str, Any], value_json) -> str:
+def _sorted_object(mapping: Mapping[str, Any], value_json: Callable[[Any], str]) -> str:
     """Keys in code-point order, which is the UTF-8 byte order a Rust `BTreeMap` keeps."""
     return "{" + ",".join(f"{json_string(k)}:{value_json(mapping[k])}" for k in sorted(mapping)) + "}"
 
