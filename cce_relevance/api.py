@@ -4,7 +4,7 @@ One function per use case, with typed parameters (sequences of names, not comma 
 splits those); `__all__` is the whole contract, and the Action imports nothing else from the
 package but the renderers in `reporting/` and `errors`. The wiring behind it lives in
 `evaluation/` (corpus.py, names.py, backend_runs.py, gate.py) and rendering in `reporting/`. A run
-follows the reference's processing order (harness.md §1.3), which decides which error wins when
+follows the reference's processing order (§order), which decides which error wins when
 several inputs are wrong.
 """
 
@@ -96,7 +96,7 @@ __all__ = [
 
 
 def warn_on_stderr(message: str) -> None:
-    """`warning: <message>` on stderr: the one thing a successful run may print there (harness.md §1.6)."""
+    """`warning: <message>` on stderr: the one thing a successful run may print there (§embedder-name)."""
     sys.stderr.write(f"warning: {message}\n")
     sys.stderr.flush()
 
@@ -136,7 +136,7 @@ def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
         warn: Warn = warn_on_stderr, stats_level: StatsLevel = "reference", primary: str = DEFAULT_PRIMARY,
         config: ProjectConfig = NO_CONFIG, metrics: Sequence[str] | None = None, trec: bool = False,
         languages: Sequence[str] | None = None, indexing: BuildOptions = DEFAULT_BUILD) -> RunResult:
-    """Evaluate a fixture set, in the reference's order of checks (harness.md §1.3).
+    """Evaluate a fixture set, in the reference's order of checks (§order).
 
     `backends` names the backends to score (default: the three built-ins); `compare` names two
     instead, A then B, and compares them. `metrics` (rank metric names) adds rank metrics; it and `trec` (TREC export wanted) make the
@@ -256,7 +256,7 @@ def _document_embedder(name: str) -> tuple[DocumentEmbedder, str | None]:
 def index_corpus(directory: str, *, out: str | None = None, embedder: str = HASH_EMBEDDER,
                  allow_secrets: bool = False, languages: Sequence[str] = (),
                  indexing: BuildOptions = DEFAULT_BUILD) -> StoreWritten:
-    """Index `directory` and write the reference's store (pipeline.md §14) plus our fingerprint beside it.
+    """Index `directory` and write the reference's store (§store) plus our fingerprint beside it.
 
     The default path is `<directory>/.cce/index.json`, whose `.cce` the walker never indexes.
     An Ollama build checks the server before walking and writes nothing when any batch fails.

@@ -1,4 +1,4 @@
-"""Numeric primitives that decide byte-identical output (pipeline.md §2, harness.md §5.1).
+"""Numeric primitives that decide byte-identical output (§numbers, §number-format).
 
 Every room rounds through here so that ranking keys and rendered numbers agree with the
 reference to the last digit: round half *away from zero*, on the IEEE double product, with

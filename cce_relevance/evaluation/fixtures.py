@@ -1,6 +1,6 @@
 """The `cce.relevance/v1` fixture contract: NDJSON lines, an optional header, labeled cases.
 
-Everything here mirrors the reference parser (harness.md §2): which lines count, which JSON is
+Everything here mirrors the reference parser (§fixtures): which lines count, which JSON is
 accepted, which check fires first and the exact wording of errors E1–E14. The reference parses
 each line with serde_json into a generic value; Python's `json` accepts a few things serde
 rejects (NaN/Infinity literals, overflowing numbers, lone surrogate escapes, unlimited nesting),

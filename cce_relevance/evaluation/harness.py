@@ -1,4 +1,4 @@
-"""Score every fixture case at every selected backend (harness.md §3).
+"""Score every fixture case at every selected backend (§metrics).
 
 The harness only measures: it runs each case's query through a backend's search function, keeps
 the top k, and scores the hits against the case's anchors. Results are plain data that the

@@ -1,4 +1,5 @@
-"""Human text renderings of a run: the summary table, token block and compare block (harness.md §5.2–§5.3)."""
+"""Human text renderings of a run: the summary table, token block and compare block
+(§summary–§compare-block)."""
 
 from __future__ import annotations
 

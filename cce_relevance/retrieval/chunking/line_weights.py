@@ -1,4 +1,4 @@
-"""Token weights of a file's lines, the ones token-level metrics weigh spans by (harness.md §3.3).
+"""Token weights of a file's lines, the ones token-level metrics weigh spans by (§token-metrics).
 
 A line weighs `estimate_tokens` of its text in the first chunk, in index order, that covers it
 (an outer class keeps its indented text), split the way Rust's `str::lines` splits. Only the

@@ -1,8 +1,8 @@
 """Language packs: which files tree-sitter parses, which nodes become chunks, and imports.
 
-Six packs, as in the reference (pipeline.md §6.1–§6.2, §6.7), each pinned to the grammar wheel
+Six packs, as in the reference (§packs–§pack-table, §imports), each pinned to the grammar wheel
 version the spec names. A pack claims lowercase extensions; a file no pack claims becomes one
-whole-file `module` chunk. Import extraction only feeds the import graph (§11.11). An index chunks
+whole-file `module` chunk. Import extraction only feeds the import graph (§import-graph). An index chunks
 with a `PackSet`: these six by default, so default output stays the reference's; more languages
 are opt-in (retrieval/chunking/languages.py).
 """
@@ -43,7 +43,7 @@ class Pack:
 
     A file's imports are found node by node: every node whose type is one of `import_kinds`, in
     pre-order, gives `import_names(node)` (names may be empty), and `unique_names` of all of them
-    is the file's list (§6.7). `distributions` name the installed packages whose versions decide
+    is the file's list (§imports). `distributions` name the installed packages whose versions decide
     the parse (the index cache keys on them).
     """
 
@@ -92,7 +92,7 @@ def preorder(root: Node) -> Iterator[Node]:
 
 
 def unique_names(names: list[str]) -> list[str]:
-    """First-seen order, empty names dropped: every extractor's result (§6.7)."""
+    """First-seen order, empty names dropped: every extractor's result (§imports)."""
     return [n for n in dict.fromkeys(names) if n]
 
 

@@ -1,4 +1,4 @@
-"""Building the index of a corpus directory (pipeline.md §3).
+"""Building the index of a corpus directory (§build).
 
 Building walks the corpus (sorted), redacts each file, chunks it, embeds every chunk with the
 hash embedder and derives BM25 statistics and the import graph (the per-file work may run in

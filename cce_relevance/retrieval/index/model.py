@@ -1,4 +1,4 @@
-"""The in-memory index: chunks in index order plus everything ranking needs (pipeline.md §3).
+"""The in-memory index: chunks in index order plus everything ranking needs (§build).
 
 The order of `chunks` is significant downstream (line weights, tie handling, graph expansion), so
 it is kept exactly as building or loading made it. What ranking needs beyond the chunks (BM25

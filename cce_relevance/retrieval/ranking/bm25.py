@@ -1,4 +1,4 @@
-"""BM25 keyword ranking over chunk contents (pipeline.md §9, §12).
+"""BM25 keyword ranking over chunk contents (§bm25, §bm25-only).
 
 Okapi BM25 with the non-negative idf `ln(1 + (N - df + 0.5)/(df + 0.5))` (Robertson & Zaragoza,
 "The Probabilistic Relevance Framework: BM25 and Beyond", 2009, eq. 3.3 with the +1 variant that

@@ -1,4 +1,4 @@
-"""Cosine ranking over stored embeddings (pipeline.md §8.3, §10).
+"""Cosine ranking over stored embeddings (§cosine, §vector).
 
 The reference sums `q[i] * c[i]` left to right over the components. Components where the query
 is zero add exactly ±0.0 and never change a partial sum (which starts at +0.0 and so is never
@@ -193,7 +193,7 @@ class CosineIndex:
 
         With S the true dot product, s the reference's double and a the float32 approximation,
         |a - S| <= γ32(n+3)·Σ|q_i c_i| and |s - S| <= γ64(n+1)·Σ|q_i c_i| for n non-zero query
-        components (Higham, "Accuracy and Stability of Numerical Algorithms", 2002, §3.1; the +3
+        components (Higham, "Accuracy and Stability of Numerical Algorithms", 2002, sec. 3.1; the +3
         covers rounding q and c to float32), and Σ|q_i c_i| <= |q|·max|c| (Cauchy–Schwarz); so
         |a - s| <= e. If m rows have a >= t, the m-th best exact cosine s_m is >= t - e. A row of
         the first m has a key at least key(s_m), so its s is at least s_m - 1e-6 less the error

@@ -1,7 +1,7 @@
 """The first m entries of a ranking ordered by (score key desc, chunk id asc), without a full sort.
 
 Every ranking in the pipeline compares six-decimal score keys and breaks ties by chunk id
-(pipeline.md §2.2–§2.3). Sorting all chunks with a Python key per query costs seconds on a
+(§score-key–§sorting). Sorting all chunks with a Python key per query costs seconds on a
 whole repository, yet callers only read the first few entries. This module computes the keys
 with numpy — the same IEEE operations as `numeric.round_half_away`, so the same integers — then
 keeps the entries whose key is above the m-th largest key, fills the remaining places from
@@ -70,7 +70,7 @@ def top_by_key(scores: np.ndarray, id_rank: np.ndarray, limit: int | None = None
                positive_only: bool = False) -> np.ndarray:
     """Indices of the first `limit` entries (all when None) by (score key desc, id rank asc).
 
-    `positive_only` drops entries whose key is not above zero (BM25, pipeline.md §9): a key is
+    `positive_only` drops entries whose key is not above zero (BM25, §bm25): a key is
     at least 1 exactly when the product `score * 1e6` is at least 0.5 (NaN is not). Only the
     entries near the top are tested when those are found: the first m positive entries are among
     the first m of all (when fewer than m are positive, every one of them is).
