@@ -129,8 +129,8 @@ def corpus_parts(arrays: CorpusArrays) -> list[bytes | memoryview]:
 
     The header is padded with spaces so that the arrays start 8-byte aligned, and the arrays
     come widest type first: read back from a mapped file (`decode_corpus`) every array is an
-    aligned view, not a copy. The long strings — BM25's vocabulary, the redacted texts (1.5 MB
-    on the standard library) — follow as UTF-8, not as JSON strings, which are slow to unescape."""
+    aligned view, not a copy. The long strings — BM25's vocabulary, the redacted texts — follow
+    as UTF-8, not as JSON strings, which are slow to unescape."""
     p = arrays.postings
     vocabulary = " ".join(p.term_id).encode("utf-8", "surrogatepass")
     texts = {i: text.encode("utf-8", "surrogatepass") for i, text in sorted(arrays.texts.items())}
@@ -165,7 +165,7 @@ def decode_corpus(data: bytes | memoryview) -> CorpusArrays:
 
     Every array is a read-only view of `data` (which must outlive them and not change: the
     cache maps a record file that is only ever replaced, never rewritten), so nothing of a
-    35 MB record is copied; only strings (the header's, the vocabulary, the chunk ids and keys)
+    record (tens of megabytes for a large corpus) is copied; only strings (the header's, the vocabulary, the chunk ids and keys)
     become objects."""
     header, header_end = _header(data)
     try:
@@ -261,8 +261,8 @@ class SlicedChunk(Chunk):
     """A chunk whose content is its file's text sliced by its character range, made when first
     read. A corpus record's chunks are made on every warm run, but ranking reads the content of
     few of them (hybrid's keyword test, the lines a metric weighs), and the contents of all —
-    51 MB of new strings on the standard library, where class chunks repeat their methods —
-    cost more to make than the chunks themselves. In every other way it is a `Chunk`: the same
+    more text than the corpus, as class chunks repeat their methods — cost more to make than the
+    chunks themselves. In every other way it is a `Chunk`: the same
     fields, equal to a `Chunk` with the same ones, and given a content it keeps that one."""
 
     __slots__ = ("_text", "_start", "_end")

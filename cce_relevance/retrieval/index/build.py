@@ -73,7 +73,7 @@ def build_index(root: str | os.PathLike[str], protect_secrets: bool = True,
 def _collector_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector while building: an index is a million or so objects that
     live on and hold no reference cycles, and the collector's full passes over that growing heap
-    cost a tenth of a warm build while finding nothing to free."""
+    cost a noticeable share of a warm build while finding nothing to free."""
     enabled = gc.isenabled()
     gc.disable()
     try:

@@ -32,14 +32,15 @@ _F64_UNIT = 2.0**-53
 _SAFE_MAX = 1e18
 _SAFE_MIN = 1e-18
 # The m-th best of every 16th approximation bounds the m-th best from below. A sparser sample is
-# cheaper to partition but leaves more rows above its bound to narrow down (16 measured best).
+# cheaper to partition but leaves more rows above its bound to narrow down (the stride is chosen
+# by measurement: docs/performance.md).
 _SAMPLE_STRIDE = 16
 # Exact scorings of a few rows from the sparse entries before the dense counts are made. Making
-# them costs ~20 ms on the standard library and each later call saves ~18 us: a search never
-# makes them, a run of some 35 queries does, and a long run gains (1,000 queries x 3: 40-60 ms).
+# them costs about what a hundred sparse scorings cost, and each later call is cheaper: a search
+# never makes them, a harness run does early on (figures: docs/performance.md).
 _SPARSE_CALLS_BEFORE_DENSE = 100
 # The most the dense counts may take, in every scoring process (forked workers make their own):
-# 37 MB on the standard library's 71,837 chunks; past ~130k chunks the sparse entries serve.
+# they are chunks × 256 small integers, so past about 130k chunks the sparse entries serve.
 _DENSE_COUNTS_BUDGET = 64 << 20
 
 
