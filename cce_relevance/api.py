@@ -12,6 +12,7 @@ import json
 import math
 import os
 import sys
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,13 +21,18 @@ from cce_relevance.config import EMBEDDERS as EMBEDDERS
 from cce_relevance.config_file import NO_CONFIG, ProjectConfig
 from cce_relevance.config_file import load_config as load_config
 from cce_relevance.errors import CceError
-from cce_relevance.evaluation.fixtures import Case, FixtureSet, corpus_dir, load_fixtures
+from cce_relevance.evaluation.discrimination import Discrimination, discrimination
+from cce_relevance.evaluation.fixtures import Case, FixtureSet, corpus_dir, load_fixtures, parse_fixtures
 from cce_relevance.evaluation.harness import BackendReport, can_fork, evaluate_backend, evaluate_backends
 from cce_relevance.evaluation.judgments import Judgments, judge
 from cce_relevance.evaluation.metrics import METRIC_KEYS as METRIC_KEYS
 from cce_relevance.evaluation.metrics import METRICS
 from cce_relevance.evaluation.observed_deltas import observed_deltas
 from cce_relevance.evaluation.pairing import pair_reports
+from cce_relevance.evaluation.proposals import DEFAULT_RULES, Proposal, propose
+from cce_relevance.evaluation.proposals import FORMS as FORMS
+from cce_relevance.evaluation.proposals import HARD_FORMS as HARD_FORMS
+from cce_relevance.evaluation.proposals import FileRules as FileRules
 from cce_relevance.evaluation.rank_metrics import RANK_METRICS, RankMetricSpec
 from cce_relevance.evaluation.rust_debug import rust_debug_str
 from cce_relevance.evaluation.spans import LineWeights
@@ -48,6 +54,7 @@ from cce_relevance.retrieval.index_cache import default_cache_dir
 from cce_relevance.retrieval.languages import EXTRA_LANGUAGES as EXTRA_LANGUAGES
 from cce_relevance.retrieval.languages import check_languages, enabled_packs
 from cce_relevance.retrieval.ollama import OLLAMA_EMBEDDER, OllamaClient, OllamaError
+from cce_relevance.retrieval.redact import redact
 from cce_relevance.retrieval.registry import Variant, open_backend
 from cce_relevance.retrieval.store import default_store_path, dumps_store, load_store
 from cce_relevance.retrieval.walk import walk
@@ -203,6 +210,16 @@ def build_options(cache_dir: str | None = None, *, use_cache: bool = True,
     if not os.access(cache_dir, os.W_OK | os.X_OK):
         raise CceError(f"cannot use cache directory {cache_dir}: it is not writable")
     return BuildOptions(cache=cache_dir, progress=progress)
+
+
+def parse_form_list(value: str) -> tuple[str, ...]:
+    """`--forms name,callers` → the proposal forms named, in the canonical order."""
+    named = [name for piece in value.split(",") if (name := rust_trim(piece))]
+    unknown = [name for name in named if name not in FORMS]
+    if unknown or not named:
+        raise CceError(f"unknown query form {rust_debug_str(unknown[0])} (expected any of {', '.join(FORMS)})"
+                       if unknown else f"--forms requires at least one of {', '.join(FORMS)}")
+    return tuple(form for form in FORMS if form in named)
 
 
 def parse_language_list(value: str) -> tuple[str, ...]:
@@ -419,6 +436,64 @@ def validate(fixtures_path: str, *, dir: str | None = None, languages: Sequence[
     corpus, index = resolve_index(fixtures, fixtures_path, dir, None, languages, indexing)
     line_counts = {f.path: len(rust_lines(f.text)) for f in walk(corpus).files}
     return validate_cases(fixtures_path, corpus, fixtures.cases, index.chunks, line_counts)
+
+
+@dataclass(frozen=True)
+class Bootstrapped:
+    """A proposed fixture set (`text`, its header's corpus relative to where it is written),
+    what it was drawn from, and each scored backend's report on it (empty when not scored)."""
+
+    text: str
+    proposal: Proposal
+    reports: tuple[BackendReport, ...]
+
+    def form_counts(self) -> dict[str, int]:
+        """Chosen cases per form, in form order (forms with none left out)."""
+        counts = Counter(c.form for _, c in self.proposal.cases)
+        return {form: counts[form] for form in FORMS if counts[form]}
+
+    def discrimination(self) -> Discrimination | None:
+        """How the scored backends tell the set's cases apart, over all cases, easy and hard
+        ones and each form; None when it was not scored."""
+        if not self.reports:
+            return None
+        groups: dict[str, list[str]] = {"easy": [], "hard": []}
+        for case_id, c in self.proposal.cases:
+            groups["hard" if c.hard else "easy"].append(case_id)
+            groups.setdefault(c.form, []).append(case_id)
+        ordered = {g: groups[g] for g in ("easy", "hard", *FORMS) if groups.get(g)}
+        return discrimination(self.reports, ordered)
+
+
+def bootstrap(directory: str, *, queries: int = 50, seed: int = 0, out: str | None = None,
+              rules: FileRules = DEFAULT_RULES, forms: Sequence[str] = FORMS, backends: str | None = None,
+              score: bool = True, config: ProjectConfig = NO_CONFIG, languages: Sequence[str] | None = None,
+              indexing: BuildOptions = DEFAULT_BUILD) -> Bootstrapped:
+    """Propose `queries` labeled cases drawn from `directory` (deterministic for `seed`), and
+    score them at each backend (default bm25, vector, hybrid) unless `score` is off.
+
+    The header's corpus is `directory` relative to the directory `out` will be written in (the
+    working directory when `out` is None). Nothing is written here.
+    """
+    if queries < 1:
+        raise CceError(f"--queries must be at least 1, got {queries}")
+    languages = config.languages if languages is None else languages
+    index = open_corpus(directory, languages=languages, indexing=indexing)
+    texts = {f.path: redact(f.text) for f in walk(directory).files}
+    proposal = propose(index.chunks, texts, queries, seed, rules, forms)
+    if not proposal.cases:
+        raise CceError(f"nothing to propose in {directory}: no definition with a usable name or doc sentence "
+                       f"in {proposal.files} file(s) kept",
+                       hint="--include-tests, --include-vendored or --include-generated keep more files")
+    where = os.path.dirname(os.path.abspath(out)) if out is not None else os.getcwd()
+    text = proposal.fixture_text(os.path.relpath(os.path.abspath(directory), where).replace(os.sep, "/"))
+    reports: tuple[BackendReport, ...] = ()
+    if score:
+        cases = parse_fixtures(text, out or "<bootstrap>").cases
+        names = parse_backend_list(backends, config) if backends is not None else list(DEFAULT_BACKENDS)
+        reports = tuple(_evaluated(names, config, index, hash_embed, cases, LineWeights.of_index(index), None,
+                                   indexing))
+    return Bootstrapped(text, proposal, reports)
 
 
 @dataclass(frozen=True)

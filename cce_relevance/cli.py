@@ -353,6 +353,64 @@ def validate(fixtures: str, corpus_dir: str | None, as_json: bool, languages_fla
 
 
 @main.command()
+@click.argument("directory", metavar="DIR")
+@click.option("--queries", type=click.IntRange(min=1), default=50, show_default=True, help="Cases to propose.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the draw: the same seed, the same set.")
+@click.option("--out", metavar="FILE", help="Write the set to FILE (default: stdout); its header's corpus is DIR "
+                                            "relative to FILE.")
+@click.option("--force", is_flag=True, help="Replace --out FILE when it exists (a reviewed set is not "
+                                            "overwritten by accident).")
+@click.option("--forms", metavar="LIST", help="Query forms to draw: any of name,doc (easy), doc-unnamed,callers "
+                                              "(hard). Default: all four.")
+@click.option("--include-tests", is_flag=True, help="Also draw from test files (left out by default).")
+@click.option("--include-vendored", is_flag=True, help="Also draw from vendored code (left out by default).")
+@click.option("--include-generated", is_flag=True, help="Also draw from generated files (left out by default).")
+@click.option("--exclude", multiple=True, metavar="GLOB", help="Leave out paths matching GLOB (fnmatch; * also "
+                                                               "crosses /). Repeatable.")
+@click.option("--backend", "backends", metavar="LIST", help="Backends to score the set at (default bm25,vector,hybrid).")
+@click.option("--no-score", is_flag=True, help="Only propose; do not score the set.")
+@click.option("--report", metavar="FILE", help="Write the summary and scores to FILE instead of stderr.")
+@_languages_option
+@click.option("--config", "config_path", metavar="FILE", help=_CONFIG_HELP)
+@_cache_options
+def bootstrap(directory: str, queries: int, seed: int, out: str | None, force: bool, forms: str | None,
+              include_tests: bool, include_vendored: bool, include_generated: bool, exclude: tuple[str, ...],
+              backends: str | None, no_score: bool, report: str | None, languages_flag: str | None,
+              config_path: str | None, cache_dir: str | None, no_cache: bool) -> None:
+    """Propose a fixture set drawn from DIR for a person to review: queries from definitions'
+    names and doc lines (easy) and paraphrases (hard), each anchored to its definition, with a
+    note saying where it came from; then report how each backend scores it."""
+    from cce_relevance.reporting.proposal_report import proposal_text
+
+    for name, value in (("--out", out), ("--report", report)):
+        if value == "":
+            raise click.UsageError(f"a value is required for '{name}' but none was supplied")
+    if out is not None and os.path.exists(out) and not force:
+        raise CceError(f"{out} exists; a proposed set would replace it",
+                       hint="pass --force to replace it, or choose another --out")
+    if no_score and backends is not None:
+        raise click.UsageError("--backend needs scoring; it cannot be used with --no-score")
+    config = api.load_config(config_path)
+    rules = api.FileRules(tests=not include_tests, vendored=not include_vendored, generated=not include_generated,
+                          exclude=exclude)
+    result = api.bootstrap(_directory(directory), queries=queries, seed=seed, out=out, rules=rules,
+                           forms=api.parse_form_list(forms) if forms is not None else api.FORMS,
+                           backends=backends, score=not no_score, config=config,
+                           languages=_languages(languages_flag, config), indexing=_indexing(cache_dir, no_cache, False))
+    if out is not None:
+        write_atomically(out, result.text)
+    else:
+        click.echo(result.text, nl=False)
+    p = result.proposal
+    summary = proposal_text(out or "stdout", len(p.cases), p.candidates, p.files, p.skipped, result.form_counts(),
+                            api.HARD_FORMS, result.discrimination())
+    if report is not None:
+        write_atomically(report, summary)
+    else:
+        click.echo(summary, err=True, nl=False)
+
+
+@main.command()
 @click.argument("source", metavar="REPORT_OR_COMPARE.json")
 @click.option("--delta", type=float, required=True, help="The smallest mean delta worth detecting, e.g. 0.05.")
 @click.option("--alpha", type=float, default=0.05, show_default=True, help="Two-sided significance level.")

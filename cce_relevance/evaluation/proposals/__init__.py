@@ -1,0 +1,76 @@
+"""Proposed fixture sets: labeled queries drawn from a corpus, for a person to review.
+
+`propose` turns an indexed corpus into N cases of a `cce.relevance/v1` set: queries made from
+definitions' names and doc sentences (easy) and from the same sentences without the
+definitions' own identifiers or from their callers' names (hard), each anchored to the
+definition it came from and carrying a `note` that says where it came from.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from cce_relevance.evaluation.fixtures import SCHEMA_ID
+from cce_relevance.evaluation.proposals.candidates import FORMS, HARD_FORMS, Candidate, gather
+from cce_relevance.evaluation.proposals.file_rules import DEFAULT_RULES, FileRules
+from cce_relevance.evaluation.proposals.spread import choose
+from cce_relevance.retrieval.chunk import Chunk
+
+__all__ = ["DEFAULT_RULES", "FORMS", "HARD_FORMS", "Candidate", "FileRules", "Proposal", "propose"]
+
+_SLUG = re.compile(r"[^a-z0-9]+")
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """The chosen cases (each with its fixture id) and what they were chosen from."""
+
+    cases: tuple[tuple[str, Candidate], ...]
+    candidates: int
+    files: int
+    skipped: Mapping[str, int]
+
+    def fixture_text(self, corpus: str) -> str:
+        """The NDJSON set: a header naming `corpus` (relative to the file), then one line per case."""
+        lines = [_json({"schema": SCHEMA_ID, "corpus": corpus})]
+        lines += [_json({"id": case_id, "query": c.query, "expected": [c.anchor], "note": c.note})
+                  for case_id, c in self.cases]
+        return "\n".join(lines) + "\n"
+
+
+def propose(chunks: Sequence[Chunk], texts: Mapping[str, str], n: int, seed: int,
+            rules: FileRules = DEFAULT_RULES, forms: Sequence[str] = FORMS) -> Proposal:
+    """`n` cases from `chunks` (an index's, in index order); `texts` are the indexed files'
+    redacted texts by path."""
+    pool = gather(chunks, texts, rules)
+    picked = choose(pool.candidates, n, seed, forms)
+    return Proposal(tuple(zip(_ids(picked), picked, strict=True)), len(pool.candidates), pool.files, pool.skipped)
+
+
+def _ids(picked: Sequence[Candidate]) -> list[str]:
+    """`<form>-<name>` (the definition's own name, else the file's stem), numbered when repeated."""
+    ids: list[str] = []
+    seen: set[str] = set()
+    for c in picked:
+        base_name = c.symbol.split(".")[-1] if c.symbol else _module_name(c.chunk.file_path)
+        base = f"{c.form}-{_SLUG.sub('-', base_name.lower()).strip('-')[:40] or 'def'}"
+        case_id, n = base, 2
+        while case_id in seen:
+            case_id, n = f"{base}-{n}", n + 1
+        seen.add(case_id)
+        ids.append(case_id)
+    return ids
+
+
+def _module_name(path: str) -> str:
+    """`pkg/util.py` → util; `pkg/__init__.py` → pkg."""
+    *dirs, name = path.split("/")
+    stem = name.split(".")[0]
+    return dirs[-1] if stem.startswith("__") and dirs else stem
+
+
+def _json(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
