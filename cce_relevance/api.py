@@ -21,6 +21,7 @@ from cce_relevance.config import EMBEDDERS as EMBEDDERS
 from cce_relevance.config_file import NO_CONFIG, ProjectConfig
 from cce_relevance.config_file import load_config as load_config
 from cce_relevance.errors import CceError
+from cce_relevance.evaluation.anchor_fixes import AnchorFix, fixed_lines, suggest_fixes
 from cce_relevance.evaluation.discrimination import Discrimination, discrimination
 from cce_relevance.evaluation.fixtures import Case, FixtureSet, corpus_dir, load_fixtures, parse_fixtures
 from cce_relevance.evaluation.harness import BackendReport, can_fork, evaluate_backend, evaluate_backends
@@ -33,6 +34,7 @@ from cce_relevance.evaluation.proposals import DEFAULT_RULES, Proposal, propose
 from cce_relevance.evaluation.proposals import FORMS as FORMS
 from cce_relevance.evaluation.proposals import HARD_FORMS as HARD_FORMS
 from cce_relevance.evaluation.proposals import FileRules as FileRules
+from cce_relevance.evaluation.proposals.symbols import symbol_names
 from cce_relevance.evaluation.rank_metrics import RANK_METRICS, RankMetricSpec
 from cce_relevance.evaluation.rust_debug import rust_debug_str
 from cce_relevance.evaluation.spans import LineWeights
@@ -40,6 +42,7 @@ from cce_relevance.evaluation.validation import Validation, validate_cases
 from cce_relevance.files import write_atomically
 from cce_relevance.reporting.canonical_json import dumps_report
 from cce_relevance.reporting.chart import DeltaChart, comparison_chart, mermaid_block, reports_chart
+from cce_relevance.reporting.fixture_patch import unified_patch
 from cce_relevance.reporting.full_report import FULL_LEGEND, MDE_LEGEND, full_text_block
 from cce_relevance.reporting.json_report import report_document
 from cce_relevance.reporting.text import render_compare, render_rank_metrics, render_summary
@@ -432,10 +435,46 @@ def validate(fixtures_path: str, *, dir: str | None = None, languages: Sequence[
     `validate(...).stale_anchors()` maps each query id to its anchors that resolve to nothing, to
     label such a miss as stale.
     """
+    return _validated(fixtures_path, dir, languages, grades, indexing)[0]
+
+
+def _validated(fixtures_path: str, dir: str | None, languages: Sequence[str], grades: bool,
+               indexing: BuildOptions) -> tuple[Validation, FixtureSet, Index]:
     fixtures = load_fixtures(fixtures_path, grades=grades)
     corpus, index = resolve_index(fixtures, fixtures_path, dir, None, languages, indexing)
     line_counts = {f.path: len(rust_lines(f.text)) for f in walk(corpus).files}
-    return validate_cases(fixtures_path, corpus, fixtures.cases, index.chunks, line_counts)
+    return validate_cases(fixtures_path, corpus, fixtures.cases, index.chunks, line_counts), fixtures, index
+
+
+@dataclass(frozen=True)
+class Suggestions:
+    """`validate` with fixes: the findings, a fix for each stale anchor that has a likely new
+    place, and the fixes as a unified diff of the fixture file ('' when there is none)."""
+
+    validation: Validation
+    fixes: tuple[AnchorFix, ...]
+    patch: str
+
+
+def suggest(fixtures_path: str, *, dir: str | None = None, languages: Sequence[str] = (),
+            indexing: BuildOptions = DEFAULT_BUILD) -> Suggestions:
+    """`validate`, and for stale anchors the fixture lines they most likely should be
+    (evaluation/anchor_fixes.py), as a patch to apply with `git apply` or `patch -p1` from the
+    working directory."""
+    validation, fixtures, index = _validated(fixtures_path, dir, languages, True, indexing)
+    fixes = tuple(suggest_fixes(validation, fixtures.cases, index.chunks, symbol_names(index.chunks)))
+    if not fixes:
+        return Suggestions(validation, fixes, "")
+    with open(fixtures_path, encoding="utf-8", newline="") as fh:  # load_fixtures has just read it
+        text = fh.read()
+    before = text.splitlines(keepends=True)
+    return Suggestions(validation, fixes, unified_patch(_patch_path(fixtures_path), before, fixed_lines(text, fixes)))
+
+
+def _patch_path(path: str) -> str:
+    """`path` as a patch names it: relative to the working directory when inside it."""
+    relative = os.path.relpath(os.path.abspath(path))
+    return (path if relative.startswith("..") else relative).replace(os.sep, "/")
 
 
 @dataclass(frozen=True)

@@ -329,24 +329,37 @@ def compare(base_report: str, head_report: str, as_json: bool, as_markdown: bool
 @click.argument("fixtures")
 @click.option("--dir", "corpus_dir", metavar="DIR", help="Corpus directory to check against (overrides the header).")
 @click.option("--json", "as_json", is_flag=True, help="Emit the cce.relevance.validate/v1 JSON.")
+@click.option("--suggest", is_flag=True, help="Print fixes for stale anchors as a unified diff on stdout (apply "
+                                              "with `git apply` or `patch -p1`); the findings go to stderr.")
 @_languages_option
 @click.option("--config", "config_path", metavar="FILE", help=_CONFIG_HELP)
 @_cache_options
-def validate(fixtures: str, corpus_dir: str | None, as_json: bool, languages_flag: str | None,
+def validate(fixtures: str, corpus_dir: str | None, as_json: bool, suggest: bool, languages_flag: str | None,
              config_path: str | None, cache_dir: str | None, no_cache: bool) -> None:
     """Check that every anchor of FIXTURES resolves to a chunk of the corpus (a gate: exit 1 on problems).
 
     Reports anchors whose file, kind or line range is not in the corpus, cases no backend can
     satisfy, and duplicate case ids. Exit 0 when clean, 1 when problems were found, 2 on bad input.
+    With --suggest, stdout is a patch that points stale anchors at where their definitions most
+    likely are now.
     """
-    from cce_relevance.reporting.validation_report import validation_document, validation_text
+    from cce_relevance.reporting.validation_report import fixes_text, validation_document, validation_text
 
     if corpus_dir == "":
         raise click.UsageError("a value is required for '--dir' but none was supplied")
+    if suggest and as_json:
+        raise click.UsageError("--suggest prints a patch; it cannot be used with --json")
     languages = _languages(languages_flag, api.load_config(config_path))
-    result = api.validate(fixtures, dir=corpus_dir, languages=languages,
-                          indexing=_indexing(cache_dir, no_cache, as_json))
-    click.echo(dumps_report(validation_document(result)) if as_json else validation_text(result), nl=False)
+    indexing = _indexing(cache_dir, no_cache, as_json)
+    if suggest:
+        suggestions = api.suggest(fixtures, dir=corpus_dir, languages=languages, indexing=indexing)
+        result = suggestions.validation
+        click.echo(validation_text(result) + fixes_text(suggestions.fixes, len(result.stale_anchors())), err=True,
+                   nl=False)
+        click.echo(suggestions.patch, nl=False)
+    else:
+        result = api.validate(fixtures, dir=corpus_dir, languages=languages, indexing=indexing)
+        click.echo(dumps_report(validation_document(result)) if as_json else validation_text(result), nl=False)
     if not result.ok:
         raise GateFailed(f"{len(result.findings)} problem(s) in {fixtures}: anchors that resolve to nothing "
                          "in the corpus, unsatisfiable cases or duplicate ids")
