@@ -415,7 +415,7 @@ def bootstrap(directory: str, queries: int, seed: int, out: str | None, force: b
     else:
         click.echo(result.text, nl=False)
     p = result.proposal
-    summary = proposal_text(out or "stdout", len(p.cases), p.candidates, p.files, p.skipped, result.form_counts(),
+    summary = proposal_text(out or "stdout", len(p.cases), queries, p.candidates, p.files, p.skipped, result.form_counts(),
                             api.HARD_FORMS, result.discrimination())
     if report is not None:
         write_atomically(report, summary)

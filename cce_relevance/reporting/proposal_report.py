@@ -7,11 +7,13 @@ from collections.abc import Mapping
 from cce_relevance.evaluation.discrimination import Discrimination
 
 
-def proposal_text(written: str, cases: int, candidates: int, files: int, skipped: Mapping[str, int],
+def proposal_text(written: str, cases: int, asked: int, candidates: int, files: int, skipped: Mapping[str, int],
                   forms: Mapping[str, int], hard: frozenset[str], scores: Discrimination | None) -> str:
     """`forms` counts the chosen cases per form, in form order; `hard` names the hard forms."""
     left_out = ", ".join(f"{n:,} {reason}" for reason, n in skipped.items())
-    out = [f"cce-relevance bootstrap: {cases} proposed cases written to {written}\n",
+    fewer = f" (of {asked} asked: each definition is labeled once, and no more have a usable query)" \
+        if cases < asked else ""
+    out = [f"cce-relevance bootstrap: {cases} proposed cases written to {written}{fewer}\n",
            f"  drawn from {candidates:,} candidates in {files:,} files"
            + (f" (files left out: {left_out})" if left_out else "") + "\n",
            "  forms: " + ", ".join(f"{form} {n}{' (hard)' if form in hard else ''}" for form, n in forms.items())

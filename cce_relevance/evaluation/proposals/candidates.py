@@ -3,7 +3,8 @@
 Candidates come from the indexed chunks of the files the rules keep, and from those files'
 text after the pipeline's redaction (the same text the chunks were cut from), so a docstring
 that held a secret reads `[REDACTED:…]` here and is never proposed. A query text that several
-candidates share is dropped: it could not tell its definitions apart.
+candidates of one form share is dropped: it could not tell its definitions apart (the same
+text in two forms, a caller's name that is also a name query, is chosen at most once).
 """
 
 from __future__ import annotations
@@ -172,9 +173,10 @@ def _innermost_by_line(chunks: Sequence[Chunk], kept_files: Mapping[str, list[st
 
 
 def _distinct(found: list[Candidate]) -> tuple[Candidate, ...]:
-    """Candidates whose query text no other candidate has, that the redactor leaves unchanged."""
-    counts = Counter(c.query.lower() for c in found)
-    return tuple(c for c in found if counts[c.query.lower()] == 1 and _clean(c.query) and _clean(c.note))
+    """Candidates whose query text no other candidate of their form has (it could not tell
+    their definitions apart), and that the redactor leaves unchanged."""
+    counts = Counter((c.form, c.query.lower()) for c in found)
+    return tuple(c for c in found if counts[(c.form, c.query.lower())] == 1 and _clean(c.query) and _clean(c.note))
 
 
 def _clean(text: str) -> bool:

@@ -1,7 +1,9 @@
 """Choosing N of the candidates: every form represented, files and kinds spread, one seed.
 
 The N cases are shared out among the forms that have candidates as evenly as they allow (a
-form with too few gives its share to the others). Picks then go round the forms; each takes,
+form with too few gives its share to the others). Picks then go round the forms, the one with
+fewest candidates first (a definition is labeled once, and a scarce form would otherwise find
+its few taken by another); each takes,
 among its form's candidates whose definition is not labeled yet, the one whose file, then
 whose kind within the form, then whose kind overall have been picked least so far, ties broken by a shuffle drawn from `random.Random(seed)`.
 So the same corpus and seed give the same set, and a set of 50 touches 50 files when it can.
@@ -43,19 +45,19 @@ def choose(candidates: Sequence[Candidate], n: int, seed: int, forms: Sequence[s
         if c.form in by_form:
             by_form[c.form].append(i)
     taken: list[int] = []
-    labeled: set[str] = set()  # chunk ids already labeled by some form
+    labeled: set[tuple[str, str]] = set()  # ("chunk", id) labeled by some form, ("text", query) asked
     file_uses: Counter[str] = Counter()
     kind_uses: Counter[str | tuple[str, str]] = Counter()  # by kind, and by (form, kind)
     while len(taken) < n:  # again when a form ran out because others labeled its definitions
-        free = {f: sum(candidates[i].chunk.chunk_id not in labeled for i in ids) for f, ids in by_form.items()}
+        free = {f: sum(_free(candidates[i], labeled) for i in ids) for f, ids in by_form.items()}
         if not any(free.values()):
             break
         share = shares(free, n - len(taken))
         while any(share.values()):
-            for form in forms:
+            for form in sorted(forms, key=lambda f: free.get(f, 0)):  # the scarcest form first, not to lose it
                 if not share.get(form):
                     continue
-                pool = [i for i in by_form[form] if candidates[i].chunk.chunk_id not in labeled]
+                pool = [i for i in by_form[form] if _free(candidates[i], labeled)]
                 if not pool:
                     share[form] = 0
                     continue
@@ -64,7 +66,7 @@ def choose(candidates: Sequence[Candidate], n: int, seed: int, forms: Sequence[s
                                                 kind_uses[candidates[i].chunk.kind], rank[i]))
                 c = candidates[best]
                 taken.append(best)
-                labeled.add(c.chunk.chunk_id)
+                labeled.update((("chunk", c.chunk.chunk_id), ("text", c.query.lower())))
                 file_uses[c.chunk.file_path] += 1
                 kind_uses[c.chunk.kind] += 1
                 kind_uses[(form, c.chunk.kind)] += 1
@@ -72,3 +74,8 @@ def choose(candidates: Sequence[Candidate], n: int, seed: int, forms: Sequence[s
     position = {f: p for p, f in enumerate(forms)}
     picked = [candidates[i] for i in taken]
     return sorted(picked, key=lambda c: (position[c.form], c.chunk.file_path, c.chunk.start_line, c.query))
+
+
+def _free(c: Candidate, labeled: set[tuple[str, str]]) -> bool:
+    """Neither its definition nor its text is in the set yet."""
+    return ("chunk", c.chunk.chunk_id) not in labeled and ("text", c.query.lower()) not in labeled

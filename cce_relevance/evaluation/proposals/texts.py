@@ -22,7 +22,7 @@ _DOCSTRING_OPEN = re.compile(r"""^\s*[rRuUbBfF]{0,2}(?:\"\"\"|''')""")
 _SKIPPED_ABOVE = re.compile(r"^\s*(?:@|#\[)")  # decorators and attributes between a doc comment and its definition
 _NOT_PROSE = re.compile(r"[=;{}<>|\\]|^\s*(?:>>>|\.\.\.)|\b(?:TODO|FIXME|XXX|noqa|pragma|type:|Copyright|"
                         r"License|SPDX|coding[:=]|-\*-)|\$Id\b", re.IGNORECASE)
-_SENTENCE_END = re.compile(r"(?<=[a-z0-9)\]'\"`])[.!?](?:\s|$)")
+_SENTENCE_END = re.compile(r"(?<=[A-Za-z0-9)\]'\"`])[.!?](?:\s|$)")
 _PARAMETERS = re.compile(r"\(([^()]*)")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _CODE_WORD = re.compile(r"[_()\[\].`'\"]|[a-z][A-Z]")  # a word that is written as code, not prose
@@ -159,8 +159,8 @@ def callers_query(callers: Iterable[str], symbol: str) -> str | None:
     own = set(name_words(symbol))
     words: list[str] = []
     for caller in callers:
-        *outer, own = caller.split(".")
-        named = outer[-1] if own.startswith("__") and outer else own  # `Handler.__init__` → handler
+        *outer, last = caller.split(".")
+        named = outer[-1] if last.startswith("__") and outer else last  # `Handler.__init__` → handler
         for w in name_words(named):
             if w not in own and w not in words:
                 words.append(w)
