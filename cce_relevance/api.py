@@ -34,10 +34,10 @@ from cce_relevance.evaluation.proposals import DEFAULT_RULES, Proposal, propose
 from cce_relevance.evaluation.proposals import FORMS as FORMS
 from cce_relevance.evaluation.proposals import HARD_FORMS as HARD_FORMS
 from cce_relevance.evaluation.proposals import FileRules as FileRules
-from cce_relevance.evaluation.proposals.symbols import symbol_names
 from cce_relevance.evaluation.rank_metrics import RANK_METRICS, RankMetricSpec
 from cce_relevance.evaluation.rust_debug import rust_debug_str
 from cce_relevance.evaluation.spans import LineWeights
+from cce_relevance.evaluation.symbol_anchors import bind_symbols
 from cce_relevance.evaluation.validation import Validation, validate_cases
 from cce_relevance.files import write_atomically
 from cce_relevance.reporting.canonical_json import dumps_report
@@ -60,6 +60,7 @@ from cce_relevance.retrieval.ollama import OLLAMA_EMBEDDER, OllamaClient, Ollama
 from cce_relevance.retrieval.redact import redact
 from cce_relevance.retrieval.registry import Variant, open_backend
 from cce_relevance.retrieval.store import default_store_path, dumps_store, load_store
+from cce_relevance.retrieval.symbols import CorpusSymbols
 from cce_relevance.retrieval.walk import walk
 from cce_relevance.retrieval.workers import MAX_AUTO_WORKERS, available_cpus
 from cce_relevance.stats.comparison import BackendComparison, compare_pair
@@ -267,6 +268,21 @@ def resolve_index(fixtures: FixtureSet, fixtures_arg: str, dir: str | None, stor
     return display, open_corpus(display, languages=languages, indexing=indexing)
 
 
+def corpus_symbols(corpus: str, languages: Sequence[str] = ()) -> CorpusSymbols:
+    """The symbols of a corpus directory's chunks, as `open_corpus(corpus, languages=…)` chunks it."""
+    return CorpusSymbols(corpus, enabled_packs(languages))
+
+
+def bound_fixtures(fixtures: FixtureSet, corpus: str, store: str | None, languages: Sequence[str]) -> FixtureSet:
+    """`fixtures` with their symbol anchors (`path::Name`) given their lines in the corpus directory."""
+    if not any(c.has_symbols for c in fixtures.cases):
+        return fixtures
+    if store is not None:
+        raise CceError("symbol anchors (`path::Name`) are looked up in a corpus directory, and a store keeps "
+                       "no syntax trees", hint="score the directory (--dir), or use line-range anchors")
+    return bind_symbols(fixtures, corpus_symbols(corpus, languages))
+
+
 def header_corpus(fixtures: FixtureSet, fixtures_arg: str) -> str:
     """The header's `corpus` joined onto the fixture file's directory: the report's corpus string."""
     if not fixtures.corpus:
@@ -351,8 +367,9 @@ def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
     rank_metrics = parse_metric_list(metrics) if metrics is not None else ()
     judged = bool(rank_metrics) or trec
     fixtures = load_fixtures(fixtures_path, grades=judged)
-    corpus, index = resolve_index(fixtures, fixtures_path, dir, store,
-                                  config.languages if languages is None else languages, indexing)
+    languages = config.languages if languages is None else languages
+    corpus, index = resolve_index(fixtures, fixtures_path, dir, store, languages, indexing)
+    fixtures = bound_fixtures(fixtures, corpus, store, languages)
     embed = query_embedder(index, warn)
     if compare is not None:
         names = list(parse_compare_pair(compare, config))
@@ -439,11 +456,13 @@ def validate(fixtures_path: str, *, dir: str | None = None, languages: Sequence[
 
 
 def _validated(fixtures_path: str, dir: str | None, languages: Sequence[str], grades: bool,
-               indexing: BuildOptions) -> tuple[Validation, FixtureSet, Index]:
+               indexing: BuildOptions) -> tuple[Validation, FixtureSet, Index, CorpusSymbols]:
     fixtures = load_fixtures(fixtures_path, grades=grades)
     corpus, index = resolve_index(fixtures, fixtures_path, dir, None, languages, indexing)
     line_counts = {f.path: len(rust_lines(f.text)) for f in walk(corpus).files}
-    return validate_cases(fixtures_path, corpus, fixtures.cases, index.chunks, line_counts), fixtures, index
+    symbols = corpus_symbols(corpus, languages)
+    validation = validate_cases(fixtures_path, corpus, fixtures.cases, index.chunks, line_counts, symbols)
+    return validation, fixtures, index, symbols
 
 
 @dataclass(frozen=True)
@@ -461,8 +480,8 @@ def suggest(fixtures_path: str, *, dir: str | None = None, languages: Sequence[s
     """`validate`, and for stale anchors the fixture lines they most likely should be
     (evaluation/anchor_fixes.py), as a patch to apply with `git apply` or `patch -p1` from the
     working directory."""
-    validation, fixtures, index = _validated(fixtures_path, dir, languages, True, indexing)
-    fixes = tuple(suggest_fixes(validation, fixtures.cases, index.chunks, symbol_names(index.chunks)))
+    validation, fixtures, index, symbols = _validated(fixtures_path, dir, languages, True, indexing)
+    fixes = tuple(suggest_fixes(validation, fixtures.cases, index.chunks, symbols))
     if not fixes:
         return Suggestions(validation, fixes, "")
     with open(fixtures_path, encoding="utf-8", newline="") as fh:  # load_fixtures has just read it
@@ -519,7 +538,7 @@ def bootstrap(directory: str, *, queries: int = 50, seed: int = 0, out: str | No
     languages = config.languages if languages is None else languages
     index = open_corpus(directory, languages=languages, indexing=indexing)
     texts = {f.path: redact(f.text) for f in walk(directory).files}
-    proposal = propose(index.chunks, texts, queries, seed, rules, forms)
+    proposal = propose(index.chunks, texts, queries, seed, rules, forms, enabled_packs(languages))
     if not proposal.cases:
         raise CceError(f"nothing to propose in {directory}: no definition with a usable name or doc sentence "
                        f"in {proposal.files} file(s) kept",
@@ -528,7 +547,7 @@ def bootstrap(directory: str, *, queries: int = 50, seed: int = 0, out: str | No
     text = proposal.fixture_text(os.path.relpath(os.path.abspath(directory), where).replace(os.sep, "/"))
     reports: tuple[BackendReport, ...] = ()
     if score:
-        cases = parse_fixtures(text, out or "<bootstrap>").cases
+        cases = bound_fixtures(parse_fixtures(text, out or "<bootstrap>"), directory, None, languages).cases
         names = parse_backend_list(backends, config) if backends is not None else list(DEFAULT_BACKENDS)
         reports = tuple(_evaluated(names, config, index, hash_embed, cases, LineWeights.of_index(index), None,
                                    indexing))

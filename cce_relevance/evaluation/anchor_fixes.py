@@ -3,10 +3,16 @@
 `validate` says that an anchor resolves to nothing; this guesses what it should say instead, for
 a person to accept or not. The definition is looked for in the anchor's file or, when that file
 is gone, in the files of the same name elsewhere (a moved file), among the chunks of the
-anchor's kind. The likeliest is the chunk whose content shares the most words with the case's
-query, then the one nearest the anchor's old lines. A fix is proposed only when one chunk is
-best and it shares at least one word with the query; it keeps the anchor's form, a line range
-becoming the lines the definition spans now.
+anchor's kind. A fix keeps the anchor's form:
+
+* a symbol anchor (`path::Name`) goes to the one definition there with that name, else the one
+  with the same last name (a method moved to another class), else the one whose content shares
+  the most words with the case's query and whose name is most like the old one (a rename);
+* a line-range anchor goes to the chunk sharing the most words with the query, then the one
+  nearest the old lines, and takes the lines it spans now.
+
+A fix is proposed only when one definition is best, and for a guess by words only when it
+shares at least one word with the query.
 
 An anchor can also have *moved* without going stale: an edit above a labeled function shifts
 it, and its old lines now overlap another definition, so the anchor still resolves — to the
@@ -20,12 +26,16 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 
 from cce_relevance.evaluation.anchors import Anchor, parse_anchor
 from cce_relevance.evaluation.fixtures import Case
 from cce_relevance.evaluation.validation import STALE_CODES, Validation
 from cce_relevance.retrieval.chunk import Chunk
+from cce_relevance.retrieval.symbols import CorpusSymbols
 from cce_relevance.retrieval.tokens import tokenize
+
+_SIMILAR_NAME = 0.6  # difflib ratio from which a name counts as a rename of another
 
 
 @dataclass(frozen=True)
@@ -40,10 +50,11 @@ class AnchorFix:
 
 
 def suggest_fixes(validation: Validation, cases: Sequence[Case], chunks: Sequence[Chunk],
-                  symbols: Sequence[str | None]) -> list[AnchorFix]:
+                  symbols: CorpusSymbols) -> list[AnchorFix]:
     """A fix for each stale or moved anchor that has a likely new place, in fixture order.
 
-    `symbols` are the chunks' dotted definition names (None where a definition has none).
+    `cases` are the set's cases as parsed (symbol anchors unbound), `chunks` and `symbols` the
+    corpus's.
     """
     stale = {(f.line, f.anchor) for f in validation.findings if f.code in STALE_CODES and f.anchor is not None}
     places = _Places(chunks, symbols)
@@ -66,7 +77,7 @@ def suggest_fixes(validation: Validation, cases: Sequence[Case], chunks: Sequenc
 class _Places:
     """The corpus's chunks by file, and how well each matches a query."""
 
-    def __init__(self, chunks: Sequence[Chunk], symbols: Sequence[str | None]) -> None:
+    def __init__(self, chunks: Sequence[Chunk], symbols: CorpusSymbols) -> None:
         self.chunks = chunks
         self.symbols = symbols
         self.by_file: dict[str, list[int]] = {}
@@ -80,6 +91,8 @@ class _Places:
         pool = [i for p in paths for i in self.by_file[p] if anchor.kind is None or self.chunks[i].kind == anchor.kind]
         if not pool:
             return None
+        if anchor.symbol is not None:
+            return self._renamed(anchor, query, pool)
         if anchor.range is None:  # `path` or `path#kind` whose file moved: the other file is the fix
             if len(paths) != 1:
                 return None
@@ -92,6 +105,36 @@ class _Places:
         return (_with_path(anchor, c.file_path, (c.start_line, c.end_line)),
                 f"{self._what(i)} shares {shared} word(s) with the query"
                 + (" and is the nearest such definition" if len(pool) > 1 else ""))
+
+    def _renamed(self, anchor: Anchor, query: str, pool: Sequence[int]) -> tuple[str, str] | None:
+        """Where a symbol that names nothing went: the same name in a moved file, the same last
+        name (another class), else a rename that fits the query."""
+        assert anchor.symbol is not None
+        named = [(i, s) for i in pool if (s := self._symbol(i)) is not None]
+        leaf = anchor.symbol.rsplit(".", 1)[-1]
+        for found, how in (([p for p in named if p[1] == anchor.symbol], "has that name"),
+                           ([p for p in named if p[1].rsplit(".", 1)[-1] == leaf], "has that last name")):
+            if len(found) == 1:
+                i, symbol = found[0]
+                return self._symbol_anchor(anchor, i, symbol), f"{self._what(i)} {how}"
+            if found:
+                return None
+        words = set(tokenize(query))
+        ranked = sorted(((self._shared(i, words), SequenceMatcher(None, leaf, s.rsplit(".", 1)[-1]).ratio(), i, s)
+                         for i, s in named), reverse=True)
+        if not ranked or (len(ranked) > 1 and ranked[1][:2] == ranked[0][:2]):
+            return None
+        shared, similar, i, symbol = ranked[0]
+        if shared == 0 or similar < _SIMILAR_NAME:
+            return None
+        return self._symbol_anchor(anchor, i, symbol), (f"{self._what(i)} shares {shared} word(s) with the query "
+                                                        f"and its name is most like {anchor.symbol}")
+
+    def _symbol_anchor(self, anchor: Anchor, i: int, symbol: str) -> str:
+        return Anchor(self.chunks[i].file_path, anchor.kind, None, symbol).display()
+
+    def _symbol(self, i: int) -> str | None:
+        return self.symbols.of_chunk(self.chunks[i])
 
     def moved(self, anchor: Anchor, query: str) -> tuple[str, str] | None:
         """A better place for a resolving range anchor whose lines are no chunk's exactly."""
@@ -130,7 +173,7 @@ class _Places:
         return sorted(p for p in self.by_file if p.rsplit("/", 1)[-1] == name)
 
     def _what(self, i: int) -> str:
-        c, symbol = self.chunks[i], self.symbols[i]
+        c, symbol = self.chunks[i], self._symbol(i)
         return f"{c.kind} {symbol} at {c.file_path}:{c.start_line}-{c.end_line}" if symbol else \
             f"{c.kind} at {c.file_path}:{c.start_line}-{c.end_line}"
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from cce_relevance import api
+from cce_relevance.evaluation.anchors import parse_anchor
 from cce_relevance.evaluation.fixtures import load_fixtures
 from tests.cli.helpers import cli, cli_process
 from tests.cli.proposal_project import SECRET, write_project
@@ -19,6 +20,11 @@ def project(tmp_path: Path) -> Path:
     write_project(tmp_path / "repo")
     (tmp_path / "repo" / "eval").mkdir()
     return tmp_path / "repo"
+
+
+def _path(line: str) -> str | None:
+    """The file of a fixture line's first anchor."""
+    return parse_anchor(json.loads(line)["expected"][0]).path
 
 
 def _cases(path: Path) -> list[dict]:
@@ -51,14 +57,14 @@ def test_asking_for_more_than_the_corpus_has_says_so(project: Path) -> None:
 def test_bootstrap_leaves_out_tests_vendored_generated_and_redacted_text(project: Path) -> None:
     out = cli("bootstrap", ".", "--queries", "100", "--no-score", "--no-cache", cwd=project)
     assert out.code == 0, out.err
-    paths = {c["expected"][0].split("#")[0] for c in (json.loads(x) for x in out.out.splitlines()[1:])}
+    paths = {_path(x) for x in out.out.splitlines()[1:]}
     assert paths == {"app/config.py", "app/server.py", "app/storage.py", "web/router.js", "README.md"}
     assert SECRET not in out.out and "REDACTED" not in out.out
     assert "connect_storage" not in out.out.split('"note"')[0]
     assert "files left out: 1 generated, 1 test, 1 vendored" in out.err
     kept = cli("bootstrap", ".", "--queries", "100", "--no-score", "--no-cache", "--include-tests",
                "--include-vendored", "--include-generated", "--exclude", "web/*", cwd=project)
-    paths = {json.loads(x)["expected"][0].split("#")[0] for x in kept.out.splitlines()[1:]}
+    paths = {_path(x) for x in kept.out.splitlines()[1:]}
     assert {"tests/test_config.py", "vendor/pad.py", "api/models_pb2.py"} <= paths
     assert "web/router.js" not in paths
 
@@ -90,7 +96,7 @@ def test_same_seed_same_bytes_other_seed_other_set(project: Path) -> None:
 
 def test_spread_over_files_before_repeating_one(project: Path) -> None:
     out = cli("bootstrap", ".", "--queries", "5", "--no-score", "--no-cache", cwd=project)
-    paths = [json.loads(x)["expected"][0].split("#")[0] for x in out.out.splitlines()[1:]]
+    paths = [_path(x) for x in out.out.splitlines()[1:]]
     assert len(paths) == 5 and len(set(paths)) == 5
 
 

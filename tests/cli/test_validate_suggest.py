@@ -124,3 +124,37 @@ def test_a_moved_file_is_found_by_its_name(repo: Path) -> None:
     patch, _ = _apply(repo)
     assert patch.count("+{") == 3 and "settings/conf.py#function_definition@10-13" in patch
     assert cli("validate", "eval/set.jsonl", "--no-cache", cwd=repo).code == 0
+
+
+SYMBOL_SET = ('{"schema":"cce.relevance/v1","corpus":"../src"}\n'
+              '{"id":"read","query":"read the settings file from disk","expected":["conf.py::read_config"]}\n'
+              '{"id":"write","query":"write settings back to disk","expected":["conf.py#function_definition::write_config"]}\n'
+              '{"id":"flags","query":"command-line flags into options","expected":["conf.py::parse_flags"]}\n')
+
+
+def test_a_renamed_function_and_a_function_moved_into_a_class_keep_symbol_anchors(repo: Path) -> None:
+    (repo / "eval/set.jsonl").write_text(SYMBOL_SET)
+    assert cli("validate", "eval/set.jsonl", "--no-cache", cwd=repo).code == 0
+    edited = CONFIG.replace("def read_config", "def load_config").replace(
+        "def write_config(path, data):", "class Store:\n    def write_config(path, data):")
+    edited = edited.replace('\n    """Write the settings back', '\n        """Write the settings back').replace(
+        '    with open(path, "w") as fh:\n        json.dump', '        with open(path, "w") as fh:\n            json.dump')
+    (repo / "src/conf.py").write_text(edited)
+    stale = cli("validate", "eval/set.jsonl", "--no-cache", cwd=repo)
+    assert stale.code == 1 and stale.out.count("missing-symbol") == 2
+    patch, err = _apply(repo)
+    assert (repo / "eval/set.jsonl").read_text().splitlines()[1:] == [
+        '{"id":"read","query":"read the settings file from disk","expected":["conf.py::load_config"]}',
+        '{"id":"write","query":"write settings back to disk","expected":["conf.py#function_definition::Store.write_config"]}',
+        SYMBOL_SET.splitlines()[3],
+    ]
+    assert "function_definition Store.write_config at conf.py:" in err and "has that last name" in err
+    assert "its name is most like read_config" in err
+    assert cli("validate", "eval/set.jsonl", "--no-cache", cwd=repo).code == 0
+
+
+def test_a_symbol_whose_function_is_gone_gets_no_guess(repo: Path) -> None:
+    (repo / "eval/set.jsonl").write_text(SYMBOL_SET)
+    (repo / "src/conf.py").write_text(CONFIG.replace("def parse_flags(argv):", "def unrelated_helper(argv):"))
+    out = cli("validate", "eval/set.jsonl", "--suggest", "--no-cache", cwd=repo)
+    assert out.code == 1 and "missing-symbol" in out.err and out.out == ""

@@ -3,7 +3,8 @@
 `propose` turns an indexed corpus into N cases of a `cce.relevance/v1` set: queries made from
 definitions' names and doc sentences (easy) and from the same sentences without the
 definitions' own identifiers or from their callers' names (hard), each anchored to the
-definition it came from and carrying a `note` that says where it came from.
+definition it came from (by its symbol, `path::Name`, where it has one) and carrying a `note`
+that says where it came from.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from cce_relevance.evaluation.proposals.candidates import FORMS, HARD_FORMS, Can
 from cce_relevance.evaluation.proposals.file_rules import DEFAULT_RULES, FileRules
 from cce_relevance.evaluation.proposals.spread import choose
 from cce_relevance.retrieval.chunk import Chunk
+from cce_relevance.retrieval.packs import REFERENCE_PACKS, PackSet
 
 __all__ = ["DEFAULT_RULES", "FORMS", "HARD_FORMS", "Candidate", "FileRules", "Proposal", "propose"]
 
@@ -41,11 +43,11 @@ class Proposal:
         return "\n".join(lines) + "\n"
 
 
-def propose(chunks: Sequence[Chunk], texts: Mapping[str, str], n: int, seed: int,
-            rules: FileRules = DEFAULT_RULES, forms: Sequence[str] = FORMS) -> Proposal:
+def propose(chunks: Sequence[Chunk], texts: Mapping[str, str], n: int, seed: int, rules: FileRules = DEFAULT_RULES,
+            forms: Sequence[str] = FORMS, packs: PackSet = REFERENCE_PACKS) -> Proposal:
     """`n` cases from `chunks` (an index's, in index order); `texts` are the indexed files'
-    redacted texts by path."""
-    pool = gather(chunks, texts, rules)
+    redacted texts by path, `packs` the language packs they were chunked with."""
+    pool = gather(chunks, texts, rules, packs)
     picked = choose(pool.candidates, n, seed, forms)
     return Proposal(tuple(zip(_ids(picked), picked, strict=True)), len(pool.candidates), pool.files, pool.skipped)
 

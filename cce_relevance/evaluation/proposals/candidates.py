@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from cce_relevance.evaluation.anchors import AnchorError, parse_anchor
 from cce_relevance.evaluation.proposals.file_rules import FileRules
-from cce_relevance.evaluation.proposals.symbols import definition_anchor, symbol_names
+from cce_relevance.evaluation.proposals.symbols import Anchors, chunk_symbols
 from cce_relevance.evaluation.proposals.texts import (
     callers_query,
     doc_sentence,
@@ -25,6 +25,7 @@ from cce_relevance.evaluation.proposals.texts import (
     without_identifiers,
 )
 from cce_relevance.retrieval.chunk import MODULE, Chunk
+from cce_relevance.retrieval.packs import PackSet
 from cce_relevance.retrieval.redact import redact
 
 FORMS = ("name", "doc", "doc-unnamed", "callers")
@@ -58,8 +59,9 @@ class CandidatePool:
     skipped: Mapping[str, int]  # files left out, by reason
 
 
-def gather(chunks: Sequence[Chunk], texts: Mapping[str, str], rules: FileRules) -> CandidatePool:
-    """All candidates of a corpus; `texts` maps each indexed path to its redacted text."""
+def gather(chunks: Sequence[Chunk], texts: Mapping[str, str], rules: FileRules, packs: PackSet) -> CandidatePool:
+    """All candidates of a corpus; `texts` maps each indexed path to its redacted text, and
+    `packs` are the language packs the corpus was chunked with (for the definitions' names)."""
     skipped: Counter[str] = Counter()
     kept_files: dict[str, list[str]] = {}
     for path, text in texts.items():
@@ -68,16 +70,15 @@ def gather(chunks: Sequence[Chunk], texts: Mapping[str, str], rules: FileRules) 
             kept_files[path] = text.split("\n")
         else:
             skipped[reason] += 1
-    symbols = symbol_names(chunks)
-    per_file_names = Counter((c.file_path, c.kind, s) for c, s in zip(chunks, symbols, strict=True) if s)
+    symbols = chunk_symbols(chunks, {p: texts[p] for p in kept_files}, packs)
+    anchors = Anchors(chunks, symbols)
     found: list[Candidate] = []
     for c, symbol in zip(chunks, symbols, strict=True):
         lines = kept_files.get(c.file_path)
         if lines is None:
             continue
-        anchor = definition_anchor(c, symbol, per_file_names[(c.file_path, c.kind, symbol)] == 1)
-        found.extend(_own_forms(c, symbol, anchor, lines))
-    found.extend(_caller_forms(chunks, symbols, kept_files, per_file_names))
+        found.extend(_own_forms(c, symbol, anchors.of(c, symbol), lines))
+    found.extend(_caller_forms(chunks, symbols, kept_files, anchors))
     return CandidatePool(_distinct(found), len(kept_files), dict(sorted(skipped.items())))
 
 
@@ -116,16 +117,15 @@ def _own_forms(c: Chunk, symbol: str | None, anchor: str, lines: list[str]) -> l
 
 
 def _caller_forms(chunks: Sequence[Chunk], symbols: Sequence[str | None], kept_files: Mapping[str, list[str]],
-                  per_file_names: Counter) -> list[Candidate]:
-    """Definitions named once in the whole corpus, described by the definitions that call them.
+                  anchors: Anchors) -> list[Candidate]:
+    """Definitions whose name no other definition of the kept files has, described by the
+    definitions that call them.
 
     A call is `name(` on a line of a kept file; its caller is the innermost named definition
     holding that line, other than the callee and definitions nested in it.
     """
     own_name_counts = Counter(s.split(".")[-1] for s in symbols if s)
-    targets = {s.split(".")[-1]: i for i, s in enumerate(symbols)
-               if s and own_name_counts[s.split(".")[-1]] == 1 and chunks[i].file_path in kept_files
-               and per_file_names[(chunks[i].file_path, chunks[i].kind, s)] == 1}
+    targets = {s.split(".")[-1]: i for i, s in enumerate(symbols) if s and own_name_counts[s.split(".")[-1]] == 1}
     innermost = _innermost_by_line(chunks, kept_files)
     callers: dict[int, list[int]] = {}
     for path, lines in kept_files.items():
@@ -155,7 +155,7 @@ def _caller_forms(chunks: Sequence[Chunk], symbols: Sequence[str | None], kept_f
         if q is None:
             continue
         where = ", ".join(f"{symbols[i]} ({_where(chunks[i])})" for i in caller_ids)
-        out.append(Candidate("callers", q, definition_anchor(c, symbol, True), c, symbol,
+        out.append(Candidate("callers", q, anchors.of(c, symbol), c, symbol,
                              f"hard: names of the definitions that call {_what(c, symbol)} ({_where(c)}): {where}"))
     return out
 

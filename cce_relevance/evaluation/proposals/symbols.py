@@ -1,56 +1,64 @@
-"""The one seam between proposals and symbol names: what a definition is called, how to anchor it.
+"""How a proposal names the definition it labels: by its symbol where it can, else by its lines.
 
-Proposals need two things from a chunk: the name its definition has (for queries made of that
-name, and to find its callers) and an anchor that names it independently of line numbers.
-Both belong to the symbol-anchor feature of the fixture contract; this module only adapts it.
-Until that feature exists here, names are read from a definition's first line and every anchor
-is a line-range anchor (`path#kind@a-b`), which the fixture contract already has.
+Symbols are the fixture contract's (retrieval/symbols.py reads them, evaluation/anchors.py
+writes and parses the anchors). A symbol anchor survives edits above the definition, so it is
+preferred: `path::Name` when no other definition of the file has that name, `path#kind::Name`
+when the kind tells it apart, and the line range `path#kind@a-b` for a definition without a
+name, or one whose name and kind another definition of its file shares (a property's getter
+and setter). A file without definitions is one `module` chunk, named `path#module`.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 
+from cce_relevance.evaluation.anchors import Anchor, AnchorError, parse_anchor
 from cce_relevance.retrieval.chunk import MODULE, Chunk
-
-# A definition keyword followed by the defined name, on a chunk's first line.
-_HEADER_NAME = re.compile(r"\b(?:def|class|function|fn|func|fun|struct|enum|trait|interface|module|impl|type)"
-                          r"\s+([A-Za-z_][A-Za-z0-9_]*)")
+from cce_relevance.retrieval.packs import PackSet
+from cce_relevance.retrieval.symbols import file_definitions
 
 
-def symbol_names(chunks: Sequence[Chunk]) -> list[str | None]:
-    """Each chunk's dotted symbol name (`Client.send`), or None where its definition has none.
-
-    Nesting comes from line containment within a file: a chunk's enclosing definitions are the
-    earlier chunks of its file whose lines contain its lines (chunks are in pre-order).
-    """
-    names: list[str | None] = []
-    open_defs: list[tuple[str, int, int, str | None]] = []  # (file, start, end, dotted name) of enclosing chunks
-    for c in chunks:
-        while open_defs and (open_defs[-1][0] != c.file_path or open_defs[-1][2] < c.start_line):
-            open_defs.pop()
-        own = _own_name(c)
-        outer = open_defs[-1][3] if open_defs else None
-        dotted = None if own is None else (f"{outer}.{own}" if outer else own)
-        names.append(dotted)
-        open_defs.append((c.file_path, c.start_line, c.end_line, dotted if own is not None else outer))
-    return names
+def chunk_symbols(chunks: Sequence[Chunk], texts: Mapping[str, str], packs: PackSet) -> list[str | None]:
+    """Each chunk's symbol, read from the (redacted) `texts` of the files it names; None for a
+    chunk of another file, a module chunk or a definition without a name."""
+    by_id: dict[str, str | None] = {}
+    for path, text in texts.items():
+        for d in file_definitions(path, text, packs):
+            by_id.setdefault(d.chunk_id, d.symbol)
+    return [by_id.get(c.chunk_id) if c.file_path in texts else None for c in chunks]
 
 
-def _own_name(chunk: Chunk) -> str | None:
-    if chunk.kind == MODULE:
+class Anchors:
+    """Anchors for the chunks of one corpus, given their symbols."""
+
+    def __init__(self, chunks: Sequence[Chunk], symbols: Sequence[str | None]) -> None:
+        pairs = list(zip(chunks, symbols, strict=True))
+        self._named = Counter((c.file_path, s) for c, s in pairs if s is not None)
+        self._named_kind = Counter((c.file_path, c.kind, s) for c, s in pairs if s is not None)
+
+    def of(self, chunk: Chunk, symbol: str | None) -> str:
+        """The anchor that names `chunk` (whose symbol is `symbol`) and nothing else."""
+        if chunk.kind == MODULE:
+            return f"{chunk.file_path}#{MODULE}"
+        if symbol is not None:
+            for kind in (None, chunk.kind):
+                if self._unique(chunk, symbol, kind) and (text := _symbol_anchor(chunk.file_path, kind, symbol)):
+                    return text
+        return Anchor(chunk.file_path, chunk.kind, (chunk.start_line, chunk.end_line)).display()
+
+    def _unique(self, chunk: Chunk, symbol: str, kind: str | None) -> bool:
+        if kind is None:
+            return self._named[(chunk.file_path, symbol)] == 1
+        return self._named_kind[(chunk.file_path, kind, symbol)] == 1
+
+
+def _symbol_anchor(path: str, kind: str | None, symbol: str) -> str | None:
+    """`path[#kind]::symbol`, when it reads back as that anchor (a symbol with `::`, a path with
+    `#`, would not)."""
+    wanted = Anchor(path, kind, None, symbol)
+    text = wanted.display()
+    try:
+        return text if parse_anchor(text) == wanted else None
+    except AnchorError:
         return None
-    match = _HEADER_NAME.search(chunk.content.split("\n", 1)[0])
-    return match.group(1) if match else None
-
-
-def definition_anchor(chunk: Chunk, symbol: str | None, unique: bool) -> str:
-    """The anchor a proposal labels `chunk` with.
-
-    `unique` says whether `symbol` names exactly one definition of its kind in its file. A
-    module chunk (a file without definitions) is named by its file and kind, which need no lines.
-    """
-    if chunk.kind == MODULE:
-        return f"{chunk.file_path}#{MODULE}"
-    return f"{chunk.file_path}#{chunk.kind}@{chunk.start_line}-{chunk.end_line}"
