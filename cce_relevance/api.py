@@ -487,7 +487,8 @@ def suggest(fixtures_path: str, *, dir: str | None = None, languages: Sequence[s
     with open(fixtures_path, encoding="utf-8", newline="") as fh:  # load_fixtures has just read it
         text = fh.read()
     before = text.splitlines(keepends=True)
-    return Suggestions(validation, fixes, unified_patch(_patch_path(fixtures_path), before, fixed_lines(text, fixes)))
+    patch = unified_patch(_patch_path(fixtures_path), before, fixed_lines(text, fixes))
+    return Suggestions(validation, fixes, patch)
 
 
 def _patch_path(path: str) -> str:

@@ -332,8 +332,9 @@ def compare(base_report: str, head_report: str, as_json: bool, as_markdown: bool
 @click.argument("fixtures")
 @click.option("--dir", "corpus_dir", metavar="DIR", help="Corpus directory to check against (overrides the header).")
 @click.option("--json", "as_json", is_flag=True, help="Emit the cce.relevance.validate/v1 JSON.")
-@click.option("--suggest", is_flag=True, help="Print fixes for stale anchors as a unified diff on stdout (apply "
-                                              "with `git apply` or `patch -p1`); the findings go to stderr.")
+@click.option("--suggest", is_flag=True,
+              help="Print fixes for stale and moved anchors as a unified diff on stdout (apply with "
+                   "`git apply` or `patch -p1`); the findings go to stderr.")
 @_languages_option
 @click.option("--config", "config_path", metavar="FILE", help=_CONFIG_HELP)
 @_cache_options
@@ -357,12 +358,13 @@ def validate(fixtures: str, corpus_dir: str | None, as_json: bool, suggest: bool
     if suggest:
         suggestions = api.suggest(fixtures, dir=corpus_dir, languages=languages, indexing=indexing)
         result = suggestions.validation
-        click.echo(validation_text(result) + fixes_text(suggestions.fixes, len(result.stale_anchors())), err=True,
-                   nl=False)
+        explained = validation_text(result) + fixes_text(suggestions.fixes, len(result.stale_anchors()))
+        click.echo(explained, err=True, nl=False)
         click.echo(suggestions.patch, nl=False)
     else:
         result = api.validate(fixtures, dir=corpus_dir, languages=languages, indexing=indexing)
-        click.echo(dumps_report(validation_document(result)) if as_json else validation_text(result), nl=False)
+        text = dumps_report(validation_document(result)) if as_json else validation_text(result)
+        click.echo(text, nl=False)
     if not result.ok:
         raise GateFailed(f"{len(result.findings)} problem(s) in {fixtures}: anchors that resolve to nothing "
                          "in the corpus, unsatisfiable cases or duplicate ids")
@@ -370,20 +372,24 @@ def validate(fixtures: str, corpus_dir: str | None, as_json: bool, suggest: bool
 
 @main.command()
 @click.argument("directory", metavar="DIR")
-@click.option("--queries", type=click.IntRange(min=1), default=50, show_default=True, help="Cases to propose.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the draw: the same seed, the same set.")
-@click.option("--out", metavar="FILE", help="Write the set to FILE (default: stdout); its header's corpus is DIR "
-                                            "relative to FILE.")
-@click.option("--force", is_flag=True, help="Replace --out FILE when it exists (a reviewed set is not "
-                                            "overwritten by accident).")
-@click.option("--forms", metavar="LIST", help="Query forms to draw: any of name,doc (easy), doc-unnamed,callers "
-                                              "(hard). Default: all four.")
+@click.option("--queries", type=click.IntRange(min=1), default=50, show_default=True,
+              help="Cases to propose.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of the draw: the same seed, the same set.")
+@click.option("--out", metavar="FILE",
+              help="Write the set to FILE (default: stdout); its header's corpus is DIR relative to FILE.")
+@click.option("--force", is_flag=True,
+              help="Replace --out FILE when it exists (a reviewed set is not overwritten by accident).")
+@click.option("--forms", metavar="LIST",
+              help="Query forms to draw: any of name,doc (easy), doc-unnamed,callers (hard); default all.")
 @click.option("--include-tests", is_flag=True, help="Also draw from test files (left out by default).")
 @click.option("--include-vendored", is_flag=True, help="Also draw from vendored code (left out by default).")
-@click.option("--include-generated", is_flag=True, help="Also draw from generated files (left out by default).")
-@click.option("--exclude", multiple=True, metavar="GLOB", help="Leave out paths matching GLOB (fnmatch; * also "
-                                                               "crosses /). Repeatable.")
-@click.option("--backend", "backends", metavar="LIST", help="Backends to score the set at (default bm25,vector,hybrid).")
+@click.option("--include-generated", is_flag=True,
+              help="Also draw from generated files (left out by default).")
+@click.option("--exclude", multiple=True, metavar="GLOB",
+              help="Leave out paths matching GLOB (fnmatch; * also crosses /). Repeatable.")
+@click.option("--backend", "backends", metavar="LIST",
+              help="Backends to score the set at (default bm25,vector,hybrid).")
 @click.option("--no-score", is_flag=True, help="Only propose; do not score the set.")
 @click.option("--report", metavar="FILE", help="Write the summary and scores to FILE instead of stderr.")
 @_languages_option
@@ -407,19 +413,20 @@ def bootstrap(directory: str, queries: int, seed: int, out: str | None, force: b
     if no_score and backends is not None:
         raise click.UsageError("--backend needs scoring; it cannot be used with --no-score")
     config = api.load_config(config_path)
-    rules = api.FileRules(tests=not include_tests, vendored=not include_vendored, generated=not include_generated,
-                          exclude=exclude)
+    rules = api.FileRules(tests=not include_tests, vendored=not include_vendored,
+                          generated=not include_generated, exclude=exclude)
     result = api.bootstrap(_directory(directory), queries=queries, seed=seed, out=out, rules=rules,
                            forms=api.parse_form_list(forms) if forms is not None else api.FORMS,
                            backends=backends, score=not no_score, config=config,
-                           languages=_languages(languages_flag, config), indexing=_indexing(cache_dir, no_cache, False))
+                           languages=_languages(languages_flag, config),
+                           indexing=_indexing(cache_dir, no_cache, False))
     if out is not None:
         write_atomically(out, result.text)
     else:
         click.echo(result.text, nl=False)
     p = result.proposal
-    summary = proposal_text(out or "stdout", len(p.cases), queries, p.candidates, p.files, p.skipped, result.form_counts(),
-                            api.HARD_FORMS, result.discrimination())
+    summary = proposal_text(out or "stdout", len(p.cases), queries, p.candidates, p.files, p.skipped,
+                            result.form_counts(), api.HARD_FORMS, result.discrimination())
     if report is not None:
         write_atomically(report, summary)
     else:

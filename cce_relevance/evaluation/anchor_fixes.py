@@ -49,14 +49,17 @@ class AnchorFix:
     why: str
 
 
-def suggest_fixes(validation: Validation, cases: Sequence[Case], chunks: Sequence[Chunk],
-                  symbols: CorpusSymbols) -> list[AnchorFix]:
+def suggest_fixes(
+    validation: Validation, cases: Sequence[Case], chunks: Sequence[Chunk], symbols: CorpusSymbols
+) -> list[AnchorFix]:
     """A fix for each stale or moved anchor that has a likely new place, in fixture order.
 
     `cases` are the set's cases as parsed (symbol anchors unbound), `chunks` and `symbols` the
     corpus's.
     """
-    stale = {(f.line, f.anchor) for f in validation.findings if f.code in STALE_CODES and f.anchor is not None}
+    stale = {
+        (f.line, f.anchor) for f in validation.findings if f.code in STALE_CODES and f.anchor is not None
+    }
     places = _Places(chunks, symbols)
     fixes = []
     for case in cases:
@@ -88,7 +91,12 @@ class _Places:
         """Where a stale anchor's definition most likely is now."""
         assert anchor.path is not None
         paths = [anchor.path] if anchor.path in self.by_file else self._same_name(anchor.path)
-        pool = [i for p in paths for i in self.by_file[p] if anchor.kind is None or self.chunks[i].kind == anchor.kind]
+        pool = [
+            i
+            for p in paths
+            for i in self.by_file[p]
+            if anchor.kind is None or self.chunks[i].kind == anchor.kind
+        ]
         if not pool:
             return None
         if anchor.symbol is not None:
@@ -102,9 +110,11 @@ class _Places:
             return None
         i, shared = best
         c = self.chunks[i]
-        return (_with_path(anchor, c.file_path, (c.start_line, c.end_line)),
-                f"{self._what(i)} shares {shared} word(s) with the query"
-                + (" and is the nearest such definition" if len(pool) > 1 else ""))
+        return (
+            _with_path(anchor, c.file_path, (c.start_line, c.end_line)),
+            f"{self._what(i)} shares {shared} word(s) with the query"
+            + (" and is the nearest such definition" if len(pool) > 1 else ""),
+        )
 
     def _renamed(self, anchor: Anchor, query: str, pool: Sequence[int]) -> tuple[str, str] | None:
         """Where a symbol that names nothing went: the same name in a moved file, the same last
@@ -112,23 +122,32 @@ class _Places:
         assert anchor.symbol is not None
         named = [(i, s) for i in pool if (s := self._symbol(i)) is not None]
         leaf = anchor.symbol.rsplit(".", 1)[-1]
-        for found, how in (([p for p in named if p[1] == anchor.symbol], "has that name"),
-                           ([p for p in named if p[1].rsplit(".", 1)[-1] == leaf], "has that last name")):
+        for found, how in (
+            ([p for p in named if p[1] == anchor.symbol], "has that name"),
+            ([p for p in named if p[1].rsplit(".", 1)[-1] == leaf], "has that last name"),
+        ):
             if len(found) == 1:
                 i, symbol = found[0]
                 return self._symbol_anchor(anchor, i, symbol), f"{self._what(i)} {how}"
             if found:
                 return None
         words = set(tokenize(query))
-        ranked = sorted(((self._shared(i, words), SequenceMatcher(None, leaf, s.rsplit(".", 1)[-1]).ratio(), i, s)
-                         for i, s in named), reverse=True)
+        ranked = sorted(
+            (
+                (self._shared(i, words), SequenceMatcher(None, leaf, s.rsplit(".", 1)[-1]).ratio(), i, s)
+                for i, s in named
+            ),
+            reverse=True,
+        )
         if not ranked or (len(ranked) > 1 and ranked[1][:2] == ranked[0][:2]):
             return None
         shared, similar, i, symbol = ranked[0]
         if shared == 0 or similar < _SIMILAR_NAME:
             return None
-        return self._symbol_anchor(anchor, i, symbol), (f"{self._what(i)} shares {shared} word(s) with the query "
-                                                        f"and its name is most like {anchor.symbol}")
+        return self._symbol_anchor(anchor, i, symbol), (
+            f"{self._what(i)} shares {shared} word(s) with the query "
+            f"and its name is most like {anchor.symbol}"
+        )
 
     def _symbol_anchor(self, anchor: Anchor, i: int, symbol: str) -> str:
         return Anchor(self.chunks[i].file_path, anchor.kind, None, symbol).display()
@@ -140,7 +159,11 @@ class _Places:
         """A better place for a resolving range anchor whose lines are no chunk's exactly."""
         assert anchor.path is not None and anchor.range is not None
         a, b = anchor.range
-        pool = [i for i in self.by_file.get(anchor.path, ()) if anchor.kind is None or self.chunks[i].kind == anchor.kind]
+        pool = [
+            i
+            for i in self.by_file.get(anchor.path, ())
+            if anchor.kind is None or self.chunks[i].kind == anchor.kind
+        ]
         if any((self.chunks[i].start_line, self.chunks[i].end_line) == (a, b) for i in pool):
             return None
         overlapped = [i for i in pool if self.chunks[i].start_line <= b and self.chunks[i].end_line >= a]
@@ -152,15 +175,19 @@ class _Places:
         if self._shared(held, words) >= best[1]:
             return None
         c = self.chunks[best[0]]
-        return (_with_path(anchor, c.file_path, (c.start_line, c.end_line)),
-                f"lines {a}-{b} now hold {self._what(held)}, which shares {self._shared(held, words)} word(s) with "
-                f"the query; {self._what(best[0])} shares {best[1]}")
+        return (
+            _with_path(anchor, c.file_path, (c.start_line, c.end_line)),
+            f"lines {a}-{b} now hold {self._what(held)}, which shares {self._shared(held, words)} word(s) "
+            f"with the query; {self._what(best[0])} shares {best[1]}",
+        )
 
     def _best(self, pool: Sequence[int], query: str, near: int) -> tuple[int, int] | None:
         """The one chunk sharing the most query words, nearest line `near` among equals; None
         when it shares none or two are equally good."""
         words = set(tokenize(query))
-        ranked = sorted(((self._shared(i, words), -abs(self.chunks[i].start_line - near), i) for i in pool), reverse=True)
+        ranked = sorted(
+            ((self._shared(i, words), -abs(self.chunks[i].start_line - near), i) for i in pool), reverse=True
+        )
         if not ranked or ranked[0][0] == 0 or (len(ranked) > 1 and ranked[1][:2] == ranked[0][:2]):
             return None
         return ranked[0][2], ranked[0][0]
@@ -174,8 +201,11 @@ class _Places:
 
     def _what(self, i: int) -> str:
         c, symbol = self.chunks[i], self._symbol(i)
-        return f"{c.kind} {symbol} at {c.file_path}:{c.start_line}-{c.end_line}" if symbol else \
-            f"{c.kind} at {c.file_path}:{c.start_line}-{c.end_line}"
+        return (
+            f"{c.kind} {symbol} at {c.file_path}:{c.start_line}-{c.end_line}"
+            if symbol
+            else f"{c.kind} at {c.file_path}:{c.start_line}-{c.end_line}"
+        )
 
 
 def _with_path(anchor: Anchor, path: str, lines: tuple[int, int] | None = None) -> str:

@@ -48,12 +48,26 @@ def discrimination(reports: Sequence[BackendReport], groups: Mapping[str, Sequen
             wanted = members[g]
             chosen = [c.metrics for c in r.cases if wanted is None or c.case.id in wanted]
             n = len(chosen)
-            scores[r.backend][g] = GroupScores(n, seq_sum(m.mrr for m in chosen) / n if n else 0.0,
-                                               sum(m.first_relevant_rank is not None for m in chosen) / n if n else 0.0)
+            scores[r.backend][g] = GroupScores(
+                n,
+                seq_sum(m.mrr for m in chosen) / n if n else 0.0,
+                sum(m.first_relevant_rank is not None for m in chosen) / n if n else 0.0,
+            )
     found = [[c.metrics.first_relevant_rank is not None for c in r.cases] for r in reports]
     per_case = list(zip(*found, strict=True)) if found else []
-    pairs = tuple((a.backend, b.backend, paired_t([y - x for x, y in zip(a.metric("mrr"), b.metric("mrr"),
-                                                                            strict=True)]))
-                  for a, b in combinations(reports, 2))
-    return Discrimination(order, scores, sum(all(f) for f in per_case), sum(not any(f) for f in per_case),
-                          sum(any(f) and not all(f) for f in per_case), pairs)
+    pairs = tuple(
+        (
+            a.backend,
+            b.backend,
+            paired_t([y - x for x, y in zip(a.metric("mrr"), b.metric("mrr"), strict=True)]),
+        )
+        for a, b in combinations(reports, 2)
+    )
+    return Discrimination(
+        order,
+        scores,
+        sum(all(f) for f in per_case),
+        sum(not any(f) for f in per_case),
+        sum(any(f) and not all(f) for f in per_case),
+        pairs,
+    )

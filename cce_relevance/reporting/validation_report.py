@@ -47,8 +47,8 @@ def fixes_text(fixes: Sequence[AnchorFix], stale_cases: int) -> str:
         return ""
     out = [f"\n  suggested fixes: {len(fixes)} (cases with stale anchors: {stale_cases})\n"]
     for f in fixes:
-        out.append(f"  line {f.line}: case {quoted(f.case_id)}: {quoted(f.old.display())} -> {quoted(f.new)}: "
-                   f"{terminal_safe(f.why)}\n")
+        out.append(f"  line {f.line}: case {quoted(f.case_id)}: {quoted(f.old.display())} -> "
+                   f"{quoted(f.new)}: {terminal_safe(f.why)}\n")
     if fixes:
         out.append("  review the patch on stdout, then apply it: git apply FILE (or patch -p1 < FILE)\n")
     return "".join(out)

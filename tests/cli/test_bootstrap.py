@@ -62,8 +62,20 @@ def test_bootstrap_leaves_out_tests_vendored_generated_and_redacted_text(project
     assert SECRET not in out.out and "REDACTED" not in out.out
     assert "connect_storage" not in out.out.split('"note"')[0]
     assert "files left out: 1 generated, 1 test, 1 vendored" in out.err
-    kept = cli("bootstrap", ".", "--queries", "100", "--no-score", "--no-cache", "--include-tests",
-               "--include-vendored", "--include-generated", "--exclude", "web/*", cwd=project)
+    kept = cli(
+        "bootstrap",
+        ".",
+        "--queries",
+        "100",
+        "--no-score",
+        "--no-cache",
+        "--include-tests",
+        "--include-vendored",
+        "--include-generated",
+        "--exclude",
+        "web/*",
+        cwd=project,
+    )
     paths = {_path(x) for x in kept.out.splitlines()[1:]}
     assert {"tests/test_config.py", "vendor/pad.py", "api/models_pb2.py"} <= paths
     assert "web/router.js" not in paths
@@ -72,8 +84,10 @@ def test_bootstrap_leaves_out_tests_vendored_generated_and_redacted_text(project
 def test_every_form_is_proposed_and_hard_forms_avoid_the_definitions_own_words(project: Path) -> None:
     out = cli("bootstrap", ".", "--queries", "100", "--no-score", "--no-cache", cwd=project)
     cases = [json.loads(x) for x in out.out.splitlines()[1:]]
-    forms = {next(f for f in ("doc-unnamed", "callers", "name", "doc") if c["id"].startswith(f + "-"))
-             for c in cases}
+    forms = {
+        next(f for f in ("doc-unnamed", "callers", "name", "doc") if c["id"].startswith(f + "-"))
+        for c in cases
+    }
     assert {"name", "doc", "doc-unnamed", "callers"} <= forms
     by_id = {c["id"]: c for c in cases}
     assert by_id["callers-read-settings"]["query"] == "handle get"  # RequestHandler.handle_get calls it
@@ -86,10 +100,16 @@ def test_every_form_is_proposed_and_hard_forms_avoid_the_definitions_own_words(p
 
 
 def test_same_seed_same_bytes_other_seed_other_set(project: Path) -> None:
-    first = cli_process("bootstrap", ".", "--queries", "6", "--seed", "3", "--no-score", "--no-cache", cwd=project)
-    again = cli_process("bootstrap", ".", "--queries", "6", "--seed", "3", "--no-score", "--no-cache", cwd=project)
-    other = [cli("bootstrap", ".", "--queries", "6", "--seed", str(s), "--no-score", "--no-cache", cwd=project).out
-             for s in range(4, 10)]
+    first = cli_process(
+        "bootstrap", ".", "--queries", "6", "--seed", "3", "--no-score", "--no-cache", cwd=project
+    )
+    again = cli_process(
+        "bootstrap", ".", "--queries", "6", "--seed", "3", "--no-score", "--no-cache", cwd=project
+    )
+    other = [
+        cli("bootstrap", ".", "--queries", "6", "--seed", str(s), "--no-score", "--no-cache", cwd=project).out
+        for s in range(4, 10)
+    ]
     assert first.code == 0 and first.out == again.out
     assert any(o != first.out for o in other)
 
@@ -102,8 +122,18 @@ def test_spread_over_files_before_repeating_one(project: Path) -> None:
 
 def test_the_report_scores_the_set_at_each_backend_as_run_does(project: Path) -> None:
     report_file = project.parent / "report.txt"  # outside the corpus, which a later run indexes
-    out = cli("bootstrap", ".", "--queries", "10", "--out", "eval/p.jsonl", "--report", str(report_file),
-              "--no-cache", cwd=project)
+    out = cli(
+        "bootstrap",
+        ".",
+        "--queries",
+        "10",
+        "--out",
+        "eval/p.jsonl",
+        "--report",
+        str(report_file),
+        "--no-cache",
+        cwd=project,
+    )
     assert out.code == 0 and out.err == ""
     report = report_file.read_text()
     run = api.run(str(project / "eval/p.jsonl"), indexing=api.build_options(use_cache=False))
@@ -119,16 +149,21 @@ def test_an_existing_set_is_not_replaced_without_force(project: Path) -> None:
     target.write_text("reviewed\n")
     out = cli("bootstrap", ".", "--out", "eval/reviewed.jsonl", "--no-score", "--no-cache", cwd=project)
     assert out.code == 2 and "exists" in out.err and target.read_text() == "reviewed\n"
-    forced = cli("bootstrap", ".", "--out", "eval/reviewed.jsonl", "--no-score", "--no-cache", "--force", cwd=project)
+    forced = cli(
+        "bootstrap", ".", "--out", "eval/reviewed.jsonl", "--no-score", "--no-cache", "--force", cwd=project
+    )
     assert forced.code == 0 and target.read_text().startswith('{"schema"')
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--forms", "name,poems"], 'unknown query form "poems"'),
-    (["--queries", "0"], "0 is not in the range"),
-    (["--no-score", "--backend", "bm25"], "--backend needs scoring"),
-    (["--backend", "bm26"], 'unknown backend "bm26"'),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--forms", "name,poems"], 'unknown query form "poems"'),
+        (["--queries", "0"], "0 is not in the range"),
+        (["--no-score", "--backend", "bm25"], "--backend needs scoring"),
+        (["--backend", "bm26"], 'unknown backend "bm26"'),
+    ],
+)
 def test_bad_arguments_exit_2_with_a_message(project: Path, args: list[str], message: str) -> None:
     out = cli("bootstrap", ".", "--no-cache", *args, cwd=project)
     assert out.code == 2 and message in out.err and out.out == ""

@@ -17,7 +17,7 @@ from tests.conftest import REPO_ROOT
 def _section(title: str) -> str:
     readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
     start = readme.index(f"## {title}\n")
-    return readme[start: readme.index("\n## ", start + 1)]
+    return readme[start : readme.index("\n## ", start + 1)]
 
 
 def _commands() -> list[list[str]]:
@@ -27,8 +27,12 @@ def _commands() -> list[list[str]]:
 
 
 def _git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args], cwd=repo, check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+    )
 
 
 def test_the_readme_walkthrough_works_as_written(tmp_path: Path) -> None:
@@ -37,9 +41,14 @@ def test_the_readme_walkthrough_works_as_written(tmp_path: Path) -> None:
     (repo / "eval/relevance").mkdir(parents=True)
     _git(repo, "init", "-q")
     commands = _commands()
-    assert [c[:2] for c in commands] == [["cce-relevance", "bootstrap"], ["cce-relevance", "validate"],
-                                         ["cce-relevance", "run"], ["cce-relevance", "run"], ["git", "add"],
-                                         ["git", "commit"]]
+    assert [c[:2] for c in commands] == [
+        ["cce-relevance", "bootstrap"],
+        ["cce-relevance", "validate"],
+        ["cce-relevance", "run"],
+        ["cce-relevance", "run"],
+        ["git", "add"],
+        ["git", "commit"],
+    ]
     bootstrap, validate, run, golden = (c[1:] for c in commands[:4])
     report = tmp_path / "proposed.txt"
     bootstrap[bootstrap.index("--report") + 1] = str(report)  # the README's /tmp path, kept per test
@@ -67,8 +76,9 @@ def test_the_readme_walkthrough_works_as_written(tmp_path: Path) -> None:
     assert cli(*check, "--no-cache", cwd=repo).code == 0  # the committed golden holds on the next run
     for git_command in commands[4:]:
         _git(repo, *git_command[1:])
-    tracked = subprocess.run(["git", "ls-files", "eval"], cwd=repo, check=True, capture_output=True,
-                             text=True).stdout.split()
+    tracked = subprocess.run(
+        ["git", "ls-files", "eval"], cwd=repo, check=True, capture_output=True, text=True
+    ).stdout.split()
     assert tracked == ["eval/relevance/code.golden.json", "eval/relevance/code.jsonl"]
 
     workflow = _section("Your first fixture set")

@@ -10,26 +10,36 @@ import pytest
 
 from tests.cli.helpers import cli
 
-CONFIG = ('"""Settings."""\nimport json\n\n\n'
-          "def parse_flags(argv):\n"
-          '    """Turn command-line flags into options."""\n'
-          "    return dict(a.split('=') for a in argv)\n\n\n"
-          "def read_config(path):\n"
-          '    """Read the settings file from disk and parse it as JSON."""\n'
-          "    with open(path) as fh:\n        return json.load(fh)\n\n\n"
-          "def write_config(path, data):\n"
-          '    """Write the settings back to disk."""\n'
-          '    with open(path, "w") as fh:\n        json.dump(data, fh)\n')
-SET = ('{"schema":"cce.relevance/v1","corpus":"../src"}\n'
-       '{"id":"flags","query":"command-line flags into options","expected":["conf.py#function_definition@5-7"]}\n'
-       '{"id":"read","query":"read the settings file from disk", "expected":["conf.py#function_definition@10-13"],'
-       '"k":3}\n'
-       '{"id":"write","query":"write settings back to disk","expected":["conf.py#function_definition@16-19"]}')
+CONFIG = (
+    '"""Settings."""\nimport json\n\n\n'
+    "def parse_flags(argv):\n"
+    '    """Turn command-line flags into options."""\n'
+    "    return dict(a.split('=') for a in argv)\n\n\n"
+    "def read_config(path):\n"
+    '    """Read the settings file from disk and parse it as JSON."""\n'
+    "    with open(path) as fh:\n        return json.load(fh)\n\n\n"
+    "def write_config(path, data):\n"
+    '    """Write the settings back to disk."""\n'
+    '    with open(path, "w") as fh:\n        json.dump(data, fh)\n'
+)
+SET = (
+    '{"schema":"cce.relevance/v1","corpus":"../src"}\n'
+    '{"id":"flags","query":"command-line flags into options",'
+    '"expected":["conf.py#function_definition@5-7"]}\n'
+    '{"id":"read","query":"read the settings file from disk", '
+    '"expected":["conf.py#function_definition@10-13"],"k":3}\n'
+    '{"id":"write","query":"write settings back to disk","expected":["conf.py#function_definition@16-19"]}'
+)
 
 
 def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args], cwd=repo,
-                          check=True, capture_output=True, text=True).stdout
+    return subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
 
 
 @pytest.fixture()
@@ -67,8 +77,10 @@ def _span(text: str, header: str) -> str:
 
 def test_a_renamed_function_below_a_new_one_gets_its_new_range(repo: Path) -> None:
     edited = CONFIG.replace("def read_config", "def load_config").replace(
-        "\n\ndef load_config", "\n\ndef merge_defaults(options):\n    \"\"\"Fill in what a user left out.\"\"\"\n"
-        "    return options\n\n\ndef load_config")
+        "\n\ndef load_config",
+        '\n\ndef merge_defaults(options):\n    """Fill in what a user left out."""\n'
+        "    return options\n\n\ndef load_config",
+    )
     (repo / "src/conf.py").write_text(edited)
     assert cli("validate", "eval/set.jsonl", "--no-cache", cwd=repo).code == 0  # both re-bound silently
     patch, err = _apply(repo)
@@ -76,10 +88,14 @@ def test_a_renamed_function_below_a_new_one_gets_its_new_range(repo: Path) -> No
     assert "\\ No newline at end of file" in patch
     lines = (repo / "eval/set.jsonl").read_text().split("\n")
     assert lines[1] == SET.split("\n")[1]  # parse_flags did not move
-    assert lines[2] == ('{"id":"read","query":"read the settings file from disk", '
-                        f'"expected":["conf.py#function_definition@{_span(edited, "def load_config")}"],"k":3}}')
-    assert lines[3] == ('{"id":"write","query":"write settings back to disk",'
-                        f'"expected":["conf.py#function_definition@{_span(edited, "def write_config")}"]}}')
+    assert lines[2] == (
+        '{"id":"read","query":"read the settings file from disk", '
+        f'"expected":["conf.py#function_definition@{_span(edited, "def load_config")}"],"k":3}}'
+    )
+    assert lines[3] == (
+        '{"id":"write","query":"write settings back to disk",'
+        f'"expected":["conf.py#function_definition@{_span(edited, "def write_config")}"]}}'
+    )
     assert "lines 10-13 now hold function_definition merge_defaults" in err
     assert "function_definition load_config at conf.py:" + _span(edited, "def load_config") in err
     assert cli("validate", "eval/set.jsonl", "--no-cache", cwd=repo).code == 0
@@ -94,19 +110,25 @@ def test_lines_inserted_above_make_one_anchor_stale_and_move_the_others(repo: Pa
     patch, err = _apply(repo)
     assert [line for line in patch.splitlines() if line.startswith("+{")] == [
         '+{"id":"flags","query":"command-line flags into options","expected":["conf.py#function_definition@'
-        + _span(edited, "def parse_flags") + '"]}',
+        + _span(edited, "def parse_flags")
+        + '"]}',
         '+{"id":"read","query":"read the settings file from disk", "expected":["conf.py#function_definition@'
-        + _span(edited, "def read_config") + '"],"k":3}',
+        + _span(edited, "def read_config")
+        + '"],"k":3}',
         '+{"id":"write","query":"write settings back to disk","expected":["conf.py#function_definition@'
-        + _span(edited, "def write_config") + '"]}',
+        + _span(edited, "def write_config")
+        + '"]}',
     ]
     assert "shares 5 word(s) with the query" in err
     assert cli("validate", "eval/set.jsonl", "--no-cache", cwd=repo).code == 0
 
 
 def test_a_function_that_is_gone_gets_no_guess(repo: Path) -> None:
-    (repo / "src/conf.py").write_text(CONFIG.replace("def parse_flags(argv):\n    \"\"\"Turn command-line flags "
-                                                     "into options.\"\"\"\n", "# flags went away\n"))
+    (repo / "src/conf.py").write_text(
+        CONFIG.replace(
+            'def parse_flags(argv):\n    """Turn command-line flags into options."""\n', "# flags went away\n"
+        )
+    )
     out = cli("validate", "eval/set.jsonl", "--suggest", "--no-cache", cwd=repo)
     assert out.code == 1 and '"flags"' not in out.out
 
@@ -126,26 +148,35 @@ def test_a_moved_file_is_found_by_its_name(repo: Path) -> None:
     assert cli("validate", "eval/set.jsonl", "--no-cache", cwd=repo).code == 0
 
 
-SYMBOL_SET = ('{"schema":"cce.relevance/v1","corpus":"../src"}\n'
-              '{"id":"read","query":"read the settings file from disk","expected":["conf.py::read_config"]}\n'
-              '{"id":"write","query":"write settings back to disk","expected":["conf.py#function_definition::write_config"]}\n'
-              '{"id":"flags","query":"command-line flags into options","expected":["conf.py::parse_flags"]}\n')
+SYMBOL_SET = (
+    '{"schema":"cce.relevance/v1","corpus":"../src"}\n'
+    '{"id":"read","query":"read the settings file from disk","expected":["conf.py::read_config"]}\n'
+    '{"id":"write","query":"write settings back to disk",'
+    '"expected":["conf.py#function_definition::write_config"]}\n'
+    '{"id":"flags","query":"command-line flags into options","expected":["conf.py::parse_flags"]}\n'
+)
 
 
 def test_a_renamed_function_and_a_function_moved_into_a_class_keep_symbol_anchors(repo: Path) -> None:
     (repo / "eval/set.jsonl").write_text(SYMBOL_SET)
     assert cli("validate", "eval/set.jsonl", "--no-cache", cwd=repo).code == 0
     edited = CONFIG.replace("def read_config", "def load_config").replace(
-        "def write_config(path, data):", "class Store:\n    def write_config(path, data):")
-    edited = edited.replace('\n    """Write the settings back', '\n        """Write the settings back').replace(
-        '    with open(path, "w") as fh:\n        json.dump', '        with open(path, "w") as fh:\n            json.dump')
+        "def write_config(path, data):", "class Store:\n    def write_config(path, data):"
+    )
+    edited = edited.replace(
+        '\n    """Write the settings back', '\n        """Write the settings back'
+    ).replace(
+        '    with open(path, "w") as fh:\n        json.dump',
+        '        with open(path, "w") as fh:\n            json.dump',
+    )
     (repo / "src/conf.py").write_text(edited)
     stale = cli("validate", "eval/set.jsonl", "--no-cache", cwd=repo)
     assert stale.code == 1 and stale.out.count("missing-symbol") == 2
     patch, err = _apply(repo)
     assert (repo / "eval/set.jsonl").read_text().splitlines()[1:] == [
         '{"id":"read","query":"read the settings file from disk","expected":["conf.py::load_config"]}',
-        '{"id":"write","query":"write settings back to disk","expected":["conf.py#function_definition::Store.write_config"]}',
+        '{"id":"write","query":"write settings back to disk",'
+        '"expected":["conf.py#function_definition::Store.write_config"]}',
         SYMBOL_SET.splitlines()[3],
     ]
     assert "function_definition Store.write_config at conf.py:" in err and "has that last name" in err

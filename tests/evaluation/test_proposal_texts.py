@@ -26,44 +26,87 @@ def test_names_become_lowercase_words() -> None:
 
 
 def test_doc_sentence_of_a_python_docstring_stops_at_the_first_sentence() -> None:
-    lines = ['def read_config(path):', '    """Read the settings file. Then parse it."""', '    return 1']
+    lines = ["def read_config(path):", '    """Read the settings file. Then parse it."""', "    return 1"]
     assert doc_sentence(lines, 1, 3) == "Read the settings file"
 
 
 def test_doc_sentence_spans_lines_of_a_docstring_opened_alone() -> None:
-    lines = ['class Pool:', '    """', '    Keep open connections', '    for reuse by later requests.', '    """']
+    lines = [
+        "class Pool:",
+        '    """',
+        "    Keep open connections",
+        "    for reuse by later requests.",
+        '    """',
+    ]
     assert doc_sentence(lines, 1, 5) == "Keep open connections for reuse by later requests"
 
 
 def test_doc_sentence_reads_the_comment_above_past_attributes() -> None:
-    lines = ["/// Parse one header line into a name", "/// and its value.", "#[inline]", "fn parse_header() {}"]
+    lines = [
+        "/// Parse one header line into a name",
+        "/// and its value.",
+        "#[inline]",
+        "fn parse_header() {}",
+    ]
     assert doc_sentence(lines, 4, 4) == "Parse one header line into a name and its value"
 
 
 def test_doc_sentence_of_a_module_is_its_first_lines() -> None:
-    assert doc_sentence(['"""Helpers for the wire format."""', "import os"], 1, 2, module=True) == \
-        "Helpers for the wire format"
+    assert (
+        doc_sentence(['"""Helpers for the wire format."""', "import os"], 1, 2, module=True)
+        == "Helpers for the wire format"
+    )
 
 
 def test_code_licences_pragmas_and_redacted_text_are_not_prose() -> None:
-    for text in ("# x = compute(y)", "# Copyright 2020 the authors and friends", "# type: ignore for now please",
-                 "# token [REDACTED:SECRET] is the value here", "# see more"):
+    for text in (
+        "# x = compute(y)",
+        "# Copyright 2020 the authors and friends",
+        "# type: ignore for now please",
+        "# token [REDACTED:SECRET] is the value here",
+        "# see more",
+    ):
         assert doc_sentence([text, "def f():", "    pass"], 2, 3) is None, text
 
 
 def test_own_identifiers_are_the_name_its_enclosing_names_and_parameters() -> None:
-    assert own_identifiers("Client.send_request", "    def send_request(self, request, *, timeout=None):") == \
-        {"client", "send_request", "self", "request", "timeout", "none"}
+    assert own_identifiers(
+        "Client.send_request", "    def send_request(self, request, *, timeout=None):"
+    ) == {"client", "send_request", "self", "request", "timeout", "none"}
 
 
 def test_without_identifiers_takes_out_names_name_words_and_code() -> None:
     own = {"read_config", "path"}
-    assert without_identifiers("Read config from path as `json` via os.path", "read_config", own) == "from as via"
+    assert (
+        without_identifiers("Read config from path as `json` via os.path", "read_config", own)
+        == "from as via"
+    )
     assert without_identifiers("Load settings from disk", "read_config", own) is None  # nothing taken out
 
 
-@given(st.lists(st.sampled_from(["load", "the", "Config", "config", "file", "path", "`x`", "a_b", "from", "disk",
-                                 "read", "fooBar", "(path)"]), min_size=1, max_size=14))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "load",
+                "the",
+                "Config",
+                "config",
+                "file",
+                "path",
+                "`x`",
+                "a_b",
+                "from",
+                "disk",
+                "read",
+                "fooBar",
+                "(path)",
+            ]
+        ),
+        min_size=1,
+        max_size=14,
+    )
+)
 def test_without_identifiers_never_keeps_an_own_identifier_or_code(words: list[str]) -> None:
     own = own_identifiers("Loader.read_config", "def read_config(self, path):")
     text = without_identifiers(" ".join(words), "Loader.read_config", own)
@@ -74,8 +117,10 @@ def test_without_identifiers_never_keeps_an_own_identifier_or_code(words: list[s
 
 
 def test_callers_query_uses_callers_words_not_the_callees() -> None:
-    assert callers_query(["load_settings", "Handler.__init__", "App.load_settings"], "read_settings") == \
-        "load handler"
+    assert (
+        callers_query(["load_settings", "Handler.__init__", "App.load_settings"], "read_settings")
+        == "load handler"
+    )
     assert callers_query(["read_settings"], "read_settings") is None
 
 

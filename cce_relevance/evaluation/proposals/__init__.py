@@ -38,18 +38,29 @@ class Proposal:
     def fixture_text(self, corpus: str) -> str:
         """The NDJSON set: a header naming `corpus` (relative to the file), then one line per case."""
         lines = [_json({"schema": SCHEMA_ID, "corpus": corpus})]
-        lines += [_json({"id": case_id, "query": c.query, "expected": [c.anchor], "note": c.note})
-                  for case_id, c in self.cases]
+        lines += [
+            _json({"id": case_id, "query": c.query, "expected": [c.anchor], "note": c.note})
+            for case_id, c in self.cases
+        ]
         return "\n".join(lines) + "\n"
 
 
-def propose(chunks: Sequence[Chunk], texts: Mapping[str, str], n: int, seed: int, rules: FileRules = DEFAULT_RULES,
-            forms: Sequence[str] = FORMS, packs: PackSet = REFERENCE_PACKS) -> Proposal:
+def propose(
+    chunks: Sequence[Chunk],
+    texts: Mapping[str, str],
+    n: int,
+    seed: int,
+    rules: FileRules = DEFAULT_RULES,
+    forms: Sequence[str] = FORMS,
+    packs: PackSet = REFERENCE_PACKS,
+) -> Proposal:
     """`n` cases from `chunks` (an index's, in index order); `texts` are the indexed files'
     redacted texts by path, `packs` the language packs they were chunked with."""
     pool = gather(chunks, texts, rules, packs)
     picked = choose(pool.candidates, n, seed, forms)
-    return Proposal(tuple(zip(_ids(picked), picked, strict=True)), len(pool.candidates), pool.files, pool.skipped)
+    return Proposal(
+        tuple(zip(_ids(picked), picked, strict=True)), len(pool.candidates), pool.files, pool.skipped
+    )
 
 
 def _ids(picked: Sequence[Candidate]) -> list[str]:

@@ -59,7 +59,9 @@ class CandidatePool:
     skipped: Mapping[str, int]  # files left out, by reason
 
 
-def gather(chunks: Sequence[Chunk], texts: Mapping[str, str], rules: FileRules, packs: PackSet) -> CandidatePool:
+def gather(
+    chunks: Sequence[Chunk], texts: Mapping[str, str], rules: FileRules, packs: PackSet
+) -> CandidatePool:
     """All candidates of a corpus; `texts` maps each indexed path to its redacted text, and
     `packs` are the language packs the corpus was chunked with (for the definitions' names)."""
     skipped: Counter[str] = Counter()
@@ -110,14 +112,26 @@ def _own_forms(c: Chunk, symbol: str | None, anchor: str, lines: list[str]) -> l
     if symbol:
         own = own_identifiers(symbol, c.content.split("\n", 1)[0])
         if (q := without_identifiers(doc, symbol, own)) is not None:
-            out.append(Candidate("doc-unnamed", q, anchor, c, symbol,
-                                 f"hard: first doc sentence of {what} without its own identifiers "
-                                 f"({', '.join(sorted(own))}) ({where})"))
+            out.append(
+                Candidate(
+                    "doc-unnamed",
+                    q,
+                    anchor,
+                    c,
+                    symbol,
+                    f"hard: first doc sentence of {what} without its own identifiers "
+                    f"({', '.join(sorted(own))}) ({where})",
+                )
+            )
     return out
 
 
-def _caller_forms(chunks: Sequence[Chunk], symbols: Sequence[str | None], kept_files: Mapping[str, list[str]],
-                  anchors: Anchors) -> list[Candidate]:
+def _caller_forms(
+    chunks: Sequence[Chunk],
+    symbols: Sequence[str | None],
+    kept_files: Mapping[str, list[str]],
+    anchors: Anchors,
+) -> list[Candidate]:
     """Definitions whose name no other definition of the kept files has, described by the
     definitions that call them.
 
@@ -125,7 +139,9 @@ def _caller_forms(chunks: Sequence[Chunk], symbols: Sequence[str | None], kept_f
     holding that line, other than the callee and definitions nested in it.
     """
     own_name_counts = Counter(s.split(".")[-1] for s in symbols if s)
-    targets = {s.split(".")[-1]: i for i, s in enumerate(symbols) if s and own_name_counts[s.split(".")[-1]] == 1}
+    targets = {
+        s.split(".")[-1]: i for i, s in enumerate(symbols) if s and own_name_counts[s.split(".")[-1]] == 1
+    }
     innermost = _innermost_by_line(chunks, kept_files)
     callers: dict[int, list[int]] = {}
     for path, lines in kept_files.items():
@@ -155,8 +171,16 @@ def _caller_forms(chunks: Sequence[Chunk], symbols: Sequence[str | None], kept_f
         if q is None:
             continue
         where = ", ".join(f"{symbols[i]} ({_where(chunks[i])})" for i in caller_ids)
-        out.append(Candidate("callers", q, anchors.of(c, symbol), c, symbol,
-                             f"hard: names of the definitions that call {_what(c, symbol)} ({_where(c)}): {where}"))
+        out.append(
+            Candidate(
+                "callers",
+                q,
+                anchors.of(c, symbol),
+                c,
+                symbol,
+                f"hard: names of the definitions that call {_what(c, symbol)} ({_where(c)}): {where}",
+            )
+        )
     return out
 
 
@@ -176,7 +200,9 @@ def _distinct(found: list[Candidate]) -> tuple[Candidate, ...]:
     """Candidates whose query text no other candidate of their form has (it could not tell
     their definitions apart), and that the redactor leaves unchanged."""
     counts = Counter((c.form, c.query.lower()) for c in found)
-    return tuple(c for c in found if counts[(c.form, c.query.lower())] == 1 and _clean(c.query) and _clean(c.note))
+    return tuple(
+        c for c in found if counts[(c.form, c.query.lower())] == 1 and _clean(c.query) and _clean(c.note)
+    )
 
 
 def _clean(text: str) -> bool:

@@ -3,9 +3,9 @@
 The N cases are shared out among the forms that have candidates as evenly as they allow (a
 form with too few gives its share to the others). Picks then go round the forms, the one with
 fewest candidates first (a definition is labeled once, and a scarce form would otherwise find
-its few taken by another); each takes,
-among its form's candidates whose definition is not labeled yet, the one whose file, then
-whose kind within the form, then whose kind overall have been picked least so far, ties broken by a shuffle drawn from `random.Random(seed)`.
+its few taken by another); each takes, among its form's candidates whose definition is not
+labeled yet, the one whose file, then whose kind within the form, then whose kind overall have
+been picked least so far, ties broken by a shuffle drawn from `random.Random(seed)`.
 So the same corpus and seed give the same set, and a set of 50 touches 50 files when it can.
 """
 
@@ -34,7 +34,9 @@ def shares(available: dict[str, int], n: int) -> dict[str, int]:
     return share
 
 
-def choose(candidates: Sequence[Candidate], n: int, seed: int, forms: Sequence[str] = FORMS) -> list[Candidate]:
+def choose(
+    candidates: Sequence[Candidate], n: int, seed: int, forms: Sequence[str] = FORMS
+) -> list[Candidate]:
     """`n` candidates spread over forms, files and kinds, in form order then path and line."""
     rng = random.Random(seed)
     order = list(range(len(candidates)))
@@ -54,16 +56,24 @@ def choose(candidates: Sequence[Candidate], n: int, seed: int, forms: Sequence[s
             break
         share = shares(free, n - len(taken))
         while any(share.values()):
-            for form in sorted(forms, key=lambda f: free.get(f, 0)):  # the scarcest form first, not to lose it
+            for form in sorted(
+                forms, key=lambda f: free.get(f, 0)
+            ):  # the scarcest form first, not to lose it
                 if not share.get(form):
                     continue
                 pool = [i for i in by_form[form] if _free(candidates[i], labeled)]
                 if not pool:
                     share[form] = 0
                     continue
-                best = min(pool, key=lambda i: (file_uses[candidates[i].chunk.file_path],
-                                                kind_uses[(form, candidates[i].chunk.kind)],
-                                                kind_uses[candidates[i].chunk.kind], rank[i]))
+                best = min(
+                    pool,
+                    key=lambda i: (
+                        file_uses[candidates[i].chunk.file_path],
+                        kind_uses[(form, candidates[i].chunk.kind)],
+                        kind_uses[candidates[i].chunk.kind],
+                        rank[i],
+                    ),
+                )
                 c = candidates[best]
                 taken.append(best)
                 labeled.update((("chunk", c.chunk.chunk_id), ("text", c.query.lower())))

@@ -43,7 +43,9 @@ class Anchors:
             return f"{chunk.file_path}#{MODULE}"
         if symbol is not None:
             for kind in (None, chunk.kind):
-                if self._unique(chunk, symbol, kind) and (text := _symbol_anchor(chunk.file_path, kind, symbol)):
+                if self._unique(chunk, symbol, kind) and (
+                    text := _symbol_anchor(chunk.file_path, kind, symbol)
+                ):
                     return text
         return Anchor(chunk.file_path, chunk.kind, (chunk.start_line, chunk.end_line)).display()
 

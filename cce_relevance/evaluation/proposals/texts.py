@@ -16,12 +16,19 @@ from cce_relevance.retrieval.tokens import tokenize
 
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 # A comment or docstring line: the opener, then its text (closers are stripped separately).
-_DOC_OPENER = re.compile(r"""^\s*(?:[rRuUbBfF]{0,2}(?:\"\"\"|''')|///?!?|/\*\*?!?|\*(?!/)|#(?![\[!])|--)\s?(.*)$""")
+_DOC_OPENER = re.compile(
+    r"""^\s*(?:[rRuUbBfF]{0,2}(?:\"\"\"|''')|///?!?|/\*\*?!?|\*(?!/)|#(?![\[!])|--)\s?(.*)$"""
+)
 _DOC_CLOSER = re.compile(r"""\s*(?:\"\"\"|'''|\*/)\s*$""")
 _DOCSTRING_OPEN = re.compile(r"""^\s*[rRuUbBfF]{0,2}(?:\"\"\"|''')""")
-_SKIPPED_ABOVE = re.compile(r"^\s*(?:@|#\[)")  # decorators and attributes between a doc comment and its definition
-_NOT_PROSE = re.compile(r"[=;{}<>|\\]|^\s*(?:>>>|\.\.\.)|\b(?:TODO|FIXME|XXX|noqa|pragma|type:|Copyright|"
-                        r"License|SPDX|coding[:=]|-\*-)|\$Id\b", re.IGNORECASE)
+_SKIPPED_ABOVE = re.compile(
+    r"^\s*(?:@|#\[)"
+)  # decorators and attributes between a doc comment and its definition
+_NOT_PROSE = re.compile(
+    r"[=;{}<>|\\]|^\s*(?:>>>|\.\.\.)|\b(?:TODO|FIXME|XXX|noqa|pragma|type:|Copyright|"
+    r"License|SPDX|coding[:=]|-\*-)|\$Id\b",
+    re.IGNORECASE,
+)
 _SENTENCE_END = re.compile(r"(?<=[A-Za-z0-9)\]'\"`])[.!?](?:\s|$)")
 _PARAMETERS = re.compile(r"\(([^()]*)")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -87,7 +94,9 @@ def _docstring(lines: Sequence[str], first: int, end_line: int) -> str | None:
         first = _DOC_CLOSER.sub("", m.group(1)).strip()
         if first:
             text.append(first)
-        closed = _DOC_CLOSER.search(lines[i]) is not None and (bool(first) or not _DOCSTRING_OPEN.match(lines[i]))
+        closed = _DOC_CLOSER.search(lines[i]) is not None and (
+            bool(first) or not _DOCSTRING_OPEN.match(lines[i])
+        )
         j = i + 1
         while not closed and j < min(end_line, len(lines)) and len(text) < 3:
             line = lines[j]
