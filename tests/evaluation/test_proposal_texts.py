@@ -41,6 +41,13 @@ def test_doc_sentence_spans_lines_of_a_docstring_opened_alone() -> None:
     assert doc_sentence(lines, 1, 5) == "Keep open connections for reuse by later requests"
 
 
+def test_doc_sentence_spacing_is_made_single_and_long_ones_are_cut() -> None:
+    lines = ["def f():", '    """Returns  the   current value of   the option."""']
+    assert doc_sentence(lines, 1, 2) == "Returns the current value of the option"
+    long = " ".join(f"word{i}" for i in range(40))
+    assert doc_sentence(["def f():", f'    """{long}."""'], 1, 2) == " ".join(long.split()[:24])
+
+
 def test_doc_sentence_reads_the_comment_above_past_attributes() -> None:
     lines = [
         "/// Parse one header line into a name",
@@ -78,10 +85,13 @@ def test_own_identifiers_are_the_name_its_enclosing_names_and_parameters() -> No
 def test_without_identifiers_takes_out_names_name_words_and_code() -> None:
     own = {"read_config", "path"}
     assert (
-        without_identifiers("Read config from path as `json` via os.path", "read_config", own)
-        == "from as via"
+        without_identifiers(
+            "Read config from path and decode the `json` document via os.path", "read_config", own
+        )
+        == "from and decode the document via"
     )
     assert without_identifiers("Load settings from disk", "read_config", own) is None  # nothing taken out
+    assert without_identifiers("This is overridden in `Reader`", "read_config", own) is None  # says nothing
 
 
 @given(

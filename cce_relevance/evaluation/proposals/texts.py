@@ -34,6 +34,12 @@ _PARAMETERS = re.compile(r"\(([^()]*)")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _CODE_WORD = re.compile(r"[_()\[\].`'\"]|[a-z][A-Z]")  # a word that is written as code, not prose
 MIN_TOKENS = 3
+MIN_CONTENT_WORDS = 2  # words that are not among the commonest English ones
+_SENTENCE_LINES = 6  # a first sentence is read over at most this many doc lines
+_COMMON = frozenset(
+    "a an the this that these those is are was were be been it its of in on at to for from by with as and or "
+    "not no if then else when which who what how all any some each one used use uses".split()
+)
 MAX_WORDS = 24
 _DOC_LINES_IN = 5  # a docstring starts within this many lines after the definition's first line
 
@@ -91,14 +97,16 @@ def _docstring(lines: Sequence[str], first: int, end_line: int) -> str | None:
         if m is None:
             continue
         text: list[str] = []
-        first = _DOC_CLOSER.sub("", m.group(1)).strip()
-        if first:
-            text.append(first)
+        opening = _DOC_CLOSER.sub("", m.group(1)).strip()
+        if opening:
+            text.append(opening)
         closed = _DOC_CLOSER.search(lines[i]) is not None and (
-            bool(first) or not _DOCSTRING_OPEN.match(lines[i])
+            bool(opening) or not _DOCSTRING_OPEN.match(lines[i])
         )
         j = i + 1
-        while not closed and j < min(end_line, len(lines)) and len(text) < 3:
+        while not closed and j < min(end_line, len(lines)) and len(text) < _SENTENCE_LINES:
+            if text and _SENTENCE_END.search(text[-1]):
+                break
             line = lines[j]
             closed = _DOC_CLOSER.search(line) is not None
             stripped = _DOC_CLOSER.sub("", line).strip().lstrip("*#/").strip()
@@ -116,15 +124,22 @@ def _docstring(lines: Sequence[str], first: int, end_line: int) -> str | None:
 
 def _first_sentence(text: str) -> str | None:
     end = _SENTENCE_END.search(text)
-    sentence = (text[: end.start()] if end else text).strip().rstrip(":,;")
-    words = sentence.split()
-    if len(words) > MAX_WORDS:
-        sentence = " ".join(words[:MAX_WORDS])
+    words = (text[: end.start()] if end else text).strip().rstrip(":,;").split()
+    sentence = " ".join(words[:MAX_WORDS])
     if "[REDACTED" in sentence or _NOT_PROSE.search(sentence) or len(tokenize(sentence)) < MIN_TOKENS:
         return None
-    if sum(any(ch.isalpha() for ch in w) for w in sentence.split()) < MIN_TOKENS:
+    if sum(any(ch.isalpha() for ch in w) for w in sentence.split()) < MIN_TOKENS or not _says_something(
+        sentence
+    ):
         return None
     return sentence
+
+
+def _says_something(text: str) -> bool:
+    """At least `MIN_CONTENT_WORDS` words of two letters or more that are not the commonest ones."""
+    return (
+        sum(len(t) > 1 and t not in _COMMON and not t.isdigit() for t in tokenize(text)) >= MIN_CONTENT_WORDS
+    )
 
 
 def own_identifiers(symbol: str, header: str) -> set[str]:
@@ -139,7 +154,8 @@ def own_identifiers(symbol: str, header: str) -> set[str]:
 
 def without_identifiers(sentence: str, symbol: str, identifiers: set[str]) -> str | None:
     """`sentence` with the definition's identifiers, its name's words and words written as code
-    taken out; None when nothing was taken out or fewer than three tokens remain."""
+    taken out; None when nothing was taken out, or fewer than three tokens or two words that are
+    not among the commonest remain."""
     own_words = name_words(symbol.split(".")[-1])
     kept: list[str] = []
     removed = False
@@ -158,7 +174,7 @@ def without_identifiers(sentence: str, symbol: str, identifiers: set[str]) -> st
             kept.append(word)
         i += 1
     text = " ".join(kept).strip(" ,;:")
-    if not removed or len(tokenize(text)) < MIN_TOKENS:
+    if not removed or len(tokenize(text)) < MIN_TOKENS or not _says_something(text):
         return None
     return text
 
