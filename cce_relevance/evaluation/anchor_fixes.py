@@ -31,8 +31,8 @@ from difflib import SequenceMatcher
 from cce_relevance.evaluation.anchors import Anchor, parse_anchor
 from cce_relevance.evaluation.fixtures import Case
 from cce_relevance.evaluation.validation import STALE_CODES, Validation
-from cce_relevance.retrieval.chunk import Chunk
-from cce_relevance.retrieval.symbols import CorpusSymbols
+from cce_relevance.retrieval.chunking.chunk import Chunk
+from cce_relevance.retrieval.chunking.symbols import CorpusSymbols
 from cce_relevance.retrieval.tokens import tokenize
 
 _SIMILAR_NAME = 0.6  # difflib ratio from which a name counts as a rename of another

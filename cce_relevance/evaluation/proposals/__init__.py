@@ -18,8 +18,8 @@ from cce_relevance.evaluation.fixtures import SCHEMA_ID
 from cce_relevance.evaluation.proposals.candidates import FORMS, HARD_FORMS, Candidate, gather
 from cce_relevance.evaluation.proposals.file_rules import DEFAULT_RULES, FileRules
 from cce_relevance.evaluation.proposals.spread import choose
-from cce_relevance.retrieval.chunk import Chunk
-from cce_relevance.retrieval.packs import REFERENCE_PACKS, PackSet
+from cce_relevance.retrieval.chunking.chunk import Chunk
+from cce_relevance.retrieval.chunking.packs import REFERENCE_PACKS, PackSet
 
 __all__ = ["DEFAULT_RULES", "FORMS", "HARD_FORMS", "Candidate", "FileRules", "Proposal", "propose"]
 

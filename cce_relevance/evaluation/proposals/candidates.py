@@ -24,9 +24,9 @@ from cce_relevance.evaluation.proposals.texts import (
     own_identifiers,
     without_identifiers,
 )
-from cce_relevance.retrieval.chunk import MODULE, Chunk
-from cce_relevance.retrieval.packs import PackSet
-from cce_relevance.retrieval.redact import redact
+from cce_relevance.retrieval.chunking.chunk import MODULE, Chunk
+from cce_relevance.retrieval.chunking.packs import PackSet
+from cce_relevance.retrieval.corpus.redact import redact
 
 FORMS = ("name", "doc", "doc-unnamed", "callers")
 """Query forms, easy ones first: the definition's name as words, its doc sentence, that

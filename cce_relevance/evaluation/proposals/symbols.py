@@ -14,9 +14,9 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from cce_relevance.evaluation.anchors import Anchor, AnchorError, parse_anchor
-from cce_relevance.retrieval.chunk import MODULE, Chunk
-from cce_relevance.retrieval.packs import PackSet
-from cce_relevance.retrieval.symbols import file_definitions
+from cce_relevance.retrieval.chunking.chunk import MODULE, Chunk
+from cce_relevance.retrieval.chunking.packs import PackSet
+from cce_relevance.retrieval.chunking.symbols import file_definitions
 
 
 def chunk_symbols(chunks: Sequence[Chunk], texts: Mapping[str, str], packs: PackSet) -> list[str | None]:
