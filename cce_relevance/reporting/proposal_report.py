@@ -59,3 +59,7 @@ def proposal_text(
         "  review every case before committing the set: a proposal is a guess at what a user would ask\n"
     )
     return "".join(out)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"

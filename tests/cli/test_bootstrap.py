@@ -181,3 +181,26 @@ def test_forms_chooses_what_is_proposed(project: Path) -> None:
     ids = [json.loads(x)["id"] for x in out.out.splitlines()[1:]]
     assert ids and all(i.startswith(("name-", "callers-")) for i in ids)
     assert ids.index(next(i for i in ids if i.startswith("callers-"))) > ids.index(ids[0])  # easy first
+
+
+def test_anchors_name_symbols_and_fall_back_to_kind_then_lines(tmp_path: Path) -> None:
+    (tmp_path / "temp.py").write_text(
+        "class Thermometer:\n"
+        '    @property\n    def celsius(self):\n        """The temperature read in degrees Celsius."""\n'
+        "        return 1\n\n"
+        '    @celsius.setter\n    def celsius(self, value):\n        """Store a new temperature reading."""\n'
+        "        self.value = value\n\n\n"
+        'class ReadingParser:\n    """Turn raw sensor lines into readings."""\n\n\n'
+        'def ReadingParser(line):\n    """Parse one sensor line the quick way."""\n    return line\n'
+    )
+    out = cli("bootstrap", str(tmp_path), "--queries", "20", "--no-score", "--no-cache", cwd=tmp_path)
+    anchors = {json.loads(x)["query"]: json.loads(x)["expected"][0] for x in out.out.splitlines()[1:]}
+    assert "thermometer celsius" not in anchors and "reading parser" not in anchors  # one text, two places
+    assert anchors["Store a new temperature reading"] == "temp.py#function_definition@8-10"
+    assert anchors["Turn raw sensor lines into readings"] == "temp.py#class_definition::ReadingParser"
+    assert anchors["Parse one sensor the quick way"] == "temp.py#function_definition::ReadingParser"
+    assert (
+        anchors["The temperature read in degrees"] == "temp.py#function_definition@3-5"
+    )  # getter and setter
+    (tmp_path / "set.jsonl").write_text(out.out)
+    assert cli("validate", "set.jsonl", "--no-cache", cwd=tmp_path).code == 0
