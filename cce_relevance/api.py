@@ -515,7 +515,7 @@ class Bootstrapped:
 
     def form_counts(self) -> dict[str, int]:
         """Chosen cases per form, in form order (forms with none left out)."""
-        counts = Counter(c.form for _, c in self.proposal.cases)
+        counts = Counter(p.candidate.form for p in self.proposal.cases)
         return {form: counts[form] for form in FORMS if counts[form]}
 
     def discrimination(self) -> Discrimination | None:
@@ -524,9 +524,9 @@ class Bootstrapped:
         if not self.reports:
             return None
         groups: dict[str, list[str]] = {"easy": [], "hard": []}
-        for case_id, c in self.proposal.cases:
-            groups["hard" if c.hard else "easy"].append(case_id)
-            groups.setdefault(c.form, []).append(case_id)
+        for p in self.proposal.cases:
+            groups["hard" if p.candidate.hard else "easy"].append(p.id)
+            groups.setdefault(p.candidate.form, []).append(p.id)
         ordered = {g: groups[g] for g in ("easy", "hard", *FORMS) if groups.get(g)}
         return discrimination(self.reports, ordered)
 

@@ -18,7 +18,7 @@ def test_groups_disagreements_and_pairs_follow_the_per_case_results(tmp_path: Pa
         indexing=api.build_options(use_cache=False),
     )
     reports = made.reports
-    ids = [case_id for case_id, _ in made.proposal.cases]
+    ids = [p.id for p in made.proposal.cases]
     found = {
         r.backend: {c.case.id for c in r.cases if c.metrics.first_relevant_rank is not None} for r in reports
     }

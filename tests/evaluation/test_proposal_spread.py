@@ -34,11 +34,7 @@ def _pool(specs: list[tuple[str, int, int, str, int]]) -> list[Candidate]:
     out = []
     for form, f, d, kind, q in specs:
         kind = kinds.setdefault((f, d), kind)  # one definition has one kind
-        out.append(
-            Candidate(
-                form, f"query {q} {form}", f"f{f}.py@{d}", _chunk(f"f{f}.py", d * 10 + 1, kind), None, "note"
-            )
-        )
+        out.append(Candidate(form, f"query {q} {form}", _chunk(f"f{f}.py", d * 10 + 1, kind), None, "note"))
     return out
 
 
@@ -89,3 +85,19 @@ def test_shares_split_evenly_and_give_what_a_form_lacks_to_the_others() -> None:
         "callers": 0,
     }
     assert sum(shares({"name": 3, "doc": 4}, 50).values()) == 7
+
+
+def test_a_chosen_query_the_redactor_would_change_is_replaced_by_another() -> None:
+    from cce_relevance.evaluation.proposals import propose
+    from cce_relevance.retrieval.chunking.chunk import chunk_file
+
+    secret = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    texts = {  # not redacted: the guard is what keeps the token out
+        "a.py": f'def fetch_remote_token():\n    """Send {secret} to the remote service for checking."""\n',
+        "b.py": 'def store_local_cache():\n    """Write the cache entries into the local store."""\n',
+    }
+    chunks = [c for path, text in texts.items() for c in chunk_file(path, text).chunks]
+    proposal = propose(chunks, texts, 3, 0, forms=("doc", "name"))
+    queries = [p.candidate.query for p in proposal.cases]
+    assert all(secret not in q for q in queries)
+    assert sorted(queries) == ["Write the cache entries into the local store", "fetch remote token"]

@@ -15,22 +15,40 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from cce_relevance.evaluation.fixtures import SCHEMA_ID
-from cce_relevance.evaluation.proposals.candidates import FORMS, HARD_FORMS, Candidate, gather
+from cce_relevance.evaluation.proposals.candidates import FORMS, HARD_FORMS, Candidate, gather, unredacted
 from cce_relevance.evaluation.proposals.file_rules import DEFAULT_RULES, FileRules
 from cce_relevance.evaluation.proposals.spread import choose
 from cce_relevance.retrieval.chunking.chunk import Chunk
 from cce_relevance.retrieval.chunking.packs import REFERENCE_PACKS, PackSet
 
-__all__ = ["DEFAULT_RULES", "FORMS", "HARD_FORMS", "Candidate", "FileRules", "Proposal", "propose"]
+__all__ = [
+    "DEFAULT_RULES",
+    "FORMS",
+    "HARD_FORMS",
+    "Candidate",
+    "FileRules",
+    "Proposal",
+    "ProposedCase",
+    "propose",
+]
 
 _SLUG = re.compile(r"[^a-z0-9]+")
 
 
 @dataclass(frozen=True)
-class Proposal:
-    """The chosen cases (each with its fixture id) and what they were chosen from."""
+class ProposedCase:
+    """A chosen candidate with its fixture id and the anchor that names its definition."""
 
-    cases: tuple[tuple[str, Candidate], ...]
+    id: str
+    anchor: str
+    candidate: Candidate
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """The chosen cases and what they were chosen from."""
+
+    cases: tuple[ProposedCase, ...]
     candidates: int
     files: int
     skipped: Mapping[str, int]
@@ -39,8 +57,8 @@ class Proposal:
         """The NDJSON set: a header naming `corpus` (relative to the file), then one line per case."""
         lines = [_json({"schema": SCHEMA_ID, "corpus": corpus})]
         lines += [
-            _json({"id": case_id, "query": c.query, "expected": [c.anchor], "note": c.note})
-            for case_id, c in self.cases
+            _json({"id": p.id, "query": p.candidate.query, "expected": [p.anchor], "note": p.candidate.note})
+            for p in self.cases
         ]
         return "\n".join(lines) + "\n"
 
@@ -57,10 +75,18 @@ def propose(
     """`n` cases from `chunks` (an index's, in index order); `texts` are the indexed files'
     redacted texts by path, `packs` the language packs they were chunked with."""
     pool = gather(chunks, texts, rules, packs)
-    picked = choose(pool.candidates, n, seed, forms)
-    return Proposal(
-        tuple(zip(_ids(picked), picked, strict=True)), len(pool.candidates), pool.files, pool.skipped
+    candidates = pool.candidates
+    while True:  # the redactor is asked about the chosen only; a refused one is replaced
+        picked = choose(candidates, n, seed, forms)
+        refused = {id(c) for c in picked if not unredacted(c)}
+        if not refused:
+            break
+        candidates = tuple(c for c in candidates if id(c) not in refused)
+    cases = tuple(
+        ProposedCase(case_id, pool.anchors.of(c.chunk, c.symbol), c)
+        for case_id, c in zip(_ids(picked), picked, strict=True)
     )
+    return Proposal(cases, len(pool.candidates), pool.files, pool.skipped)
 
 
 def _ids(picked: Sequence[Candidate]) -> list[str]:

@@ -4,7 +4,8 @@ Candidates come from the indexed chunks of the files the rules keep, and from th
 text after the pipeline's redaction (the same text the chunks were cut from), so a docstring
 that held a secret reads `[REDACTED:…]` here and is never proposed. A query text that several
 candidates of one form share is dropped: it could not tell its definitions apart (the same
-text in two forms, a caller's name that is also a name query, is chosen at most once).
+text in two forms, a caller's name that is also a name query, is chosen at most once). A
+chosen query or note that the redactor would change is dropped and another chosen instead.
 """
 
 from __future__ import annotations
@@ -38,11 +39,11 @@ _MAX_CALLERS = 3
 
 @dataclass(frozen=True)
 class Candidate:
-    """One proposable case: its form, query, anchor, the chunk it labels and why (`note`)."""
+    """One proposable case: its form, query, the chunk it labels (whose symbol is `symbol`) and
+    why (`note`)."""
 
     form: str
     query: str
-    anchor: str
     chunk: Chunk
     symbol: str | None
     note: str
@@ -55,6 +56,7 @@ class Candidate:
 @dataclass(frozen=True)
 class CandidatePool:
     candidates: tuple[Candidate, ...]
+    anchors: Anchors  # how a chosen candidate's chunk is named
     files: int  # files the rules kept
     skipped: Mapping[str, int]  # files left out, by reason
 
@@ -73,15 +75,16 @@ def gather(
         else:
             skipped[reason] += 1
     symbols = chunk_symbols(chunks, {p: texts[p] for p in kept_files}, packs)
-    anchors = Anchors(chunks, symbols)
     found: list[Candidate] = []
     for c, symbol in zip(chunks, symbols, strict=True):
         lines = kept_files.get(c.file_path)
         if lines is None:
             continue
-        found.extend(_own_forms(c, symbol, anchors.of(c, symbol), lines))
-    found.extend(_caller_forms(chunks, symbols, kept_files, anchors))
-    return CandidatePool(_distinct(found), len(kept_files), dict(sorted(skipped.items())))
+        found.extend(_own_forms(c, symbol, lines))
+    found.extend(_caller_forms(chunks, symbols, kept_files))
+    return CandidatePool(
+        _distinct(found), Anchors(chunks, symbols), len(kept_files), dict(sorted(skipped.items()))
+    )
 
 
 def _anchorable(path: str) -> bool:
@@ -100,15 +103,15 @@ def _what(c: Chunk, symbol: str | None) -> str:
     return f"{c.kind} {symbol}" if symbol else c.kind
 
 
-def _own_forms(c: Chunk, symbol: str | None, anchor: str, lines: list[str]) -> list[Candidate]:
+def _own_forms(c: Chunk, symbol: str | None, lines: list[str]) -> list[Candidate]:
     out = []
     what, where = _what(c, symbol), _where(c)
     if symbol and (q := name_query(symbol)):
-        out.append(Candidate("name", q, anchor, c, symbol, f"easy: the name of {what} as words ({where})"))
+        out.append(Candidate("name", q, c, symbol, f"easy: the name of {what} as words ({where})"))
     doc = doc_sentence(lines, c.start_line, c.end_line, module=c.kind == MODULE)
     if doc is None:
         return out
-    out.append(Candidate("doc", doc, anchor, c, symbol, f"easy: first doc sentence of {what} ({where})"))
+    out.append(Candidate("doc", doc, c, symbol, f"easy: first doc sentence of {what} ({where})"))
     if symbol:
         own = own_identifiers(symbol, c.content.split("\n", 1)[0])
         if (q := without_identifiers(doc, symbol, own)) is not None:
@@ -116,7 +119,6 @@ def _own_forms(c: Chunk, symbol: str | None, anchor: str, lines: list[str]) -> l
                 Candidate(
                     "doc-unnamed",
                     q,
-                    anchor,
                     c,
                     symbol,
                     f"hard: first doc sentence of {what} without its own identifiers "
@@ -130,7 +132,6 @@ def _caller_forms(
     chunks: Sequence[Chunk],
     symbols: Sequence[str | None],
     kept_files: Mapping[str, list[str]],
-    anchors: Anchors,
 ) -> list[Candidate]:
     """Definitions whose name no other definition of the kept files has, described by the
     definitions that call them.
@@ -175,7 +176,6 @@ def _caller_forms(
             Candidate(
                 "callers",
                 q,
-                anchors.of(c, symbol),
                 c,
                 symbol,
                 f"hard: names of the definitions that call {_what(c, symbol)} ({_where(c)}): {where}",
@@ -198,12 +198,14 @@ def _innermost_by_line(chunks: Sequence[Chunk], kept_files: Mapping[str, list[st
 
 def _distinct(found: list[Candidate]) -> tuple[Candidate, ...]:
     """Candidates whose query text no other candidate of their form has (it could not tell
-    their definitions apart), and that the redactor leaves unchanged."""
+    their definitions apart), and that show no redaction marker."""
     counts = Counter((c.form, c.query.lower()) for c in found)
     return tuple(
-        c for c in found if counts[(c.form, c.query.lower())] == 1 and _clean(c.query) and _clean(c.note)
+        c for c in found if counts[(c.form, c.query.lower())] == 1 and "[REDACTED" not in c.query + c.note
     )
 
 
-def _clean(text: str) -> bool:
-    return "[REDACTED" not in text and redact(text) == text
+def unredacted(c: Candidate) -> bool:
+    """Whether the redactor leaves the candidate's query and note as they are. Asked of the
+    chosen few only: their text was redacted already, so this is a guard, not the filter."""
+    return redact(c.query) == c.query and redact(c.note) == c.note
