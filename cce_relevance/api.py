@@ -22,7 +22,6 @@ from cce_relevance.config_file import NO_CONFIG, ProjectConfig
 from cce_relevance.config_file import load_config as load_config
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.anchor_fixes import AnchorFix, fixed_lines, suggest_fixes
-from cce_relevance.evaluation.discrimination import Discrimination, discrimination
 from cce_relevance.evaluation.fixtures import Case, FixtureSet, corpus_dir, load_fixtures, parse_fixtures
 from cce_relevance.evaluation.harness import BackendReport, can_fork, evaluate_backend, evaluate_backends
 from cce_relevance.evaluation.judgments import Judgments, judge
@@ -71,6 +70,7 @@ from cce_relevance.retrieval.search.registry import Variant, open_backend
 from cce_relevance.retrieval.store.fingerprint import dumps_fingerprint, fingerprint_path
 from cce_relevance.retrieval.store.store import default_store_path, dumps_store, load_store
 from cce_relevance.stats.comparison import BackendComparison, compare_pair
+from cce_relevance.stats.discrimination import Discrimination, discrimination
 from cce_relevance.stats.full_stats import FullStats, StatsLevel, full_stats
 from cce_relevance.stats.levels import DEFAULT_PRIMARY as DEFAULT_PRIMARY
 from cce_relevance.stats.paired import PairedTest, paired_t
