@@ -484,7 +484,7 @@ class Suggestions:
 
 def suggest(fixtures_path: str, *, dir: str | None = None, languages: Sequence[str] = (),
             indexing: BuildOptions = DEFAULT_BUILD) -> Suggestions:
-    """`validate`, and for stale anchors the fixture lines they most likely should be
+    """`validate`, and for stale and moved anchors the fixture lines they most likely should be
     (evaluation/anchor_fixes.py), as a patch to apply with `git apply` or `patch -p1` from the
     working directory."""
     validation, fixtures, index, symbols = _validated(fixtures_path, dir, languages, True, indexing)
