@@ -344,8 +344,8 @@ def validate(fixtures: str, corpus_dir: str | None, as_json: bool, suggest: bool
 
     Reports anchors whose file, kind or line range is not in the corpus, cases no backend can
     satisfy, and duplicate case ids. Exit 0 when clean, 1 when problems were found, 2 on bad input.
-    With --suggest, stdout is a patch that points stale anchors at where their definitions most
-    likely are now.
+    With --suggest, stdout is a patch that points stale and moved anchors at where their definitions
+    most likely are now.
     """
     from cce_relevance.reporting.validation_report import fixes_text, validation_document, validation_text
 
