@@ -204,3 +204,16 @@ def test_anchors_name_symbols_and_fall_back_to_kind_then_lines(tmp_path: Path) -
     )  # getter and setter
     (tmp_path / "set.jsonl").write_text(out.out)
     assert cli("validate", "set.jsonl", "--no-cache", cwd=tmp_path).code == 0
+
+
+def test_comments_above_a_definition_are_its_doc_in_other_languages(project: Path) -> None:
+    def proposed(forms: str) -> dict[str, str]:
+        out = cli("bootstrap", ".", "--forms", forms, "--no-score", "--no-cache", cwd=project)
+        return {json.loads(x)["query"]: json.loads(x)["expected"][0] for x in out.out.splitlines()[1:]}
+
+    docs = proposed("doc")
+    assert docs["Route an incoming path to the handler registered for it"] == "web/router.js::routeRequest"
+    assert docs["Register a handler for every path below a prefix"] == "web/router.js::mountPrefix"
+    assert docs["Demo application for serving requests"] == "README.md#module"
+    unnamed = proposed("doc-unnamed")
+    assert unnamed["Register a for every path below a"] == "web/router.js::mountPrefix"  # its parameters go
