@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from cce_relevance.stats.discrimination import Discrimination
+from cce_relevance.evaluation.discrimination import Discrimination
 
 
 def proposal_text(

@@ -14,10 +14,12 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from cce_relevance.errors import CceError
 from cce_relevance.evaluation.fixtures import SCHEMA_ID
 from cce_relevance.evaluation.proposals.candidates import FORMS, HARD_FORMS, Candidate, gather, unredacted
 from cce_relevance.evaluation.proposals.file_rules import DEFAULT_RULES, FileRules
 from cce_relevance.evaluation.proposals.spread import choose
+from cce_relevance.evaluation.rust_debug import rust_debug_str
 from cce_relevance.retrieval.chunking.chunk import Chunk
 from cce_relevance.retrieval.chunking.packs import REFERENCE_PACKS, PackSet
 
@@ -87,6 +89,17 @@ def propose(
         for case_id, c in zip(_ids(picked), picked, strict=True)
     )
     return Proposal(cases, len(pool.candidates), pool.files, pool.skipped)
+
+
+def check_forms(names: Sequence[str]) -> tuple[str, ...]:
+    """Proposal form names → the forms, in canonical order (easy first); an unknown one, or none,
+    is an input error."""
+    unknown = [name for name in names if name not in FORMS]
+    if unknown:
+        raise CceError(f"unknown query form {rust_debug_str(unknown[0])} (expected any of {', '.join(FORMS)})")
+    if not names:
+        raise CceError(f"--forms requires at least one of {', '.join(FORMS)}")
+    return tuple(form for form in FORMS if form in names)
 
 
 def _ids(picked: Sequence[Candidate]) -> list[str]:

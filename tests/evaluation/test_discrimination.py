@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from cce_relevance import api
-from cce_relevance.stats.discrimination import discrimination
+from cce_relevance.evaluation.discrimination import discrimination
 from tests.cli.proposal_project import write_project
 
 
