@@ -400,8 +400,9 @@ def validate(fixtures: str, corpus_dir: str | None, as_json: bool, suggest: bool
 @click.option("--include-vendored", is_flag=True, help="Also draw from vendored code (left out by default).")
 @click.option("--include-generated", is_flag=True,
               help="Also draw from generated files (left out by default).")
-@click.option("--exclude", multiple=True, metavar="GLOB",
-              help="Leave out paths matching GLOB (fnmatch; * also crosses /). Repeatable.")
+@click.option("--skip", multiple=True, metavar="PATTERN",
+              help="Draw no case from paths PATTERN matches (a gitignore line, relative to DIR; they stay in "
+                   "the corpus). Repeatable.")
 @click.option("--backend", "backends", metavar="LIST",
               help="Backends to score the set at (default bm25,vector,hybrid).")
 @click.option("--no-score", is_flag=True, help="Only propose; do not score the set.")
@@ -410,7 +411,7 @@ def validate(fixtures: str, corpus_dir: str | None, as_json: bool, suggest: bool
 @click.option("--config", "config_path", metavar="FILE", help=_CONFIG_HELP)
 @_cache_options
 def bootstrap(directory: str, queries: int, seed: int, out: str | None, force: bool, forms: str | None,
-              include_tests: bool, include_vendored: bool, include_generated: bool, exclude: tuple[str, ...],
+              include_tests: bool, include_vendored: bool, include_generated: bool, skip: tuple[str, ...],
               backends: str | None, no_score: bool, report: str | None, languages_flag: str | None,
               config_path: str | None, cache_dir: str | None, no_cache: bool) -> None:
     """Propose a fixture set drawn from DIR for a person to review: queries from definitions'
@@ -428,7 +429,7 @@ def bootstrap(directory: str, queries: int, seed: int, out: str | None, force: b
         raise click.UsageError("--backend needs scoring; it cannot be used with --no-score")
     config = api.load_config(config_path)
     rules = api.FileRules(tests=not include_tests, vendored=not include_vendored,
-                          generated=not include_generated, exclude=exclude)
+                          generated=not include_generated, skip=skip)
     result = api.bootstrap(_directory(directory), queries=queries, seed=seed, out=out, rules=rules,
                            forms=comma_list(forms) if forms is not None else api.FORMS,
                            backends=comma_list(backends) if backends is not None else None,

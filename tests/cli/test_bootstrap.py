@@ -72,8 +72,8 @@ def test_bootstrap_leaves_out_tests_vendored_generated_and_redacted_text(project
         "--include-tests",
         "--include-vendored",
         "--include-generated",
-        "--exclude",
-        "web/*",
+        "--skip",
+        "web/",
         cwd=project,
     )
     paths = {_path(x) for x in kept.out.splitlines()[1:]}
@@ -162,6 +162,7 @@ def test_an_existing_set_is_not_replaced_without_force(project: Path) -> None:
         (["--queries", "0"], "0 is not in the range"),
         (["--no-score", "--backend", "bm25"], "--backend needs scoring"),
         (["--backend", "bm26"], 'unknown backend "bm26"'),
+        (["--skip", "src/[a"], "--skip 'src/[a' is not a valid gitignore pattern"),
     ],
 )
 def test_bad_arguments_exit_2_with_a_message(project: Path, args: list[str], message: str) -> None:
