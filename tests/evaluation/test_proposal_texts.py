@@ -23,6 +23,7 @@ def test_names_become_lowercase_words() -> None:
     assert name_query("Client.send") == "client send"  # one word: its class says what it belongs to
     assert name_query("send") is None
     assert name_query("Client.__init__") is None
+    assert name_query("buffer_count_lines.Buffer") is None
 
 
 def test_doc_sentence_of_a_python_docstring_stops_at_the_first_sentence() -> None:

@@ -51,13 +51,17 @@ def name_words(name: str) -> list[str]:
 
 def name_query(symbol: str) -> str | None:
     """The definition's own name as words, with its enclosing name when it alone is one word
-    (`Client.send` → "client send"); None for dunder names and one-word names."""
+    (`Client.send` → "client send"); None for dunder names, one-word names and names that only
+    repeat a word of their enclosing name."""
     *outer, own = symbol.split(".")
     if own.startswith("__"):
         return None
     words = name_words(own)
     if len(words) < 2 and outer:
-        words = name_words(outer[-1]) + words
+        enclosing = name_words(outer[-1])
+        if set(words) <= set(enclosing):  # `read_buffer.Buffer` would only repeat its enclosing name
+            return None
+        words = enclosing + words
     return " ".join(words) if len(words) >= 2 else None
 
 
