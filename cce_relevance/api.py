@@ -20,7 +20,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cce_relevance.config_file import NO_CONFIG, ProjectConfig, find_config, load_config
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.anchor_fixes import AnchorFix, fixed_lines, suggest_fixes
 from cce_relevance.evaluation.backend_runs import evaluated_backends
@@ -46,7 +45,7 @@ from cce_relevance.evaluation.fixtures import FixtureSet, load_fixtures, parse_f
 from cce_relevance.evaluation.gate import gated_test, is_significant_regression
 from cce_relevance.evaluation.harness import BackendReport
 from cce_relevance.evaluation.judgments import judge
-from cce_relevance.evaluation.metrics import METRICS
+from cce_relevance.evaluation.metrics import DEFAULT_PRIMARY, METRIC_KEYS, METRICS
 from cce_relevance.evaluation.names import (
     DEFAULT_BACKENDS,
     backend_names,
@@ -63,6 +62,7 @@ from cce_relevance.evaluation.spans import LineWeights
 from cce_relevance.evaluation.validation import STALE_CODES, Validation, validate_cases
 from cce_relevance.evaluation.validation import Finding as AnchorFinding
 from cce_relevance.files import write_atomically
+from cce_relevance.project_config import NO_CONFIG, ProjectConfig, find_config, load_config
 from cce_relevance.reporting.fixture_patch import unified_patch
 from cce_relevance.retrieval.cache.index_cache import default_cache_dir
 from cce_relevance.retrieval.chunking.chunk import Chunk
@@ -83,7 +83,6 @@ from cce_relevance.retrieval.search.registry import open_backend
 from cce_relevance.retrieval.store.fingerprint import dumps_fingerprint, fingerprint_path
 from cce_relevance.retrieval.store.store import default_store_path, dumps_store
 from cce_relevance.stats.full_stats import StatsLevel, full_stats
-from cce_relevance.stats.levels import DEFAULT_PRIMARY
 from cce_relevance.stats.paired import PairedTest
 from cce_relevance.stats.power import PowerAnalysis, PowerRow, plan_from_pilot
 from cce_relevance.strings import rust_lines
@@ -91,7 +90,8 @@ from cce_relevance.strings import rust_lines
 __all__ = [
     # The use cases, one per command of the CLI (the Action calls run, validate, compare_saved).
     "run", "search", "chunks", "validate", "index_corpus", "compare_saved", "power_analysis", "golden_diff",
-    "load_report", "load_config", "fixture_corpus", "build_options", "corpus_symbols", "bootstrap", "suggest",
+    "load_report", "load_config", "fixture_corpus", "build_options", "corpus_symbols", "require_directory",
+    "bootstrap", "suggest",
     # Names checked where the reference checks them (run checks its own; the CLI checks --languages).
     "check_languages", "check_backend", "backend_names", "backend_pair", "rank_metric_specs", "proposal_forms",
     # The pull-request gate's test.
@@ -101,8 +101,8 @@ __all__ = [
     "BackendComparison", "Validation", "AnchorFinding", "PairedTest", "PowerAnalysis", "Hit", "Chunk",
     "Bootstrapped", "Discrimination", "FileRules", "Suggestions", "AnchorFix",
     # Defaults and fixed texts.
-    "DEFAULT_BACKENDS", "DEFAULT_PRIMARY", "METRICS", "STALE_CODES", "OLLAMA_STORE_REFUSAL", "warn_on_stderr",
-    "FORMS", "HARD_FORMS",
+    "DEFAULT_BACKENDS", "DEFAULT_PRIMARY", "METRICS", "METRIC_KEYS", "STALE_CODES", "OLLAMA_STORE_REFUSAL",
+    "warn_on_stderr", "FORMS", "HARD_FORMS",
 ]
 
 
@@ -306,7 +306,7 @@ def bootstrap(directory: str, *, queries: int = 50, seed: int = 0, out: str | No
               backends: Sequence[str] | None = None, score: bool = True, config: ProjectConfig = NO_CONFIG,
               languages: Sequence[str] | None = None, indexing: BuildOptions = DEFAULT_BUILD) -> Bootstrapped:
     """Propose `queries` labeled cases drawn from `directory` (deterministic for `seed`), and
-    score them at each of `backends` (default bm25, vector, hybrid) unless `score` is off.
+    score them at each of `backends` (default: the built-in ones) unless `score` is off.
 
     The header's corpus is `directory` relative to the directory `out` will be written in (the
     working directory when `out` is None). Nothing is written here.

@@ -5,12 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from cce_relevance import schemas
 from cce_relevance.evaluation.anchor_fixes import AnchorFix
 from cce_relevance.evaluation.validation import Validation
 from cce_relevance.reporting.terminal import terminal_safe
 from cce_relevance.strings import quoted
-
-VALIDATE_SCHEMA = "cce.relevance.validate/v1"
 
 
 def validation_document(v: Validation) -> dict[str, Any]:
@@ -23,7 +22,7 @@ def validation_document(v: Validation) -> dict[str, Any]:
         "ok": v.ok,
         "problems": [{"anchor": f.anchor, "code": f.code, "id": f.case_id, "line": f.line, "message": f.message}
                      for f in v.findings],
-        "schema": VALIDATE_SCHEMA,
+        "schema": schemas.VALIDATE,
     }
 
 

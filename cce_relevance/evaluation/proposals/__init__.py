@@ -14,8 +14,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from cce_relevance import schemas
 from cce_relevance.errors import CceError
-from cce_relevance.evaluation.fixtures import SCHEMA_ID
 from cce_relevance.evaluation.proposals.candidates import FORMS, HARD_FORMS, Candidate, gather, unredacted
 from cce_relevance.evaluation.proposals.file_rules import DEFAULT_RULES, FileRules
 from cce_relevance.evaluation.proposals.spread import choose
@@ -57,7 +57,7 @@ class Proposal:
 
     def fixture_text(self, corpus: str) -> str:
         """The NDJSON set: a header naming `corpus` (relative to the file), then one line per case."""
-        lines = [_json({"schema": SCHEMA_ID, "corpus": corpus})]
+        lines = [_json({"schema": schemas.FIXTURES, "corpus": corpus})]
         lines += [
             _json({"id": p.id, "query": p.candidate.query, "expected": [p.anchor], "note": p.candidate.note})
             for p in self.cases
