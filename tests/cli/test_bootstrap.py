@@ -217,4 +217,4 @@ def test_comments_above_a_definition_are_its_doc_in_other_languages(project: Pat
     assert docs["Register a handler for every path below a prefix"] == "web/router.js::mountPrefix"
     assert docs["Demo application for serving requests"] == "README.md#module"
     unnamed = proposed("doc-unnamed")
-    assert unnamed["Register a for every path below a"] == "web/router.js::mountPrefix"  # its parameters go
+    assert unnamed["Register for every path below"] == "web/router.js::mountPrefix"  # its parameters go

@@ -89,7 +89,7 @@ def test_without_identifiers_takes_out_names_name_words_and_code() -> None:
         without_identifiers(
             "Read config from path and decode the `json` document via os.path", "read_config", own
         )
-        == "from and decode the document via"
+        == "from and decode document via"
     )
     assert without_identifiers("Load settings from disk", "read_config", own) is None  # nothing taken out
     assert without_identifiers("This is overridden in `Reader`", "read_config", own) is None  # says nothing

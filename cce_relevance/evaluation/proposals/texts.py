@@ -35,6 +35,7 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _CODE_WORD = re.compile(r"[_()\[\].`'\"]|[a-z][A-Z]")  # a word that is written as code, not prose
 MIN_TOKENS = 3
 MIN_CONTENT_WORDS = 2  # words that are not among the commonest English ones
+_ARTICLES = frozenset({"a", "an", "the"})
 _SENTENCE_LINES = 6  # a first sentence is read over at most this many doc lines
 _COMMON = frozenset(
     "a an the this that these those is are was were be been it its of in on at to for from by with as and or "
@@ -169,11 +170,13 @@ def without_identifiers(sentence: str, symbol: str, identifiers: set[str]) -> st
         window = [w.strip(".,:;!?()'\"`").lower() for w in words[i : i + len(own_words)]]
         if len(own_words) > 1 and window == own_words:  # the name written as words: "read config"
             removed, i = True, i + len(own_words)
+            _drop_article(kept)
             continue
         word = words[i]
         bare = word.strip(".,:;!?")
         if bare.lower().strip("()'\"`") in identifiers or _CODE_WORD.search(bare.strip("()")):
             removed = True
+            _drop_article(kept)
         else:
             kept.append(word)
         i += 1
@@ -181,6 +184,12 @@ def without_identifiers(sentence: str, symbol: str, identifiers: set[str]) -> st
     if not removed or len(tokenize(text)) < MIN_TOKENS or not _says_something(text):
         return None
     return text
+
+
+def _drop_article(kept: list[str]) -> None:
+    """An article left before a word taken out goes too ("Register a handler" → "Register")."""
+    if kept and kept[-1].lower() in _ARTICLES:
+        kept.pop()
 
 
 def callers_query(callers: Iterable[str], symbol: str) -> str | None:
