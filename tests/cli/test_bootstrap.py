@@ -218,3 +218,14 @@ def test_comments_above_a_definition_are_its_doc_in_other_languages(project: Pat
     assert docs["Demo application for serving requests"] == "README.md#module"
     unnamed = proposed("doc-unnamed")
     assert unnamed["Register for every path below"] == "web/router.js::mountPrefix"  # its parameters go
+
+
+def test_backend_chooses_the_columns_and_pairs_of_the_report(project: Path) -> None:
+    (project / "cce-relevance.toml").write_text('[backends.bm25-flat]\nbase = "bm25"\nbm25_b = 0.0\n')
+    out = cli("bootstrap", "app", "--backend", "bm25,bm25-flat", "--no-cache", cwd=project)
+    assert out.code == 0, out.err
+    header = next(line for line in out.err.splitlines() if line.strip().startswith("group"))
+    assert header.split() == ["group", "cases", "bm25", "bm25-flat"]
+    assert [line.strip()[:22] for line in out.err.splitlines() if line.strip().startswith("MRR ")] == [
+        "MRR bm25-flat − bm25: "
+    ]
