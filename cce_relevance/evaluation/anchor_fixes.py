@@ -6,8 +6,10 @@ is gone, in the files of the same name elsewhere (a moved file), among the chunk
 anchor's kind. A fix keeps the anchor's form:
 
 * a symbol anchor (`path::Name`) goes to the one definition there with that name, else the one
-  with the same last name (a method moved to another class), else the one whose content shares
-  the most words with the case's query and whose name is most like the old one (a rename);
+  with the same last name (a method moved to another class), else the one with that name in
+  the nearest other file (moved to another module: most leading directories in common), else
+  the one whose content shares the most words with the case's query and whose name is most like
+  the old one (a rename);
 * a line-range anchor goes to the chunk sharing the most words with the query, then the one
   nearest the old lines, and takes the lines it spans now.
 
@@ -97,10 +99,10 @@ class _Places:
             for i in self.by_file[p]
             if anchor.kind is None or self.chunks[i].kind == anchor.kind
         ]
-        if not pool:
-            return None
         if anchor.symbol is not None:
             return self._renamed(anchor, query, pool)
+        if not pool:
+            return None
         if anchor.range is None:  # `path` or `path#kind` whose file moved: the other file is the fix
             if len(paths) != 1:
                 return None
@@ -117,14 +119,16 @@ class _Places:
         )
 
     def _renamed(self, anchor: Anchor, query: str, pool: Sequence[int]) -> tuple[str, str] | None:
-        """Where a symbol that names nothing went: the same name in a moved file, the same last
-        name (another class), else a rename that fits the query."""
-        assert anchor.symbol is not None
+        """Where a symbol that names nothing went: the same name in its file or a moved one, the
+        same last name there (another class), the same name in the nearest other file that has
+        it (moved to another module), else a rename there that fits the query."""
+        assert anchor.symbol is not None and anchor.path is not None
         named = [(i, s) for i in pool if (s := self._symbol(i)) is not None]
         leaf = anchor.symbol.rsplit(".", 1)[-1]
         for found, how in (
             ([p for p in named if p[1] == anchor.symbol], "has that name"),
             ([p for p in named if p[1].rsplit(".", 1)[-1] == leaf], "has that last name"),
+            (self._nearest_elsewhere(anchor, {self.chunks[i].file_path for i in pool}), "has that name"),
         ):
             if len(found) == 1:
                 i, symbol = found[0]
@@ -148,6 +152,27 @@ class _Places:
             f"{self._what(i)} shares {shared} word(s) with the query "
             f"and its name is most like {anchor.symbol}"
         )
+
+    def _nearest_elsewhere(self, anchor: Anchor, searched: set[str]) -> list[tuple[int, str]]:
+        """Definitions with the anchor's whole symbol (and kind) in the other files whose path
+        shares the most leading directories with the anchor's; only files that mention the
+        name are parsed."""
+        assert anchor.symbol is not None and anchor.path is not None
+        leaf = anchor.symbol.rsplit(".", 1)[-1]
+        found = [
+            (i, anchor.symbol)
+            for i, c in enumerate(self.chunks)
+            if c.file_path not in searched
+            and leaf in c.content
+            and (anchor.kind is None or c.kind == anchor.kind)
+            and self._symbol(i) == anchor.symbol
+        ]
+        if not found:
+            return []
+        here = anchor.path.split("/")[:-1]
+        nearness = {i: _shared_prefix(here, self.chunks[i].file_path.split("/")[:-1]) for i, _ in found}
+        best = max(nearness.values())
+        return [p for p in found if nearness[p[0]] == best]
 
     def _symbol_anchor(self, anchor: Anchor, i: int, symbol: str) -> str:
         return Anchor(self.chunks[i].file_path, anchor.kind, None, symbol).display()
@@ -206,6 +231,13 @@ class _Places:
             if symbol
             else f"{c.kind} at {c.file_path}:{c.start_line}-{c.end_line}"
         )
+
+
+def _shared_prefix(a: Sequence[str], b: Sequence[str]) -> int:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return n
 
 
 def _with_path(anchor: Anchor, path: str, lines: tuple[int, int] | None = None) -> str:

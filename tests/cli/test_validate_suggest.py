@@ -189,3 +189,18 @@ def test_a_symbol_whose_function_is_gone_gets_no_guess(repo: Path) -> None:
     (repo / "src/conf.py").write_text(CONFIG.replace("def parse_flags(argv):", "def unrelated_helper(argv):"))
     out = cli("validate", "eval/set.jsonl", "--suggest", "--no-cache", cwd=repo)
     assert out.code == 1 and "missing-symbol" in out.err and out.out == ""
+
+
+def test_a_function_moved_to_another_module_is_found_by_its_name(repo: Path) -> None:
+    (repo / "eval/set.jsonl").write_text(SYMBOL_SET)
+    head, rest = CONFIG.split("def read_config")
+    moved, tail = rest.split("def write_config")
+    (repo / "src/conf.py").write_text(head + "def write_config" + tail)
+    (repo / "src/loading").mkdir()
+    (repo / "src/loading/files.py").write_text("import json\n\n\ndef read_config" + moved)
+    (repo / "src/loading/other.py").write_text("def read_configs():\n    return []\n")
+    patch, err = _apply(repo)
+    assert patch.count("\n+{") == 1
+    assert '"expected":["loading/files.py::read_config"]' in (repo / "eval/set.jsonl").read_text()
+    assert "function_definition read_config at loading/files.py:4-7 has that name" in err
+    assert cli("validate", "eval/set.jsonl", "--no-cache", cwd=repo).code == 0
