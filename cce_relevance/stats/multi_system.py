@@ -7,7 +7,7 @@ per metric, both over the queries every system scored:
   sign-flip permutation p (`resampling`), and that p adjusted by Holm across the pairs of the
   metric (`multiplicity`): the family is "all pairs of this metric".
 * **Randomised Tukey HSD** (Carterette, *Multiple testing in statistical analysis of
-  systems-based information retrieval experiments*, ACM TOIS 30(1), 2012, §4.2): under the null
+  systems-based information retrieval experiments*, ACM TOIS 30(1), 2012, section 4.2): under the null
   hypothesis that the systems are interchangeable, their scores on each query could have come
   out in any order among them. A trial shuffles every query's s scores among the systems and
   records the range of the system means, max − min; a pair's p is the share of trials whose

@@ -18,7 +18,7 @@ more than 1e-9 when they differ at all.
   the tied ranks — what scipy's `wilcoxon` computes by enumerating permutations.
 * m > EXACT_LIMIT: the normal approximation with a continuity correction of ½ and the usual tie
   correction of the variance, Σ(t³ − t)/48 over groups of t tied |d| (Hollander & Wolfe,
-  *Nonparametric Statistical Methods*, 2nd ed., 1999, §3.1; scipy's `method="asymptotic"`).
+  *Nonparametric Statistical Methods*, 2nd ed., 1999, section 3.1; scipy's `method="asymptotic"`).
 
 Pure Python: no randomness, so the p-values are the same on every machine.
 """
@@ -129,7 +129,7 @@ def sign_test(deltas: Sequence[float], exact_limit: int = EXACT_LIMIT) -> RankTe
     """Two-sided sign test: of the m changed queries, is the share that improved different from ½?
 
     Exact: p = 2·P(X ≤ min(k, m − k)) for X ~ Binomial(m, ½), at most 1 (Conover, *Practical
-    Nonparametric Statistics*, 3rd ed., 1999, §3.4). Above `exact_limit` the normal approximation
+    Nonparametric Statistics*, 3rd ed., 1999, section 3.4). Above `exact_limit` the normal approximation
     z = (|k − m/2| − ½) / (√m / 2). None for n < 2; p = 1 when every delta is zero.
     """
     if len(deltas) < 2:
