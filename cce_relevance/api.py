@@ -28,6 +28,7 @@ from cce_relevance.evaluation.comparison import (
     check_primary,
     compare_many,
     compare_pair,
+    compare_reports,
     compared,
 )
 from cce_relevance.evaluation.corpus import (
@@ -100,7 +101,7 @@ __all__ = [
     "bootstrap", "suggest",
     # Names checked where the reference checks them (run checks its own; the CLI checks --languages).
     "check_languages", "check_backend", "backend_names", "backend_pair", "compared_backends", "rank_metric_specs",
-    "rank_metric_for_key", "proposal_forms",
+    "rank_metric_for_key", "proposal_forms", "compare_reports",
     # The pull-request gate's test.
     "gated_test", "is_significant_regression",
     # What the use cases take and give.
