@@ -32,19 +32,43 @@ from cce_relevance.action.git import CommitPair, inside, worktree
 from cce_relevance.action.inputs import DEFAULT_BACKENDS, ActionInputs, expand_fixtures
 from cce_relevance.config_file import NO_CONFIG, ProjectConfig, find_config
 from cce_relevance.errors import CceError
+from cce_relevance.evaluation.anchors import Anchor
+from cce_relevance.evaluation.harness import BackendReport
+from cce_relevance.evaluation.pairing import BackendPair
 from cce_relevance.evaluation.validation import STALE_CODES, Finding, Validation
-from cce_relevance.stats.comparison import BackendComparison
+from cce_relevance.stats.comparison import BackendComparison, compare_pair
 
 SetStatus = Literal["paired", "head-only", "base-only"]
 
 
+TOP_HITS = 5  # hits kept per query and backend: enough to say what ranks above the expected one
+
+
+@dataclass(frozen=True)
+class TopHit:
+    """One retrieved chunk as the comment names it: rank, corpus-relative file, lines, kind, and
+    whether it matches one of the query's anchors."""
+
+    rank: int
+    file: str
+    start: int
+    end: int
+    kind: str
+    relevant: bool
+
+
+Rankings = dict[str, dict[str, tuple[TopHit, ...]]]  # backend -> query id -> top hits
+
+
 @dataclass(frozen=True)
 class GoldenCheck:
-    """A configured golden compared with the head report; `diff` is '' when they match."""
+    """A configured golden compared with the head report; `diff` is '' when they match.
+    `expected` is the golden's text when it drifted (None otherwise), to say which queries moved."""
 
     path: str  # as configured: relative to the working directory, POSIX
     diff: str
     update: str  # the shell command that rewrites it, run from the working directory
+    expected: str | None = None
 
     @property
     def drifted(self) -> bool:
@@ -63,6 +87,10 @@ class SetResult:
     primary: str = api.DEFAULT_PRIMARY  # the metric the full statistics lead with: the gated one
     base_anchors: Validation | None = None
     head_anchors: Validation | None = None
+    base_rankings: Rankings | None = None
+    head_rankings: Rankings | None = None
+    corpus: str = ""  # the corpus directory, relative to the repository root (POSIX), for links
+    anchors: dict[str, tuple[Anchor, ...]] | None = None  # query id -> its anchors (head's, else base's)
 
     @property
     def status(self) -> SetStatus:
@@ -78,6 +106,20 @@ class SetResult:
             return None
         return api.compare_saved(json.loads(self.base), json.loads(self.head), "base", "head",
                                  stats_level="full", primary=self.primary)
+
+    @cached_property
+    def gated_comparisons(self) -> list[BackendComparison]:
+        """The comparisons of the backends scored at both sides over the queries the regression
+        test keeps (none with a stale anchor at either side), with the full statistics: the one
+        query set behind the gate, the verdict and every statistic the comment shows."""
+        gated = []
+        for c in self.comparisons or ():
+            if c.pair.base_means is None or c.pair.head_means is None:
+                continue
+            kept = tuple(q for q in c.pair.queries if q.id not in self.stale_queries)
+            pair = BackendPair(c.pair.backend, kept, c.pair.base_means, c.pair.head_means)
+            gated.append(compare_pair(pair, "full", self.primary))
+        return gated
 
     def stale(self, side: Literal["base", "head"]) -> dict[str, tuple[str, ...]]:
         """Query id → its anchors that resolve to nothing at `side` (empty when not checked there)."""
@@ -103,10 +145,14 @@ class SetResult:
 
 
 class Scored(NamedTuple):
-    """One set at one side: the run report's JSON text and the anchor check."""
+    """One set at one side: the run report's JSON text, the anchor check, each query's top hits,
+    the corpus (repository-relative) and each query's anchors."""
 
     report: str
     anchors: Validation
+    rankings: Rankings
+    corpus: str
+    expected: dict[str, tuple[Anchor, ...]]
 
 
 def score_commits(repo: Path, commits: CommitPair, inputs: ActionInputs) -> tuple[SetResult, ...]:
@@ -132,9 +178,13 @@ def score_commits(repo: Path, commits: CommitPair, inputs: ActionInputs) -> tupl
 
 def _set_result(fixture: str, base: Scored | None, head: Scored | None, golden: GoldenCheck | None,
                 primary: str) -> SetResult:
+    either = head or base
+    assert either is not None
     return SetResult(
         fixture, base.report if base else None, head.report if head else None, golden, primary=primary,
         base_anchors=base.anchors if base else None, head_anchors=head.anchors if head else None,
+        base_rankings=base.rankings if base else None, head_rankings=head.rankings if head else None,
+        corpus=either.corpus, anchors=either.expected,
     )
 
 
@@ -161,6 +211,21 @@ def _score_side(
             return {}
         with contextlib.chdir(root):
             return {fixture: _score_fixture(tree, root, fixture, backends, config) for fixture in fixtures}
+
+
+def top_hits(report: BackendReport) -> dict[str, tuple[TopHit, ...]]:
+    """Each query's first `TOP_HITS` hits, marked relevant when they match one of its anchors."""
+    def relevant(anchors: tuple[Anchor, ...], file: str, kind: str, start: int, end: int) -> bool:
+        return any(a.matches(file, kind, start, end) for a in anchors)
+
+    return {
+        r.case.id: tuple(
+            TopHit(h.rank, h.file_path, h.start_line, h.end_line, h.kind,
+                   relevant(r.case.anchors, h.file_path, h.kind, h.start_line, h.end_line))
+            for h in r.hits[:TOP_HITS]
+        )
+        for r in report.cases
+    }
 
 
 EXTERNAL_REFUSED = ("the Action runs no external retriever (it executes nothing from the repository it scores); "
@@ -192,9 +257,14 @@ def _score_fixture(
             "fixture file",
         )
     indexing = _indexing()
-    report = api.run(fixture, dir=corpus, backends=",".join(backends), config=config, indexing=indexing).to_json()
-    return Scored(report, api.validate(fixture, dir=corpus, languages=config.languages, grades=False,
-                                       indexing=indexing))
+    result = api.run(fixture, dir=corpus, backends=",".join(backends), config=config, indexing=indexing)
+    anchors = api.validate(fixture, dir=corpus, languages=config.languages, grades=False, indexing=indexing)
+    return Scored(
+        result.to_json(), anchors, {r.backend: top_hits(r) for r in result.reports},
+        Path(os.path.relpath((root / corpus).resolve(), tree.resolve())).as_posix(),
+        {c.id: c.anchors for c in result.fixtures.cases},
+    )
+
 
 
 def _indexing() -> api.BuildOptions:
@@ -225,7 +295,8 @@ def _check_goldens(
             update = update_golden_command(fixture, golden, inputs.backends)
             diff = api.golden_diff(str(path), head[fixture].report, label=golden,
                                    missing_hint=f"create it from the working directory with `{update}`, then commit it")
-            checks[fixture] = GoldenCheck(golden, diff, update)
+            expected = path.read_text(encoding="utf-8") if diff else None  # read above: it exists, UTF-8
+            checks[fixture] = GoldenCheck(golden, diff, update, expected)
     return checks
 
 

@@ -7,6 +7,7 @@ It speaks the issue-comment endpoints the Action uses, the way GitHub does:
   (``/repositories/{id}/...``, as GitHub's do), so a client must follow links, not rebuild them;
 * ``POST`` to the same path (201; 422 when the body is missing or over 65,536 characters);
 * ``PATCH {prefix}/repos/{owner}/{repo}/issues/comments/{id}`` (200; 404 for an unknown id);
+* ``DELETE`` of the same path (204; 404 for an unknown id);
 * ``GET  {prefix}/repos/{owner}/{repo}/pulls/{n}``: the pull request with its ``head.sha``, for
   the numbers given a head in `pull_heads` (404 for the others).
 
@@ -76,6 +77,8 @@ class FakeGitHub:
         self.read_only = False
         self.pull_heads: dict[tuple[str, int], str] = {}  # (repo, number) -> the pull request's head sha
         self.link_base: str | None = None  # override the host in Link headers (to test refusal)
+        # Bodies another run posts (as this token's bot) just before the next POST lands: a race.
+        self.racing_posts: list[str] = []
         self.requests: list[RecordedRequest] = []
         self._repos: dict[str, int] = {}
         self._comments: dict[int, dict[str, Any]] = {}
@@ -181,6 +184,8 @@ class FakeGitHub:
                 return self._list(names[0], int(match["issue"]), query)
         elif (match := _ONE.fullmatch(path)) and method == "PATCH":
             return self._patch(match["repo"], int(match["id"]), body)
+        elif (match := _ONE.fullmatch(path)) and method == "DELETE":
+            return self._delete(match["repo"], int(match["id"]))
         elif (match := _PULL.fullmatch(path)) and method == "GET":
             head = self.pull_heads.get((match["repo"], int(match["number"])))
             if head is not None and match["repo"] in self._repos:
@@ -205,6 +210,8 @@ class FakeGitHub:
     def _post(self, repo: str, issue: int, body: bytes) -> _Reply:
         if self.read_only:
             return _forbidden()
+        while self.racing_posts:
+            self._create(repo, issue, self.racing_posts.pop(0), self.login)
         text, problem = _comment_body(body)
         if problem:
             return problem
@@ -222,6 +229,15 @@ class FakeGitHub:
         comment["body"] = text
         comment["updated"] = self._tick()
         return _Reply(200, self._public(comment))
+
+    def _delete(self, repo: str, comment_id: int) -> _Reply:
+        comment = self._comments.get(comment_id)
+        if comment is None or comment["repo"] != repo:
+            return _not_found()
+        if self.read_only:
+            return _forbidden()
+        del self._comments[comment_id]
+        return _Reply(204, None)
 
     def _create(self, repo: str, issue: int, body: str, login: str) -> dict[str, Any]:
         comment_id = self._next_id
@@ -302,12 +318,15 @@ class _Handler(BaseHTTPRequestHandler):
     def do_PATCH(self) -> None:
         self._serve()
 
+    def do_DELETE(self) -> None:
+        self._serve()
+
     def _serve(self) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         headers = {name.lower(): value for name, value in self.headers.items()}
         fake: FakeGitHub = self.server.fake  # type: ignore[attr-defined]
         reply = fake.handle(self.command, self.path, headers, body)
-        data = json.dumps(reply.payload).encode()
+        data = b"" if reply.status == 204 else json.dumps(reply.payload).encode()
         self.send_response(reply.status)
         for name, value in reply.headers.items():
             self.send_header(name, value)
