@@ -209,10 +209,13 @@ _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 _DETAILS_OPEN = re.compile(r"<details[\s>]", re.IGNORECASE)
 _DETAILS_CLOSE = re.compile(r"</details\s*>", re.IGNORECASE)
 _DETAILS_END = "\n\n</details>"
+# A GFM table's delimiter row: a cut just before it would leave the header as a paragraph of pipes.
+_TABLE_DELIMITER = re.compile(r" {0,3}\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
 
 
 def _cut_section(section: str, budget: int, measure: Callable[[str], int]) -> str:
-    """The longest prefix of whole lines that, with its open constructs closed, fits `budget`."""
+    """The longest prefix of whole lines that, with its open constructs closed, fits `budget` and
+    does not end on a table's header row (its delimiter row must follow it)."""
     best_count, best_closers = 0, ""
     fence: str | None = None  # the open code fence's marker run, if inside one
     diagram = False  # the open fence is a ```mermaid block
@@ -228,7 +231,8 @@ def _cut_section(section: str, budget: int, measure: Callable[[str], int]) -> st
         closers = ("\n" + fence if fence else "") + _DETAILS_END * depth
         if size + measure(closers) > budget:
             break
-        if fence is None or not diagram:
+        splits_table = count < len(lines) and fence is None and _TABLE_DELIMITER.match(lines[count]) is not None
+        if (fence is None or not diagram) and not splits_table:
             best_count, best_closers = count, closers
     return "\n".join(lines[:best_count]) + best_closers if best_count else ""
 

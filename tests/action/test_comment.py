@@ -330,3 +330,18 @@ def test_fit_body_properties(head: str, sections: list[str], tail: str, limit: i
         assert body.endswith(tail)
     whole = "\n\n".join(part for part in [head, *sections, tail] if part)
     assert (body == whole) == (len(whole) <= limit)
+
+
+def test_a_cut_never_separates_a_table_header_from_its_delimiter_row() -> None:
+    rows = "".join(f"\n| `q{i}` | -0.5 |" for i in range(20))
+    section = "Lead paragraph of the section.\n\n| query | Δ |\n| --- | ---: |" + rows
+    whole = fit_body("<!-- m -->", [section], "tail")
+    smallest = len("<!-- m -->\n\n> **Detail truncated** to fit GitHub's size limit. The full report is in x.\n\ntail")
+    headers = 0
+    for limit in range(smallest, len(whole)):
+        lines = fit_body("<!-- m -->", [section], "tail", limit=limit, full_report="x").split("\n")
+        for i, line in enumerate(lines):
+            if line.startswith("| query"):
+                headers += 1
+                assert lines[i + 1] == "| --- | ---: |", limit
+    assert headers > 0  # some budgets keep the table
