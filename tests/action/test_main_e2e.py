@@ -32,6 +32,7 @@ from tests.action.scenario import (
     action_env,
     run_entrypoint,
 )
+from tests.action.test_schemas import validator
 from tests.action.test_workflow_commands import runner_commands
 
 Act = Callable[..., ActionRun]
@@ -110,6 +111,7 @@ def test_drift_fails_then_the_updated_golden_passes_and_one_comment_is_updated(
     saved = (pr.workspace / ".cce-relevance" / "comment.md").read_text(encoding="utf-8")
     assert saved.rstrip("\n") == body
     document = compare_document(pr, first)
+    validator("cce.relevance.action.v1").validate(document)  # docs/schemas/ describes what we wrote
     # the merge-base, not the event's moved-on base.sha; the head, not the workspace's merge commit
     assert (document["base"], document["head"]) == (pr.merge_base(), pr.head_sha)
     assert document["base"] != pr.base_sha
