@@ -33,7 +33,7 @@ from cce_relevance.evaluation.spans import LineWeights
 from cce_relevance.evaluation.validation import Validation, validate_cases
 from cce_relevance.files import write_atomically
 from cce_relevance.reporting.canonical_json import dumps_report
-from cce_relevance.reporting.chart import DeltaChart, comparison_chart, mermaid_block, reports_chart
+from cce_relevance.reporting.chart import DeltaChart, comparison_chart, reports_chart
 from cce_relevance.reporting.full_report import FULL_LEGEND, MDE_LEGEND, full_text_block
 from cce_relevance.reporting.json_report import report_document
 from cce_relevance.reporting.text import render_compare, render_rank_metrics, render_summary
@@ -154,12 +154,6 @@ def compare_chart(comparisons: Sequence[BackendComparison], metric: str = DEFAUL
         names = ", ".join(c.pair.backend for c in paired) or "none"
         raise CceError(f"{wanted} scored in both reports, nothing to chart (backends in both: {names})")
     return comparison_chart(chosen, metric)
-
-
-def delta_chart_markdown(comparison: BackendComparison, metric: str = DEFAULT_PRIMARY) -> str:
-    """One backend's per-query deltas head − base of `metric` as a fenced ```mermaid block (GitHub
-    renders it), for the Action's comment. `CceError` when no query is paired or the key is unknown."""
-    return mermaid_block(comparison_chart(comparison, metric))
 
 
 def parse_metric_list(value: str) -> tuple[RankMetricSpec, ...]:

@@ -235,9 +235,12 @@ def _set_section(s: SetResult, commits: CommitPair) -> str:
         lead = f"Scored at {_scored(s, commits)}. Mean metrics per backend at {side}:"
         parts = [title, lead, report_means_table(s.document(side)).rstrip("\n"), stale_section(s)]
         return "\n\n".join(part for part in parts if part)
+    stale = len(s.stale_queries)
+    scope = (f" The tables and statistics below keep every query; the regression test (the verdict) leaves out "
+             f"the {_count(stale, 'query', 'queries')} with a stale anchor." if stale else "")
     parts = [
         title,
-        "Mean metrics per backend, base → head (change):",
+        "Mean metrics per backend, base → head (change):" + scope,
         means_table(s.comparisons).rstrip("\n"),
         stale_section(s),
     ]

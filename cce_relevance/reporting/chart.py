@@ -168,7 +168,6 @@ def reports_chart(a: BackendReport, b: BackendReport, spec: MetricSpec) -> Delta
 def comparison_chart(comparison: BackendComparison, key: str = "mrr") -> DeltaChart:
     """Deltas head − base of one metric (a `METRICS` key) for one backend of a saved-report comparison.
 
-    The Action's comment draws `mermaid_block(comparison_chart(c, primary))` (`api.delta_chart_markdown`).
     Raises `CceError` for an unknown key or when no query is paired.
     """
     spec = next((s for s in METRICS if s.key == key), None)
