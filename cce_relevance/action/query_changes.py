@@ -140,8 +140,16 @@ def _hit(hit: TopHit, corpus: str, links: Links | None, sha: str | None) -> str:
     return f"[{text}]({links.blob(sha, _repo_path(corpus, hit.file), hit.start, hit.end)})"
 
 
+def _what(hit: TopHit) -> str:
+    """The hit's kind, and its symbol when the chunker named one: `function_definition` `Client.send`."""
+    kind = code_span(hit.kind, in_table=True)
+    return kind if hit.symbol is None else f"{kind} {code_span(shorten(hit.symbol, 40), in_table=True)}"
+
+
 def _anchor(anchor: Anchor, corpus: str, links: Links | None) -> str:
     shown = (anchor.path or "") + (f"#{anchor.kind}" if anchor.kind else "")
+    if anchor.symbol is not None:
+        shown += f"::{anchor.symbol}"
     if anchor.range is not None:
         shown += f"@{anchor.range[0]}-{anchor.range[1]}"
     text = code_span(shorten(shown, 60), in_table=True)
@@ -175,8 +183,7 @@ def why_cell(s: SetResult, change: QueryChange, featured: str, links: Links | No
         first = above[0]
         more = f" (+{len(above) - 1} more)" if len(above) > 1 else ""
         where = "in the top k, the expected one is not" if move.head_rank is None else "above it"
-        parts.append(f"{_hit(first, s.corpus, links, head_sha)} {code_span(first.kind, in_table=True)}{more} "
-                     f"{where}")
+        parts.append(f"{_hit(first, s.corpus, links, head_sha)} {_what(first)}{more} {where}")
     elif move.head_rank is not None:
         parts.append(f"expected now {_ordinal(move.head_rank)}")
     base_top = next(iter(base_hits), None)

@@ -36,6 +36,7 @@ from cce_relevance.evaluation.anchors import Anchor
 from cce_relevance.evaluation.harness import BackendReport
 from cce_relevance.evaluation.pairing import BackendPair
 from cce_relevance.evaluation.validation import STALE_CODES, Finding, Validation
+from cce_relevance.retrieval.chunking.symbols import CorpusSymbols
 from cce_relevance.stats.comparison import BackendComparison, compare_pair
 
 SetStatus = Literal["paired", "head-only", "base-only"]
@@ -46,8 +47,8 @@ TOP_HITS = 5  # hits kept per query and backend: enough to say what ranks above 
 
 @dataclass(frozen=True)
 class TopHit:
-    """One retrieved chunk as the comment names it: rank, corpus-relative file, lines, kind, and
-    whether it matches one of the query's anchors."""
+    """One retrieved chunk as the comment names it: rank, corpus-relative file, lines, kind,
+    whether it matches one of the query's anchors, and its symbol (`Client.send`) when known."""
 
     rank: int
     file: str
@@ -55,6 +56,7 @@ class TopHit:
     end: int
     kind: str
     relevant: bool
+    symbol: str | None = None
 
 
 Rankings = dict[str, dict[str, tuple[TopHit, ...]]]  # backend -> query id -> top hits
@@ -213,15 +215,22 @@ def _score_side(
             return {fixture: _score_fixture(tree, root, fixture, backends, config) for fixture in fixtures}
 
 
-def top_hits(report: BackendReport) -> dict[str, tuple[TopHit, ...]]:
-    """Each query's first `TOP_HITS` hits, marked relevant when they match one of its anchors."""
+def top_hits(report: BackendReport, symbols: CorpusSymbols | None = None) -> dict[str, tuple[TopHit, ...]]:
+    """Each query's first `TOP_HITS` hits, marked relevant when they match one of its anchors, with
+    their symbols from `symbols` (the corpus they were retrieved from; only these files are parsed)."""
     def relevant(anchors: tuple[Anchor, ...], file: str, kind: str, start: int, end: int) -> bool:
         return any(a.matches(file, kind, start, end) for a in anchors)
+
+    def symbol(file: str, chunk: str) -> str | None:
+        if symbols is None:
+            return None
+        return next((d.symbol for d in symbols.definitions(file) if d.chunk_id == chunk), None)
 
     return {
         r.case.id: tuple(
             TopHit(h.rank, h.file_path, h.start_line, h.end_line, h.kind,
-                   relevant(r.case.anchors, h.file_path, h.kind, h.start_line, h.end_line))
+                   relevant(r.case.anchors, h.file_path, h.kind, h.start_line, h.end_line),
+                   symbol(h.file_path, h.chunk_id))
             for h in r.hits[:TOP_HITS]
         )
         for r in report.cases
@@ -259,8 +268,9 @@ def _score_fixture(
     indexing = _indexing()
     result = api.run(fixture, dir=corpus, backends=",".join(backends), config=config, indexing=indexing)
     anchors = api.validate(fixture, dir=corpus, languages=config.languages, grades=False, indexing=indexing)
+    symbols = api.corpus_symbols(corpus, config.languages)
     return Scored(
-        result.to_json(), anchors, {r.backend: top_hits(r) for r in result.reports},
+        result.to_json(), anchors, {r.backend: top_hits(r, symbols) for r in result.reports},
         Path(os.path.relpath((root / corpus).resolve(), tree.resolve())).as_posix(),
         {c.id: c.anchors for c in result.fixtures.cases},
     )

@@ -62,7 +62,8 @@ def _hits(rank: int | None, expected: str, intruder: str) -> tuple[TopHit, ...]:
         if slot == rank:
             hits.append(TopHit(slot, expected, 1, 4, "function_definition", True))
         else:
-            hits.append(TopHit(slot, intruder, 10 * position, 10 * position + 5, "function_definition", False))
+            hits.append(TopHit(slot, intruder, 10 * position, 10 * position + 5, "function_definition", False,
+                               f"InvoiceReport.total_{position}"))
             position += 1
     return tuple(hits)
 
@@ -174,7 +175,8 @@ def test_the_small_drift_comment_answers_which_how_much_and_why() -> None:
     first_screen = body.split("**Statistics**")[0]
     row = next(line for line in first_screen.splitlines() if line.startswith("| `invoice-total` |"))
     assert row.startswith("| `invoice-total` | 1 → 3 | 1 → 3 | 1 → 3 | **-0.667** 🔴 | `···█████│········` |")
-    assert f"[`reports.py:10-15`](https://github.example/octo/demo/blob/{HEAD}/corpus/reports.py#L10-L15)" in row
+    assert (f"[`reports.py:10-15`](https://github.example/octo/demo/blob/{HEAD}/corpus/reports.py#L10-L15) "
+            "`function_definition` `InvoiceReport.total_1` (+1 more) above it" in row)
     lines = first_screen.splitlines()
     assert lines.index(row) < lines.index(next(x for x in lines if x.startswith("| `lru-evict` |")))  # worst first
     assert "--update-golden" in first_screen and "✏️ This pull request edits `eval/search.golden.json`" in body

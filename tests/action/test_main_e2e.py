@@ -98,7 +98,7 @@ def test_drift_fails_then_the_updated_golden_passes_and_one_comment_is_updated(
     row = next(line for line in body.splitlines() if line.startswith("| `invoice-total` |"))
     assert row.startswith("| `invoice-total` | 1 → 3 | 3 → — | 1 → 3 | **-0.667** 🔴 | `···█████│········` | ")
     head_link = f"https://github.example/{REPO}/blob/{pr.head_sha}/corpus/reports.py#L1-L3"
-    assert f"[`reports.py:1-3`]({head_link}) `function_definition`" in row
+    assert f"[`reports.py:1-3`]({head_link}) `function_definition` `invoice_total_report`" in row  # its symbol
     assert f"https://github.example/{REPO}/blob/{pr.merge_base()}/corpus/billing.py#L1-L4" in row  # before
     assert "3 queries unchanged on every backend are not listed." in body
     assert f"```sh\ncce-relevance run {FIXTURE} --golden {GOLDEN} --update-golden\n```" in body
