@@ -128,9 +128,9 @@ def _set_section(view: SetView, outcome: Outcome, links: Links | None, named: bo
     scope = f"all {_count(view.unchanged + len(view.changes), 'query', 'queries')}"
     means = f"Means over {scope}, base → head (change)" + (
         f"; the regression test leaves out the {stale} with a stale anchor:" if stale else ":")
-    parts += [means, means_table(paired, THREE).rstrip("\n")]
+    parts += [means, means_table(paired, THREE, arrow="→").rstrip("\n")]
     if view.changes:
-        notes = stale_notes(s)
+        notes = {qid: "⚠️" for qid in stale_notes(s)}  # the why cell says what is stale
         backends = [c.pair.backend for c in paired]
         lead = (f"**{_count(len(view.changes), 'changed query', 'changed queries')}**, worst first by Δ{label} "
                 f"on {code_span(view.featured)}: first relevant rank base → head per backend (— not in the top k)")

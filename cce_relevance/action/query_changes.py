@@ -80,7 +80,8 @@ def _ranks(document: Any) -> dict[str, dict[str, int | None]]:
 def changed_queries(s: SetResult, comparisons: list[BackendComparison], metric: str,
                     featured: str) -> tuple[list[QueryChange], int]:
     """The paired queries that changed on any backend, worst first (by the `featured` backend's
-    delta of `metric`, then the worst delta on any backend, then id), and how many did not."""
+    delta of `metric`, then the worst delta on any backend, then id; queries with a stale anchor
+    last: their change is the label's), and how many did not."""
     base_ranks, head_ranks = _ranks(s.document("base")), _ranks(s.document("head"))
     ids = [q.id for q in comparisons[0].pair.paired] if comparisons else []
     moves: dict[str, list[BackendMove]] = {qid: [] for qid in ids}
@@ -94,7 +95,7 @@ def changed_queries(s: SetResult, comparisons: list[BackendComparison], metric: 
                 changed.add(q.id)
             moves.setdefault(q.id, []).append(BackendMove(name, before, after, q.delta(metric) or 0.0))
     rows = [QueryChange(qid, tuple(moves[qid])) for qid in moves if qid in changed]
-    rows.sort(key=lambda r: (r.delta(featured), r.worst.delta, r.id))
+    rows.sort(key=lambda r: (r.id in s.stale_queries, r.delta(featured), r.worst.delta, r.id))
     return rows, len(moves) - len(rows)
 
 
@@ -178,12 +179,16 @@ def why_cell(s: SetResult, change: QueryChange, featured: str, links: Links | No
     head_sha, base_sha = (links.head, links.base) if links is not None else (None, None)
     prefix = "" if move.backend == featured else f"{code_span(move.backend, in_table=True)}: "
     above = [h for h in head_hits if not h.relevant and (move.head_rank is None or h.rank < move.head_rank)]
-    parts = []
+    stale = {f.case_id: f"{f.code} at base" for f in s.stale_findings("base")}
+    stale.update({f.case_id: f.code for f in s.stale_findings("head")})
+    parts = [f"⚠️ stale anchor ({stale[change.id]}): the label, not the ranking"] if change.id in stale else []
     if above:
         first = above[0]
         more = f" (+{len(above) - 1} more)" if len(above) > 1 else ""
-        where = "in the top k, the expected one is not" if move.head_rank is None else "above it"
-        parts.append(f"{_hit(first, s.corpus, links, head_sha)} {_what(first)}{more} {where}")
+        if move.head_rank is None:
+            parts.append(f"now 1st: {_hit(first, s.corpus, links, head_sha)} {_what(first)}; expected not in the top k")
+        else:
+            parts.append(f"{_hit(first, s.corpus, links, head_sha)} {_what(first)}{more} above it")
     elif move.head_rank is not None:
         parts.append(f"expected now {_ordinal(move.head_rank)}")
     base_top = next(iter(base_hits), None)

@@ -33,8 +33,8 @@ def _delta_cell(value: float) -> str:
     return f"**{text}** 🟢" if value > 0 else f"**{text}** 🔴"
 
 
-def means_table(comparisons: Sequence[BackendComparison], digits: Digits = SIX) -> str:
-    """Mean metrics per backend, base → head, with the change."""
+def means_table(comparisons: Sequence[BackendComparison], digits: Digits = SIX, arrow: str = " → ") -> str:
+    """Mean metrics per backend, base → head, with the change (`arrow="→"` keeps a cell narrow)."""
     rows = []
     for c in comparisons:
         name = code_span(c.pair.backend, in_table=True)
@@ -45,7 +45,7 @@ def means_table(comparisons: Sequence[BackendComparison], digits: Digits = SIX) 
         cells = []
         for m in c.metrics:
             base, head = m.base_mean or 0.0, m.head_mean or 0.0
-            cells.append(f"{digits.fixed(base)} → {digits.fixed(head)} ({digits.signed(head - base)})")
+            cells.append(f"{digits.fixed(base)}{arrow}{digits.fixed(head)} ({digits.signed(head - base)})")
         rows.append([name, *cells])
     return _table(["backend", *(m.label for m in METRICS)], rows)
 

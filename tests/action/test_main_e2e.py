@@ -268,7 +268,9 @@ def test_a_renamed_file_leaves_stale_anchors_that_are_not_counted_as_a_regressio
     body = fake_github.comments(REPO, PR_NUMBER)[0]["body"]
     assert "| `invoice-total` | `billing.py#function_definition@1-4` | — | missing-file |" in body
     assert "| `invoice-lines` | `billing.py` | — | missing-file |" in body
-    assert "| `invoice-total` ⚠️ stale anchor | 1 → — | " in body  # listed, marked, not tested
+    row = next(line for line in body.splitlines() if line.startswith("| `invoice-total` ⚠️ | 1 → — | "))
+    assert "⚠️ stale anchor (missing-file): the label, not the ranking; now 1st: [`invoices.py:1-4`]" in row
+    assert "`compute_invoice_total`" in row  # the renamed file's function took its place
     assert "the regression test leaves out the 4 with a stale anchor" in body
     assert (
         "The regression test of MRR without them: `bm25` +0.000 (n=2, p=1), `vector` +0.000 (n=2, p=1), "
