@@ -39,12 +39,14 @@ from cce_relevance.action.report import (
     TITLE,
     Markdown,
     Outcome,
+    counted,
     footer,
     metric_label,
     scored_at_both,
     stale_section,
 )
 from cce_relevance.action.scoring import SetResult
+from cce_relevance.reporting.full_report import full_cells, interval6, optional6
 from cce_relevance.reporting.markdown import (
     FULL_LEGEND_MD,
     means_table,
@@ -102,18 +104,14 @@ def render_comment(outcome: Outcome, verdict: str, commits: CommitPair, marker: 
     return Markdown("\n\n".join(head), tuple(p for p in sections if p), footer(commits, run_link))
 
 
-def _count(n: int, noun: str, plural: str | None = None) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {plural or noun + 's'}"
-
-
 def _counts(outcome: Outcome, views: list[SetView]) -> str:
     """`1 fixture set · 5 queries × 3 backends · 1 changed, 4 unchanged · fail-on: drift`."""
     queries = sum(v.unchanged + len(v.changes) for v in views)
     backends = max((len(scored_at_both(v.result)) for v in views), default=0)
     changed = sum(len(v.changes) for v in views)
-    parts = [_count(len(outcome.sets), "fixture set")]
+    parts = [counted(len(outcome.sets), "fixture set")]
     if views:
-        parts.append(f"{_count(queries, 'query', 'queries')} × {_count(backends, 'backend')}")
+        parts.append(f"{counted(queries, 'query', 'queries')} × {counted(backends, 'backend')}")
         parts.append(f"{changed} changed, {queries - changed} unchanged")
     parts.append(f"`fail-on: {outcome.fail_on}`")
     return " · ".join(parts)
@@ -125,14 +123,14 @@ def _set_section(view: SetView, outcome: Outcome, links: Links | None, named: bo
     label = metric_label(outcome.metric)
     parts = [f"### {code_span(s.fixture)}"] if named else []
     stale = len(s.stale_queries & {q.id for q in paired[0].pair.paired}) if paired else 0
-    scope = f"all {_count(view.unchanged + len(view.changes), 'query', 'queries')}"
+    scope = f"all {counted(view.unchanged + len(view.changes), 'query', 'queries')}"
     means = f"Means over {scope}, base → head (change)" + (
         f"; the regression test leaves out the {stale} with a stale anchor:" if stale else ":")
     parts += [means, means_table(paired, THREE, arrow="→").rstrip("\n")]
     if view.changes:
         notes = {qid: "⚠️" for qid in stale_notes(s)}  # the why cell says what is stale
         backends = [c.pair.backend for c in paired]
-        lead = (f"**{_count(len(view.changes), 'changed query', 'changed queries')}**, worst first by Δ{label} "
+        lead = (f"**{counted(len(view.changes), 'changed query', 'changed queries')}**, worst first by Δ{label} "
                 f"on {code_span(view.featured)}: first relevant rank base → head per backend (— not in the top k)")
         parts += [lead, changes_table(s, view.changes[:VISIBLE_ROWS], backends, label, view.featured, notes,
                                       links, THREE)]
@@ -141,11 +139,11 @@ def _set_section(view: SetView, outcome: Outcome, links: Links | None, named: bo
             shown = rest[:FOLDED_ROWS]
             more = (f"\n\n{len(rest) - len(shown)} more are in `report.md` (the job summary)."
                     if len(rest) > len(shown) else "")
-            parts.append(details(f"{_count(len(rest), 'more changed query', 'more changed queries')}",
+            parts.append(details(f"{counted(len(rest), 'more changed query', 'more changed queries')}",
                                  changes_table(s, shown, backends, label, view.featured, notes, links, THREE)
                                  + more))
     if view.unchanged:
-        parts.append(f"{_count(view.unchanged, 'query', 'queries')} unchanged on every backend "
+        parts.append(f"{counted(view.unchanged, 'query', 'queries')} unchanged on every backend "
                      f"{'is' if view.unchanged == 1 else 'are'} not listed.")
     stale_part = stale_section(s, digits=THREE)
     if stale_part:
@@ -172,10 +170,10 @@ def _statistics(outcome: Outcome) -> str:
     featured = next(s for s in outcome.sets if s.fixture == headline.fixture)
     gated = next(g for g in featured.gated_comparisons if g.pair.backend == headline.backend)
     n = len(gated.pair.paired)
-    stale = f", leaving out {_count(headline.left_out, 'query', 'queries')} with a stale anchor" if (
+    stale = f", leaving out {counted(headline.left_out, 'query', 'queries')} with a stale anchor" if (
         headline.left_out) else ""
     lead = (f"**Statistics** of {headline.label} on {code_span(headline.backend)}, the verdict's test "
-            f"({_count(n, 'query', 'queries')}{stale}):")
+            f"({counted(n, 'query', 'queries')}{stale}):")
     parts = [lead, _headline_table(gated, outcome.metric)]
     blocks = []
     for s in outcome.sets:
@@ -188,22 +186,19 @@ def _statistics(outcome: Outcome) -> str:
 
 
 def _headline_table(g: BackendComparison, metric: str) -> str:
+    """One row: the verdict's test and the full statistics of the same deltas."""
     m = g.metric(metric)
     t = m.test
-    full = g.full.metrics if g.full is not None else ()
-    extra = next((f for f in full if f.key == metric), None)
-    digits = THREE
-
-    def opt(value: float | None, signed: bool = False) -> str:
-        return "n/a" if value is None else (digits.signed(value) if signed else digits.fixed(value))
-
-    def ci(pair: tuple[float, float] | None) -> str:
-        return "n/a" if pair is None else f"[{digits.signed(pair[0])}, {digits.signed(pair[1])}]"
-
-    cells = [str(t.n), opt(t.mean_delta, True), ci(t.ci95), opt(t.p), f"{m.wins}/{m.losses}/{m.ties}",
-             opt(extra.d_z if extra else None, True),
-             opt(extra.permutation.p if extra and extra.permutation else None),
-             ci(extra.bootstrap_ci95 if extra else None), opt(extra.holm_p if extra else None), opt(m.mde)]
+    full = g.full
+    extra = next((f for f in full.metrics if f.key == metric), None) if full is not None else None
+    cells = [str(t.n), optional6(t.mean_delta, True, THREE), interval6(t.ci95, THREE), optional6(t.p, digits=THREE),
+             f"{m.wins}/{m.losses}/{m.ties}"]
+    if full is not None and extra is not None:
+        _wlt, d_z, perm, boot, holm, *_ = full_cells(full, extra, THREE)
+        cells += [d_z, perm, boot, holm]
+    else:
+        cells += ["n/a"] * 4
+    cells.append(optional6(m.mde, digits=THREE))
     header = ["n", "mean Δ", "95% CI", "t-test p", "W/L/T", "d_z", "perm p", "bootstrap 95% CI", "Holm p",
               "MDE@80%"]
     return "\n".join(["| " + " | ".join(header) + " |", "|" + "---:|" * len(header), "| " + " | ".join(cells) + " |"])
@@ -223,7 +218,7 @@ def _drift_line(s: SetResult) -> str:
     queries = list(dict.fromkeys(c.query for c in changes or () if c.query))
     named = ", ".join(code_span(shorten(q, ID_LIMIT)) for q in queries[:5]) + (
         f" and {len(queries) - 5} more" if len(queries) > 5 else "")
-    what = f": {_count(len(queries), 'query', 'queries')} moved ({named})" if queries else ""
+    what = f": {counted(len(queries), 'query', 'queries')} moved ({named})" if queries else ""
     return (f"**Golden drift**: the head report of {code_span(s.fixture)} no longer matches "
             f"{code_span(golden.path)}{what}. If that is intended, update it from the working directory "
             f"and commit it:\n\n{code_block(golden.update, 'sh')}")
@@ -235,14 +230,14 @@ def _drift_details(s: SetResult) -> str:
     assert golden is not None and s.head is not None
     changes = _drift_changes(s)
     diff = keyed_diff(golden.expected, s.head, golden.path) if golden.expected is not None else golden.diff
-    fold = details(f"Diff of {golden.path} by query id ({_count(diff.count(chr(10)), 'line')})",
+    fold = details(f"Diff of {golden.path} by query id ({counted(diff.count(chr(10)), 'line')})",
                    code_block(diff, "diff"))
     if not changes:
         return fold
     per_query = [c for c in changes if c.query]
     means = len(changes) - len(per_query)
-    lead = (f"{code_span(golden.path)}: {_count(len(per_query), 'per-query value')} differ"
-            + (f", and {_count(means, 'other value')} (backend means, report fields)" if means else "") + ":")
+    lead = (f"{code_span(golden.path)}: {counted(len(per_query), 'per-query value')} differ"
+            + (f", and {counted(means, 'other value')} (backend means, report fields)" if means else "") + ":")
     return "\n\n".join([lead, _drift_table(per_query or changes), fold])
 
 

@@ -135,13 +135,13 @@ class Outcome:
         not fail it, ✅ otherwise."""
         parts = []
         if self.drifted:
-            parts.append(f"golden drift in {_count(len(self.drifted), 'report')}")
+            parts.append(f"golden drift in {counted(len(self.drifted), 'report')}")
         parts.append(self._test_clause())
         others = sorted({(f.backend, f.fixture) for f in self.regressions} - self._headline_key())
         if others:
             parts.append("also significantly worse on " + ", ".join(self._where(b, fx) for b, fx in others))
         if self.stale_at_head:
-            parts.append(f"{_count(self.stale_at_head, 'stale anchor')} at head")
+            parts.append(f"{counted(self.stale_at_head, 'stale anchor')} at head")
         if any(s.golden is not None for s in self.sets) and not self.drifted:
             parts.append("goldens match")
         failed = self.gate_failed()
@@ -161,7 +161,7 @@ class Outcome:
         if h is None:
             return "no set scored at both base and head, nothing to compare"
         test = h.test
-        stale = f", {_count(h.left_out, 'query', 'queries')} with a stale anchor left out" if h.left_out else ""
+        stale = f", {counted(h.left_out, 'query', 'queries')} with a stale anchor left out" if h.left_out else ""
         n = f"n = {test.n}{stale}"
         if all(format6(f.test.mean_delta) in ("0.000000", "-0.000000") for f in self.findings):
             scope = "every backend" if len(self.findings) > 1 else self._where(h.backend, h.fixture)
@@ -180,7 +180,8 @@ def metric_label(key: str) -> str:
     return next(spec.label for spec in METRICS if spec.key == key)
 
 
-def _count(n: int, noun: str, plural: str | None = None) -> str:
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """`1 query`, `2 queries`: a count with its noun in the right number."""
     return f"{n} {noun}" if n == 1 else f"{n} {plural or noun + 's'}"
 
 
@@ -237,7 +238,7 @@ def _set_section(s: SetResult, commits: CommitPair) -> str:
         return "\n\n".join(part for part in parts if part)
     stale = len(s.stale_queries)
     scope = (f" The tables and statistics below keep every query; the regression test (the verdict) leaves out "
-             f"the {_count(stale, 'query', 'queries')} with a stale anchor." if stale else "")
+             f"the {counted(stale, 'query', 'queries')} with a stale anchor." if stale else "")
     parts = [
         title,
         "Mean metrics per backend, base → head (change):" + scope,
@@ -273,7 +274,7 @@ def stale_section(s: SetResult, digits: Digits = SIX) -> str:
     parts = ["#### ⚠️ Stale anchors", lead, "\n".join(rows)]
     hopeless = s.head_anchors.unsatisfiable() if s.head_anchors is not None else ()
     if hopeless:
-        who = _count(len(hopeless), "query has", "queries have")
+        who = counted(len(hopeless), "query has", "queries have")
         parts.append(f"At head, {who} no anchor that resolves, so every backend scores "
                      f"{'it' if len(hopeless) == 1 else 'them'} 0.")
     return "\n\n".join([*parts, gated] if gated else parts)
