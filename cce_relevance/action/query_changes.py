@@ -106,7 +106,7 @@ def query_cell(qid: str, notes: dict[str, str]) -> str:
 
 
 def rank_cell(move: BackendMove | None) -> str:
-    """`1 → 3`; `—` for not in the top k; `=` prefix-free when unchanged (`2`)."""
+    """`1 → 3` (first relevant rank at base → head), `—` for not in the top k, `2` when unchanged."""
     if move is None:
         return ""
     before = "—" if move.base_rank is None else str(move.base_rank)
