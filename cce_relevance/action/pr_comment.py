@@ -46,6 +46,7 @@ from cce_relevance.action.report import (
     stale_section,
 )
 from cce_relevance.action.scoring import SetResult
+from cce_relevance.api import BackendComparison
 from cce_relevance.reporting.full_report import full_cells, interval6, optional6
 from cce_relevance.reporting.markdown import (
     FULL_LEGEND_MD,
@@ -55,7 +56,6 @@ from cce_relevance.reporting.markdown import (
 )
 from cce_relevance.reporting.markdown_safe import code_block, code_span, details, escape_md, shorten
 from cce_relevance.reporting.numbers import THREE
-from cce_relevance.stats.comparison import BackendComparison
 
 VISIBLE_ROWS = 10  # changed queries shown before the fold
 FOLDED_ROWS = 200  # changed queries in the fold; the rest are in report.md

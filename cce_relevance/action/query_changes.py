@@ -18,11 +18,9 @@ from typing import Any
 from urllib.parse import quote
 
 from cce_relevance.action.scoring import SetResult, TopHit
-from cce_relevance.evaluation.anchors import Anchor
-from cce_relevance.evaluation.metrics import METRICS
+from cce_relevance.api import METRICS, Anchor, BackendComparison
 from cce_relevance.reporting.markdown_safe import code_span, shorten
 from cce_relevance.reporting.numbers import SIX, Digits, format6
-from cce_relevance.stats.comparison import BackendComparison
 
 ID_LIMIT = 40  # characters of a query id shown in a table cell
 BAR_HALF = 8  # cells of the diverging bar on each side of zero (a delta of 1 fills one side)

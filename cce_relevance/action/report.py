@@ -21,27 +21,24 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cce_relevance import __version__
+from cce_relevance import __version__, api
 from cce_relevance.action.git import CommitPair
 from cce_relevance.action.inputs import FailOn
 from cce_relevance.action.query_changes import stale_notes
 from cce_relevance.action.scoring import SetResult
-from cce_relevance.evaluation.metrics import METRICS
-from cce_relevance.evaluation.validation import Validation
+from cce_relevance.api import METRICS, BackendComparison, PairedTest, Validation
 from cce_relevance.reporting.compare_report import comparison_document
 from cce_relevance.reporting.markdown import backend_section, means_table, report_means_table
 from cce_relevance.reporting.markdown_safe import code_block, code_span, escape_md
 from cce_relevance.reporting.numbers import SIX, Digits, format6, signed3
 from cce_relevance.reporting.validation_report import validation_document
-from cce_relevance.stats.comparison import BackendComparison
-from cce_relevance.stats.paired import PairedTest
 
 ACTION_SCHEMA = "cce.relevance.action/v1"
 TITLE = "## Retrieval relevance"
 
 
 @dataclass(frozen=True)
-class Finding:
+class GatedChange:
     """One backend's change in the gated metric, in one fixture set: the paired t-test over the
     queries whose anchors resolve at both base and head (`left_out` queries had a stale one)."""
 
@@ -54,21 +51,12 @@ class Finding:
 
     @property
     def significant_regression(self) -> bool:
-        test = self.test
-        return test.mean_delta < 0 and test.p is not None and test.p < self.alpha
+        return api.is_significant_regression(self.test, self.alpha)
 
 
 def scored_at_both(s: SetResult) -> list[BackendComparison]:
     """The set's comparisons of the backends scored at both base and head (none unless paired)."""
     return [c for c in s.comparisons or () if c.pair.base_means is not None and c.pair.head_means is not None]
-
-
-def gated_test(s: SetResult, c: BackendComparison, metric: str) -> tuple[PairedTest, int]:
-    """The gate's t-test for one backend and how many queries it left out: the per-query deltas
-    of `metric` without the queries that have a stale anchor on either side (with none stale,
-    exactly the comparison's own t-test)."""
-    gated = next(g for g in s.gated_comparisons if g.pair.backend == c.pair.backend)
-    return gated.metric(metric).test, len(c.pair.paired) - len(gated.pair.paired)
 
 
 @dataclass(frozen=True)
@@ -85,16 +73,16 @@ class Outcome:
         return tuple(s for s in self.sets if s.golden is not None and s.golden.drifted)
 
     @property
-    def findings(self) -> tuple[Finding, ...]:
+    def findings(self) -> tuple[GatedChange, ...]:
         """The gated metric on every backend scored at both base and head."""
         return tuple(self._finding(s, c) for s in self.sets for c in scored_at_both(s))
 
-    def _finding(self, s: SetResult, c: BackendComparison) -> Finding:
-        test, left_out = gated_test(s, c, self.metric)
-        return Finding(s.fixture, c.pair.backend, c.metric(self.metric).label, test, self.alpha, left_out)
+    def _finding(self, s: SetResult, c: BackendComparison) -> GatedChange:
+        test, left_out = api.gated_test(c, self.metric, s.stale_queries)
+        return GatedChange(s.fixture, c.pair.backend, c.metric(self.metric).label, test, self.alpha, left_out)
 
     @property
-    def headline(self) -> Finding | None:
+    def headline(self) -> GatedChange | None:
         """The (set, backend) the verdict is about, and that the comment features: the worst
         significant regression, else the largest change of the gated metric (the first of equals)."""
         if self.regressions:
@@ -116,7 +104,7 @@ class Outcome:
         return sum(per_set.values())
 
     @property
-    def regressions(self) -> tuple[Finding, ...]:
+    def regressions(self) -> tuple[GatedChange, ...]:
         """Significant regressions: p < alpha with a negative mean delta (paired t-test)."""
         return tuple(f for f in self.findings if f.significant_regression)
 
@@ -285,7 +273,7 @@ def _gated_line(s: SetResult, digits: Digits) -> str:
     test every query); '' when the set has no backend scored on both sides."""
     tests = []
     for c in scored_at_both(s):
-        test, _ = gated_test(s, c, s.primary)
+        test, _ = api.gated_test(c, s.primary, s.stale_queries)
         p = "no test" if test.p is None else f"p={test.p:.3g}"
         tests.append(f"{code_span(c.pair.backend)} {digits.signed(test.mean_delta)} (n={test.n}, {p})")
     return f"The regression test of {metric_label(s.primary)} without them: {', '.join(tests)}." if tests else ""

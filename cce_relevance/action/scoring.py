@@ -21,23 +21,28 @@ import contextlib
 import json
 import os
 import shlex
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 from cce_relevance import api
-from cce_relevance.action.git import CommitPair, inside, worktree
+from cce_relevance.action.git import CommitPair, worktree
 from cce_relevance.action.inputs import DEFAULT_BACKENDS, ActionInputs, expand_fixtures
-from cce_relevance.config_file import NO_CONFIG, ProjectConfig, find_config
+from cce_relevance.action.workspace import inside
+from cce_relevance.api import (
+    NO_CONFIG,
+    STALE_CODES,
+    Anchor,
+    AnchorFinding,
+    BackendComparison,
+    ProjectConfig,
+    Validation,
+    find_config,
+)
 from cce_relevance.errors import CceError
-from cce_relevance.evaluation.anchors import Anchor
-from cce_relevance.evaluation.harness import BackendReport
-from cce_relevance.evaluation.pairing import BackendPair
-from cce_relevance.evaluation.validation import STALE_CODES, Finding, Validation
-from cce_relevance.retrieval.chunking.symbols import CorpusSymbols
-from cce_relevance.stats.comparison import BackendComparison, compare_pair
+from cce_relevance.reporting.run_report import run_report_json
 
 SetStatus = Literal["paired", "head-only", "base-only"]
 
@@ -114,21 +119,15 @@ class SetResult:
         """The comparisons of the backends scored at both sides over the queries the regression
         test keeps (none with a stale anchor at either side), with the full statistics: the one
         query set behind the gate, the verdict and every statistic the comment shows."""
-        gated = []
-        for c in self.comparisons or ():
-            if c.pair.base_means is None or c.pair.head_means is None:
-                continue
-            kept = tuple(q for q in c.pair.queries if q.id not in self.stale_queries)
-            pair = BackendPair(c.pair.backend, kept, c.pair.base_means, c.pair.head_means)
-            gated.append(compare_pair(pair, "full", self.primary))
-        return gated
+        return [api.gated_comparison(c, self.stale_queries, self.primary) for c in self.comparisons or ()
+                if c.pair.base_means is not None and c.pair.head_means is not None]
 
     def stale(self, side: Literal["base", "head"]) -> dict[str, tuple[str, ...]]:
         """Query id → its anchors that resolve to nothing at `side` (empty when not checked there)."""
         anchors = self.base_anchors if side == "base" else self.head_anchors
         return {} if anchors is None else anchors.stale_anchors()
 
-    def stale_findings(self, side: Literal["base", "head"]) -> tuple[Finding, ...]:
+    def stale_findings(self, side: Literal["base", "head"]) -> tuple[AnchorFinding, ...]:
         """The anchor check's findings at `side` that are stale anchors, with line and reason."""
         anchors = self.base_anchors if side == "base" else self.head_anchors
         return () if anchors is None else tuple(f for f in anchors.findings if f.code in STALE_CODES)
@@ -215,25 +214,28 @@ def _score_side(
             return {fixture: _score_fixture(tree, root, fixture, backends, config) for fixture in fixtures}
 
 
-def top_hits(report: BackendReport, symbols: CorpusSymbols | None = None) -> dict[str, tuple[TopHit, ...]]:
-    """Each query's first `TOP_HITS` hits, marked relevant when they match one of its anchors, with
-    their symbols from `symbols` (the corpus they were retrieved from; only these files are parsed)."""
+def top_hits(result: api.RunResult, corpus: str, languages: Sequence[str] = ()) -> Rankings:
+    """Per backend, each query's first `TOP_HITS` hits, marked relevant when they match one of its
+    anchors, with their symbols as the corpus's chunker names them (only these files are parsed)."""
+    symbols = api.corpus_symbols(corpus, languages)
+
     def relevant(anchors: tuple[Anchor, ...], file: str, kind: str, start: int, end: int) -> bool:
         return any(a.matches(file, kind, start, end) for a in anchors)
 
     def symbol(file: str, chunk: str) -> str | None:
-        if symbols is None:
-            return None
         return next((d.symbol for d in symbols.definitions(file) if d.chunk_id == chunk), None)
 
     return {
-        r.case.id: tuple(
-            TopHit(h.rank, h.file_path, h.start_line, h.end_line, h.kind,
-                   relevant(r.case.anchors, h.file_path, h.kind, h.start_line, h.end_line),
-                   symbol(h.file_path, h.chunk_id))
-            for h in r.hits[:TOP_HITS]
-        )
-        for r in report.cases
+        report.backend: {
+            r.case.id: tuple(
+                TopHit(h.rank, h.file_path, h.start_line, h.end_line, h.kind,
+                       relevant(r.case.anchors, h.file_path, h.kind, h.start_line, h.end_line),
+                       symbol(h.file_path, h.chunk_id))
+                for h in r.hits[:TOP_HITS]
+            )
+            for r in report.cases
+        }
+        for report in result.reports
     }
 
 
@@ -266,11 +268,10 @@ def _score_fixture(
             "fixture file",
         )
     indexing = _indexing()
-    result = api.run(fixture, dir=corpus, backends=",".join(backends), config=config, indexing=indexing)
+    result = api.run(fixture, dir=corpus, backends=backends, config=config, indexing=indexing)
     anchors = api.validate(fixture, dir=corpus, languages=config.languages, grades=False, indexing=indexing)
-    symbols = api.corpus_symbols(corpus, config.languages)
     return Scored(
-        result.to_json(), anchors, {r.backend: top_hits(r, symbols) for r in result.reports},
+        run_report_json(result), anchors, top_hits(result, corpus, config.languages),
         Path(os.path.relpath((root / corpus).resolve(), tree.resolve())).as_posix(),
         {c.id: c.anchors for c in result.fixtures.cases},
     )

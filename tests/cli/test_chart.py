@@ -10,7 +10,7 @@ import pytest
 
 from cce_relevance import api
 from cce_relevance.errors import CceError
-from cce_relevance.reporting.chart import comparison_chart, mermaid_block
+from cce_relevance.reporting.chart import compare_chart, comparison_chart, mermaid_block
 from tests.cli import saved_reports
 from tests.cli.helpers import cli, cli_process
 
@@ -99,4 +99,4 @@ def test_a_comparison_charts_one_backend_as_a_fenced_block(saved: tuple[str, str
     only_base = api.compare_saved(api.load_report(saved[0]),
                                   saved_reports.report({"other": saved_reports.rows([(0, 0, 0, 0)])}))
     with pytest.raises(CceError, match="no backend is scored in both reports"):
-        api.compare_chart(only_base)
+        compare_chart(only_base)
