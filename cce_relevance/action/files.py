@@ -30,7 +30,6 @@ from cce_relevance.errors import CceError
 from cce_relevance.reporting.canonical_json import dumps_report
 
 OUTPUT_DIR = ".cce-relevance"
-PULL_REQUEST_SCHEMA = "cce.relevance.pull-request/v1"
 
 
 @dataclass(frozen=True)

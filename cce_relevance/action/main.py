@@ -27,10 +27,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from cce_relevance import __version__
+from cce_relevance import __version__, schemas
 from cce_relevance.action.comment import comment_marker, fit_body, upsert_comment
 from cce_relevance.action.files import (
-    PULL_REQUEST_SCHEMA,
     OutputFiles,
     fresh_output_dir,
     give_to_workspace_owner,
@@ -181,7 +180,7 @@ def _pull_request_meta(inputs: ActionInputs, commits: CommitPair, changed: bool)
     number = _pull_request_number(inputs.github.event)
     if inputs.github.event_name not in PULL_REQUEST_EVENTS or number is None:
         return None
-    return {"schema": PULL_REQUEST_SCHEMA, "number": number, "head": commits.head,
+    return {"schema": schemas.PULL_REQUEST, "number": number, "head": commits.head,
             "comment_key": inputs.comment_key, "changed": changed, "on_change": inputs.comment_on_change}
 
 

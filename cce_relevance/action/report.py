@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cce_relevance import __version__, api
+from cce_relevance import __version__, api, schemas
 from cce_relevance.action.git import CommitPair
 from cce_relevance.action.inputs import FailOn
 from cce_relevance.action.query_changes import stale_notes
@@ -33,7 +33,6 @@ from cce_relevance.reporting.markdown_safe import code_block, code_span, escape_
 from cce_relevance.reporting.numbers import SIX, Digits, format6, signed3
 from cce_relevance.reporting.validation_report import validation_document
 
-ACTION_SCHEMA = "cce.relevance.action/v1"
 TITLE = "## Retrieval relevance"
 
 
@@ -314,7 +313,7 @@ def action_document(
     side, so `cce-relevance compare BASE HEAD` can be rerun on them.
     """
     return {
-        "schema": ACTION_SCHEMA,
+        "schema": schemas.ACTION,
         "version": __version__,
         "base": commits.base,
         "head": commits.head,

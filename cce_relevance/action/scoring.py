@@ -29,9 +29,10 @@ from typing import Any, Literal, NamedTuple
 
 from cce_relevance import api
 from cce_relevance.action.git import CommitPair, worktree
-from cce_relevance.action.inputs import DEFAULT_BACKENDS, ActionInputs, expand_fixtures
+from cce_relevance.action.inputs import ActionInputs, expand_fixtures
 from cce_relevance.action.workspace import inside
 from cce_relevance.api import (
+    DEFAULT_BACKENDS,
     NO_CONFIG,
     STALE_CODES,
     Anchor,
@@ -145,7 +146,7 @@ class SetResult:
         return json.loads(text)
 
 
-class Scored(NamedTuple):
+class SideResult(NamedTuple):
     """One set at one side: the run report's JSON text, the anchor check, each query's top hits,
     the corpus (repository-relative) and each query's anchors."""
 
@@ -166,7 +167,7 @@ def score_commits(repo: Path, commits: CommitPair, inputs: ActionInputs) -> tupl
     with worktree(repo, commits.head) as tree:
         head = _score_side("head", commits.head, tree, subdir, inputs, required=True)
         goldens = _check_goldens(tree, subdir, head, inputs, commits.head)
-    base: dict[str, Scored] = {}
+    base: dict[str, SideResult] = {}
     if commits.base is not None:
         with worktree(repo, commits.base) as tree:
             base = _score_side("base", commits.base, tree, subdir, inputs, required=False)
@@ -177,7 +178,7 @@ def score_commits(repo: Path, commits: CommitPair, inputs: ActionInputs) -> tupl
     )
 
 
-def _set_result(fixture: str, base: Scored | None, head: Scored | None, golden: GoldenCheck | None,
+def _set_result(fixture: str, base: SideResult | None, head: SideResult | None, golden: GoldenCheck | None,
                 primary: str) -> SetResult:
     either = head or base
     assert either is not None
@@ -190,7 +191,7 @@ def _set_result(fixture: str, base: Scored | None, head: Scored | None, golden: 
 
 
 @contextlib.contextmanager
-def _at(side: str, sha: str) -> Iterator[None]:
+def _naming_side(side: str, sha: str) -> Iterator[None]:
     """Name the side and commit in any configuration error raised inside, keeping its hint."""
     try:
         yield
@@ -200,9 +201,9 @@ def _at(side: str, sha: str) -> Iterator[None]:
 
 def _score_side(
     side: str, sha: str, tree: Path, subdir: Path, inputs: ActionInputs, *, required: bool
-) -> dict[str, Scored]:
+) -> dict[str, SideResult]:
     root = tree / subdir
-    with _at(side, sha):
+    with _naming_side(side, sha):
         fixtures = expand_fixtures(inputs.fixture_patterns, root, tree, required=required)
         config = _project_config(tree, root)
         # At base, a variant the change adds is left out, as a fixture set the change adds is: the
@@ -256,7 +257,7 @@ def _project_config(tree: Path, root: Path) -> ProjectConfig:
 
 def _score_fixture(
     tree: Path, root: Path, fixture: str, backends: tuple[str, ...], config: ProjectConfig
-) -> Scored:
+) -> SideResult:
     """The fixture's report JSON and anchor check; its corpus is vetted before a single file of
     it is read. The check reads the fixtures as `run` does (grades ignored) with the same corpus
     and languages, so it can never refuse a set that scores."""
@@ -270,7 +271,7 @@ def _score_fixture(
     indexing = _indexing()
     result = api.run(fixture, dir=corpus, backends=backends, config=config, indexing=indexing)
     anchors = api.validate(fixture, dir=corpus, languages=config.languages, grades=False, indexing=indexing)
-    return Scored(
+    return SideResult(
         run_report_json(result), anchors, top_hits(result, corpus, config.languages),
         Path(os.path.relpath((root / corpus).resolve(), tree.resolve())).as_posix(),
         {c.id: c.anchors for c in result.fixtures.cases},
@@ -289,11 +290,11 @@ def _indexing() -> api.BuildOptions:
 
 
 def _check_goldens(
-    tree: Path, subdir: Path, head: dict[str, Scored], inputs: ActionInputs, sha: str
+    tree: Path, subdir: Path, head: dict[str, SideResult], inputs: ActionInputs, sha: str
 ) -> dict[str, GoldenCheck]:
     """Each configured golden, read from the head tree, against the head report of its fixture."""
     checks = {}
-    with _at("head", sha):
+    with _naming_side("head", sha):
         for fixture, golden in inputs.golden:
             if fixture not in head:
                 raise CceError(
