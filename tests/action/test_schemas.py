@@ -13,6 +13,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 from referencing import Registry, Resource
 
+from cce_relevance import schemas
 from cce_relevance.action.git import CommitPair
 from cce_relevance.action.report import action_document
 from cce_relevance.cli import main as cli_main
@@ -67,3 +68,9 @@ def test_compare_json_from_the_cli_is_valid(tmp_path: Path) -> None:
                                              *extra])
         assert done.exit_code == 0, done.output
         validator("cce.relevance.compare.v1").validate(json.loads(done.output))
+
+
+def test_the_schema_files_name_the_ids_we_write() -> None:
+    for name, schema_id in (("cce.relevance.action.v1", schemas.ACTION), ("cce.relevance.compare.v1", schemas.COMPARE)):
+        document = json.loads((SCHEMAS / f"{name}.schema.json").read_text(encoding="utf-8"))
+        assert document["properties"]["schema"] == {"const": schema_id} and document["title"] == schema_id
