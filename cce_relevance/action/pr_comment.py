@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from cce_relevance.action.git import CommitPair
 from cce_relevance.action.golden_drift import ValueChange, keyed_diff, value_changes
@@ -152,7 +153,7 @@ def _set_section(view: SetView, outcome: Outcome, links: Links | None, named: bo
 
 
 def _one_side(s: SetResult) -> str:
-    side = "head" if s.status == "head-only" else "base"
+    side: Literal["base", "head"] = "head" if s.status == "head-only" else "base"
     what = "new in this change" if side == "head" else "removed in this change"
     return "\n\n".join(p for p in [
         f"### {code_span(s.fixture)}: scored at {side} only ({what})",
