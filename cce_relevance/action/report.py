@@ -28,7 +28,7 @@ from cce_relevance.action.query_changes import stale_notes
 from cce_relevance.action.scoring import SetResult
 from cce_relevance.api import METRICS, BackendComparison, PairedTest, Validation
 from cce_relevance.reporting.compare_report import comparison_document
-from cce_relevance.reporting.markdown import backend_section, means_table, report_means_table
+from cce_relevance.reporting.markdown import FULL_LEGEND_MD, backend_section, means_table, report_means_table
 from cce_relevance.reporting.markdown_safe import code_block, code_span, escape_md
 from cce_relevance.reporting.numbers import SIX, Digits, format6, signed3
 from cce_relevance.reporting.validation_report import validation_document
@@ -185,10 +185,13 @@ class Markdown:
 
 
 def render(outcome: Outcome, verdict: str, commits: CommitPair, marker: str, run_link: str | None) -> Markdown:
-    """The Markdown report: marker, verdict and overview; a section per set and per drift; footer."""
+    """The Markdown report: marker, verdict and overview; a section per set and per drift; the
+    statistics' legend once; footer."""
     head = "\n\n".join([f"{marker}\n{TITLE}", f"**{escape_md(verdict)}**", _overview(outcome.sets, commits)])
     sections = [_set_section(s, commits) for s in outcome.sets]
     sections += [_drift_section(s) for s in outcome.drifted]
+    if any(c.full is not None for s in outcome.sets for c in s.comparisons or ()):
+        sections.append(FULL_LEGEND_MD.rstrip("\n"))  # once, not after every backend's statistics
     return Markdown(head, tuple(sections), footer(commits, run_link))
 
 
@@ -233,7 +236,7 @@ def _set_section(s: SetResult, commits: CommitPair) -> str:
         stale_section(s),
     ]
     notes = stale_notes(s)
-    parts += [backend_section(c, heading_level=4, notes=notes).rstrip("\n") for c in s.comparisons]
+    parts += [backend_section(c, heading_level=4, notes=notes, legend=False).rstrip("\n") for c in s.comparisons]
     return "\n\n".join(part for part in parts if part)
 
 

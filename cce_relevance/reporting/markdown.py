@@ -129,7 +129,7 @@ def query_tables(c: BackendComparison, notes: Mapping[str, str] | None = None) -
 
 
 def backend_section(
-    c: BackendComparison, heading_level: int = 4, notes: Mapping[str, str] | None = None
+    c: BackendComparison, heading_level: int = 4, notes: Mapping[str, str] | None = None, legend: bool = True
 ) -> str:
     """Per-query deltas (changed first, unchanged folded) and the significance block of one backend;
     `notes` as in `query_tables`."""
@@ -143,7 +143,7 @@ def backend_section(
     if unchanged:
         noun = "unchanged query" if n_unchanged == 1 else "unchanged queries"
         parts.append("\n" + details(f"{n_unchanged} {noun}", unchanged) + "\n")
-    parts.append("\n" + significance_table(c))
+    parts.append("\n" + significance_table(c, legend=legend))
     return "".join(parts)
 
 

@@ -295,3 +295,9 @@ def test_a_query_renamed_between_the_sides_is_listed_as_removed_and_new() -> Non
     renamed = SetResult("eval/a.jsonl", report([1.0], ids=["old-id"]), report([1.0], ids=["new-id"]), None)
     markdown = whole(Outcome((renamed,), "mrr", 0.05))
     assert "| `old-id` | removed in head |" in markdown and "```mermaid" not in markdown
+
+
+def test_the_full_report_gives_the_statistics_legend_once() -> None:
+    sets = tuple(paired([1.0, 0.5, 1.0], fixture=f"eval/{n}.jsonl") for n in "abc")
+    text = whole(Outcome(sets, "mrr", 0.05))
+    assert text.count("d_z = mean Δ / sd of Δ") == 1 and text.count("Beyond the t-test") == 3
