@@ -28,7 +28,7 @@ from cce_relevance.retrieval.chunking.chunk import Chunk, ChunkedFile, chunk_fil
 from cce_relevance.retrieval.chunking.line_weights import (
     EXTRA_DTYPE,
     NO_LINES,
-    WeightedLines,
+    FileLineWeights,
     file_weighted_lines,
     lines_in_slots,
     unique_paths,
@@ -48,7 +48,7 @@ from .test_fast_ranking import _stdlib_slice
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
-def assert_same_lines(got: WeightedLines, expected: WeightedLines) -> None:
+def assert_same_lines(got: FileLineWeights, expected: FileLineWeights) -> None:
     for a, b in zip(got, expected, strict=True):
         assert np.array_equal(a, b)
     assert got.extras.dtype == expected.extras.dtype == EXTRA_DTYPE
@@ -244,7 +244,7 @@ def test_files_of_every_language_weigh_as_their_chunks(file, protect_secrets):
 def test_an_index_is_weighed_by_the_lines_it_holds():
     """`of_index` reads the index's weighted lines (not its chunks) for the files it has them for."""
     chunks = chunk_file("k.py", "class K:\n    def m(self):\n        return 'a long line, many tokens'\n").chunks
-    held = WeightedLines(np.array([2], dtype=np.int64), np.array([1], dtype=np.int64), np.array([41], EXTRA_DTYPE))
+    held = FileLineWeights(np.array([2], dtype=np.int64), np.array([1], dtype=np.int64), np.array([41], EXTRA_DTYPE))
     weights = LineWeights.of_index(Index(chunks, {}, {}, weighted_lines={"k.py": held}))
     assert [weights.mass({"k.py": [(n, n)]}) for n in range(1, 4)] == [1, 42, 1]
     assert LineWeights(chunks).mass({"k.py": [(2, 2)]}) != 42

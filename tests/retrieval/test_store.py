@@ -194,7 +194,7 @@ def test_written_store_loads_back_exactly(upstream: Path, tmp_path: Path) -> Non
     text = dumps_store(built)
     loaded = load_store_text(tmp_path, text)
     assert loaded.embedder == "hash"
-    assert loaded.file_imports == built.file_imports and loaded.file_tokens == built.file_tokens
+    assert loaded.file_imports == built.file_imports and loaded.file_token_estimates == built.file_token_estimates
     assert [(c.chunk_id, c.file_path, c.start_line, c.end_line, c.chunk_type, c.kind, c.language, c.content,
              c.token_count) for c in loaded.chunks] == \
            [(c.chunk_id, c.file_path, c.start_line, c.end_line, c.chunk_type, c.kind, c.language, c.content,
@@ -209,7 +209,7 @@ def test_optional_fields_take_their_defaults(tmp_path: Path) -> None:
             '"chunk_type":"module","language":"plaintext","content":"hi","token_count":1,"extra":true}],'
             '"file_imports":{}}')
     index = load_store_text(tmp_path, text)
-    assert index.embedder == "hash" and index.file_tokens == {}
+    assert index.embedder == "hash" and index.file_token_estimates == {}
     [chunk] = index.chunks
     assert chunk.kind == "" and chunk.embedding.size == 0
 
