@@ -3,7 +3,7 @@
 Indexing weighs a file's lines from the chunker's bytes (retrieval/chunking/line_weights.py
 `file_weighted_lines`), and the records, the kept corpora and their splices carry the result;
 a metric used to work them out from the chunks' contents, which an index made some other way (a
-loaded store) still does (`weighted_lines`, checked against harness.md §3.3's plain definition
+loaded store) still does (`weighted_lines`, checked against §token-metrics's plain definition
 in tests/evaluation/test_spans.py). Both must give the same integers for every file: real
 corpora, generated files with every line ending and encoding oddity, cold, warm and spliced
 indexes, and the reports of the CLI.
