@@ -1,4 +1,4 @@
-"""Anchor grammar, errors E9–E12, canonical display and matching (harness.md §2.4–2.5)."""
+"""Anchor grammar, errors E9–E12, canonical display and matching (§anchors–§anchor-matching)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ E11 = "anchor {} has a line range but no file path — a range needs `path@a-b` 
 E12 = "anchor {} has an invalid line range after '@' — expected `a-b` with 1 ≤ a ≤ b"
 
 
-# --- the table of §2.4, row by row -----------------------------------------------------------
+# --- the table of §anchors, row by row -----------------------------------------------------------
 
 
 @pytest.mark.parametrize(
