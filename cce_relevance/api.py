@@ -22,6 +22,7 @@ from typing import Any
 
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.anchor_fixes import AnchorFix, fixed_lines, suggest_fixes
+from cce_relevance.evaluation.anchors import Anchor
 from cce_relevance.evaluation.backend_runs import evaluated_backends
 from cce_relevance.evaluation.comparison import (
     BackendComparison,
@@ -44,7 +45,7 @@ from cce_relevance.evaluation.corpus import (
 )
 from cce_relevance.evaluation.discrimination import Discrimination, discrimination
 from cce_relevance.evaluation.fixtures import FixtureSet, load_fixtures, parse_fixtures
-from cce_relevance.evaluation.gate import gated_test, is_significant_regression
+from cce_relevance.evaluation.gate import gated_comparison, gated_test, is_significant_regression
 from cce_relevance.evaluation.harness import BackendReport, evaluate_backends
 from cce_relevance.evaluation.judgments import judge
 from cce_relevance.evaluation.metrics import DEFAULT_PRIMARY, METRIC_KEYS, METRICS
@@ -103,10 +104,10 @@ __all__ = [
     "check_languages", "check_backend", "backend_names", "backend_pair", "compared_backends", "rank_metric_specs",
     "rank_metric_for_key", "proposal_forms", "compare_reports",
     # The pull-request gate's test.
-    "gated_test", "is_significant_regression",
+    "gated_test", "gated_comparison", "is_significant_regression",
     # What the use cases take and give.
     "RunResult", "Comparison", "StoreWritten", "BuildOptions", "ProjectConfig", "NO_CONFIG", "find_config",
-    "BackendComparison", "Validation", "AnchorFinding", "PairedTest", "PowerAnalysis", "Hit", "Chunk",
+    "BackendComparison", "Validation", "AnchorFinding", "Anchor", "PairedTest", "PowerAnalysis", "Hit", "Chunk",
     "Bootstrapped", "Discrimination", "FileRules", "Suggestions", "AnchorFix",
     # Defaults and fixed texts.
     "DEFAULT_BACKENDS", "DEFAULT_PRIMARY", "METRICS", "METRIC_KEYS", "STALE_CODES", "OLLAMA_STORE_REFUSAL",
@@ -430,7 +431,7 @@ def index_corpus(directory: str, *, out: str | None = None, embedder: str = HASH
     fingerprint = fingerprint_path(path)
     write_atomically(fingerprint, dumps_fingerprint(index, data, redaction=not allow_secrets, model=model,
                                                     languages=packs.names))
-    return StoreWritten(path, fingerprint, index.embedder, len(index.file_tokens), len(index.chunks), len(data))
+    return StoreWritten(path, fingerprint, index.embedder, len(index.file_token_estimates), len(index.chunks), len(data))
 
 
 def golden_diff(golden_path: str, report_json: str, *, label: str | None = None, missing_hint: str) -> str:
