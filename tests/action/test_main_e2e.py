@@ -163,7 +163,7 @@ def test_a_rank_metric_can_be_the_regression_metric(pr: PullRequest, act: Act) -
     backend = doc["sets"][0]["compare"]["backends"][0]
     assert "ndcg_at_k" in backend["metrics"] and backend["full"]["primary"] == "ndcg_at_k"
     report = (pr.workspace / ".cce-relevance/report.md").read_text(encoding="utf-8")
-    assert "--metrics ndcg --golden" in report and "ΔnDCG@k per query on" in report
+    assert "--metrics ndcg --golden" in report and "nDCG@&#8203;k" in report
 
 
 def test_fail_on_none_reports_drift_but_passes(pr: PullRequest, act: Act) -> None:

@@ -123,3 +123,11 @@ def test_a_rank_metric_can_be_charted(tmp_path: Path, saved: tuple[str, str]) ->
     assert "nDCG@k per query, base to head, backend bm25" in text
     missing = cli_process("compare", *saved, "--chart", str(chart), "--chart-metric", "ndcg_at_5")
     assert missing.code == 2 and 'cannot chart "ndcg_at_5"' in missing.err
+
+
+def test_a_compare_document_with_rank_metrics_meets_its_published_schema(saved: tuple[str, str]) -> None:
+    from tests.action.test_schemas import validator
+
+    doc = json.loads(cli("compare", *saved, "--json", "--stats", "full", "--primary-metric", "hit_at_5").out)
+    validator("cce.relevance.compare.v1").validate(doc)
+    assert doc["backends"][0]["full"]["metrics"]["ndcg_at_k"]["wilcoxon"]["method"] == "exact"
