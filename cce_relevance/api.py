@@ -42,6 +42,13 @@ from cce_relevance.reporting.trec import qrels_text, run_text
 from cce_relevance.retrieval.backends import Hit, builtin_backend
 from cce_relevance.retrieval.chunk import Chunk
 from cce_relevance.retrieval.embed import HASH_DOCUMENTS, HASH_EMBEDDER, DocumentEmbedder, hash_embed
+from cce_relevance.retrieval.exclusion import (
+    NO_EXCLUSION,
+    Exclusion,
+    compile_patterns,
+    own_files,
+    pattern_set,
+)
 from cce_relevance.retrieval.fingerprint import dumps_fingerprint, fingerprint_path
 from cce_relevance.retrieval.hybrid import QueryEmbedder
 from cce_relevance.retrieval.index import DEFAULT_BUILD, BuildOptions, Index, build_index
@@ -175,15 +182,47 @@ def parse_metric_list(value: str) -> tuple[RankMetricSpec, ...]:
 
 
 def open_corpus(path: str, *, protect_secrets: bool = True, embedder: DocumentEmbedder = HASH_DOCUMENTS,
-                languages: Sequence[str] = (), indexing: BuildOptions = DEFAULT_BUILD) -> Index:
+                languages: Sequence[str] = (), indexing: BuildOptions = DEFAULT_BUILD,
+                exclude: Exclusion = NO_EXCLUSION) -> Index:
     """Index a corpus directory in memory (E18 when it is not one).
 
     `languages` names extra language packs to chunk with (none: the reference's six only);
-    `indexing` says how (cache, worker processes, progress; see `build_options`).
+    `indexing` says how (cache, worker processes, progress; see `build_options`); `exclude` what
+    to leave out (see `corpus_exclusion`).
     """
     packs = enabled_packs(languages)
     return build_index(require_directory(path), protect_secrets, embedder, packs, cache=indexing.cache,
-                       workers=indexing.workers, progress=indexing.progress)
+                       workers=indexing.workers, progress=indexing.progress, exclude=exclude)
+
+
+def corpus_exclusion(corpus: str, config: ProjectConfig = NO_CONFIG, own: Sequence[str] = (),
+                     fixtures: FixtureSet | None = None) -> Exclusion:
+    """What an index of the corpus directory `corpus` leaves out (retrieval/exclusion.py): the
+    command's own files that lie inside it (`own`: fixture file, golden, output paths, relative to
+    the current directory; and the config file), and the `exclude` patterns of the config file
+    (relative to its directory) and of the fixture header (relative to the corpus)."""
+    sets = []
+    if config.exclude and config.location is not None:
+        sets.append(pattern_set(compile_patterns(config.exclude, f"{config.path}: exclude"),
+                                os.path.dirname(config.location), corpus))
+    if fixtures is not None and fixtures.exclude:
+        sets.append(pattern_set(compile_patterns(fixtures.exclude, f"{fixtures.path}: exclude"), corpus, corpus))
+    paths = [*own, *([config.location] if config.location is not None else [])]
+    return Exclusion(own_files(paths, corpus), tuple(p for p in sets if p is not None))
+
+
+def own_outputs(paths: Sequence[str | None], config: ProjectConfig = NO_CONFIG) -> list[str]:
+    """A command's output paths, `{backend}` (in a `--trec-run` path) written out for every backend
+    name `config` knows, whether or not this run scores it."""
+    return [p.replace("{backend}", name) if "{backend}" in p else p
+            for p in paths if p is not None for name in (config.names if "{backend}" in p else ("",))]
+
+
+def _report_excluded(index: Index, exclusion: Exclusion, warn: Warn) -> None:
+    """One line on stderr naming the run's own files that the corpus held and the run left out."""
+    left_out = [path for path in index.walk_excluded if path in exclusion.own]
+    if left_out:
+        warn(f"not scoring this run's own files found in the corpus: {', '.join(left_out)}")
 
 
 def build_options(cache_dir: str | None = None, *, use_cache: bool = True,
@@ -236,17 +275,25 @@ def query_embedder(index: Index, warn: Warn = warn_on_stderr) -> QueryEmbedder:
 
 
 def resolve_index(fixtures: FixtureSet, fixtures_arg: str, dir: str | None, store: str | None,
-                  languages: Sequence[str] = (), indexing: BuildOptions = DEFAULT_BUILD) -> tuple[str, Index]:
+                  languages: Sequence[str] = (), indexing: BuildOptions = DEFAULT_BUILD,
+                  exclude: Exclusion = NO_EXCLUSION) -> tuple[str, Index]:
     """The corpus display string and its index: `--store` > `--dir` > header `corpus` (§1.4).
 
-    `languages` and `indexing` apply to a directory; a store's chunks were made when it was written.
+    `languages`, `indexing` and `exclude` apply to a directory; a store's chunks were made when
+    it was written.
     """
     if store is not None:
         return store, load_store(store)
-    if dir is not None:
-        return dir, open_corpus(dir, languages=languages, indexing=indexing)
-    display = header_corpus(fixtures, fixtures_arg)
-    return display, open_corpus(display, languages=languages, indexing=indexing)
+    corpus = dir if dir is not None else header_corpus(fixtures, fixtures_arg)
+    return corpus, open_corpus(corpus, languages=languages, indexing=indexing, exclude=exclude)
+
+
+def fixtures_exclusion(fixtures: FixtureSet, fixtures_arg: str, dir: str | None, config: ProjectConfig,
+                       outputs: Sequence[str]) -> Exclusion:
+    """`corpus_exclusion` of the corpus directory a fixture set is scored against (`--dir`, else
+    its header's), with the fixture file and `outputs` as the command's own files."""
+    corpus = dir if dir is not None else header_corpus(fixtures, fixtures_arg)
+    return corpus_exclusion(corpus, config, [fixtures_arg, *outputs], fixtures)
 
 
 def corpus_symbols(corpus: str, languages: Sequence[str] = ()) -> CorpusSymbols:
@@ -332,7 +379,8 @@ def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
         backends: str | None = None, compare: str | None = None, warn: Warn = warn_on_stderr,
         stats_level: StatsLevel = "reference", primary: str = DEFAULT_PRIMARY,
         config: ProjectConfig = NO_CONFIG, metrics: str | None = None, trec: bool = False,
-        languages: Sequence[str] | None = None, indexing: BuildOptions = DEFAULT_BUILD) -> RunResult:
+        languages: Sequence[str] | None = None, indexing: BuildOptions = DEFAULT_BUILD,
+        outputs: Sequence[str] = ()) -> RunResult:
     """Evaluate a fixture set, in the reference's order of checks (harness.md §1.3).
 
     `metrics` (a `--metrics` list) adds rank metrics; it and `trec` (TREC export wanted) make the
@@ -343,13 +391,18 @@ def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
     `primary` (a metric key) the primary metric. `config` (see `load_config`) adds the project's
     backend variants and external retrievers to the names `backends` and `compare` may use.
     `languages` (extra language packs) defaults to the config's `languages`; `indexing` says how
-    a corpus directory is indexed (`build_options`).
+    a corpus directory is indexed (`build_options`). A corpus directory never includes the run's
+    own files: the fixture file, the config file and `outputs` (the golden and every file the
+    run writes, see `own_outputs`), nor what the config's and the header's `exclude` patterns
+    name; own files it held are named once through `warn`.
     """
     rank_metrics = parse_metric_list(metrics) if metrics is not None else ()
     judged = bool(rank_metrics) or trec
     fixtures = load_fixtures(fixtures_path, grades=judged)
     languages = config.languages if languages is None else languages
-    corpus, index = resolve_index(fixtures, fixtures_path, dir, store, languages, indexing)
+    exclusion = NO_EXCLUSION if store is not None else fixtures_exclusion(fixtures, fixtures_path, dir, config, outputs)
+    corpus, index = resolve_index(fixtures, fixtures_path, dir, store, languages, indexing, exclusion)
+    _report_excluded(index, exclusion, warn)
     fixtures = bound_fixtures(fixtures, corpus, store, languages)
     embed = query_embedder(index, warn)
     if compare is not None:
@@ -400,7 +453,8 @@ def search(corpus: str, query: str, backend: str = "hybrid", k: int = 10,
     `languages` (extra language packs) defaults to the config's `languages`.
     """
     check_backend(backend, config)
-    index = open_corpus(corpus, languages=config.languages if languages is None else languages, indexing=indexing)
+    index = open_corpus(corpus, languages=config.languages if languages is None else languages, indexing=indexing,
+                        exclude=corpus_exclusion(corpus, config))
     with open_backend(backend, config.spec(backend), index) as search_fn:
         hits = search_fn(query, k, SEARCH_QUERY_ID)
     first_line = {c.chunk_id: c.content.split("\n", 1)[0] for c in index.chunks}
@@ -419,23 +473,28 @@ def _line_at(index: Index, hit: Hit) -> str:
     return ""
 
 
-def chunks(corpus: str, languages: Sequence[str] = (), indexing: BuildOptions = DEFAULT_BUILD) -> list[Chunk]:
-    """Every chunk of a corpus directory in index order (the conformance listing's input)."""
-    return open_corpus(corpus, languages=languages, indexing=indexing).chunks
+def chunks(corpus: str, languages: Sequence[str] = (), indexing: BuildOptions = DEFAULT_BUILD,
+           config: ProjectConfig = NO_CONFIG) -> list[Chunk]:
+    """Every chunk of a corpus directory in index order (the conformance listing's input); the
+    config's `exclude` patterns and the config file itself are left out, as a run leaves them."""
+    return open_corpus(corpus, languages=languages, indexing=indexing, exclude=corpus_exclusion(corpus, config)).chunks
 
 
 def validate(fixtures_path: str, *, dir: str | None = None, languages: Sequence[str] = (),
-             grades: bool = True, indexing: BuildOptions = DEFAULT_BUILD) -> Validation:
+             grades: bool = True, indexing: BuildOptions = DEFAULT_BUILD, config: ProjectConfig = NO_CONFIG,
+             outputs: Sequence[str] = ()) -> Validation:
     """Anchor hygiene of a fixture set against its corpus (`--dir`, else the header's corpus).
 
     Grades are read and checked too, unless `grades=False`: the Action reads a set as `run` does,
     so a malformed `grades` object (which `run` ignores) cannot fail it. For the Action:
     `validate(...).stale_anchors()` maps each query id to its anchors that resolve to nothing, to
-    label such a miss as stale.
+    label such a miss as stale. The corpus leaves out what `run` with the same `config` and
+    `outputs` would (`corpus_exclusion`).
     """
     fixtures = load_fixtures(fixtures_path, grades=grades)
-    corpus, index = resolve_index(fixtures, fixtures_path, dir, None, languages, indexing)
-    line_counts = {f.path: len(rust_lines(f.text)) for f in walk(corpus).files}
+    exclusion = fixtures_exclusion(fixtures, fixtures_path, dir, config, outputs)
+    corpus, index = resolve_index(fixtures, fixtures_path, dir, None, languages, indexing, exclusion)
+    line_counts = {f.path: len(rust_lines(f.text)) for f in walk(corpus, exclude=exclusion).files}
     return validate_cases(fixtures_path, corpus, fixtures.cases, index.chunks, line_counts,
                           corpus_symbols(corpus, languages))
 
@@ -470,21 +529,24 @@ def _document_embedder(name: str) -> tuple[DocumentEmbedder, str | None]:
 
 def index_corpus(directory: str, *, out: str | None = None, embedder: str = HASH_EMBEDDER,
                  allow_secrets: bool = False, languages: Sequence[str] = (),
-                 indexing: BuildOptions = DEFAULT_BUILD) -> StoreWritten:
+                 indexing: BuildOptions = DEFAULT_BUILD, config: ProjectConfig = NO_CONFIG) -> StoreWritten:
     """Index `directory` and write the reference's store (pipeline.md §14) plus our fingerprint beside it.
 
-    The default path is `<directory>/.cce/index.json`, whose `.cce` the walker never indexes.
-    An Ollama build checks the server before walking and writes nothing when any batch fails.
+    The default path is `<directory>/.cce/index.json`, whose `.cce` the walker never indexes; a
+    store written elsewhere in the directory is left out of the next index, with its fingerprint,
+    as are the config's `exclude` patterns. An Ollama build checks the server before walking and
+    writes nothing when any batch fails.
     """
     require_directory(directory)
     packs = enabled_packs(languages)
     documents, model = _document_embedder(embedder)
+    path = out if out is not None else default_store_path(directory)
+    exclude = corpus_exclusion(directory, config, [path, fingerprint_path(path)])
     try:
         index = build_index(directory, not allow_secrets, documents, packs, cache=indexing.cache,
-                            workers=indexing.workers, progress=indexing.progress)
+                            workers=indexing.workers, progress=indexing.progress, exclude=exclude)
     except OllamaError as exc:
         raise CceError(f"embedding with Ollama failed, nothing was written: {exc}") from None
-    path = out if out is not None else default_store_path(directory)
     text = dumps_store(index)
     data = text.encode("utf-8")
     try:

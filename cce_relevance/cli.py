@@ -101,8 +101,9 @@ def chunks(directory: str, as_json: bool, languages_flag: str | None, config_pat
     """List every chunk of DIR with its symbol (the conformance listing)."""
     from cce_relevance.reporting import search_view
 
-    languages = _languages(languages_flag, api.load_config(config_path))
-    found = api.chunks(_directory(directory), languages, _indexing(cache_dir, no_cache, as_json))
+    config = api.load_config(config_path)
+    languages = _languages(languages_flag, config)
+    found = api.chunks(_directory(directory), languages, _indexing(cache_dir, no_cache, as_json), config)
     if as_json:
         click.echo(search_view.conformance_document(found), nl=False)
     else:
@@ -150,11 +151,12 @@ def index(directory: str, out: str | None, embedder: str, allow_secrets: bool, l
     """Index DIR and write the reference's persisted store (index.json) with a fingerprint beside it."""
     if out == "":
         raise click.UsageError("a value is required for '--out' but none was supplied")
-    languages = _languages(languages_flag, api.load_config(config_path))
+    config = api.load_config(config_path)
     if allow_secrets:
         click.echo("warning: --allow-secrets: secret protection is off; files are indexed verbatim", err=True)
     written = api.index_corpus(directory, out=out, embedder=embedder, allow_secrets=allow_secrets,
-                               languages=languages, indexing=_indexing(cache_dir, no_cache, False))
+                               languages=_languages(languages_flag, config), indexing=_indexing(cache_dir, no_cache, False),
+                               config=config)
     click.echo(f"wrote {written.path}: {written.chunks} chunks from {written.files} files, "
                f"embedder {written.embedder}, {written.size} bytes")
     click.echo(f"wrote {written.fingerprint}")
@@ -275,7 +277,8 @@ def run(fixtures: str, corpus_dir: str | None, store: str | None, backends: str 
     result = api.run(fixtures, dir=corpus_dir, store=store, backends=backends, compare=compare, config=config,
                      stats_level=stats_level, primary=primary, metrics=metrics,
                      trec=trec_run is not None or trec_qrels is not None,
-                     languages=_languages(languages_flag, config), indexing=_indexing(cache_dir, no_cache, as_json))
+                     languages=_languages(languages_flag, config), indexing=_indexing(cache_dir, no_cache, as_json),
+                     outputs=api.own_outputs([output, golden, trec_run, trec_qrels, chart], config))
     side_files = _trec_files(result, trec_run, trec_qrels)
     if chart is not None and render_chart is not None:
         side_files[chart] = render_chart(api.run_chart(result, chart_metric))
@@ -346,9 +349,9 @@ def validate(fixtures: str, corpus_dir: str | None, as_json: bool, languages_fla
 
     if corpus_dir == "":
         raise click.UsageError("a value is required for '--dir' but none was supplied")
-    languages = _languages(languages_flag, api.load_config(config_path))
-    result = api.validate(fixtures, dir=corpus_dir, languages=languages,
-                          indexing=_indexing(cache_dir, no_cache, as_json))
+    config = api.load_config(config_path)
+    result = api.validate(fixtures, dir=corpus_dir, languages=_languages(languages_flag, config),
+                          indexing=_indexing(cache_dir, no_cache, as_json), config=config)
     click.echo(dumps_report(validation_document(result)) if as_json else validation_text(result), nl=False)
     if not result.ok:
         raise GateFailed(f"{len(result.findings)} problem(s) in {fixtures}: anchors that resolve to nothing "

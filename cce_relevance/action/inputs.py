@@ -72,7 +72,7 @@ class ActionInputs:
 
     Paths: `working_directory` is absolute and inside `github.workspace`; `fixtures` and the two
     sides of `golden` are POSIX paths relative to `working_directory`, so the same relative path
-    can be looked up in a base or head worktree (the workspace is neither: for pull requests it
+    can be looked up in a base or head checkout (the workspace is neither: for pull requests it
     is GitHub's ephemeral merge commit).
     """
 
@@ -132,7 +132,7 @@ def expand_fixtures(
 ) -> tuple[str, ...]:
     """Expand fixture paths and globs against `working_directory`: sorted, deduplicated, relative.
 
-    Public so the same expansion can be repeated inside a base worktree. With `required` a pattern
+    Public so the same expansion can be repeated inside a base checkout. With `required` a pattern
     that matches no file is an error (a typo must not silently score nothing); `required=False` is
     for the other side of a comparison, where a set the pull request adds does not exist yet. A
     match that resolves outside `workspace` through `..` or a symlink is always an error.

@@ -3,7 +3,7 @@
 One run, in an order chosen so that nothing optional can change the result (P17):
 
 1. read and validate the inputs, find the repository, trust it (`safe.directory`), resolve the
-   base and head commits and score every fixture set in a worktree of each (`scoring`);
+   base and head commits and score every fixture set in a checkout of each (`scoring`);
 2. decide the verdict and the gates from the same facts (`report.Outcome`);
 3. write the report files, the step outputs and the step summary, print the annotations, and fix
    the exit code;
@@ -40,7 +40,6 @@ from cce_relevance.action.git import (
     PULL_REQUEST_EVENTS,
     CommitPair,
     find_repository,
-    mark_safe_directory,
     resolve_commits,
 )
 from cce_relevance.action.github import GitHubClient, GitHubError
@@ -108,7 +107,6 @@ def _run(inputs: ActionInputs) -> int:
 def _evaluate(inputs: ActionInputs) -> tuple[Path, CommitPair, Outcome]:
     """The repository, the two commits, and every fixture set scored at both."""
     repo = find_repository(inputs.working_directory)
-    mark_safe_directory(repo)
     commits = resolve_commits(inputs.github.event_name, inputs.github.event, inputs, repo)
     print(f"cce-relevance {__version__}: base {commits.base or '(none)'} -> head {commits.head}", flush=True)
     return (

@@ -1,11 +1,13 @@
 """Score every configured fixture set at the base and head commits, and check the goldens at head.
 
-Each side is its own detached `git worktree` (never the workspace checkout: for a pull request
-that is GitHub's ephemeral merge commit, P18). Everything read from a tree is data (fixtures,
-corpora, goldens): nothing from the head commit is ever executed, which is what makes running
-under `pull_request_target` safe for this Action. Because the head is untrusted, every path it
-supplies is confined to its worktree: a fixture, a corpus or a golden that escapes it through
-`..`, an absolute path or a symlink is a configuration error, checked before anything is read.
+Each side is its commit's tracked files, checked out into a temporary directory (git.py
+`CommitFiles`; never the workspace checkout: for a pull request that is GitHub's ephemeral merge
+commit, P18), so a side's report is the one `cce-relevance run` prints in a fresh clone of it.
+Everything read from a tree is data (fixtures, corpora, goldens): nothing from the head commit
+is ever executed, which is what makes running under `pull_request_target` safe for this Action.
+Because the head is untrusted, every path it supplies is confined to its tree: a fixture, a
+corpus or a golden that escapes it through `..`, an absolute path or a symlink is a
+configuration error, checked before anything is read.
 
 Sets are scored with the working directory (inside the tree) as the current directory and the
 corpus passed as the header resolves it, so the report's `corpus` string is the one a local
@@ -28,7 +30,7 @@ from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 from cce_relevance import api
-from cce_relevance.action.git import CommitPair, inside, worktree
+from cce_relevance.action.git import CommitPair, commit_files, inside
 from cce_relevance.action.inputs import DEFAULT_BACKENDS, ActionInputs, expand_fixtures
 from cce_relevance.config_file import NO_CONFIG, ProjectConfig, find_config
 from cce_relevance.errors import CceError
@@ -116,12 +118,13 @@ def score_commits(repo: Path, commits: CommitPair, inputs: ActionInputs) -> tupl
     may not (the change can add a set), and a set found on one side only is scored there.
     """
     subdir = inputs.working_directory.relative_to(repo)
-    with worktree(repo, commits.head) as tree:
+    base: dict[str, Scored] = {}
+    with commit_files(repo) as files:
+        tree = files.check_out(commits.head)
         head = _score_side("head", commits.head, tree, subdir, inputs, required=True)
         goldens = _check_goldens(tree, subdir, head, inputs, commits.head)
-    base: dict[str, Scored] = {}
-    if commits.base is not None:
-        with worktree(repo, commits.base) as tree:
+        if commits.base is not None:
+            tree = files.check_out(commits.base)
             base = _score_side("base", commits.base, tree, subdir, inputs, required=False)
     return tuple(
         _set_result(fixture, base.get(fixture), head.get(fixture), goldens.get(fixture),
@@ -159,8 +162,10 @@ def _score_side(
         backends = inputs.backends if required else tuple(b for b in inputs.backends if b in config.names)
         if not backends:
             return {}
+        goldens = dict(inputs.golden)
         with contextlib.chdir(root):
-            return {fixture: _score_fixture(tree, root, fixture, backends, config) for fixture in fixtures}
+            return {fixture: _score_fixture(tree, root, fixture, backends, config, goldens.get(fixture))
+                    for fixture in fixtures}
 
 
 EXTERNAL_REFUSED = ("the Action runs no external retriever (it executes nothing from the repository it scores); "
@@ -169,7 +174,7 @@ EXTERNAL_REFUSED = ("the Action runs no external retriever (it executes nothing 
 
 def _project_config(tree: Path, root: Path) -> ProjectConfig:
     """The side's own `cce-relevance.toml` (variants only), vetted like every path the tree supplies."""
-    found = find_config(str(root))
+    found = find_config(str(root), top=str(tree))
     if found is None:
         return NO_CONFIG
     shown = os.path.relpath(found, root)
@@ -179,11 +184,12 @@ def _project_config(tree: Path, root: Path) -> ProjectConfig:
 
 
 def _score_fixture(
-    tree: Path, root: Path, fixture: str, backends: tuple[str, ...], config: ProjectConfig
+    tree: Path, root: Path, fixture: str, backends: tuple[str, ...], config: ProjectConfig, golden: str | None
 ) -> Scored:
     """The fixture's report JSON and anchor check; its corpus is vetted before a single file of
     it is read. The check reads the fixtures as `run` does (grades ignored) with the same corpus
-    and languages, so it can never refuse a set that scores."""
+    and languages, so it can never refuse a set that scores. The golden configured for the set is
+    one of the run's own files, as for `update_golden_command`: left out of a corpus holding it."""
     corpus = api.fixture_corpus(fixture)
     if not inside(tree, root / corpus):
         raise CceError(
@@ -192,9 +198,11 @@ def _score_fixture(
             "fixture file",
         )
     indexing = _indexing()
-    report = api.run(fixture, dir=corpus, backends=",".join(backends), config=config, indexing=indexing).to_json()
+    outputs = [golden] if golden is not None else []
+    report = api.run(fixture, dir=corpus, backends=",".join(backends), config=config, indexing=indexing,
+                     outputs=outputs).to_json()
     return Scored(report, api.validate(fixture, dir=corpus, languages=config.languages, grades=False,
-                                       indexing=indexing))
+                                       indexing=indexing, config=config, outputs=outputs))
 
 
 def _indexing() -> api.BuildOptions:
