@@ -161,13 +161,6 @@ def commit_files(repo: Path) -> Iterator[CommitFiles]:
         shutil.rmtree(directory, ignore_errors=True)
 
 
-def inside(root: Path, path: Path) -> bool:
-    """True when `path` (relative paths are taken from `root`), with symlinks and '..' resolved,
-    is `root` itself or below it. Used to refuse a fixture or corpus that escapes the repository."""
-    root = Path(root).resolve()
-    return (root / path).resolve().is_relative_to(root)
-
-
 def _run(repo: Path | None, args: tuple[str, ...], *, check: bool,
          env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """git with hooks off and, in `repo`, the repository trusted for this call only (P5): the

@@ -6,7 +6,7 @@ digits and dashes, so pre-range fixtures such as `user@host.py` keep their liter
 Error messages carry the whole anchor as decoded from JSON, untrimmed, in Rust `Debug` form,
 because that is what the reference prints.
 
-A symbol anchor names a definition by its dotted name (retrieval/symbols.py: `Client.send`)
+A symbol anchor names a definition by its dotted name (retrieval/chunking/symbols.py: `Client.send`)
 instead of by lines, so an edit above it cannot make it point at something else. The first
 `::` starts the symbol, which runs to the end (it may hold `#` and `@`: `A.#private`); what is
 before it is read as before. So text without `::` parses exactly as it always did, and

@@ -22,7 +22,7 @@ from cce_relevance.config import DEFAULT_TOP_K
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.anchors import U64_MAX, Anchor, AnchorError, parse_anchor
 from cce_relevance.evaluation.rust_debug import rust_debug_str
-from cce_relevance.retrieval.exclusion import compile_patterns
+from cce_relevance.retrieval.corpus.exclusion import compile_patterns
 from cce_relevance.strings import rust_lines, rust_trim
 
 SCHEMA_ID = "cce.relevance/v1"

@@ -14,11 +14,11 @@ from typing import Protocol
 
 from cce_relevance.evaluation.anchors import Anchor
 from cce_relevance.evaluation.fixtures import Case, FixtureSet
-from cce_relevance.retrieval.symbols import Definition
+from cce_relevance.retrieval.chunking.symbols import Definition
 
 
 class SymbolSource(Protocol):
-    """Where a corpus's definitions are read from (retrieval/symbols.py `CorpusSymbols`)."""
+    """Where a corpus's definitions are read from (retrieval/chunking/symbols.py `CorpusSymbols`)."""
 
     def definitions(self, path: str) -> Sequence[Definition]: ...
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from cce_relevance.evaluation.anchors import Anchor
 from cce_relevance.evaluation.fixtures import Case
 from cce_relevance.evaluation.symbol_anchors import SymbolSource, bind_case, named_definitions
-from cce_relevance.retrieval.chunk import Chunk
-from cce_relevance.retrieval.symbols import Definition
+from cce_relevance.retrieval.chunking.chunk import Chunk
+from cce_relevance.retrieval.chunking.symbols import Definition
 from cce_relevance.strings import quoted
 
 STALE_CODES = ("missing-file", "missing-kind", "missing-symbol", "range-past-end", "no-chunk-in-range")

@@ -20,10 +20,10 @@ from cce_relevance.action.git import (
     commit_files,
     find_repository,
     git,
-    inside,
     resolve_commits,
 )
 from cce_relevance.action.inputs import ActionInputs, read_inputs
+from cce_relevance.action.workspace import inside
 from cce_relevance.errors import CceError
 
 ZERO = "0" * 40

@@ -308,9 +308,9 @@ def test_symbol_errors(text: str, code: str, message: str) -> None:
 def test_no_chunk_kind_contains_a_colon() -> None:
     """Why `path#kind::Name` reinterprets nothing: before symbols, such an anchor's kind contained
     `::` and so never matched a chunk of any language."""
-    from cce_relevance.retrieval.chunk import MODULE
-    from cce_relevance.retrieval.languages import EXTRA_PACKS
-    from cce_relevance.retrieval.packs import PACKS
+    from cce_relevance.retrieval.chunking.chunk import MODULE
+    from cce_relevance.retrieval.chunking.languages import EXTRA_PACKS
+    from cce_relevance.retrieval.chunking.packs import PACKS
 
     kinds = {k for pack in (*PACKS, *EXTRA_PACKS) for k in pack.chunk_kinds} | {MODULE}
     assert len(kinds) > 30 and not any(":" in k for k in kinds)

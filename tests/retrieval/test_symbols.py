@@ -1,4 +1,4 @@
-"""Symbol names of chunks (retrieval/symbols.py) with the real grammars: the name rules per
+"""Symbol names of chunks (retrieval/chunking/symbols.py) with the real grammars: the name rules per
 language, qualification by enclosing definitions, and that the definitions line up with the
 chunks `chunk_file` makes (same ids, same order) on real and garbled sources."""
 
@@ -11,10 +11,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cce_relevance.api import open_corpus
-from cce_relevance.retrieval.chunk import MODULE, chunk_file
-from cce_relevance.retrieval.index import BuildOptions
-from cce_relevance.retrieval.languages import EXTRA_LANGUAGES, enabled_packs
-from cce_relevance.retrieval.symbols import CorpusSymbols, file_definitions
+from cce_relevance.retrieval.chunking.chunk import MODULE, chunk_file
+from cce_relevance.retrieval.chunking.languages import EXTRA_LANGUAGES, enabled_packs
+from cce_relevance.retrieval.chunking.symbols import CorpusSymbols, file_definitions
+from cce_relevance.retrieval.index.build import BuildOptions
 from tests.retrieval.corpora import write_corpus
 from tests.retrieval.test_syntax import _SEEDS, _garble, _mutation
 
