@@ -21,6 +21,7 @@ from typing import Any
 
 from cce_relevance.config_file import NO_CONFIG, ProjectConfig, find_config, load_config
 from cce_relevance.errors import CceError
+from cce_relevance.evaluation.anchors import Anchor, parse_anchor
 from cce_relevance.evaluation.backend_runs import evaluated_backends
 from cce_relevance.evaluation.comparison import (
     BackendComparison,
@@ -43,7 +44,7 @@ from cce_relevance.evaluation.corpus import (
     require_directory,
     resolve_index,
 )
-from cce_relevance.evaluation.fixtures import load_fixtures
+from cce_relevance.evaluation.fixtures import FixtureSet, load_fixtures
 from cce_relevance.evaluation.gate import gated_test, is_significant_regression
 from cce_relevance.evaluation.judgments import judge
 from cce_relevance.evaluation.metrics import METRICS
@@ -88,6 +89,8 @@ __all__ = [
     # The use cases, one per command of the CLI (the Action calls run, validate, compare_saved).
     "run", "search", "chunks", "validate", "index_corpus", "compare_saved", "power_analysis", "golden_diff",
     "load_report", "load_config", "fixture_corpus", "build_options", "corpus_symbols", "own_outputs",
+    # Fixture sets and anchors as written (the Action follows range anchors through a diff).
+    "load_fixtures", "parse_anchor", "FixtureSet", "Anchor",
     # Names checked where the reference checks them (run checks its own; the CLI checks --languages).
     "check_languages", "check_backend", "backend_names", "backend_pair", "rank_metric_specs",
     # The pull-request gate's test.

@@ -187,6 +187,21 @@ def _print_findings(outcome: Outcome, inputs: ActionInputs, repo: Path) -> None:
         for s in outcome.sets
         for a in s.stale_findings("head")
     ]
+    lines += [
+        annotation(
+            "warning",
+            f"Query {quoted(m.case_id)}: the lines {m.path} {m.base_lines[0]}-{m.base_lines[1]} that anchor "
+            f"{quoted(m.anchor)} labels at base "
+            + (f"are lines {m.head_lines[0]}-{m.head_lines[1]} at head; the fixture line naming them: "
+               f"{m.fixture_line}" if m.head_lines is not None else "were changed at head")
+            + ". The query is left out of the regression test.",
+            file=(subdir / s.fixture).as_posix(),
+            line=m.line,
+            title="cce-relevance: line-range anchor " + m.status,
+        )
+        for s in outcome.sets
+        for m in s.moves
+    ]
     for line in lines[:ANNOTATION_CAP]:
         print(line)
     if len(lines) > ANNOTATION_CAP:

@@ -38,6 +38,7 @@ ACTION_SCHEMA = "cce.relevance.action/v1"
 TITLE = "## Retrieval relevance"
 CHART_FOLD = 40  # a chart of more queries than this is folded into <details>
 STALE_MARK = "⚠️ stale anchor"
+MOVE_MARKS = {"moved": "↕️ anchor's lines moved", "changed": "✏️ anchor's lines changed"}
 
 
 @dataclass(frozen=True)
@@ -80,13 +81,18 @@ class Outcome:
         return tuple(self._finding(s, c) for s in self.sets for c in scored_at_both(s))
 
     def _finding(self, s: SetResult, c: BackendComparison) -> GatedChange:
-        test, left_out = api.gated_test(c, self.metric, s.stale_queries)
+        test, left_out = api.gated_test(c, self.metric, s.left_out_queries)
         return GatedChange(s.fixture, c.pair.backend, c.metric(self.metric).label, test, self.alpha, left_out)
 
     @property
     def stale_at_head(self) -> int:
         """Stale anchors at head, over every set: labels the change (or an earlier one) left dangling."""
         return sum(len(anchors) for s in self.sets for anchors in s.stale("head").values())
+
+    @property
+    def moved_at_head(self) -> int:
+        """Range anchors whose lines moved or changed between base and head, over every set."""
+        return sum(len(s.moves) for s in self.sets)
 
     @property
     def left_out(self) -> int:
@@ -115,13 +121,13 @@ class Outcome:
             parts.append(f"golden drift in {_count(len(self.drifted), 'report')}")
         if self.regressions:
             parts.append(self._regression_clause())
-        if self.stale_at_head or self.left_out:
+        if self.stale_at_head or self.moved_at_head or self.left_out:
             parts.append(self._stale_clause())
         if any(s.golden is not None for s in self.sets) and not self.drifted:
             parts.append("no golden drift")
         if not self.regressions:
             parts.append(self._largest_change())
-        emoji = "❌" if self.drifted else "⚠️" if self.regressions or self.stale_at_head else "✅"
+        emoji = "❌" if self.drifted else "⚠️" if self.regressions or self.stale_at_head or self.moved_at_head else "✅"
         text = "; ".join(parts)
         return f"{emoji} {text[0].upper()}{text[1:]}"
 
@@ -130,9 +136,14 @@ class Outcome:
 
     def _stale_clause(self) -> str:
         left_out = _count(self.left_out, "query", "queries")
-        if not self.stale_at_head:  # stale at base only: the change fixed them
+        labels = []
+        if self.stale_at_head:
+            labels.append(f"{_count(self.stale_at_head, 'stale anchor')} at head")
+        if self.moved_at_head:
+            labels.append(f"{_count(self.moved_at_head, 'line-range anchor')} whose lines moved or changed")
+        if not labels:  # stale at base only: the change fixed them
             return f"{left_out} with a stale anchor at base left out of the regression test"
-        clause = f"{_count(self.stale_at_head, 'stale anchor')} at head"
+        clause = ", ".join(labels)
         return clause + (f", {left_out} left out of the regression test" if self.left_out else "")
 
     def _regression_clause(self) -> str:
@@ -227,6 +238,7 @@ def _set_section(s: SetResult, commits: CommitPair) -> str:
         means_table(s.comparisons).rstrip("\n"),
         delta_chart(s),
         stale_section(s),
+        moves_section(s),
     ]
     notes = stale_notes(s)
     parts += [backend_section(c, heading_level=4, notes=notes).rstrip("\n") for c in s.comparisons]
@@ -254,10 +266,33 @@ def delta_chart(s: SetResult) -> str:
 
 
 def stale_notes(s: SetResult) -> dict[str, str]:
-    """The mark after a query id in the delta tables: stale at head, or stale at base only."""
-    notes = {qid: f"{STALE_MARK} at base" for qid in s.stale("base")}
+    """The mark after a query id in the delta tables: stale at head, or stale at base only, or a
+    range anchor whose lines moved or changed."""
+    notes = {m.case_id: MOVE_MARKS[m.status] for m in s.moves}
+    notes.update({qid: f"{STALE_MARK} at base" for qid in s.stale("base")})
     notes.update({qid: STALE_MARK for qid in s.stale("head")})
     return notes
+
+
+def moves_section(s: SetResult) -> str:
+    """Each range anchor whose lines moved or changed from base to head, and for the moved ones
+    the fixture lines to paste ('' when there is none)."""
+    if not s.moves:
+        return ""
+    lead = ("The pull request moved or edited the lines these range anchors label, so at head they "
+            "would label other text; their queries are left out of the regression test. Moved: the "
+            "same lines are now at the range shown (the fixture lines below name it). Changed: the "
+            "labelled lines were edited; check what the anchor should name.")
+    rows = ["| query | anchor | lines | at head |", "| --- | --- | --- | --- |"]
+    for m in s.moves:
+        now = f"moved to {m.head_lines[0]}-{m.head_lines[1]}" if m.head_lines is not None else "changed"
+        rows.append(f"| {code_span(m.case_id, in_table=True)} | {code_span(m.anchor, in_table=True)} | "
+                    f"{code_span(m.path, in_table=True)} {m.base_lines[0]}-{m.base_lines[1]} | {now} |")
+    parts = ["#### ↕️ Line-range anchors that moved or changed", lead, "\n".join(rows)]
+    pasted = [f"{s.fixture}:{m.line}: {m.fixture_line}" for m in s.moves if m.fixture_line is not None]
+    if pasted:
+        parts.append(code_block("\n".join(pasted)))
+    return "\n\n".join(parts)
 
 
 def stale_section(s: SetResult) -> str:
@@ -295,7 +330,7 @@ def _gated_line(s: SetResult) -> str:
     test every query); '' when the set has no backend scored on both sides."""
     tests = []
     for c in scored_at_both(s):
-        test, _ = api.gated_test(c, s.primary, s.stale_queries)
+        test, _ = api.gated_test(c, s.primary, s.left_out_queries)
         p = "no test" if test.p is None else f"p={test.p:.3g}"
         tests.append(f"{code_span(c.pair.backend)} {signed6(test.mean_delta)} (n={test.n}, {p})")
     return f"The regression test of {metric_label(s.primary)} without them: {', '.join(tests)}." if tests else ""
@@ -350,6 +385,8 @@ def action_document(
                 "validate": {side: None if v is None else validation_document(v)
                              for side, v in (("base", s.base_anchors), ("head", s.head_anchors))},
                 "stale_queries": sorted(s.stale_queries),
+                "anchor_moves": [m.document() for m in s.moves],
+                "left_out_queries": sorted(s.left_out_queries),
                 "compare": None
                 if s.comparisons is None
                 else comparison_document("base", "head", s.comparisons),

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 from cce_relevance import api
+from cce_relevance.action.anchor_moves import AnchorMove, SideFixtures, follow_ranges
 from cce_relevance.action.git import CommitPair, commit_files
 from cce_relevance.action.inputs import DEFAULT_BACKENDS, ActionInputs, expand_fixtures
 from cce_relevance.action.workspace import inside
@@ -73,6 +74,7 @@ class SetResult:
     primary: str = api.DEFAULT_PRIMARY  # the metric the full statistics lead with: the gated one
     base_anchors: Validation | None = None
     head_anchors: Validation | None = None
+    moves: tuple[AnchorMove, ...] = ()  # range anchors whose lines moved or changed (anchor_moves.py)
 
     @property
     def status(self) -> SetStatus:
@@ -105,6 +107,12 @@ class SetResult:
         label that stopped (or started) resolving, not the ranking, so the gate leaves them out."""
         return frozenset(self.stale("base")) | frozenset(self.stale("head"))
 
+    @cached_property
+    def left_out_queries(self) -> frozenset[str]:
+        """The queries the regression test leaves out: a stale anchor at either side, or a range
+        anchor whose lines moved or changed (its delta may compare two different labels)."""
+        return self.stale_queries | {m.case_id for m in self.moves}
+
     def document(self, side: Literal["base", "head"]) -> Any:
         """The report of one side as JSON data (the side must exist)."""
         text = self.base if side == "base" else self.head
@@ -117,6 +125,7 @@ class Scored(NamedTuple):
 
     report: str
     anchors: Validation
+    fixtures: SideFixtures
 
 
 def score_commits(repo: Path, commits: CommitPair, inputs: ActionInputs) -> tuple[SetResult, ...]:
@@ -135,17 +144,20 @@ def score_commits(repo: Path, commits: CommitPair, inputs: ActionInputs) -> tupl
             tree = files.check_out(commits.base)
             base = _score_side("base", commits.base, tree, subdir, inputs, required=False)
     return tuple(
-        _set_result(fixture, base.get(fixture), head.get(fixture), goldens.get(fixture),
+        _set_result(repo, commits, fixture, base.get(fixture), head.get(fixture), goldens.get(fixture),
                     inputs.regression_metric)
         for fixture in sorted(base.keys() | head.keys())
     )
 
 
-def _set_result(fixture: str, base: Scored | None, head: Scored | None, golden: GoldenCheck | None,
-                primary: str) -> SetResult:
+def _set_result(repo: Path, commits: CommitPair, fixture: str, base: Scored | None, head: Scored | None,
+                golden: GoldenCheck | None, primary: str) -> SetResult:
+    moves = ()
+    if base is not None and head is not None and commits.base is not None:
+        moves = follow_ranges(repo, commits.base, commits.head, base.fixtures, head.fixtures)
     return SetResult(
         fixture, base.report if base else None, head.report if head else None, golden, primary=primary,
-        base_anchors=base.anchors if base else None, head_anchors=head.anchors if head else None,
+        base_anchors=base.anchors if base else None, head_anchors=head.anchors if head else None, moves=moves,
     )
 
 
@@ -172,7 +184,7 @@ def _score_side(
             return {}
         goldens = dict(inputs.golden)
         with contextlib.chdir(root):
-            return {fixture: _score_fixture(tree, root, fixture, backends, config, goldens.get(fixture))
+            return {fixture: _score_fixture(tree, subdir, fixture, backends, config, goldens.get(fixture))
                     for fixture in fixtures}
 
 
@@ -192,12 +204,14 @@ def _project_config(tree: Path, root: Path) -> ProjectConfig:
 
 
 def _score_fixture(
-    tree: Path, root: Path, fixture: str, backends: tuple[str, ...], config: ProjectConfig, golden: str | None
+    tree: Path, subdir: Path, fixture: str, backends: tuple[str, ...], config: ProjectConfig, golden: str | None
 ) -> Scored:
     """The fixture's report JSON and anchor check; its corpus is vetted before a single file of
     it is read. The check reads the fixtures as `run` does (grades ignored) with the same corpus
     and languages, so it can never refuse a set that scores. The golden configured for the set is
-    one of the run's own files, as for `update_golden_command`: left out of a corpus holding it."""
+    one of the run's own files, as for `update_golden_command`: left out of a corpus holding it.
+    Runs in the working directory, `tree / subdir`."""
+    root = tree / subdir
     corpus = api.fixture_corpus(fixture)
     if not inside(tree, root / corpus):
         raise CceError(
@@ -209,8 +223,12 @@ def _score_fixture(
     outputs = [golden] if golden is not None else []
     report = run_report_json(api.run(fixture, dir=corpus, backends=backends, config=config, indexing=indexing,
                                      outputs=outputs))
-    return Scored(report, api.validate(fixture, dir=corpus, languages=config.languages, grades=False,
-                                       indexing=indexing, config=config, outputs=outputs))
+    anchors = api.validate(fixture, dir=corpus, languages=config.languages, grades=False, indexing=indexing,
+                           config=config, outputs=outputs)
+    with open(fixture, encoding="utf-8") as handle:  # read (and parsed) by `run` already
+        text = handle.read()
+    side = SideFixtures(api.load_fixtures(fixture), text, os.path.normpath(subdir / corpus).replace(os.sep, "/"))
+    return Scored(report, anchors, side)
 
 
 def _indexing() -> api.BuildOptions:

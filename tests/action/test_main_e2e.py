@@ -359,3 +359,44 @@ def test_the_action_needs_no_home_and_never_writes_a_global_git_config(
     assert run.code == 0, run.stdout + run.stderr
     assert run.outputs["drift"] == "true"
     assert not missing.exists()
+
+
+@pytest.mark.parametrize("pr", [{BILLING_FIXTURE: BILLING_FIXTURES}], indirect=True, ids=["billing-set"])
+def test_range_anchors_whose_lines_moved_are_reported_and_left_out_of_the_regression_test(
+    pr: PullRequest, act: Act, fake_github: FakeGitHub
+) -> None:
+    """A function added above billing.py's: `@1-4` and `@7-8` still resolve at head (validate passes
+    them), but they label other functions there; the diff says where their lines went."""
+    billing = (pr.workspace / "corpus/billing.py").read_text(encoding="utf-8")
+    added = 'def tax_rate():\n    """The tax rate."""\n    return 0.2\n\n\n'  # five lines, a function first
+    pr.push({"corpus/billing.py": added + billing.replace("    return f", "    cents = int(cents)\n    return f")},
+            "h1: a constant above, format_price edited")
+
+    run = act(INPUT_FIXTURES=BILLING_FIXTURE, INPUT_GOLDEN="", **{"INPUT_FAIL-ON": "regression"})
+
+    assert run.code == 0, run.stdout + run.stderr
+    [entry] = compare_document(pr, run)["sets"]
+    assert entry["validate"]["head"]["problems"] == [], entry["validate"]["head"]
+    line2 = BILLING_FIXTURES.splitlines()[1]
+    assert entry["anchor_moves"] == [
+        {"id": "invoice-total", "line": 2, "anchor": "billing.py#function_definition@1-4", "status": "moved",
+         "path": "corpus/billing.py", "base_lines": [1, 4], "head_lines": [6, 9],
+         "fixture_line": line2.replace("@1-4", "@6-9")},
+        {"id": "format-price", "line": 3, "anchor": "billing.py@7-8", "status": "changed",
+         "path": "corpus/billing.py", "base_lines": [7, 8], "head_lines": None, "fixture_line": None},
+    ]
+    assert entry["stale_queries"] == [] and entry["left_out_queries"] == ["format-price", "invoice-total"]
+    assert "2 line-range anchors whose lines moved or changed, 2 queries left out of the regression test" \
+        in run.outputs["verdict"]
+    warnings = annotations(run, "warning")
+    assert [(props["file"], props["line"], props["title"]) for props, _ in warnings] == [
+        (BILLING_FIXTURE, "2", "cce-relevance: line-range anchor moved"),
+        (BILLING_FIXTURE, "3", "cce-relevance: line-range anchor changed")]
+    assert line2.replace("@1-4", "@6-9") in warnings[0][1]
+    body = fake_github.comments(REPO, PR_NUMBER)[0]["body"]
+    assert "#### ↕️ Line-range anchors that moved or changed" in body
+    assert "| `invoice-total` | `billing.py#function_definition@1-4` | `corpus/billing.py` 1-4 | moved to 6-9 |" \
+        in body
+    assert "| `format-price` | `billing.py@7-8` | `corpus/billing.py` 7-8 | changed |" in body
+    assert f"```\n{BILLING_FIXTURE}:2: {line2.replace('@1-4', '@6-9')}\n```" in body
+    assert "| `invoice-total` ↕️ anchor's lines moved |" in body
