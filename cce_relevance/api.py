@@ -56,7 +56,7 @@ from cce_relevance.evaluation.names import (
     rank_metric_specs,
 )
 from cce_relevance.evaluation.observed_deltas import observed_deltas
-from cce_relevance.evaluation.pairing import pair_reports
+from cce_relevance.evaluation.pairing import ACTION_SCHEMA, pair_reports
 from cce_relevance.evaluation.run_result import Comparison, RunResult
 from cce_relevance.evaluation.spans import LineWeights
 from cce_relevance.evaluation.validation import STALE_CODES, Validation, validate_cases
@@ -100,6 +100,7 @@ __all__ = [
     "BackendComparison", "Validation", "AnchorFinding", "PairedTest", "PowerAnalysis", "Hit", "Chunk",
     # Defaults and fixed texts.
     "DEFAULT_BACKENDS", "DEFAULT_PRIMARY", "METRICS", "STALE_CODES", "OLLAMA_STORE_REFUSAL", "warn_on_stderr",
+    "ACTION_SCHEMA",
 ]
 
 

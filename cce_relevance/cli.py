@@ -171,12 +171,26 @@ def index(directory: str, out: str | None, embedder: str, allow_secrets: bool, l
 
 
 def _check_golden(golden: str, report: str) -> None:
+    """A drifted golden: its diff on stderr and exit 1; a matching one: one line on stderr."""
     diff = api.golden_diff(golden, report, missing_hint="run again with --update-golden to create it")
     if not diff:
+        click.echo(f"golden report {golden} matches", err=True)
         return
     sys.stderr.write(diff)
     raise GateFailed(f"report drifted from golden {golden}",
                      hint="review the diff; if the change is intended, rerun with --update-golden")
+
+
+def _update_golden(golden: str, report: str) -> None:
+    """Write the golden, and say on stderr in one line whether it was created, changed or kept."""
+    try:
+        with open(golden, encoding="utf-8", newline="") as handle:
+            before: str | None = handle.read()
+    except (OSError, UnicodeDecodeError):
+        before = None
+    write_atomically(golden, report)
+    what = "created" if before is None else "unchanged" if before == report else "updated"
+    click.echo(f"golden report {golden} {what}", err=True)
 
 
 _STATS_HELP = ("reference: the paired t-test the reference prints (default). full: also wins/losses/ties, d_z, "
@@ -299,7 +313,7 @@ def run(fixtures: str, corpus_dir: str | None, store: str | None, backends: str 
     _write_side_files(side_files)
     report_json = run_report_json(result)
     if golden is not None and update_golden:
-        write_atomically(golden, report_json)
+        _update_golden(golden, report_json)
     rendered = report_json if as_json else run_report_text(result)
     if output is not None:
         write_atomically(output, rendered)
@@ -316,7 +330,7 @@ def run(fixtures: str, corpus_dir: str | None, store: str | None, backends: str 
 @click.option("--markdown", "as_markdown", is_flag=True, help="Emit GitHub-flavoured Markdown.")
 @_stats_options
 @_chart_options
-@click.option("--chart-backend", metavar="NAME", help="Backend to chart (default: the first one in both reports).")
+@click.option("--chart-backend", metavar="NAME", help="Backend to chart (default: the last one in both reports, as the Action charts).")
 def compare(base_report: str, head_report: str, as_json: bool, as_markdown: bool, stats_level: StatsLevel,
             primary_metric: str | None, chart: str | None, chart_metric: str | None, chart_backend: str | None
             ) -> None:
@@ -380,8 +394,9 @@ def validate(fixtures: str, corpus_dir: str | None, as_json: bool, languages_fla
 @click.option("--metric", type=click.Choice(METRIC_KEYS), help="Plan for this metric only (default: all).")
 @click.option("--json", "as_json", is_flag=True, help="Emit the cce.relevance.power/v1 JSON.")
 def power(source: str, delta: float, alpha: float, power: float, metric: str | None, as_json: bool) -> None:
-    """Queries needed to detect --delta, from the per-query deltas of a `run --compare` report or a
-    `compare --json` document (the paired t-test's power analysis; docs/statistics.md)."""
+    """Queries needed to detect --delta, from the per-query deltas of a `run --compare` report, a
+    `compare --json` document or the Action's compare.json (the paired t-test's power analysis;
+    docs/statistics.md)."""
     from cce_relevance.reporting.power_report import power_document, power_text
 
     analysis = api.power_analysis(source, delta, alpha=alpha, power=power, metric=metric)

@@ -27,14 +27,14 @@ from cce_relevance.action.inputs import FailOn
 from cce_relevance.action.scoring import SetResult
 from cce_relevance.api import METRICS, BackendComparison, PairedTest, Validation
 from cce_relevance.errors import CceError
-from cce_relevance.reporting.chart import delta_chart_markdown
+from cce_relevance.reporting.chart import charted, delta_chart_markdown
 from cce_relevance.reporting.compare_report import comparison_document
 from cce_relevance.reporting.markdown import backend_section, means_table, report_means_table
 from cce_relevance.reporting.markdown_safe import code_block, code_span, details, escape_md
 from cce_relevance.reporting.numbers import format6, signed6
 from cce_relevance.reporting.validation_report import validation_document
 
-ACTION_SCHEMA = "cce.relevance.action/v1"
+ACTION_SCHEMA = api.ACTION_SCHEMA
 TITLE = "## Retrieval relevance"
 CHART_FOLD = 40  # a chart of more queries than this is folded into <details>
 STALE_MARK = "⚠️ stale anchor"
@@ -249,10 +249,9 @@ def delta_chart(s: SetResult) -> str:
     """The per-query deltas of the gated metric as a Mermaid bar chart, for the last backend scored
     at both sides (the last of the `backends` input: `hybrid` by default, the one a user ships);
     folded into `<details>` above `CHART_FOLD` queries; '' when no query was scored at both."""
-    paired = scored_at_both(s)
-    if not paired:
+    chosen = charted(scored_at_both(s))
+    if chosen is None:
         return ""
-    chosen = paired[-1]
     try:
         block = delta_chart_markdown(chosen, s.primary).rstrip("\n")
     except CceError:  # no query on both sides: nothing to draw

@@ -17,6 +17,7 @@ from cce_relevance.evaluation.metrics import METRICS, MetricSpec
 
 REPORT_SCHEMAS = ("cce.relevance.report/v1", "cce.relevance.report/v2")
 COMPARE_SCHEMA = "cce.relevance.compare/v1"  # what `compare --json` writes
+ACTION_SCHEMA = "cce.relevance.action/v1"  # the Action's compare.json: a compare document per set
 
 
 @dataclass(frozen=True)

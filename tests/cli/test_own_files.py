@@ -35,10 +35,11 @@ def repo(tmp_path: Path) -> Path:
 
 def test_update_golden_then_check_passes_with_the_golden_inside_the_corpus(repo: Path) -> None:
     first = cli("run", "eval/set.jsonl", "--golden", GOLDEN, "--update-golden", "--no-cache", cwd=repo)
-    assert first.code == 0 and first.err == ""  # nothing of the run's own was in the corpus yet
+    assert first.code == 0 and first.err == f"golden report {GOLDEN} created\n"  # no own file in the corpus yet
     check = cli("run", "eval/set.jsonl", "--golden", GOLDEN, "--no-cache", cwd=repo)
     assert check.code == 0, check.err
-    assert check.err == f"warning: not scoring this run's own files found in the corpus: {GOLDEN}\n"
+    assert check.err == (f"warning: not scoring this run's own files found in the corpus: {GOLDEN}\n"
+                         f"golden report {GOLDEN} matches\n")
     again = cli("run", "eval/set.jsonl", "--golden", GOLDEN, "--update-golden", "--no-cache", cwd=repo)
     assert again.code == 0 and again.out == first.out
     # Without the golden (a run that does not name it), the golden is an ordinary file of the corpus.
