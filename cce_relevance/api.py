@@ -19,7 +19,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cce_relevance.config_file import NO_CONFIG, ProjectConfig, find_config, load_config
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.anchors import Anchor, parse_anchor
 from cce_relevance.evaluation.backend_runs import evaluated_backends
@@ -47,7 +46,7 @@ from cce_relevance.evaluation.corpus import (
 from cce_relevance.evaluation.fixtures import FixtureSet, load_fixtures
 from cce_relevance.evaluation.gate import gated_test, is_significant_regression
 from cce_relevance.evaluation.judgments import judge
-from cce_relevance.evaluation.metrics import METRICS
+from cce_relevance.evaluation.metrics import DEFAULT_PRIMARY, METRIC_KEYS, METRICS
 from cce_relevance.evaluation.names import (
     DEFAULT_BACKENDS,
     backend_names,
@@ -56,12 +55,13 @@ from cce_relevance.evaluation.names import (
     rank_metric_specs,
 )
 from cce_relevance.evaluation.observed_deltas import observed_deltas
-from cce_relevance.evaluation.pairing import ACTION_SCHEMA, pair_reports
+from cce_relevance.evaluation.pairing import pair_reports
 from cce_relevance.evaluation.run_result import Comparison, RunResult
 from cce_relevance.evaluation.spans import LineWeights
 from cce_relevance.evaluation.validation import STALE_CODES, Validation, validate_cases
 from cce_relevance.evaluation.validation import Finding as AnchorFinding
 from cce_relevance.files import write_atomically
+from cce_relevance.project_config import NO_CONFIG, ProjectConfig, find_config, load_config
 from cce_relevance.retrieval.cache.index_cache import default_cache_dir
 from cce_relevance.retrieval.chunking.chunk import Chunk
 from cce_relevance.retrieval.chunking.languages import check_languages, enabled_packs
@@ -80,7 +80,6 @@ from cce_relevance.retrieval.search.registry import open_backend
 from cce_relevance.retrieval.store.fingerprint import dumps_fingerprint, fingerprint_path
 from cce_relevance.retrieval.store.store import default_store_path, dumps_store
 from cce_relevance.stats.full_stats import StatsLevel, full_stats
-from cce_relevance.stats.levels import DEFAULT_PRIMARY
 from cce_relevance.stats.paired import PairedTest
 from cce_relevance.stats.power import PowerAnalysis, PowerRow, plan_from_pilot
 from cce_relevance.strings import rust_lines
@@ -88,7 +87,8 @@ from cce_relevance.strings import rust_lines
 __all__ = [
     # The use cases, one per command of the CLI (the Action calls run, validate, compare_saved).
     "run", "search", "chunks", "validate", "index_corpus", "compare_saved", "power_analysis", "golden_diff",
-    "load_report", "load_config", "fixture_corpus", "build_options", "corpus_symbols", "own_outputs",
+    "load_report", "load_config", "fixture_corpus", "build_options", "corpus_symbols", "require_directory",
+    "own_outputs",
     # Fixture sets and anchors as written (the Action follows range anchors through a diff).
     "load_fixtures", "parse_anchor", "FixtureSet", "Anchor",
     # Names checked where the reference checks them (run checks its own; the CLI checks --languages).
@@ -99,8 +99,8 @@ __all__ = [
     "RunResult", "Comparison", "StoreWritten", "BuildOptions", "ProjectConfig", "NO_CONFIG", "find_config",
     "BackendComparison", "Validation", "AnchorFinding", "PairedTest", "PowerAnalysis", "Hit", "Chunk",
     # Defaults and fixed texts.
-    "DEFAULT_BACKENDS", "DEFAULT_PRIMARY", "METRICS", "STALE_CODES", "OLLAMA_STORE_REFUSAL", "warn_on_stderr",
-    "ACTION_SCHEMA",
+    "DEFAULT_BACKENDS", "DEFAULT_PRIMARY", "METRICS", "METRIC_KEYS", "STALE_CODES", "OLLAMA_STORE_REFUSAL",
+    "warn_on_stderr",
 ]
 
 

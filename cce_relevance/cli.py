@@ -7,23 +7,22 @@ click's, also exit 2.
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable
 
 import click
 
-from cce_relevance import __version__
-from cce_relevance.config import EMBEDDERS
+from cce_relevance import __version__, schemas
 from cce_relevance.errors import CceError, GateFailed
-from cce_relevance.evaluation.metrics import METRIC_KEYS
+from cce_relevance.evaluation.metrics import DEFAULT_PRIMARY, METRIC_KEYS
 from cce_relevance.files import write_atomically
 from cce_relevance.lazy_import import lazy_module
 from cce_relevance.memory_pages import prefer_small_pages
 from cce_relevance.progress import progress_bar
+from cce_relevance.reference import BUILTIN_BACKENDS, EMBEDDERS, listed
 from cce_relevance.reporting.canonical_json import dumps_report
 from cce_relevance.retrieval.chunking.languages import EXTRA_LANGUAGES
-from cce_relevance.stats.levels import DEFAULT_PRIMARY, STATS_LEVELS, StatsLevel
+from cce_relevance.stats.stats_level import STATS_LEVELS, StatsLevel
 from cce_relevance.strings import rust_trim
 
 # The library (numpy, tree-sitter grammars, requests) loads when a command first uses it, and the
@@ -49,12 +48,6 @@ class _Group(click.Group):
 def main() -> None:
     """Score retrieval ranking against labeled fixtures, query by query, with honest statistics."""
     prefer_small_pages()
-
-
-def _directory(path: str) -> str:
-    if not os.path.isdir(path):
-        raise CceError(f"corpus is not a directory: {path}")
-    return path
 
 
 _CONFIG_HELP = ("Backend variants, external retrievers and extra languages (default: cce-relevance.toml in the "
@@ -111,7 +104,7 @@ def chunks(directory: str, as_json: bool, languages_flag: str | None, config_pat
 
     config = api.load_config(config_path)
     languages = _languages(languages_flag, config)
-    found = api.chunks(_directory(directory), languages, _indexing(cache_dir, no_cache, as_json), config)
+    found = api.chunks(api.require_directory(directory), languages, _indexing(cache_dir, no_cache, as_json), config)
     if as_json:
         click.echo(search_view.conformance_document(found), nl=False)
     else:
@@ -123,7 +116,7 @@ def chunks(directory: str, as_json: bool, languages_flag: str | None, config_pat
 @click.argument("directory", metavar="DIR")
 @click.argument("query")
 @click.option("--backend", metavar="NAME", default="hybrid", show_default=True,
-              help="Ranking backend: bm25, vector, hybrid, or one of the config file's backends.")
+              help=f"Ranking backend: {listed(BUILTIN_BACKENDS)}, or one of the config file's backends.")
 @click.option("-k", "k", type=click.IntRange(min=1), default=10, show_default=True, help="Number of results.")
 @click.option("--json", "as_json", is_flag=True, help="Print result records as JSON.")
 @click.option("--config", "config_path", metavar="FILE", help=_CONFIG_HELP)
@@ -135,7 +128,8 @@ def search(directory: str, query: str, backend: str, k: int, as_json: bool, conf
     from cce_relevance.reporting import search_view
 
     config = api.load_config(config_path)
-    results = api.search(_directory(directory), query, backend, k, config, _languages(languages_flag, config),
+    corpus = api.require_directory(directory)
+    results = api.search(corpus, query, backend, k, config, _languages(languages_flag, config),
                          _indexing(cache_dir, no_cache, as_json))
     hits = [h for h, _ in results]
     if as_json:
@@ -214,7 +208,7 @@ def _primary(stats_level: str, primary: str | None) -> str:
 def _chart_options(command: Callable[..., None]) -> Callable[..., None]:
     """`--chart` and `--chart-metric`, shared by `run --compare` and `compare`."""
     command = click.option("--chart-metric", metavar="KEY",
-                           help=f"Metric to chart (default {DEFAULT_PRIMARY}): precision_at_k, recall, mrr, f1 "
+                           help=f"Metric to chart (default {DEFAULT_PRIMARY}): {', '.join(METRIC_KEYS)} "
                                 "(run: also a --metrics key such as ndcg_at_k).")(command)
     return click.option("--chart", metavar="FILE",
                         help="Also write per-query deltas as a chart: FILE.md (Mermaid block), FILE.mmd "
@@ -254,9 +248,10 @@ def _trec_files(result: api.RunResult, run_path: str | None, qrels_path: str | N
 @click.argument("fixtures")
 @click.option("--dir", "corpus_dir", metavar="DIR", help="Corpus directory to index (overrides the fixture header).")
 @click.option("--store", metavar="STORE", help="Evaluate an existing persisted index file instead of a directory.")
-@click.option("--backend", "backends", metavar="LIST", help="Comma-separated backends (default bm25,vector,hybrid).")
+@click.option("--backend", "backends", metavar="LIST",
+              help=f"Comma-separated backends (default {','.join(BUILTIN_BACKENDS)}).")
 @click.option("--compare", metavar="A,B", help="Score exactly two backends, with per-query deltas and a paired t-test.")
-@click.option("--json", "as_json", is_flag=True, help="Emit the cce.relevance.report/v2 JSON.")
+@click.option("--json", "as_json", is_flag=True, help=f"Emit the {schemas.REPORT} JSON.")
 @click.option("--output", metavar="FILE", help="Write the report to FILE (atomically) instead of stdout.")
 @click.option("--golden", metavar="FILE", help="Fail (exit 1) with a diff when the JSON report differs from FILE.")
 @click.option("--update-golden", is_flag=True, help="Rewrite the --golden file with this run's JSON report.")
@@ -326,7 +321,7 @@ def run(fixtures: str, corpus_dir: str | None, store: str | None, backends: str 
 @main.command()
 @click.argument("base_report", metavar="BASE.json")
 @click.argument("head_report", metavar="HEAD.json")
-@click.option("--json", "as_json", is_flag=True, help="Emit the cce.relevance.compare/v1 JSON.")
+@click.option("--json", "as_json", is_flag=True, help=f"Emit the {schemas.COMPARE} JSON.")
 @click.option("--markdown", "as_markdown", is_flag=True, help="Emit GitHub-flavoured Markdown.")
 @_stats_options
 @_chart_options
@@ -362,7 +357,7 @@ def compare(base_report: str, head_report: str, as_json: bool, as_markdown: bool
 @main.command()
 @click.argument("fixtures")
 @click.option("--dir", "corpus_dir", metavar="DIR", help="Corpus directory to check against (overrides the header).")
-@click.option("--json", "as_json", is_flag=True, help="Emit the cce.relevance.validate/v1 JSON.")
+@click.option("--json", "as_json", is_flag=True, help=f"Emit the {schemas.VALIDATE} JSON.")
 @_languages_option
 @click.option("--config", "config_path", metavar="FILE", help=_CONFIG_HELP)
 @_cache_options
@@ -392,7 +387,7 @@ def validate(fixtures: str, corpus_dir: str | None, as_json: bool, languages_fla
 @click.option("--alpha", type=float, default=0.05, show_default=True, help="Two-sided significance level.")
 @click.option("--power", type=float, default=0.8, show_default=True, help="Chance of detecting a real delta.")
 @click.option("--metric", type=click.Choice(METRIC_KEYS), help="Plan for this metric only (default: all).")
-@click.option("--json", "as_json", is_flag=True, help="Emit the cce.relevance.power/v1 JSON.")
+@click.option("--json", "as_json", is_flag=True, help=f"Emit the {schemas.POWER} JSON.")
 def power(source: str, delta: float, alpha: float, power: float, metric: str | None, as_json: bool) -> None:
     """Queries needed to detect --delta, from the per-query deltas of a `run --compare` report, a
     `compare --json` document or the Action's compare.json (the paired t-test's power analysis;

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cce_relevance import __version__, api
+from cce_relevance import __version__, api, schemas
 from cce_relevance.action.git import CommitPair
 from cce_relevance.action.inputs import FailOn
 from cce_relevance.action.scoring import SetResult
@@ -34,7 +34,6 @@ from cce_relevance.reporting.markdown_safe import code_block, code_span, details
 from cce_relevance.reporting.numbers import format6, signed6
 from cce_relevance.reporting.validation_report import validation_document
 
-ACTION_SCHEMA = api.ACTION_SCHEMA
 TITLE = "## Retrieval relevance"
 CHART_FOLD = 40  # a chart of more queries than this is folded into <details>
 STALE_MARK = "⚠️ stale anchor"
@@ -369,7 +368,7 @@ def action_document(
     side, so `cce-relevance compare BASE HEAD` can be rerun on them.
     """
     return {
-        "schema": ACTION_SCHEMA,
+        "schema": schemas.ACTION,
         "version": __version__,
         "base": commits.base,
         "head": commits.head,

@@ -32,9 +32,10 @@ from typing import Any, Literal, NamedTuple
 from cce_relevance import api
 from cce_relevance.action.anchor_moves import AnchorMove, SideFixtures, follow_ranges
 from cce_relevance.action.git import CommitPair, commit_files
-from cce_relevance.action.inputs import DEFAULT_BACKENDS, ActionInputs, expand_fixtures
+from cce_relevance.action.inputs import ActionInputs, expand_fixtures
 from cce_relevance.action.workspace import inside
 from cce_relevance.api import (
+    DEFAULT_BACKENDS,
     NO_CONFIG,
     STALE_CODES,
     AnchorFinding,
@@ -120,7 +121,7 @@ class SetResult:
         return json.loads(text)
 
 
-class Scored(NamedTuple):
+class SideResult(NamedTuple):
     """One set at one side: the run report's JSON text and the anchor check."""
 
     report: str
@@ -135,7 +136,7 @@ def score_commits(repo: Path, commits: CommitPair, inputs: ActionInputs) -> tupl
     may not (the change can add a set), and a set found on one side only is scored there.
     """
     subdir = inputs.working_directory.relative_to(repo)
-    base: dict[str, Scored] = {}
+    base: dict[str, SideResult] = {}
     with commit_files(repo) as files:
         tree = files.check_out(commits.head)
         head = _score_side("head", commits.head, tree, subdir, inputs, required=True)
@@ -150,7 +151,7 @@ def score_commits(repo: Path, commits: CommitPair, inputs: ActionInputs) -> tupl
     )
 
 
-def _set_result(repo: Path, commits: CommitPair, fixture: str, base: Scored | None, head: Scored | None,
+def _set_result(repo: Path, commits: CommitPair, fixture: str, base: SideResult | None, head: SideResult | None,
                 golden: GoldenCheck | None, primary: str) -> SetResult:
     moves = ()
     if base is not None and head is not None and commits.base is not None:
@@ -162,7 +163,7 @@ def _set_result(repo: Path, commits: CommitPair, fixture: str, base: Scored | No
 
 
 @contextlib.contextmanager
-def _at(side: str, sha: str) -> Iterator[None]:
+def _naming_side(side: str, sha: str) -> Iterator[None]:
     """Name the side and commit in any configuration error raised inside, keeping its hint."""
     try:
         yield
@@ -172,9 +173,9 @@ def _at(side: str, sha: str) -> Iterator[None]:
 
 def _score_side(
     side: str, sha: str, tree: Path, subdir: Path, inputs: ActionInputs, *, required: bool
-) -> dict[str, Scored]:
+) -> dict[str, SideResult]:
     root = tree / subdir
-    with _at(side, sha):
+    with _naming_side(side, sha):
         fixtures = expand_fixtures(inputs.fixture_patterns, root, tree, required=required)
         config = _project_config(tree, root)
         # At base, a variant the change adds is left out, as a fixture set the change adds is: the
@@ -205,7 +206,7 @@ def _project_config(tree: Path, root: Path) -> ProjectConfig:
 
 def _score_fixture(
     tree: Path, subdir: Path, fixture: str, backends: tuple[str, ...], config: ProjectConfig, golden: str | None
-) -> Scored:
+) -> SideResult:
     """The fixture's report JSON and anchor check; its corpus is vetted before a single file of
     it is read. The check reads the fixtures as `run` does (grades ignored) with the same corpus
     and languages, so it can never refuse a set that scores. The golden configured for the set is
@@ -228,7 +229,7 @@ def _score_fixture(
     with open(fixture, encoding="utf-8") as handle:  # read (and parsed) by `run` already
         text = handle.read()
     side = SideFixtures(api.load_fixtures(fixture), text, os.path.normpath(subdir / corpus).replace(os.sep, "/"))
-    return Scored(report, anchors, side)
+    return SideResult(report, anchors, side)
 
 
 def _indexing() -> api.BuildOptions:
@@ -242,11 +243,11 @@ def _indexing() -> api.BuildOptions:
 
 
 def _check_goldens(
-    tree: Path, subdir: Path, head: dict[str, Scored], inputs: ActionInputs, sha: str
+    tree: Path, subdir: Path, head: dict[str, SideResult], inputs: ActionInputs, sha: str
 ) -> dict[str, GoldenCheck]:
     """Each configured golden, read from the head tree, against the head report of its fixture."""
     checks = {}
-    with _at("head", sha):
+    with _naming_side("head", sha):
         for fixture, golden in inputs.golden:
             if fixture not in head:
                 raise CceError(

@@ -7,10 +7,10 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 
-from cce_relevance.config_file import NO_CONFIG, ProjectConfig
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.fixtures import FixtureSet, corpus_dir
 from cce_relevance.evaluation.symbol_anchors import bind_symbols
+from cce_relevance.project_config import NO_CONFIG, ProjectConfig
 from cce_relevance.retrieval.chunking.languages import enabled_packs
 from cce_relevance.retrieval.chunking.symbols import CorpusSymbols
 from cce_relevance.retrieval.corpus.exclusion import (
