@@ -114,3 +114,14 @@ def test_bad_exclude_patterns_are_input_errors(repo: Path, where: str, text: str
     result = cli("run", "eval/set.jsonl", "--no-cache", cwd=repo)
     assert result.code == 2 and result.out == ""
     assert result.err.splitlines()[0] == message
+
+
+def test_a_store_written_into_the_corpus_is_not_indexed_by_the_next_index(repo: Path) -> None:
+    first = cli("index", str(repo), "--out", str(repo / "store" / "index.json"), "--no-cache")
+    assert first.code == 0, first.err
+    second = cli("index", str(repo), "--out", str(repo / "store" / "index.json"), "--no-cache")
+    assert second.code == 0 and second.out == first.out  # same files, same chunks: the store is not one
+    assert sorted(p.name for p in (repo / "store").iterdir()) == ["fingerprint.json", "index.json"]
+    # To another command the store is a file like any other.
+    listed = cli("chunks", str(repo), "--no-cache")
+    assert "store/index.json" in listed.out and "store/fingerprint.json" in listed.out
