@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cce_relevance.retrieval.corpus.exclusion import Exclusion, compile_patterns, own_files, pattern_set
@@ -18,28 +18,32 @@ _PATTERN = st.sampled_from(["gen/", "/gen/", "*.md", "a/*.py", "src/**", "!src/x
                             "!*.md", "src/gen/"])
 
 
-@given(base=st.lists(_SEGMENT, max_size=2), corpus=st.lists(_SEGMENT, max_size=2),
-       below_base=st.booleans(), patterns=st.lists(_PATTERN, min_size=1, max_size=4),
-       path=st.lists(_SEGMENT, min_size=1, max_size=4), is_dir=st.booleans())
+@given(relation=st.sampled_from(["same", "corpus below", "patterns below"]),
+       common=st.lists(_SEGMENT, max_size=2), extra=st.lists(_SEGMENT, min_size=1, max_size=2),
+       within=st.booleans(), rest=st.lists(_SEGMENT, min_size=1, max_size=3),
+       patterns=st.lists(_PATTERN, min_size=1, max_size=4), is_dir=st.booleans())
+@settings(max_examples=500)
 def test_patterns_match_a_corpus_path_as_they_match_it_from_their_own_directory(
-    base: list[str], corpus: list[str], below_base: bool, patterns: list[str], path: list[str], is_dir: bool
+    relation: str, common: list[str], extra: list[str], within: bool, rest: list[str], patterns: list[str],
+    is_dir: bool
 ) -> None:
-    """A corpus path is matched as the same file's path relative to the patterns' directory."""
-    root = "/r"
-    base_dir = os.path.join(root, *base)
-    corpus_dir = os.path.join(base_dir, *corpus) if below_base else os.path.join(root, *corpus)
+    """A corpus path is matched as the same file's path relative to the patterns' directory, and
+    a file outside that directory is not matched at all."""
+    base = ["/r", *common, *(extra if relation == "patterns below" else [])]
+    corpus = ["/r", *common, *(extra if relation == "corpus below" else [])]
+    # Below a patterns' directory inside the corpus (`within`), or anywhere in the corpus.
+    path = [*extra, *rest] if relation == "patterns below" and within else rest
     compiled = compile_patterns(patterns, "test")
-    applied = pattern_set(compiled, base_dir, corpus_dir)
-    full = os.path.join(corpus_dir, *path)
-    relative = os.path.relpath(full, base_dir)
-    if relative.startswith(".."):  # the file is not below the patterns' directory: they say nothing
-        assert applied is None or not applied.excludes("/".join(path).encode(), is_dir)
-        return
-    expected = compiled.match(relative.encode(), is_dir) is True
-    if applied is None:
-        assert not expected or os.path.relpath(corpus_dir, base_dir).startswith("..")
-        return
+    applied = pattern_set(compiled, os.path.join(*base), os.path.join(*corpus))
+    assert applied is not None
+    relative = os.path.relpath(os.path.join(*corpus, *path), os.path.join(*base))
+    expected = not relative.startswith("..") and compiled.match(relative.encode(), is_dir) is True
     assert applied.excludes("/".join(path).encode(), is_dir) == expected
+
+
+def test_patterns_of_an_unrelated_directory_apply_to_nothing() -> None:
+    assert pattern_set(compile_patterns(["*.py"], "test"), "/r/a", "/r/b") is None
+    assert pattern_set(compile_patterns([], "test"), "/r", "/r") is None
 
 
 def test_own_files_are_those_inside_the_corpus_by_real_path(tmp_path: Path) -> None:
