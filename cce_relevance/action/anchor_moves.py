@@ -24,6 +24,7 @@ import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 from cce_relevance import api
@@ -111,7 +112,7 @@ def parse_hunks(diff: str) -> list[Hunk]:
     return hunks
 
 
-def follow_ranges(repo: str | os.PathLike[str], base: str, head: str, at_base: SideFixtures,
+def follow_ranges(repo: Path, base: str, head: str, at_base: SideFixtures,
                   at_head: SideFixtures) -> tuple[AnchorMove, ...]:
     """The moved and changed range anchors of one fixture set, in fixture order at head.
 
@@ -154,7 +155,7 @@ def _repository_path(corpus: str, path: str) -> str | None:
     return None if joined == ".." or joined.startswith(("../", "/")) else joined
 
 
-def _file_hunks(repo: str | os.PathLike[str], base: str, head: str, path: str) -> list[Hunk] | None:
+def _file_hunks(repo: Path, base: str, head: str, path: str) -> list[Hunk] | None:
     """The file's hunks from base to head; None unless it is a text file at both sides."""
     if not (_blob_exists(repo, base, path) and _blob_exists(repo, head, path)):
         return None
@@ -164,7 +165,7 @@ def _file_hunks(repo: str | os.PathLike[str], base: str, head: str, path: str) -
     return None if diff and not hunks else hunks  # output without hunks: a binary file
 
 
-def _blob_exists(repo: str | os.PathLike[str], commit: str, path: str) -> bool:
+def _blob_exists(repo: Path, commit: str, path: str) -> bool:
     listing = git(repo, "ls-tree", "-z", "--name-only", commit, "--", f":(literal){path}")
     return listing.rstrip("\0") == path
 

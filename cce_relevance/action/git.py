@@ -12,12 +12,14 @@ not that: its `.git` is a file naming a machine-specific path, and the corpus wa
 (`read-tree -u`, which checks files out as a clone does, `.gitattributes` conversions included);
 the second commit is reached by updating only the files that differ.
 
-Pitfalls handled here (anchors-mission.md §4): the container runs as root on a workspace owned by
-another uid, so git refuses the repository unless it is a `safe.directory` (P5), which every call
-here passes on its own command line, never in the user's global config; the head of a pull
-request is `pull_request.head.sha`, not `GITHUB_SHA`, which is an ephemeral merge commit (P18); a
-shallow checkout is deepened step by step, never re-fetched with `--depth`, which would truncate
-a full clone (P20); the checked-out files live in a temporary directory removed in `finally` (P21).
+What the runner imposes (docs/reference-behaviour.md, "The GitHub runner"): the container runs as
+root on a workspace owned by another uid, so git refuses the repository unless it is a
+`safe.directory` (§runner-safe-directory), which every call here passes on its own command line,
+never in the user's global config; the head of a pull request is `pull_request.head.sha`, not
+`GITHUB_SHA`, which is an ephemeral merge commit (§runner-head-sha); a shallow checkout is
+deepened step by step, never re-fetched with `--depth`, which would truncate a full clone
+(§runner-shallow); the checked-out files live in a temporary directory removed in `finally`
+(§runner-trees).
 """
 
 from __future__ import annotations
@@ -163,7 +165,7 @@ def commit_files(repo: Path) -> Iterator[CommitFiles]:
 
 def _run(repo: Path | None, args: tuple[str, ...], *, check: bool,
          env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """git with hooks off and, in `repo`, the repository trusted for this call only (P5): the
+    """git with hooks off and, in `repo`, the repository trusted for this call only (§runner-safe-directory): the
     user's global config is never written, and a missing or unset HOME does not matter."""
     trust = ("-c", f"safe.directory={Path(repo).resolve()}") if repo is not None else ()
     try:

@@ -2,7 +2,7 @@
 
 Each side is its commit's tracked files, checked out into a temporary directory (git.py
 `CommitFiles`; never the workspace checkout: for a pull request that is GitHub's ephemeral merge
-commit, P18), so a side's report is the one `cce-relevance run` prints in a fresh clone of it.
+commit, §runner-head-sha), so a side's report is the one `cce-relevance run` prints in a fresh clone of it.
 Everything read from a tree is data (fixtures, corpora, goldens): nothing from the head commit
 is ever executed, which is what makes running under `pull_request_target` safe for this Action.
 Because the head is untrusted, every path it supplies is confined to its tree: a fixture, a
@@ -153,7 +153,7 @@ def score_commits(repo: Path, commits: CommitPair, inputs: ActionInputs) -> tupl
 
 def _set_result(repo: Path, commits: CommitPair, fixture: str, base: SideResult | None, head: SideResult | None,
                 golden: GoldenCheck | None, primary: str) -> SetResult:
-    moves = ()
+    moves: tuple[AnchorMove, ...] = ()
     if base is not None and head is not None and commits.base is not None:
         moves = follow_ranges(repo, commits.base, commits.head, base.fixtures, head.fixtures)
     return SetResult(

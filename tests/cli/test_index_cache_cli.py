@@ -93,8 +93,9 @@ def _run_with_terminal_stderr(args: list[str], env: dict[str, str]) -> tuple[int
             seen += chunk
         elif proc.poll() is not None:
             break
-    out = proc.stdout.read().decode() if proc.stdout else ""
-    code = proc.wait(timeout=60)
+    with proc:  # closes the stdout pipe: left to the garbage collector it is a ResourceWarning
+        out = proc.stdout.read().decode() if proc.stdout else ""
+        code = proc.wait(timeout=60)
     os.close(leader)
     return code, out, seen.decode("utf-8", "replace")
 
