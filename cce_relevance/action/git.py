@@ -147,8 +147,8 @@ class CommitFiles:
         return True
 
     def _git(self, *args: str) -> str:
-        # checkout.workers=0: files are written by one worker per CPU (a quarter to a third less
-        # wall time for the 1,790 files of docs/performance.md's corpus on two busy cores).
+        # checkout.workers=0: files are written by one worker per CPU (docs/performance.md,
+        # "The Action's checkouts").
         return git(self._repo, "-c", "checkout.workers=0", "--work-tree", str(self.path), *args, env=self._env)
 
 
