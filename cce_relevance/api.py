@@ -47,7 +47,7 @@ from cce_relevance.evaluation.corpus import (
 )
 from cce_relevance.evaluation.discrimination import Discrimination, discrimination
 from cce_relevance.evaluation.fixtures import FixtureSet, load_fixtures, parse_fixtures
-from cce_relevance.evaluation.gate import gated_test, is_significant_regression
+from cce_relevance.evaluation.gate import gated_comparison, gated_test, is_significant_regression
 from cce_relevance.evaluation.harness import BackendReport
 from cce_relevance.evaluation.judgments import judge
 from cce_relevance.evaluation.metrics import DEFAULT_PRIMARY, METRIC_KEYS, METRICS
@@ -99,14 +99,14 @@ __all__ = [
     "load_report", "load_config", "fixture_corpus", "build_options", "corpus_symbols", "require_directory",
     "bootstrap", "suggest", "own_outputs",
     # Fixture sets and anchors as written (the Action follows range anchors through a diff).
-    "load_fixtures", "parse_anchor", "FixtureSet", "Anchor",
+    "load_fixtures", "parse_anchor", "FixtureSet",
     # Names checked where the reference checks them (run checks its own; the CLI checks --languages).
     "check_languages", "check_backend", "backend_names", "backend_pair", "rank_metric_specs", "proposal_forms",
     # The pull-request gate's test.
-    "gated_test", "is_significant_regression",
+    "gated_test", "gated_comparison", "is_significant_regression",
     # What the use cases take and give.
     "RunResult", "Comparison", "StoreWritten", "BuildOptions", "ProjectConfig", "NO_CONFIG", "find_config",
-    "BackendComparison", "Validation", "AnchorFinding", "PairedTest", "PowerAnalysis", "Hit", "Chunk",
+    "BackendComparison", "Validation", "AnchorFinding", "Anchor", "PairedTest", "PowerAnalysis", "Hit", "Chunk",
     "Bootstrapped", "Discrimination", "FileRules", "Suggestions", "AnchorFix",
     # Defaults and fixed texts.
     "DEFAULT_BACKENDS", "DEFAULT_PRIMARY", "METRICS", "METRIC_KEYS", "STALE_CODES", "OLLAMA_STORE_REFUSAL",

@@ -163,6 +163,13 @@ def commit_files(repo: Path) -> Iterator[CommitFiles]:
         shutil.rmtree(directory, ignore_errors=True)
 
 
+def changed_files(repo: Path, base: str, head: str) -> tuple[str, ...]:
+    """Repository paths that differ between `base` and `head`, sorted (the comment notes a change
+    that edits a fixture set or a golden)."""
+    out = git(repo, "diff", "--name-only", "--no-renames", "-z", base, head, "--")
+    return tuple(sorted(name for name in out.split("\0") if name))
+
+
 def _run(repo: Path | None, args: tuple[str, ...], *, check: bool,
          env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """git with hooks off and, in `repo`, the repository trusted for this call only (§runner-safe-directory): the

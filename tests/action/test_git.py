@@ -17,6 +17,7 @@ import pytest
 
 from cce_relevance.action.git import (
     CommitPair,
+    changed_files,
     commit_files,
     find_repository,
     git,
@@ -334,6 +335,11 @@ def test_checking_out_a_missing_commit_fails_and_leaves_nothing(upstream: Upstre
     assert not place.exists()
     with pytest.raises(CceError, match="is not a commit"), commit_files(upstream.path) as files:
         files.check_out("--help")
+
+
+def test_changed_files_between_merge_base_and_head(upstream: Upstream) -> None:
+    assert changed_files(upstream.path, upstream.c2, upstream.f1) == ("docs/new.md", "src/a.py")
+    assert changed_files(upstream.path, upstream.f1, upstream.f1) == ()
 
 
 def test_git_failure_quotes_stderr(upstream: Upstream) -> None:

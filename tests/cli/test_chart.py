@@ -10,7 +10,7 @@ import pytest
 
 from cce_relevance import api
 from cce_relevance.errors import CceError
-from cce_relevance.reporting.chart import charted, compare_chart, delta_chart_markdown, mermaid_block
+from cce_relevance.reporting.chart import charted, compare_chart, comparison_chart, mermaid_block
 from tests.cli import saved_reports
 from tests.cli.helpers import cli, cli_process
 
@@ -79,7 +79,7 @@ def test_compare_charts_the_last_backend_in_both_reports_by_default_as_the_actio
     assert '    title "MRR per query, base to head, backend hybrid"\n' in text
     assert "    bar [0.750000]\n" in text
     comparisons = api.compare_saved(api.load_report(saved[0]), api.load_report(saved[1]))
-    assert delta_chart_markdown(charted(comparisons) or comparisons[0]) == mermaid_block(compare_chart(comparisons))
+    assert compare_chart(comparisons) == comparison_chart(charted(comparisons) or comparisons[0], "mrr")
     assert cli("compare", *saved, "--chart", str(chart), "--chart-backend", "bm25", "--chart-metric",
                "recall").code == 0
     assert "    bar [0.000000, 0.000000]\n" in chart.read_text() and "backend bm25" in chart.read_text()
@@ -94,12 +94,12 @@ def test_compare_chart_errors(saved: tuple[str, str], tmp_path: Path) -> None:
     assert lonely.code == 2 and "--chart-backend needs --chart FILE" in lonely.err
 
 
-def test_the_action_gets_a_fenced_block_per_backend(saved: tuple[str, str]) -> None:
+def test_a_comparison_charts_one_backend_as_a_fenced_block(saved: tuple[str, str]) -> None:
     comparisons = api.compare_saved(api.load_report(saved[0]), api.load_report(saved[1]))
-    block = delta_chart_markdown(comparisons[1], "mrr")
+    block = mermaid_block(comparison_chart(comparisons[1], "mrr"))
     assert block.startswith("```mermaid\nxychart-beta\n") and "    bar [0.750000]\n" in block
     with pytest.raises(CceError, match='cannot chart "ndcg_at_k": expected one of precision_at_k, recall, mrr, f1'):
-        delta_chart_markdown(comparisons[0], "ndcg_at_k")
+        comparison_chart(comparisons[0], "ndcg_at_k")
     only_base = api.compare_saved(api.load_report(saved[0]),
                                   saved_reports.report({"other": saved_reports.rows([(0, 0, 0, 0)])}))
     with pytest.raises(CceError, match="no backend is scored in both reports"):
