@@ -33,6 +33,7 @@ RegressionMetric = Literal["precision_at_k", "recall", "mrr", "f1"]
 FAIL_ON_CHOICES: tuple[FailOn, ...] = ("drift", "regression", "none")
 METRIC_CHOICES: tuple[RegressionMetric, ...] = ("precision_at_k", "recall", "mrr", "f1")
 DEFAULT_BACKENDS = ("bm25", "vector", "hybrid")
+DEFAULT_CACHE_DIR = ".cce-relevance/cache"
 DEFAULT_API_URL = "https://api.github.com"
 DEFAULT_SERVER_URL = "https://github.com"
 
@@ -90,6 +91,7 @@ class ActionInputs:
     working_directory: Path
     comment_key: str | None
     github: GitHubContext
+    cache_dir: Path  # the index cache: absolute, inside `github.workspace`
 
     def golden_for(self, fixture: str) -> str | None:
         """The golden report configured for `fixture` (a path as in `fixtures`), if any."""
@@ -124,6 +126,7 @@ def read_inputs(env: Mapping[str, str]) -> ActionInputs:
         working_directory=working_directory,
         comment_key=_comment_key(_input(env, "comment-key")),
         github=github,
+        cache_dir=_cache_dir(_input(env, "cache-dir") or DEFAULT_CACHE_DIR, github.workspace),
     )
 
 
@@ -211,6 +214,18 @@ def _working_directory(value: str, workspace: Path) -> Path:
     if not candidate.is_dir():
         raise CceError(f"input 'working-directory': {value!r} is not a directory under {workspace}")
     return candidate.resolve()
+
+
+def _cache_dir(value: str, workspace: Path) -> Path:
+    """The index cache's directory: inside the workspace, the one place that outlives the step's
+    container and that actions/cache on the host can save and restore."""
+    candidate = workspace / value
+    if not inside(workspace, candidate):
+        raise CceError(
+            f"input 'cache-dir': {value!r} resolves outside the workspace {workspace}: expected a "
+            f"directory inside it, such as {DEFAULT_CACHE_DIR!r} (the default)"
+        )
+    return Path(os.path.normpath(candidate))  # symlinks unresolved: the Action refuses any on the way
 
 
 def _split_list(value: str) -> tuple[str, ...]:
