@@ -38,20 +38,27 @@ from cce_relevance.reporting.full_report import FULL_LEGEND, MDE_LEGEND, full_te
 from cce_relevance.reporting.json_report import report_document
 from cce_relevance.reporting.text import render_compare, render_rank_metrics, render_summary
 from cce_relevance.reporting.trec import qrels_text, run_text
-from cce_relevance.retrieval.backends import Hit, builtin_backend
-from cce_relevance.retrieval.chunk import Chunk
-from cce_relevance.retrieval.embed import HASH_DOCUMENTS, HASH_EMBEDDER, DocumentEmbedder, hash_embed
-from cce_relevance.retrieval.fingerprint import dumps_fingerprint, fingerprint_path
-from cce_relevance.retrieval.hybrid import QueryEmbedder
-from cce_relevance.retrieval.index import DEFAULT_BUILD, BuildOptions, Index, build_index
-from cce_relevance.retrieval.index_cache import default_cache_dir
-from cce_relevance.retrieval.languages import EXTRA_LANGUAGES as EXTRA_LANGUAGES
-from cce_relevance.retrieval.languages import check_languages, enabled_packs
-from cce_relevance.retrieval.ollama import OLLAMA_EMBEDDER, OllamaClient, OllamaError
-from cce_relevance.retrieval.registry import Variant, open_backend
-from cce_relevance.retrieval.store import default_store_path, dumps_store, load_store
-from cce_relevance.retrieval.walk import walk
-from cce_relevance.retrieval.workers import MAX_AUTO_WORKERS, available_cpus
+from cce_relevance.retrieval.cache.index_cache import default_cache_dir
+from cce_relevance.retrieval.chunking.chunk import Chunk
+from cce_relevance.retrieval.chunking.languages import EXTRA_LANGUAGES as EXTRA_LANGUAGES
+from cce_relevance.retrieval.chunking.languages import check_languages, enabled_packs
+from cce_relevance.retrieval.corpus.walk import walk
+from cce_relevance.retrieval.embedding.embed import (
+    HASH_DOCUMENTS,
+    HASH_EMBEDDER,
+    DocumentEmbedder,
+    hash_embed,
+)
+from cce_relevance.retrieval.embedding.ollama import OLLAMA_EMBEDDER, OllamaClient, OllamaError
+from cce_relevance.retrieval.hit import Hit
+from cce_relevance.retrieval.index.build import DEFAULT_BUILD, BuildOptions, build_index
+from cce_relevance.retrieval.index.model import Index
+from cce_relevance.retrieval.indexing.workers import MAX_AUTO_WORKERS, available_cpus
+from cce_relevance.retrieval.search.backends import builtin_backend
+from cce_relevance.retrieval.search.hybrid import QueryEmbedder
+from cce_relevance.retrieval.search.registry import Variant, open_backend
+from cce_relevance.retrieval.store.fingerprint import dumps_fingerprint, fingerprint_path
+from cce_relevance.retrieval.store.store import default_store_path, dumps_store, load_store
 from cce_relevance.stats.comparison import BackendComparison, compare_pair
 from cce_relevance.stats.full_stats import FullStats, StatsLevel, full_stats
 from cce_relevance.stats.levels import DEFAULT_PRIMARY as DEFAULT_PRIMARY

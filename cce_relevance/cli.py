@@ -22,7 +22,7 @@ from cce_relevance.lazy_import import lazy_module
 from cce_relevance.memory_pages import prefer_small_pages
 from cce_relevance.progress import progress_bar
 from cce_relevance.reporting.canonical_json import dumps_report
-from cce_relevance.retrieval.languages import EXTRA_LANGUAGES
+from cce_relevance.retrieval.chunking.languages import EXTRA_LANGUAGES
 from cce_relevance.stats.levels import DEFAULT_PRIMARY, STATS_LEVELS, StatsLevel
 
 # The library (numpy, tree-sitter grammars, requests) loads when a command first uses it, and the

@@ -19,8 +19,8 @@ from pathlib import Path
 
 from tree_sitter import Node
 
-from cce_relevance.retrieval.languages import EXTRA_PACKS
-from cce_relevance.retrieval.packs import PACKS, Pack
+from cce_relevance.retrieval.chunking.languages import EXTRA_PACKS
+from cce_relevance.retrieval.chunking.packs import PACKS, Pack
 
 BINDINGS = "tree_sitter_language_pack.bindings."
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from cce_relevance.evaluation.anchors import Anchor
 from cce_relevance.evaluation.fixtures import Case
-from cce_relevance.retrieval.chunk import Chunk
+from cce_relevance.retrieval.chunking.chunk import Chunk
 from cce_relevance.strings import quoted
 
 STALE_CODES = ("missing-file", "missing-kind", "range-past-end", "no-chunk-in-range")

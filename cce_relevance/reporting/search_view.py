@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from cce_relevance.config import CONFORMANCE_SPEC_VERSION
 from cce_relevance.reporting.numbers import format6
 from cce_relevance.reporting.terminal import terminal_safe
-from cce_relevance.retrieval.backends import Hit
-from cce_relevance.retrieval.chunk import Chunk
+from cce_relevance.retrieval.chunking.chunk import Chunk
+from cce_relevance.retrieval.hit import Hit
 
 
 def conformance_document(chunks: Sequence[Chunk], impl_language: str = "python") -> str:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cce_relevance.retrieval.index_cache import DB_FILE
+from cce_relevance.retrieval.cache.index_cache import DB_FILE
 from tests.action.scenario import RANKING_CHANGE, PullRequest
 from tests.action.test_main_e2e import Act, act, annotations, pr  # noqa: F401 - the end-to-end fixtures
 
