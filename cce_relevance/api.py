@@ -30,6 +30,7 @@ from cce_relevance.evaluation.pairing import pair_reports
 from cce_relevance.evaluation.rank_metrics import RANK_METRICS, RankMetricSpec
 from cce_relevance.evaluation.rust_debug import rust_debug_str
 from cce_relevance.evaluation.spans import LineWeights
+from cce_relevance.evaluation.symbol_anchors import bind_symbols
 from cce_relevance.evaluation.validation import Validation, validate_cases
 from cce_relevance.files import write_atomically
 from cce_relevance.reporting.canonical_json import dumps_report
@@ -42,6 +43,7 @@ from cce_relevance.retrieval.cache.index_cache import default_cache_dir
 from cce_relevance.retrieval.chunking.chunk import Chunk
 from cce_relevance.retrieval.chunking.languages import EXTRA_LANGUAGES as EXTRA_LANGUAGES
 from cce_relevance.retrieval.chunking.languages import check_languages, enabled_packs
+from cce_relevance.retrieval.chunking.symbols import CorpusSymbols
 from cce_relevance.retrieval.corpus.walk import walk
 from cce_relevance.retrieval.embedding.embed import (
     HASH_DOCUMENTS,
@@ -254,6 +256,21 @@ def resolve_index(fixtures: FixtureSet, fixtures_arg: str, dir: str | None, stor
     return display, open_corpus(display, languages=languages, indexing=indexing)
 
 
+def corpus_symbols(corpus: str, languages: Sequence[str] = ()) -> CorpusSymbols:
+    """The symbols of a corpus directory's chunks, as `open_corpus(corpus, languages=…)` chunks it."""
+    return CorpusSymbols(corpus, enabled_packs(languages))
+
+
+def bound_fixtures(fixtures: FixtureSet, corpus: str, store: str | None, languages: Sequence[str]) -> FixtureSet:
+    """`fixtures` with their symbol anchors (`path::Name`) given their lines in the corpus directory."""
+    if not any(c.has_symbols for c in fixtures.cases):
+        return fixtures
+    if store is not None:
+        raise CceError("symbol anchors (`path::Name`) are looked up in a corpus directory, and a store keeps "
+                       "no syntax trees", hint="score the directory (--dir), or use line-range anchors")
+    return bind_symbols(fixtures, corpus_symbols(corpus, languages))
+
+
 def header_corpus(fixtures: FixtureSet, fixtures_arg: str) -> str:
     """The header's `corpus` joined onto the fixture file's directory: the report's corpus string."""
     if not fixtures.corpus:
@@ -338,8 +355,9 @@ def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
     rank_metrics = parse_metric_list(metrics) if metrics is not None else ()
     judged = bool(rank_metrics) or trec
     fixtures = load_fixtures(fixtures_path, grades=judged)
-    corpus, index = resolve_index(fixtures, fixtures_path, dir, store,
-                                  config.languages if languages is None else languages, indexing)
+    languages = config.languages if languages is None else languages
+    corpus, index = resolve_index(fixtures, fixtures_path, dir, store, languages, indexing)
+    fixtures = bound_fixtures(fixtures, corpus, store, languages)
     embed = query_embedder(index, warn)
     if compare is not None:
         names = list(parse_compare_pair(compare, config))
@@ -425,7 +443,8 @@ def validate(fixtures_path: str, *, dir: str | None = None, languages: Sequence[
     fixtures = load_fixtures(fixtures_path, grades=grades)
     corpus, index = resolve_index(fixtures, fixtures_path, dir, None, languages, indexing)
     line_counts = {f.path: len(rust_lines(f.text)) for f in walk(corpus).files}
-    return validate_cases(fixtures_path, corpus, fixtures.cases, index.chunks, line_counts)
+    return validate_cases(fixtures_path, corpus, fixtures.cases, index.chunks, line_counts,
+                          corpus_symbols(corpus, languages))
 
 
 @dataclass(frozen=True)

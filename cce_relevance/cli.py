@@ -98,13 +98,16 @@ def _indexing(cache_dir: str | None, no_cache: bool, quiet: bool) -> api.BuildOp
 @_cache_options
 def chunks(directory: str, as_json: bool, languages_flag: str | None, config_path: str | None,
            cache_dir: str | None, no_cache: bool) -> None:
-    """List every chunk of DIR (the conformance listing)."""
+    """List every chunk of DIR with its symbol (the conformance listing)."""
     from cce_relevance.reporting import search_view
 
     languages = _languages(languages_flag, api.load_config(config_path))
     found = api.chunks(_directory(directory), languages, _indexing(cache_dir, no_cache, as_json))
-    click.echo(search_view.conformance_document(found) if as_json else search_view.conformance_table(found),
-               nl=False)
+    if as_json:
+        click.echo(search_view.conformance_document(found), nl=False)
+    else:
+        symbols = api.corpus_symbols(directory, languages)
+        click.echo(search_view.conformance_table(found, symbols.of_chunk), nl=False)
 
 
 @main.command()

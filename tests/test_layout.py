@@ -9,7 +9,8 @@ Inside `retrieval/`, stage packages, in order (a stage imports only earlier line
 one line do not import each other):
 
     tokens, _http, hit
-    → corpus, chunking, embedding
+    → corpus
+    → chunking, embedding
     → ranking → indexing → cache → index
     → search, store
 
@@ -26,7 +27,7 @@ from .import_graph import PACKAGE, cycles, import_graph
 ROOMS = ["retrieval", "evaluation", "stats", "reporting", "config_file", "api", "action", "cli", "__main__"]
 """Rooms after the shared helpers, in import order (position + 1 is the rank; helpers are 0)."""
 
-STAGES = [{"tokens", "_http", "hit"}, {"corpus", "chunking", "embedding"}, {"ranking"}, {"indexing"},
+STAGES = [{"tokens", "_http", "hit"}, {"corpus"}, {"chunking", "embedding"}, {"ranking"}, {"indexing"},
           {"cache"}, {"index"}, {"search", "store"}]
 """`retrieval/` packages and modules by rank."""
 

@@ -133,7 +133,7 @@ class TokenScore:
 
 def score_tokens(anchors: Sequence[Anchor], hits: Sequence[Hit], k: int, weights: LineWeights) -> TokenScore:
     """Overlap of expected and retrieved spans in token mass: precision, recall and IoU."""
-    relevant = merge((a.path, *a.range) for a in anchors if a.path is not None and a.range is not None)
+    relevant = merge((a.path, *span) for a in anchors if a.path is not None for span in a.line_spans())
     retrieved = merge((h.file_path, h.start_line, h.end_line) for h in hits[:k])
     rel, ret = weights.mass(relevant), weights.mass(retrieved)
     ov = weights.mass(intersect(relevant, retrieved))
