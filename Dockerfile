@@ -22,7 +22,7 @@ COPY requirements/runtime.txt /src/requirements/runtime.txt
 RUN /opt/venv/bin/pip install --no-cache-dir -r /src/requirements/runtime.txt
 # README.m[d]: pyproject names README.md as the long description; the pattern keeps the build
 # working in a tree where it has not been written yet.
-COPY pyproject.toml README.m[d] /src/
+COPY pyproject.toml README.m[d] LICENSE /src/
 COPY cce_relevance /src/cce_relevance
 # --no-deps: every dependency comes from the lock above, never from pyproject's ranges.
 RUN /opt/venv/bin/pip install --no-cache-dir --no-deps /src
