@@ -350,3 +350,35 @@ def test_release_workflow_builds_attests_pins_and_verifies() -> None:
     assert checkout["with"]["ref"] == "${{ needs.release.outputs.commit }}"
     ours = next(s for s in verify["steps"] if s.get("uses") == "./")
     assert ours["with"]["fixtures"].split() == ["eval/relevance/code.jsonl", "eval/relevance/docs.jsonl"]
+
+
+def readme_yaml_blocks() -> list[str]:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    return re.findall(r"```yaml\n(.*?)```", text, flags=re.S)
+
+
+def test_readme_cache_snippet_restores_on_pull_requests_and_saves_on_the_default_branch(
+    action: dict[str, Any],
+) -> None:
+    [snippet] = [b for b in readme_yaml_blocks() if "actions/cache/" in b]
+    steps_ = yaml.safe_load(snippet)
+    restore, ours, save = steps_
+    default = action["inputs"]["cache-dir"]["default"]
+    assert default == ".cce-relevance/cache" and ours["with"]["cache-dir"] == default
+    for step in (restore, save):
+        line = next(line for line in snippet.splitlines() if step["uses"] in line)
+        assert PINNED.match(line), line
+        assert step["with"]["path"] == default
+        assert step["with"]["key"] == "cce-relevance-${{ runner.os }}-${{ runner.arch }}-${{ github.sha }}"
+    assert restore["uses"].startswith("actions/cache/restore@") and "pull_request" in restore["if"]
+    assert restore["with"]["restore-keys"] == "cce-relevance-${{ runner.os }}-${{ runner.arch }}-"
+    assert save["uses"].startswith("actions/cache/save@") and "default_branch" in save["if"]
+    assert "github.event_name == 'push'" in save["if"]
+
+
+def test_readme_shows_the_released_action_and_pinned_actions() -> None:
+    [workflow] = [b for b in readme_yaml_blocks() if b.startswith("name: Relevance")]
+    assert "uses: your-org/cce-relevance@v1" in workflow
+    for line in workflow.splitlines():
+        if "uses:" in line and "cce-relevance@" not in line:
+            assert PINNED.match(line), line
