@@ -27,10 +27,11 @@ COPY cce_relevance /src/cce_relevance
 # --no-deps: every dependency comes from the lock above, never from pyproject's ranges.
 RUN /opt/venv/bin/pip install --no-cache-dir --no-deps /src
 # Only the grammars the language packs load (tree-sitter-language-pack ships 172, 184 MB; we
-# load five), then nothing the image never runs: pip itself and numpy's own test suite.
+# load five), then nothing the image never runs: pip, setuptools (a 3.11 venv has it) and
+# numpy's own test suite.
 COPY scripts/grammars.py /app/grammars.py
 RUN /opt/venv/bin/python /app/grammars.py prune \
-    && /opt/venv/bin/python -m pip uninstall --yes --quiet pip \
+    && /opt/venv/bin/python -m pip uninstall --yes --quiet setuptools pip \
     && rm -rf /opt/venv/lib/python3*/site-packages/numpy/*/tests \
               /opt/venv/lib/python3*/site-packages/numpy/tests
 
