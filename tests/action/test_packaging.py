@@ -382,3 +382,11 @@ def test_readme_shows_the_released_action_and_pinned_actions() -> None:
     for line in workflow.splitlines():
         if "uses:" in line and "cce-relevance@" not in line:
             assert PINNED.match(line), line
+
+
+def test_ci_runs_the_image_without_a_home_and_ci_run_verifies_the_local_data() -> None:
+    image = load_yaml(ROOT / ".github" / "workflows" / "ci.yml")["jobs"]["image"]
+    no_home = next(s["run"] for s in image["steps"] if "HOME=/nonexistent" in s.get("run", ""))
+    assert "INPUT_FIXTURES=eval/relevance/code.jsonl" in no_home and no_home.rstrip().endswith("cce-relevance:ci")
+    ci_run = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert 'python scripts/fetch_upstream.py verify "$CCE_UPSTREAM_DIR"' in ci_run
