@@ -119,15 +119,15 @@ def check_sources_agree(version: Version, root: Path) -> None:
     """pyproject.toml, the package's __version__ and CHANGELOG.md all name the version."""
     text = ".".join(map(str, version))
     project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
-    package = re.search(
-        r'^__version__ = "([^"]+)"$', (root / "cce_relevance" / "__init__.py").read_text(encoding="utf-8"), re.M
-    )
+    init = (root / "cce_relevance" / "__init__.py").read_text(encoding="utf-8")
+    package = re.search(r'^__version__ = "([^"]+)"$', init, re.M)
     changelog = (root / "CHANGELOG.md").read_text(encoding="utf-8")
     problems = []
     if project != text:
         problems.append(f"pyproject.toml says version {project!r}")
     if package is None or package.group(1) != text:
-        problems.append(f"cce_relevance/__init__.py says __version__ {package.group(1) if package else None!r}")
+        found = package.group(1) if package else None
+        problems.append(f"cce_relevance/__init__.py says __version__ {found!r}")
     if not re.search(rf"^## \[{re.escape(text)}\] - \d{{4}}-\d{{2}}-\d{{2}}$", changelog, re.M):
         problems.append(f"CHANGELOG.md has no '## [{text}] - YYYY-MM-DD' section")
     if problems:
@@ -182,7 +182,8 @@ def publish(root: Path, release: Plan, digest: str, remote: str, dry_run: bool) 
         raise ReleaseError(f"the checkout is at {head}, not the source commit {release.source}")
     if git(root, "status", "--porcelain", "--untracked-files=no"):
         raise ReleaseError("the checkout has uncommitted changes: release from a clean checkout")
-    git(root, "checkout", "--quiet", "--detach")  # the release commit is on no branch: main keeps the Dockerfile
+    # the release commit is on no branch: main keeps `image: Dockerfile`
+    git(root, "checkout", "--quiet", "--detach")
     action = root / "action.yml"
     reference = image_reference(release.image, release.version, digest)
     action.write_text(pin_action(action.read_text(encoding="utf-8"), reference), encoding="utf-8")

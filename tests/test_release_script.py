@@ -115,7 +115,9 @@ def test_a_patch_to_an_older_line_moves_its_minor_tag_only() -> None:
 
 
 @given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 2), st.integers(0, 2)), unique=True, max_size=12))
-def test_moving_tags_always_end_on_the_newest_release_of_their_line(order: list[tuple[int, int, int]]) -> None:
+def test_moving_tags_always_end_on_the_newest_release_of_their_line(
+    order: list[tuple[int, int, int]],
+) -> None:
     """Whatever order versions are released in, vX and vX.Y name the newest of their line."""
     tags: dict[str, tuple[int, int, int]] = {}
     released: set[tuple[int, int, int]] = set()
@@ -173,7 +175,8 @@ def test_pin_action_changes_only_the_image_line(tmp_path: Path) -> None:
     after = action.read_text(encoding="utf-8")
     changed = [(a, b) for a, b in zip(before.splitlines(), after.splitlines(), strict=True) if a != b]
     assert changed == [("  image: Dockerfile", f"  image: docker://ghcr.io/o/cce-relevance:1.2.3@{DIGEST}")]
-    assert yaml.safe_load(after)["runs"] == {"using": "docker", "image": f"docker://ghcr.io/o/cce-relevance:1.2.3@{DIGEST}"}
+    pinned = f"docker://ghcr.io/o/cce-relevance:1.2.3@{DIGEST}"
+    assert yaml.safe_load(after)["runs"] == {"using": "docker", "image": pinned}
     # a release commit is never released again
     twice = run("pin-action", "--version", "1.2.3", "--image", "ghcr.io/o/cce-relevance", "--digest", DIGEST,
                 "--file", str(action))

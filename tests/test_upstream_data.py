@@ -22,8 +22,12 @@ MANIFEST = ROOT / "scripts" / "upstream-cce.sha256"
 COMMIT = "d5e100f543fca8d6382e9b03c95da6b376c5c47c"  # the commit the specs name (pipeline.md, harness.md)
 
 
-def run(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env, cwd=cwd, check=False)
+def run(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, *args], capture_output=True, text=True, env=env, cwd=cwd, check=False
+    )
 
 
 def listed_files() -> list[str]:
@@ -92,7 +96,8 @@ def test_a_missing_file_names_its_url(served: tuple[str, Path], tmp_path: Path) 
     (tree / "conformance.json").unlink()
     done = run(str(SCRIPT), "fetch", str(tmp_path / "out"), "--base-url", url)
     assert done.returncode == 1
-    assert f"conformance.json: cannot download {url}/Davidslv/cce-rust/{COMMIT}/conformance.json" in done.stderr
+    address = f"{url}/Davidslv/cce-rust/{COMMIT}/conformance.json"
+    assert f"conformance.json: cannot download {address}" in done.stderr
     assert "404" in done.stderr
 
 

@@ -23,7 +23,9 @@ def entries(db_path: Path) -> int:
         return db.execute("SELECT count(*) FROM entries").fetchone()[0]
 
 
-def test_base_and_head_share_the_default_cache_which_outlives_the_run(pr: PullRequest, act: Act) -> None:  # noqa: F811
+def test_base_and_head_share_the_default_cache_which_outlives_the_run(
+    pr: PullRequest, act: Act  # noqa: F811
+) -> None:
     pr.push(RANKING_CHANGE, "h1")
 
     cold = act(**QUIET)

@@ -37,7 +37,9 @@ WRITES_GLOBAL_GIT_CONFIG = pytest.mark.xfail(
 )
 
 
-def run_with_home(pr: PullRequest, tmp_path: Path, fake_github: FakeGitHub, home: str | None) -> ActionRun:  # noqa: F811
+def run_with_home(
+    pr: PullRequest, tmp_path: Path, fake_github: FakeGitHub, home: str | None  # noqa: F811
+) -> ActionRun:
     """The Action on the pull request's head, as root on a workspace owned by uid 1001, with
     HOME set to `home` (None: unset)."""
     pr.push(RANKING_CHANGE, "h1")
@@ -75,7 +77,9 @@ def test_with_home_pointing_at_a_missing_directory(pr: PullRequest, tmp_path: Pa
 
 @ROOT_ONLY
 @WRITES_GLOBAL_GIT_CONFIG
-def test_nothing_is_written_to_home(pr: PullRequest, tmp_path: Path, fake_github: FakeGitHub) -> None:  # noqa: F811
+def test_nothing_is_written_to_home(
+    pr: PullRequest, tmp_path: Path, fake_github: FakeGitHub  # noqa: F811
+) -> None:
     home = tmp_path / "home"
     home.mkdir()
     run = run_with_home(pr, tmp_path, fake_github, str(home))

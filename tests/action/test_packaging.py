@@ -138,7 +138,9 @@ def test_dockerfile_prunes_the_grammars_and_checks_every_language_in_the_final_i
     assert any(op == "RUN" and a.startswith("/opt/venv/bin/python /app/grammars.py prune") for op, a in build)
     runs = [json.loads(a) for op, a in final if op == "RUN" and a.startswith("[")]
     assert ["/opt/venv/bin/python", "/app/grammars.py", "check"] in runs
-    copied_venv = next(i for i, (op, a) in enumerate(final) if op == "COPY" and a.endswith("/opt/venv /opt/venv"))
+    copied_venv = next(
+        i for i, (op, a) in enumerate(final) if op == "COPY" and a.endswith("/opt/venv /opt/venv")
+    )
     check = next(i for i, (op, a) in enumerate(final) if op == "RUN" and "grammars.py" in a)
     assert copied_venv < check
 
@@ -306,7 +308,9 @@ def test_third_party_actions_are_pinned_by_full_commit_sha(path: Path) -> None:
         target = line.split("uses:", 1)[1].strip()
         if target.startswith("./") or OUR_ACTION.match(target):
             continue
-        assert PINNED.match(line), f"{path.name}: {line.strip()!r} is not pinned as `uses: OWNER/REPO@<sha> # vX.Y.Z`"
+        assert PINNED.match(line), (
+            f"{path.name}: {line.strip()!r} is not pinned as `uses: OWNER/REPO@<sha> # vX.Y.Z`"
+        )
 
 
 def test_ci_tests_every_supported_python_with_the_reference_data() -> None:
@@ -387,6 +391,7 @@ def test_readme_shows_the_released_action_and_pinned_actions() -> None:
 def test_ci_runs_the_image_without_a_home_and_ci_run_verifies_the_local_data() -> None:
     image = load_yaml(ROOT / ".github" / "workflows" / "ci.yml")["jobs"]["image"]
     no_home = next(s["run"] for s in image["steps"] if "HOME=/nonexistent" in s.get("run", ""))
-    assert "INPUT_FIXTURES=eval/relevance/code.jsonl" in no_home and no_home.rstrip().endswith("cce-relevance:ci")
+    assert "INPUT_FIXTURES=eval/relevance/code.jsonl" in no_home
+    assert no_home.rstrip().endswith("cce-relevance:ci")
     ci_run = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert 'python scripts/fetch_upstream.py verify "$CCE_UPSTREAM_DIR"' in ci_run
