@@ -52,7 +52,7 @@ from collections.abc import Callable
 from importlib import metadata
 from typing import Any
 
-from cce_relevance.api import compare_reports
+from cce_relevance.evaluation.comparison import compare_reports
 from cce_relevance.evaluation.fixtures import Case, parse_fixtures
 from cce_relevance.evaluation.harness import evaluate_backend, evaluate_backends
 from cce_relevance.evaluation.spans import LineWeights

@@ -28,12 +28,20 @@ from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 from cce_relevance import api
-from cce_relevance.action.git import CommitPair, inside, worktree
+from cce_relevance.action.git import CommitPair, worktree
 from cce_relevance.action.inputs import DEFAULT_BACKENDS, ActionInputs, expand_fixtures
-from cce_relevance.config_file import NO_CONFIG, ProjectConfig, find_config
+from cce_relevance.action.workspace import inside
+from cce_relevance.api import (
+    NO_CONFIG,
+    STALE_CODES,
+    AnchorFinding,
+    BackendComparison,
+    ProjectConfig,
+    Validation,
+    find_config,
+)
 from cce_relevance.errors import CceError
-from cce_relevance.evaluation.validation import STALE_CODES, Finding, Validation
-from cce_relevance.stats.comparison import BackendComparison
+from cce_relevance.reporting.run_report import run_report_json
 
 SetStatus = Literal["paired", "head-only", "base-only"]
 
@@ -84,7 +92,7 @@ class SetResult:
         anchors = self.base_anchors if side == "base" else self.head_anchors
         return {} if anchors is None else anchors.stale_anchors()
 
-    def stale_findings(self, side: Literal["base", "head"]) -> tuple[Finding, ...]:
+    def stale_findings(self, side: Literal["base", "head"]) -> tuple[AnchorFinding, ...]:
         """The anchor check's findings at `side` that are stale anchors, with line and reason."""
         anchors = self.base_anchors if side == "base" else self.head_anchors
         return () if anchors is None else tuple(f for f in anchors.findings if f.code in STALE_CODES)
@@ -195,7 +203,7 @@ def _score_fixture(
             hint='point the header\'s "corpus" at a directory inside the repository, relative to the '
             "fixture file",
         )
-    report = api.run(fixture, dir=corpus, backends=",".join(backends), config=config, indexing=indexing).to_json()
+    report = run_report_json(api.run(fixture, dir=corpus, backends=backends, config=config, indexing=indexing))
     return Scored(report, api.validate(fixture, dir=corpus, languages=config.languages, grades=False,
                                        indexing=indexing))
 
