@@ -84,6 +84,10 @@ def prepare_cache_dir(repo: Path, workspace: Path, cache_dir: Path) -> Path:
     """
     relative = cache_dir.relative_to(workspace)
     shown = relative.as_posix()
+    output = workspace / OUTPUT_DIR
+    if cache_dir.is_relative_to(output) and not cache_dir.is_relative_to(output / "cache"):
+        raise CceError(f"input 'cache-dir': {shown} would be replaced with the reports on every run",
+                       hint=f"inside {OUTPUT_DIR}/ only {OUTPUT_DIR}/cache (the default) is kept")
     for depth in range(1, len(relative.parts) + 1):
         if (workspace / Path(*relative.parts[:depth])).is_symlink():
             raise CceError(f"input 'cache-dir': {shown} passes through a symlink in the workspace",

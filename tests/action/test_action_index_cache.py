@@ -62,9 +62,11 @@ def test_cache_dir_elsewhere_in_the_workspace(pr: PullRequest, act: Act) -> None
     [
         ("../outside", "input 'cache-dir': '../outside' resolves outside the workspace"),
         ("/tmp/cce-cache", "input 'cache-dir': '/tmp/cce-cache' resolves outside the workspace"),
+        (".cce-relevance", "input 'cache-dir': .cce-relevance would be replaced with the reports"),
+        (".cce-relevance/sets", "input 'cache-dir': .cce-relevance/sets would be replaced with the reports"),
     ],
 )
-def test_a_cache_dir_outside_the_workspace_is_a_configuration_error(
+def test_a_cache_dir_outside_the_workspace_or_among_the_reports_is_a_configuration_error(
     pr: PullRequest, act: Act, value: str, message: str  # noqa: F811
 ) -> None:
     run = act(**QUIET, **{"INPUT_CACHE-DIR": value})
