@@ -1,4 +1,9 @@
-"""Shared fixtures: where the reference implementation's published data lives.
+"""Shared fixtures: where the reference implementation's published data lives; Hypothesis profiles.
+
+Hypothesis runs under the profile named by `HYPOTHESIS_PROFILE`: `ci` (what .ci/run and the
+workflow use: Hypothesis' default 100 examples, and the failing example's blob printed to replay
+it) or `dev` (the default: 25 examples, for a quick local loop). Neither has a deadline: on
+shared 2-core runners wall time says nothing about the code. A test's own `@settings` wins.
 
 `CCE_UPSTREAM_DIR` points at a copy of that data: `.ci/run` sets it to `../shared/upstream-cce`,
 ci.yml to what `scripts/fetch_upstream.py fetch` downloaded. When the variable is set the
@@ -17,6 +22,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+settings.register_profile("ci", max_examples=100, deadline=None, print_blob=True)
+settings.register_profile("dev", max_examples=25, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 FETCH_SCRIPT = REPO_ROOT / "scripts" / "fetch_upstream.py"
@@ -80,3 +90,15 @@ def isolated_index_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[P
         os.environ.pop("XDG_CACHE_HOME", None)
     else:
         os.environ["XDG_CACHE_HOME"] = saved
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-goldens", action="store_true", default=False,
+                     help="rewrite the rendered-comment golden files under tests/action/comments/ "
+                          "instead of comparing with them")
+
+
+@pytest.fixture
+def update_goldens(request: pytest.FixtureRequest) -> bool:
+    """True only when the run was started with `--update-goldens`: goldens never change silently."""
+    return bool(request.config.getoption("--update-goldens"))

@@ -134,6 +134,7 @@ def child_pytest(repo: Path, **env: str) -> subprocess.CompletedProcess[str]:
     return run("-m", "pytest", "-q", "-p", "no:cacheprovider", "tests", env={**base, **env}, cwd=repo)
 
 
+@pytest.mark.slow
 def test_without_the_data_parity_tests_skip_locally_and_fail_in_ci(project_copy: Path) -> None:
     local = child_pytest(project_copy)
     assert local.returncode == 0 and "1 skipped" in local.stdout, local.stdout
@@ -143,6 +144,7 @@ def test_without_the_data_parity_tests_skip_locally_and_fail_in_ci(project_copy:
     assert "python scripts/fetch_upstream.py fetch DIR" in ci.stdout
 
 
+@pytest.mark.slow
 def test_data_that_is_not_the_pinned_one_fails(project_copy: Path, tmp_path: Path, upstream: Path) -> None:
     copy = tmp_path / "data"
     shutil.copytree(upstream, copy)

@@ -1,17 +1,19 @@
 """The Action's output directory, `.cce-relevance/` at the workspace root.
 
 The `report` and `compare` outputs are paths, not contents (outputs share a 1 MB budget per job,
-P8), so the files they name must be readable by the steps that follow, which run on the host:
+§runner-outputs), so the files they name must be readable by the steps that follow, which run on the host:
 hence inside `GITHUB_WORKSPACE`, the only mount the host shares with the container for this
 purpose. The directory belongs to the Action and is replaced on every run; a `.gitignore` inside
 keeps it out of `git status` and out of any commit a later step makes. The container runs as
 root on a workspace owned by the runner's user, so everything written here is handed back to the
-workspace's owner (P4), or later steps could not delete or overwrite it.
+workspace's owner (§runner-file-owner), or later steps could not delete or overwrite it.
 
 Layout:
   cache/                   the index cache (input `cache-dir`, its default place): kept across runs
-  report.md                the full Markdown report (the comment and summary may be trimmed)
+  report.md                the full Markdown report (the summary may be trimmed)
   compare.json             `cce.relevance.action/v1`: per set its status, golden, comparison
+  comment.md               the pull request comment as posted (fitted to GitHub's limit)
+  pull-request.json        on pull request events: the number, head, comment key (`mode: publish`)
   sets/NN-NAME/base.json   the run report at base (`cce.relevance.report/v2`), when scored there
   sets/NN-NAME/head.json   the same at head; `cce-relevance compare` accepts the pair
 """
@@ -131,6 +133,13 @@ def save_summary(directory: Path, workspace: Path, markdown: str, document: dict
     return OutputFiles(
         _relative(directory / "report.md", workspace), _relative(directory / "compare.json", workspace)
     )
+
+
+def save_comment(directory: Path, body: str, meta: dict[str, Any] | None) -> None:
+    """The comment as posted, and (on a pull request) what a publishing run needs to post it."""
+    _write(directory / "comment.md", body if body.endswith("\n") else body + "\n")
+    if meta is not None:
+        _write(directory / "pull-request.json", dumps_report(meta))
 
 
 def give_to_workspace_owner(path: Path, workspace: Path) -> None:

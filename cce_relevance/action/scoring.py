@@ -1,7 +1,7 @@
 """Score every configured fixture set at the base and head commits, and check the goldens at head.
 
 Each side is its own detached `git worktree` (never the workspace checkout: for a pull request
-that is GitHub's ephemeral merge commit, P18). Everything read from a tree is data (fixtures,
+that is GitHub's ephemeral merge commit, §runner-head-sha). Everything read from a tree is data (fixtures,
 corpora, goldens): nothing from the head commit is ever executed, which is what makes running
 under `pull_request_target` safe for this Action. Because the head is untrusted, every path it
 supplies is confined to its worktree: a fixture, a corpus or a golden that escapes it through
@@ -21,7 +21,7 @@ import contextlib
 import json
 import os
 import shlex
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -29,11 +29,13 @@ from typing import Any, Literal, NamedTuple
 
 from cce_relevance import api
 from cce_relevance.action.git import CommitPair, worktree
-from cce_relevance.action.inputs import DEFAULT_BACKENDS, ActionInputs, expand_fixtures
+from cce_relevance.action.inputs import ActionInputs, expand_fixtures
 from cce_relevance.action.workspace import inside
 from cce_relevance.api import (
+    DEFAULT_BACKENDS,
     NO_CONFIG,
     STALE_CODES,
+    Anchor,
     AnchorFinding,
     BackendComparison,
     ProjectConfig,
@@ -46,13 +48,35 @@ from cce_relevance.reporting.run_report import run_report_json
 SetStatus = Literal["paired", "head-only", "base-only"]
 
 
+TOP_HITS = 5  # hits kept per query and backend: enough to say what ranks above the expected one
+
+
+@dataclass(frozen=True)
+class TopHit:
+    """One retrieved chunk as the comment names it: rank, corpus-relative file, lines, kind,
+    whether it matches one of the query's anchors, and its symbol (`Client.send`) when known."""
+
+    rank: int
+    file: str
+    start: int
+    end: int
+    kind: str
+    relevant: bool
+    symbol: str | None = None
+
+
+Rankings = dict[str, dict[str, tuple[TopHit, ...]]]  # backend -> query id -> top hits
+
+
 @dataclass(frozen=True)
 class GoldenCheck:
-    """A configured golden compared with the head report; `diff` is '' when they match."""
+    """A configured golden compared with the head report; `diff` is '' when they match.
+    `expected` is the golden's text when it drifted (None otherwise), to say which queries moved."""
 
     path: str  # as configured: relative to the working directory, POSIX
     diff: str
     update: str  # the shell command that rewrites it, run from the working directory
+    expected: str | None = None
 
     @property
     def drifted(self) -> bool:
@@ -71,6 +95,10 @@ class SetResult:
     primary: str = api.DEFAULT_PRIMARY  # the metric the full statistics lead with: the gated one
     base_anchors: Validation | None = None
     head_anchors: Validation | None = None
+    base_rankings: Rankings | None = None
+    head_rankings: Rankings | None = None
+    corpus: str = ""  # the corpus directory, relative to the repository root (POSIX), for links
+    anchors: dict[str, tuple[Anchor, ...]] | None = None  # query id -> its anchors (head's, else base's)
 
     @property
     def status(self) -> SetStatus:
@@ -86,6 +114,14 @@ class SetResult:
             return None
         return api.compare_saved(json.loads(self.base), json.loads(self.head), "base", "head",
                                  stats_level="full", primary=self.primary)
+
+    @cached_property
+    def gated_comparisons(self) -> list[BackendComparison]:
+        """The comparisons of the backends scored at both sides over the queries the regression
+        test keeps (none with a stale anchor at either side), with the full statistics: the one
+        query set behind the gate, the verdict and every statistic the comment shows."""
+        return [api.gated_comparison(c, self.stale_queries, self.primary) for c in self.comparisons or ()
+                if c.pair.base_means is not None and c.pair.head_means is not None]
 
     def stale(self, side: Literal["base", "head"]) -> dict[str, tuple[str, ...]]:
         """Query id → its anchors that resolve to nothing at `side` (empty when not checked there)."""
@@ -110,11 +146,15 @@ class SetResult:
         return json.loads(text)
 
 
-class Scored(NamedTuple):
-    """One set at one side: the run report's JSON text and the anchor check."""
+class SideResult(NamedTuple):
+    """One set at one side: the run report's JSON text, the anchor check, each query's top hits,
+    the corpus (repository-relative) and each query's anchors."""
 
     report: str
     anchors: Validation
+    rankings: Rankings
+    corpus: str
+    expected: dict[str, tuple[Anchor, ...]]
 
 
 def score_commits(repo: Path, commits: CommitPair, inputs: ActionInputs) -> tuple[SetResult, ...]:
@@ -127,7 +167,7 @@ def score_commits(repo: Path, commits: CommitPair, inputs: ActionInputs) -> tupl
     with worktree(repo, commits.head) as tree:
         head = _score_side("head", commits.head, tree, subdir, inputs, required=True)
         goldens = _check_goldens(tree, subdir, head, inputs, commits.head)
-    base: dict[str, Scored] = {}
+    base: dict[str, SideResult] = {}
     if commits.base is not None:
         with worktree(repo, commits.base) as tree:
             base = _score_side("base", commits.base, tree, subdir, inputs, required=False)
@@ -138,16 +178,20 @@ def score_commits(repo: Path, commits: CommitPair, inputs: ActionInputs) -> tupl
     )
 
 
-def _set_result(fixture: str, base: Scored | None, head: Scored | None, golden: GoldenCheck | None,
+def _set_result(fixture: str, base: SideResult | None, head: SideResult | None, golden: GoldenCheck | None,
                 primary: str) -> SetResult:
+    either = head or base
+    assert either is not None
     return SetResult(
         fixture, base.report if base else None, head.report if head else None, golden, primary=primary,
         base_anchors=base.anchors if base else None, head_anchors=head.anchors if head else None,
+        base_rankings=base.rankings if base else None, head_rankings=head.rankings if head else None,
+        corpus=either.corpus, anchors=either.expected,
     )
 
 
 @contextlib.contextmanager
-def _at(side: str, sha: str) -> Iterator[None]:
+def _naming_side(side: str, sha: str) -> Iterator[None]:
     """Name the side and commit in any configuration error raised inside, keeping its hint."""
     try:
         yield
@@ -157,9 +201,9 @@ def _at(side: str, sha: str) -> Iterator[None]:
 
 def _score_side(
     side: str, sha: str, tree: Path, subdir: Path, inputs: ActionInputs, *, required: bool
-) -> dict[str, Scored]:
+) -> dict[str, SideResult]:
     root = tree / subdir
-    with _at(side, sha):
+    with _naming_side(side, sha):
         fixtures = expand_fixtures(inputs.fixture_patterns, root, tree, required=required)
         config = _project_config(tree, root)
         # At base, a variant the change adds is left out, as a fixture set the change adds is: the
@@ -172,6 +216,31 @@ def _score_side(
         with contextlib.chdir(root):
             return {fixture: _score_fixture(tree, root, fixture, backends, config, indexing)
                     for fixture in fixtures}
+
+
+def top_hits(result: api.RunResult, corpus: str, languages: Sequence[str] = ()) -> Rankings:
+    """Per backend, each query's first `TOP_HITS` hits, marked relevant when they match one of its
+    anchors, with their symbols as the corpus's chunker names them (only these files are parsed)."""
+    symbols = api.corpus_symbols(corpus, languages)
+
+    def relevant(anchors: tuple[Anchor, ...], file: str, kind: str, start: int, end: int) -> bool:
+        return any(a.matches(file, kind, start, end) for a in anchors)
+
+    def symbol(file: str, chunk: str) -> str | None:
+        return next((d.symbol for d in symbols.definitions(file) if d.chunk_id == chunk), None)
+
+    return {
+        report.backend: {
+            r.case.id: tuple(
+                TopHit(h.rank, h.file_path, h.start_line, h.end_line, h.kind,
+                       relevant(r.case.anchors, h.file_path, h.kind, h.start_line, h.end_line),
+                       symbol(h.file_path, h.chunk_id))
+                for h in r.hits[:TOP_HITS]
+            )
+            for r in report.cases
+        }
+        for report in result.reports
+    }
 
 
 EXTERNAL_REFUSED = ("the Action runs no external retriever (it executes nothing from the repository it scores); "
@@ -192,7 +261,7 @@ def _project_config(tree: Path, root: Path) -> ProjectConfig:
 def _score_fixture(
     tree: Path, root: Path, fixture: str, backends: tuple[str, ...], config: ProjectConfig,
     indexing: api.BuildOptions,
-) -> Scored:
+) -> SideResult:
     """The fixture's report JSON and anchor check; its corpus is vetted before a single file of
     it is read. The check reads the fixtures as `run` does (grades ignored) with the same corpus
     and languages, so it can never refuse a set that scores."""
@@ -203,17 +272,22 @@ def _score_fixture(
             hint='point the header\'s "corpus" at a directory inside the repository, relative to the '
             "fixture file",
         )
-    report = run_report_json(api.run(fixture, dir=corpus, backends=backends, config=config, indexing=indexing))
-    return Scored(report, api.validate(fixture, dir=corpus, languages=config.languages, grades=False,
-                                       indexing=indexing))
+    result = api.run(fixture, dir=corpus, backends=backends, config=config, indexing=indexing)
+    anchors = api.validate(fixture, dir=corpus, languages=config.languages, grades=False, indexing=indexing)
+    return SideResult(
+        run_report_json(result), anchors, top_hits(result, corpus, config.languages),
+        Path(os.path.relpath((root / corpus).resolve(), tree.resolve())).as_posix(),
+        {c.id: c.anchors for c in result.fixtures.cases},
+    )
+
 
 
 def _check_goldens(
-    tree: Path, subdir: Path, head: dict[str, Scored], inputs: ActionInputs, sha: str
+    tree: Path, subdir: Path, head: dict[str, SideResult], inputs: ActionInputs, sha: str
 ) -> dict[str, GoldenCheck]:
     """Each configured golden, read from the head tree, against the head report of its fixture."""
     checks = {}
-    with _at("head", sha):
+    with _naming_side("head", sha):
         for fixture, golden in inputs.golden:
             if fixture not in head:
                 raise CceError(
@@ -226,7 +300,8 @@ def _check_goldens(
             update = update_golden_command(fixture, golden, inputs.backends)
             diff = api.golden_diff(str(path), head[fixture].report, label=golden,
                                    missing_hint=f"create it from the working directory with `{update}`, then commit it")
-            checks[fixture] = GoldenCheck(golden, diff, update)
+            expected = path.read_text(encoding="utf-8") if diff else None  # read above: it exists, UTF-8
+            checks[fixture] = GoldenCheck(golden, diff, update, expected)
     return checks
 
 

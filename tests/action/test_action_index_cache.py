@@ -41,9 +41,8 @@ def test_base_and_head_share_the_default_cache_which_outlives_the_run(
     assert "corpus/reports.py" in RANKING_CHANGE and rows == corpus_files
     assert entries(cache / DB_FILE) == rows  # the second run found every record
     assert (cache / ".gitignore").read_text().endswith("*\n")
-    assert sorted(p.name for p in (pr.workspace / ".cce-relevance").iterdir()) == [
-        ".gitignore", "cache", "compare.json", "report.md", "sets"
-    ]
+    names = {p.name for p in (pr.workspace / ".cce-relevance").iterdir()}
+    assert {"cache", "report.md", "compare.json", "sets"} <= names
 
 
 def test_cache_dir_elsewhere_in_the_workspace(pr: PullRequest, act: Act) -> None:  # noqa: F811

@@ -57,6 +57,7 @@ def run_with_home(
     return run_entrypoint(pr.workspace, dirs, env)
 
 
+@pytest.mark.slow
 @ROOT_ONLY
 def test_without_home(pr: PullRequest, tmp_path: Path, fake_github: FakeGitHub) -> None:  # noqa: F811
     run = run_with_home(pr, tmp_path, fake_github, None)
@@ -64,6 +65,7 @@ def test_without_home(pr: PullRequest, tmp_path: Path, fake_github: FakeGitHub) 
     assert run.outputs["report"] == ".cce-relevance/report.md" and "Traceback" not in run.stderr
 
 
+@pytest.mark.slow
 @ROOT_ONLY
 @WRITES_GLOBAL_GIT_CONFIG
 def test_with_home_pointing_at_a_missing_directory(pr: PullRequest, tmp_path: Path,  # noqa: F811
@@ -75,6 +77,7 @@ def test_with_home_pointing_at_a_missing_directory(pr: PullRequest, tmp_path: Pa
     assert not missing.exists()
 
 
+@pytest.mark.slow
 @ROOT_ONLY
 @WRITES_GLOBAL_GIT_CONFIG
 def test_nothing_is_written_to_home(

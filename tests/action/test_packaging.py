@@ -283,9 +283,22 @@ def test_fork_safe_publish_stage_never_touches_pull_request_code() -> None:
     workflow = load_yaml(ROOT / "docs" / "examples" / "fork-safe" / "relevance-publish.yml")
     assert set(triggers(workflow)) == {"workflow_run"}
     assert workflow["permissions"]["pull-requests"] == "write"
-    uses = [s.get("uses", "") for s in steps(workflow)]
-    assert not any(u.startswith("actions/checkout@") or OUR_ACTION.match(u) for u in uses)
-    assert not any("run" in s for s in steps(workflow))  # no shell step could execute artifact content
+    assert workflow["permissions"]["actions"] == "read"  # to list and download the artifact
+    [step] = steps(workflow)  # no checkout, no shell, no script: the Action publishes
+    assert OUR_ACTION.match(step["uses"]) and step["with"]["mode"] == "publish"
+    assert step["with"]["run-id"] == "${{ github.event.workflow_run.id }}"
+
+
+def test_fork_safe_stages_agree_on_the_artifact() -> None:
+    evaluate = load_yaml(ROOT / "docs" / "examples" / "fork-safe" / "relevance-evaluate.yml")
+    publish = load_yaml(ROOT / "docs" / "examples" / "fork-safe" / "relevance-publish.yml")
+    upload = next(s for s in steps(evaluate) if s.get("uses", "").startswith("actions/upload-artifact@"))
+    # the reports, not the index cache (the publishing stage caps the artifact's size)
+    assert upload["with"]["path"].split() == [".cce-relevance/", "!.cce-relevance/cache/"]
+    assert upload["with"]["include-hidden-files"] is True
+    [step] = steps(publish)
+    assert upload["with"]["name"] == step["with"]["artifact"]
+    assert triggers(publish)["workflow_run"]["workflows"] == [evaluate["name"]]
 
 
 PINNED = re.compile(r"^\s*-?\s*uses: ([\w.-]+/[\w./-]+)@([0-9a-f]{40}) # v\d+\.\d+\.\d+$")
@@ -395,3 +408,13 @@ def test_ci_runs_the_image_without_a_home_and_ci_run_verifies_the_local_data() -
     assert no_home.rstrip().endswith("cce-relevance:ci")
     ci_run = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert 'python scripts/fetch_upstream.py verify "$CCE_UPSTREAM_DIR"' in ci_run
+
+
+def test_changelog_lists_every_schema_id_in_force() -> None:
+    """A changed id must be called out in CHANGELOG.md; the table there starts from the ids in force."""
+    from cce_relevance import schemas
+
+    ids = {value for name, value in vars(schemas).items() if name.isupper() and isinstance(value, str)}
+    table = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8").split("## [Unreleased]", 1)[0]
+    listed = set(re.findall(r"^\| `([^`]+)` \|", table, flags=re.M))
+    assert ids <= listed, sorted(ids - listed)
