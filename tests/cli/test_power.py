@@ -184,3 +184,28 @@ def test_equal_valued_deltas_are_no_spread_in_power_and_compare(tmp_path: Path) 
     plan = json.loads(cli("power", str(tmp_path / "c.json"), "--delta", "0.05", "--json").out)
     row = next(r for r in plan["rows"] if r["metric"] == "precision_at_k")
     assert (row["mde"], row["queries_needed"], row["note"]) == (None, None, "no spread: every delta is the same")
+def test_power_reads_the_actions_compare_json(tmp_path: Path) -> None:
+    """The Action's compare.json holds a compare document per set scored at both sides: each set's
+    backends plan like those of `compare --json`, named after their set."""
+    base = {"schema": "cce.relevance.report/v2", "corpus": "c", "embedder": "hash", "cases": 4, "backends": [
+        {"backend": "bm25", "precision_at_k": "0.5", "recall": "0.5", "mrr": "0.5", "f1": "0.5", "per_query": [
+            {"id": f"q{i}", "k": 3, "precision_at_k": "0.333333", "recall": "1.000000", "mrr": mrr,
+             "f1": "0.500000", "first_relevant_rank": 1} for i, mrr in enumerate(["1.0", "0.5", "0.333333", "1.0"])]}]}
+    head = json.loads(json.dumps(base))
+    for query, mrr in zip(head["backends"][0]["per_query"], ["0.5", "0.5", "1.0", "0.25"], strict=True):
+        query["mrr"] = mrr
+    compare_doc = json.loads(cli("compare", write(tmp_path / "b.json", base), write(tmp_path / "h.json", head),
+                                 "--json").out)
+    action_doc = {"schema": "cce.relevance.action/v1", "sets": [
+        {"fixtures": "eval/new.jsonl", "status": "head-only", "compare": None},
+        {"fixtures": "eval/code.jsonl", "status": "paired", "compare": compare_doc}]}
+    from_action = json.loads(cli("power", write(tmp_path / "compare.json", action_doc), "--delta", "0.1",
+                                 "--metric", "mrr", "--json").out)
+    from_compare = json.loads(cli("power", write(tmp_path / "c.json", compare_doc), "--delta", "0.1",
+                                  "--metric", "mrr", "--json").out)
+    assert [r["comparison"] for r in from_action["rows"]] == ["eval/code.jsonl: bm25"]
+    assert [{k: v for k, v in r.items() if k != "comparison"} for r in from_action["rows"]] == \
+        [{k: v for k, v in r.items() if k != "comparison"} for r in from_compare["rows"]]
+    nothing = {"schema": "cce.relevance.action/v1", "sets": [action_doc["sets"][0]]}
+    result = cli("power", write(tmp_path / "none.json", nothing), "--delta", "0.1")
+    assert result.code == 2 and "no fixture set was scored at both base and head" in result.err
