@@ -373,18 +373,21 @@ class Bootstrapped:
 def bootstrap(directory: str, *, queries: int = 50, seed: int = 0, out: str | None = None,
               rules: FileRules = DEFAULT_RULES, forms: Sequence[str] = FORMS,
               backends: Sequence[str] | None = None, score: bool = True, config: ProjectConfig = NO_CONFIG,
-              languages: Sequence[str] | None = None, indexing: BuildOptions = DEFAULT_BUILD) -> Bootstrapped:
+              languages: Sequence[str] | None = None, indexing: BuildOptions = DEFAULT_BUILD,
+              outputs: Sequence[str] = ()) -> Bootstrapped:
     """Propose `queries` labeled cases drawn from `directory` (deterministic for `seed`), and
     score them at each of `backends` (default: the built-in ones) unless `score` is off.
 
     The header's corpus is `directory` relative to the directory `out` will be written in (the
-    working directory when `out` is None). Nothing is written here.
+    working directory when `out` is None). Nothing is written here; `out` and `outputs` (the
+    command's other files, such as its report) are left out of the corpus when inside it, as a
+    run leaves out its own files.
     """
     if queries < 1:
         raise CceError(f"--queries must be at least 1, got {queries}")
     names = backend_names(backends, config) if backends is not None else list(DEFAULT_BACKENDS)
     languages = config.languages if languages is None else languages
-    exclusion = corpus_exclusion(directory, config, [out] if out is not None else [])
+    exclusion = corpus_exclusion(directory, config, [*([out] if out is not None else []), *outputs])
     index = open_corpus(directory, languages=languages, indexing=indexing, exclude=exclusion)
     texts = {f.path: redact(f.text) for f in walk(directory, exclude=exclusion).files}
     proposal = propose(index.chunks, texts, queries, seed, rules, proposal_forms(forms), enabled_packs(languages))

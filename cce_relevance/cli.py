@@ -562,7 +562,8 @@ def bootstrap(directory: str, queries: int, seed: int, out: str | None, force: b
                            backends=comma_list(backends) if backends is not None else None,
                            score=not no_score, config=config,
                            languages=_languages(languages_flag, config),
-                           indexing=_indexing(cache_dir, no_cache, False))
+                           indexing=_indexing(cache_dir, no_cache, False),
+                           outputs=[report] if report is not None else [])
     if out is not None:
         write_atomically(out, result.text)
     else:
