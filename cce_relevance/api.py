@@ -31,7 +31,7 @@ from cce_relevance.evaluation.rank_metrics import RANK_METRICS, RankMetricSpec
 from cce_relevance.evaluation.rust_debug import rust_debug_str
 from cce_relevance.evaluation.spans import LineWeights
 from cce_relevance.evaluation.validation import Validation, validate_cases
-from cce_relevance.files import write_atomically
+from cce_relevance.outputs import OutputSet, writes_in_place
 from cce_relevance.reporting.canonical_json import dumps_report
 from cce_relevance.reporting.chart import DeltaChart, comparison_chart, mermaid_block, reports_chart
 from cce_relevance.reporting.full_report import FULL_LEGEND, MDE_LEGEND, full_text_block
@@ -423,10 +423,11 @@ def validate(fixtures_path: str, *, dir: str | None = None, languages: Sequence[
 
 @dataclass(frozen=True)
 class StoreWritten:
-    """What `index_corpus` wrote: the store, its fingerprint, and what the store holds."""
+    """What `index_corpus` wrote: the store, its fingerprint (None for a store written to a device
+    or pipe, which has no file to describe), and what the store holds."""
 
     path: str
-    fingerprint: str
+    fingerprint: str | None
     embedder: str
     files: int
     chunks: int
@@ -468,14 +469,13 @@ def index_corpus(directory: str, *, out: str | None = None, embedder: str = HASH
     path = out if out is not None else default_store_path(directory)
     text = dumps_store(index)
     data = text.encode("utf-8")
-    try:
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    except OSError as exc:
-        raise CceError(f"could not write {path}: {exc.strerror or exc}") from None
-    write_atomically(path, text)
-    fingerprint = fingerprint_path(path)
-    write_atomically(fingerprint, dumps_fingerprint(index, data, redaction=not allow_secrets, model=model,
-                                                    languages=packs.names))
+    fingerprint = None if writes_in_place(path) else fingerprint_path(path)
+    with OutputSet() as outputs:  # both or neither: a store never sits beside another store's fingerprint
+        outputs.stage(path, data)
+        if fingerprint is not None:
+            outputs.stage(fingerprint, dumps_fingerprint(index, data, redaction=not allow_secrets, model=model,
+                                                         languages=packs.names))
+        outputs.commit()
     return StoreWritten(path, fingerprint, index.embedder, len(index.file_tokens), len(index.chunks), len(data))
 
 

@@ -2,22 +2,29 @@
 
 Expected failures are `CceError`s: printed as one `error: …` line on stderr with the error's
 exit code (2 for usage and input errors, 1 for a failed gate). Argument-parser errors are
-click's, also exit 2.
+click's, also exit 2. Standard output that cannot be written (a full disk, a closed pipe) is
+exit 2 with a message; any other exception is a bug, reported in one line with exit 70
+(`errors.internal_error`).
+
+Output contract: a command decides everything that can fail before it prints, so an exit 2
+leaves standard output empty; files it writes are staged and committed together (`outputs`).
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
+import traceback
 from collections.abc import Callable
 
 import click
 
 from cce_relevance import __version__
 from cce_relevance.config import EMBEDDERS
-from cce_relevance.errors import CceError, GateFailed
+from cce_relevance.errors import EXIT_USAGE, TRACEBACK_VARIABLE, CceError, GateFailed, internal_error
 from cce_relevance.evaluation.metrics import METRIC_KEYS
-from cce_relevance.files import write_atomically
+from cce_relevance.outputs import OutputSet, write_output
 from cce_relevance.lazy_import import lazy_module
 from cce_relevance.memory_pages import prefer_small_pages
 from cce_relevance.progress import progress_bar
@@ -31,16 +38,75 @@ api = lazy_module("cce_relevance.api")
 
 
 class _Group(click.Group):
-    """Turns `CceError` into `error: <message>` and its exit code, never a traceback."""
+    """Turns `CceError` into `error: <message>` and its exit code, and anything else into the
+    one-line internal error (exit 70); never a traceback."""
+
+    def main(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        try:
+            return super().main(*args, **kwargs)
+        except OSError as exc:  # click's own text (help, usage) met a full or closed stdout
+            _report(_stdout_error(exc))
+            sys.exit(EXIT_USAGE)
+        except SystemExit:
+            if type(sys.stdout).__name__ == "_PacifyFlushWrapper":  # click swallowed a broken pipe
+                _report(_stdout_error(OSError(errno.EPIPE, os.strerror(errno.EPIPE))))
+                sys.exit(EXIT_USAGE)
+            raise
 
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
+        except (click.exceptions.Exit, click.ClickException, click.Abort):
+            raise
         except CceError as exc:
-            click.echo(f"error: {exc.message}", err=True)
-            if exc.hint:
-                click.echo(f"hint: {exc.hint}", err=True)
+            _report(exc)
             ctx.exit(exc.exit_code)
+        except OSError as exc:
+            if exc.errno in (errno.EPIPE, errno.ENOSPC):  # click's text (a subcommand's --help)
+                _report(_stdout_error(exc))
+                ctx.exit(EXIT_USAGE)
+            _report_bug(exc)
+        except Exception as exc:  # noqa: BLE001 - the boundary: a bug is reported, not a traceback
+            _report_bug(exc)
+
+
+def _report(exc: CceError) -> None:
+    click.echo(f"error: {exc.message}", err=True)
+    if exc.hint:
+        click.echo(f"hint: {exc.hint}", err=True)
+
+
+def _report_bug(exc: Exception) -> None:
+    """Print the one-line internal error (and the traceback when asked for) and exit 70."""
+    if os.environ.get(TRACEBACK_VARIABLE):
+        traceback.print_exception(exc, file=sys.stderr)
+    error = internal_error(exc)
+    _report(error)
+    sys.exit(error.exit_code)
+
+
+def _stdout_error(exc: OSError) -> CceError:
+    """Standard output failed: point it at /dev/null so the exit's own flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+    return CceError(f"could not write to standard output: {exc.strerror or exc}")
+
+
+def _emit(text: str) -> None:
+    """Print a command's result on stdout and flush it, so a full disk or a closed pipe is an
+    `error:` (exit 2) here rather than a traceback at exit."""
+    try:
+        click.echo(text, nl=False)
+        sys.stdout.flush()
+    except UnicodeEncodeError as exc:
+        raise CceError(f"standard output ({exc.encoding}) cannot show {exc.object[exc.start:exc.end]!r}",
+                       hint="set PYTHONIOENCODING=utf-8, or write the report to a file with --output") from None
+    except OSError as exc:
+        raise _stdout_error(exc) from None
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -103,8 +169,7 @@ def chunks(directory: str, as_json: bool, languages_flag: str | None, config_pat
 
     languages = _languages(languages_flag, api.load_config(config_path))
     found = api.chunks(_directory(directory), languages, _indexing(cache_dir, no_cache, as_json))
-    click.echo(search_view.conformance_document(found) if as_json else search_view.conformance_table(found),
-               nl=False)
+    _emit(search_view.conformance_document(found) if as_json else search_view.conformance_table(found))
 
 
 @main.command()
@@ -126,10 +191,7 @@ def search(directory: str, query: str, backend: str, k: int, as_json: bool, conf
     results = api.search(_directory(directory), query, backend, k, config, _languages(languages_flag, config),
                          _indexing(cache_dir, no_cache, as_json))
     hits = [h for h, _ in results]
-    if as_json:
-        click.echo(search_view.hits_json(hits), nl=False)
-    else:
-        click.echo(search_view.hits_text(hits, [line for _, line in results]), nl=False)
+    _emit(search_view.hits_json(hits) if as_json else search_view.hits_text(hits, [line for _, line in results]))
 
 
 @main.command()
@@ -152,13 +214,18 @@ def index(directory: str, out: str | None, embedder: str, allow_secrets: bool, l
         click.echo("warning: --allow-secrets: secret protection is off; files are indexed verbatim", err=True)
     written = api.index_corpus(directory, out=out, embedder=embedder, allow_secrets=allow_secrets,
                                languages=languages, indexing=_indexing(cache_dir, no_cache, False))
-    click.echo(f"wrote {written.path}: {written.chunks} chunks from {written.files} files, "
-               f"embedder {written.embedder}, {written.size} bytes")
-    click.echo(f"wrote {written.fingerprint}")
+    fingerprint = f"wrote {written.fingerprint}\n" if written.fingerprint is not None else ""
+    _emit(f"wrote {written.path}: {written.chunks} chunks from {written.files} files, "
+          f"embedder {written.embedder}, {written.size} bytes\n{fingerprint}")
 
 
-def _check_golden(golden: str, report: str) -> None:
-    diff = api.golden_diff(golden, report, missing_hint="run again with --update-golden to create it")
+def _golden_drift(golden: str, report: str) -> str:
+    """The diff from `golden` to `report` ('' when identical); a missing or unreadable golden is
+    an input error, raised before anything is printed or written."""
+    return api.golden_diff(golden, report, missing_hint="run again with --update-golden to create it")
+
+
+def _fail_on_drift(golden: str, diff: str) -> None:
     if not diff:
         return
     sys.stderr.write(diff)
@@ -198,12 +265,6 @@ def _chart_metric(chart: str | None, metric: str | None) -> str:
     if metric is not None and chart is None:
         raise click.UsageError("--chart-metric needs --chart FILE")
     return DEFAULT_PRIMARY if metric is None else metric
-
-
-def _write_side_files(files: dict[str, str]) -> None:
-    """Write extra outputs (TREC files, charts) atomically, before the report is printed."""
-    for path, text in files.items():
-        write_atomically(path, text)
 
 
 def _trec_files(result: api.RunResult, run_path: str | None, qrels_path: str | None) -> dict[str, str]:
@@ -276,17 +337,21 @@ def run(fixtures: str, corpus_dir: str | None, store: str | None, backends: str 
     side_files = _trec_files(result, trec_run, trec_qrels)
     if chart is not None and render_chart is not None:
         side_files[chart] = render_chart(api.run_chart(result, chart_metric))
-    _write_side_files(side_files)
     report_json = result.to_json()
-    if golden is not None and update_golden:
-        write_atomically(golden, report_json)
     rendered = report_json if as_json else result.to_text()
-    if output is not None:
-        write_atomically(output, rendered)
-    else:
-        click.echo(rendered, nl=False)
-    if golden is not None and not update_golden:
-        _check_golden(golden, report_json)
+    drift = _golden_drift(golden, report_json) if golden is not None and not update_golden else ""
+    with OutputSet() as outputs:
+        for path, text in side_files.items():
+            outputs.stage(path, text)
+        if golden is not None and update_golden:
+            outputs.stage(golden, report_json)
+        if output is not None:
+            outputs.stage(output, rendered)
+        outputs.commit()
+    if output is None:
+        _emit(rendered)
+    if golden is not None:
+        _fail_on_drift(golden, drift)
 
 
 @main.command()
@@ -314,15 +379,16 @@ def compare(base_report: str, head_report: str, as_json: bool, as_markdown: bool
     primary = _primary(stats_level, primary_metric)
     comparisons = api.compare_saved(api.load_report(base_report), api.load_report(head_report),
                                     base_report, head_report, stats_level=stats_level, primary=primary)
-    if chart and render_chart is not None:
-        _write_side_files({chart: render_chart(api.compare_chart(comparisons, chart_metric, chart_backend))})
+    chart_text = render_chart(api.compare_chart(comparisons, chart_metric, chart_backend)) if render_chart else None
     if as_json:
         text = dumps_report(comparison_document(base_report, head_report, comparisons))
     elif as_markdown:
         text = comparison_markdown(comparisons)
     else:
         text = comparison_text(base_report, head_report, comparisons)
-    click.echo(text, nl=False)
+    if chart is not None and chart_text is not None:
+        write_output(chart, chart_text)
+    _emit(text)
 
 
 @main.command()
@@ -346,7 +412,7 @@ def validate(fixtures: str, corpus_dir: str | None, as_json: bool, languages_fla
     languages = _languages(languages_flag, api.load_config(config_path))
     result = api.validate(fixtures, dir=corpus_dir, languages=languages,
                           indexing=_indexing(cache_dir, no_cache, as_json))
-    click.echo(dumps_report(validation_document(result)) if as_json else validation_text(result), nl=False)
+    _emit(dumps_report(validation_document(result)) if as_json else validation_text(result))
     if not result.ok:
         raise GateFailed(f"{len(result.findings)} problem(s) in {fixtures}: anchors that resolve to nothing "
                          "in the corpus, unsatisfiable cases or duplicate ids")
@@ -365,8 +431,7 @@ def power(source: str, delta: float, alpha: float, power: float, metric: str | N
     from cce_relevance.reporting.power_report import power_document, power_text
 
     analysis = api.power_analysis(source, delta, alpha=alpha, power=power, metric=metric)
-    text = dumps_report(power_document(analysis)) if as_json else power_text(analysis)
-    click.echo(text, nl=False)
+    _emit(dumps_report(power_document(analysis)) if as_json else power_text(analysis))
 
 
 @main.command("action")
