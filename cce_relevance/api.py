@@ -8,7 +8,6 @@ error wins when several inputs are wrong.
 from __future__ import annotations
 
 import difflib
-import json
 import math
 import os
 import sys
@@ -16,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from cce_relevance import json_input
 from cce_relevance.config import EMBEDDERS as EMBEDDERS
 from cce_relevance.config_file import NO_CONFIG, ProjectConfig
 from cce_relevance.config_file import load_config as load_config
@@ -503,12 +503,12 @@ def golden_diff(golden_path: str, report_json: str, *, label: str | None = None,
 def load_report(path: str) -> Any:
     """A saved run report (`run --json`), as JSON data; unreadable or invalid files are input errors."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            return json.load(fh)
+        with open(path, "rb") as fh:
+            return json_input.loads(fh.read())
     except OSError as exc:
         raise CceError(f"could not read report {path}: {exc.strerror or exc}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CceError(f"could not read report {path}: invalid JSON: {exc}") from None
+    except ValueError as exc:
+        raise CceError(f"could not read report {path}: {exc}") from None
 
 
 def compare_saved(base: Any, head: Any, base_label: str = "base", head_label: str = "head", *,

@@ -24,9 +24,9 @@ from cce_relevance import __version__
 from cce_relevance.config import EMBEDDERS
 from cce_relevance.errors import EXIT_USAGE, TRACEBACK_VARIABLE, CceError, GateFailed, internal_error
 from cce_relevance.evaluation.metrics import METRIC_KEYS
-from cce_relevance.outputs import OutputSet, write_output
 from cce_relevance.lazy_import import lazy_module
 from cce_relevance.memory_pages import prefer_small_pages
+from cce_relevance.outputs import OutputSet, write_output
 from cce_relevance.progress import progress_bar
 from cce_relevance.reporting.canonical_json import dumps_report
 from cce_relevance.retrieval.languages import EXTRA_LANGUAGES

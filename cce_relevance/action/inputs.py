@@ -14,7 +14,6 @@ means "not given": GitHub passes every declared input, empty when it has no defa
 from __future__ import annotations
 
 import glob
-import json
 import math
 import os
 import re
@@ -24,6 +23,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
+from cce_relevance import json_input
 from cce_relevance.action.git import inside
 from cce_relevance.errors import CceError
 
@@ -191,13 +191,14 @@ def _read_event(path: Path | None) -> Mapping[str, Any]:
     if path is None:
         return MappingProxyType({})
     try:
-        payload = json.loads(path.read_text(encoding="utf-8"))
+        payload = json_input.loads(path.read_bytes())
     except OSError as exc:
-        raise CceError(f"GITHUB_EVENT_PATH={path} cannot be read: {exc.strerror}") from exc
-    except json.JSONDecodeError as exc:
-        raise CceError(f"GITHUB_EVENT_PATH={path} is not valid JSON: {exc}") from exc
+        raise CceError(f"GITHUB_EVENT_PATH={path} cannot be read: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise CceError(f"GITHUB_EVENT_PATH={path} is not valid JSON: {exc}") from None
     if not isinstance(payload, dict):
-        raise CceError(f"GITHUB_EVENT_PATH={path} holds a JSON {type(payload).__name__}, expected an object")
+        raise CceError(f"GITHUB_EVENT_PATH={path} holds a JSON {json_input.describe_type(payload)}, "
+                       "expected an object")
     return MappingProxyType(payload)
 
 

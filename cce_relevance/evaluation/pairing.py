@@ -57,12 +57,15 @@ class BackendPair:
 
 
 def _number(value: Any, where: str) -> float:
+    """A metric value: a number or numeric string in [0, 1], as every metric of a report is."""
     try:
-        number = float(value)
-    except (TypeError, ValueError):
+        number = float(value) if isinstance(value, int | float | str) and not isinstance(value, bool) else math.nan
+    except (ValueError, OverflowError):
         number = math.nan
-    if not math.isfinite(number):  # reports never hold NaN or infinities; they would poison every statistic
-        raise CceError(f"{where}: expected a finite number, got {value!r}")
+    # Reports never hold NaN, infinities or values outside [0, 1]; they would poison every statistic.
+    if not 0.0 <= number <= 1.0:
+        shown = "null" if value is None else repr(value) if len(repr(value)) <= 40 else repr(value)[:40] + "…"
+        raise CceError(f"{where}: expected a number between 0 and 1, got {shown}")
     return number
 
 

@@ -27,6 +27,7 @@ from typing import IO, Any
 
 import requests
 
+from cce_relevance import json_input
 from cce_relevance.errors import CceError
 from cce_relevance.numeric import is_finite_number
 from cce_relevance.retrieval.backends import Hit, SearchFn
@@ -86,10 +87,6 @@ def _preview(body: bytes) -> str:
     return _clip(body.decode("utf-8", "replace")) if body else "(empty)"
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
-
-
 class AnswerReader:
     """Turns answers into hits over one index, checking every rule of the protocol.
 
@@ -105,8 +102,8 @@ class AnswerReader:
 
     def read(self, body: bytes, query_id: str, k: int) -> list[Hit]:
         try:
-            data = json.loads(body.decode("utf-8"), parse_constant=_reject_constant)
-        except (UnicodeDecodeError, ValueError) as exc:
+            data = json_input.loads(body)
+        except ValueError as exc:
             raise MalformedAnswer(f"malformed response ({exc}): {_preview(body)}") from None
         if not isinstance(data, dict):
             raise AnswerFault(f'expected a JSON object with "id" and "results", got {_show(data)}')
