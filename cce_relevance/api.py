@@ -251,7 +251,25 @@ def header_corpus(fixtures: FixtureSet, fixtures_arg: str) -> str:
     """The header's `corpus` joined onto the fixture file's directory: the report's corpus string."""
     if not fixtures.corpus:
         raise CceError('no corpus: pass --dir <corpus>, or declare "corpus" in the fixture header line')
-    return corpus_dir(fixtures_arg, fixtures.corpus)
+    path = corpus_dir(fixtures_arg, fixtures.corpus)
+    _refuse_sweeping_corpus(path, fixtures_arg)
+    return path
+
+
+def _refuse_sweeping_corpus(path: str, fixtures_arg: str) -> None:
+    """A header `corpus` that names the filesystem root or the user's home is refused: a fixture
+    file (often from a pull request) must not make a run index, cache and score every file a
+    machine holds. Naming it on the command line (`--dir`) is the explicit opt-in."""
+    try:
+        real = os.path.realpath(path)
+    except (OSError, ValueError):
+        return
+    home = os.path.expanduser("~")
+    sweeping = {os.path.realpath(os.sep)} | ({os.path.realpath(home)} if home not in ("", "~") else set())
+    if real in sweeping:
+        raise CceError(f"the fixture header of {fixtures_arg} names {path} as its corpus, which is "
+                       f"{'the filesystem root' if real == os.path.realpath(os.sep) else 'your home directory'}",
+                       hint=f"pass --dir {path} to index it deliberately, or point \"corpus\" at the code to score")
 
 
 def fixture_corpus(fixtures_path: str) -> str:
