@@ -30,6 +30,7 @@ from cce_relevance.evaluation.pairing import pair_reports
 from cce_relevance.evaluation.rank_metrics import RANK_METRICS, RankMetricSpec
 from cce_relevance.evaluation.rust_debug import rust_debug_str
 from cce_relevance.evaluation.spans import LineWeights
+from cce_relevance.evaluation.symbol_anchors import bind_symbols
 from cce_relevance.evaluation.validation import Validation, validate_cases
 from cce_relevance.outputs import OutputSet, writes_in_place
 from cce_relevance.reporting.canonical_json import dumps_report
@@ -38,20 +39,28 @@ from cce_relevance.reporting.full_report import FULL_LEGEND, MDE_LEGEND, full_te
 from cce_relevance.reporting.json_report import report_document
 from cce_relevance.reporting.text import render_compare, render_rank_metrics, render_summary
 from cce_relevance.reporting.trec import qrels_text, run_text
-from cce_relevance.retrieval.backends import Hit, builtin_backend
-from cce_relevance.retrieval.chunk import Chunk
-from cce_relevance.retrieval.embed import HASH_DOCUMENTS, HASH_EMBEDDER, DocumentEmbedder, hash_embed
-from cce_relevance.retrieval.fingerprint import dumps_fingerprint, fingerprint_path
-from cce_relevance.retrieval.hybrid import QueryEmbedder
-from cce_relevance.retrieval.index import DEFAULT_BUILD, BuildOptions, Index, build_index
-from cce_relevance.retrieval.index_cache import default_cache_dir
-from cce_relevance.retrieval.languages import EXTRA_LANGUAGES as EXTRA_LANGUAGES
-from cce_relevance.retrieval.languages import check_languages, enabled_packs
-from cce_relevance.retrieval.ollama import OLLAMA_EMBEDDER, OllamaClient, OllamaError
-from cce_relevance.retrieval.registry import Variant, open_backend
-from cce_relevance.retrieval.store import default_store_path, dumps_store, load_store
-from cce_relevance.retrieval.walk import walk
-from cce_relevance.retrieval.workers import MAX_AUTO_WORKERS, available_cpus
+from cce_relevance.retrieval.cache.index_cache import default_cache_dir
+from cce_relevance.retrieval.chunking.chunk import Chunk
+from cce_relevance.retrieval.chunking.languages import EXTRA_LANGUAGES as EXTRA_LANGUAGES
+from cce_relevance.retrieval.chunking.languages import check_languages, enabled_packs
+from cce_relevance.retrieval.chunking.symbols import CorpusSymbols
+from cce_relevance.retrieval.corpus.walk import walk
+from cce_relevance.retrieval.embedding.embed import (
+    HASH_DOCUMENTS,
+    HASH_EMBEDDER,
+    DocumentEmbedder,
+    hash_embed,
+)
+from cce_relevance.retrieval.embedding.ollama import OLLAMA_EMBEDDER, OllamaClient, OllamaError
+from cce_relevance.retrieval.hit import Hit
+from cce_relevance.retrieval.index.build import DEFAULT_BUILD, BuildOptions, build_index
+from cce_relevance.retrieval.index.model import Index
+from cce_relevance.retrieval.indexing.workers import MAX_AUTO_WORKERS, available_cpus
+from cce_relevance.retrieval.search.backends import builtin_backend
+from cce_relevance.retrieval.search.hybrid import QueryEmbedder
+from cce_relevance.retrieval.search.registry import Variant, open_backend
+from cce_relevance.retrieval.store.fingerprint import dumps_fingerprint, fingerprint_path
+from cce_relevance.retrieval.store.store import default_store_path, dumps_store, load_store
 from cce_relevance.stats.comparison import BackendComparison, compare_pair
 from cce_relevance.stats.full_stats import FullStats, StatsLevel, full_stats
 from cce_relevance.stats.levels import DEFAULT_PRIMARY as DEFAULT_PRIMARY
@@ -247,6 +256,21 @@ def resolve_index(fixtures: FixtureSet, fixtures_arg: str, dir: str | None, stor
     return display, open_corpus(display, languages=languages, indexing=indexing)
 
 
+def corpus_symbols(corpus: str, languages: Sequence[str] = ()) -> CorpusSymbols:
+    """The symbols of a corpus directory's chunks, as `open_corpus(corpus, languages=…)` chunks it."""
+    return CorpusSymbols(corpus, enabled_packs(languages))
+
+
+def bound_fixtures(fixtures: FixtureSet, corpus: str, store: str | None, languages: Sequence[str]) -> FixtureSet:
+    """`fixtures` with their symbol anchors (`path::Name`) given their lines in the corpus directory."""
+    if not any(c.has_symbols for c in fixtures.cases):
+        return fixtures
+    if store is not None:
+        raise CceError("symbol anchors (`path::Name`) are looked up in a corpus directory, and a store keeps "
+                       "no syntax trees", hint="score the directory (--dir), or use line-range anchors")
+    return bind_symbols(fixtures, corpus_symbols(corpus, languages))
+
+
 def header_corpus(fixtures: FixtureSet, fixtures_arg: str) -> str:
     """The header's `corpus` joined onto the fixture file's directory: the report's corpus string."""
     if not fixtures.corpus:
@@ -349,8 +373,9 @@ def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
     rank_metrics = parse_metric_list(metrics) if metrics is not None else ()
     judged = bool(rank_metrics) or trec
     fixtures = load_fixtures(fixtures_path, grades=judged)
-    corpus, index = resolve_index(fixtures, fixtures_path, dir, store,
-                                  config.languages if languages is None else languages, indexing)
+    languages = config.languages if languages is None else languages
+    corpus, index = resolve_index(fixtures, fixtures_path, dir, store, languages, indexing)
+    fixtures = bound_fixtures(fixtures, corpus, store, languages)
     embed = query_embedder(index, warn)
     if compare is not None:
         names = list(parse_compare_pair(compare, config))
@@ -436,7 +461,8 @@ def validate(fixtures_path: str, *, dir: str | None = None, languages: Sequence[
     fixtures = load_fixtures(fixtures_path, grades=grades)
     corpus, index = resolve_index(fixtures, fixtures_path, dir, None, languages, indexing)
     line_counts = {f.path: len(rust_lines(f.text)) for f in walk(corpus).files}
-    return validate_cases(fixtures_path, corpus, fixtures.cases, index.chunks, line_counts)
+    return validate_cases(fixtures_path, corpus, fixtures.cases, index.chunks, line_counts,
+                          corpus_symbols(corpus, languages))
 
 
 @dataclass(frozen=True)

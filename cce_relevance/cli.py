@@ -29,7 +29,7 @@ from cce_relevance.memory_pages import prefer_small_pages
 from cce_relevance.outputs import OutputSet, write_output
 from cce_relevance.progress import progress_bar
 from cce_relevance.reporting.canonical_json import dumps_report
-from cce_relevance.retrieval.languages import EXTRA_LANGUAGES
+from cce_relevance.retrieval.chunking.languages import EXTRA_LANGUAGES
 from cce_relevance.stats.levels import DEFAULT_PRIMARY, STATS_LEVELS, StatsLevel
 
 # The library (numpy, tree-sitter grammars, requests) loads when a command first uses it, and the
@@ -164,12 +164,16 @@ def _indexing(cache_dir: str | None, no_cache: bool, quiet: bool) -> api.BuildOp
 @_cache_options
 def chunks(directory: str, as_json: bool, languages_flag: str | None, config_path: str | None,
            cache_dir: str | None, no_cache: bool) -> None:
-    """List every chunk of DIR (the conformance listing)."""
+    """List every chunk of DIR with its symbol (the conformance listing)."""
     from cce_relevance.reporting import search_view
 
     languages = _languages(languages_flag, api.load_config(config_path))
     found = api.chunks(_directory(directory), languages, _indexing(cache_dir, no_cache, as_json))
-    _emit(search_view.conformance_document(found) if as_json else search_view.conformance_table(found))
+    if as_json:
+        _emit(search_view.conformance_document(found))
+    else:
+        symbols = api.corpus_symbols(directory, languages)
+        _emit(search_view.conformance_table(found, symbols.of_chunk))
 
 
 @main.command()

@@ -22,7 +22,7 @@ import pytrec_eval
 from cce_relevance import api
 from cce_relevance.evaluation.fixtures import Case, load_fixtures
 from cce_relevance.reporting.numbers import format6
-from cce_relevance.retrieval.chunk import Chunk
+from cce_relevance.retrieval.chunking.chunk import Chunk
 from tests.cli.helpers import cli
 from tests.evaluation.generated import generated_project
 

@@ -12,7 +12,7 @@ from cce_relevance.errors import CceError
 from cce_relevance.evaluation.anchors import parse_anchor
 from cce_relevance.evaluation.fixtures import parse_fixtures
 from cce_relevance.evaluation.judgments import grade_of, judge
-from cce_relevance.retrieval.chunk import Chunk
+from cce_relevance.retrieval.chunking.chunk import Chunk
 
 
 def case_line(**fields: object) -> str:

@@ -22,8 +22,8 @@ from cce_relevance.evaluation.anchors import parse_anchor
 from cce_relevance.evaluation.fixtures import Case
 from cce_relevance.evaluation.harness import MIN_CASES_PER_PROCESS, _ranges, evaluate_backends
 from cce_relevance.evaluation.spans import LineWeights
-from cce_relevance.retrieval.backends import Hit
-from cce_relevance.retrieval.index import BuildOptions, build_index
+from cce_relevance.retrieval.hit import Hit
+from cce_relevance.retrieval.index.build import BuildOptions, build_index
 
 pytestmark = pytest.mark.skipif(not harness.can_fork(), reason="worker processes are forked")
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,8 +15,8 @@ import pytest
 from cce_relevance.action import git as action_git
 from cce_relevance.action import main as action_main
 from cce_relevance.errors import CceError
-from cce_relevance.retrieval.external import HttpRetriever, open_external
-from cce_relevance.retrieval.index import build_index
+from cce_relevance.retrieval.index.build import build_index
+from cce_relevance.retrieval.search.external import HttpRetriever, open_external
 
 HOLD = 20.0  # the longest any server below keeps a connection open
 

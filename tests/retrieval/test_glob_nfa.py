@@ -8,8 +8,8 @@ import sys
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cce_relevance.retrieval.gitignore import GlobError, NestLimitError, compile_line
-from cce_relevance.retrieval.glob_nfa import LinearMatcher, backtracking_risk
+from cce_relevance.retrieval.corpus.gitignore import GlobError, NestLimitError, compile_line
+from cce_relevance.retrieval.corpus.glob_nfa import LinearMatcher, backtracking_risk
 
 _GLOB = st.text(alphabet="ab./*?[]!^-{},\\é", min_size=1, max_size=14)
 _PATH = st.text(alphabet="ab./é", max_size=14).map(lambda s: s.encode("utf-8"))
@@ -39,7 +39,7 @@ def test_an_adversarial_gitignore_finishes_with_the_right_verdicts() -> None:
     """`*a` sixteen times then `b`, against a name of forty `a`s: `re` would backtrack for hours.
     Run in a child process with a generous timeout so a regression fails instead of hanging."""
     script = (
-        "from cce_relevance.retrieval.gitignore import Gitignore\n"
+        "from cce_relevance.retrieval.corpus.gitignore import Gitignore\n"
         "g = Gitignore.from_bytes(b'*a' * 16 + b'b\\n')\n"
         "print(g.match(b'a' * 40 + b'.py', False), g.match(b'a' * 40 + b'b', False),"
         " g.match(b'x/' + b'a' * 200 + b'b', False))\n"
