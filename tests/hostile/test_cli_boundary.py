@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
 from cce_relevance import api
 from cce_relevance.errors import EXIT_INTERNAL
+from cce_relevance.outputs import write_output
 from tests.cli.helpers import cli, cli_process
 
 
@@ -173,3 +176,44 @@ def test_a_runaway_gitignore_line_does_not_stall_chunks(project: Path) -> None:
     (project / "corpus" / ("a" * 40 + ".py")).write_text("def f():\n    return 1\n")
     result = cli_process("chunks", "corpus", "--no-cache", cwd=project)  # cli_process times out at 120 s
     assert result.code == 0 and "a" * 40 + ".py" in result.out
+
+
+def test_a_store_line_past_any_file_is_refused(project: Path) -> None:
+    assert cli("index", "corpus", "--out", "s.json", "--no-cache", cwd=project).code == 0
+    store = json.loads((project / "s.json").read_text())
+    store["chunks"][0]["start_line"] = store["chunks"][0]["end_line"] = 2**64 - 1
+    (project / "s.json").write_text(json.dumps(store))
+    _input_error(cli("run", "set.jsonl", "--store", "s.json", cwd=project), '"start_line"', "more than any file")
+
+
+def test_a_command_retriever_answering_deep_nesting_is_an_error(project: Path) -> None:
+    (project / "deep.py").write_text("import sys\nfor line in sys.stdin:\n    print('[' * 100000, flush=True)\n")
+    (project / "cce-relevance.toml").write_text(f'[backends.deep]\ncommand = ["{sys.executable}", "deep.py"]\n')
+    _input_error(cli("run", "set.jsonl", "--backend", "deep", cwd=project), "nested 100000 levels deep")
+
+
+def test_dev_null_style_devices_work_for_a_user_who_cannot_write_their_directory() -> None:
+    """As a non-root user `--output /dev/null` used to fail: the temporary file cannot be made in
+    `/dev`. Here a null device sits in a directory only root may write, and a plain user writes it."""
+    if os.geteuid() != 0:
+        pytest.skip("making a device and switching to another user need root")
+    locked = Path(tempfile.mkdtemp(prefix="cce-hostile-"))  # not under pytest's owner-only tmp dirs
+    try:
+        locked.chmod(0o755)
+        null = _device(locked / "null", 3)
+        null.chmod(0o666)
+        pid = os.fork()
+        if pid == 0:  # the child becomes `nobody` and writes; its exit status is the verdict
+            code = 1
+            try:
+                os.setuid(65534)
+                write_output(str(null), "report")
+                code = 0
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        assert stat.S_ISCHR(null.stat().st_mode)
+        assert sorted(p.name for p in locked.iterdir()) == ["null"]
+    finally:
+        shutil.rmtree(locked)
