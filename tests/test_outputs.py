@@ -17,19 +17,11 @@ import pytest
 
 from cce_relevance.errors import CceError
 from cce_relevance.outputs import OutputSet, write_output
+from tests.special_files import FULL, NULL, device_node
 
 
 def _leftovers(directory: Path) -> list[str]:
     return sorted(p.name for p in directory.iterdir() if p.name.startswith(".cce-relevance-"))
-
-
-def _device(path: Path, minor: int) -> Path:
-    """A character device like /dev/null (minor 3) or /dev/full (minor 7), made in a temp dir."""
-    try:
-        os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(1, minor))
-    except PermissionError:
-        pytest.skip("making a device node needs root (the Action's container and this CI job run as root)")
-    return path
 
 
 def test_a_new_file_is_written_with_the_usual_permissions(tmp_path: Path) -> None:
@@ -53,14 +45,14 @@ def test_a_replaced_file_keeps_its_permission_bits_and_is_a_new_inode(tmp_path: 
 
 
 def test_a_character_device_is_written_in_place_and_survives(tmp_path: Path) -> None:
-    null = _device(tmp_path / "null", 3)
+    null = device_node(tmp_path / "null", NULL)
     write_output(str(null), "report\n")
     assert stat.S_ISCHR(null.stat().st_mode)
     assert _leftovers(tmp_path) == []
 
 
 def test_a_full_device_is_a_clear_error_and_is_not_replaced(tmp_path: Path) -> None:
-    full = _device(tmp_path / "full", 7)
+    full = device_node(tmp_path / "full", FULL)
     with pytest.raises(CceError, match=r"could not write .*full: No space left on device"):
         write_output(str(full), "report\n")
     assert stat.S_ISCHR(full.stat().st_mode)

@@ -18,6 +18,7 @@ from cce_relevance import api
 from cce_relevance.errors import EXIT_INTERNAL
 from cce_relevance.outputs import write_output
 from tests.cli.helpers import cli, cli_process
+from tests.special_files import FULL, NULL, device_node
 
 
 def _saved_report(project: Path) -> Path:
@@ -102,16 +103,8 @@ def test_trec_run_creates_its_directory(project: Path) -> None:
     assert sorted(p.name for p in (project / "runs").iterdir()) == ["bm25.run", "hybrid.run"]
 
 
-def _device(path: Path, minor: int) -> Path:
-    try:
-        os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(1, minor))
-    except PermissionError:
-        pytest.skip("making a device node needs root")
-    return path
-
-
 def test_output_and_index_out_to_a_null_device_leave_it_a_device(project: Path) -> None:
-    null = _device(project / "null", 3)
+    null = device_node(project / "null", NULL)
     assert cli("run", "set.jsonl", "--backend", "bm25", "--output", str(null), cwd=project).code == 0
     result = cli("index", "corpus", "--out", str(null), "--no-cache", cwd=project)
     assert result.code == 0 and "fingerprint" not in result.out  # no companion file beside a device
@@ -129,7 +122,7 @@ def test_index_refuses_a_fingerprint_directory_before_touching_the_store(project
 
 @pytest.mark.parametrize("command", [["run", "set.jsonl", "--backend", "bm25"], ["--help"], ["validate", "set.jsonl"]])
 def test_a_full_stdout_is_an_error_line_not_a_traceback(project: Path, command: list[str]) -> None:
-    full = _device(project / "full", 7)
+    full = device_node(project / "full", FULL)
     with open(full, "w") as stdout:
         done = subprocess.run([sys.executable, "-m", "cce_relevance", *command], cwd=project, stdout=stdout,
                               stderr=subprocess.PIPE, text=True, timeout=300)
@@ -200,7 +193,7 @@ def test_dev_null_style_devices_work_for_a_user_who_cannot_write_their_directory
     locked = Path(tempfile.mkdtemp(prefix="cce-hostile-"))  # not under pytest's owner-only tmp dirs
     try:
         locked.chmod(0o755)
-        null = _device(locked / "null", 3)
+        null = device_node(locked / "null", NULL)
         null.chmod(0o666)
         pid = os.fork()
         if pid == 0:  # the child becomes `nobody` and writes; its exit status is the verdict
