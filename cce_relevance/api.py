@@ -253,6 +253,7 @@ def resolve_index(fixtures: FixtureSet, fixtures_arg: str, dir: str | None, stor
     if dir is not None:
         return dir, open_corpus(dir, languages=languages, indexing=indexing)
     display = header_corpus(fixtures, fixtures_arg)
+    _refuse_sweeping_corpus(display, fixtures_arg)
     return display, open_corpus(display, languages=languages, indexing=indexing)
 
 
@@ -275,9 +276,7 @@ def header_corpus(fixtures: FixtureSet, fixtures_arg: str) -> str:
     """The header's `corpus` joined onto the fixture file's directory: the report's corpus string."""
     if not fixtures.corpus:
         raise CceError('no corpus: pass --dir <corpus>, or declare "corpus" in the fixture header line')
-    path = corpus_dir(fixtures_arg, fixtures.corpus)
-    _refuse_sweeping_corpus(path, fixtures_arg)
-    return path
+    return corpus_dir(fixtures_arg, fixtures.corpus)
 
 
 def _refuse_sweeping_corpus(path: str, fixtures_arg: str) -> None:

@@ -107,7 +107,7 @@ class OutputSet:
             raise CceError(f"could not write {path}: Is a directory")
         if target is None:
             if not os.access(path, os.W_OK):
-                raise CceError(f"could not write {path}: permission denied")
+                raise CceError(f"could not write {path}: {os.strerror(errno.EACCES)}")
             self._staged.append(_Staged(path, path, data, None, append=mode is not None and stat.S_ISREG(mode)))
             return
         if any(s.temp is not None and s.target == target for s in self._staged):
