@@ -4,6 +4,7 @@ documented error (`JsonInputError`, `CceError`), never anything else."""
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 
 from hypothesis import given, settings
@@ -15,6 +16,7 @@ from cce_relevance.config_file import parse_config
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.fixtures import parse_fixtures
 from cce_relevance.evaluation.pairing import pair_reports
+from cce_relevance.retrieval.store.store import load_store
 
 _SCALAR = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8)
 _JSONISH = st.recursive(_SCALAR, lambda inner: st.lists(inner, max_size=4)
@@ -80,3 +82,26 @@ def test_pull_request_payloads_of_any_shape_are_named_errors(payload: object) ->
         action_git._pull_request_commits(Path("/nonexistent"), "pull_request", event)
     except CceError as exc:
         assert "None" not in exc.message
+
+
+def _store_like() -> st.SearchStrategy:
+    chunk = st.fixed_dictionaries(
+        {"chunk_id": _JSONISH | st.just("c"), "file_path": _JSONISH | st.just("a.py"), "chunk_type": st.just("code"),
+         "start_line": _JSONISH | st.integers(0, 2**65), "end_line": _JSONISH | st.integers(0, 2**65),
+         "language": st.just("python"), "content": _JSONISH | st.text(max_size=20),
+         "token_count": _JSONISH | st.integers(-1, 2**65)},
+        optional={"embedding": st.lists(st.floats() | st.integers(), max_size=4) | _JSONISH, "kind": _JSONISH})
+    return st.fixed_dictionaries({"spec_version": _JSONISH | st.just("1"), "chunks": st.lists(chunk, max_size=3),
+                                  "file_imports": _JSONISH | st.just({}), "file_tokens": _JSONISH | st.just({})})
+
+
+@settings(max_examples=200, deadline=None)
+@given(_store_like() | _JSONISH)
+def test_stores_load_or_raise_cce_error(document: object) -> None:
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "index.json"
+        path.write_text(json.dumps(document), encoding="utf-8")
+        try:
+            load_store(str(path))
+        except CceError:
+            pass
