@@ -20,17 +20,18 @@ from collections.abc import Callable
 
 import click
 
-from cce_relevance import __version__
-from cce_relevance.config import EMBEDDERS
+from cce_relevance import __version__, schemas
 from cce_relevance.errors import EXIT_USAGE, TRACEBACK_VARIABLE, CceError, GateFailed, internal_error
-from cce_relevance.evaluation.metrics import METRIC_KEYS
+from cce_relevance.evaluation.metrics import DEFAULT_PRIMARY, METRIC_KEYS
 from cce_relevance.lazy_import import lazy_module
 from cce_relevance.memory_pages import prefer_small_pages
 from cce_relevance.outputs import OutputSet, write_output
 from cce_relevance.progress import progress_bar
+from cce_relevance.reference import BUILTIN_BACKENDS, EMBEDDERS, listed
 from cce_relevance.reporting.canonical_json import dumps_report
 from cce_relevance.retrieval.chunking.languages import EXTRA_LANGUAGES
-from cce_relevance.stats.levels import DEFAULT_PRIMARY, STATS_LEVELS, StatsLevel
+from cce_relevance.stats.stats_level import STATS_LEVELS, StatsLevel
+from cce_relevance.strings import rust_trim
 
 # The library (numpy, tree-sitter grammars, requests) loads when a command first uses it, and the
 # renderers are imported inside the commands that print them: `--help` starts fast.
@@ -116,12 +117,6 @@ def main() -> None:
     prefer_small_pages()
 
 
-def _directory(path: str) -> str:
-    if not os.path.isdir(path):
-        raise CceError(f"corpus is not a directory: {path}")
-    return path
-
-
 _CONFIG_HELP = ("Backend variants, external retrievers and extra languages (default: cce-relevance.toml in the "
                 "working directory or the nearest one above it, up to the repository root).")
 
@@ -133,9 +128,16 @@ def _languages_option(command: Callable[..., None]) -> Callable[..., None]:
                              "config file's `languages`; '' for none). Default: the reference's six only.")(command)
 
 
+def comma_list(value: str, trim: Callable[[str], str] = rust_trim) -> list[str]:
+    """A comma-separated flag value (`--backend`, `--compare`, `--metrics`, `--languages`) → its
+    pieces, trimmed (as the reference trims: Rust's `str::trim`), empty ones dropped. Names are
+    checked by `api`, at the point of the run where the reference checks them."""
+    return [name for piece in value.split(",") if (name := trim(piece))]
+
+
 def _languages(flag: str | None, config: api.ProjectConfig) -> tuple[str, ...]:
     """The extra languages to chunk: `--languages` when given, else the config file's `languages`."""
-    return config.languages if flag is None else api.parse_language_list(flag)
+    return config.languages if flag is None else api.check_languages(comma_list(flag))
 
 
 def _cache_options(command: Callable[..., None]) -> Callable[..., None]:
@@ -168,7 +170,7 @@ def chunks(directory: str, as_json: bool, languages_flag: str | None, config_pat
     from cce_relevance.reporting import search_view
 
     languages = _languages(languages_flag, api.load_config(config_path))
-    found = api.chunks(_directory(directory), languages, _indexing(cache_dir, no_cache, as_json))
+    found = api.chunks(api.require_directory(directory), languages, _indexing(cache_dir, no_cache, as_json))
     if as_json:
         _emit(search_view.conformance_document(found))
     else:
@@ -180,7 +182,7 @@ def chunks(directory: str, as_json: bool, languages_flag: str | None, config_pat
 @click.argument("directory", metavar="DIR")
 @click.argument("query")
 @click.option("--backend", metavar="NAME", default="hybrid", show_default=True,
-              help="Ranking backend: bm25, vector, hybrid, or one of the config file's backends.")
+              help=f"Ranking backend: {listed(BUILTIN_BACKENDS)}, or one of the config file's backends.")
 @click.option("-k", "k", type=click.IntRange(min=1), default=10, show_default=True, help="Number of results.")
 @click.option("--json", "as_json", is_flag=True, help="Print result records as JSON.")
 @click.option("--config", "config_path", metavar="FILE", help=_CONFIG_HELP)
@@ -192,7 +194,8 @@ def search(directory: str, query: str, backend: str, k: int, as_json: bool, conf
     from cce_relevance.reporting import search_view
 
     config = api.load_config(config_path)
-    results = api.search(_directory(directory), query, backend, k, config, _languages(languages_flag, config),
+    corpus = api.require_directory(directory)
+    results = api.search(corpus, query, backend, k, config, _languages(languages_flag, config),
                          _indexing(cache_dir, no_cache, as_json))
     hits = [h for h, _ in results]
     _emit(search_view.hits_json(hits) if as_json else search_view.hits_text(hits, [line for _, line in results]))
@@ -258,7 +261,7 @@ def _primary(stats_level: str, primary: str | None) -> str:
 def _chart_options(command: Callable[..., None]) -> Callable[..., None]:
     """`--chart` and `--chart-metric`, shared by `run --compare` and `compare`."""
     command = click.option("--chart-metric", metavar="KEY",
-                           help=f"Metric to chart (default {DEFAULT_PRIMARY}): precision_at_k, recall, mrr, f1 "
+                           help=f"Metric to chart (default {DEFAULT_PRIMARY}): {', '.join(METRIC_KEYS)} "
                                 "(run: also a --metrics key such as ndcg_at_k).")(command)
     return click.option("--chart", metavar="FILE",
                         help="Also write per-query deltas as a chart: FILE.md (Mermaid block), FILE.mmd "
@@ -273,11 +276,13 @@ def _chart_metric(chart: str | None, metric: str | None) -> str:
 
 def _trec_files(result: api.RunResult, run_path: str | None, qrels_path: str | None) -> dict[str, str]:
     """`--trec-qrels` and `--trec-run` contents; `{backend}` in the run path names one file per backend."""
+    from cce_relevance.reporting.trec import run_files, run_qrels
+
     files = {}
     if qrels_path is not None:
-        files[qrels_path] = result.trec_qrels()
+        files[qrels_path] = run_qrels(result)
     if run_path is not None:
-        runs = result.trec_runs()
+        runs = run_files(result)
         if len(runs) > 1 and "{backend}" not in run_path:
             raise click.UsageError("--trec-run needs a {backend} placeholder when more than one backend is scored "
                                    "(trec_eval reads one run per file), e.g. --trec-run 'runs/{backend}.run'")
@@ -290,9 +295,10 @@ def _trec_files(result: api.RunResult, run_path: str | None, qrels_path: str | N
 @click.argument("fixtures")
 @click.option("--dir", "corpus_dir", metavar="DIR", help="Corpus directory to index (overrides the fixture header).")
 @click.option("--store", metavar="STORE", help="Evaluate an existing persisted index file instead of a directory.")
-@click.option("--backend", "backends", metavar="LIST", help="Comma-separated backends (default bm25,vector,hybrid).")
+@click.option("--backend", "backends", metavar="LIST",
+              help=f"Comma-separated backends (default {','.join(BUILTIN_BACKENDS)}).")
 @click.option("--compare", metavar="A,B", help="Score exactly two backends, with per-query deltas and a paired t-test.")
-@click.option("--json", "as_json", is_flag=True, help="Emit the cce.relevance.report/v2 JSON.")
+@click.option("--json", "as_json", is_flag=True, help=f"Emit the {schemas.REPORT} JSON.")
 @click.option("--output", metavar="FILE", help="Write the report to FILE (atomically) instead of stdout.")
 @click.option("--golden", metavar="FILE", help="Fail (exit 1) with a diff when the JSON report differs from FILE.")
 @click.option("--update-golden", is_flag=True, help="Rewrite the --golden file with this run's JSON report.")
@@ -311,7 +317,8 @@ def run(fixtures: str, corpus_dir: str | None, store: str | None, backends: str 
         trec_qrels: str | None, chart: str | None, chart_metric: str | None, cache_dir: str | None,
         no_cache: bool) -> None:
     """Score the FIXTURES set (cce.relevance/v1 NDJSON) at each backend."""
-    from cce_relevance.reporting.chart import chart_renderer
+    from cce_relevance.reporting.chart import chart_renderer, run_chart
+    from cce_relevance.reporting.run_report import run_report_json, run_report_text
 
     if chart is not None and compare is None:
         raise click.UsageError("--chart needs --compare A,B")
@@ -334,15 +341,18 @@ def run(fixtures: str, corpus_dir: str | None, store: str | None, backends: str 
         if value == "":
             raise click.UsageError(f"a value is required for '{name}' but none was supplied")
     config = api.load_config(config_path)
-    result = api.run(fixtures, dir=corpus_dir, store=store, backends=backends, compare=compare, config=config,
-                     stats_level=stats_level, primary=primary, metrics=metrics,
+    result = api.run(fixtures, dir=corpus_dir, store=store, config=config,
+                     backends=None if backends is None else comma_list(backends),
+                     compare=None if compare is None else comma_list(compare),
+                     stats_level=stats_level, primary=primary,
+                     metrics=None if metrics is None else comma_list(metrics, str.strip),
                      trec=trec_run is not None or trec_qrels is not None,
                      languages=_languages(languages_flag, config), indexing=_indexing(cache_dir, no_cache, as_json))
     side_files = _trec_files(result, trec_run, trec_qrels)
     if chart is not None and render_chart is not None:
-        side_files[chart] = render_chart(api.run_chart(result, chart_metric))
-    report_json = result.to_json()
-    rendered = report_json if as_json else result.to_text()
+        side_files[chart] = render_chart(run_chart(result, chart_metric))
+    report_json = run_report_json(result)
+    rendered = report_json if as_json else run_report_text(result)
     drift = _golden_drift(golden, report_json) if golden is not None and not update_golden else ""
     with OutputSet() as outputs:
         for path, text in side_files.items():
@@ -361,7 +371,7 @@ def run(fixtures: str, corpus_dir: str | None, store: str | None, backends: str 
 @main.command()
 @click.argument("base_report", metavar="BASE.json")
 @click.argument("head_report", metavar="HEAD.json")
-@click.option("--json", "as_json", is_flag=True, help="Emit the cce.relevance.compare/v1 JSON.")
+@click.option("--json", "as_json", is_flag=True, help=f"Emit the {schemas.COMPARE} JSON.")
 @click.option("--markdown", "as_markdown", is_flag=True, help="Emit GitHub-flavoured Markdown.")
 @_stats_options
 @_chart_options
@@ -370,7 +380,7 @@ def compare(base_report: str, head_report: str, as_json: bool, as_markdown: bool
             primary_metric: str | None, chart: str | None, chart_metric: str | None, chart_backend: str | None
             ) -> None:
     """Compare two saved `run --json` reports, pairing backends and queries by name (head − base)."""
-    from cce_relevance.reporting.chart import chart_renderer
+    from cce_relevance.reporting.chart import chart_renderer, compare_chart
     from cce_relevance.reporting.compare_report import comparison_document, comparison_text
     from cce_relevance.reporting.markdown import comparison_markdown
 
@@ -383,7 +393,7 @@ def compare(base_report: str, head_report: str, as_json: bool, as_markdown: bool
     primary = _primary(stats_level, primary_metric)
     comparisons = api.compare_saved(api.load_report(base_report), api.load_report(head_report),
                                     base_report, head_report, stats_level=stats_level, primary=primary)
-    chart_text = render_chart(api.compare_chart(comparisons, chart_metric, chart_backend)) if render_chart else None
+    chart_text = render_chart(compare_chart(comparisons, chart_metric, chart_backend)) if render_chart else None
     if as_json:
         text = dumps_report(comparison_document(base_report, head_report, comparisons))
     elif as_markdown:
@@ -398,7 +408,7 @@ def compare(base_report: str, head_report: str, as_json: bool, as_markdown: bool
 @main.command()
 @click.argument("fixtures")
 @click.option("--dir", "corpus_dir", metavar="DIR", help="Corpus directory to check against (overrides the header).")
-@click.option("--json", "as_json", is_flag=True, help="Emit the cce.relevance.validate/v1 JSON.")
+@click.option("--json", "as_json", is_flag=True, help=f"Emit the {schemas.VALIDATE} JSON.")
 @_languages_option
 @click.option("--config", "config_path", metavar="FILE", help=_CONFIG_HELP)
 @_cache_options
@@ -428,7 +438,7 @@ def validate(fixtures: str, corpus_dir: str | None, as_json: bool, languages_fla
 @click.option("--alpha", type=float, default=0.05, show_default=True, help="Two-sided significance level.")
 @click.option("--power", type=float, default=0.8, show_default=True, help="Chance of detecting a real delta.")
 @click.option("--metric", type=click.Choice(METRIC_KEYS), help="Plan for this metric only (default: all).")
-@click.option("--json", "as_json", is_flag=True, help="Emit the cce.relevance.power/v1 JSON.")
+@click.option("--json", "as_json", is_flag=True, help=f"Emit the {schemas.POWER} JSON.")
 def power(source: str, delta: float, alpha: float, power: float, metric: str | None, as_json: bool) -> None:
     """Queries needed to detect --delta, from the per-query deltas of a `run --compare` report or a
     `compare --json` document (the paired t-test's power analysis; docs/statistics.md)."""

@@ -28,12 +28,21 @@ from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 from cce_relevance import api
-from cce_relevance.action.git import CommitPair, inside, worktree
-from cce_relevance.action.inputs import DEFAULT_BACKENDS, ActionInputs, expand_fixtures
-from cce_relevance.config_file import NO_CONFIG, ProjectConfig, find_config
+from cce_relevance.action.git import CommitPair, worktree
+from cce_relevance.action.inputs import ActionInputs, expand_fixtures
+from cce_relevance.action.workspace import inside
+from cce_relevance.api import (
+    DEFAULT_BACKENDS,
+    NO_CONFIG,
+    STALE_CODES,
+    AnchorFinding,
+    BackendComparison,
+    ProjectConfig,
+    Validation,
+    find_config,
+)
 from cce_relevance.errors import CceError
-from cce_relevance.evaluation.validation import STALE_CODES, Finding, Validation
-from cce_relevance.stats.comparison import BackendComparison
+from cce_relevance.reporting.run_report import run_report_json
 
 SetStatus = Literal["paired", "head-only", "base-only"]
 
@@ -84,7 +93,7 @@ class SetResult:
         anchors = self.base_anchors if side == "base" else self.head_anchors
         return {} if anchors is None else anchors.stale_anchors()
 
-    def stale_findings(self, side: Literal["base", "head"]) -> tuple[Finding, ...]:
+    def stale_findings(self, side: Literal["base", "head"]) -> tuple[AnchorFinding, ...]:
         """The anchor check's findings at `side` that are stale anchors, with line and reason."""
         anchors = self.base_anchors if side == "base" else self.head_anchors
         return () if anchors is None else tuple(f for f in anchors.findings if f.code in STALE_CODES)
@@ -102,7 +111,7 @@ class SetResult:
         return json.loads(text)
 
 
-class Scored(NamedTuple):
+class SideResult(NamedTuple):
     """One set at one side: the run report's JSON text and the anchor check."""
 
     report: str
@@ -119,7 +128,7 @@ def score_commits(repo: Path, commits: CommitPair, inputs: ActionInputs) -> tupl
     with worktree(repo, commits.head) as tree:
         head = _score_side("head", commits.head, tree, subdir, inputs, required=True)
         goldens = _check_goldens(tree, subdir, head, inputs, commits.head)
-    base: dict[str, Scored] = {}
+    base: dict[str, SideResult] = {}
     if commits.base is not None:
         with worktree(repo, commits.base) as tree:
             base = _score_side("base", commits.base, tree, subdir, inputs, required=False)
@@ -130,7 +139,7 @@ def score_commits(repo: Path, commits: CommitPair, inputs: ActionInputs) -> tupl
     )
 
 
-def _set_result(fixture: str, base: Scored | None, head: Scored | None, golden: GoldenCheck | None,
+def _set_result(fixture: str, base: SideResult | None, head: SideResult | None, golden: GoldenCheck | None,
                 primary: str) -> SetResult:
     return SetResult(
         fixture, base.report if base else None, head.report if head else None, golden, primary=primary,
@@ -139,7 +148,7 @@ def _set_result(fixture: str, base: Scored | None, head: Scored | None, golden: 
 
 
 @contextlib.contextmanager
-def _at(side: str, sha: str) -> Iterator[None]:
+def _naming_side(side: str, sha: str) -> Iterator[None]:
     """Name the side and commit in any configuration error raised inside, keeping its hint."""
     try:
         yield
@@ -149,9 +158,9 @@ def _at(side: str, sha: str) -> Iterator[None]:
 
 def _score_side(
     side: str, sha: str, tree: Path, subdir: Path, inputs: ActionInputs, *, required: bool
-) -> dict[str, Scored]:
+) -> dict[str, SideResult]:
     root = tree / subdir
-    with _at(side, sha):
+    with _naming_side(side, sha):
         fixtures = expand_fixtures(inputs.fixture_patterns, root, tree, required=required)
         config = _project_config(tree, root)
         # At base, a variant the change adds is left out, as a fixture set the change adds is: the
@@ -180,7 +189,7 @@ def _project_config(tree: Path, root: Path) -> ProjectConfig:
 
 def _score_fixture(
     tree: Path, root: Path, fixture: str, backends: tuple[str, ...], config: ProjectConfig
-) -> Scored:
+) -> SideResult:
     """The fixture's report JSON and anchor check; its corpus is vetted before a single file of
     it is read. The check reads the fixtures as `run` does (grades ignored) with the same corpus
     and languages, so it can never refuse a set that scores."""
@@ -192,8 +201,8 @@ def _score_fixture(
             "fixture file",
         )
     indexing = _indexing()
-    report = api.run(fixture, dir=corpus, backends=",".join(backends), config=config, indexing=indexing).to_json()
-    return Scored(report, api.validate(fixture, dir=corpus, languages=config.languages, grades=False,
+    report = run_report_json(api.run(fixture, dir=corpus, backends=backends, config=config, indexing=indexing))
+    return SideResult(report, api.validate(fixture, dir=corpus, languages=config.languages, grades=False,
                                        indexing=indexing))
 
 
@@ -208,11 +217,11 @@ def _indexing() -> api.BuildOptions:
 
 
 def _check_goldens(
-    tree: Path, subdir: Path, head: dict[str, Scored], inputs: ActionInputs, sha: str
+    tree: Path, subdir: Path, head: dict[str, SideResult], inputs: ActionInputs, sha: str
 ) -> dict[str, GoldenCheck]:
     """Each configured golden, read from the head tree, against the head report of its fixture."""
     checks = {}
-    with _at("head", sha):
+    with _naming_side("head", sha):
         for fixture, golden in inputs.golden:
             if fixture not in head:
                 raise CceError(

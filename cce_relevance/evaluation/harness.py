@@ -110,11 +110,11 @@ def _older_objects_frozen() -> Iterator[None]:
         gc.unfreeze()
 
 
-_Scored = tuple[QueryMetrics, TokenScore | None, tuple[Hit, ...], RankMetrics | None]
+_CaseOutcome = tuple[QueryMetrics, TokenScore | None, tuple[Hit, ...], RankMetrics | None]
 MIN_CASES_PER_PROCESS = 100  # fewer, and a worker's start costs more than it saves
 
 
-def _scored(search: SearchFn, case: Case, weights: LineWeights, judgment: Judgments | None) -> _Scored:
+def _scored(search: SearchFn, case: Case, weights: LineWeights, judgment: Judgments | None) -> _CaseOutcome:
     hits = tuple(search(case.query, case.k, case.id)[: case.k])
     tokens = score_tokens(case.anchors, hits, case.k, weights) if case.ranged else None
     ranking = score_ranking(judgment.hit_gains(hits), judgment.gains, case.k) if judgment is not None else None
@@ -146,7 +146,7 @@ _JOB: tuple | None = None  # a worker's job, set by `_take_job` in the forked pr
 
 
 def _scored_in_workers(backends: Sequence[tuple[str, SearchFn]], cases: Sequence[Case], weights: LineWeights,
-                       judgments: Sequence[Judgments] | None, ranges: list[range]) -> list[list[_Scored]]:
+                       judgments: Sequence[Judgments] | None, ranges: list[range]) -> list[list[_CaseOutcome]]:
     """The ranges scored by forked workers, which get the job as they fork (never pickled, and
     never shared with another caller's pool). A worker that dies (killed for memory, say) breaks
     the pool; the cases are then scored here, so a run never hangs on a lost range."""
@@ -165,7 +165,7 @@ def _take_job(job: tuple) -> None:
     _JOB = job
 
 
-def _score_range(bounds: tuple[int, int], job: tuple | None = None) -> list[list[_Scored]]:
+def _score_range(bounds: tuple[int, int], job: tuple | None = None) -> list[list[_CaseOutcome]]:
     backends, cases, weights, judgments = job if job is not None else _JOB
     return [[_scored(search, cases[i], weights, judgments[i] if judgments is not None else None)
              for i in range(*bounds)] for _, search in backends]

@@ -63,3 +63,4 @@ METRICS: tuple[MetricSpec, ...] = (
     MetricSpec("f1", "f1", "F1"),
 )
 METRIC_KEYS = tuple(m.key for m in METRICS)  # precision_at_k, recall, mrr, f1
+DEFAULT_PRIMARY = METRICS[2].key  # MRR: the metric the full statistics and the Action's gate lead with

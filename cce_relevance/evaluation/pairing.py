@@ -12,11 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from cce_relevance import schemas
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.metrics import METRICS, MetricSpec
-
-REPORT_SCHEMAS = ("cce.relevance.report/v1", "cce.relevance.report/v2")
-COMPARE_SCHEMA = "cce.relevance.compare/v1"  # what `compare --json` writes
 
 
 @dataclass(frozen=True)
@@ -81,8 +79,8 @@ def metric_values(obj: Mapping[str, Any], where: str) -> dict[str, float]:
 
 
 def _backends(doc: Any, label: str) -> dict[str, Mapping[str, Any]]:
-    if not isinstance(doc, dict) or doc.get("schema") not in REPORT_SCHEMAS:
-        raise CceError(f"{label} is not a cce.relevance report (expected schema {REPORT_SCHEMAS[-1]})")
+    if not isinstance(doc, dict) or doc.get("schema") not in schemas.REPORTS_READ:
+        raise CceError(f"{label} is not a cce.relevance report (expected schema {schemas.REPORTS_READ[-1]})")
     backends = doc.get("backends")
     if not isinstance(backends, list):
         raise CceError(f'{label}: "backends" must be an array')
@@ -121,13 +119,6 @@ def pair_reports(base: Any, head: Any, base_label: str = "base", head_label: str
             metric_values(head_b[name], f"{head_label} {name}") if name in head_b else None,
         ))
     return pairs
-
-
-def win_loss_tie(deltas: list[float]) -> tuple[int, int, int]:
-    """Counts of queries the head improved, worsened, and left unchanged."""
-    wins = sum(1 for d in deltas if d > 0)
-    losses = sum(1 for d in deltas if d < 0)
-    return wins, losses, len(deltas) - wins - losses
 
 
 def metric_specs() -> tuple[MetricSpec, ...]:

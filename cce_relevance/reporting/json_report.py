@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from cce_relevance import schemas
 from cce_relevance.evaluation.harness import BackendReport, CaseResult
 from cce_relevance.evaluation.metrics import METRICS, MetricSpec
 from cce_relevance.evaluation.rank_metrics import RankMetrics
@@ -18,8 +19,6 @@ from cce_relevance.reporting.full_report import full_document
 from cce_relevance.reporting.numbers import format6, signed6
 from cce_relevance.stats.full_stats import FullStats
 from cce_relevance.stats.paired import PairedTest
-
-REPORT_SCHEMA = "cce.relevance.report/v2"
 
 
 def _extra(ranking: RankMetrics | None, specs: Sequence[MetricSpec]) -> dict[str, str]:
@@ -89,7 +88,7 @@ def report_document(corpus: str, embedder: str, queries: int, reports: Sequence[
         "corpus": corpus,
         "embedder": embedder,
         "queries": queries,
-        "schema": REPORT_SCHEMA,
+        "schema": schemas.REPORT,
     }
     if compare is not None:
         a, b, tests = compare

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from cce_relevance import schemas
 from cce_relevance.evaluation.harness import BackendReport
 from cce_relevance.evaluation.metrics import METRICS, MetricSpec
 from cce_relevance.reporting.numbers import format6, signed6
 from cce_relevance.stats.paired import PairedTest
 
-TITLE = "CCE relevance — ranking quality vs labeled fixtures (cce.relevance/v1)"
+TITLE = f"CCE relevance — ranking quality vs labeled fixtures ({schemas.FIXTURES})"
 
 
 def _row(label: str, cells: Sequence[str], first: int = 10, width: int = 12) -> str:

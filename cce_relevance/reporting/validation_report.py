@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from cce_relevance import schemas
 from cce_relevance.evaluation.validation import Validation
 from cce_relevance.reporting.terminal import terminal_safe
 from cce_relevance.strings import quoted
-
-VALIDATE_SCHEMA = "cce.relevance.validate/v1"
 
 
 def validation_document(v: Validation) -> dict[str, Any]:
@@ -21,7 +20,7 @@ def validation_document(v: Validation) -> dict[str, Any]:
         "ok": v.ok,
         "problems": [{"anchor": f.anchor, "code": f.code, "id": f.case_id, "line": f.line, "message": f.message}
                      for f in v.findings],
-        "schema": VALIDATE_SCHEMA,
+        "schema": schemas.VALIDATE,
     }
 
 

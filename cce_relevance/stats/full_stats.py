@@ -19,13 +19,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from cce_relevance.evaluation.pairing import win_loss_tie
-from cce_relevance.stats.levels import STATS_LEVELS as STATS_LEVELS
-from cce_relevance.stats.levels import StatsLevel as StatsLevel
 from cce_relevance.stats.multiplicity import holm_adjust
-from cce_relevance.stats.paired import PairedTest, effect_size_dz, paired_t
+from cce_relevance.stats.paired import PairedTest, effect_size_dz, paired_t, win_loss_tie
 from cce_relevance.stats.power import observed_mde
 from cce_relevance.stats.resampling import PermutationTest, bootstrap_ci95, sign_flip_test
+from cce_relevance.stats.stats_level import STATS_LEVELS as STATS_LEVELS
+from cce_relevance.stats.stats_level import StatsLevel as StatsLevel
 
 HOLM_BASIS = "permutation"  # which p-values `holm_p` adjusts
 
@@ -78,7 +77,7 @@ def full_stats(deltas_by_metric: Sequence[tuple[str, Sequence[float]]], primary:
     partial = []
     for key, deltas in deltas_by_metric:
         test = paired_t(deltas)
-        wins, losses, ties = win_loss_tie(list(deltas))
+        wins, losses, ties = win_loss_tie(deltas)
         partial.append(MetricFullStats(
             key, test, wins, losses, ties, effect_size_dz(deltas, test), sign_flip_test(deltas),
             bootstrap_ci95(deltas), None, observed_mde(deltas),

@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 
 from cce_relevance import json_input
 from cce_relevance.action import git as action_git
-from cce_relevance.config_file import parse_config
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.fixtures import parse_fixtures
 from cce_relevance.evaluation.pairing import pair_reports
+from cce_relevance.project_config import parse_config
 from cce_relevance.retrieval.store.store import load_store
 
 _SCALAR = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8)

@@ -26,7 +26,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cce_relevance.config import REFERENCE_PARAMS, RankingParams
+from cce_relevance.reference import REFERENCE_PARAMS, RankingParams
 from cce_relevance.retrieval.embedding.embed import hash_embed
 from cce_relevance.retrieval.index.build import build_index
 from cce_relevance.retrieval.index.model import Index, fast_ascii_lower, index_from_parts

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cce_relevance.config import MAX_FILE_SIZE
+from cce_relevance.reference import MAX_FILE_SIZE
 from cce_relevance.retrieval.corpus import walk as walk_module
 from cce_relevance.retrieval.corpus.walk import WalkedFile, WalkResult, walk
 

@@ -32,7 +32,7 @@ import numpy as np
 
 from cce_relevance.retrieval.chunking.chunk import Chunk
 from cce_relevance.retrieval.chunking.line_weights import EXTRA_DTYPE, CorpusLines, check_slots, unique_paths
-from cce_relevance.retrieval.embedding.hash_counts import BucketCounts, joined_counts
+from cce_relevance.retrieval.embedding.buckets import BucketCounts, joined_counts
 from cce_relevance.retrieval.indexing.file import IndexedFile
 from cce_relevance.retrieval.indexing.file_record import (
     FIELDS,

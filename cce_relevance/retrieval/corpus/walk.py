@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
-from cce_relevance.config import ALWAYS_PRUNED_DIRS, MAX_FILE_SIZE
+from cce_relevance.reference import ALWAYS_PRUNED_DIRS, MAX_FILE_SIZE
 from cce_relevance.retrieval.corpus.gitignore import Gitignore
 from cce_relevance.retrieval.corpus.sensitive import is_sensitive, path_extension
 

@@ -15,8 +15,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from cce_relevance.config import EMBED_DIM
-from cce_relevance.config import HASH_EMBEDDER as HASH_EMBEDDER
+from cce_relevance.reference import EMBED_DIM
+from cce_relevance.reference import HASH_EMBEDDER as HASH_EMBEDDER
 from cce_relevance.retrieval.tokens import tokenize
 
 FNV_OFFSET = 0xCBF29CE484222325

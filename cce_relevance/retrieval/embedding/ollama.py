@@ -21,8 +21,8 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 import requests
 
-from cce_relevance.config import EMBED_BATCH_SIZE
-from cce_relevance.config import OLLAMA_EMBEDDER as OLLAMA_EMBEDDER
+from cce_relevance.reference import EMBED_BATCH_SIZE
+from cce_relevance.reference import OLLAMA_EMBEDDER as OLLAMA_EMBEDDER
 from cce_relevance.retrieval._http import connection_reason
 from cce_relevance.retrieval.embedding.embed import DocumentEmbedder
 

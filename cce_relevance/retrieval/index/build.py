@@ -25,8 +25,8 @@ from cce_relevance.retrieval.cache.index_cache import IndexCache
 from cce_relevance.retrieval.chunking.line_weights import unique_paths
 from cce_relevance.retrieval.chunking.packs import REFERENCE_PACKS, PackSet
 from cce_relevance.retrieval.corpus.walk import walk
+from cce_relevance.retrieval.embedding.buckets import HashEmbeddings
 from cce_relevance.retrieval.embedding.embed import HASH_DOCUMENTS, HASH_EMBEDDER, DocumentEmbedder
-from cce_relevance.retrieval.embedding.hash_counts import HashEmbeddings
 from cce_relevance.retrieval.index.file_records import Progress, file_keys, indexed_files, opened_cache
 from cce_relevance.retrieval.index.model import Index
 from cce_relevance.retrieval.indexing.file import IndexedFile

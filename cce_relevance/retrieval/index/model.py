@@ -13,12 +13,12 @@ from functools import cached_property
 
 import numpy as np
 
-from cce_relevance.config import REFERENCE_PARAMS, RankingParams
+from cce_relevance.reference import REFERENCE_PARAMS, RankingParams
 from cce_relevance.retrieval.chunking.chunk import Chunk
 from cce_relevance.retrieval.chunking.import_graph import ImportGraph
 from cce_relevance.retrieval.chunking.line_weights import WeightedLines
+from cce_relevance.retrieval.embedding.buckets import HashEmbeddings
 from cce_relevance.retrieval.embedding.embed import HASH_EMBEDDER
-from cce_relevance.retrieval.embedding.hash_counts import HashEmbeddings
 from cce_relevance.retrieval.ranking.bm25 import BM25
 from cce_relevance.retrieval.ranking.cosine import CosineIndex
 from cce_relevance.retrieval.ranking.postings import Postings

@@ -22,7 +22,7 @@ from cce_relevance.retrieval.chunking.line_weights import (
     EXTRA_DTYPE,
     lines_in_slots,
 )
-from cce_relevance.retrieval.embedding.hash_counts import BucketCounts
+from cce_relevance.retrieval.embedding.buckets import BucketCounts
 from cce_relevance.retrieval.indexing.file import IndexedFile
 from cce_relevance.retrieval.ranking.postings import TermCounts
 

@@ -24,13 +24,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cce_relevance.config import REFERENCE_PARAMS
+from cce_relevance.reference import REFERENCE_PARAMS
 from cce_relevance.retrieval.ranking.topk import PrefixMemo, id_ranks, top_by_key
 from cce_relevance.retrieval.tokens import tokenize
 
 
 @dataclass(frozen=True, slots=True)
-class Scored:
+class ChunkScore:
     """A chunk position in index order and its raw score."""
 
     index: int
@@ -149,18 +149,18 @@ class BM25:
             np.add.at(scores, np.searchsorted(docs, self._docs[p]), self._contributions(term, p))
         return docs, scores
 
-    def rank(self, terms: Sequence[str], limit: int | None = None) -> list[Scored]:
+    def rank(self, terms: Sequence[str], limit: int | None = None) -> list[ChunkScore]:
         """The first `limit` (default: all) positive-key documents by (score key desc, chunk id asc)."""
         if limit is None:
             return self._rank(terms, None)
         return self._rankings.ranking(tuple(terms), max(limit, 0), lambda depth: self._rank(terms, depth))
 
-    def _rank(self, terms: Sequence[str], limit: int | None) -> list[Scored]:
+    def _rank(self, terms: Sequence[str], limit: int | None) -> list[ChunkScore]:
         docs, scores = self.matched(terms)
         ranks = self.id_rank if docs is None else self.id_rank[docs]
         order = top_by_key(scores, ranks, limit, positive_only=True)
         picked = (order if docs is None else docs[order]).tolist()
-        return [Scored(d, score) for d, score in zip(picked, scores[order].tolist(), strict=True)]
+        return [ChunkScore(d, score) for d, score in zip(picked, scores[order].tolist(), strict=True)]
 
 
 _SPARSE_FRACTION = 16  # below N/16 postings in all, scores are kept for the matched documents only

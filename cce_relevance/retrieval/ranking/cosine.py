@@ -21,8 +21,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from cce_relevance.config import EMBED_DIM
-from cce_relevance.retrieval.embedding.hash_counts import HashEmbeddings
+from cce_relevance.reference import EMBED_DIM
+from cce_relevance.retrieval.embedding.buckets import HashEmbeddings
 from cce_relevance.retrieval.ranking.topk import PrefixMemo, top_by_key
 
 _F32_UNIT = 2.0**-24  # unit roundoff of float32

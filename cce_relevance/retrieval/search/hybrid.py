@@ -16,8 +16,8 @@ from itertools import chain, islice
 
 import numpy as np
 
-from cce_relevance.config import REFERENCE_PARAMS, RankingParams
 from cce_relevance.numeric import score_key
+from cce_relevance.reference import REFERENCE_PARAMS, RankingParams
 from cce_relevance.retrieval.index.model import Index, LowerContents
 from cce_relevance.retrieval.ranking.topk import score_keys, top_by_key
 from cce_relevance.retrieval.tokens import ascii_lower, tokenize, unique_tokens

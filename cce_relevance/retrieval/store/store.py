@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from cce_relevance.config import SPEC_VERSION
 from cce_relevance.errors import CceError
+from cce_relevance.reference import SPEC_VERSION
 from cce_relevance.retrieval.chunking.chunk import Chunk
 from cce_relevance.retrieval.embedding.embed import HASH_EMBEDDER
 from cce_relevance.retrieval.index.model import Index, index_from_parts

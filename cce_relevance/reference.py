@@ -17,6 +17,14 @@ EMBED_BATCH_SIZE = 64
 HASH_EMBEDDER = "hash"  # the embedder names a persisted store records (pipeline.md §14.2)
 OLLAMA_EMBEDDER = "ollama"
 EMBEDDERS = (HASH_EMBEDDER, OLLAMA_EMBEDDER)
+BUILTIN_BACKENDS = ("bm25", "vector", "hybrid")  # the reference's backends, in its order
+
+
+def listed(names: tuple[str, ...], last: str = "") -> str:
+    """`a, b, c`, or with `last` ("or") `a, b, or c`: names as the reference's messages list them."""
+    if not last or len(names) < 2:
+        return ", ".join(names)
+    return f"{', '.join(names[:-1])}, {last} {names[-1]}"
 
 ALWAYS_PRUNED_DIRS = frozenset({".git", ".cce", "node_modules", ".venv", "venv", "__pycache__", "dist", "build"})
 

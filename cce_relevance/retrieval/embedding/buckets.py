@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cce_relevance.config import EMBED_DIM
+from cce_relevance.reference import EMBED_DIM
 from cce_relevance.retrieval.embedding.embed import FNV_OFFSET, FNV_PRIME, fnv1a64
 
 _WORD_BYTE = np.zeros(256, dtype=bool)

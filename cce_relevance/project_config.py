@@ -35,11 +35,10 @@ from types import MappingProxyType
 from typing import Any
 from urllib.parse import urlsplit
 
-from cce_relevance.config import REFERENCE_PARAMS
 from cce_relevance.errors import CceError
 from cce_relevance.numeric import is_finite_number
+from cce_relevance.reference import BUILTIN_BACKENDS, REFERENCE_PARAMS
 from cce_relevance.retrieval.chunking.languages import check_languages
-from cce_relevance.retrieval.search.backends import BUILTIN_BACKENDS
 from cce_relevance.retrieval.search.external import DEFAULT_TIMEOUT, CommandRetriever, HttpRetriever
 from cce_relevance.retrieval.search.registry import BUILTIN_SPECS, BackendSpec, Variant
 from cce_relevance.strings import quoted
@@ -277,7 +276,7 @@ def _backend(shown: str, name: str, table: Any, directory: str) -> BackendSpec:
 def _variant(where: str, table: dict) -> Variant:
     base = table["base"]
     if base not in BUILTIN_BACKENDS:
-        raise CceError(f'{where} base: expected "bm25", "vector" or "hybrid", got {_show(base)}')
+        raise CceError(f"{where} base: expected {_quoted_choices(BUILTIN_BACKENDS)}, got {_show(base)}")
     allowed = BASE_PARAMETERS[base]
     _check_keys(where, table, "base", allowed, f'base "{base}"')
     changes = {key: _value(where, table, key, PARAMETERS[key], None) for key in table if key != "base"}
@@ -333,3 +332,9 @@ def _show(value: Any) -> str:
     if isinstance(value, dict):
         return "a table"
     return quoted(str(value))
+
+
+def _quoted_choices(names: tuple[str, ...]) -> str:
+    """`"a", "b" or "c"`: TOML strings as a config error lists them."""
+    quoted = [f'"{name}"' for name in names]
+    return f"{', '.join(quoted[:-1])} or {quoted[-1]}"
