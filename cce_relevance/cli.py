@@ -17,6 +17,7 @@ import os
 import sys
 import traceback
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -35,7 +36,10 @@ from cce_relevance.strings import rust_trim
 
 # The library (numpy, tree-sitter grammars, requests) loads when a command first uses it, and the
 # renderers are imported inside the commands that print them: `--help` starts fast.
-api = lazy_module("cce_relevance.api")
+if TYPE_CHECKING:
+    from cce_relevance import api
+else:
+    api = lazy_module("cce_relevance.api")
 
 
 class _Group(click.Group):
@@ -54,7 +58,7 @@ class _Group(click.Group):
                 sys.exit(EXIT_USAGE)
             raise
 
-    def invoke(self, ctx: click.Context):
+    def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except (click.exceptions.Exit, click.ClickException, click.Abort):
@@ -409,27 +413,108 @@ def compare(base_report: str, head_report: str, as_json: bool, as_markdown: bool
 @click.argument("fixtures")
 @click.option("--dir", "corpus_dir", metavar="DIR", help="Corpus directory to check against (overrides the header).")
 @click.option("--json", "as_json", is_flag=True, help=f"Emit the {schemas.VALIDATE} JSON.")
+@click.option("--suggest", is_flag=True,
+              help="Print fixes for stale and moved anchors as a unified diff on stdout (apply with "
+                   "`git apply` or `patch -p1`); the findings go to stderr.")
 @_languages_option
 @click.option("--config", "config_path", metavar="FILE", help=_CONFIG_HELP)
 @_cache_options
-def validate(fixtures: str, corpus_dir: str | None, as_json: bool, languages_flag: str | None,
+def validate(fixtures: str, corpus_dir: str | None, as_json: bool, suggest: bool, languages_flag: str | None,
              config_path: str | None, cache_dir: str | None, no_cache: bool) -> None:
     """Check that every anchor of FIXTURES resolves to a chunk of the corpus (a gate: exit 1 on problems).
 
     Reports anchors whose file, kind or line range is not in the corpus, cases no backend can
     satisfy, and duplicate case ids. Exit 0 when clean, 1 when problems were found, 2 on bad input.
+    With --suggest, stdout is a patch that points stale and moved anchors at where their definitions
+    most likely are now.
     """
-    from cce_relevance.reporting.validation_report import validation_document, validation_text
+    from cce_relevance.reporting.validation_report import fixes_text, validation_document, validation_text
 
     if corpus_dir == "":
         raise click.UsageError("a value is required for '--dir' but none was supplied")
+    if suggest and as_json:
+        raise click.UsageError("--suggest prints a patch; it cannot be used with --json")
     languages = _languages(languages_flag, api.load_config(config_path))
-    result = api.validate(fixtures, dir=corpus_dir, languages=languages,
-                          indexing=_indexing(cache_dir, no_cache, as_json))
-    _emit(dumps_report(validation_document(result)) if as_json else validation_text(result))
+    indexing = _indexing(cache_dir, no_cache, as_json)
+    if suggest:
+        suggestions = api.suggest(fixtures, dir=corpus_dir, languages=languages, indexing=indexing)
+        result = suggestions.validation
+        explained = validation_text(result) + fixes_text(suggestions.fixes, len(result.stale_anchors()))
+        click.echo(explained, err=True, nl=False)
+        _emit(suggestions.patch)
+    else:
+        result = api.validate(fixtures, dir=corpus_dir, languages=languages, indexing=indexing)
+        _emit(dumps_report(validation_document(result)) if as_json else validation_text(result))
     if not result.ok:
         raise GateFailed(f"{len(result.findings)} problem(s) in {fixtures}: anchors that resolve to nothing "
                          "in the corpus, unsatisfiable cases or duplicate ids")
+
+
+@main.command()
+@click.argument("directory", metavar="DIR")
+@click.option("--queries", type=click.IntRange(min=1), default=50, show_default=True,
+              help="Cases to propose.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of the draw: the same seed, the same set.")
+@click.option("--out", metavar="FILE",
+              help="Write the set to FILE (default: stdout); its header's corpus is DIR relative to FILE.")
+@click.option("--force", is_flag=True,
+              help="Replace --out FILE when it exists (a reviewed set is not overwritten by accident).")
+@click.option("--forms", metavar="LIST",
+              help="Query forms to draw: any of name,doc (easy), doc-unnamed,callers (hard); default all.")
+@click.option("--include-tests", is_flag=True, help="Also draw from test files (left out by default).")
+@click.option("--include-vendored", is_flag=True, help="Also draw from vendored code (left out by default).")
+@click.option("--include-generated", is_flag=True,
+              help="Also draw from generated files (left out by default).")
+@click.option("--skip", multiple=True, metavar="PATTERN",
+              help="Draw no case from paths PATTERN matches (a gitignore line, relative to DIR; they stay in "
+                   "the corpus). Repeatable.")
+@click.option("--backend", "backends", metavar="LIST",
+              help=f"Backends to score the set at (default {','.join(BUILTIN_BACKENDS)}).")
+@click.option("--no-score", is_flag=True, help="Only propose; do not score the set.")
+@click.option("--report", metavar="FILE", help="Write the summary and scores to FILE instead of stderr.")
+@_languages_option
+@click.option("--config", "config_path", metavar="FILE", help=_CONFIG_HELP)
+@_cache_options
+def bootstrap(directory: str, queries: int, seed: int, out: str | None, force: bool, forms: str | None,
+              include_tests: bool, include_vendored: bool, include_generated: bool, skip: tuple[str, ...],
+              backends: str | None, no_score: bool, report: str | None, languages_flag: str | None,
+              config_path: str | None, cache_dir: str | None, no_cache: bool) -> None:
+    """Propose a fixture set drawn from DIR for a person to review: queries from definitions'
+    names and doc lines (easy) and paraphrases (hard), each anchored to its definition, with a
+    note saying where it came from; then report how each backend scores it."""
+    from cce_relevance.reporting.proposal_report import proposal_text
+
+    for name, value in (("--out", out), ("--report", report)):
+        if value == "":
+            raise click.UsageError(f"a value is required for '{name}' but none was supplied")
+    if out is not None and os.path.exists(out) and not force:
+        raise CceError(f"{out} exists; a proposed set would replace it",
+                       hint="pass --force to replace it, or choose another --out")
+    if no_score and backends is not None:
+        raise click.UsageError("--backend needs scoring; it cannot be used with --no-score")
+    config = api.load_config(config_path)
+    rules = api.FileRules(tests=not include_tests, vendored=not include_vendored,
+                          generated=not include_generated, skip=skip)
+    result = api.bootstrap(api.require_directory(directory), queries=queries, seed=seed, out=out, rules=rules,
+                           forms=comma_list(forms) if forms is not None else api.FORMS,
+                           backends=comma_list(backends) if backends is not None else None,
+                           score=not no_score, config=config,
+                           languages=_languages(languages_flag, config),
+                           indexing=_indexing(cache_dir, no_cache, False))
+    p = result.proposal
+    summary = proposal_text(out or "stdout", len(p.cases), queries, p.candidates, p.files, p.skipped,
+                            result.form_counts(), api.HARD_FORMS, result.discrimination())
+    with OutputSet() as outputs:
+        if out is not None:
+            outputs.stage(out, result.text)
+        if report is not None:
+            outputs.stage(report, summary)
+        outputs.commit()
+    if out is None:
+        _emit(result.text)
+    if report is None:
+        click.echo(summary, err=True, nl=False)
 
 
 @main.command()

@@ -273,7 +273,7 @@ def _backend(shown: str, name: str, table: Any, directory: str) -> BackendSpec:
     return HttpRetriever(url, timeout)
 
 
-def _variant(where: str, table: dict) -> Variant:
+def _variant(where: str, table: dict[str, Any]) -> Variant:
     base = table["base"]
     if base not in BUILTIN_BACKENDS:
         raise CceError(f"{where} base: expected {_quoted_choices(BUILTIN_BACKENDS)}, got {_show(base)}")
@@ -283,7 +283,7 @@ def _variant(where: str, table: dict) -> Variant:
     return Variant(base, replace(REFERENCE_PARAMS, **changes))
 
 
-def _check_keys(where: str, table: dict, kind: str, allowed: tuple[str, ...], what: str) -> None:
+def _check_keys(where: str, table: dict[str, Any], kind: str, allowed: tuple[str, ...], what: str) -> None:
     takes = f"{what} takes {', '.join(allowed)}" if allowed else f"{what} takes no parameters"
     for key in table:
         if key == kind or key in allowed:
@@ -293,7 +293,7 @@ def _check_keys(where: str, table: dict, kind: str, allowed: tuple[str, ...], wh
         raise CceError(f"{where} {_key(key)}: unknown key ({takes})")
 
 
-def _value(where: str, table: dict, key: str, param: _Param, default: Any) -> Any:
+def _value(where: str, table: dict[str, Any], key: str, param: _Param, default: Any) -> Any:
     if key not in table:
         return default
     value = table[key]

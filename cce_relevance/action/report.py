@@ -19,7 +19,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from cce_relevance import __version__, api, schemas
 from cce_relevance.action.git import CommitPair
@@ -216,7 +216,7 @@ def _set_section(s: SetResult, commits: CommitPair) -> str:
     """Means, the chart of the gated metric, the stale anchors, then each backend's queries."""
     title = f"### {code_span(s.fixture)}"
     if s.comparisons is None:
-        side = "head" if s.status == "head-only" else "base"
+        side: Literal["base", "head"] = "head" if s.status == "head-only" else "base"
         lead = f"Scored at {_scored(s, commits)}. Mean metrics per backend at {side}:"
         parts = [title, lead, report_means_table(s.document(side)).rstrip("\n"), stale_section(s)]
         return "\n\n".join(part for part in parts if part)

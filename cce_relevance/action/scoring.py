@@ -1,7 +1,7 @@
 """Score every configured fixture set at the base and head commits, and check the goldens at head.
 
 Each side is its own detached `git worktree` (never the workspace checkout: for a pull request
-that is GitHub's ephemeral merge commit, P18). Everything read from a tree is data (fixtures,
+that is GitHub's ephemeral merge commit, §runner-head-sha). Everything read from a tree is data (fixtures,
 corpora, goldens): nothing from the head commit is ever executed, which is what makes running
 under `pull_request_target` safe for this Action. Because the head is untrusted, every path it
 supplies is confined to its worktree: a fixture, a corpus or a golden that escapes it through

@@ -57,11 +57,11 @@ def compare_pair(pair: BackendPair, stats_level: StatsLevel = "reference", prima
 
 
 def metric_deltas(a: BackendReport, b: BackendReport) -> list[tuple[str, list[float]]]:
-    """Per metric key, the per-case deltas B − A in case order (harness.md §4.1)."""
+    """Per metric key, the per-case deltas B − A in case order (§deltas)."""
     return [(spec.key, [vb - va for va, vb in zip(a.metric(spec.attr), b.metric(spec.attr), strict=True)])
             for spec in METRICS]
 
 
 def compare_reports(a: BackendReport, b: BackendReport) -> dict[str, PairedTest]:
-    """Paired t-test per metric over the per-case deltas B − A (harness.md §4.1)."""
+    """Paired t-test per metric over the per-case deltas B − A (§deltas)."""
     return {key: paired_t(deltas) for key, deltas in metric_deltas(a, b)}

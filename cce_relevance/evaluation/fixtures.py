@@ -1,6 +1,6 @@
 """The `cce.relevance/v1` fixture contract: NDJSON lines, an optional header, labeled cases.
 
-Everything here mirrors the reference parser (harness.md §2): which lines count, which JSON is
+Everything here mirrors the reference parser (§fixtures): which lines count, which JSON is
 accepted, which check fires first and the exact wording of errors E1–E14. The reference parses
 each line with serde_json into a generic value; Python's `json` accepts a few things serde
 rejects (NaN/Infinity literals, overflowing numbers, lone surrogate escapes, unlimited nesting),
@@ -198,7 +198,7 @@ def _parse_grades(obj: dict[str, object], expected: list[object], number: int) -
         if type(value) is not int or value < 1:
             raise CceError(f"fixture line {number}: grade of {rust_debug_str(key)} must be a positive integer")
         checked[key] = value
-    return tuple(checked.get(text, 1) for text in expected)
+    return tuple(checked.get(text, 1) if isinstance(text, str) else 1 for text in expected)
 
 
 # --- JSON, with serde_json's accept/reject rules ---------------------------------------------

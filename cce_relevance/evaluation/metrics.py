@@ -1,7 +1,7 @@
-"""Per-query chunk-level metrics and macro averages (harness.md §3.1–§3.2).
+"""Per-query chunk-level metrics and macro averages (§query-metrics–§aggregates).
 
 Definitions follow standard IR usage (Manning, Raghavan & Schütze, *Introduction to Information
-Retrieval*, 2008, §8.3–8.4): precision at k divides by k even when fewer results return,
+Retrieval*, 2008, sec. 8.3–8.4): precision at k divides by k even when fewer results return,
 recall counts matched anchors, the reciprocal rank is that of the first relevant result, and F1
 is the harmonic mean of P@k and recall. Sums are left to right in case order.
 """

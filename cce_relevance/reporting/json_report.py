@@ -1,4 +1,4 @@
-"""The `cce.relevance.report/v2` document (harness.md §5.4) as plain data.
+"""The `cce.relevance.report/v2` document (§json-report) as plain data.
 
 Scores are six-decimal strings so the report is byte-pinnable; optional members (`tokens`,
 `compare`, `compare.full`) are absent rather than null when they do not apply, which keeps an unranged,

@@ -94,6 +94,8 @@ def _run_with_terminal_stderr(args: list[str], env: dict[str, str]) -> tuple[int
         elif proc.poll() is not None:
             break
     out = proc.stdout.read().decode() if proc.stdout else ""
+    if proc.stdout:
+        proc.stdout.close()  # warnings are errors: an unclosed pipe is a ResourceWarning
     code = proc.wait(timeout=60)
     os.close(leader)
     return code, out, seen.decode("utf-8", "replace")

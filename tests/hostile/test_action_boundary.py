@@ -16,6 +16,8 @@ from cce_relevance.action import main as action_main
 from cce_relevance.errors import EXIT_INTERNAL
 from tests.action.scenario import PullRequest, RunnerDirs, action_env, run_entrypoint
 
+pytestmark = pytest.mark.slow  # the Action end to end, in a real repository
+
 
 class _JunkApi(BaseHTTPRequestHandler):
     """A GitHub API whose comment list holds `"x"` and whose pull request has no head."""

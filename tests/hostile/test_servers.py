@@ -18,6 +18,8 @@ from cce_relevance.errors import CceError
 from cce_relevance.retrieval.index.build import build_index
 from cce_relevance.retrieval.search.external import HttpRetriever, open_external
 
+pytestmark = pytest.mark.slow  # each waits out a deadline of a few seconds
+
 HOLD = 20.0  # the longest any server below keeps a connection open
 
 

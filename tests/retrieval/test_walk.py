@@ -492,6 +492,7 @@ def _build(root: bytes, tree: dict[bytes, object]) -> set[bytes]:
     return created
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.dictionaries(_RAW_NAME | st.just(b".gitignore"), _TREE, max_size=5))
 def test_walk_of_arbitrary_trees_never_raises(tree: dict[bytes, object]) -> None:

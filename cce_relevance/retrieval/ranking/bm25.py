@@ -1,4 +1,4 @@
-"""BM25 keyword ranking over chunk contents (pipeline.md §9, §12).
+"""BM25 keyword ranking over chunk contents (§bm25, §bm25-only).
 
 Okapi BM25 with the non-negative idf `ln(1 + (N - df + 0.5)/(df + 0.5))` (Robertson & Zaragoza,
 "The Probabilistic Relevance Framework: BM25 and Beyond", 2009, eq. 3.3 with the +1 variant that
@@ -136,7 +136,7 @@ class BM25:
         are long enough that one dense array is cheaper than finding their union."""
         # `np.add.at` adds one contribution after another (a term's documents are distinct), the
         # same sums as `scores[docs] += contributions`, without converting the int32 documents
-        # to index type twice (gather and scatter): 2-3 times faster on long postings.
+        # to index type twice (gather and scatter), which dominates on long postings.
         postings = [(term, p) for term in terms if (p := self._posting(term)) is not None]
         if sum(p.stop - p.start for _, p in postings) * _SPARSE_FRACTION >= self.n_docs:
             scores = np.zeros(self.n_docs, dtype=np.float64)

@@ -1,5 +1,5 @@
 """The built-in backends as the relevance harness calls them: name + (query, k) → ranked hits
-(pipeline.md §13), each a `SearchFn` giving `Hit` records (retrieval/hit.py).
+(§backends), each a `SearchFn` giving `Hit` records (retrieval/hit.py).
 """
 
 from __future__ import annotations

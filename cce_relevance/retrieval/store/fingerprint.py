@@ -1,6 +1,6 @@
 """The store's fingerprint: how it was built, and a checksum binding that record to its bytes.
 
-pipeline.md §14.1 says the reference writes `fingerprint.json` beside the store ("build
+§store-files says the reference writes `fingerprint.json` beside the store ("build
 configuration + checksum of the store bytes") but not its layout, so this one is our own,
 `cce-relevance.fingerprint/v1` (documented in docs/stores.md). Its job is to let a person or a
 tool tell, without loading the store, which embedding space and chunking produced it and
