@@ -10,6 +10,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import warnings
 from pathlib import Path
 
 import pytest
@@ -195,7 +196,9 @@ def test_dev_null_style_devices_work_for_a_user_who_cannot_write_their_directory
         locked.chmod(0o755)
         null = device_node(locked / "null", NULL)
         null.chmod(0o666)
-        pid = os.fork()
+        with warnings.catch_warnings():  # 3.12 warns about fork() beside live threads; the child only writes
+            warnings.simplefilter("ignore", DeprecationWarning)
+            pid = os.fork()
         if pid == 0:  # the child becomes `nobody` and writes; its exit status is the verdict
             code = 1
             try:
