@@ -35,24 +35,29 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from cce_relevance import __version__
+from cce_relevance import __version__, schemas
 from cce_relevance.action.comment import comment_marker, fit_body, upsert_comment
 from cce_relevance.action.files import (
     OutputFiles,
     fresh_output_dir,
     give_to_workspace_owner,
+    save_comment,
     save_reports,
     save_summary,
 )
 from cce_relevance.action.git import (
     PULL_REQUEST_EVENTS,
     CommitPair,
+    changed_files,
     find_repository,
     mark_safe_directory,
     resolve_commits,
 )
 from cce_relevance.action.github import GitHubClient, GitHubError
 from cce_relevance.action.inputs import ActionInputs, GitHubContext, read_inputs
+from cce_relevance.action.pr_comment import measurable_change, render_comment
+from cce_relevance.action.publish import publish
+from cce_relevance.action.query_changes import Links
 from cce_relevance.action.report import TITLE, Markdown, Outcome, action_document, render
 from cce_relevance.action.scoring import score_commits
 from cce_relevance.action.workflow_commands import (
@@ -66,7 +71,7 @@ from cce_relevance.action.workflow_commands import (
 )
 from cce_relevance.errors import EXIT_GATE_FAILED, EXIT_OK, TRACEBACK_VARIABLE, CceError, internal_error
 from cce_relevance.memory_pages import prefer_small_pages
-from cce_relevance.reporting.markdown_safe import escape_md
+from cce_relevance.reporting.markdown_safe import code_span, escape_md
 from cce_relevance.reporting.numbers import signed6
 from cce_relevance.strings import quoted
 
@@ -101,11 +106,21 @@ def _ensure_home() -> None:
 
 
 def _run(inputs: ActionInputs) -> int:
+    if inputs.mode == "publish":
+        return publish(inputs)
     repo, commits, outcome = _evaluate(inputs)
     github = inputs.github
     verdict = outcome.verdict()
-    markdown = render(outcome, verdict, commits, comment_marker(inputs.comment_key), _run_url(github))
-    files = _save(github.workspace, outcome, verdict, commits, markdown)
+    marker = comment_marker(inputs.comment_key)
+    run_link = _run_link(github)
+    markdown = render(outcome, verdict, commits, marker, run_link)
+    links = Links(github.server_url, github.repository, commits.base, commits.head) if github.repository else None
+    comment = render_comment(outcome, verdict, commits, marker, links=links, run_link=run_link,
+                             edited=_edited(repo, commits, inputs, outcome))
+    body = fit_body(comment.head, list(comment.sections), comment.tail,
+                    full_report=f"[the job summary]({_run_url(github)})" if _run_url(github) else "the job summary")
+    meta = _pull_request_meta(inputs, commits, measurable_change(outcome))
+    files = _save(github.workspace, outcome, verdict, commits, markdown, body, meta)
     if github.output_path is not None:
         drift = "true" if outcome.drifted else "false"
         outputs = {"report": files.report, "compare": files.compare, "drift": drift, "verdict": verdict}
@@ -121,8 +136,9 @@ def _run(inputs: ActionInputs) -> int:
     print(verdict, flush=True)
     _print_findings(outcome, inputs, repo)
     print(f"Full report: {files.report}", flush=True)
-    code = EXIT_GATE_FAILED if outcome.gate_failed(inputs.fail_on) else EXIT_OK
-    url = _comment_within_budget(inputs, markdown, commits.head) if _wants_comment(inputs) else ""
+    code = EXIT_GATE_FAILED if outcome.gate_failed() else EXIT_OK
+    changed = measurable_change(outcome)
+    url = _comment_within_budget(inputs, body, commits.head, changed) if _wants_comment(inputs) else ""
     if github.output_path is not None:
         _set_outputs(github.output_path, {"comment-url": url})
     return code
@@ -137,7 +153,7 @@ def _set_outputs(path: Path, outputs: Mapping[str, str]) -> None:
                        hint="GITHUB_OUTPUT must name a writable file (the runner sets it)") from None
 
 
-def _comment_within_budget(inputs: ActionInputs, markdown: Markdown, head: str) -> str:
+def _comment_within_budget(inputs: ActionInputs, body: str, head: str, changed: bool) -> str:
     """`_comment` in a worker thread given `POSTING_BUDGET` seconds: posting is best effort, so an
     API that never answers (or answers forever) costs a warning, never the job's time or result.
     Any failure in there, expected or not, is a warning too: the gate is already decided."""
@@ -146,7 +162,7 @@ def _comment_within_budget(inputs: ActionInputs, markdown: Markdown, head: str) 
     def post() -> None:
         lines: list[str] = []
         try:
-            outcome.append((_comment(inputs, markdown, head, lines), lines))
+            outcome.append((_comment(inputs, body, head, changed, lines), lines))
         except Exception as exc:  # noqa: BLE001 - e.g. junk in the API's replies
             lines.append(annotation("warning", f"Could not post the pull request comment: {type(exc).__name__}: "
                                                f"{str(exc)[:200]}"))
@@ -175,17 +191,19 @@ def _evaluate(inputs: ActionInputs) -> tuple[Path, CommitPair, Outcome]:
     return (
         repo,
         commits,
-        Outcome(score_commits(repo, commits, inputs), inputs.regression_metric, inputs.alpha),
+        Outcome(score_commits(repo, commits, inputs), inputs.regression_metric, inputs.alpha, inputs.fail_on),
     )
 
 
 def _save(
-    workspace: Path, outcome: Outcome, verdict: str, commits: CommitPair, markdown: Markdown
+    workspace: Path, outcome: Outcome, verdict: str, commits: CommitPair, markdown: Markdown, comment: str,
+    meta: dict[str, Any] | None,
 ) -> OutputFiles:
     directory = fresh_output_dir(workspace)
     try:
         reports = save_reports(directory, workspace, outcome.sets)
         document = action_document(outcome, verdict, commits, reports)
+        save_comment(directory, comment, meta)
         return save_summary(directory, workspace, markdown.whole(), document)
     finally:
         give_to_workspace_owner(directory, workspace)
@@ -194,7 +212,38 @@ def _save(
 def _run_url(github: GitHubContext) -> str | None:
     if not github.repository or not github.run_id:
         return None
-    return f"{github.server_url}/{github.repository}/actions/runs/{github.run_id}"
+    attempt = f"/attempts/{github.run_attempt}" if github.run_attempt.isdigit() else ""
+    return f"{github.server_url}/{github.repository}/actions/runs/{github.run_id}{attempt}"
+
+
+def _run_link(github: GitHubContext) -> str | None:
+    """The footer's link to this job's run (GitHub gives a job no URL of its own to a step)."""
+    url = _run_url(github)
+    if url is None:
+        return None
+    job = f"job {code_span(github.job)} of " if github.job else ""
+    return f"[{job}run {escape_md(github.run_id)}]({url})"
+
+
+def _edited(repo: Path, commits: CommitPair, inputs: ActionInputs, outcome: Outcome) -> tuple[str, ...]:
+    """The fixture sets and goldens this change edits (paths as configured)."""
+    if commits.base is None:
+        return ()
+    subdir = inputs.working_directory.relative_to(repo)
+    ours = {(subdir / s.fixture).as_posix(): s.fixture for s in outcome.sets}
+    ours.update({(subdir / golden).as_posix(): golden for _, golden in inputs.golden})
+    changed = set(changed_files(repo, commits.base, commits.head))
+    return tuple(shown for path, shown in sorted(ours.items()) if path in changed)
+
+
+def _pull_request_meta(inputs: ActionInputs, commits: CommitPair, changed: bool) -> dict[str, Any] | None:
+    """What `mode: publish` needs besides the comment: which pull request, at which head, under
+    which key, and whether anything changed (for `comment: on-change`)."""
+    number = _pull_request_number(inputs.github.event)
+    if inputs.github.event_name not in PULL_REQUEST_EVENTS or number is None:
+        return None
+    return {"schema": schemas.PULL_REQUEST, "number": number, "head": commits.head,
+            "comment_key": inputs.comment_key, "changed": changed, "on_change": inputs.comment_on_change}
 
 
 def _write_summary(path: Path, markdown: Markdown, files: OutputFiles) -> None:
@@ -216,8 +265,10 @@ def _print_findings(outcome: Outcome, inputs: ActionInputs, repo: Path) -> None:
     anchors are stale at head (in that order, within the cap), then each drift's diff."""
     subdir = inputs.working_directory.relative_to(repo)
     regression_kind: AnnotationKind = "error" if inputs.fail_on == "regression" else "warning"
+    drift_kind: AnnotationKind = "warning" if inputs.fail_on == "none" else "error"
     lines = [
-        error_annotation(
+        annotation(
+            drift_kind,
             f"The head report of {s.fixture} no longer matches the golden report {s.golden.path}; "
             "the diff is in the log and the job summary.",
             file=(subdir / s.golden.path).as_posix(),
@@ -263,8 +314,9 @@ def _wants_comment(inputs: ActionInputs) -> bool:
     return inputs.comment and inputs.github.event_name in PULL_REQUEST_EVENTS
 
 
-def _comment(inputs: ActionInputs, markdown: Markdown, head: str, lines: list[str]) -> str:
+def _comment(inputs: ActionInputs, body: str, head: str, changed: bool, lines: list[str]) -> str:
     """Create or update the pull request comment; the URL, or '' (with a warning) when not posted.
+    With `comment: on-change` and nothing changed, an existing comment is updated, none created.
     What it would print goes to `lines` (printed by the caller, so nothing prints after a timeout).
 
     A run that scored `head` leaves the comment alone when the pull request has moved on to
@@ -281,13 +333,6 @@ def _comment(inputs: ActionInputs, markdown: Markdown, head: str, lines: list[st
             annotation("warning", f"Not commenting: {missing} is missing. The report is in the job summary.")
         )
         return ""
-    run_url = _run_url(github)
-    body = fit_body(
-        markdown.head,
-        list(markdown.sections),
-        markdown.tail,
-        full_report=f"[the job summary of this run]({run_url})" if run_url else "the job summary",
-    )
     try:
         with GitHubClient(github.api_url, inputs.github_token) as client:
             current = _pull_request_head(client, github.repository, number)
@@ -296,7 +341,8 @@ def _comment(inputs: ActionInputs, markdown: Markdown, head: str, lines: list[st
                                            f"and the pull request's head is now {current[:12]}; its run writes it."))
                 return ""
             result = upsert_comment(
-                client, github.repository, number, body, comment_marker(inputs.comment_key)
+                client, github.repository, number, body, comment_marker(inputs.comment_key),
+                create=changed or not inputs.comment_on_change,
             )
     except (GitHubError, ValueError) as exc:
         # ValueError: an argument was refused before any request (GITHUB_API_URL, the token's
@@ -305,6 +351,9 @@ def _comment(inputs: ActionInputs, markdown: Markdown, head: str, lines: list[st
         return ""
     if result.warning:
         lines.append(annotation("warning", result.warning))
+        return ""
+    if result.action == "not needed":
+        lines.append("No pull request comment: nothing changed (`comment: on-change`).")
         return ""
     lines.append(f"Pull request comment {result.action}: {result.url}")
     return result.url or ""

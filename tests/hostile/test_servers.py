@@ -78,8 +78,8 @@ def test_a_github_api_that_never_answers_costs_a_warning_within_the_budget(
     env["GITHUB_EVENT_PATH"] = str(event)
     inputs = action_main.read_inputs(env)
     monkeypatch.setattr(action_main, "POSTING_BUDGET", 2.0)
-    markdown = action_main.Markdown(action_main.comment_marker(None), (), "")
-    assert action_main._comment_within_budget(inputs, markdown, "a" * 40) == ""
+    body = action_main.comment_marker(inputs.comment_key) + "\nreport\n"
+    assert action_main._comment_within_budget(inputs, body, "a" * 40, True) == ""
     assert "Gave up posting the pull request comment after 2 s" in capsys.readouterr().out
 
 
