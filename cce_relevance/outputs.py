@@ -1,7 +1,8 @@
 """Output files that are never half-written, never destroy a special file, and change nothing on failure.
 
 Every file a command writes (`--output`, `--update-golden`, `--trec-run`, `--trec-qrels`, `--chart`,
-`index --out` and its fingerprint, the Action's report files) goes through this module:
+`index --out` and its fingerprint, `bootstrap --out` and `--report`, the Action's report files) goes
+through this module:
 
 * `write_output(path, content)` writes one file;
 * `OutputSet` stages several: `stage()` each, then `commit()` once the run has succeeded. Leaving
