@@ -173,8 +173,9 @@ def chunks(directory: str, as_json: bool, languages_flag: str | None, config_pat
     """List every chunk of DIR with its symbol (the conformance listing)."""
     from cce_relevance.reporting import search_view
 
-    languages = _languages(languages_flag, api.load_config(config_path))
-    found = api.chunks(api.require_directory(directory), languages, _indexing(cache_dir, no_cache, as_json))
+    config = api.load_config(config_path)
+    languages = _languages(languages_flag, config)
+    found = api.chunks(api.require_directory(directory), languages, _indexing(cache_dir, no_cache, as_json), config)
     if as_json:
         _emit(search_view.conformance_document(found))
     else:
@@ -220,11 +221,12 @@ def index(directory: str, out: str | None, embedder: str, allow_secrets: bool, l
     """Index DIR and write the reference's persisted store (index.json) with a fingerprint beside it."""
     if out == "":
         raise click.UsageError("a value is required for '--out' but none was supplied")
-    languages = _languages(languages_flag, api.load_config(config_path))
+    config = api.load_config(config_path)
     if allow_secrets:
         click.echo("warning: --allow-secrets: secret protection is off; files are indexed verbatim", err=True)
     written = api.index_corpus(directory, out=out, embedder=embedder, allow_secrets=allow_secrets,
-                               languages=languages, indexing=_indexing(cache_dir, no_cache, False))
+                               languages=_languages(languages_flag, config), indexing=_indexing(cache_dir, no_cache, False),
+                               config=config)
     fingerprint = f"wrote {written.fingerprint}\n" if written.fingerprint is not None else ""
     _emit(f"wrote {written.path}: {written.chunks} chunks from {written.files} files, "
           f"embedder {written.embedder}, {written.size} bytes\n{fingerprint}")
@@ -237,11 +239,24 @@ def _golden_drift(golden: str, report: str) -> str:
 
 
 def _fail_on_drift(golden: str, diff: str) -> None:
+    """A drifted golden: its diff on stderr and exit 1; a matching one: one line on stderr."""
     if not diff:
+        click.echo(f"golden report {golden} matches", err=True)
         return
     sys.stderr.write(diff)
     raise GateFailed(f"report drifted from golden {golden}",
                      hint="review the diff; if the change is intended, rerun with --update-golden")
+
+
+def _golden_change(golden: str, report: str) -> str:
+    """What `--update-golden` will do to `golden` (created, updated or unchanged), read before the
+    run's outputs are committed; said on stderr in one line once they are."""
+    try:
+        with open(golden, encoding="utf-8", newline="") as handle:
+            before: str | None = handle.read()
+    except (OSError, UnicodeDecodeError):
+        before = None
+    return "created" if before is None else "unchanged" if before == report else "updated"
 
 
 _STATS_HELP = ("reference: the paired t-test the reference prints (default). full: also wins/losses/ties, d_z, "
@@ -351,11 +366,13 @@ def run(fixtures: str, corpus_dir: str | None, store: str | None, backends: str 
                      stats_level=stats_level, primary=primary,
                      metrics=None if metrics is None else comma_list(metrics, str.strip),
                      trec=trec_run is not None or trec_qrels is not None,
-                     languages=_languages(languages_flag, config), indexing=_indexing(cache_dir, no_cache, as_json))
+                     languages=_languages(languages_flag, config), indexing=_indexing(cache_dir, no_cache, as_json),
+                     outputs=api.own_outputs([output, golden, trec_run, trec_qrels, chart], config))
     side_files = _trec_files(result, trec_run, trec_qrels)
     if chart is not None and render_chart is not None:
         side_files[chart] = render_chart(run_chart(result, chart_metric))
     report_json = run_report_json(result)
+    golden_change = _golden_change(golden, report_json) if golden is not None and update_golden else ""
     rendered = report_json if as_json else run_report_text(result)
     drift = _golden_drift(golden, report_json) if golden is not None and not update_golden else ""
     with OutputSet() as outputs:
@@ -366,9 +383,11 @@ def run(fixtures: str, corpus_dir: str | None, store: str | None, backends: str 
         if output is not None:
             outputs.stage(output, rendered)
         outputs.commit()
+    if golden_change:
+        click.echo(f"golden report {golden} {golden_change}", err=True)
     if output is None:
         _emit(rendered)
-    if golden is not None:
+    if golden is not None and not update_golden:
         _fail_on_drift(golden, drift)
 
 
@@ -379,7 +398,7 @@ def run(fixtures: str, corpus_dir: str | None, store: str | None, backends: str 
 @click.option("--markdown", "as_markdown", is_flag=True, help="Emit GitHub-flavoured Markdown.")
 @_stats_options
 @_chart_options
-@click.option("--chart-backend", metavar="NAME", help="Backend to chart (default: the first one in both reports).")
+@click.option("--chart-backend", metavar="NAME", help="Backend to chart (default: the last one in both reports, as the Action charts).")
 def compare(base_report: str, head_report: str, as_json: bool, as_markdown: bool, stats_level: StatsLevel,
             primary_metric: str | None, chart: str | None, chart_metric: str | None, chart_backend: str | None
             ) -> None:
@@ -434,16 +453,17 @@ def validate(fixtures: str, corpus_dir: str | None, as_json: bool, suggest: bool
         raise click.UsageError("a value is required for '--dir' but none was supplied")
     if suggest and as_json:
         raise click.UsageError("--suggest prints a patch; it cannot be used with --json")
-    languages = _languages(languages_flag, api.load_config(config_path))
+    config = api.load_config(config_path)
+    languages = _languages(languages_flag, config)
     indexing = _indexing(cache_dir, no_cache, as_json)
     if suggest:
-        suggestions = api.suggest(fixtures, dir=corpus_dir, languages=languages, indexing=indexing)
+        suggestions = api.suggest(fixtures, dir=corpus_dir, languages=languages, indexing=indexing, config=config)
         result = suggestions.validation
         explained = validation_text(result) + fixes_text(suggestions.fixes, len(result.stale_anchors()))
         click.echo(explained, err=True, nl=False)
         _emit(suggestions.patch)
     else:
-        result = api.validate(fixtures, dir=corpus_dir, languages=languages, indexing=indexing)
+        result = api.validate(fixtures, dir=corpus_dir, languages=languages, indexing=indexing, config=config)
         _emit(dumps_report(validation_document(result)) if as_json else validation_text(result))
     if not result.ok:
         raise GateFailed(f"{len(result.findings)} problem(s) in {fixtures}: anchors that resolve to nothing "
@@ -525,8 +545,9 @@ def bootstrap(directory: str, queries: int, seed: int, out: str | None, force: b
 @click.option("--metric", type=click.Choice(METRIC_KEYS), help="Plan for this metric only (default: all).")
 @click.option("--json", "as_json", is_flag=True, help=f"Emit the {schemas.POWER} JSON.")
 def power(source: str, delta: float, alpha: float, power: float, metric: str | None, as_json: bool) -> None:
-    """Queries needed to detect --delta, from the per-query deltas of a `run --compare` report or a
-    `compare --json` document (the paired t-test's power analysis; docs/statistics.md)."""
+    """Queries needed to detect --delta, from the per-query deltas of a `run --compare` report, a
+    `compare --json` document or the Action's compare.json (the paired t-test's power analysis;
+    docs/statistics.md)."""
     from cce_relevance.reporting.power_report import power_document, power_text
 
     analysis = api.power_analysis(source, delta, alpha=alpha, power=power, metric=metric)

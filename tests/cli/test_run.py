@@ -46,7 +46,7 @@ def test_dir_overrides_header_and_is_shown_as_typed(project: Path) -> None:
 
 
 def test_hybrid_scores_of_worked_example(project: Path) -> None:
-    """pipeline.md §11.14 corpus A: auth.py 1-2 first, so MRR 1 for the `hash` case."""
+    """§hybrid-examples corpus A: auth.py 1-2 first, so MRR 1 for the `hash` case."""
     doc = json.loads(cli("run", "set.jsonl", "--backend", "hybrid", "--json", cwd=project).out)
     first = doc["backends"][0]["per_query"][0]
     assert first["id"] == "hash" and first["first_relevant_rank"] == 1 and first["mrr"] == "1.000000"
@@ -102,9 +102,11 @@ def test_golden_cycle(project: Path) -> None:
     missing = cli("run", "set.jsonl", "--golden", "g.json", cwd=project)
     assert missing.code == 2 and "--update-golden" in missing.err
     created = cli("run", "set.jsonl", "--golden", "g.json", "--update-golden", cwd=project)
-    assert created.code == 0
+    assert created.code == 0 and created.err == "golden report g.json created\n"
     same = cli("run", "set.jsonl", "--golden", "g.json", cwd=project)
-    assert same.code == 0 and same.err == ""
+    assert same.code == 0 and same.err == "golden report g.json matches\n"
+    again = cli("run", "set.jsonl", "--golden", "g.json", "--update-golden", cwd=project)
+    assert again.code == 0 and again.err == "golden report g.json unchanged\n" and again.out == same.out
     # a ranking-relevant change in the corpus moves the report: drift, exit 1, unified diff
     (project / "corpus" / "auth.py").write_text("def unrelated():\n    return 0\n")
     drift = cli("run", "set.jsonl", "--golden", "g.json", cwd=project)
@@ -112,6 +114,8 @@ def test_golden_cycle(project: Path) -> None:
     assert "--- g.json (golden)" in drift.err and "+++ current run" in drift.err
     assert "error: report drifted from golden g.json" in drift.err
     assert drift.out.startswith("CCE relevance")
+    updated = cli("run", "set.jsonl", "--golden", "g.json", "--update-golden", cwd=project)
+    assert updated.code == 0 and updated.err == "golden report g.json updated\n"
 
 
 def test_output_is_deterministic_across_processes(project: Path) -> None:
