@@ -26,9 +26,11 @@ from cce_relevance.evaluation.anchors import Anchor, parse_anchor
 from cce_relevance.evaluation.backend_runs import evaluated_backends
 from cce_relevance.evaluation.comparison import (
     BackendComparison,
+    check_primary,
+    compare_many,
     compare_pair,
     compare_reports,
-    metric_deltas,
+    compared,
 )
 from cce_relevance.evaluation.corpus import (
     OLLAMA_STORE_REFUSAL,
@@ -48,7 +50,7 @@ from cce_relevance.evaluation.corpus import (
 from cce_relevance.evaluation.discrimination import Discrimination, discrimination
 from cce_relevance.evaluation.fixtures import FixtureSet, load_fixtures, parse_fixtures
 from cce_relevance.evaluation.gate import gated_comparison, gated_test, is_significant_regression
-from cce_relevance.evaluation.harness import BackendReport
+from cce_relevance.evaluation.harness import BackendReport, evaluate_backends
 from cce_relevance.evaluation.judgments import judge
 from cce_relevance.evaluation.metrics import DEFAULT_PRIMARY, METRIC_KEYS, METRICS
 from cce_relevance.evaluation.names import (
@@ -56,13 +58,17 @@ from cce_relevance.evaluation.names import (
     backend_names,
     backend_pair,
     check_backend,
+    compared_backends,
     rank_metric_specs,
 )
 from cce_relevance.evaluation.observed_deltas import observed_deltas
 from cce_relevance.evaluation.pairing import pair_reports
 from cce_relevance.evaluation.proposals import DEFAULT_RULES, FORMS, HARD_FORMS, FileRules, Proposal, propose
 from cce_relevance.evaluation.proposals import check_forms as proposal_forms
+from cce_relevance.evaluation.rank_metrics import rank_metric_for_key
+from cce_relevance.evaluation.run_files import read_runs
 from cce_relevance.evaluation.run_result import Comparison, RunResult
+from cce_relevance.evaluation.rust_debug import rust_debug_str
 from cce_relevance.evaluation.spans import LineWeights
 from cce_relevance.evaluation.validation import STALE_CODES, Validation, validate_cases
 from cce_relevance.evaluation.validation import Finding as AnchorFinding
@@ -88,20 +94,22 @@ from cce_relevance.retrieval.index.model import Index
 from cce_relevance.retrieval.search.registry import open_backend
 from cce_relevance.retrieval.store.fingerprint import dumps_fingerprint, fingerprint_path
 from cce_relevance.retrieval.store.store import default_store_path, dumps_store
-from cce_relevance.stats.full_stats import StatsLevel, full_stats
+from cce_relevance.stats.full_stats import StatsLevel
 from cce_relevance.stats.paired import PairedTest
 from cce_relevance.stats.power import PowerAnalysis, PowerRow, plan_from_pilot
 from cce_relevance.strings import rust_lines
 
 __all__ = [
     # The use cases, one per command of the CLI (the Action calls run, validate, compare_saved).
-    "run", "search", "chunks", "validate", "index_corpus", "compare_saved", "power_analysis", "golden_diff",
+    "run", "score_runs", "search", "chunks", "validate", "index_corpus", "compare_saved", "compare_many",
+    "power_analysis", "golden_diff",
     "load_report", "load_config", "fixture_corpus", "build_options", "corpus_symbols", "require_directory",
     "bootstrap", "suggest", "own_outputs",
     # Fixture sets and anchors as written (the Action follows range anchors through a diff).
     "load_fixtures", "parse_anchor", "FixtureSet",
     # Names checked where the reference checks them (run checks its own; the CLI checks --languages).
-    "check_languages", "check_backend", "backend_names", "backend_pair", "rank_metric_specs", "proposal_forms",
+    "check_languages", "check_backend", "backend_names", "backend_pair", "compared_backends", "rank_metric_specs",
+    "rank_metric_for_key", "proposal_forms", "compare_reports",
     # The pull-request gate's test.
     "gated_test", "gated_comparison", "is_significant_regression",
     # What the use cases take and give.
@@ -182,21 +190,61 @@ def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
     fixtures = bound_fixtures(fixtures, corpus, store, languages)
     embed = query_embedder(index, warn)
     if compare is not None:
-        names = list(backend_pair(compare, config))
+        names = compared_backends(compare, config)
     elif backends is not None:
         names = backend_names(backends, config)
     else:
         names = list(DEFAULT_BACKENDS)
     weights = LineWeights.of_index(index)
     judgments = tuple(judge(c, index.chunks) for c in fixtures.cases) if judged else None
-    reports = tuple(evaluated_backends(names, config, index, embed, fixtures.cases, weights, judgments, indexing))
-    comparison = None
+    reports = tuple(evaluated_backends(names, config, index, embed, fixtures.cases, weights, judgments, indexing,
+                                       rank_metrics))
+    comparison, systems = compared(reports, stats_level, primary, rank_metrics) if compare is not None else (None, ())
+    return RunResult(corpus, index.embedder, fixtures, reports, comparison, rank_metrics, judgments, systems)
+
+
+def score_runs(fixtures_path: str, run_paths: Sequence[str], *, dir: str | None = None, store: str | None = None,
+               compare: Sequence[str] | None = None, stats_level: StatsLevel = "reference",
+               primary: str = DEFAULT_PRIMARY, metrics: Sequence[str] | None = None, trec: bool = False,
+               languages: Sequence[str] = (), indexing: BuildOptions = DEFAULT_BUILD,
+               warn: Warn = warn_on_stderr, config: ProjectConfig = NO_CONFIG,
+               outputs: Sequence[str] = ()) -> RunResult:
+    """Score saved rankings (TREC run files, `cce.retriever/v1` JSON lines; evaluation/run_files.py)
+    against a fixture set exactly as `run` scores a backend's results: same corpus resolution
+    (`--store` > `--dir` > the header's corpus), metrics, reports and comparisons.
+
+    `compare` names two or more of the runs. A case a run has no ranking for scores as a query with
+    no results; queries a run ranks that the fixtures lack are ignored, with one warning per run.
+    The corpus leaves out the command's own files as `run`'s does (`outputs`, and the run files).
+    """
+    rank_metrics = rank_metric_specs(metrics) if metrics is not None else ()
+    judged = bool(rank_metrics) or trec
+    fixtures = load_fixtures(fixtures_path, grades=judged)
+    exclusion = NO_EXCLUSION if store is not None else fixtures_exclusion(fixtures, fixtures_path, dir, config,
+                                                                           [*run_paths, *outputs])
+    corpus, index = resolve_index(fixtures, fixtures_path, dir, store, languages, indexing, exclusion)
+    report_excluded(index, exclusion, warn)
+    fixtures = bound_fixtures(fixtures, corpus, store, languages)
+    runs = read_runs(run_paths, index)
     if compare is not None:
-        full = None
-        if stats_level == "full":
-            full = full_stats(metric_deltas(reports[0], reports[1]), primary)
-        comparison = Comparison(names[0], names[1], compare_reports(reports[0], reports[1]), full)
-    return RunResult(corpus, index.embedder, fixtures, reports, comparison, rank_metrics, judgments)
+        by_name = {r.backend: r for r in runs}
+        chosen = list(dict.fromkeys(compare))
+        if any(n not in by_name for n in chosen) or len(chosen) < 2:
+            raise CceError(f"--compare needs two or more runs of {', '.join(by_name)}, got "
+                           f"{rust_debug_str(','.join(compare))}")
+        runs = [by_name[n] for n in chosen]
+    ids = {c.id for c in fixtures.cases}
+    for r in runs:
+        extra = [q for q in r.rankings if q not in ids]
+        if extra:
+            warn(f"run {r.backend}: {len(extra)} ranked quer{'y is' if len(extra) == 1 else 'ies are'} not in "
+                 f"{fixtures_path} and not scored (first: {rust_debug_str(extra[0])})")
+    weights = LineWeights.of_index(index)
+    judgments = tuple(judge(c, index.chunks) for c in fixtures.cases) if judged else None
+    reports = tuple(evaluate_backends([(r.backend, r.search()) for r in runs], fixtures.cases, weights, judgments,
+                                      specs=rank_metrics))
+    comparison, systems = compared(reports, stats_level, primary, rank_metrics) if compare is not None else (None, ())
+    return RunResult(corpus, index.embedder, fixtures, reports, comparison, rank_metrics, judgments, systems)
 
 
 SEARCH_QUERY_ID = "search"  # the id an external retriever sees for `search`'s one query
@@ -325,18 +373,21 @@ class Bootstrapped:
 def bootstrap(directory: str, *, queries: int = 50, seed: int = 0, out: str | None = None,
               rules: FileRules = DEFAULT_RULES, forms: Sequence[str] = FORMS,
               backends: Sequence[str] | None = None, score: bool = True, config: ProjectConfig = NO_CONFIG,
-              languages: Sequence[str] | None = None, indexing: BuildOptions = DEFAULT_BUILD) -> Bootstrapped:
+              languages: Sequence[str] | None = None, indexing: BuildOptions = DEFAULT_BUILD,
+              outputs: Sequence[str] = ()) -> Bootstrapped:
     """Propose `queries` labeled cases drawn from `directory` (deterministic for `seed`), and
     score them at each of `backends` (default: the built-in ones) unless `score` is off.
 
     The header's corpus is `directory` relative to the directory `out` will be written in (the
-    working directory when `out` is None). Nothing is written here.
+    working directory when `out` is None). Nothing is written here; `out` and `outputs` (the
+    command's other files, such as its report) are left out of the corpus when inside it, as a
+    run leaves out its own files.
     """
     if queries < 1:
         raise CceError(f"--queries must be at least 1, got {queries}")
     names = backend_names(backends, config) if backends is not None else list(DEFAULT_BACKENDS)
     languages = config.languages if languages is None else languages
-    exclusion = corpus_exclusion(directory, config, [out] if out is not None else [])
+    exclusion = corpus_exclusion(directory, config, [*([out] if out is not None else []), *outputs])
     index = open_corpus(directory, languages=languages, indexing=indexing, exclude=exclusion)
     texts = {f.path: redact(f.text) for f in walk(directory, exclude=exclusion).files}
     proposal = propose(index.chunks, texts, queries, seed, rules, proposal_forms(forms), enabled_packs(languages))
@@ -454,7 +505,12 @@ def compare_saved(base: Any, head: Any, base_label: str = "base", head_label: st
     `stats_level="full"` adds each backend's `full_stats` (`BackendComparison.full`), with
     `primary` (a metric key) named the primary metric; the Markdown renderer then shows them.
     """
-    return [compare_pair(p, stats_level, primary) for p in pair_reports(base, head, base_label, head_label)]
+    pairs = pair_reports(base, head, base_label, head_label)
+    if stats_level == "full":
+        for p in pairs:
+            if p.base_means is not None and p.head_means is not None:
+                check_primary(primary, [spec.key for spec in p.specs])
+    return [compare_pair(p, stats_level, primary) for p in pairs]
 
 
 def power_analysis(path: str, delta: float, *, alpha: float = 0.05, power: float = 0.8,
@@ -471,6 +527,11 @@ def power_analysis(path: str, delta: float, *, alpha: float = 0.05, power: float
     if not 0.5 <= power < 1.0:
         raise CceError(f"--power must lie in [0.5, 1), got {power!r}")
     samples = observed_deltas(load_report(path), path)
+    if metric is not None and all(s.metric != metric for s in samples):
+        spec = rank_metric_for_key(metric)
+        raise CceError(f"{path} holds no metric {rust_debug_str(metric)} "
+                       f"(it holds {', '.join(dict.fromkeys(s.metric for s in samples))})",
+                       hint=f"make the reports with --metrics {spec.name}" if spec is not None else None)
     rows = tuple(PowerRow(s.comparison, s.metric, plan_from_pilot(s.deltas, delta, alpha, power))
                  for s in samples if metric is None or s.metric == metric)
     return PowerAnalysis(path, delta, alpha, power, rows)

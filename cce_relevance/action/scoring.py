@@ -32,7 +32,7 @@ from typing import Any, Literal, NamedTuple
 from cce_relevance import api
 from cce_relevance.action.anchor_moves import AnchorMove, SideFixtures, follow_ranges
 from cce_relevance.action.git import CommitPair, commit_files
-from cce_relevance.action.inputs import ActionInputs, expand_fixtures
+from cce_relevance.action.inputs import ActionInputs, expand_fixtures, rank_metric_name
 from cce_relevance.action.workspace import inside
 from cce_relevance.api import (
     DEFAULT_BACKENDS,
@@ -231,7 +231,9 @@ def _score_side(
         indexing = api.BuildOptions(cache=str(inputs.cache_dir))
         goldens = dict(inputs.golden)
         with contextlib.chdir(root):
-            return {fixture: _score_fixture(tree, subdir, fixture, backends, config, indexing, goldens.get(fixture))
+            metrics = rank_metric_name(inputs.regression_metric)
+            return {fixture: _score_fixture(tree, subdir, fixture, backends, config, indexing, goldens.get(fixture),
+                                            metrics)
                     for fixture in fixtures}
 
 
@@ -277,7 +279,7 @@ def _project_config(tree: Path, root: Path) -> ProjectConfig:
 
 def _score_fixture(
     tree: Path, subdir: Path, fixture: str, backends: tuple[str, ...], config: ProjectConfig,
-    indexing: api.BuildOptions, golden: str | None,
+    indexing: api.BuildOptions, golden: str | None, metrics: str | None = None,
 ) -> SideResult:
     """The fixture's report JSON and anchor check; its corpus is vetted before a single file of
     it is read. The check reads the fixtures as `run` does (grades ignored) with the same corpus
@@ -293,7 +295,8 @@ def _score_fixture(
             "fixture file",
         )
     outputs = [golden] if golden is not None else []
-    result = api.run(fixture, dir=corpus, backends=backends, config=config, indexing=indexing, outputs=outputs)
+    result = api.run(fixture, dir=corpus, backends=backends, config=config, indexing=indexing, outputs=outputs,
+                     metrics=None if metrics is None else [metrics])
     anchors = api.validate(fixture, dir=corpus, languages=config.languages, grades=False, indexing=indexing,
                            config=config, outputs=outputs)
     repository_corpus = Path(os.path.relpath((root / corpus).resolve(), tree.resolve())).as_posix()
@@ -321,7 +324,7 @@ def _check_goldens(
             path = tree / subdir / golden
             if not inside(tree, path):
                 raise CceError(f"input 'golden': {golden} resolves outside the repository")
-            update = update_golden_command(fixture, golden, inputs.backends)
+            update = update_golden_command(fixture, golden, inputs.backends, rank_metric_name(inputs.regression_metric))
             diff = api.golden_diff(str(path), head[fixture].report, label=golden,
                                    missing_hint=f"create it from the working directory with `{update}`, then commit it")
             expected = path.read_text(encoding="utf-8") if diff else None  # read above: it exists, UTF-8
@@ -329,10 +332,13 @@ def _check_goldens(
     return checks
 
 
-def update_golden_command(fixture: str, golden: str, backends: tuple[str, ...]) -> str:
+def update_golden_command(fixture: str, golden: str, backends: tuple[str, ...], metrics: str | None = None) -> str:
     """The command that writes `golden` as this Action scores `fixture`, quoted for pasting (the
-    names come from the pull request); `--backend` only when the input is not the CLI's default."""
+    names come from the pull request); `--backend` only when the input is not the CLI's default,
+    `--metrics` only when the regression metric is a rank metric."""
     words = ["cce-relevance", "run", fixture]
     if backends != DEFAULT_BACKENDS:
         words += ["--backend", ",".join(backends)]
+    if metrics is not None:
+        words += ["--metrics", metrics]
     return shlex.join([*words, "--golden", golden, "--update-golden"])
