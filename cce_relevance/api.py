@@ -11,7 +11,6 @@ several inputs are wrong.
 from __future__ import annotations
 
 import difflib
-import json
 import math
 import os
 import sys
@@ -20,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from cce_relevance import json_input
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.anchor_fixes import AnchorFix, fixed_lines, suggest_fixes
 from cce_relevance.evaluation.anchors import Anchor, parse_anchor
@@ -72,7 +72,7 @@ from cce_relevance.evaluation.rust_debug import rust_debug_str
 from cce_relevance.evaluation.spans import LineWeights
 from cce_relevance.evaluation.validation import STALE_CODES, Validation, validate_cases
 from cce_relevance.evaluation.validation import Finding as AnchorFinding
-from cce_relevance.files import write_atomically
+from cce_relevance.outputs import OutputSet, writes_in_place
 from cce_relevance.project_config import NO_CONFIG, ProjectConfig, find_config, load_config
 from cce_relevance.reporting.fixture_patch import unified_patch
 from cce_relevance.retrieval.cache.index_cache import default_cache_dir
@@ -407,10 +407,11 @@ def bootstrap(directory: str, *, queries: int = 50, seed: int = 0, out: str | No
 
 @dataclass(frozen=True)
 class StoreWritten:
-    """What `index_corpus` wrote: the store, its fingerprint, and what the store holds."""
+    """What `index_corpus` wrote: the store, its fingerprint (None for a store written to a device
+    or pipe, which has no file to describe), and what the store holds."""
 
     path: str
-    fingerprint: str
+    fingerprint: str | None
     embedder: str
     files: int
     chunks: int
@@ -455,14 +456,13 @@ def index_corpus(directory: str, *, out: str | None = None, embedder: str = HASH
         raise CceError(f"embedding with Ollama failed, nothing was written: {exc}") from None
     text = dumps_store(index)
     data = text.encode("utf-8")
-    try:
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    except OSError as exc:
-        raise CceError(f"could not write {path}: {exc.strerror or exc}") from None
-    write_atomically(path, text)
-    fingerprint = fingerprint_path(path)
-    write_atomically(fingerprint, dumps_fingerprint(index, data, redaction=not allow_secrets, model=model,
-                                                    languages=packs.names))
+    fingerprint = None if writes_in_place(path) else fingerprint_path(path)
+    with OutputSet() as outputs:  # both or neither: a store never sits beside another store's fingerprint
+        outputs.stage(path, data)
+        if fingerprint is not None:
+            outputs.stage(fingerprint, dumps_fingerprint(index, data, redaction=not allow_secrets, model=model,
+                                                         languages=packs.names))
+        outputs.commit()
     return StoreWritten(path, fingerprint, index.embedder, len(index.file_token_estimates), len(index.chunks), len(data))
 
 
@@ -490,12 +490,12 @@ def golden_diff(golden_path: str, report_json: str, *, label: str | None = None,
 def load_report(path: str) -> Any:
     """A saved run report (`run --json`), as JSON data; unreadable or invalid files are input errors."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            return json.load(fh)
+        with open(path, "rb") as fh:
+            return json_input.loads(fh.read())
     except OSError as exc:
         raise CceError(f"could not read report {path}: {exc.strerror or exc}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CceError(f"could not read report {path}: invalid JSON: {exc}") from None
+    except ValueError as exc:
+        raise CceError(f"could not read report {path}: {exc}") from None
 
 
 def compare_saved(base: Any, head: Any, base_label: str = "base", head_label: str = "head", *,

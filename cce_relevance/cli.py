@@ -2,24 +2,31 @@
 
 Expected failures are `CceError`s: printed as one `error: …` line on stderr with the error's
 exit code (2 for usage and input errors, 1 for a failed gate). Argument-parser errors are
-click's, also exit 2.
+click's, also exit 2. Standard output that cannot be written (a full disk, a closed pipe) is
+exit 2 with a message; any other exception is a bug, reported in one line with exit 70
+(`errors.internal_error`).
+
+Output contract: a command decides everything that can fail before it prints, so an exit 2
+leaves standard output empty; files it writes are staged and committed together (`outputs`).
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
+import traceback
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from cce_relevance import __version__, schemas
-from cce_relevance.errors import CceError, GateFailed
+from cce_relevance.errors import EXIT_USAGE, TRACEBACK_VARIABLE, CceError, GateFailed, internal_error
 from cce_relevance.evaluation.metrics import DEFAULT_PRIMARY, METRIC_KEYS
-from cce_relevance.files import write_atomically
 from cce_relevance.lazy_import import lazy_module
 from cce_relevance.memory_pages import prefer_small_pages
+from cce_relevance.outputs import OutputSet, write_output
 from cce_relevance.progress import progress_bar
 from cce_relevance.reference import BUILTIN_BACKENDS, EMBEDDERS, listed
 from cce_relevance.reporting.canonical_json import dumps_report
@@ -38,16 +45,75 @@ else:
 
 
 class _Group(click.Group):
-    """Turns `CceError` into `error: <message>` and its exit code, never a traceback."""
+    """Turns `CceError` into `error: <message>` and its exit code, and anything else into the
+    one-line internal error (exit 70); never a traceback."""
+
+    def main(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        try:
+            return super().main(*args, **kwargs)
+        except OSError as exc:  # click's own text (help, usage) met a full or closed stdout
+            _report(_stdout_error(exc))
+            sys.exit(EXIT_USAGE)
+        except SystemExit:
+            if type(sys.stdout).__name__ == "_PacifyFlushWrapper":  # click swallowed a broken pipe
+                _report(_stdout_error(OSError(errno.EPIPE, os.strerror(errno.EPIPE))))
+                sys.exit(EXIT_USAGE)
+            raise
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except (click.exceptions.Exit, click.ClickException, click.Abort):
+            raise
         except CceError as exc:
-            click.echo(f"error: {exc.message}", err=True)
-            if exc.hint:
-                click.echo(f"hint: {exc.hint}", err=True)
+            _report(exc)
             ctx.exit(exc.exit_code)
+        except OSError as exc:
+            if exc.errno in (errno.EPIPE, errno.ENOSPC):  # click's text (a subcommand's --help)
+                _report(_stdout_error(exc))
+                ctx.exit(EXIT_USAGE)
+            _report_bug(exc)
+        except Exception as exc:  # noqa: BLE001 - the boundary: a bug is reported, not a traceback
+            _report_bug(exc)
+
+
+def _report(exc: CceError) -> None:
+    click.echo(f"error: {exc.message}", err=True)
+    if exc.hint:
+        click.echo(f"hint: {exc.hint}", err=True)
+
+
+def _report_bug(exc: Exception) -> None:
+    """Print the one-line internal error (and the traceback when asked for) and exit 70."""
+    if os.environ.get(TRACEBACK_VARIABLE):
+        traceback.print_exception(exc, file=sys.stderr)
+    error = internal_error(exc)
+    _report(error)
+    sys.exit(error.exit_code)
+
+
+def _stdout_error(exc: OSError) -> CceError:
+    """Standard output failed: point it at /dev/null so the exit's own flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+    return CceError(f"could not write to standard output: {exc.strerror or exc}")
+
+
+def _emit(text: str) -> None:
+    """Print a command's result on stdout and flush it, so a full disk or a closed pipe is an
+    `error:` (exit 2) here rather than a traceback at exit."""
+    try:
+        click.echo(text, nl=False)
+        sys.stdout.flush()
+    except UnicodeEncodeError as exc:
+        raise CceError(f"standard output ({exc.encoding}) cannot show {exc.object[exc.start:exc.end]!r}",
+                       hint="set PYTHONIOENCODING=utf-8, or write the report to a file with --output") from None
+    except OSError as exc:
+        raise _stdout_error(exc) from None
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -113,10 +179,10 @@ def chunks(directory: str, as_json: bool, languages_flag: str | None, config_pat
     languages = _languages(languages_flag, config)
     found = api.chunks(api.require_directory(directory), languages, _indexing(cache_dir, no_cache, as_json), config)
     if as_json:
-        click.echo(search_view.conformance_document(found), nl=False)
+        _emit(search_view.conformance_document(found))
     else:
         symbols = api.corpus_symbols(directory, languages)
-        click.echo(search_view.conformance_table(found, symbols.of_chunk), nl=False)
+        _emit(search_view.conformance_table(found, symbols.of_chunk))
 
 
 @main.command()
@@ -139,10 +205,7 @@ def search(directory: str, query: str, backend: str, k: int, as_json: bool, conf
     results = api.search(corpus, query, backend, k, config, _languages(languages_flag, config),
                          _indexing(cache_dir, no_cache, as_json))
     hits = [h for h, _ in results]
-    if as_json:
-        click.echo(search_view.hits_json(hits), nl=False)
-    else:
-        click.echo(search_view.hits_text(hits, [line for _, line in results]), nl=False)
+    _emit(search_view.hits_json(hits) if as_json else search_view.hits_text(hits, [line for _, line in results]))
 
 
 @main.command()
@@ -166,14 +229,19 @@ def index(directory: str, out: str | None, embedder: str, allow_secrets: bool, l
     written = api.index_corpus(directory, out=out, embedder=embedder, allow_secrets=allow_secrets,
                                languages=_languages(languages_flag, config), indexing=_indexing(cache_dir, no_cache, False),
                                config=config)
-    click.echo(f"wrote {written.path}: {written.chunks} chunks from {written.files} files, "
-               f"embedder {written.embedder}, {written.size} bytes")
-    click.echo(f"wrote {written.fingerprint}")
+    fingerprint = f"wrote {written.fingerprint}\n" if written.fingerprint is not None else ""
+    _emit(f"wrote {written.path}: {written.chunks} chunks from {written.files} files, "
+          f"embedder {written.embedder}, {written.size} bytes\n{fingerprint}")
 
 
-def _check_golden(golden: str, report: str) -> None:
+def _golden_drift(golden: str, report: str) -> str:
+    """The diff from `golden` to `report` ('' when identical); a missing or unreadable golden is
+    an input error, raised before anything is printed or written."""
+    return api.golden_diff(golden, report, missing_hint="run again with --update-golden to create it")
+
+
+def _fail_on_drift(golden: str, diff: str) -> None:
     """A drifted golden: its diff on stderr and exit 1; a matching one: one line on stderr."""
-    diff = api.golden_diff(golden, report, missing_hint="run again with --update-golden to create it")
     if not diff:
         click.echo(f"golden report {golden} matches", err=True)
         return
@@ -182,16 +250,15 @@ def _check_golden(golden: str, report: str) -> None:
                      hint="review the diff; if the change is intended, rerun with --update-golden")
 
 
-def _update_golden(golden: str, report: str) -> None:
-    """Write the golden, and say on stderr in one line whether it was created, changed or kept."""
+def _golden_change(golden: str, report: str) -> str:
+    """What `--update-golden` will do to `golden` (created, updated or unchanged), read before the
+    run's outputs are committed; said on stderr in one line once they are."""
     try:
         with open(golden, encoding="utf-8", newline="") as handle:
             before: str | None = handle.read()
     except (OSError, UnicodeDecodeError):
         before = None
-    write_atomically(golden, report)
-    what = "created" if before is None else "unchanged" if before == report else "updated"
-    click.echo(f"golden report {golden} {what}", err=True)
+    return "created" if before is None else "unchanged" if before == report else "updated"
 
 
 _STATS_HELP = ("reference: the paired t-test the reference prints (default). full: also wins/losses/ties, d_z, "
@@ -227,12 +294,6 @@ def _chart_metric(chart: str | None, metric: str | None) -> str:
     if metric is not None and chart is None:
         raise click.UsageError("--chart-metric needs --chart FILE")
     return DEFAULT_PRIMARY if metric is None else metric
-
-
-def _write_side_files(files: dict[str, str]) -> None:
-    """Write extra outputs (TREC files, charts) atomically, before the report is printed."""
-    for path, text in files.items():
-        write_atomically(path, text)
 
 
 def _trec_files(result: api.RunResult, run_path: str | None, qrels_path: str | None) -> dict[str, str]:
@@ -310,8 +371,7 @@ def run(fixtures: str, corpus_dir: str | None, store: str | None, backends: str 
     side_files = _trec_files(result, trec_run, trec_qrels)
     if chart is not None and render_chart is not None:
         side_files[chart] = render_chart(run_chart(result, chart_metric))
-    _write_side_files(side_files)
-    _emit(result, as_json, output, golden, update_golden, per_query)
+    _write_report(result, side_files, as_json, output, golden, update_golden, per_query)
 
 
 def _report_checks(stats_level: StatsLevel, primary_metric: str | None, compare: str | None, store: str | None,
@@ -337,24 +397,36 @@ def _require_values(*options: tuple[str, str | None]) -> None:
             raise click.UsageError(f"a value is required for '{name}' but none was supplied")
 
 
-def _emit(result: api.RunResult, as_json: bool, output: str | None, golden: str | None, update_golden: bool,
-          per_query: str | None) -> None:
-    """Write or print the report (JSON, text or `--per-query`), then update or check the golden."""
+def _write_report(result: api.RunResult, side_files: dict[str, str], as_json: bool, output: str | None,
+                  golden: str | None, update_golden: bool, per_query: str | None) -> None:
+    """Write the run's files and print the report (JSON, text or `--per-query`), then check the golden.
+
+    Everything that can fail (an unreadable golden, an unwritable output) is decided before anything
+    is printed, and the files (side files, golden, `--output`) are committed together or not at all.
+    """
     from cce_relevance.reporting.run_report import run_report_json, run_report_per_query, run_report_text
 
     report_json = run_report_json(result)
-    if golden is not None and update_golden:
-        _update_golden(golden, report_json)
     if as_json:
         rendered = report_json
     else:
         rendered = run_report_text(result) if per_query is None else run_report_per_query(result, per_query)
-    if output is not None:
-        write_atomically(output, rendered)
-    else:
-        click.echo(rendered, nl=False)
+    golden_change = _golden_change(golden, report_json) if golden is not None and update_golden else ""
+    drift = _golden_drift(golden, report_json) if golden is not None and not update_golden else ""
+    with OutputSet() as outputs:
+        for path, text in side_files.items():
+            outputs.stage(path, text)
+        if golden is not None and update_golden:
+            outputs.stage(golden, report_json)
+        if output is not None:
+            outputs.stage(output, rendered)
+        outputs.commit()
+    if golden_change:
+        click.echo(f"golden report {golden} {golden_change}", err=True)
+    if output is None:
+        _emit(rendered)
     if golden is not None and not update_golden:
-        _check_golden(golden, report_json)
+        _fail_on_drift(golden, drift)
 
 
 @main.command()
@@ -394,8 +466,7 @@ def score(runs: tuple[str, ...], fixtures: str, corpus_dir: str | None, store: s
                             trec=trec_qrels is not None, languages=_languages(languages_flag, config),
                             indexing=_indexing(cache_dir, no_cache, as_json), config=config,
                             outputs=api.own_outputs([output, golden, trec_qrels], config))
-    _write_side_files(_trec_files(result, None, trec_qrels))
-    _emit(result, as_json, output, golden, update_golden, per_query)
+    _write_report(result, _trec_files(result, None, trec_qrels), as_json, output, golden, update_golden, per_query)
 
 
 @main.command()
@@ -430,15 +501,16 @@ def compare(report_paths: tuple[str, ...], as_json: bool, as_markdown: bool, sta
     primary = _primary(stats_level, primary_metric)
     comparisons = api.compare_saved(api.load_report(base_report), api.load_report(head_report),
                                     base_report, head_report, stats_level=stats_level, primary=primary)
-    if chart and render_chart is not None:
-        _write_side_files({chart: render_chart(compare_chart(comparisons, chart_metric, chart_backend))})
+    chart_text = render_chart(compare_chart(comparisons, chart_metric, chart_backend)) if render_chart else None
     if as_json:
         text = dumps_report(comparison_document(base_report, head_report, comparisons))
     elif as_markdown:
         text = comparison_markdown(comparisons)
     else:
         text = comparison_text(base_report, head_report, comparisons)
-    click.echo(text, nl=False)
+    if chart is not None and chart_text is not None:
+        write_output(chart, chart_text)
+    _emit(text)
 
 
 def _compare_systems(paths: tuple[str, ...], as_json: bool, as_markdown: bool, stats_level: StatsLevel,
@@ -501,11 +573,10 @@ def validate(fixtures: str, corpus_dir: str | None, as_json: bool, suggest: bool
         result = suggestions.validation
         explained = validation_text(result) + fixes_text(suggestions.fixes, len(result.stale_anchors()))
         click.echo(explained, err=True, nl=False)
-        click.echo(suggestions.patch, nl=False)
+        _emit(suggestions.patch)
     else:
         result = api.validate(fixtures, dir=corpus_dir, languages=languages, indexing=indexing, config=config)
-        text = dumps_report(validation_document(result)) if as_json else validation_text(result)
-        click.echo(text, nl=False)
+        _emit(dumps_report(validation_document(result)) if as_json else validation_text(result))
     if not result.ok:
         raise GateFailed(f"{len(result.findings)} problem(s) in {fixtures}: anchors that resolve to nothing "
                          "in the corpus, unsatisfiable cases or duplicate ids")
@@ -564,16 +635,18 @@ def bootstrap(directory: str, queries: int, seed: int, out: str | None, force: b
                            languages=_languages(languages_flag, config),
                            indexing=_indexing(cache_dir, no_cache, False),
                            outputs=[report] if report is not None else [])
-    if out is not None:
-        write_atomically(out, result.text)
-    else:
-        click.echo(result.text, nl=False)
     p = result.proposal
     summary = proposal_text(out or "stdout", len(p.cases), queries, p.candidates, p.files, p.skipped,
                             result.form_counts(), api.HARD_FORMS, result.discrimination())
-    if report is not None:
-        write_atomically(report, summary)
-    else:
+    with OutputSet() as outputs:
+        if out is not None:
+            outputs.stage(out, result.text)
+        if report is not None:
+            outputs.stage(report, summary)
+        outputs.commit()
+    if out is None:
+        _emit(result.text)
+    if report is None:
         click.echo(summary, err=True, nl=False)
 
 
@@ -592,8 +665,7 @@ def power(source: str, delta: float, alpha: float, power: float, metric: str | N
     from cce_relevance.reporting.power_report import power_document, power_text
 
     analysis = api.power_analysis(source, delta, alpha=alpha, power=power, metric=metric)
-    text = dumps_report(power_document(analysis)) if as_json else power_text(analysis)
-    click.echo(text, nl=False)
+    _emit(dumps_report(power_document(analysis)) if as_json else power_text(analysis))
 
 
 @main.command("action")

@@ -25,6 +25,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
+from cce_relevance import json_input
 from cce_relevance.action.github import DEFAULT_API_URL, DEFAULT_SERVER_URL
 from cce_relevance.action.workspace import inside
 from cce_relevance.api import DEFAULT_BACKENDS, DEFAULT_PRIMARY, METRIC_KEYS, rank_metric_for_key
@@ -172,8 +173,8 @@ def derived_comment_key(github: GitHubContext, matrix: str) -> str | None:
     if not github.workflow and not github.job:
         return None
     try:
-        values = json.loads(matrix) if matrix else None
-    except json.JSONDecodeError:
+        values = json_input.loads(matrix) if matrix else None
+    except ValueError:  # not JSON, or JSON we refuse to read (too deep, huge numbers): the text itself
         values = matrix
     identity = json.dumps([github.workflow, github.job, github.action, values or None], sort_keys=True)
     return "auto-" + hashlib.sha256(identity.encode()).hexdigest()[:12]
@@ -247,13 +248,14 @@ def _read_event(path: Path | None) -> Mapping[str, Any]:
     if path is None:
         return MappingProxyType({})
     try:
-        payload = json.loads(path.read_text(encoding="utf-8"))
+        payload = json_input.loads(path.read_bytes())
     except OSError as exc:
-        raise CceError(f"GITHUB_EVENT_PATH={path} cannot be read: {exc.strerror}") from exc
-    except json.JSONDecodeError as exc:
-        raise CceError(f"GITHUB_EVENT_PATH={path} is not valid JSON: {exc}") from exc
+        raise CceError(f"GITHUB_EVENT_PATH={path} cannot be read: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise CceError(f"GITHUB_EVENT_PATH={path} is not valid JSON: {exc}") from None
     if not isinstance(payload, dict):
-        raise CceError(f"GITHUB_EVENT_PATH={path} holds a JSON {type(payload).__name__}, expected an object")
+        raise CceError(f"GITHUB_EVENT_PATH={path} holds a JSON {json_input.describe_type(payload)}, "
+                       "expected an object")
     return MappingProxyType(payload)
 
 

@@ -60,13 +60,22 @@ class BackendPair:
         return [q.head[key] - q.base[key] for q in self.paired]  # type: ignore[index]
 
 
+# Metrics lie in [0, 1]; hand-made reports may stray, but a value this large can only be damage,
+# and squaring it in the statistics would overflow to infinity (1.7e308, a 400-digit integer).
+_MAX_MAGNITUDE = 1e6
+
+
 def _number(value: Any, where: str) -> float:
+    """A metric value: a finite number or numeric string of modest size (see `_MAX_MAGNITUDE`)."""
     try:
-        number = float(value)
-    except (TypeError, ValueError):
+        number = float(value) if isinstance(value, int | float | str) and not isinstance(value, bool) else math.nan
+    except (ValueError, OverflowError):
         number = math.nan
-    if not math.isfinite(number):  # reports never hold NaN or infinities; they would poison every statistic
-        raise CceError(f"{where}: expected a finite number, got {value!r}")
+    # NaN and infinities would poison every statistic; so would a value whose square overflows.
+    if not abs(number) <= _MAX_MAGNITUDE:
+        shown = "null" if value is None else repr(value) if len(repr(value)) <= 40 else repr(value)[:40] + "…"
+        raise CceError(f"{where}: expected a finite number (a metric, at most {_MAX_MAGNITUDE:g} in size), "
+                       f"got {shown}")
     return number
 
 

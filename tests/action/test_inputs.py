@@ -314,7 +314,7 @@ def test_github_context(workspace: Path, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("content", "message"),
-    [("{not json", "is not valid JSON"), ("[1, 2]", "holds a JSON list, expected an object")],
+    [("{not json", "is not valid JSON"), ("[1, 2]", "holds a JSON array, expected an object")],
 )
 def test_bad_event_payload(workspace: Path, tmp_path: Path, content: str, message: str) -> None:
     event = tmp_path / "event.json"

@@ -163,7 +163,7 @@ def test_non_finite_values_are_rejected(tmp_path: Path) -> None:
     doc = report({"a": rows([[0.1] * 4] * 2), "b": rows([[0.1] * 4] * 2)}, ("a", "b"))
     doc["backends"][1]["per_query"][1]["mrr"] = "NaN"
     result = cli("power", write(tmp_path / "r.json", doc), "--delta", "0.05")
-    assert result.code == 2 and "b/q2 mrr: expected a finite number, got 'NaN'" in result.err
+    assert result.code == 2 and "b/q2 mrr: expected a finite number (a metric, at most 1e+06 in size), got 'NaN'" in result.err
 
 
 def test_missing_compare_block_has_a_hint(tmp_path: Path) -> None:
