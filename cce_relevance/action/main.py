@@ -51,6 +51,7 @@ from cce_relevance.action.pr_comment import measurable_change, render_comment
 from cce_relevance.action.publish import publish
 from cce_relevance.action.query_changes import Links
 from cce_relevance.action.report import TITLE, Markdown, Outcome, action_document, render
+from cce_relevance.action.retriever_policy import withhold_token
 from cce_relevance.action.scoring import score_commits
 from cce_relevance.action.workflow_commands import (
     STEP_SUMMARY_LIMIT,
@@ -77,6 +78,8 @@ def main() -> int:
     inputs: ActionInputs | None = None
     try:
         inputs = read_inputs(os.environ)
+        if inputs.repository_retrievers:
+            withhold_token(os.environ)
         return _run(inputs)
     except CceError as exc:
         _report_configuration_error(exc, inputs)

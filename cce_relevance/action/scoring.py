@@ -2,10 +2,12 @@
 
 Each side is its own detached `git worktree` (never the workspace checkout: for a pull request
 that is GitHub's ephemeral merge commit, §runner-head-sha). Everything read from a tree is data (fixtures,
-corpora, goldens): nothing from the head commit is ever executed, which is what makes running
-under `pull_request_target` safe for this Action. Because the head is untrusted, every path it
-supplies is confined to its worktree: a fixture, a corpus or a golden that escapes it through
-`..`, an absolute path or a symlink is a configuration error, checked before anything is read.
+corpora, goldens): nothing from the head commit is executed, which is what makes running
+under `pull_request_target` safe for this Action. The one exception is opt-in and refused under
+that event: `allow-repository-retrievers` runs each side's own retriever (retriever_policy).
+Because the head is untrusted, every path it supplies is confined to its worktree: a fixture, a
+corpus or a golden that escapes it through `..`, an absolute path or a symlink is a
+configuration error, checked before anything is read.
 
 Sets are scored with the working directory (inside the tree) as the current directory and the
 corpus passed as the header resolves it, so the report's `corpus` string is the one a local
@@ -30,6 +32,7 @@ from typing import Any, Literal, NamedTuple
 from cce_relevance import api
 from cce_relevance.action.git import CommitPair, worktree
 from cce_relevance.action.inputs import ActionInputs, expand_fixtures
+from cce_relevance.action.retriever_policy import REFUSED_BY_DEFAULT
 from cce_relevance.action.workspace import inside
 from cce_relevance.api import (
     DEFAULT_BACKENDS,
@@ -205,7 +208,7 @@ def _score_side(
     root = tree / subdir
     with _naming_side(side, sha):
         fixtures = expand_fixtures(inputs.fixture_patterns, root, tree, required=required)
-        config = _project_config(tree, root)
+        config = _project_config(tree, root, inputs.repository_retrievers)
         # At base, a variant the change adds is left out, as a fixture set the change adds is: the
         # comparison lists it as head-only. At head an unknown name is an error (a typo).
         backends = inputs.backends if required else tuple(b for b in inputs.backends if b in config.names)
@@ -240,19 +243,18 @@ def top_hits(result: api.RunResult, corpus: str, languages: Sequence[str] = ()) 
     }
 
 
-EXTERNAL_REFUSED = ("the Action runs no external retriever (it executes nothing from the repository it scores); "
-                    "score it with `cce-relevance run` in a step of your own")
-
-
-def _project_config(tree: Path, root: Path) -> ProjectConfig:
-    """The side's own `cce-relevance.toml` (variants only), vetted like every path the tree supplies."""
+def _project_config(tree: Path, root: Path, retrievers: bool) -> ProjectConfig:
+    """The side's own `cce-relevance.toml`, vetted like every path the tree supplies: variants only,
+    unless repository retrievers are allowed (retriever_policy); a `command` one then runs in the
+    config file's directory of this side's tree, so base code scores base and head code head."""
     found = find_config(str(root))
     if found is None:
         return NO_CONFIG
     shown = os.path.relpath(found, root)
     if not inside(tree, Path(found)):
         raise CceError(f"{shown} resolves outside the repository")
-    return api.load_config(shown, str(root)).without_external(EXTERNAL_REFUSED)
+    config = api.load_config(shown, str(root))
+    return config if retrievers else config.without_external(REFUSED_BY_DEFAULT)
 
 
 def _score_fixture(
