@@ -59,6 +59,7 @@ from cce_relevance.evaluation.pairing import pair_reports
 from cce_relevance.evaluation.proposals import DEFAULT_RULES, FORMS, HARD_FORMS, FileRules, Proposal, propose
 from cce_relevance.evaluation.proposals import check_forms as proposal_forms
 from cce_relevance.evaluation.run_result import Comparison, RunResult
+from cce_relevance.evaluation.shards import Shard, dumps_shard, merge_shards, parse_shard, shard_document
 from cce_relevance.evaluation.spans import LineWeights
 from cce_relevance.evaluation.validation import STALE_CODES, Validation, validate_cases
 from cce_relevance.evaluation.validation import Finding as AnchorFinding
@@ -92,15 +93,16 @@ __all__ = [
     # The use cases, one per command of the CLI (the Action calls run, validate, compare_saved).
     "run", "search", "chunks", "validate", "index_corpus", "compare_saved", "power_analysis", "golden_diff",
     "load_report", "load_config", "fixture_corpus", "build_options", "corpus_symbols", "require_directory",
-    "bootstrap", "suggest",
+    "bootstrap", "suggest", "shard_state", "merge_shard_states",
     # Names checked where the reference checks them (run checks its own; the CLI checks --languages).
     "check_languages", "check_backend", "backend_names", "backend_pair", "rank_metric_specs", "proposal_forms",
+    "parse_shard",
     # The pull-request gate's test.
     "gated_test", "gated_comparison", "is_significant_regression",
     # What the use cases take and give.
     "RunResult", "Comparison", "StoreWritten", "BuildOptions", "ProjectConfig", "NO_CONFIG", "find_config",
     "BackendComparison", "Validation", "AnchorFinding", "Anchor", "PairedTest", "PowerAnalysis", "Hit", "Chunk",
-    "Bootstrapped", "Discrimination", "FileRules", "Suggestions", "AnchorFix",
+    "Bootstrapped", "Discrimination", "FileRules", "Suggestions", "AnchorFix", "Shard",
     # Defaults and fixed texts.
     "DEFAULT_BACKENDS", "DEFAULT_PRIMARY", "METRICS", "METRIC_KEYS", "STALE_CODES", "OLLAMA_STORE_REFUSAL",
     "warn_on_stderr", "FORMS", "HARD_FORMS",
@@ -147,7 +149,8 @@ def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
         backends: Sequence[str] | None = None, compare: Sequence[str] | None = None,
         warn: Warn = warn_on_stderr, stats_level: StatsLevel = "reference", primary: str = DEFAULT_PRIMARY,
         config: ProjectConfig = NO_CONFIG, metrics: Sequence[str] | None = None, trec: bool = False,
-        languages: Sequence[str] | None = None, indexing: BuildOptions = DEFAULT_BUILD) -> RunResult:
+        languages: Sequence[str] | None = None, indexing: BuildOptions = DEFAULT_BUILD,
+        shard: Shard | None = None) -> RunResult:
     """Evaluate a fixture set, in the reference's order of checks (§order).
 
     `backends` names the backends to score (default: the three built-ins); `compare` names two
@@ -159,7 +162,8 @@ def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
     `primary` (a metric key) the primary metric. `config` (see `load_config`) adds the project's
     backend variants and external retrievers to the names `backends` and `compare` may use.
     `languages` (extra language packs) defaults to the config's `languages`; `indexing` says how
-    a corpus directory is indexed (`build_options`).
+    a corpus directory is indexed (`build_options`). `shard` scores only the queries whose id
+    hashes to it (evaluation/shards.py); `merge_shard_states` puts the shards back together.
     """
     rank_metrics = rank_metric_specs(metrics) if metrics is not None else ()
     judged = bool(rank_metrics) or trec
@@ -167,6 +171,8 @@ def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
     languages = config.languages if languages is None else languages
     corpus, index = resolve_index(fixtures, fixtures_path, dir, store, languages, indexing)
     fixtures = bound_fixtures(fixtures, corpus, store, languages)
+    if shard is not None:
+        fixtures = shard.cases(fixtures)
     embed = query_embedder(index, warn)
     if compare is not None:
         names = list(backend_pair(compare, config))
@@ -184,6 +190,31 @@ def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
             full = full_stats(metric_deltas(reports[0], reports[1]), primary)
         comparison = Comparison(names[0], names[1], compare_reports(reports[0], reports[1]), full)
     return RunResult(corpus, index.embedder, fixtures, reports, comparison, rank_metrics, judgments)
+
+
+def shard_state(result: RunResult, fixtures_path: str, shard: Shard) -> str:
+    """The state file of one shard's run (`run(..., shard=shard)`) of the set at `fixtures_path`."""
+    with open(fixtures_path, encoding="utf-8", newline="") as handle:
+        text = handle.read()
+    return dumps_shard(shard_document(result, text, shard))
+
+
+def merge_shard_states(paths: Sequence[str]) -> RunResult:
+    """The whole run rebuilt from its shards' state files (or directories of them: every `*.json`
+    inside, sorted), checked to be one run split once; renders as the unsharded run does."""
+    documents = []
+    for path in paths:
+        files = sorted(os.path.join(path, n) for n in os.listdir(path) if n.endswith(".json")) \
+            if os.path.isdir(path) else [path]
+        for name in files:
+            try:
+                with open(name, encoding="utf-8") as handle:
+                    documents.append((name, json.load(handle)))
+            except OSError as exc:
+                raise CceError(f"could not read shard state {name}: {exc.strerror}") from exc
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                raise CceError(f"{name}: not a JSON shard state ({exc})") from exc
+    return merge_shards(documents)
 
 
 SEARCH_QUERY_ID = "search"  # the id an external retriever sees for `search`'s one query
