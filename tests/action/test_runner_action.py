@@ -26,6 +26,7 @@ import yaml
 from tests.action import test_main_e2e
 from tests.action.fake_github import FakeGitHub
 from tests.action.scenario import RANKING_CHANGE, ROOT, PullRequest, RunnerDirs, action_env, run_entrypoint
+from tests.action.test_repository_retrievers import RETRIEVER, WITH_RETRIEVER
 from tests.action.test_workflow_commands import read_outputs
 
 pr = test_main_e2e.pr
@@ -91,11 +92,13 @@ class CompositeRun:
     def evaluate(self, text: str) -> str:
         return EXPRESSION.sub(lambda m: self.context[m.group(1)], text)  # an unknown expression: KeyError
 
-    def run(self, cwd: Path) -> tuple[int, str, dict[str, str]]:
-        """Run the steps in order, stopping at the first failure; the last exit code, the log
-        and the action's outputs."""
+    def run(self, cwd: Path, only: str | None = None) -> tuple[int, str, dict[str, str]]:
+        """Run the steps in order (or just the step `only`), stopping at the first failure; the
+        last exit code, the log and the action's outputs."""
         log, code = "", 0
         for number, step in enumerate(self.action["runs"]["steps"]):
+            if only is not None and step["id"] != only:
+                continue
             script = self.temp / f"step-{number}.sh"
             script.write_text(step["run"], encoding="utf-8")
             output = self.temp / f"output-{number}"
@@ -155,6 +158,51 @@ def test_on_a_linux_runner_it_scores_comments_and_gates_as_the_docker_action_doe
     venv_python = run.context["steps.install.outputs.python"]
     assert venv_python.startswith(str(temp)) and os.path.isfile(venv_python)  # isolated, in RUNNER_TEMP
     assert not (ROOT / "runner" / "build").exists()
+
+
+# The team's retriever needs a package that neither the Docker image nor the action's own venv
+# has (PyYAML: a test dependency here, absent from requirements/runtime.txt).
+TEAM_RETRIEVER = "import yaml  # the team's dependency\n" + RETRIEVER
+TEAM_CONFIG = '[backends.mine]\ncommand = ["python3", "tools/retriever.py", "corpus"]\n'
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pr", [{**WITH_RETRIEVER, "cce-relevance.toml": TEAM_CONFIG,
+                                 "tools/retriever.py": TEAM_RETRIEVER.format(order=1)}], indirect=True)
+def test_the_teams_retriever_runs_with_the_teams_packages_at_base_and_head(
+    pr: PullRequest, tmp_path: Path, fake_github: FakeGitHub, runner: dict
+) -> None:
+    pr.push({"tools/retriever.py": TEAM_RETRIEVER.format(order=-1)}, "h1: the retriever ranks the worst match first")
+    pr.check_out_merge()
+    dirs = RunnerDirs(tmp_path / "runner")
+    dirs.prepare(pr.event())
+    temp, log = tmp_path / "runner-temp", tmp_path / "retriever-log"
+    temp.mkdir()
+    log.mkdir()
+    team_bin = str(Path(sys.executable).parent)  # the workflow's setup-python + pip install: yaml importable
+    base_env = {**action_env(dirs.places(pr.workspace), fake_github.url, fake_github.token),
+                "PATH": f"{team_bin}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}", "RETRIEVER_LOG": str(log)}
+    with_ = {"fixtures": base_env["INPUT_FIXTURES"], "backends": "bm25,mine", "comment": "false",
+             "allow-repository-retrievers": "true"}
+    github = {"github.token": fake_github.token, "toJSON(matrix)": "null"}
+    run = CompositeRun(runner, ROOT / "runner", temp, base_env, with_, github)
+
+    code, output_log, outputs = run.run(pr.workspace)
+
+    assert code == 0, output_log
+    comment = (pr.workspace / ".cce-relevance" / "comment.md").read_text(encoding="utf-8")
+    assert "| `mine` | 0.333→0.000 (-0.333) | 1.000→0.000 (-1.000) |" in comment  # head's script scored head
+    assert len((log / "calls").read_text(encoding="utf-8").splitlines()) == 2  # once per side
+    isolated = subprocess.run([run.context["steps.install.outputs.python"], "-c", "import yaml"], capture_output=True)
+    assert isolated.returncode != 0  # the action's own venv does not lend the retriever its packages
+
+    refused = CompositeRun(runner, ROOT / "runner", temp, {**base_env, "GITHUB_EVENT_NAME": "pull_request_target"},
+                           with_, github)
+    refused.context.update({k: v for k, v in run.context.items() if k.startswith("steps.")})
+    code, output_log, _ = refused.run(pr.workspace, only="run")
+    assert code == 2
+    assert "repository retrievers never run under pull_request_target" in output_log
+    assert len((log / "calls").read_text(encoding="utf-8").splitlines()) == 2  # nothing ran
 
 
 def test_the_documented_workflow_uses_the_runner_action_with_its_inputs(runner: dict) -> None:
