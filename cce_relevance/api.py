@@ -419,7 +419,7 @@ def index_corpus(directory: str, *, out: str | None = None, embedder: str = HASH
     fingerprint = fingerprint_path(path)
     write_atomically(fingerprint, dumps_fingerprint(index, data, redaction=not allow_secrets, model=model,
                                                     languages=packs.names))
-    return StoreWritten(path, fingerprint, index.embedder, len(index.file_tokens), len(index.chunks), len(data))
+    return StoreWritten(path, fingerprint, index.embedder, len(index.file_token_estimates), len(index.chunks), len(data))
 
 
 def golden_diff(golden_path: str, report_json: str, *, label: str | None = None, missing_hint: str) -> str:

@@ -29,14 +29,6 @@ from typing import Any
 
 from cce_relevance import __version__, schemas
 from cce_relevance.action.comment import comment_marker, fit_body, upsert_comment
-from cce_relevance.action.files import (
-    OutputFiles,
-    fresh_output_dir,
-    give_to_workspace_owner,
-    save_comment,
-    save_reports,
-    save_summary,
-)
 from cce_relevance.action.git import (
     PULL_REQUEST_EVENTS,
     CommitPair,
@@ -47,12 +39,20 @@ from cce_relevance.action.git import (
 )
 from cce_relevance.action.github import GitHubClient, GitHubError
 from cce_relevance.action.inputs import ActionInputs, GitHubContext, read_inputs
+from cce_relevance.action.output_files import (
+    OutputFiles,
+    fresh_output_dir,
+    give_to_workspace_owner,
+    save_comment,
+    save_reports,
+    save_summary,
+)
 from cce_relevance.action.pr_comment import measurable_change, render_comment
 from cce_relevance.action.publish import publish
 from cce_relevance.action.query_changes import Links
-from cce_relevance.action.report import TITLE, Markdown, Outcome, action_document, render
 from cce_relevance.action.retriever_policy import withhold_token
 from cce_relevance.action.scoring import score_commits
+from cce_relevance.action.verdict import TITLE, Markdown, Outcome, action_document, render
 from cce_relevance.action.workflow_commands import (
     STEP_SUMMARY_LIMIT,
     AnnotationKind,

@@ -36,7 +36,8 @@ from cce_relevance.action.query_changes import (
     changes_table,
     stale_notes,
 )
-from cce_relevance.action.report import (
+from cce_relevance.action.scoring import SetResult
+from cce_relevance.action.verdict import (
     TITLE,
     Markdown,
     Outcome,
@@ -46,7 +47,6 @@ from cce_relevance.action.report import (
     scored_at_both,
     stale_section,
 )
-from cce_relevance.action.scoring import SetResult
 from cce_relevance.api import BackendComparison
 from cce_relevance.reporting.full_report import full_cells, interval6, optional6
 from cce_relevance.reporting.markdown import (

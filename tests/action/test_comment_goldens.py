@@ -22,8 +22,8 @@ from cce_relevance.action.comment import COMMENT_LIMIT, comment_marker, fit_body
 from cce_relevance.action.git import CommitPair
 from cce_relevance.action.pr_comment import render_comment
 from cce_relevance.action.query_changes import Links
-from cce_relevance.action.report import Outcome
 from cce_relevance.action.scoring import GoldenCheck, SetResult, TopHit
+from cce_relevance.action.verdict import Outcome
 from cce_relevance.evaluation.anchors import parse_anchor
 from cce_relevance.evaluation.validation import Finding, Validation
 from cce_relevance.reporting.canonical_json import dumps_report

@@ -217,7 +217,8 @@ def test_a_missing_golden_is_a_configuration_error_that_says_how_to_create_it(
 
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root, as in the container")
 def test_as_root_on_a_workspace_owned_by_the_runner_user(pr: PullRequest, act: Act) -> None:
-    """GitHub's situation: root in the container, the workspace owned by uid 1001 (P4, P5)."""
+    """GitHub's situation: root in the container, the workspace owned by uid 1001 (§runner-file-owner,
+    §runner-safe-directory)."""
     run = act(owner="1001:1001", INPUT_COMMENT="false")
 
     assert run.code == 0, run.stdout + run.stderr  # git accepted the repository: safe.directory

@@ -15,7 +15,7 @@ from referencing import Registry, Resource
 
 from cce_relevance import schemas
 from cce_relevance.action.git import CommitPair
-from cce_relevance.action.report import action_document
+from cce_relevance.action.verdict import action_document
 from cce_relevance.cli import main as cli_main
 from tests.action.test_comment_goldens import BASE, HEAD, SCENARIOS, scenario
 
