@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
-from tests.action import test_main_e2e
+from tests.action import test_main_e2e, test_packaging
 from tests.action.fake_github import FakeGitHub
 from tests.action.scenario import RANKING_CHANGE, ROOT, PullRequest, RunnerDirs, action_env, run_entrypoint
+from tests.action.test_packaging import load_yaml
 from tests.action.test_repository_retrievers import RETRIEVER, WITH_RETRIEVER
 from tests.action.test_workflow_commands import read_outputs
 
@@ -33,18 +33,12 @@ pr = test_main_e2e.pr
 EXPRESSION = re.compile(r"\$\{\{\s*(.+?)\s*\}\}")
 
 
-def load(path: Path) -> dict[str, Any]:
-    return yaml.safe_load(path.read_text(encoding="utf-8"))
-
-
-@pytest.fixture(scope="module")
-def docker() -> dict[str, Any]:
-    return load(ROOT / "action.yml")
+action = test_packaging.action  # action.yml, parsed
 
 
 @pytest.fixture(scope="module")
 def runner() -> dict[str, Any]:
-    return load(ROOT / "runner" / "action.yml")
+    return load_yaml(ROOT / "runner" / "action.yml")
 
 
 def test_it_is_generated_from_action_yml_and_up_to_date() -> None:
@@ -53,15 +47,15 @@ def test_it_is_generated_from_action_yml_and_up_to_date() -> None:
     assert done.returncode == 0, done.stderr
 
 
-def test_the_inputs_and_their_defaults_are_the_docker_actions(docker: dict, runner: dict) -> None:
-    assert list(runner["inputs"]) == list(docker["inputs"])
-    for name, spec in docker["inputs"].items():
+def test_the_inputs_and_their_defaults_are_the_docker_actions(action: dict, runner: dict) -> None:
+    assert list(runner["inputs"]) == list(action["inputs"])
+    for name, spec in action["inputs"].items():
         mine = runner["inputs"][name]
         assert (mine.get("required"), mine.get("default")) == (spec.get("required"), spec.get("default")), name
 
 
-def test_the_outputs_are_the_docker_actions_taken_from_the_run_step(docker: dict, runner: dict) -> None:
-    assert list(runner["outputs"]) == list(docker["outputs"])
+def test_the_outputs_are_the_docker_actions_taken_from_the_run_step(action: dict, runner: dict) -> None:
+    assert list(runner["outputs"]) == list(action["outputs"])
     for name, spec in runner["outputs"].items():
         assert spec["value"] == f"${{{{ steps.run.outputs.{name} }}}}"
 
@@ -206,7 +200,7 @@ def test_the_teams_retriever_runs_with_the_teams_packages_at_base_and_head(
 
 
 def test_the_documented_workflow_uses_the_runner_action_with_its_inputs(runner: dict) -> None:
-    workflow = load(ROOT / "docs" / "examples" / "own-retriever" / "relevance.yml")
+    workflow = load_yaml(ROOT / "docs" / "examples" / "own-retriever" / "relevance.yml")
     assert "pull_request_target" not in workflow[True] and "workflow_run" not in workflow[True]  # `on:`
     [step] = [s for job in workflow["jobs"].values() for s in job["steps"]
               if s.get("uses", "").split("@")[0].endswith("/cce-relevance/runner")]
