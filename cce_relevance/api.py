@@ -22,29 +22,35 @@ from typing import Any
 
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.anchor_fixes import AnchorFix, fixed_lines, suggest_fixes
-from cce_relevance.evaluation.anchors import Anchor
+from cce_relevance.evaluation.anchors import Anchor, parse_anchor
 from cce_relevance.evaluation.backend_runs import evaluated_backends
 from cce_relevance.evaluation.comparison import (
     BackendComparison,
+    check_primary,
+    compare_many,
     compare_pair,
     compare_reports,
-    metric_deltas,
+    compared,
 )
 from cce_relevance.evaluation.corpus import (
     OLLAMA_STORE_REFUSAL,
     Warn,
     bound_fixtures,
+    corpus_exclusion,
     corpus_symbols,
+    fixtures_exclusion,
     header_corpus,
     open_corpus,
+    own_outputs,
     query_embedder,
+    report_excluded,
     require_directory,
     resolve_index,
 )
 from cce_relevance.evaluation.discrimination import Discrimination, discrimination
 from cce_relevance.evaluation.fixtures import FixtureSet, load_fixtures, parse_fixtures
 from cce_relevance.evaluation.gate import gated_comparison, gated_test, is_significant_regression
-from cce_relevance.evaluation.harness import BackendReport
+from cce_relevance.evaluation.harness import BackendReport, evaluate_backends
 from cce_relevance.evaluation.judgments import judge
 from cce_relevance.evaluation.metrics import DEFAULT_PRIMARY, METRIC_KEYS, METRICS
 from cce_relevance.evaluation.names import (
@@ -52,13 +58,17 @@ from cce_relevance.evaluation.names import (
     backend_names,
     backend_pair,
     check_backend,
+    compared_backends,
     rank_metric_specs,
 )
 from cce_relevance.evaluation.observed_deltas import observed_deltas
 from cce_relevance.evaluation.pairing import pair_reports
 from cce_relevance.evaluation.proposals import DEFAULT_RULES, FORMS, HARD_FORMS, FileRules, Proposal, propose
 from cce_relevance.evaluation.proposals import check_forms as proposal_forms
+from cce_relevance.evaluation.rank_metrics import rank_metric_for_key
+from cce_relevance.evaluation.run_files import read_runs
 from cce_relevance.evaluation.run_result import Comparison, RunResult
+from cce_relevance.evaluation.rust_debug import rust_debug_str
 from cce_relevance.evaluation.shards import Shard, dumps_shard, merge_shards, parse_shard, shard_document
 from cce_relevance.evaluation.spans import LineWeights
 from cce_relevance.evaluation.validation import STALE_CODES, Validation, validate_cases
@@ -70,6 +80,7 @@ from cce_relevance.retrieval.cache.index_cache import default_cache_dir
 from cce_relevance.retrieval.chunking.chunk import Chunk
 from cce_relevance.retrieval.chunking.languages import check_languages, enabled_packs
 from cce_relevance.retrieval.chunking.symbols import CorpusSymbols
+from cce_relevance.retrieval.corpus.exclusion import NO_EXCLUSION
 from cce_relevance.retrieval.corpus.redact import redact
 from cce_relevance.retrieval.corpus.walk import walk
 from cce_relevance.retrieval.embedding.embed import (
@@ -84,19 +95,22 @@ from cce_relevance.retrieval.index.model import Index
 from cce_relevance.retrieval.search.registry import open_backend
 from cce_relevance.retrieval.store.fingerprint import dumps_fingerprint, fingerprint_path
 from cce_relevance.retrieval.store.store import default_store_path, dumps_store
-from cce_relevance.stats.full_stats import StatsLevel, full_stats
+from cce_relevance.stats.full_stats import StatsLevel
 from cce_relevance.stats.paired import PairedTest
 from cce_relevance.stats.power import PowerAnalysis, PowerRow, plan_from_pilot
 from cce_relevance.strings import rust_lines
 
 __all__ = [
     # The use cases, one per command of the CLI (the Action calls run, validate, compare_saved).
-    "run", "search", "chunks", "validate", "index_corpus", "compare_saved", "power_analysis", "golden_diff",
+    "run", "score_runs", "search", "chunks", "validate", "index_corpus", "compare_saved", "compare_many",
+    "power_analysis", "golden_diff",
     "load_report", "load_config", "fixture_corpus", "build_options", "corpus_symbols", "require_directory",
-    "bootstrap", "suggest", "shard_state", "merge_shard_states",
+    "bootstrap", "suggest", "own_outputs", "shard_state", "merge_shard_states",
+    # Fixture sets and anchors as written (the Action follows range anchors through a diff).
+    "load_fixtures", "parse_anchor", "FixtureSet",
     # Names checked where the reference checks them (run checks its own; the CLI checks --languages).
-    "check_languages", "check_backend", "backend_names", "backend_pair", "rank_metric_specs", "proposal_forms",
-    "parse_shard",
+    "check_languages", "check_backend", "backend_names", "backend_pair", "compared_backends", "rank_metric_specs",
+    "rank_metric_for_key", "proposal_forms", "compare_reports", "parse_shard",
     # The pull-request gate's test.
     "gated_test", "gated_comparison", "is_significant_regression",
     # What the use cases take and give.
@@ -150,7 +164,7 @@ def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
         warn: Warn = warn_on_stderr, stats_level: StatsLevel = "reference", primary: str = DEFAULT_PRIMARY,
         config: ProjectConfig = NO_CONFIG, metrics: Sequence[str] | None = None, trec: bool = False,
         languages: Sequence[str] | None = None, indexing: BuildOptions = DEFAULT_BUILD,
-        shard: Shard | None = None) -> RunResult:
+        outputs: Sequence[str] = (), shard: Shard | None = None) -> RunResult:
     """Evaluate a fixture set, in the reference's order of checks (§order).
 
     `backends` names the backends to score (default: the three built-ins); `compare` names two
@@ -162,34 +176,80 @@ def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
     `primary` (a metric key) the primary metric. `config` (see `load_config`) adds the project's
     backend variants and external retrievers to the names `backends` and `compare` may use.
     `languages` (extra language packs) defaults to the config's `languages`; `indexing` says how
-    a corpus directory is indexed (`build_options`). `shard` scores only the queries whose id
-    hashes to it (evaluation/shards.py); `merge_shard_states` puts the shards back together.
+    a corpus directory is indexed (`build_options`). A corpus directory never includes the run's
+    own files: the fixture file, the config file and `outputs` (the golden and every file the
+    run writes, see `own_outputs`), nor what the config's and the header's `exclude` patterns
+    name; own files it held are named once through `warn`.
+    `shard` scores only the queries whose id hashes to it (evaluation/shards.py);
+    `merge_shard_states` puts the shards back together.
     """
     rank_metrics = rank_metric_specs(metrics) if metrics is not None else ()
     judged = bool(rank_metrics) or trec
     fixtures = load_fixtures(fixtures_path, grades=judged)
     languages = config.languages if languages is None else languages
-    corpus, index = resolve_index(fixtures, fixtures_path, dir, store, languages, indexing)
+    exclusion = NO_EXCLUSION if store is not None else fixtures_exclusion(fixtures, fixtures_path, dir, config, outputs)
+    corpus, index = resolve_index(fixtures, fixtures_path, dir, store, languages, indexing, exclusion)
+    report_excluded(index, exclusion, warn)
     fixtures = bound_fixtures(fixtures, corpus, store, languages)
     if shard is not None:
         fixtures = shard.cases(fixtures)
     embed = query_embedder(index, warn)
     if compare is not None:
-        names = list(backend_pair(compare, config))
+        names = compared_backends(compare, config)
     elif backends is not None:
         names = backend_names(backends, config)
     else:
         names = list(DEFAULT_BACKENDS)
     weights = LineWeights.of_index(index)
     judgments = tuple(judge(c, index.chunks) for c in fixtures.cases) if judged else None
-    reports = tuple(evaluated_backends(names, config, index, embed, fixtures.cases, weights, judgments, indexing))
-    comparison = None
+    reports = tuple(evaluated_backends(names, config, index, embed, fixtures.cases, weights, judgments, indexing,
+                                       rank_metrics))
+    comparison, systems = compared(reports, stats_level, primary, rank_metrics) if compare is not None else (None, ())
+    return RunResult(corpus, index.embedder, fixtures, reports, comparison, rank_metrics, judgments, systems)
+
+
+def score_runs(fixtures_path: str, run_paths: Sequence[str], *, dir: str | None = None, store: str | None = None,
+               compare: Sequence[str] | None = None, stats_level: StatsLevel = "reference",
+               primary: str = DEFAULT_PRIMARY, metrics: Sequence[str] | None = None, trec: bool = False,
+               languages: Sequence[str] = (), indexing: BuildOptions = DEFAULT_BUILD,
+               warn: Warn = warn_on_stderr, config: ProjectConfig = NO_CONFIG,
+               outputs: Sequence[str] = ()) -> RunResult:
+    """Score saved rankings (TREC run files, `cce.retriever/v1` JSON lines; evaluation/run_files.py)
+    against a fixture set exactly as `run` scores a backend's results: same corpus resolution
+    (`--store` > `--dir` > the header's corpus), metrics, reports and comparisons.
+
+    `compare` names two or more of the runs. A case a run has no ranking for scores as a query with
+    no results; queries a run ranks that the fixtures lack are ignored, with one warning per run.
+    The corpus leaves out the command's own files as `run`'s does (`outputs`, and the run files).
+    """
+    rank_metrics = rank_metric_specs(metrics) if metrics is not None else ()
+    judged = bool(rank_metrics) or trec
+    fixtures = load_fixtures(fixtures_path, grades=judged)
+    exclusion = NO_EXCLUSION if store is not None else fixtures_exclusion(fixtures, fixtures_path, dir, config,
+                                                                           [*run_paths, *outputs])
+    corpus, index = resolve_index(fixtures, fixtures_path, dir, store, languages, indexing, exclusion)
+    report_excluded(index, exclusion, warn)
+    fixtures = bound_fixtures(fixtures, corpus, store, languages)
+    runs = read_runs(run_paths, index)
     if compare is not None:
-        full = None
-        if stats_level == "full":
-            full = full_stats(metric_deltas(reports[0], reports[1]), primary)
-        comparison = Comparison(names[0], names[1], compare_reports(reports[0], reports[1]), full)
-    return RunResult(corpus, index.embedder, fixtures, reports, comparison, rank_metrics, judgments)
+        by_name = {r.backend: r for r in runs}
+        chosen = list(dict.fromkeys(compare))
+        if any(n not in by_name for n in chosen) or len(chosen) < 2:
+            raise CceError(f"--compare needs two or more runs of {', '.join(by_name)}, got "
+                           f"{rust_debug_str(','.join(compare))}")
+        runs = [by_name[n] for n in chosen]
+    ids = {c.id for c in fixtures.cases}
+    for r in runs:
+        extra = [q for q in r.rankings if q not in ids]
+        if extra:
+            warn(f"run {r.backend}: {len(extra)} ranked quer{'y is' if len(extra) == 1 else 'ies are'} not in "
+                 f"{fixtures_path} and not scored (first: {rust_debug_str(extra[0])})")
+    weights = LineWeights.of_index(index)
+    judgments = tuple(judge(c, index.chunks) for c in fixtures.cases) if judged else None
+    reports = tuple(evaluate_backends([(r.backend, r.search()) for r in runs], fixtures.cases, weights, judgments,
+                                      specs=rank_metrics))
+    comparison, systems = compared(reports, stats_level, primary, rank_metrics) if compare is not None else (None, ())
+    return RunResult(corpus, index.embedder, fixtures, reports, comparison, rank_metrics, judgments, systems)
 
 
 def shard_state(result: RunResult, fixtures_path: str, shard: Shard) -> str:
@@ -228,7 +288,8 @@ def search(corpus: str, query: str, backend: str = "hybrid", k: int = 10,
     `languages` (extra language packs) defaults to the config's `languages`.
     """
     check_backend(backend, config)
-    index = open_corpus(corpus, languages=config.languages if languages is None else languages, indexing=indexing)
+    index = open_corpus(corpus, languages=config.languages if languages is None else languages, indexing=indexing,
+                        exclude=corpus_exclusion(corpus, config))
     with open_backend(backend, config.spec(backend), index) as search_fn:
         hits = search_fn(query, k, SEARCH_QUERY_ID)
     first_line = {c.chunk_id: c.content.split("\n", 1)[0] for c in index.chunks}
@@ -247,28 +308,34 @@ def _line_at(index: Index, hit: Hit) -> str:
     return ""
 
 
-def chunks(corpus: str, languages: Sequence[str] = (), indexing: BuildOptions = DEFAULT_BUILD) -> list[Chunk]:
-    """Every chunk of a corpus directory in index order (the conformance listing's input)."""
-    return open_corpus(corpus, languages=languages, indexing=indexing).chunks
+def chunks(corpus: str, languages: Sequence[str] = (), indexing: BuildOptions = DEFAULT_BUILD,
+           config: ProjectConfig = NO_CONFIG) -> list[Chunk]:
+    """Every chunk of a corpus directory in index order (the conformance listing's input); the
+    config's `exclude` patterns and the config file itself are left out, as a run leaves them."""
+    return open_corpus(corpus, languages=languages, indexing=indexing, exclude=corpus_exclusion(corpus, config)).chunks
 
 
 def validate(fixtures_path: str, *, dir: str | None = None, languages: Sequence[str] = (),
-             grades: bool = True, indexing: BuildOptions = DEFAULT_BUILD) -> Validation:
+             grades: bool = True, indexing: BuildOptions = DEFAULT_BUILD, config: ProjectConfig = NO_CONFIG,
+             outputs: Sequence[str] = ()) -> Validation:
     """Anchor hygiene of a fixture set against its corpus (`--dir`, else the header's corpus).
 
     Grades are read and checked too, unless `grades=False`: the Action reads a set as `run` does,
     so a malformed `grades` object (which `run` ignores) cannot fail it. For the Action:
     `validate(...).stale_anchors()` maps each query id to its anchors that resolve to nothing, to
-    label such a miss as stale.
+    label such a miss as stale. The corpus leaves out what `run` with the same `config` and
+    `outputs` would (`corpus_exclusion`).
     """
-    return _validated(fixtures_path, dir, languages, grades, indexing)[0]
+    return _validated(fixtures_path, dir, languages, grades, indexing, config, outputs)[0]
 
 
 def _validated(fixtures_path: str, dir: str | None, languages: Sequence[str], grades: bool,
-               indexing: BuildOptions) -> tuple[Validation, FixtureSet, Index, CorpusSymbols]:
+               indexing: BuildOptions, config: ProjectConfig = NO_CONFIG, outputs: Sequence[str] = ()
+               ) -> tuple[Validation, FixtureSet, Index, CorpusSymbols]:
     fixtures = load_fixtures(fixtures_path, grades=grades)
-    corpus, index = resolve_index(fixtures, fixtures_path, dir, None, languages, indexing)
-    line_counts = {f.path: len(rust_lines(f.text)) for f in walk(corpus).files}
+    exclusion = fixtures_exclusion(fixtures, fixtures_path, dir, config, outputs)
+    corpus, index = resolve_index(fixtures, fixtures_path, dir, None, languages, indexing, exclusion)
+    line_counts = {f.path: len(rust_lines(f.text)) for f in walk(corpus, exclude=exclusion).files}
     symbols = corpus_symbols(corpus, languages)
     validation = validate_cases(fixtures_path, corpus, fixtures.cases, index.chunks, line_counts, symbols)
     return validation, fixtures, index, symbols
@@ -285,11 +352,11 @@ class Suggestions:
 
 
 def suggest(fixtures_path: str, *, dir: str | None = None, languages: Sequence[str] = (),
-            indexing: BuildOptions = DEFAULT_BUILD) -> Suggestions:
+            indexing: BuildOptions = DEFAULT_BUILD, config: ProjectConfig = NO_CONFIG) -> Suggestions:
     """`validate`, and for stale and moved anchors the fixture lines they most likely should be
     (evaluation/anchor_fixes.py), as a patch to apply with `git apply` or `patch -p1` from the
     working directory."""
-    validation, fixtures, index, symbols = _validated(fixtures_path, dir, languages, True, indexing)
+    validation, fixtures, index, symbols = _validated(fixtures_path, dir, languages, True, indexing, config)
     fixes = tuple(suggest_fixes(validation, fixtures.cases, index.chunks, symbols))
     if not fixes:
         return Suggestions(validation, fixes, "")
@@ -336,19 +403,23 @@ class Bootstrapped:
 def bootstrap(directory: str, *, queries: int = 50, seed: int = 0, out: str | None = None,
               rules: FileRules = DEFAULT_RULES, forms: Sequence[str] = FORMS,
               backends: Sequence[str] | None = None, score: bool = True, config: ProjectConfig = NO_CONFIG,
-              languages: Sequence[str] | None = None, indexing: BuildOptions = DEFAULT_BUILD) -> Bootstrapped:
+              languages: Sequence[str] | None = None, indexing: BuildOptions = DEFAULT_BUILD,
+              outputs: Sequence[str] = ()) -> Bootstrapped:
     """Propose `queries` labeled cases drawn from `directory` (deterministic for `seed`), and
     score them at each of `backends` (default: the built-in ones) unless `score` is off.
 
     The header's corpus is `directory` relative to the directory `out` will be written in (the
-    working directory when `out` is None). Nothing is written here.
+    working directory when `out` is None). Nothing is written here; `out` and `outputs` (the
+    command's other files, such as its report) are left out of the corpus when inside it, as a
+    run leaves out its own files.
     """
     if queries < 1:
         raise CceError(f"--queries must be at least 1, got {queries}")
     names = backend_names(backends, config) if backends is not None else list(DEFAULT_BACKENDS)
     languages = config.languages if languages is None else languages
-    index = open_corpus(directory, languages=languages, indexing=indexing)
-    texts = {f.path: redact(f.text) for f in walk(directory).files}
+    exclusion = corpus_exclusion(directory, config, [*([out] if out is not None else []), *outputs])
+    index = open_corpus(directory, languages=languages, indexing=indexing, exclude=exclusion)
+    texts = {f.path: redact(f.text) for f in walk(directory, exclude=exclusion).files}
     proposal = propose(index.chunks, texts, queries, seed, rules, proposal_forms(forms), enabled_packs(languages))
     if not proposal.cases:
         raise CceError(f"nothing to propose in {directory}: no definition with a usable name or doc sentence "
@@ -394,21 +465,24 @@ def _document_embedder(name: str) -> tuple[DocumentEmbedder, str | None]:
 
 def index_corpus(directory: str, *, out: str | None = None, embedder: str = HASH_EMBEDDER,
                  allow_secrets: bool = False, languages: Sequence[str] = (),
-                 indexing: BuildOptions = DEFAULT_BUILD) -> StoreWritten:
+                 indexing: BuildOptions = DEFAULT_BUILD, config: ProjectConfig = NO_CONFIG) -> StoreWritten:
     """Index `directory` and write the reference's store (§store) plus our fingerprint beside it.
 
-    The default path is `<directory>/.cce/index.json`, whose `.cce` the walker never indexes.
-    An Ollama build checks the server before walking and writes nothing when any batch fails.
+    The default path is `<directory>/.cce/index.json`, whose `.cce` the walker never indexes; a
+    store written elsewhere in the directory is left out of the next index, with its fingerprint,
+    as are the config's `exclude` patterns. An Ollama build checks the server before walking and
+    writes nothing when any batch fails.
     """
     require_directory(directory)
     packs = enabled_packs(languages)
     documents, model = _document_embedder(embedder)
+    path = out if out is not None else default_store_path(directory)
+    exclude = corpus_exclusion(directory, config, [path, fingerprint_path(path)])
     try:
         index = build_index(directory, not allow_secrets, documents, packs, cache=indexing.cache,
-                            workers=indexing.workers, progress=indexing.progress)
+                            workers=indexing.workers, progress=indexing.progress, exclude=exclude)
     except OllamaError as exc:
         raise CceError(f"embedding with Ollama failed, nothing was written: {exc}") from None
-    path = out if out is not None else default_store_path(directory)
     text = dumps_store(index)
     data = text.encode("utf-8")
     try:
@@ -461,7 +535,12 @@ def compare_saved(base: Any, head: Any, base_label: str = "base", head_label: st
     `stats_level="full"` adds each backend's `full_stats` (`BackendComparison.full`), with
     `primary` (a metric key) named the primary metric; the Markdown renderer then shows them.
     """
-    return [compare_pair(p, stats_level, primary) for p in pair_reports(base, head, base_label, head_label)]
+    pairs = pair_reports(base, head, base_label, head_label)
+    if stats_level == "full":
+        for p in pairs:
+            if p.base_means is not None and p.head_means is not None:
+                check_primary(primary, [spec.key for spec in p.specs])
+    return [compare_pair(p, stats_level, primary) for p in pairs]
 
 
 def power_analysis(path: str, delta: float, *, alpha: float = 0.05, power: float = 0.8,
@@ -478,6 +557,11 @@ def power_analysis(path: str, delta: float, *, alpha: float = 0.05, power: float
     if not 0.5 <= power < 1.0:
         raise CceError(f"--power must lie in [0.5, 1), got {power!r}")
     samples = observed_deltas(load_report(path), path)
+    if metric is not None and all(s.metric != metric for s in samples):
+        spec = rank_metric_for_key(metric)
+        raise CceError(f"{path} holds no metric {rust_debug_str(metric)} "
+                       f"(it holds {', '.join(dict.fromkeys(s.metric for s in samples))})",
+                       hint=f"make the reports with --metrics {spec.name}" if spec is not None else None)
     rows = tuple(PowerRow(s.comparison, s.metric, plan_from_pilot(s.deltas, delta, alpha, power))
                  for s in samples if metric is None or s.metric == metric)
     return PowerAnalysis(path, delta, alpha, power, rows)

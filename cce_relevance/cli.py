@@ -27,6 +27,8 @@ from cce_relevance.retrieval.chunking.languages import EXTRA_LANGUAGES
 from cce_relevance.stats.stats_level import STATS_LEVELS, StatsLevel
 from cce_relevance.strings import rust_trim
 
+PER_QUERY_FORMATS = ("text", "csv", "tsv")  # reporting/per_query.py renders them
+
 # The library (numpy, tree-sitter grammars, requests) loads when a command first uses it, and the
 # renderers are imported inside the commands that print them: `--help` starts fast.
 if TYPE_CHECKING:
@@ -107,8 +109,9 @@ def chunks(directory: str, as_json: bool, languages_flag: str | None, config_pat
     """List every chunk of DIR with its symbol (the conformance listing)."""
     from cce_relevance.reporting import search_view
 
-    languages = _languages(languages_flag, api.load_config(config_path))
-    found = api.chunks(api.require_directory(directory), languages, _indexing(cache_dir, no_cache, as_json))
+    config = api.load_config(config_path)
+    languages = _languages(languages_flag, config)
+    found = api.chunks(api.require_directory(directory), languages, _indexing(cache_dir, no_cache, as_json), config)
     if as_json:
         click.echo(search_view.conformance_document(found), nl=False)
     else:
@@ -157,23 +160,38 @@ def index(directory: str, out: str | None, embedder: str, allow_secrets: bool, l
     """Index DIR and write the reference's persisted store (index.json) with a fingerprint beside it."""
     if out == "":
         raise click.UsageError("a value is required for '--out' but none was supplied")
-    languages = _languages(languages_flag, api.load_config(config_path))
+    config = api.load_config(config_path)
     if allow_secrets:
         click.echo("warning: --allow-secrets: secret protection is off; files are indexed verbatim", err=True)
     written = api.index_corpus(directory, out=out, embedder=embedder, allow_secrets=allow_secrets,
-                               languages=languages, indexing=_indexing(cache_dir, no_cache, False))
+                               languages=_languages(languages_flag, config), indexing=_indexing(cache_dir, no_cache, False),
+                               config=config)
     click.echo(f"wrote {written.path}: {written.chunks} chunks from {written.files} files, "
                f"embedder {written.embedder}, {written.size} bytes")
     click.echo(f"wrote {written.fingerprint}")
 
 
 def _check_golden(golden: str, report: str) -> None:
+    """A drifted golden: its diff on stderr and exit 1; a matching one: one line on stderr."""
     diff = api.golden_diff(golden, report, missing_hint="run again with --update-golden to create it")
     if not diff:
+        click.echo(f"golden report {golden} matches", err=True)
         return
     sys.stderr.write(diff)
     raise GateFailed(f"report drifted from golden {golden}",
                      hint="review the diff; if the change is intended, rerun with --update-golden")
+
+
+def _update_golden(golden: str, report: str) -> None:
+    """Write the golden, and say on stderr in one line whether it was created, changed or kept."""
+    try:
+        with open(golden, encoding="utf-8", newline="") as handle:
+            before: str | None = handle.read()
+    except (OSError, UnicodeDecodeError):
+        before = None
+    write_atomically(golden, report)
+    what = "created" if before is None else "unchanged" if before == report else "updated"
+    click.echo(f"golden report {golden} {what}", err=True)
 
 
 _STATS_HELP = ("reference: the paired t-test the reference prints (default). full: also wins/losses/ties, d_z, "
@@ -182,8 +200,9 @@ _STATS_HELP = ("reference: the paired t-test the reference prints (default). ful
 
 def _stats_options(command: Callable[..., None]) -> Callable[..., None]:
     """`--stats` and `--primary-metric`, shared by `run` and `compare`."""
-    command = click.option("--primary-metric", type=click.Choice(METRIC_KEYS),
-                           help=f"With --stats full: the metric named primary (default {DEFAULT_PRIMARY}).")(command)
+    command = click.option("--primary-metric", metavar="KEY",
+                           help=f"With --stats full: the metric named primary (default {DEFAULT_PRIMARY}): "
+                                f"{', '.join(METRIC_KEYS)}, or a --metrics key such as ndcg_at_k.")(command)
     return click.option("--stats", "stats_level", type=click.Choice(STATS_LEVELS), default="reference",
                         show_default=True, help=_STATS_HELP)(command)
 
@@ -197,8 +216,8 @@ def _primary(stats_level: str, primary: str | None) -> str:
 def _chart_options(command: Callable[..., None]) -> Callable[..., None]:
     """`--chart` and `--chart-metric`, shared by `run --compare` and `compare`."""
     command = click.option("--chart-metric", metavar="KEY",
-                           help=f"Metric to chart (default {DEFAULT_PRIMARY}): {', '.join(METRIC_KEYS)} "
-                                "(run: also a --metrics key such as ndcg_at_k).")(command)
+                           help=f"Metric to chart (default {DEFAULT_PRIMARY}): {', '.join(METRIC_KEYS)}, "
+                                "or a --metrics key the run or both reports carry, such as ndcg_at_k.")(command)
     return click.option("--chart", metavar="FILE",
                         help="Also write per-query deltas as a chart: FILE.md (Mermaid block), FILE.mmd "
                              "(Mermaid diagram) or FILE.svg.")(command)
@@ -239,7 +258,8 @@ def _trec_files(result: api.RunResult, run_path: str | None, qrels_path: str | N
 @click.option("--store", metavar="STORE", help="Evaluate an existing persisted index file instead of a directory.")
 @click.option("--backend", "backends", metavar="LIST",
               help=f"Comma-separated backends (default {','.join(BUILTIN_BACKENDS)}).")
-@click.option("--compare", metavar="A,B", help="Score exactly two backends, with per-query deltas and a paired t-test.")
+@click.option("--compare", metavar="A,B[,C...]", help="Two backends: per-query deltas and a paired t-test; three or "
+              "more: every pair (Holm-corrected) and a randomised Tukey HSD.")
 @click.option("--json", "as_json", is_flag=True, help=f"Emit the {schemas.REPORT} JSON.")
 @click.option("--output", metavar="FILE", help="Write the report to FILE (atomically) instead of stdout.")
 @click.option("--golden", metavar="FILE", help="Fail (exit 1) with a diff when the JSON report differs from FILE.")
@@ -248,7 +268,11 @@ def _trec_files(result: api.RunResult, run_path: str | None, qrels_path: str | N
 @_languages_option
 @_stats_options
 @click.option("--metrics", metavar="LIST",
-              help="Also report rank metrics: any of ndcg,ap,hit,rprec (docs/metrics.md).")
+              help="Also report rank metrics: any of ndcg,ap,hit,rprec, or cut-offs such as ndcg@10,p@1,recall@20 "
+                   "(docs/metrics.md).")
+@click.option("--per-query", "per_query", type=click.Choice(PER_QUERY_FORMATS),
+              help="Print per-query results instead of the report: text (each query's first relevant rank and "
+                   "top hits), or csv/tsv (one row per query x backend x metric, like trec_eval -q).")
 @click.option("--trec-run", metavar="FILE", help="Write each backend's TREC run; {backend} in FILE is its name.")
 @click.option("--trec-qrels", metavar="FILE", help="Write the TREC qrels (relevant chunk ids) the evaluation used.")
 @_chart_options
@@ -260,31 +284,23 @@ def run(fixtures: str, corpus_dir: str | None, store: str | None, backends: str 
         as_json: bool, output: str | None, golden: str | None, update_golden: bool, config_path: str | None,
         languages_flag: str | None, stats_level: StatsLevel, primary_metric: str | None, metrics: str | None, trec_run: str | None,
         trec_qrels: str | None, chart: str | None, chart_metric: str | None, cache_dir: str | None,
-        no_cache: bool, shard_text: str | None, shard_state: str | None) -> None:
+        no_cache: bool, per_query: str | None, shard_text: str | None, shard_state: str | None) -> None:
     """Score the FIXTURES set (cce.relevance/v1 NDJSON) at each backend."""
     from cce_relevance.reporting.chart import chart_renderer, run_chart
-    from cce_relevance.reporting.run_report import run_report_json, run_report_text
 
     if chart is not None and compare is None:
         raise click.UsageError("--chart needs --compare A,B")
     chart_metric = _chart_metric(chart, chart_metric)
     render_chart = chart_renderer(chart) if chart else None
-    if stats_level == "full" and compare is None:
-        raise click.UsageError("--stats full needs --compare A,B")
-    primary = _primary(stats_level, primary_metric)
-    if store is not None and corpus_dir is not None:
-        raise click.UsageError("the argument '--store <STORE>' cannot be used with '--dir <DIR>'")
+    primary = _report_checks(stats_level, primary_metric, compare, store, corpus_dir, update_golden, golden,
+                             per_query, as_json)
     if store is not None and languages_flag is not None:
         raise click.UsageError("--languages applies to a directory; a store's chunks were made when it was indexed")
     if compare is not None and backends is not None:
         raise click.UsageError("the argument '--compare <A,B>' cannot be used with '--backend <LIST>'")
-    if update_golden and golden is None:
-        raise click.UsageError("--update-golden needs --golden FILE")
-    for name, value in (("--dir", corpus_dir), ("--store", store), ("--output", output), ("--golden", golden),
-                        ("--config", config_path), ("--metrics", metrics), ("--trec-run", trec_run),
-                        ("--trec-qrels", trec_qrels), ("--chart", chart)):
-        if value == "":
-            raise click.UsageError(f"a value is required for '{name}' but none was supplied")
+    _require_values(("--dir", corpus_dir), ("--store", store), ("--output", output), ("--golden", golden),
+                    ("--config", config_path), ("--metrics", metrics), ("--trec-run", trec_run),
+                    ("--trec-qrels", trec_qrels), ("--chart", chart))
     shard = _shard(shard_text, shard_state, compare=compare, metrics=metrics, golden=golden,
                    trec=trec_run or trec_qrels)
     config = api.load_config(config_path)
@@ -294,17 +310,52 @@ def run(fixtures: str, corpus_dir: str | None, store: str | None, backends: str 
                      stats_level=stats_level, primary=primary,
                      metrics=None if metrics is None else comma_list(metrics, str.strip),
                      trec=trec_run is not None or trec_qrels is not None,
-                     languages=_languages(languages_flag, config), indexing=_indexing(cache_dir, no_cache, as_json))
+                     languages=_languages(languages_flag, config), indexing=_indexing(cache_dir, no_cache, as_json),
+                     outputs=api.own_outputs([output, golden, trec_run, trec_qrels, chart], config))
     side_files = _trec_files(result, trec_run, trec_qrels)
     if shard is not None and shard_state is not None:
         side_files[shard_state] = api.shard_state(result, fixtures, shard)
     if chart is not None and render_chart is not None:
         side_files[chart] = render_chart(run_chart(result, chart_metric))
     _write_side_files(side_files)
+    _emit(result, as_json, output, golden, update_golden, per_query)
+
+
+def _report_checks(stats_level: StatsLevel, primary_metric: str | None, compare: str | None, store: str | None,
+                   corpus_dir: str | None, update_golden: bool, golden: str | None, per_query: str | None,
+                   as_json: bool) -> str:
+    """The usage checks `run` and `score` share; returns the primary metric."""
+    if stats_level == "full" and compare is None:
+        raise click.UsageError("--stats full needs --compare A,B")
+    primary = _primary(stats_level, primary_metric)
+    if store is not None and corpus_dir is not None:
+        raise click.UsageError("the argument '--store <STORE>' cannot be used with '--dir <DIR>'")
+    if update_golden and golden is None:
+        raise click.UsageError("--update-golden needs --golden FILE")
+    if per_query is not None and as_json:
+        raise click.UsageError("--per-query and --json cannot be used together (the JSON report has per_query)")
+    return primary
+
+
+def _require_values(*options: tuple[str, str | None]) -> None:
+    """A usage error for the first option given an empty value."""
+    for name, value in options:
+        if value == "":
+            raise click.UsageError(f"a value is required for '{name}' but none was supplied")
+
+
+def _emit(result: api.RunResult, as_json: bool, output: str | None, golden: str | None, update_golden: bool,
+          per_query: str | None) -> None:
+    """Write or print the report (JSON, text or `--per-query`), then update or check the golden."""
+    from cce_relevance.reporting.run_report import run_report_json, run_report_per_query, run_report_text
+
     report_json = run_report_json(result)
     if golden is not None and update_golden:
-        write_atomically(golden, report_json)
-    rendered = report_json if as_json else run_report_text(result)
+        _update_golden(golden, report_json)
+    if as_json:
+        rendered = report_json
+    else:
+        rendered = run_report_text(result) if per_query is None else run_report_per_query(result, per_query)
     if output is not None:
         write_atomically(output, rendered)
     else:
@@ -338,37 +389,75 @@ def merge(states: tuple[str, ...], as_json: bool, output: str | None, golden: st
 
     Each STATE is a `run --shard I/N --shard-state FILE` file, or a directory of them. The shards
     must be 1..N of one run (same fixture file, corpus and backends), each query scored once."""
-    from cce_relevance.reporting.run_report import run_report_json, run_report_text
-
-    result = api.merge_shard_states(states)
-    report_json = run_report_json(result)
-    rendered = report_json if as_json else run_report_text(result)
-    if output is not None:
-        write_atomically(output, rendered)
-    else:
-        click.echo(rendered, nl=False)
-    if golden is not None:
-        _check_golden(golden, report_json)
+    _emit(api.merge_shard_states(states), as_json, output, golden, False, None)
 
 
 @main.command()
-@click.argument("base_report", metavar="BASE.json")
-@click.argument("head_report", metavar="HEAD.json")
-@click.option("--json", "as_json", is_flag=True, help=f"Emit the {schemas.COMPARE} JSON.")
+@click.argument("runs", metavar="RUN...", nargs=-1, required=True)
+@click.option("--fixtures", required=True, metavar="FIXTURES",
+              help=f"The {schemas.FIXTURES} fixture set to score against.")
+@click.option("--dir", "corpus_dir", metavar="DIR", help="Corpus directory (overrides the fixture header).")
+@click.option("--store", metavar="STORE", help="Use an existing persisted index file instead of a directory.")
+@click.option("--compare", metavar="A,B[,C...]", help="Compare runs as run --compare compares backends.")
+@click.option("--json", "as_json", is_flag=True, help=f"Emit the {schemas.REPORT} JSON.")
+@click.option("--output", metavar="FILE", help="Write the report to FILE (atomically) instead of stdout.")
+@click.option("--golden", metavar="FILE", help="Fail (exit 1) with a diff when the JSON report differs from FILE.")
+@click.option("--update-golden", is_flag=True, help="Rewrite the --golden file with this report.")
+@_stats_options
+@click.option("--metrics", metavar="LIST", help="Also report rank metrics, e.g. ndcg,ap,hit@1,p@5 (docs/metrics.md).")
+@click.option("--per-query", "per_query", type=click.Choice(PER_QUERY_FORMATS),
+              help="Print per-query results instead of the report (as for run).")
+@click.option("--trec-qrels", metavar="FILE", help="Write the TREC qrels (relevant chunk ids) the scoring used.")
+@click.option("--config", "config_path", metavar="FILE", help="Extra languages to chunk with (as for run).")
+@_languages_option
+@_cache_options
+def score(runs: tuple[str, ...], fixtures: str, corpus_dir: str | None, store: str | None, compare: str | None,
+          as_json: bool, output: str | None, golden: str | None, update_golden: bool, stats_level: StatsLevel,
+          primary_metric: str | None, metrics: str | None, per_query: str | None, trec_qrels: str | None,
+          config_path: str | None, languages_flag: str | None, cache_dir: str | None, no_cache: bool) -> None:
+    """Score rankings made elsewhere: TREC run files (`qid Q0 docno rank score tag`, docno a chunk id
+    or path:start-end) or cce.retriever/v1 JSON lines, exactly as a backend's results are scored."""
+    primary = _report_checks(stats_level, primary_metric, compare, store, corpus_dir, update_golden, golden,
+                             per_query, as_json)
+    _require_values(("--fixtures", fixtures), ("--dir", corpus_dir), ("--store", store), ("--output", output),
+                    ("--golden", golden), ("--config", config_path), ("--metrics", metrics),
+                    ("--trec-qrels", trec_qrels))
+    config = api.load_config(config_path)
+    result = api.score_runs(fixtures, runs, dir=corpus_dir, store=store,
+                            compare=None if compare is None else comma_list(compare), stats_level=stats_level,
+                            primary=primary, metrics=None if metrics is None else comma_list(metrics, str.strip),
+                            trec=trec_qrels is not None, languages=_languages(languages_flag, config),
+                            indexing=_indexing(cache_dir, no_cache, as_json), config=config,
+                            outputs=api.own_outputs([output, golden, trec_qrels], config))
+    _write_side_files(_trec_files(result, None, trec_qrels))
+    _emit(result, as_json, output, golden, update_golden, per_query)
+
+
+@main.command()
+@click.argument("report_paths", metavar="BASE.json HEAD.json [MORE.json...]", nargs=-1, required=True)
+@click.option("--json", "as_json", is_flag=True, help=f"Emit the {schemas.COMPARE} JSON ({schemas.SYSTEMS} "
+              "for three or more reports).")
 @click.option("--markdown", "as_markdown", is_flag=True, help="Emit GitHub-flavoured Markdown.")
 @_stats_options
 @_chart_options
-@click.option("--chart-backend", metavar="NAME", help="Backend to chart (default: the first one in both reports).")
-def compare(base_report: str, head_report: str, as_json: bool, as_markdown: bool, stats_level: StatsLevel,
+@click.option("--chart-backend", metavar="NAME", help="Backend to chart (default: the last one in both reports, as the Action charts).")
+def compare(report_paths: tuple[str, ...], as_json: bool, as_markdown: bool, stats_level: StatsLevel,
             primary_metric: str | None, chart: str | None, chart_metric: str | None, chart_backend: str | None
             ) -> None:
-    """Compare two saved `run --json` reports, pairing backends and queries by name (head − base)."""
+    """Compare saved `run --json` reports, pairing backends and queries by name: two as base → head
+    (head − base), three or more as systems (every pair Holm-corrected, and a randomised Tukey HSD)."""
     from cce_relevance.reporting.chart import chart_renderer, compare_chart
     from cce_relevance.reporting.compare_report import comparison_document, comparison_text
     from cce_relevance.reporting.markdown import comparison_markdown
 
     if as_json and as_markdown:
         raise click.UsageError("--json and --markdown cannot be used together")
+    if len(report_paths) < 2:
+        raise click.UsageError("compare needs at least two reports: BASE.json HEAD.json [MORE.json...]")
+    if len(report_paths) > 2:
+        _compare_systems(report_paths, as_json, as_markdown, stats_level, chart)
+        return
+    base_report, head_report = report_paths
     if chart_backend is not None and chart is None:
         raise click.UsageError("--chart-backend needs --chart FILE")
     chart_metric = _chart_metric(chart, chart_metric)
@@ -384,6 +473,33 @@ def compare(base_report: str, head_report: str, as_json: bool, as_markdown: bool
         text = comparison_markdown(comparisons)
     else:
         text = comparison_text(base_report, head_report, comparisons)
+    click.echo(text, nl=False)
+
+
+def _compare_systems(paths: tuple[str, ...], as_json: bool, as_markdown: bool, stats_level: StatsLevel,
+                     chart: str | None) -> None:
+    """`compare R1 R2 R3…`: the reports as systems, per backend they all scored."""
+    from cce_relevance.reporting.systems_report import systems_document, systems_markdown, systems_text
+    from cce_relevance.reporting.terminal import terminal_safe
+
+    if stats_level == "full":
+        raise click.UsageError("--stats full compares two reports; with three or more every pair is tested (Holm) "
+                               "beside a randomised Tukey HSD already")
+    if chart is not None:
+        raise click.UsageError("--chart draws base → head deltas and needs exactly two reports")
+    if len(set(paths)) != len(paths):
+        raise click.UsageError("every report may be named once")
+    results = api.compare_many([api.load_report(p) for p in paths], list(paths))
+    if as_json:
+        text = dumps_report({"backends": [{"backend": name, **systems_document(tests)} for name, tests in results],
+                             "reports": list(paths), "schema": schemas.SYSTEMS})
+    elif as_markdown:
+        text = "".join(systems_markdown(f"Relevance of {len(paths)} reports, backend {name}", tests)
+                       for name, tests in results)
+    else:
+        text = "CCE relevance — comparison of saved reports\n" + "".join(
+            f"  {i}: {terminal_safe(p)}\n" for i, p in enumerate(paths, 1)) + "".join(
+            systems_text(f"backend {terminal_safe(name)}", tests) for name, tests in results)
     click.echo(text, nl=False)
 
 
@@ -412,16 +528,17 @@ def validate(fixtures: str, corpus_dir: str | None, as_json: bool, suggest: bool
         raise click.UsageError("a value is required for '--dir' but none was supplied")
     if suggest and as_json:
         raise click.UsageError("--suggest prints a patch; it cannot be used with --json")
-    languages = _languages(languages_flag, api.load_config(config_path))
+    config = api.load_config(config_path)
+    languages = _languages(languages_flag, config)
     indexing = _indexing(cache_dir, no_cache, as_json)
     if suggest:
-        suggestions = api.suggest(fixtures, dir=corpus_dir, languages=languages, indexing=indexing)
+        suggestions = api.suggest(fixtures, dir=corpus_dir, languages=languages, indexing=indexing, config=config)
         result = suggestions.validation
         explained = validation_text(result) + fixes_text(suggestions.fixes, len(result.stale_anchors()))
         click.echo(explained, err=True, nl=False)
         click.echo(suggestions.patch, nl=False)
     else:
-        result = api.validate(fixtures, dir=corpus_dir, languages=languages, indexing=indexing)
+        result = api.validate(fixtures, dir=corpus_dir, languages=languages, indexing=indexing, config=config)
         text = dumps_report(validation_document(result)) if as_json else validation_text(result)
         click.echo(text, nl=False)
     if not result.ok:
@@ -480,7 +597,8 @@ def bootstrap(directory: str, queries: int, seed: int, out: str | None, force: b
                            backends=comma_list(backends) if backends is not None else None,
                            score=not no_score, config=config,
                            languages=_languages(languages_flag, config),
-                           indexing=_indexing(cache_dir, no_cache, False))
+                           indexing=_indexing(cache_dir, no_cache, False),
+                           outputs=[report] if report is not None else [])
     if out is not None:
         write_atomically(out, result.text)
     else:
@@ -499,11 +617,13 @@ def bootstrap(directory: str, queries: int, seed: int, out: str | None, force: b
 @click.option("--delta", type=float, required=True, help="The smallest mean delta worth detecting, e.g. 0.05.")
 @click.option("--alpha", type=float, default=0.05, show_default=True, help="Two-sided significance level.")
 @click.option("--power", type=float, default=0.8, show_default=True, help="Chance of detecting a real delta.")
-@click.option("--metric", type=click.Choice(METRIC_KEYS), help="Plan for this metric only (default: all).")
+@click.option("--metric", metavar="KEY", help=f"Plan for this metric only (default: all): {', '.join(METRIC_KEYS)}, "
+              "or a rank metric key the reports carry, such as ndcg_at_k.")
 @click.option("--json", "as_json", is_flag=True, help=f"Emit the {schemas.POWER} JSON.")
 def power(source: str, delta: float, alpha: float, power: float, metric: str | None, as_json: bool) -> None:
-    """Queries needed to detect --delta, from the per-query deltas of a `run --compare` report or a
-    `compare --json` document (the paired t-test's power analysis; docs/statistics.md)."""
+    """Queries needed to detect --delta, from the per-query deltas of a `run --compare` report, a
+    `compare --json` document or the Action's compare.json (the paired t-test's power analysis;
+    docs/statistics.md)."""
     from cce_relevance.reporting.power_report import power_document, power_text
 
     analysis = api.power_analysis(source, delta, alpha=alpha, power=power, metric=metric)

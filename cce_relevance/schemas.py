@@ -20,6 +20,9 @@ REPORTS_READ = ("cce.relevance.report/v1", REPORT)
 COMPARE = "cce.relevance.compare/v1"
 """`compare --json`."""
 
+SYSTEMS = "cce.relevance.systems/v1"
+"""`compare --json` of three or more reports (a systems comparison)."""
+
 VALIDATE = "cce.relevance.validate/v1"
 """`validate --json`."""
 

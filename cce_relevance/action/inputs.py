@@ -29,7 +29,7 @@ from cce_relevance.action.github import DEFAULT_API_URL, DEFAULT_SERVER_URL
 from cce_relevance.action.retriever_policy import INPUT as RETRIEVERS_INPUT
 from cce_relevance.action.retriever_policy import check_repository_retrievers
 from cce_relevance.action.workspace import inside
-from cce_relevance.api import DEFAULT_BACKENDS, DEFAULT_PRIMARY, METRIC_KEYS
+from cce_relevance.api import DEFAULT_BACKENDS, DEFAULT_PRIMARY, METRIC_KEYS, rank_metric_for_key
 from cce_relevance.errors import CceError
 
 FailOn = Literal["drift", "regression", "none"]
@@ -81,7 +81,7 @@ class ActionInputs:
 
     Paths: `working_directory` is absolute and inside `github.workspace`; `fixtures` and the two
     sides of `golden` are POSIX paths relative to `working_directory`, so the same relative path
-    can be looked up in a base or head worktree (the workspace is neither: for pull requests it
+    can be looked up in a base or head checkout (the workspace is neither: for pull requests it
     is GitHub's ephemeral merge commit).
     """
 
@@ -92,7 +92,7 @@ class ActionInputs:
     github_token: str = field(repr=False)
     comment: bool
     fail_on: FailOn
-    regression_metric: str  # a metric key (api.METRIC_KEYS)
+    regression_metric: str  # a metric key (api.METRIC_KEYS), or a rank metric key (then scored with --metrics)
     alpha: float
     base_ref: str | None
     head_ref: str
@@ -138,9 +138,7 @@ def read_inputs(env: Mapping[str, str]) -> ActionInputs:
         comment=comment == "on-change" or _boolean("comment", comment, default=True),
         comment_on_change=comment == "on-change",
         fail_on=_choice("fail-on", _input(env, "fail-on"), FAIL_ON_CHOICES, "drift"),
-        regression_metric=_choice(
-            "regression-metric", _input(env, "regression-metric"), METRIC_KEYS, DEFAULT_PRIMARY
-        ),
+        regression_metric=_regression_metric(_input(env, "regression-metric")),
         alpha=_alpha(_input(env, "alpha")),
         base_ref=_ref("base-ref", _input(env, "base-ref")),
         head_ref=_ref("head-ref", _input(env, "head-ref")) or "HEAD",
@@ -193,7 +191,7 @@ def expand_fixtures(
 ) -> tuple[str, ...]:
     """Expand fixture paths and globs against `working_directory`: sorted, deduplicated, relative.
 
-    Public so the same expansion can be repeated inside a base worktree. With `required` a pattern
+    Public so the same expansion can be repeated inside a base checkout. With `required` a pattern
     that matches no file is an error (a typo must not silently score nothing); `required=False` is
     for the other side of a comparison, where a set the pull request adds does not exist yet. A
     match that resolves outside `workspace` through `..` or a symlink is always an error.
@@ -355,6 +353,23 @@ def _choice(name: str, value: str, choices: tuple[Any, ...], default: Any) -> An
     if value not in choices:
         raise CceError(f"input '{name}': {value!r} is not supported: expected one of {', '.join(choices)}")
     return value
+
+
+def _regression_metric(value: str) -> str:
+    """A reference metric key, or a rank metric key (`ndcg_at_k`, `average_precision`, `hit_at_5`,
+    …): then both sides are scored with `--metrics` for it."""
+    if not value or value in METRIC_KEYS or rank_metric_for_key(value) is not None:
+        return value or DEFAULT_PRIMARY
+    raise CceError(f"input 'regression-metric': {value!r} is not supported: expected one of "
+                   f"{', '.join(METRIC_KEYS)}, or a rank metric key such as ndcg_at_k, average_precision, "
+                   "hit_at_5, r_precision")
+
+
+def rank_metric_name(regression_metric: str) -> str | None:
+    """The `--metrics` name a rank regression metric is scored with (`ndcg_at_5` → `ndcg@5`); None
+    for a reference metric, which every run reports."""
+    spec = rank_metric_for_key(regression_metric)
+    return spec.name if spec is not None else None
 
 
 def _alpha(value: str) -> float:

@@ -3,7 +3,7 @@
 One run, in an order chosen so that nothing optional can change the result (§runner-gate-first):
 
 1. read and validate the inputs, find the repository, trust it (`safe.directory`), resolve the
-   base and head commits and score every fixture set in a worktree of each (`scoring`), with the
+   base and head commits and score every fixture set in a checkout of each (`scoring`), with the
    index cache in `cache-dir` (inside the workspace, so actions/cache can keep it across runs);
 2. decide the verdict and the gates from the same facts (`report.Outcome`);
 3. write the report files, the step outputs and the step summary, print the annotations, and fix
@@ -35,7 +35,6 @@ from cce_relevance.action.git import (
     CommitPair,
     changed_files,
     find_repository,
-    mark_safe_directory,
     resolve_commits,
 )
 from cce_relevance.action.github import GitHubClient, GitHubError
@@ -129,7 +128,6 @@ def _run(inputs: ActionInputs) -> int:
 def _evaluate(inputs: ActionInputs) -> tuple[Path, CommitPair, Outcome]:
     """The repository, the two commits, and every fixture set scored at both."""
     repo = find_repository(inputs.working_directory)
-    mark_safe_directory(repo)
     commits = resolve_commits(inputs.github.event_name, inputs.github.event, inputs, repo)
     print(f"cce-relevance {__version__}: base {commits.base or '(none)'} -> head {commits.head}", flush=True)
     made = prepare_cache_dir(repo, inputs.github.workspace, inputs.cache_dir)
@@ -245,6 +243,21 @@ def _print_findings(outcome: Outcome, inputs: ActionInputs, repo: Path) -> None:
         )
         for s in outcome.sets
         for a in s.stale_findings("head")
+    ]
+    lines += [
+        annotation(
+            "warning",
+            f"Query {quoted(m.case_id)}: the lines {m.path} {m.base_lines[0]}-{m.base_lines[1]} that anchor "
+            f"{quoted(m.anchor)} labels at base "
+            + (f"are lines {m.head_lines[0]}-{m.head_lines[1]} at head; the fixture line naming them: "
+               f"{m.fixture_line}" if m.head_lines is not None else "were changed at head")
+            + ". The query is left out of the regression test.",
+            file=(subdir / s.fixture).as_posix(),
+            line=m.line,
+            title="cce-relevance: line-range anchor " + m.status,
+        )
+        for s in outcome.sets
+        for m in s.moves
     ]
     for line in lines[:ANNOTATION_CAP]:
         print(line)

@@ -1,11 +1,13 @@
 """Score every configured fixture set at the base and head commits, and check the goldens at head.
 
-Each side is its own detached `git worktree` (never the workspace checkout: for a pull request
-that is GitHub's ephemeral merge commit, §runner-head-sha). Everything read from a tree is data (fixtures,
-corpora, goldens): nothing from the head commit is executed, which is what makes running
-under `pull_request_target` safe for this Action. The one exception is opt-in and refused under
-that event: `allow-repository-retrievers` runs each side's own retriever (retriever_policy).
-Because the head is untrusted, every path it supplies is confined to its worktree: a fixture, a
+Each side is its commit's tracked files, checked out into a temporary directory (git.py
+`CommitFiles`; never the workspace checkout: for a pull request that is GitHub's ephemeral merge
+commit, §runner-head-sha), so a side's report is the one `cce-relevance run` prints in a fresh clone of it.
+Everything read from a tree is data (fixtures, corpora, goldens): nothing from the head commit
+is executed, which is what makes running under `pull_request_target` safe for this Action.
+The one exception is opt-in and refused under that event: `allow-repository-retrievers` runs
+each side's own retriever (retriever_policy).
+Because the head is untrusted, every path it supplies is confined to its tree: a fixture, a
 corpus or a golden that escapes it through `..`, an absolute path or a symlink is a
 configuration error, checked before anything is read.
 
@@ -30,8 +32,9 @@ from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 from cce_relevance import api
-from cce_relevance.action.git import CommitPair, worktree
-from cce_relevance.action.inputs import ActionInputs, expand_fixtures
+from cce_relevance.action.anchor_moves import AnchorMove, SideFixtures, follow_ranges
+from cce_relevance.action.git import CommitPair, commit_files
+from cce_relevance.action.inputs import ActionInputs, expand_fixtures, rank_metric_name
 from cce_relevance.action.retriever_policy import REFUSED_BY_DEFAULT
 from cce_relevance.action.workspace import inside
 from cce_relevance.api import (
@@ -102,6 +105,7 @@ class SetResult:
     head_rankings: Rankings | None = None
     corpus: str = ""  # the corpus directory, relative to the repository root (POSIX), for links
     anchors: dict[str, tuple[Anchor, ...]] | None = None  # query id -> its anchors (head's, else base's)
+    moves: tuple[AnchorMove, ...] = ()  # range anchors whose lines moved or changed (anchor_moves.py)
 
     @property
     def status(self) -> SetStatus:
@@ -121,9 +125,10 @@ class SetResult:
     @cached_property
     def gated_comparisons(self) -> list[BackendComparison]:
         """The comparisons of the backends scored at both sides over the queries the regression
-        test keeps (none with a stale anchor at either side), with the full statistics: the one
-        query set behind the gate, the verdict and every statistic the comment shows."""
-        return [api.gated_comparison(c, self.stale_queries, self.primary) for c in self.comparisons or ()
+        test keeps (none with a stale anchor at either side, nor a range anchor whose lines moved or
+        changed), with the full statistics: the one query set behind the gate, the verdict and every
+        statistic the comment shows."""
+        return [api.gated_comparison(c, self.left_out_queries, self.primary) for c in self.comparisons or ()
                 if c.pair.base_means is not None and c.pair.head_means is not None]
 
     def stale(self, side: Literal["base", "head"]) -> dict[str, tuple[str, ...]]:
@@ -142,6 +147,12 @@ class SetResult:
         label that stopped (or started) resolving, not the ranking, so the gate leaves them out."""
         return frozenset(self.stale("base")) | frozenset(self.stale("head"))
 
+    @cached_property
+    def left_out_queries(self) -> frozenset[str]:
+        """The queries the regression test leaves out: a stale anchor at either side, or a range
+        anchor whose lines moved or changed (its delta may compare two different labels)."""
+        return self.stale_queries | {m.case_id for m in self.moves}
+
     def document(self, side: Literal["base", "head"]) -> Any:
         """The report of one side as JSON data (the side must exist)."""
         text = self.base if side == "base" else self.head
@@ -158,6 +169,7 @@ class SideResult(NamedTuple):
     rankings: Rankings
     corpus: str
     expected: dict[str, tuple[Anchor, ...]]
+    fixtures: SideFixtures
 
 
 def score_commits(repo: Path, commits: CommitPair, inputs: ActionInputs) -> tuple[SetResult, ...]:
@@ -167,29 +179,33 @@ def score_commits(repo: Path, commits: CommitPair, inputs: ActionInputs) -> tupl
     may not (the change can add a set), and a set found on one side only is scored there.
     """
     subdir = inputs.working_directory.relative_to(repo)
-    with worktree(repo, commits.head) as tree:
+    base: dict[str, SideResult] = {}
+    with commit_files(repo) as files:
+        tree = files.check_out(commits.head)
         head = _score_side("head", commits.head, tree, subdir, inputs, required=True)
         goldens = _check_goldens(tree, subdir, head, inputs, commits.head)
-    base: dict[str, SideResult] = {}
-    if commits.base is not None:
-        with worktree(repo, commits.base) as tree:
+        if commits.base is not None:
+            tree = files.check_out(commits.base)
             base = _score_side("base", commits.base, tree, subdir, inputs, required=False)
     return tuple(
-        _set_result(fixture, base.get(fixture), head.get(fixture), goldens.get(fixture),
+        _set_result(repo, commits, fixture, base.get(fixture), head.get(fixture), goldens.get(fixture),
                     inputs.regression_metric)
         for fixture in sorted(base.keys() | head.keys())
     )
 
 
-def _set_result(fixture: str, base: SideResult | None, head: SideResult | None, golden: GoldenCheck | None,
-                primary: str) -> SetResult:
+def _set_result(repo: Path, commits: CommitPair, fixture: str, base: SideResult | None, head: SideResult | None,
+                golden: GoldenCheck | None, primary: str) -> SetResult:
     either = head or base
     assert either is not None
+    moves: tuple[AnchorMove, ...] = ()
+    if base is not None and head is not None and commits.base is not None:
+        moves = follow_ranges(repo, commits.base, commits.head, base.fixtures, head.fixtures)
     return SetResult(
         fixture, base.report if base else None, head.report if head else None, golden, primary=primary,
         base_anchors=base.anchors if base else None, head_anchors=head.anchors if head else None,
         base_rankings=base.rankings if base else None, head_rankings=head.rankings if head else None,
-        corpus=either.corpus, anchors=either.expected,
+        corpus=either.corpus, anchors=either.expected, moves=moves,
     )
 
 
@@ -216,8 +232,11 @@ def _score_side(
             return {}
         # One cache for base, head and the anchor checks: the head side reuses what the base indexed.
         indexing = api.BuildOptions(cache=str(inputs.cache_dir))
+        goldens = dict(inputs.golden)
         with contextlib.chdir(root):
-            return {fixture: _score_fixture(tree, root, fixture, backends, config, indexing)
+            metrics = rank_metric_name(inputs.regression_metric)
+            return {fixture: _score_fixture(tree, subdir, fixture, backends, config, indexing, goldens.get(fixture),
+                                            metrics)
                     for fixture in fixtures}
 
 
@@ -250,7 +269,7 @@ def _project_config(tree: Path, root: Path, retrievers: bool) -> ProjectConfig:
     """The side's own `cce-relevance.toml`, vetted like every path the tree supplies: variants only,
     unless repository retrievers are allowed (retriever_policy); a `command` one then runs in the
     config file's directory of this side's tree, so base code scores base and head code head."""
-    found = find_config(str(root))
+    found = find_config(str(root), top=str(tree))
     if found is None:
         return NO_CONFIG
     shown = os.path.relpath(found, root)
@@ -261,12 +280,15 @@ def _project_config(tree: Path, root: Path, retrievers: bool) -> ProjectConfig:
 
 
 def _score_fixture(
-    tree: Path, root: Path, fixture: str, backends: tuple[str, ...], config: ProjectConfig,
-    indexing: api.BuildOptions,
+    tree: Path, subdir: Path, fixture: str, backends: tuple[str, ...], config: ProjectConfig,
+    indexing: api.BuildOptions, golden: str | None, metrics: str | None = None,
 ) -> SideResult:
     """The fixture's report JSON and anchor check; its corpus is vetted before a single file of
     it is read. The check reads the fixtures as `run` does (grades ignored) with the same corpus
-    and languages, so it can never refuse a set that scores."""
+    and languages, so it can never refuse a set that scores. The golden configured for the set is
+    one of the run's own files, as for `update_golden_command`: left out of a corpus holding it.
+    Runs in the working directory, `tree / subdir`."""
+    root = tree / subdir
     corpus = api.fixture_corpus(fixture)
     if not inside(tree, root / corpus):
         raise CceError(
@@ -274,12 +296,17 @@ def _score_fixture(
             hint='point the header\'s "corpus" at a directory inside the repository, relative to the '
             "fixture file",
         )
-    result = api.run(fixture, dir=corpus, backends=backends, config=config, indexing=indexing)
-    anchors = api.validate(fixture, dir=corpus, languages=config.languages, grades=False, indexing=indexing)
+    outputs = [golden] if golden is not None else []
+    result = api.run(fixture, dir=corpus, backends=backends, config=config, indexing=indexing, outputs=outputs,
+                     metrics=None if metrics is None else [metrics])
+    anchors = api.validate(fixture, dir=corpus, languages=config.languages, grades=False, indexing=indexing,
+                           config=config, outputs=outputs)
+    repository_corpus = Path(os.path.relpath((root / corpus).resolve(), tree.resolve())).as_posix()
+    with open(fixture, encoding="utf-8") as handle:  # read (and parsed) by `run` already
+        text = handle.read()
     return SideResult(
-        run_report_json(result), anchors, top_hits(result, corpus, config.languages),
-        Path(os.path.relpath((root / corpus).resolve(), tree.resolve())).as_posix(),
-        {c.id: c.anchors for c in result.fixtures.cases},
+        run_report_json(result), anchors, top_hits(result, corpus, config.languages), repository_corpus,
+        {c.id: c.anchors for c in result.fixtures.cases}, SideFixtures(result.fixtures, text, repository_corpus),
     )
 
 
@@ -299,7 +326,7 @@ def _check_goldens(
             path = tree / subdir / golden
             if not inside(tree, path):
                 raise CceError(f"input 'golden': {golden} resolves outside the repository")
-            update = update_golden_command(fixture, golden, inputs.backends)
+            update = update_golden_command(fixture, golden, inputs.backends, rank_metric_name(inputs.regression_metric))
             diff = api.golden_diff(str(path), head[fixture].report, label=golden,
                                    missing_hint=f"create it from the working directory with `{update}`, then commit it")
             expected = path.read_text(encoding="utf-8") if diff else None  # read above: it exists, UTF-8
@@ -307,10 +334,13 @@ def _check_goldens(
     return checks
 
 
-def update_golden_command(fixture: str, golden: str, backends: tuple[str, ...]) -> str:
+def update_golden_command(fixture: str, golden: str, backends: tuple[str, ...], metrics: str | None = None) -> str:
     """The command that writes `golden` as this Action scores `fixture`, quoted for pasting (the
-    names come from the pull request); `--backend` only when the input is not the CLI's default."""
+    names come from the pull request); `--backend` only when the input is not the CLI's default,
+    `--metrics` only when the regression metric is a rank metric."""
     words = ["cce-relevance", "run", fixture]
     if backends != DEFAULT_BACKENDS:
         words += ["--backend", ",".join(backends)]
+    if metrics is not None:
+        words += ["--metrics", metrics]
     return shlex.join([*words, "--golden", golden, "--update-golden"])

@@ -137,7 +137,7 @@ def _merged(documents: Sequence[tuple[str, Any]]) -> RunResult:
                 if not shard.holds(values["id"]):
                     raise CceError(f"{source}: query {values['id']!r} does not belong to shard {shard}")
                 scored[line] = (source, values)
-        reports.append(backend_report(name, [_case_result(case, scored, name) for case in fixtures.cases], False))
+        reports.append(backend_report(name, [_case_result(case, scored, name) for case in fixtures.cases], None))
     return RunResult(first["corpus"], first["embedder"], fixtures, tuple(reports), None)
 
 

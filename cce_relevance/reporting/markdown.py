@@ -34,20 +34,24 @@ def _delta_cell(value: float) -> str:
 
 
 def means_table(comparisons: Sequence[BackendComparison], digits: Digits = SIX, arrow: str = " → ") -> str:
-    """Mean metrics per backend, base → head, with the change (`arrow="→"` keeps a cell narrow)."""
+    """Mean metrics per backend, base → head, with the change (`arrow="→"` keeps a cell narrow): the
+    reference metrics, then the rank metrics every backend scored at both sides carries."""
+    paired = [c.pair.specs for c in comparisons if c.pair.base_means is not None and c.pair.head_means is not None]
+    specs = [m for m in paired[0] if all(m in other for other in paired[1:])] if paired else list(METRICS)
     rows = []
     for c in comparisons:
         name = code_span(c.pair.backend, in_table=True)
         if c.pair.base_means is None or c.pair.head_means is None:
             side = "head" if c.pair.base_means is None else "base"
-            rows.append([name] + [f"only in {side}"] + [""] * (len(METRICS) - 1))
+            rows.append([name] + [f"only in {side}"] + [""] * (len(specs) - 1))
             continue
         cells = []
-        for m in c.metrics:
+        for spec in specs:
+            m = c.metric(spec.key)
             base, head = m.base_mean or 0.0, m.head_mean or 0.0
             cells.append(f"{digits.fixed(base)}{arrow}{digits.fixed(head)} ({digits.signed(head - base)})")
         rows.append([name, *cells])
-    return _table(["backend", *(m.label for m in METRICS)], rows)
+    return _table(["backend", *(m.label for m in specs)], rows)
 
 
 def report_means_table(report: Mapping[str, Any], digits: Digits = SIX) -> str:
@@ -111,19 +115,20 @@ def query_tables(c: BackendComparison, notes: Mapping[str, str] | None = None) -
     `notes` maps a query id to Markdown shown after the id in its cell (the Action marks a
     query whose anchors went stale, so its drop does not read as a ranking loss).
     """
-    header = ["query", *(f"Δ{m.label}" for m in METRICS)]
+    header = ["query", *(f"Δ{m.label}" for m in c.pair.specs)]
+    blank = [""] * (len(c.pair.specs) - 1)
     notes = notes or {}
     changed: list[list[str]] = []
     unchanged: list[list[str]] = []
     for q in c.pair.paired:
-        deltas = [q.delta(m.key) or 0.0 for m in METRICS]
+        deltas = [q.delta(m.key) or 0.0 for m in c.pair.specs]
         note = f" {notes[q.id]}" if q.id in notes else ""
         row = [code_span(q.id, in_table=True) + note, *(_delta_cell(d) for d in deltas)]
         (changed if any(signed6(d) != "+0.000000" for d in deltas) else unchanged).append(row)
     for qid in c.pair.only_base:
-        changed.append([code_span(qid, in_table=True), "removed in head", "", "", ""])
+        changed.append([code_span(qid, in_table=True), "removed in head", *blank])
     for qid in c.pair.only_head:
-        changed.append([code_span(qid, in_table=True), "new in head", "", "", ""])
+        changed.append([code_span(qid, in_table=True), "new in head", *blank])
     return (_table(header, changed) if changed else "", _table(header, unchanged) if unchanged else "",
             len(unchanged))
 

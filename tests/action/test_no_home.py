@@ -3,8 +3,8 @@ the container a HOME that does not exist or cannot be written, or none at all. T
 only in the workspace and the temporary directory, so it must work the same in each case.
 
 Run as root on a workspace owned by uid 1001, as GitHub runs a container action: git then needs
-the workspace marked as a safe directory, which is the one thing that used to be written to
-$HOME/.gitconfig.
+the workspace marked as a safe directory, which each git call is told on its own command line
+(action/git.py), never in $HOME/.gitconfig.
 """
 
 from __future__ import annotations
@@ -27,13 +27,6 @@ from tests.action.test_main_e2e import pr  # noqa: F401 - the end-to-end fixture
 
 ROOT_ONLY = pytest.mark.skipif(
     not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root, as in the container"
-)
-# action/git.py's mark_safe_directory still runs `git config --global --add safe.directory`; the
-# change that passes it to each git call instead (GIT_CONFIG_COUNT / -c) makes these pass, and
-# strict=True then fails them until this marker is removed.
-WRITES_GLOBAL_GIT_CONFIG = pytest.mark.xfail(
-    strict=True, raises=AssertionError,
-    reason="safe.directory is still written to $HOME/.gitconfig (action/git.py)",
 )
 
 
@@ -67,7 +60,6 @@ def test_without_home(pr: PullRequest, tmp_path: Path, fake_github: FakeGitHub) 
 
 @pytest.mark.slow
 @ROOT_ONLY
-@WRITES_GLOBAL_GIT_CONFIG
 def test_with_home_pointing_at_a_missing_directory(pr: PullRequest, tmp_path: Path,  # noqa: F811
                                                    fake_github: FakeGitHub) -> None:
     missing = tmp_path / "no-such-home"
@@ -79,7 +71,6 @@ def test_with_home_pointing_at_a_missing_directory(pr: PullRequest, tmp_path: Pa
 
 @pytest.mark.slow
 @ROOT_ONLY
-@WRITES_GLOBAL_GIT_CONFIG
 def test_nothing_is_written_to_home(
     pr: PullRequest, tmp_path: Path, fake_github: FakeGitHub  # noqa: F811
 ) -> None:

@@ -213,10 +213,13 @@ def test_all_zero_deltas_and_fewer_than_two_queries(tmp_path: Path) -> None:
     same, one = (b["full"]["metrics"] for b in doc["backends"])
     assert same["mrr"] == {"bootstrap_ci95_high": "+0.000000", "bootstrap_ci95_low": "+0.000000", "changed": 0,
                            "d_z": None, "holm_p": "1.000000", "losses": 0, "mde80": None, "no_change": True,
-                           "permutation_method": "exact", "permutation_p": "1.000000", "ties": 3, "wins": 0}
+                           "permutation_method": "exact", "permutation_p": "1.000000", "ties": 3, "wins": 0,
+                           "sign": {"changed": 0, "method": "exact", "p": "1.000000", "statistic": 0},
+                           "wilcoxon": {"changed": 0, "method": "exact", "p": "1.000000", "statistic": 0}}
     assert one["mrr"] == {"bootstrap_ci95_high": None, "bootstrap_ci95_low": None, "changed": None, "d_z": None,
                           "holm_p": None, "losses": 1, "mde80": None, "no_change": False,
-                          "permutation_method": None, "permutation_p": None, "ties": 0, "wins": 0}
+                          "permutation_method": None, "permutation_p": None, "ties": 0, "wins": 0,
+                          "sign": None, "wilcoxon": None}
     text = cli("compare", *args).out
     assert "  P@k              0/0/3         n/a    1.000000    [+0.000000, +0.000000]    1.000000         n/a" \
            "  no change\n" in text
@@ -232,7 +235,7 @@ def test_all_zero_deltas_and_fewer_than_two_queries(tmp_path: Path) -> None:
         (["run", CODE_SET, "--compare", "bm25,hybrid", "--primary-metric", "f1"], "--primary-metric needs --stats full"),
         (["run", CODE_SET, "--compare", "bm25,hybrid", "--stats", "fuller"], "'fuller' is not one of"),
         (["run", CODE_SET, "--compare", "bm25,hybrid", "--stats", "full", "--primary-metric", "ndcg"],
-         "'ndcg' is not one of"),
+         'primary metric "ndcg" is not one of the metrics compared'),
     ],
 )
 def test_usage_errors(repo_root: Path, args: list[str], message: str) -> None:

@@ -46,6 +46,8 @@ class Index:
     """The token weights of the lines of each file (retrieval/chunking/line_weights.py), by path, as
     indexing worked them out; None, or a path missing (two files of one path), when they are
     to be worked out from the chunks (evaluation/spans.py `LineWeights`)."""
+    walk_excluded: tuple[str, ...] = field(default=(), compare=False)
+    """The files the build's exclusion left out of the corpus (retrieval/corpus/exclusion.py)."""
     _bm25: dict[tuple[float, float], BM25] = field(default_factory=dict, repr=False)
 
     @cached_property

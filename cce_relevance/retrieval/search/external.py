@@ -123,7 +123,7 @@ class AnswerReader:
         hits: list[Hit] = []
         seen: dict[tuple[str, int, int], int] = {}
         for rank, result in enumerate(results, 1):
-            hit = self._hit(rank, result)
+            hit = self.result_hit(rank, result)
             span = (hit.file_path, hit.start_line, hit.end_line)
             if span in seen:
                 raise AnswerFault(f"result {rank} repeats result {seen[span]} "
@@ -132,7 +132,8 @@ class AnswerReader:
             hits.append(hit)
         return hits
 
-    def _hit(self, rank: int, result: Any) -> Hit:
+    def result_hit(self, rank: int, result: Any) -> Hit:
+        """One result object as a hit at `rank`, or `AnswerFault` naming what is wrong with it."""
         if not isinstance(result, dict):
             raise AnswerFault(f"result {rank}: expected an object, got {_show(result)}")
         path = _field(result, "file_path", rank, lambda v: isinstance(v, str), "a string")
