@@ -76,10 +76,11 @@ def test_each_side_runs_its_own_retriever_in_its_own_tree(pr: PullRequest, act: 
     assert base_mine["mrr"] == "1.000000"  # every expected file holds the most query words
     assert head_mine["mrr"] == "0.000000"  # the reversed ranking puts it below k
     calls = (log / "calls").read_text(encoding="utf-8").splitlines()
-    # head is scored first; each run happened in its own worktree, never in the workspace
+    # head is scored first, by head's script, then base by base's: each in that side's tree (a
+    # checkout of the commit's files), never in the workspace; the token input is not inherited
     assert [line.split()[1:] for line in calls] == [["-1", "None"], ["1", "None"]]
-    head_dir, base_dir = (Path(line.split()[0]) for line in calls)
-    assert head_dir != base_dir and pr.workspace not in (head_dir, base_dir)
+    assert all(pr.workspace not in Path(line.split()[0]).parents and Path(line.split()[0]) != pr.workspace
+               for line in calls)
     comment = (pr.workspace / ".cce-relevance" / "comment.md").read_text(encoding="utf-8")
     assert "| `mine` | 0.333→0.000 (-0.333) | 1.000→0.000 (-1.000) |" in comment
 
