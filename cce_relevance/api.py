@@ -69,6 +69,7 @@ from cce_relevance.evaluation.rank_metrics import rank_metric_for_key
 from cce_relevance.evaluation.run_files import read_runs
 from cce_relevance.evaluation.run_result import Comparison, RunResult
 from cce_relevance.evaluation.rust_debug import rust_debug_str
+from cce_relevance.evaluation.shards import Shard, dumps_shard, merge_shards, parse_shard, shard_document
 from cce_relevance.evaluation.spans import LineWeights
 from cce_relevance.evaluation.validation import STALE_CODES, Validation, validate_cases
 from cce_relevance.evaluation.validation import Finding as AnchorFinding
@@ -104,18 +105,18 @@ __all__ = [
     "run", "score_runs", "search", "chunks", "validate", "index_corpus", "compare_saved", "compare_many",
     "power_analysis", "golden_diff",
     "load_report", "load_config", "fixture_corpus", "build_options", "corpus_symbols", "require_directory",
-    "bootstrap", "suggest", "own_outputs",
+    "bootstrap", "suggest", "own_outputs", "shard_state", "merge_shard_states",
     # Fixture sets and anchors as written (the Action follows range anchors through a diff).
     "load_fixtures", "parse_anchor", "FixtureSet",
     # Names checked where the reference checks them (run checks its own; the CLI checks --languages).
     "check_languages", "check_backend", "backend_names", "backend_pair", "compared_backends", "rank_metric_specs",
-    "rank_metric_for_key", "proposal_forms", "compare_reports",
+    "rank_metric_for_key", "proposal_forms", "compare_reports", "parse_shard",
     # The pull-request gate's test.
     "gated_test", "gated_comparison", "is_significant_regression",
     # What the use cases take and give.
     "RunResult", "Comparison", "StoreWritten", "BuildOptions", "ProjectConfig", "NO_CONFIG", "find_config",
     "BackendComparison", "Validation", "AnchorFinding", "Anchor", "PairedTest", "PowerAnalysis", "Hit", "Chunk",
-    "Bootstrapped", "Discrimination", "FileRules", "Suggestions", "AnchorFix",
+    "Bootstrapped", "Discrimination", "FileRules", "Suggestions", "AnchorFix", "Shard",
     # Defaults and fixed texts.
     "DEFAULT_BACKENDS", "DEFAULT_PRIMARY", "METRICS", "METRIC_KEYS", "STALE_CODES", "OLLAMA_STORE_REFUSAL",
     "warn_on_stderr", "FORMS", "HARD_FORMS",
@@ -163,7 +164,7 @@ def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
         warn: Warn = warn_on_stderr, stats_level: StatsLevel = "reference", primary: str = DEFAULT_PRIMARY,
         config: ProjectConfig = NO_CONFIG, metrics: Sequence[str] | None = None, trec: bool = False,
         languages: Sequence[str] | None = None, indexing: BuildOptions = DEFAULT_BUILD,
-        outputs: Sequence[str] = ()) -> RunResult:
+        outputs: Sequence[str] = (), shard: Shard | None = None) -> RunResult:
     """Evaluate a fixture set, in the reference's order of checks (§order).
 
     `backends` names the backends to score (default: the three built-ins); `compare` names two
@@ -179,6 +180,8 @@ def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
     own files: the fixture file, the config file and `outputs` (the golden and every file the
     run writes, see `own_outputs`), nor what the config's and the header's `exclude` patterns
     name; own files it held are named once through `warn`.
+    `shard` scores only the queries whose id hashes to it (evaluation/shards.py);
+    `merge_shard_states` puts the shards back together.
     """
     rank_metrics = rank_metric_specs(metrics) if metrics is not None else ()
     judged = bool(rank_metrics) or trec
@@ -188,6 +191,8 @@ def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
     corpus, index = resolve_index(fixtures, fixtures_path, dir, store, languages, indexing, exclusion)
     report_excluded(index, exclusion, warn)
     fixtures = bound_fixtures(fixtures, corpus, store, languages)
+    if shard is not None:
+        fixtures = shard.cases(fixtures)
     embed = query_embedder(index, warn)
     if compare is not None:
         names = compared_backends(compare, config)
@@ -245,6 +250,31 @@ def score_runs(fixtures_path: str, run_paths: Sequence[str], *, dir: str | None 
                                       specs=rank_metrics))
     comparison, systems = compared(reports, stats_level, primary, rank_metrics) if compare is not None else (None, ())
     return RunResult(corpus, index.embedder, fixtures, reports, comparison, rank_metrics, judgments, systems)
+
+
+def shard_state(result: RunResult, fixtures_path: str, shard: Shard) -> str:
+    """The state file of one shard's run (`run(..., shard=shard)`) of the set at `fixtures_path`."""
+    with open(fixtures_path, encoding="utf-8", newline="") as handle:
+        text = handle.read()
+    return dumps_shard(shard_document(result, text, shard))
+
+
+def merge_shard_states(paths: Sequence[str]) -> RunResult:
+    """The whole run rebuilt from its shards' state files (or directories of them: every `*.json`
+    inside, sorted), checked to be one run split once; renders as the unsharded run does."""
+    documents = []
+    for path in paths:
+        files = sorted(os.path.join(path, n) for n in os.listdir(path) if n.endswith(".json")) \
+            if os.path.isdir(path) else [path]
+        for name in files:
+            try:
+                with open(name, encoding="utf-8") as handle:
+                    documents.append((name, json.load(handle)))
+            except OSError as exc:
+                raise CceError(f"could not read shard state {name}: {exc.strerror}") from exc
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                raise CceError(f"{name}: not a JSON shard state ({exc})") from exc
+    return merge_shards(documents)
 
 
 SEARCH_QUERY_ID = "search"  # the id an external retriever sees for `search`'s one query

@@ -338,11 +338,14 @@ def _trec_files(result: api.RunResult, run_path: str | None, qrels_path: str | N
 @click.option("--trec-qrels", metavar="FILE", help="Write the TREC qrels (relevant chunk ids) the evaluation used.")
 @_chart_options
 @_cache_options
+@click.option("--shard", "shard_text", metavar="I/N",
+              help="Score only the queries whose id hashes to shard I of N (needs --shard-state).")
+@click.option("--shard-state", metavar="FILE", help="Write the shard's per-query values for `merge` to FILE.")
 def run(fixtures: str, corpus_dir: str | None, store: str | None, backends: str | None, compare: str | None,
         as_json: bool, output: str | None, golden: str | None, update_golden: bool, config_path: str | None,
         languages_flag: str | None, stats_level: StatsLevel, primary_metric: str | None, metrics: str | None, trec_run: str | None,
         trec_qrels: str | None, chart: str | None, chart_metric: str | None, cache_dir: str | None,
-        no_cache: bool, per_query: str | None) -> None:
+        no_cache: bool, per_query: str | None, shard_text: str | None, shard_state: str | None) -> None:
     """Score the FIXTURES set (cce.relevance/v1 NDJSON) at each backend."""
     from cce_relevance.reporting.chart import chart_renderer, run_chart
 
@@ -359,8 +362,10 @@ def run(fixtures: str, corpus_dir: str | None, store: str | None, backends: str 
     _require_values(("--dir", corpus_dir), ("--store", store), ("--output", output), ("--golden", golden),
                     ("--config", config_path), ("--metrics", metrics), ("--trec-run", trec_run),
                     ("--trec-qrels", trec_qrels), ("--chart", chart))
+    shard = _shard(shard_text, shard_state, compare=compare, metrics=metrics, golden=golden,
+                   trec=trec_run or trec_qrels)
     config = api.load_config(config_path)
-    result = api.run(fixtures, dir=corpus_dir, store=store, config=config,
+    result = api.run(fixtures, dir=corpus_dir, store=store, config=config, shard=shard,
                      backends=None if backends is None else comma_list(backends),
                      compare=None if compare is None else comma_list(compare),
                      stats_level=stats_level, primary=primary,
@@ -369,6 +374,8 @@ def run(fixtures: str, corpus_dir: str | None, store: str | None, backends: str 
                      languages=_languages(languages_flag, config), indexing=_indexing(cache_dir, no_cache, as_json),
                      outputs=api.own_outputs([output, golden, trec_run, trec_qrels, chart], config))
     side_files = _trec_files(result, trec_run, trec_qrels)
+    if shard is not None and shard_state is not None:
+        side_files[shard_state] = api.shard_state(result, fixtures, shard)
     if chart is not None and render_chart is not None:
         side_files[chart] = render_chart(run_chart(result, chart_metric))
     _write_report(result, side_files, as_json, output, golden, update_golden, per_query)
@@ -427,6 +434,34 @@ def _write_report(result: api.RunResult, side_files: dict[str, str], as_json: bo
         _emit(rendered)
     if golden is not None and not update_golden:
         _fail_on_drift(golden, drift)
+
+
+def _shard(text: str | None, state: str | None, **refused: str | None) -> api.Shard | None:
+    """The `--shard` of a run, which needs `--shard-state` and scores backends only."""
+    if (text is None) != (state is None):
+        raise click.UsageError("--shard I/N and --shard-state FILE go together")
+    if text is None:
+        return None
+    for name, value in refused.items():
+        if value:
+            raise click.UsageError(f"--shard cannot be used with --{name}: merge the shards, then compare")
+    try:
+        return api.parse_shard(text)
+    except CceError as exc:
+        raise click.UsageError(exc.message) from None
+
+
+@main.command()
+@click.argument("states", metavar="STATE...", nargs=-1, required=True)
+@click.option("--json", "as_json", is_flag=True, help=f"Emit the {schemas.REPORT} JSON.")
+@click.option("--output", metavar="FILE", help="Write the report to FILE (atomically) instead of stdout.")
+@click.option("--golden", metavar="FILE", help="Fail (exit 1) with a diff when the JSON report differs from FILE.")
+def merge(states: tuple[str, ...], as_json: bool, output: str | None, golden: str | None) -> None:
+    """Put a sharded run back together: the report of the unsharded run, byte for byte.
+
+    Each STATE is a `run --shard I/N --shard-state FILE` file, or a directory of them. The shards
+    must be 1..N of one run (same fixture file, corpus and backends), each query scored once."""
+    _emit(api.merge_shard_states(states), as_json, output, golden, False, None)
 
 
 @main.command()

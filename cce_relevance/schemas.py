@@ -37,3 +37,7 @@ PULL_REQUEST = "cce.relevance.pull-request/v1"
 
 FINGERPRINT = "cce-relevance.fingerprint/v1"
 """The fingerprint written beside an index store."""
+
+SHARD = "cce.relevance.shard/v1"
+"""One shard of a run (`run --shard I/N --shard-state FILE`): per-query values as exact floats, so
+`merge` rebuilds the unsharded report byte for byte."""

@@ -27,6 +27,8 @@ from typing import Any, Literal
 
 from cce_relevance import json_input
 from cce_relevance.action.github import DEFAULT_API_URL, DEFAULT_SERVER_URL
+from cce_relevance.action.retriever_policy import INPUT as RETRIEVERS_INPUT
+from cce_relevance.action.retriever_policy import check_repository_retrievers
 from cce_relevance.action.workspace import inside
 from cce_relevance.api import DEFAULT_BACKENDS, DEFAULT_PRIMARY, METRIC_KEYS, rank_metric_for_key
 from cce_relevance.errors import CceError
@@ -103,6 +105,8 @@ class ActionInputs:
     mode: Mode = "evaluate"
     run_id: str = ""  # `mode: publish`: the evaluating run whose artifact to post
     artifact: str = DEFAULT_ARTIFACT
+    # `allow-repository-retrievers`, checked against the event: `command`/`url` backends may run
+    repository_retrievers: bool = False
 
     def golden_for(self, fixture: str) -> str | None:
         """The golden report configured for `fixture` (a path as in `fixtures`), if any."""
@@ -142,6 +146,9 @@ def read_inputs(env: Mapping[str, str]) -> ActionInputs:
         working_directory=working_directory,
         comment_key=key,
         github=github,
+        repository_retrievers=check_repository_retrievers(
+            _boolean(RETRIEVERS_INPUT, _input(env, RETRIEVERS_INPUT), default=False), github.event_name
+        ),
         cache_dir=_cache_dir(_input(env, "cache-dir") or DEFAULT_CACHE_DIR, github.workspace),
     )
 

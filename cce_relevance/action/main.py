@@ -59,6 +59,7 @@ from cce_relevance.action.output_files import (
 from cce_relevance.action.pr_comment import measurable_change, render_comment
 from cce_relevance.action.publish import publish
 from cce_relevance.action.query_changes import Links
+from cce_relevance.action.retriever_policy import withhold_token
 from cce_relevance.action.scoring import score_commits
 from cce_relevance.action.verdict import TITLE, Markdown, Outcome, action_document, render
 from cce_relevance.action.workflow_commands import (
@@ -87,6 +88,8 @@ def main() -> int:
     inputs: ActionInputs | None = None
     try:
         inputs = read_inputs(os.environ)
+        if inputs.repository_retrievers:
+            withhold_token(os.environ)
         return _run(inputs)
     except CceError as exc:
         _report_configuration_error(exc, inputs)

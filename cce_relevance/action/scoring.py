@@ -4,7 +4,9 @@ Each side is its commit's tracked files, checked out into a temporary directory 
 `CommitFiles`; never the workspace checkout: for a pull request that is GitHub's ephemeral merge
 commit, §runner-head-sha), so a side's report is the one `cce-relevance run` prints in a fresh clone of it.
 Everything read from a tree is data (fixtures, corpora, goldens): nothing from the head commit
-is ever executed, which is what makes running under `pull_request_target` safe for this Action.
+is executed, which is what makes running under `pull_request_target` safe for this Action.
+The one exception is opt-in and refused under that event: `allow-repository-retrievers` runs
+each side's own retriever (retriever_policy).
 Because the head is untrusted, every path it supplies is confined to its tree: a fixture, a
 corpus or a golden that escapes it through `..`, an absolute path or a symlink is a
 configuration error, checked before anything is read.
@@ -33,6 +35,7 @@ from cce_relevance import api
 from cce_relevance.action.anchor_moves import AnchorMove, SideFixtures, follow_ranges
 from cce_relevance.action.git import CommitPair, commit_files
 from cce_relevance.action.inputs import ActionInputs, expand_fixtures, rank_metric_name
+from cce_relevance.action.retriever_policy import REFUSED_BY_DEFAULT
 from cce_relevance.action.workspace import inside
 from cce_relevance.api import (
     DEFAULT_BACKENDS,
@@ -221,7 +224,7 @@ def _score_side(
     root = tree / subdir
     with _naming_side(side, sha):
         fixtures = expand_fixtures(inputs.fixture_patterns, root, tree, required=required)
-        config = _project_config(tree, root)
+        config = _project_config(tree, root, inputs.repository_retrievers)
         # At base, a variant the change adds is left out, as a fixture set the change adds is: the
         # comparison lists it as head-only. At head an unknown name is an error (a typo).
         backends = inputs.backends if required else tuple(b for b in inputs.backends if b in config.names)
@@ -262,19 +265,18 @@ def top_hits(result: api.RunResult, corpus: str, languages: Sequence[str] = ()) 
     }
 
 
-EXTERNAL_REFUSED = ("the Action runs no external retriever (it executes nothing from the repository it scores); "
-                    "score it with `cce-relevance run` in a step of your own")
-
-
-def _project_config(tree: Path, root: Path) -> ProjectConfig:
-    """The side's own `cce-relevance.toml` (variants only), vetted like every path the tree supplies."""
+def _project_config(tree: Path, root: Path, retrievers: bool) -> ProjectConfig:
+    """The side's own `cce-relevance.toml`, vetted like every path the tree supplies: variants only,
+    unless repository retrievers are allowed (retriever_policy); a `command` one then runs in the
+    config file's directory of this side's tree, so base code scores base and head code head."""
     found = find_config(str(root), top=str(tree))
     if found is None:
         return NO_CONFIG
     shown = os.path.relpath(found, root)
     if not inside(tree, Path(found)):
         raise CceError(f"{shown} resolves outside the repository")
-    return api.load_config(shown, str(root)).without_external(EXTERNAL_REFUSED)
+    config = api.load_config(shown, str(root))
+    return config if retrievers else config.without_external(REFUSED_BY_DEFAULT)
 
 
 def _score_fixture(

@@ -92,8 +92,8 @@ def evaluate_backends(backends: Sequence[tuple[str, SearchFn]], cases: Sequence[
         else:
             scored = [[_scored(search, case, weights, judgments[i] if judgments is not None else None, specs)
                        for i, case in enumerate(cases)] for _, search in backends]
-    return [_report(name, [CaseResult(case, *parts) for case, parts in zip(cases, per_case, strict=True)],
-                    [s.key for s in specs] if judgments is not None else None)
+    return [backend_report(name, [CaseResult(case, *parts) for case, parts in zip(cases, per_case, strict=True)],
+                           [s.key for s in specs] if judgments is not None else None)
             for (name, _), per_case in zip(backends, scored, strict=True)]
 
 
@@ -135,7 +135,10 @@ def _scored(search: SearchFn, case: Case, weights: LineWeights, judgment: Judgme
     return score_query(case.anchors, hits, case.k), tokens, hits, ranking
 
 
-def _report(name: str, results: list[CaseResult], judged: Sequence[str] | None) -> BackendReport:
+def backend_report(name: str, results: list[CaseResult], judged: Sequence[str] | None) -> BackendReport:
+    """A backend's report from its per-case results, in case order: the macro means are taken
+    here and only here, so a report rebuilt from saved per-case values (evaluation/shards.py) is
+    the one the run made."""
     ranged = [r.tokens for r in results if r.tokens is not None]
     token_agg = None
     if ranged:
