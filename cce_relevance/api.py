@@ -268,11 +268,11 @@ def merge_shard_states(paths: Sequence[str]) -> RunResult:
             if os.path.isdir(path) else [path]
         for name in files:
             try:
-                with open(name, encoding="utf-8") as handle:
-                    documents.append((name, json.load(handle)))
+                with open(name, "rb") as handle:
+                    documents.append((name, json_input.loads(handle.read())))
             except OSError as exc:
                 raise CceError(f"could not read shard state {name}: {exc.strerror}") from exc
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            except json_input.JsonInputError as exc:
                 raise CceError(f"{name}: not a JSON shard state ({exc})") from exc
     return merge_shards(documents)
 

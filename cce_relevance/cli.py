@@ -461,7 +461,7 @@ def merge(states: tuple[str, ...], as_json: bool, output: str | None, golden: st
 
     Each STATE is a `run --shard I/N --shard-state FILE` file, or a directory of them. The shards
     must be 1..N of one run (same fixture file, corpus and backends), each query scored once."""
-    _emit(api.merge_shard_states(states), as_json, output, golden, False, None)
+    _write_report(api.merge_shard_states(states), {}, as_json, output, golden, False, None)
 
 
 @main.command()

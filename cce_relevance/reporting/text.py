@@ -39,6 +39,7 @@ def render_rank_metrics(reports: Sequence[BackendReport], specs: Sequence[Metric
     out = ["\n", "  rank metrics over corpus judgments (relevant = a chunk matching an anchor)\n",
            _row("backend", [m.label for m in specs])]
     for r in reports:
+        assert r.ranking is not None, "rank metrics were requested but the run was not judged"
         out.append(_row(r.backend, [format6(r.ranking[m.key]) for m in specs]))
     return "".join(out)
 

@@ -14,9 +14,13 @@ against `re` on random globs and paths in the tests.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 _ALL = bytes([1]) * 256
 _NONE = bytes(256)
+
+Node = tuple[Any, ...]
+"""An AST node: ("set", mask) | ("cat", [..]) | ("alt", [..]) | ("star", n) | ("opt", n)."""
 
 
 class _Parser:
@@ -26,20 +30,20 @@ class _Parser:
         self.text = text
         self.pos = 0
 
-    def parse(self) -> tuple:
+    def parse(self) -> Node:
         node = self._alternation()
         if self.pos != len(self.text):
             raise ValueError(f"unexpected {self.text[self.pos:self.pos + 1]!r} at {self.pos}")
         return node
 
-    def _alternation(self) -> tuple:
+    def _alternation(self) -> Node:
         branches = [self._concatenation()]
         while self._peek() == b"|":
             self.pos += 1
             branches.append(self._concatenation())
         return branches[0] if len(branches) == 1 else ("alt", branches)
 
-    def _concatenation(self) -> tuple:
+    def _concatenation(self) -> Node:
         items = []
         while self.pos < len(self.text) and self._peek() not in (b"|", b")"):
             atom = self._atom()
@@ -49,7 +53,7 @@ class _Parser:
             items.append(atom)
         return ("cat", items)
 
-    def _atom(self) -> tuple:
+    def _atom(self) -> Node:
         text, pos = self.text, self.pos
         if text.startswith(b"(?:", pos):
             self.pos += 3
@@ -101,7 +105,7 @@ class LinearMatcher:
         self._eps.append([])
         return len(self._masks) - 1
 
-    def _build(self, node: tuple, then: int) -> int:
+    def _build(self, node: Node, then: int) -> int:
         """States for `node` that continue to `then`; returns the entry state (built back to front)."""
         kind = node[0]
         if kind == "set":
