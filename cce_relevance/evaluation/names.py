@@ -57,7 +57,7 @@ def backend_pair(names: Sequence[str], config: ProjectConfig = NO_CONFIG) -> tup
 def compared_backends(names: Sequence[str], config: ProjectConfig = NO_CONFIG) -> list[str]:
     """The backends a comparison names: two (A, then B: a paired comparison) or more (systems)."""
     chosen = backend_names(names, config)
-    if len(chosen) < 2:  # the reference's words, from when a comparison was of exactly two
+    if len(chosen) < 2:  # one distinct backend (none is E20): E21 keeps the reference's bytes, §errors
         raise CceError("--compare requires exactly two distinct backends, e.g. bm25,hybrid")
     return chosen
 

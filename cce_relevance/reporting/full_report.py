@@ -90,6 +90,12 @@ def full_cells(full: FullStats, m: MetricFullStats, digits: Digits = SIX) -> lis
     ]
 
 
+def rank_test_p_cells(m: MetricFullStats, digits: Digits = SIX) -> list[str]:
+    """The Wilcoxon signed-rank p and the sign test's p of one metric, or `n/a` (n < 2)."""
+    return [optional6(m.wilcoxon.p if m.wilcoxon is not None else None, digits=digits),
+            optional6(m.sign.p if m.sign is not None else None, digits=digits)]
+
+
 def full_heading(full: FullStats, primary: str | None = None) -> str:
     """`primary metric: MRR; Holm over the permutation p of 4 metrics` (`primary` overrides the label)."""
     tested = sum(1 for m in full.metrics if m.holm_p is not None)

@@ -12,10 +12,11 @@ from typing import Any
 
 from cce_relevance.evaluation.comparison import BackendComparison, MetricStats
 from cce_relevance.evaluation.metrics import METRICS
-from cce_relevance.reporting.full_report import full_cells, full_heading, label
+from cce_relevance.reporting.full_report import full_cells, full_heading, label, rank_test_p_cells
 from cce_relevance.reporting.markdown_safe import code_span, details, escape_md
 from cce_relevance.reporting.numbers import SIX, Digits, signed6
 from cce_relevance.stats.full_stats import FullStats
+from cce_relevance.stats.rank_tests import EXACT_LIMIT as RANK_EXACT_LIMIT
 from cce_relevance.stats.resampling import BOOTSTRAP_RESAMPLES, EXACT_LIMIT, PERMUTATION_DRAWS
 
 
@@ -89,12 +90,15 @@ FULL_LEGEND_MD = (
     "<sub>d_z = mean Δ / sd of Δ (effect size) · perm p = two-sided sign-flip permutation test, exact over "
     f"all 2^m sign patterns when m ≤ {EXACT_LIMIT} queries changed, else {PERMUTATION_DRAWS} seeded draws · "
     f"bootstrap = percentile 95% CI of the mean Δ, {BOOTSTRAP_RESAMPLES} seeded resamples · "
-    "Holm p = perm p adjusted across the metrics tested.</sub>\n"
+    "Holm p = perm p adjusted across the metrics tested · Wilcoxon p = signed-rank test, sign p = sign test, "
+    f"both over the m changed queries, exact when m ≤ {RANK_EXACT_LIMIT}, else normal with continuity "
+    "correction.</sub>\n"
 )
 
 
 def full_table(full: FullStats, digits: Digits = SIX, legend: bool = True) -> str:
-    """Effect size, permutation p, bootstrap CI and Holm p per metric, the primary one in bold.
+    """Effect size, permutation p, bootstrap CI, Holm p, and the Wilcoxon signed-rank and sign
+    tests' p per metric, the primary one in bold.
 
     The Action's comment always shows it: build the comparisons with
     `api.compare_saved(..., stats_level="full", primary=...)` and `significance_table` adds it.
@@ -103,9 +107,9 @@ def full_table(full: FullStats, digits: Digits = SIX, legend: bool = True) -> st
     for m in full.metrics:
         _wlt, d_z, perm, boot, holm, _mde, note = full_cells(full, m, digits)
         name = f"**{label(m.key)}**" if m.key == full.primary else label(m.key)
-        rows.append([name, d_z, perm, boot, holm, note])
+        rows.append([name, d_z, perm, boot, holm, *rank_test_p_cells(m, digits), note])
     head = f"Beyond the t-test ({full_heading(full, f'**{label(full.primary)}**')}):\n\n"
-    table = _table(["metric", "d_z", "perm p", "bootstrap 95% CI", "Holm p", "note"], rows)
+    table = _table(["metric", "d_z", "perm p", "bootstrap 95% CI", "Holm p", "Wilcoxon p", "sign p", "note"], rows)
     return head + table + ("\n" + FULL_LEGEND_MD if legend else "")
 
 

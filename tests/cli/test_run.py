@@ -62,6 +62,8 @@ def test_hybrid_scores_of_worked_example(project: Path) -> None:
         (["set.jsonl", "--compare", ","], "error: --backend requires at least one of bm25, vector, hybrid\n"),
         (["set.jsonl", "--compare", "bm25,bm25"],
          "error: --compare requires exactly two distinct backends, e.g. bm25,hybrid\n"),
+        (["set.jsonl", "--compare", "hybrid"],  # E21 keeps the reference's words though 3+ are allowed
+         "error: --compare requires exactly two distinct backends, e.g. bm25,hybrid\n"),
         (["set.jsonl", "--store", "nowhere.json"],
          "error: could not load store nowhere.json: No such file or directory (os error 2)\n"),
     ],
