@@ -106,6 +106,8 @@ BASE_PARAMETERS: Mapping[str, tuple[str, ...]] = MappingProxyType({
 })
 
 _EXTERNAL_KEYS = ("timeout",)
+MAX_TIMEOUT = 86_400.0  # a day: longer than any CI job, and far inside what the clock functions take
+_TIMEOUT = _number(f"a number of seconds > 0 and at most {MAX_TIMEOUT:g}", lambda v: 0 < v <= MAX_TIMEOUT)
 
 
 def _empty() -> Mapping[str, Any]:
@@ -277,7 +279,7 @@ def _backend(shown: str, name: str, table: Any, directory: str) -> BackendSpec:
     if kinds == ["base"]:
         return _variant(where, table)
     _check_keys(where, table, kinds[0], _EXTERNAL_KEYS, f"a {kinds[0]} retriever")
-    timeout = _value(where, table, "timeout", _POSITIVE, DEFAULT_TIMEOUT)
+    timeout = _value(where, table, "timeout", _TIMEOUT, DEFAULT_TIMEOUT)
     if kinds == ["command"]:
         command = table["command"]
         if not (isinstance(command, list) and command and all(isinstance(a, str) and a for a in command)):

@@ -157,6 +157,7 @@ def test_any_value_is_taken_as_written_or_refused_naming_the_key(
 
 
 WHERE = "cce-relevance.toml: [backends.v]"
+TIMEOUT_RANGE = "a number of seconds > 0 and at most 86400"
 
 
 @pytest.mark.parametrize(
@@ -212,8 +213,9 @@ def test_bad_hybrid_parameters(tmp_path: Path, body: str, message: str) -> None:
                          '["python3", "retriever.py"], got []'),
         ('command = "python3 r.py"', f'{WHERE} command: expected a non-empty array of non-empty strings, e.g. '
                                      '["python3", "retriever.py"], got "python3 r.py"'),
-        ('command = ["r"]\ntimeout = 0', f"{WHERE} timeout: expected a number > 0, got 0"),
-        ('command = ["r"]\ntimeout = "10"', f'{WHERE} timeout: expected a number > 0, got "10"'),
+        ('command = ["r"]\ntimeout = 0', f"{WHERE} timeout: expected {TIMEOUT_RANGE}, got 0"),
+        ('command = ["r"]\ntimeout = "10"', f'{WHERE} timeout: expected {TIMEOUT_RANGE}, got "10"'),
+        ('url = "http://h/"\ntimeout = 1e308', f"{WHERE} timeout: expected {TIMEOUT_RANGE}, got 1e+308"),
         ('url = "ftp://h/search"', f'{WHERE} url: expected an http:// or https:// URL, got "ftp://h/search"'),
         ('url = "127.0.0.1:8000/search"',
          f'{WHERE} url: expected an http:// or https:// URL, got "127.0.0.1:8000/search"'),

@@ -2,7 +2,8 @@
 
 Everything goes through the `git` executable with list arguments (never a shell) and
 `GIT_TERMINAL_PROMPT=0`, so a fetch that would need credentials fails at once instead of hanging
-the job; a fetch that gets no answer is stopped after `FETCH_TIMEOUT` seconds (an error, exit 2).
+the job; fetching from origin (the wanted commits, then every deepening step) has `FETCH_TIMEOUT`
+seconds in all, and a fetch still running at that deadline is stopped (an error, exit 2).
 Repository hooks are switched off (`core.hooksPath=/dev/null`): the Action must never
 execute anything the repository provides.
 
@@ -31,6 +32,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -48,7 +50,7 @@ _ZERO_SHA = re.compile(r"^0+$")
 # Each step fetches more history than the last; `--unshallow` ends the loop with everything.
 _DEEPEN_STEPS = ("--deepen=50", "--deepen=1000", "--unshallow")
 _FETCH_DEPTH_HINT = "check the repository out with full history: actions/checkout with `fetch-depth: 0`"
-FETCH_TIMEOUT = 300.0  # seconds for one `git fetch` from origin (a whole deepening step)
+FETCH_TIMEOUT = 300.0  # seconds for all the `git fetch` calls of `_ensure_history` together
 _ATTRIBUTES = ":(glob)**/.gitattributes"  # every .gitattributes file, at any depth
 
 
@@ -178,7 +180,8 @@ def _run(repo: Path | None, args: tuple[str, ...], *, check: bool,
          env: Mapping[str, str] | None = None, timeout: float | None = None) -> subprocess.CompletedProcess[str]:
     """git with hooks off and, in `repo`, the repository trusted for this call only
     (§runner-safe-directory): the user's global config is never written, and a missing or unset
-    HOME does not matter. A `timeout` (for network calls) stops git and is an error."""
+    HOME does not matter. A `timeout` (for network calls) stops git and raises
+    `subprocess.TimeoutExpired`."""
     trust = ("-c", f"safe.directory={Path(repo).resolve()}") if repo is not None else ()
     try:
         return subprocess.run(
@@ -192,12 +195,6 @@ def _run(repo: Path | None, args: tuple[str, ...], *, check: bool,
         )
     except FileNotFoundError as exc:
         raise CceError("git is not installed or not on PATH: the Action needs it") from exc
-    except subprocess.TimeoutExpired:
-        raise CceError(
-            f"git {' '.join(args)} did not finish within {timeout:g} seconds (origin does not answer)",
-            hint="check that the runner can reach the repository's origin, or check it out with "
-            "`fetch-depth: 0` so that nothing needs fetching",
-        ) from None
 
 
 def _pull_request_commits(repo: Path, event_name: str, payload: Mapping[str, Any]) -> CommitPair:
@@ -279,11 +276,28 @@ def _ensure_history(repo: Path, wanted: list[str], ready: Callable[[], bool]) ->
     if ready() or "origin" not in git(repo, "remote").split():
         return
     fetch = ("fetch", "--no-tags", "--no-recurse-submodules", "origin")
-    _run(repo, (*fetch, *wanted), check=False, timeout=FETCH_TIMEOUT)
+    deadline = time.monotonic() + FETCH_TIMEOUT
+    _fetch(repo, (*fetch, *wanted), deadline)
     for step in _DEEPEN_STEPS:
         if ready() or not _is_shallow(repo):
             return
-        _run(repo, (*fetch, step), check=False, timeout=FETCH_TIMEOUT)
+        _fetch(repo, (*fetch, step), deadline)
+
+
+def _fetch(repo: Path, args: tuple[str, ...], deadline: float) -> None:
+    """One `git fetch`, given what is left of the fetches' common deadline (`time.monotonic()`)."""
+    try:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise subprocess.TimeoutExpired(["git", *args], 0)
+        _run(repo, args, check=False, timeout=remaining)
+    except subprocess.TimeoutExpired:
+        raise CceError(
+            f"fetching history from origin did not finish within {FETCH_TIMEOUT:g} seconds in all "
+            f"(stopped during `git {' '.join(args)}`: origin answers too slowly or not at all)",
+            hint="check that the runner can reach the repository's origin, or check it out with "
+            "`fetch-depth: 0` so that nothing needs fetching",
+        ) from None
 
 
 def _require_commits(repo: Path, commits: dict[str, str]) -> None:

@@ -17,7 +17,7 @@ unwritable `GITHUB_OUTPUT`), 70 an internal error (a bug: one `::error::` line a
 report). Expected failures print one `::error::` annotation (and the step summary explains),
 never a traceback.
 
-Bounded time: posting the comment (step 4) has `POSTING_BUDGET` seconds in all, whatever the API
+Bounded time: posting the comment (step 4) has `budget.POSTING_BUDGET` seconds in all, whatever the API
 does (no answer, slow answers, retries); past it the run warns and ends with the decided code.
 
 Log hygiene: untrusted text (anything read from the trees: paths, diffs) reaches the log only
@@ -30,13 +30,13 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
-import threading
 import traceback
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from cce_relevance import __version__, schemas
+from cce_relevance.action.budget import within_budget
 from cce_relevance.action.comment import comment_marker, fit_body, upsert_comment
 from cce_relevance.action.git import (
     PULL_REQUEST_EVENTS,
@@ -69,7 +69,7 @@ from cce_relevance.action.workflow_commands import (
     append_step_summary,
     error_annotation,
     neutralize_untrusted,
-    set_outputs,
+    write_step_outputs,
 )
 from cce_relevance.errors import EXIT_GATE_FAILED, EXIT_OK, TRACEBACK_VARIABLE, CceError, internal_error
 from cce_relevance.memory_pages import prefer_small_pages
@@ -78,7 +78,6 @@ from cce_relevance.reporting.numbers import signed6
 from cce_relevance.strings import quoted
 
 ANNOTATION_CAP = 10  # the runner shows at most 10 annotations of a kind per step (§runner-annotation-caps)
-POSTING_BUDGET = 90.0  # seconds for every GitHub API call made after the gate is decided
 
 
 def main() -> int:
@@ -128,7 +127,7 @@ def _run(inputs: ActionInputs) -> int:
     if github.output_path is not None:
         drift = "true" if outcome.drifted else "false"
         outputs = {"report": files.report, "compare": files.compare, "drift": drift, "verdict": verdict}
-        _set_outputs(github.output_path, outputs)
+        write_step_outputs(github.output_path, outputs)
     if github.step_summary_path is not None:
         try:
             _write_summary(github.step_summary_path, markdown, files)
@@ -144,46 +143,16 @@ def _run(inputs: ActionInputs) -> int:
     changed = measurable_change(outcome)
     url = _comment_within_budget(inputs, body, commits.head, changed) if _wants_comment(inputs) else ""
     if github.output_path is not None:
-        _set_outputs(github.output_path, {"comment-url": url})
+        write_step_outputs(github.output_path, {"comment-url": url})
     return code
 
 
-def _set_outputs(path: Path, outputs: Mapping[str, str]) -> None:
-    """Step outputs; later steps read them, so a file that cannot be written is an error (exit 2)."""
-    try:
-        set_outputs(path, outputs)
-    except OSError as exc:
-        raise CceError(f"could not write the step outputs to GITHUB_OUTPUT={path}: {exc.strerror or exc}",
-                       hint="GITHUB_OUTPUT must name a writable file (the runner sets it)") from None
-
-
 def _comment_within_budget(inputs: ActionInputs, body: str, head: str, changed: bool) -> str:
-    """`_comment` in a worker thread given `POSTING_BUDGET` seconds: posting is best effort, so an
-    API that never answers (or answers forever) costs a warning, never the job's time or result.
-    Any failure in there, expected or not, is a warning too: the gate is already decided."""
-    outcome: list[tuple[str, list[str]]] = []
-
-    def post() -> None:
-        lines: list[str] = []
-        try:
-            outcome.append((_comment(inputs, body, head, changed, lines), lines))
-        except Exception as exc:  # noqa: BLE001 - e.g. junk in the API's replies
-            lines.append(annotation("warning", f"Could not post the pull request comment: {type(exc).__name__}: "
-                                               f"{str(exc)[:200]}"))
-            outcome.append(("", lines))
-
-    worker = threading.Thread(target=post, name="cce-relevance-comment", daemon=True)
-    worker.start()
-    worker.join(POSTING_BUDGET)
-    if not outcome:
-        print(annotation("warning", f"Gave up posting the pull request comment after {POSTING_BUDGET:g} s: the "
-                                    "GitHub API did not finish in time. The report is in the job summary."),
-              flush=True)
-        return ""
-    url, lines = outcome[0]
-    for line in lines:
-        print(line, flush=True)
-    return url
+    """`_comment` under the overall posting deadline (`budget.POSTING_BUDGET`): an API that never
+    answers costs a warning, never the job's time or result."""
+    return within_budget(lambda lines: _comment(inputs, body, head, changed, lines),
+                         "posting the pull request comment", failed="Could not post the pull request comment",
+                         after="The report is in the job summary.")
 
 
 def _evaluate(inputs: ActionInputs) -> tuple[Path, CommitPair, Outcome]:

@@ -15,7 +15,9 @@ evaluating run entirely — so here:
   left to the newer run's publication, with a notice;
 * the comment text gets our own marker as its first line (any marker line it brings is dropped),
   every `@mention` and `#123` reference in it is broken with a zero-width space (the bot must not
-  ping anyone on the fork's behalf), and it is fitted to GitHub's limit.
+  ping anyone on the fork's behalf), and it is fitted to GitHub's limit;
+* the whole job (every API call, retry wait and the download) has one deadline
+  (`budget.POSTING_BUDGET`), so an API or storage host that never answers cannot hold the runner.
 """
 
 from __future__ import annotations
@@ -26,10 +28,11 @@ import re
 import zipfile
 from typing import Any
 
+from cce_relevance.action.budget import within_budget
 from cce_relevance.action.comment import COMMENT_LIMIT, comment_marker, fit_body, upsert_comment
 from cce_relevance.action.github import GitHubClient, GitHubError
 from cce_relevance.action.inputs import ActionInputs
-from cce_relevance.action.workflow_commands import annotation, set_outputs
+from cce_relevance.action.workflow_commands import annotation, write_step_outputs
 from cce_relevance.errors import EXIT_OK, CceError
 
 ARTIFACT_LIMIT = 16 * 1024 * 1024  # the zip; the two files we read are small
@@ -42,7 +45,13 @@ _PING = re.compile(r"@(?=[A-Za-z0-9_])|#(?=[0-9])|(?<=[Gg][Hh])-(?=[0-9])")
 
 def publish(inputs: ActionInputs) -> int:
     """Post the evaluating run's comment; 0 unless the configuration is wrong (exit 2 by CceError).
-    Posting problems are warnings, as in the evaluating mode."""
+
+    Posting is best effort, as in the evaluating mode: a missing, oversized or malformed artifact,
+    a pull request that moved on, an API error and junk in the API's replies are warnings, exit 0
+    (a re-run of the job is the remedy, and a fork must not be able to fail the base repository's
+    workflow). The whole of it — every API call, retry wait and the artifact download — gets one
+    deadline, `budget.POSTING_BUDGET` seconds; past it the job warns and exits 0 with an empty
+    `comment-url`."""
     github = inputs.github
     run = github.event.get("workflow_run")
     if github.event_name != "workflow_run" or not isinstance(run, dict):
@@ -54,17 +63,28 @@ def publish(inputs: ActionInputs) -> int:
         raise CceError("the workflow_run event has no valid workflow_run.head_sha")
     if not inputs.github_token or not github.repository:
         raise CceError("`mode: publish` needs `github-token` and GITHUB_REPOSITORY")
-    url = ""
     try:
-        with GitHubClient(github.api_url, inputs.github_token) as client:
-            comment, meta = _artifact_files(client, github.repository, inputs.run_id, inputs.artifact)
-            url = _post(client, github.repository, comment, meta, head, inputs.run_id)
-    except GitHubError as exc:
-        print(annotation("warning", f"Could not publish the pull request comment: {exc}"))
-    except ArtifactError as exc:
-        print(annotation("warning", f"Not publishing: {exc}"))
+        client = GitHubClient(github.api_url, inputs.github_token)
+    except ValueError as exc:  # GITHUB_API_URL or the token's characters, refused before any request
+        raise CceError(f"`mode: publish` cannot reach GitHub: {exc}") from None
+    repository = github.repository
+
+    def attempt(lines: list[str]) -> str:
+        try:
+            with client:
+                comment, meta = _artifact_files(client, repository, inputs.run_id, inputs.artifact)
+                return _post(client, repository, comment, meta, head, inputs.run_id, lines)
+        except GitHubError as exc:
+            lines.append(annotation("warning", f"Could not publish the pull request comment: {exc}"))
+        except ArtifactError as exc:
+            lines.append(annotation("warning", f"Not publishing: {exc}"))
+        return ""
+
+    url = within_budget(attempt, "publishing the pull request comment",
+                        failed="Could not publish the pull request comment",
+                        after="Re-run this job to try again; the report is in the evaluating run's job summary.")
     if github.output_path is not None:
-        set_outputs(github.output_path, {"comment-url": url})
+        write_step_outputs(github.output_path, {"comment-url": url})
     return EXIT_OK
 
 
@@ -107,7 +127,9 @@ def _member(archive: zipfile.ZipFile, name: str, limit: int) -> bytes:
     return data
 
 
-def _post(client: GitHubClient, repo: str, comment: str, meta: dict[str, Any], head: str, run_id: str) -> str:
+def _post(client: GitHubClient, repo: str, comment: str, meta: dict[str, Any], head: str, run_id: str,
+          lines: list[str]) -> str:
+    """Post `comment` on the artifact's pull request; the URL, or '' (what it says goes to `lines`)."""
     number = meta.get("number")
     if isinstance(number, bool) or not isinstance(number, int) or number < 1:
         raise ArtifactError("pull-request.json has no valid pull request number")
@@ -119,8 +141,8 @@ def _post(client: GitHubClient, repo: str, comment: str, meta: dict[str, Any], h
     pull = client.get(f"/repos/{repo}/pulls/{number}")
     current = ((pull or {}).get("head") or {}).get("sha") if isinstance(pull, dict) else None
     if current != head:
-        print(annotation("notice", f"Not publishing: pull request #{number} is now at "
-                                   f"{str(current)[:12]}, not the evaluated {head[:12]}; its own run publishes."))
+        lines.append(annotation("notice", f"Not publishing: pull request #{number} is now at "
+                                          f"{str(current)[:12]}, not the evaluated {head[:12]}; its own run publishes."))
         return ""
     marker = comment_marker(key)
     body = fit_body(marker, [untrusted_comment(comment)],
@@ -129,9 +151,9 @@ def _post(client: GitHubClient, repo: str, comment: str, meta: dict[str, Any], h
     create = bool(meta.get("changed", True)) or not bool(meta.get("on_change", False))
     result = upsert_comment(client, repo, number, body, marker, create=create)
     if result.warning:
-        print(annotation("warning", result.warning))
+        lines.append(annotation("warning", result.warning))
         return ""
-    print(f"Pull request comment {result.action}: {result.url or ''}", flush=True)
+    lines.append(f"Pull request comment {result.action}: {result.url or ''}")
     return result.url or ""
 
 

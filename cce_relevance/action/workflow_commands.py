@@ -19,6 +19,8 @@ import secrets
 from collections.abc import Mapping
 from typing import Literal
 
+from cce_relevance.errors import CceError
+
 # The runner refuses a step summary larger than this (bytes) and then shows none of it.
 STEP_SUMMARY_LIMIT = 1024 * 1024
 
@@ -52,6 +54,16 @@ def set_outputs(path: str | os.PathLike[str], mapping: Mapping[str, str]) -> Non
         chunks.append(f"{name}<<{delimiter}\n{value}\n{delimiter}\n")
     with open(path, "a", encoding="utf-8", newline="") as handle:
         handle.write("".join(chunks))
+
+
+def write_step_outputs(path: str | os.PathLike[str], mapping: Mapping[str, str]) -> None:
+    """`set_outputs` for the Action's outputs: later steps read them, so a ``GITHUB_OUTPUT`` that
+    cannot be written (a directory, a missing directory, a full disk) is a configuration error."""
+    try:
+        set_outputs(path, mapping)
+    except OSError as exc:
+        raise CceError(f"could not write the step outputs to GITHUB_OUTPUT={path}: {exc.strerror or exc}",
+                       hint="GITHUB_OUTPUT must name a writable file (the runner sets it)") from None
 
 
 def append_step_summary(path: str | os.PathLike[str], markdown: str) -> None:

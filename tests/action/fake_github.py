@@ -93,6 +93,8 @@ class FakeGitHub:
         self._comments: dict[int, dict[str, Any]] = {}
         self._next_id = 1001
         self._failures: deque[_Scripted] = deque()
+        self.hanging: re.Pattern[str] | None = None  # requests whose path matches get no answer
+        self.released = threading.Event()  # set on exit: hanging requests end with the fake
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self._server.daemon_threads = True
@@ -115,6 +117,7 @@ class FakeGitHub:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
+        self.released.set()
         self._server.shutdown()
         self._server.server_close()
         self._thread.join()
@@ -161,6 +164,11 @@ class FakeGitHub:
         failure = _Scripted(status, headers or {}, message or HTTPStatus(status).phrase, apply, method)
         with self._lock:
             self._failures.extend([failure] * count)
+
+    def hang(self, path: str) -> None:
+        """Never answer a request whose path (query excluded) matches the regex `path` (a stalled
+        GitHub or storage host): the connection stays open, silent, until the fake shuts down."""
+        self.hanging = re.compile(path)
 
     def requests_for(self, method: str) -> list[RecordedRequest]:
         return [r for r in self.requests if r.method == method]
@@ -358,6 +366,10 @@ class _Handler(BaseHTTPRequestHandler):
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         headers = {name.lower(): value for name, value in self.headers.items()}
         fake: FakeGitHub = self.server.fake  # type: ignore[attr-defined]
+        if fake.hanging is not None and fake.hanging.search(urlsplit(self.path).path):
+            fake.released.wait()
+            self.close_connection = True
+            return
         reply = fake.handle(self.command, self.path, headers, body)
         if isinstance(reply.payload, bytes):
             data = reply.payload

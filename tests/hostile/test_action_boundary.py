@@ -20,10 +20,12 @@ pytestmark = pytest.mark.slow  # the Action end to end, in a real repository
 
 
 class _JunkApi(BaseHTTPRequestHandler):
-    """A GitHub API whose comment list holds `"x"` and whose pull request has no head."""
+    """A GitHub API whose comment list holds `"x"`, whose artifact listing is a list of junk and whose
+    pull request has no head."""
 
     def do_GET(self) -> None:  # noqa: N802 - http.server's naming
-        body = b'["x", 7, null, {"id": "nine", "body": 3}]' if "/comments" in self.path else b"{}"
+        junk = "/comments" in self.path or "/artifacts" in self.path
+        body = b'["x", 7, null, {"id": "nine", "body": 3}]' if junk else b"{}"
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
@@ -93,6 +95,31 @@ def test_a_junk_comment_list_never_changes_the_result(tmp_path: Path, junk_api: 
     assert run.code == 0 and "Traceback" not in run.stderr
     assert "::warning::Could not post the pull request comment" in run.stdout
     assert run.outputs["comment-url"] == ""
+
+
+def _publish(tmp_path: Path, api_url: str, **env: str):
+    """`mode: publish` as a `workflow_run` job runs it: no checkout, the evaluating run's id."""
+    (tmp_path / "workspace").mkdir()
+    dirs = RunnerDirs(tmp_path / "runner")
+    dirs.prepare({"workflow_run": {"id": 77, "head_sha": "b" * 40}})
+    variables = {**action_env(dirs.places(tmp_path / "workspace"), api_url, "ghs_test", inputs={
+        "GITHUB_EVENT_NAME": "workflow_run", "INPUT_MODE": "publish", "INPUT_RUN-ID": "77", "INPUT_FIXTURES": ""}),
+        **env}
+    return run_entrypoint(tmp_path / "workspace", dirs, variables)
+
+
+def test_a_junk_artifact_listing_is_a_warning_for_publish(tmp_path: Path, junk_api: str) -> None:
+    run = _publish(tmp_path, junk_api)
+    assert run.code == 0 and "Traceback" not in run.stderr and not _error_lines(run.stdout)
+    assert "::warning::Could not publish the pull request comment: AttributeError" in run.stdout
+    assert run.outputs["comment-url"] == ""
+
+
+def test_github_output_that_is_a_directory_is_a_configuration_error_for_publish(tmp_path: Path, junk_api: str) -> None:
+    (tmp_path / "outdir").mkdir()
+    run = _publish(tmp_path, junk_api, GITHUB_OUTPUT=str(tmp_path / "outdir"))
+    assert run.code == 2 and "Traceback" not in run.stderr
+    assert any("GITHUB_OUTPUT" in line and "Is a directory" in line for line in _error_lines(run.stdout))
 
 
 @pytest.mark.parametrize("pull_request", ["a string", [1, 2], 7, {"base": "main", "head": ["x"]}, {}])

@@ -44,6 +44,7 @@ def _input_error(result, *needles: str) -> None:
         (lambda doc: doc["backends"][0]["per_query"][0].update(mrr="1.7e308"), "expected a finite number"),
         (lambda doc: doc["backends"][0]["per_query"][0].update(mrr=None), "got null"),
         (lambda doc: doc["backends"][0].update(backend=["bm25"]), "needs a name"),
+        (lambda doc: doc["backends"][0]["per_query"][0].update(id="\ud800"), "lone surrogate"),
     ],
 )
 def test_compare_and_power_refuse_hostile_report_values(project: Path, mutate, needle: str) -> None:
@@ -70,6 +71,25 @@ def test_report_readers_refuse_malformed_json(tmp_path: Path, text: str, needle:
     path.write_text(text, encoding="utf-8")
     _input_error(cli("compare", str(path), str(path)), needle)
     _input_error(cli("power", str(path), "--delta", "0.1"), needle)
+
+
+@pytest.mark.parametrize(
+    ("config", "needle"),
+    [
+        (f"[backends.h]\nbase = 'hybrid'\nrrf_k = {'9' * 5000}\n", "an integer with thousands of digits"),
+        (f"[backends.h]\nbase = 'hybrid'\nrrf_k = {'9' * 400}\n", "an integer of more than 30 digits"),
+        ("[backends.x]\nurl = 'http://[::1'\n", 'url: expected an http:// or https:// URL, got "http://[::1"'),
+        ("[backends.x]\nurl = 'http://127.0.0.1:1/'\ntimeout = 1e308\n", "timeout: expected a number of seconds"),
+        ("[backends.x]\ncommand = ['true']\ntimeout = inf\n", "timeout: expected a number of seconds"),
+        ("languages = " + "[" * 20_000 + "]" * 20_000 + "\n", "nested too deeply (at most 32 levels)"),
+        ("x = " + "{a = " * 20_000 + "1" + "}" * 20_000 + "\n", "nested too deeply (at most 32 levels)"),
+    ],
+    ids=["5000-digits", "400-digits", "bad-url", "huge-timeout", "infinite-timeout", "deep-arrays", "deep-tables"],
+)
+def test_hostile_config_values_are_named_errors(project: Path, config: str, needle: str) -> None:
+    (project / "hostile.toml").write_text(config, encoding="utf-8")
+    result = cli("run", "set.jsonl", "--backend", "bm25", "--config", "hostile.toml", cwd=project)
+    _input_error(result, "hostile.toml", needle)
 
 
 def test_invalid_utf8_report_is_an_input_error(tmp_path: Path) -> None:
@@ -121,8 +141,10 @@ def test_index_refuses_a_fingerprint_directory_before_touching_the_store(project
     assert store.read_text() == "old store\n"
 
 
-@pytest.mark.parametrize("command", [["run", "set.jsonl", "--backend", "bm25"], ["--help"], ["validate", "set.jsonl"]])
+@pytest.mark.parametrize("command", [["run", "set.jsonl", "--backend", "bm25"], ["--help"], ["validate", "set.jsonl"],
+                                     ["compare", "r.json", "r.json"]])
 def test_a_full_stdout_is_an_error_line_not_a_traceback(project: Path, command: list[str]) -> None:
+    _saved_report(project)
     full = device_node(project / "full", FULL)
     with open(full, "w") as stdout:
         done = subprocess.run([sys.executable, "-m", "cce_relevance", *command], cwd=project, stdout=stdout,
