@@ -20,6 +20,7 @@ from cce_relevance.config import EMBEDDERS as EMBEDDERS
 from cce_relevance.config_file import NO_CONFIG, ProjectConfig
 from cce_relevance.config_file import load_config as load_config
 from cce_relevance.errors import CceError
+from cce_relevance.evaluation.anchor_index import AnchorIndex
 from cce_relevance.evaluation.fixtures import Case, FixtureSet, corpus_dir, load_fixtures
 from cce_relevance.evaluation.harness import BackendReport, can_fork, evaluate_backend, evaluate_backends
 from cce_relevance.evaluation.judgments import Judgments, judge
@@ -50,14 +51,13 @@ from cce_relevance.retrieval.languages import check_languages, enabled_packs
 from cce_relevance.retrieval.ollama import OLLAMA_EMBEDDER, OllamaClient, OllamaError
 from cce_relevance.retrieval.registry import Variant, open_backend
 from cce_relevance.retrieval.store import default_store_path, dumps_store, load_store
-from cce_relevance.retrieval.walk import walk
 from cce_relevance.retrieval.workers import MAX_AUTO_WORKERS, available_cpus
 from cce_relevance.stats.comparison import BackendComparison, compare_pair
 from cce_relevance.stats.full_stats import FullStats, StatsLevel, full_stats
 from cce_relevance.stats.levels import DEFAULT_PRIMARY as DEFAULT_PRIMARY
 from cce_relevance.stats.paired import PairedTest, paired_t
 from cce_relevance.stats.power import PowerAnalysis, PowerRow, plan_from_pilot
-from cce_relevance.strings import rust_lines, rust_trim
+from cce_relevance.strings import rust_trim
 
 DEFAULT_BACKENDS = ("bm25", "vector", "hybrid")
 OLLAMA_STORE_REFUSAL = (  # harness.md §1.9 E16, the reference's words
@@ -234,17 +234,17 @@ def query_embedder(index: Index, warn: Warn = warn_on_stderr) -> QueryEmbedder:
 
 
 def resolve_index(fixtures: FixtureSet, fixtures_arg: str, dir: str | None, store: str | None,
-                  languages: Sequence[str] = (), indexing: BuildOptions = DEFAULT_BUILD) -> tuple[str, Index]:
+                  languages: Sequence[str] = (), indexing: BuildOptions = DEFAULT_BUILD,
+                  index: Index | None = None) -> tuple[str, Index]:
     """The corpus display string and its index: `--store` > `--dir` > header `corpus` (§1.4).
 
     `languages` and `indexing` apply to a directory; a store's chunks were made when it was written.
+    `index`, when given, is that directory's index made already, and is not made again.
     """
     if store is not None:
         return store, load_store(store)
-    if dir is not None:
-        return dir, open_corpus(dir, languages=languages, indexing=indexing)
-    display = header_corpus(fixtures, fixtures_arg)
-    return display, open_corpus(display, languages=languages, indexing=indexing)
+    display = dir if dir is not None else header_corpus(fixtures, fixtures_arg)
+    return display, index if index is not None else open_corpus(display, languages=languages, indexing=indexing)
 
 
 def header_corpus(fixtures: FixtureSet, fixtures_arg: str) -> str:
@@ -315,7 +315,8 @@ def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
         backends: str | None = None, compare: str | None = None, warn: Warn = warn_on_stderr,
         stats_level: StatsLevel = "reference", primary: str = DEFAULT_PRIMARY,
         config: ProjectConfig = NO_CONFIG, metrics: str | None = None, trec: bool = False,
-        languages: Sequence[str] | None = None, indexing: BuildOptions = DEFAULT_BUILD) -> RunResult:
+        languages: Sequence[str] | None = None, indexing: BuildOptions = DEFAULT_BUILD,
+        index: Index | None = None) -> RunResult:
     """Evaluate a fixture set, in the reference's order of checks (harness.md §1.3).
 
     `metrics` (a `--metrics` list) adds rank metrics; it and `trec` (TREC export wanted) make the
@@ -326,13 +327,15 @@ def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
     `primary` (a metric key) the primary metric. `config` (see `load_config`) adds the project's
     backend variants and external retrievers to the names `backends` and `compare` may use.
     `languages` (extra language packs) defaults to the config's `languages`; `indexing` says how
-    a corpus directory is indexed (`build_options`).
+    a corpus directory is indexed (`build_options`). `index` is the corpus directory's index when
+    the caller made it already (`open_corpus`, with the same languages), to score several sets,
+    or to score and `check_anchors`, with one index.
     """
     rank_metrics = parse_metric_list(metrics) if metrics is not None else ()
     judged = bool(rank_metrics) or trec
     fixtures = load_fixtures(fixtures_path, grades=judged)
     corpus, index = resolve_index(fixtures, fixtures_path, dir, store,
-                                  config.languages if languages is None else languages, indexing)
+                                  config.languages if languages is None else languages, indexing, index)
     embed = query_embedder(index, warn)
     if compare is not None:
         names = list(parse_compare_pair(compare, config))
@@ -341,7 +344,10 @@ def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
     else:
         names = list(DEFAULT_BACKENDS)
     weights = LineWeights.of_index(index)
-    judgments = tuple(judge(c, index.chunks) for c in fixtures.cases) if judged else None
+    judgments = None
+    if judged:
+        anchors = anchor_index(index)
+        judgments = tuple(judge(c, index.chunks, anchors) for c in fixtures.cases)
     reports = tuple(_evaluated(names, config, index, embed, fixtures.cases, weights, judgments, indexing))
     comparison = None
     if compare is not None:
@@ -417,8 +423,19 @@ def validate(fixtures_path: str, *, dir: str | None = None, languages: Sequence[
     """
     fixtures = load_fixtures(fixtures_path, grades=grades)
     corpus, index = resolve_index(fixtures, fixtures_path, dir, None, languages, indexing)
-    line_counts = {f.path: len(rust_lines(f.text)) for f in walk(corpus).files}
-    return validate_cases(fixtures_path, corpus, fixtures.cases, index.chunks, line_counts)
+    return check_anchors(fixtures_path, fixtures, corpus, index)
+
+
+def check_anchors(fixtures_path: str, fixtures: FixtureSet, corpus: str, index: Index) -> Validation:
+    """`validate` of a fixture set already read (`RunResult.fixtures`) against an index already made
+    of its corpus (`corpus` is its display string): what the Action does after scoring a set, so
+    neither is read or made twice."""
+    return validate_cases(fixtures_path, corpus, fixtures.cases, anchor_index(index), index.line_counts or {})
+
+
+def anchor_index(index: Index) -> AnchorIndex:
+    """Anchor lookups in `index`'s chunks, through the chunks by file that ranking keeps."""
+    return AnchorIndex(index.chunks, index.chunks_by_file)
 
 
 @dataclass(frozen=True)

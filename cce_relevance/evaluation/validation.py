@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from cce_relevance.evaluation.anchor_index import AnchorIndex
 from cce_relevance.evaluation.anchors import Anchor
 from cce_relevance.evaluation.fixtures import Case
-from cce_relevance.retrieval.chunk import Chunk
 from cce_relevance.strings import quoted
 
 STALE_CODES = ("missing-file", "missing-kind", "range-past-end", "no-chunk-in-range")
@@ -60,44 +60,29 @@ class Validation:
         return tuple(f.case_id for f in self.findings if f.code == "unsatisfiable")
 
 
-class _Corpus:
-    """What the diagnosis needs to know about the indexed corpus."""
-
-    def __init__(self, chunks: Sequence[Chunk], line_counts: Mapping[str, int]) -> None:
-        self.chunks = chunks
-        self.line_counts = line_counts
-        self.kinds_by_file: dict[str, set[str]] = {}
-        for c in chunks:
-            self.kinds_by_file.setdefault(c.file_path, set()).add(c.kind)
-        self.kinds = set().union(*self.kinds_by_file.values())
-
-    def resolves(self, anchor: Anchor) -> bool:
-        return any(anchor.matches(c.file_path, c.kind, c.start_line, c.end_line) for c in self.chunks)
-
-    def diagnose(self, anchor: Anchor) -> tuple[str, str]:
-        """(code, message) for an anchor that resolves to nothing."""
-        path, kind = anchor.path, anchor.kind
-        if path is None:  # `#kind`: the grammar allows no range without a path
-            return "missing-kind", f"no chunk of kind {quoted(kind or '')} anywhere in the corpus"
-        if path not in self.kinds_by_file:
-            return "missing-file", f"no file {quoted(path)} in the corpus (missing, ignored, or not indexed as text)"
-        present = self.kinds_by_file[path]
-        if kind is not None and kind not in present:
-            return "missing-kind", (f"{quoted(path)} has no chunk of kind {quoted(kind)} "
-                                    f"(its kinds: {', '.join(sorted(present))})")
-        a, b = anchor.range or (0, 0)  # path exists and the kind occurs in it, so the range is why
-        lines = self.line_counts.get(path)
-        if lines is not None and a > lines:
-            return "range-past-end", f"{quoted(path)} has {lines} lines; lines {a}-{b} are past its end"
-        of_kind = f"chunk of kind {quoted(kind)}" if kind is not None else "chunk"
-        return "no-chunk-in-range", f"no {of_kind} of {quoted(path)} overlaps lines {a}-{b}"
+def diagnose(anchor: Anchor, anchors: AnchorIndex, line_counts: Mapping[str, int]) -> tuple[str, str]:
+    """(code, message) for an anchor that resolves to nothing in the corpus `anchors` looks in."""
+    path, kind = anchor.path, anchor.kind
+    if path is None:  # `#kind`: the grammar allows no range without a path
+        return "missing-kind", f"no chunk of kind {quoted(kind or '')} anywhere in the corpus"
+    present = anchors.kinds_in(path)
+    if present is None:
+        return "missing-file", f"no file {quoted(path)} in the corpus (missing, ignored, or not indexed as text)"
+    if kind is not None and kind not in present:
+        return "missing-kind", (f"{quoted(path)} has no chunk of kind {quoted(kind)} "
+                                f"(its kinds: {', '.join(sorted(present))})")
+    a, b = anchor.range or (0, 0)  # path exists and the kind occurs in it, so the range is why
+    lines = line_counts.get(path)
+    if lines is not None and a > lines:
+        return "range-past-end", f"{quoted(path)} has {lines} lines; lines {a}-{b} are past its end"
+    of_kind = f"chunk of kind {quoted(kind)}" if kind is not None else "chunk"
+    return "no-chunk-in-range", f"no {of_kind} of {quoted(path)} overlaps lines {a}-{b}"
 
 
-def validate_cases(fixtures: str, corpus: str, cases: Sequence[Case], chunks: Sequence[Chunk],
+def validate_cases(fixtures: str, corpus: str, cases: Sequence[Case], anchors: AnchorIndex,
                    line_counts: Mapping[str, int]) -> Validation:
-    """Check every anchor of every case against the corpus chunks; `line_counts` gives each
-    indexed file's number of lines (for the "past the end" reason)."""
-    index = _Corpus(chunks, line_counts)
+    """Check every anchor of every case against the corpus's chunks (`anchors` looks them up);
+    `line_counts` gives each indexed file's number of lines (for the "past the end" reason)."""
     findings: list[Finding] = []
     first_line: dict[str, int] = {}
     for case in cases:
@@ -108,10 +93,10 @@ def validate_cases(fixtures: str, corpus: str, cases: Sequence[Case], chunks: Se
         first_line.setdefault(case.id, case.line)
         stale = 0
         for anchor in case.anchors:
-            if index.resolves(anchor):
+            if anchors.resolves(anchor):
                 continue
             stale += 1
-            code, message = index.diagnose(anchor)
+            code, message = diagnose(anchor, anchors, line_counts)
             findings.append(Finding(code, case.line, case.id, anchor.display(), message))
         if stale == len(case.anchors):
             findings.append(Finding("unsatisfiable", case.line, case.id, None,

@@ -41,6 +41,7 @@ from cce_relevance.retrieval.topk import id_ranks
 from cce_relevance.retrieval.vector import CosineIndex
 from cce_relevance.retrieval.walk import walk
 from cce_relevance.retrieval.workers import FileJob
+from cce_relevance.strings import rust_line_count
 
 
 @dataclass
@@ -64,6 +65,9 @@ class Index:
     """The token weights of the lines of each file (retrieval/line_weights.py), by path, as
     indexing worked them out; None, or a path missing (two files of one path), when they are
     to be worked out from the chunks (evaluation/spans.py `LineWeights`)."""
+    walked: Sequence[tuple[str, str]] | None = field(default=None, repr=False, compare=False)
+    """The (path, text) files the index was made of, in walk order; None for a loaded store or an
+    index made of parts. Only `line_counts` reads them."""
     _bm25: dict[tuple[float, float], BM25] = field(default_factory=dict, repr=False)
 
     @cached_property
@@ -117,6 +121,12 @@ class Index:
         return by_file
 
     @cached_property
+    def line_counts(self) -> Mapping[str, int] | None:
+        """Each walked file's number of lines (Rust's `str::lines`), by path, worked out when first
+        asked for a path; None when the walked files are not known (`walked`)."""
+        return None if self.walked is None else LineCounts(self.walked)
+
+    @cached_property
     def graph(self) -> ImportGraph:
         return ImportGraph(self.file_imports, sorted(self.chunks_by_file))
 
@@ -146,6 +156,28 @@ class LowerContents:
             lower = fast_ascii_lower(content)
             self._made[position] = lower = content if lower == content else lower
         return lower
+
+
+class LineCounts(Mapping[str, int]):
+    """How many lines each walked file has, counted for a path when first asked. Of two files
+    walked under one (lossily decoded) path, the later one counts, as in a dict made in walk order."""
+
+    def __init__(self, files: Sequence[tuple[str, str]]) -> None:
+        self._texts = dict(files)
+        self._counts: dict[str, int] = {}
+
+    def __getitem__(self, path: str) -> int:
+        count = self._counts.get(path)
+        if count is None:
+            text = self._texts[path]
+            count = self._counts[path] = rust_line_count(text)
+        return count
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._texts)
+
+    def __len__(self) -> int:
+        return len(self._texts)
 
 
 def fast_ascii_lower(text: str) -> str:
@@ -262,11 +294,11 @@ def _assembled(files: list[tuple[str, str]], entries: list[IndexedFile], embedde
     if embedder is not HASH_DOCUMENTS:
         for c, vector in zip(chunks, embedder.embed_all([c.content for c in chunks]), strict=True):
             c.embedding = vector
-        return Index(chunks, file_imports, file_tokens, embedder.name, skipped, weighted_lines=lines)
+        return Index(chunks, file_imports, file_tokens, embedder.name, skipped, weighted_lines=lines, walked=files)
     terms = [entry.terms for entry in entries if entry.terms is not None]
     postings = corpus_postings(terms) if len(terms) == len(entries) else None
     return Index(chunks, file_imports, file_tokens, embedder.name, skipped, postings,
-                 HashEmbeddings.of([entry.counts for entry in entries if entry.counts is not None]), lines)
+                 HashEmbeddings.of([entry.counts for entry in entries if entry.counts is not None]), lines, files)
 
 
 def _decoded(data: memoryview | None) -> CorpusArrays | None:
@@ -283,19 +315,20 @@ def _decoded(data: memoryview | None) -> CorpusArrays | None:
 def _from_arrays(arrays: CorpusArrays, files: list[tuple[str, str]], skipped: int) -> Index:
     corpus = materialize(arrays, files)
     index = Index(corpus.chunks, corpus.file_imports, corpus.file_tokens, HASH_EMBEDDER, skipped, arrays.postings,
-                  HashEmbeddings.of([corpus.counts]), arrays.lines([path for path, _ in files]))
+                  HashEmbeddings.of([corpus.counts]), arrays.lines([path for path, _ in files]), files)
     index.id_rank = arrays.id_rank
     index.chunks_by_file = _chunks_by_file(files, arrays.per_file.tolist())
     return index
 
 
 def _chunks_by_file(files: list[tuple[str, str]], sizes: list[int]) -> dict[str, list[int]]:
-    """`Index.chunks_by_file` of files whose chunks come one file after the other."""
+    """`Index.chunks_by_file` of files whose chunks come one file after the other (two files
+    walked under one lossily decoded path are next to each other, and share its list)."""
     by_file: dict[str, list[int]] = {}
     first = 0
     for (path, _), size in zip(files, sizes, strict=True):
         if size:
-            by_file[path] = list(range(first, first + size))
+            by_file.setdefault(path, []).extend(range(first, first + size))
         first += size
     return by_file
 
