@@ -21,7 +21,8 @@ from cce_relevance.config_file import NO_CONFIG, ProjectConfig
 from cce_relevance.config_file import load_config as load_config
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.anchor_index import AnchorIndex
-from cce_relevance.evaluation.fixtures import Case, FixtureSet, corpus_dir, load_fixtures
+from cce_relevance.evaluation.fixtures import Case, FixtureSet, corpus_dir
+from cce_relevance.evaluation.fixtures import load_fixtures as load_fixtures
 from cce_relevance.evaluation.harness import BackendReport, can_fork, evaluate_backend, evaluate_backends
 from cce_relevance.evaluation.judgments import Judgments, judge
 from cce_relevance.evaluation.metrics import METRIC_KEYS as METRIC_KEYS
@@ -254,15 +255,6 @@ def header_corpus(fixtures: FixtureSet, fixtures_arg: str) -> str:
     return corpus_dir(fixtures_arg, fixtures.corpus)
 
 
-def fixture_corpus(fixtures_path: str) -> str:
-    """The corpus `run(fixtures_path)` would index, without indexing it.
-
-    For a caller that must vet the directory first (the Action refuses a corpus that escapes
-    the repository) and then pass it to `run` as `dir`, which yields the same report bytes.
-    """
-    return header_corpus(load_fixtures(fixtures_path), fixtures_path)
-
-
 def check_backend(name: str, config: ProjectConfig = NO_CONFIG) -> None:
     """E19 unless `name` is a built-in backend or one of `config`'s (or why `config` refuses it)."""
     if name in config.refused:
@@ -316,7 +308,7 @@ def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
         stats_level: StatsLevel = "reference", primary: str = DEFAULT_PRIMARY,
         config: ProjectConfig = NO_CONFIG, metrics: str | None = None, trec: bool = False,
         languages: Sequence[str] | None = None, indexing: BuildOptions = DEFAULT_BUILD,
-        index: Index | None = None) -> RunResult:
+        index: Index | None = None, fixtures: FixtureSet | None = None) -> RunResult:
     """Evaluate a fixture set, in the reference's order of checks (harness.md §1.3).
 
     `metrics` (a `--metrics` list) adds rank metrics; it and `trec` (TREC export wanted) make the
@@ -327,13 +319,16 @@ def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
     `primary` (a metric key) the primary metric. `config` (see `load_config`) adds the project's
     backend variants and external retrievers to the names `backends` and `compare` may use.
     `languages` (extra language packs) defaults to the config's `languages`; `indexing` says how
-    a corpus directory is indexed (`build_options`). `index` is the corpus directory's index when
-    the caller made it already (`open_corpus`, with the same languages), to score several sets,
-    or to score and `check_anchors`, with one index.
+    a corpus directory is indexed (`build_options`). A caller that has made the corpus directory's
+    index already (`open_corpus`, with the same languages) passes it as `index`, and one that has
+    read the set already passes it as `fixtures` (`load_fixtures(fixtures_path)`, with `grades=True`
+    when `metrics` or `trec` are asked): the Action scores a set and checks its anchors with one
+    of each.
     """
     rank_metrics = parse_metric_list(metrics) if metrics is not None else ()
     judged = bool(rank_metrics) or trec
-    fixtures = load_fixtures(fixtures_path, grades=judged)
+    if fixtures is None:
+        fixtures = load_fixtures(fixtures_path, grades=judged)
     corpus, index = resolve_index(fixtures, fixtures_path, dir, store,
                                   config.languages if languages is None else languages, indexing, index)
     embed = query_embedder(index, warn)

@@ -47,6 +47,7 @@ from cce_relevance.action.github import GitHubClient, GitHubError
 from cce_relevance.action.inputs import ActionInputs, GitHubContext, read_inputs
 from cce_relevance.action.report import TITLE, Markdown, Outcome, action_document, render
 from cce_relevance.action.scoring import score_commits
+from cce_relevance.action.timings import Stopwatch
 from cce_relevance.action.workflow_commands import (
     STEP_SUMMARY_LIMIT,
     annotation,
@@ -84,20 +85,23 @@ def _ensure_home() -> None:
 
 
 def _run(inputs: ActionInputs) -> int:
-    repo, commits, outcome = _evaluate(inputs)
+    clock = Stopwatch()
+    repo, commits, outcome = _evaluate(inputs, clock)
     github = inputs.github
-    verdict = outcome.verdict()
-    markdown = render(outcome, verdict, commits, comment_marker(inputs.comment_key), _run_url(github))
-    files = _save(github.workspace, outcome, verdict, commits, markdown)
-    if github.output_path is not None:
-        drift = "true" if outcome.drifted else "false"
-        outputs = {"report": files.report, "compare": files.compare, "drift": drift, "verdict": verdict}
-        set_outputs(github.output_path, outputs)
-    if github.step_summary_path is not None:
-        _write_summary(github.step_summary_path, markdown, files)
+    with clock.stage("report"):
+        verdict = outcome.verdict()
+        markdown = render(outcome, verdict, commits, comment_marker(inputs.comment_key), _run_url(github))
+        files = _save(github.workspace, outcome, verdict, commits, markdown)
+        if github.output_path is not None:
+            drift = "true" if outcome.drifted else "false"
+            outputs = {"report": files.report, "compare": files.compare, "drift": drift, "verdict": verdict}
+            set_outputs(github.output_path, outputs)
+        if github.step_summary_path is not None:
+            _write_summary(github.step_summary_path, markdown, files)
     print(verdict, flush=True)
     _print_findings(outcome, inputs, repo)
     print(f"Full report: {files.report}", flush=True)
+    print(clock.line(), flush=True)
     code = EXIT_GATE_FAILED if outcome.gate_failed(inputs.fail_on) else EXIT_OK
     url = _comment(inputs, markdown, commits.head) if _wants_comment(inputs) else ""
     if github.output_path is not None:
@@ -105,8 +109,8 @@ def _run(inputs: ActionInputs) -> int:
     return code
 
 
-def _evaluate(inputs: ActionInputs) -> tuple[Path, CommitPair, Outcome]:
-    """The repository, the two commits, and every fixture set scored at both."""
+def _evaluate(inputs: ActionInputs, clock: Stopwatch) -> tuple[Path, CommitPair, Outcome]:
+    """The repository, the two commits, and every fixture set scored at both (timed on `clock`)."""
     repo = find_repository(inputs.working_directory)
     mark_safe_directory(repo)
     commits = resolve_commits(inputs.github.event_name, inputs.github.event, inputs, repo)
@@ -114,7 +118,7 @@ def _evaluate(inputs: ActionInputs) -> tuple[Path, CommitPair, Outcome]:
     return (
         repo,
         commits,
-        Outcome(score_commits(repo, commits, inputs), inputs.regression_metric, inputs.alpha),
+        Outcome(score_commits(repo, commits, inputs, clock), inputs.regression_metric, inputs.alpha),
     )
 
 

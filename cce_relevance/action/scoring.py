@@ -10,8 +10,8 @@ supplies is confined to its worktree: a fixture, a corpus or a golden that escap
 Sets are scored with the working directory (inside the tree) as the current directory and the
 corpus passed as the header resolves it, so the report's `corpus` string is the one a local
 `cce-relevance run FIXTURE` from that directory prints, and base, head and the committed golden
-are comparable byte for byte. Each set is also checked for stale anchors (`api.validate`) at
-each side, against the same corpus and languages, so the report can tell a miss caused by a
+are comparable byte for byte. Each set is also checked for stale anchors (`api.check_anchors`) at
+each side, against the index the set was scored with, so the report can tell a miss caused by a
 renamed file or function from a ranking change.
 """
 
@@ -21,6 +21,7 @@ import contextlib
 import json
 import os
 import shlex
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
@@ -30,6 +31,7 @@ from typing import Any, Literal, NamedTuple
 from cce_relevance import api
 from cce_relevance.action.git import CommitPair, inside, worktree
 from cce_relevance.action.inputs import DEFAULT_BACKENDS, ActionInputs, expand_fixtures
+from cce_relevance.action.timings import Stopwatch
 from cce_relevance.config_file import NO_CONFIG, ProjectConfig, find_config
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.validation import STALE_CODES, Finding, Validation
@@ -109,25 +111,39 @@ class Scored(NamedTuple):
     anchors: Validation
 
 
-def score_commits(repo: Path, commits: CommitPair, inputs: ActionInputs) -> tuple[SetResult, ...]:
+def score_commits(repo: Path, commits: CommitPair, inputs: ActionInputs,
+                  clock: Stopwatch | None = None) -> tuple[SetResult, ...]:
     """Every fixture set found at head or base, scored where it exists; goldens checked at head.
 
     At head the fixture patterns must match (a pattern matching nothing is a typo); at base they
     may not (the change can add a set), and a set found on one side only is scored there.
+    `clock` is given each side's stages (materialise, index, score, validate).
     """
+    clock = clock if clock is not None else Stopwatch()
     subdir = inputs.working_directory.relative_to(repo)
-    with worktree(repo, commits.head) as tree:
-        head = _score_side("head", commits.head, tree, subdir, inputs, required=True)
+    with _checked_out(repo, commits.head, clock, "head") as tree:
+        head = _score_side("head", commits.head, tree, subdir, inputs, clock, required=True)
         goldens = _check_goldens(tree, subdir, head, inputs, commits.head)
     base: dict[str, Scored] = {}
     if commits.base is not None:
-        with worktree(repo, commits.base) as tree:
-            base = _score_side("base", commits.base, tree, subdir, inputs, required=False)
+        with _checked_out(repo, commits.base, clock, "base") as tree:
+            base = _score_side("base", commits.base, tree, subdir, inputs, clock, required=False)
     return tuple(
         _set_result(fixture, base.get(fixture), head.get(fixture), goldens.get(fixture),
                     inputs.regression_metric)
         for fixture in sorted(base.keys() | head.keys())
     )
+
+
+@contextlib.contextmanager
+def _checked_out(repo: Path, sha: str, clock: Stopwatch, side: str) -> Iterator[Path]:
+    """`sha`'s tree for the body; making and removing it are timed as the side's `materialise`."""
+    start = time.perf_counter()
+    with worktree(repo, sha) as tree:
+        clock.add(f"{side} materialise", time.perf_counter() - start)
+        yield tree
+        start = time.perf_counter()
+    clock.add(f"{side} materialise", time.perf_counter() - start)
 
 
 def _set_result(fixture: str, base: Scored | None, head: Scored | None, golden: GoldenCheck | None,
@@ -148,7 +164,7 @@ def _at(side: str, sha: str) -> Iterator[None]:
 
 
 def _score_side(
-    side: str, sha: str, tree: Path, subdir: Path, inputs: ActionInputs, *, required: bool
+    side: str, sha: str, tree: Path, subdir: Path, inputs: ActionInputs, clock: Stopwatch, *, required: bool
 ) -> dict[str, Scored]:
     root = tree / subdir
     with _at(side, sha):
@@ -159,8 +175,19 @@ def _score_side(
         backends = inputs.backends if required else tuple(b for b in inputs.backends if b in config.names)
         if not backends:
             return {}
+        side_clock = _SideClock(clock, side)
+        indexes: dict[str, api.Index] = {}  # sets of one side sharing a corpus share its index
         with contextlib.chdir(root):
-            return {fixture: _score_fixture(tree, root, fixture, backends, config) for fixture in fixtures}
+            return {fixture: _score_fixture(tree, root, fixture, backends, config, indexes, side_clock)
+                    for fixture in fixtures}
+
+
+class _SideClock(NamedTuple):
+    clock: Stopwatch
+    side: str
+
+    def stage(self, name: str) -> contextlib.AbstractContextManager[None]:
+        return self.clock.stage(f"{self.side} {name}")
 
 
 EXTERNAL_REFUSED = ("the Action runs no external retriever (it executes nothing from the repository it scores); "
@@ -178,23 +205,32 @@ def _project_config(tree: Path, root: Path) -> ProjectConfig:
     return api.load_config(shown, str(root)).without_external(EXTERNAL_REFUSED)
 
 
-def _score_fixture(
-    tree: Path, root: Path, fixture: str, backends: tuple[str, ...], config: ProjectConfig
-) -> Scored:
+def _score_fixture(tree: Path, root: Path, fixture: str, backends: tuple[str, ...], config: ProjectConfig,
+                   indexes: dict[str, api.Index], clock: _SideClock) -> Scored:
     """The fixture's report JSON and anchor check; its corpus is vetted before a single file of
-    it is read. The check reads the fixtures as `run` does (grades ignored) with the same corpus
-    and languages, so it can never refuse a set that scores."""
-    corpus = api.fixture_corpus(fixture)
+    it is read. The set is read once, as `run` reads it (grades ignored), and the corpus indexed
+    once (with the config's languages) for the scores and the anchor check, so the check can never
+    refuse a set that scores and a miss it calls stale is one of the corpus that was scored."""
+    with clock.stage("index"):  # the set read, then its corpus indexed
+        fixtures = api.load_fixtures(fixture)
+        corpus = api.header_corpus(fixtures, fixture)
     if not inside(tree, root / corpus):
         raise CceError(
             f"fixture {fixture}: its corpus {corpus!r} resolves outside the repository",
             hint='point the header\'s "corpus" at a directory inside the repository, relative to the '
             "fixture file",
         )
-    indexing = _indexing()
-    report = api.run(fixture, dir=corpus, backends=",".join(backends), config=config, indexing=indexing).to_json()
-    return Scored(report, api.validate(fixture, dir=corpus, languages=config.languages, grades=False,
-                                       indexing=indexing))
+    key = os.path.realpath(corpus)
+    if key not in indexes:
+        with clock.stage("index"):
+            indexes[key] = api.open_corpus(corpus, languages=config.languages, indexing=_indexing())
+    index = indexes[key]
+    with clock.stage("score"):
+        result = api.run(fixture, dir=corpus, backends=",".join(backends), config=config, index=index,
+                         fixtures=fixtures)
+        report = result.to_json()
+    with clock.stage("validate"):
+        return Scored(report, api.check_anchors(fixture, fixtures, corpus, index))
 
 
 def _indexing() -> api.BuildOptions:

@@ -1,0 +1,70 @@
+"""Each side indexes a corpus once for all its fixture sets and their anchor checks, with the
+results `run` and `validate` give on their own; the log says how long each stage took."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from cce_relevance import api
+from cce_relevance.action.git import CommitPair
+from cce_relevance.action.inputs import read_inputs
+from cce_relevance.action.scoring import score_commits
+from cce_relevance.action.timings import TIMINGS_PREFIX, Stopwatch
+from tests.action.scenario import BILLING_FIXTURE, BILLING_FIXTURES, FIXTURE, RANKING_CHANGE, PullRequest
+from tests.action.test_main_e2e import Act, act, pr  # noqa: F401 - the end-to-end fixtures
+
+STAGES = ("materialise", "index", "score", "validate")
+
+
+@pytest.mark.parametrize("pr", [{BILLING_FIXTURE: BILLING_FIXTURES}], indirect=True)
+def test_sets_sharing_a_corpus_are_indexed_once_a_side_with_the_plain_results(
+        pr: PullRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    pr.push(RANKING_CHANGE, "h1: a new module")
+    head = pr.rename("corpus/billing.py", "corpus/invoices.py", "h2: billing.py renamed")
+    base = pr.merge_base()
+    opened: list[str] = []
+    real_open = api.open_corpus
+
+    def counting_open(path: str, **options: object) -> api.Index:
+        opened.append(path)
+        return real_open(path, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(api, "open_corpus", counting_open)
+    env = {"GITHUB_WORKSPACE": str(pr.workspace), "GITHUB_EVENT_NAME": "workflow_dispatch",
+           "INPUT_FIXTURES": "eval/*.jsonl", "INPUT_BASE-REF": base, "INPUT_HEAD-REF": head,
+           "RUNNER_TEMP": str(tmp_path / "runner-temp")}
+    monkeypatch.setenv("RUNNER_TEMP", env["RUNNER_TEMP"])
+    clock = Stopwatch()
+    results = score_commits(pr.workspace, CommitPair(base, head), read_inputs(env), clock)
+    monkeypatch.setattr(api, "open_corpus", real_open)
+
+    assert [r.fixture for r in results] == [BILLING_FIXTURE, FIXTURE]
+    assert opened == ["eval/../corpus", "eval/../corpus"]  # head, then base: one index a side
+    assert list(clock.seconds) == [f"{side} {stage}" for side in ("head", "base") for stage in STAGES]
+    assert all(seconds >= 0 for seconds in clock.seconds.values())
+    assert results[0].stale("head") and not results[0].stale("base")  # the rename is seen
+    for side, sha in (("base", base), ("head", head)):
+        subprocess.run(["git", "checkout", "-q", "--detach", sha], cwd=pr.workspace, check=True)
+        with contextlib.chdir(pr.workspace):
+            for result in results:
+                plain_report = api.run(result.fixture).to_json()
+                plain_anchors = api.validate(result.fixture, grades=False)
+                assert (result.base if side == "base" else result.head) == plain_report
+                assert (result.base_anchors if side == "base" else result.head_anchors) == plain_anchors
+
+
+def test_the_log_has_one_timings_line(pr: PullRequest, act: Act) -> None:  # noqa: F811
+    pr.push(RANKING_CHANGE, "h1")
+    run = act(**{"INPUT_FAIL-ON": "none", "INPUT_COMMENT": "false"})
+    assert run.code == 0, run.stdout + run.stderr
+    [line] = [line for line in run.stdout.splitlines() if line.startswith(TIMINGS_PREFIX)]
+    seconds = json.loads(line.removeprefix(TIMINGS_PREFIX))
+    assert list(seconds) == [*(f"{side} {stage}" for side in ("head", "base") for stage in STAGES), "report"]
+    assert all(isinstance(s, float) and s >= 0 for s in seconds.values())
+    assert os.fspath(pr.workspace) not in line
