@@ -111,9 +111,10 @@ def _run(inputs: ActionInputs) -> int:
 
 def _evaluate(inputs: ActionInputs, clock: Stopwatch) -> tuple[Path, CommitPair, Outcome]:
     """The repository, the two commits, and every fixture set scored at both (timed on `clock`)."""
-    repo = find_repository(inputs.working_directory)
-    mark_safe_directory(repo)
-    commits = resolve_commits(inputs.github.event_name, inputs.github.event, inputs, repo)
+    with clock.stage("commits"):
+        repo = find_repository(inputs.working_directory)
+        mark_safe_directory(repo)
+        commits = resolve_commits(inputs.github.event_name, inputs.github.event, inputs, repo)
     print(f"cce-relevance {__version__}: base {commits.base or '(none)'} -> head {commits.head}", flush=True)
     return (
         repo,

@@ -1,11 +1,13 @@
 """How long each stage of the check took, for the log: one line a maintainer (or bench/action.py)
 can read to see where a slow pull request check spends its time.
 
-Stages are named `<side> <stage>` and add up when a stage runs more than once (several fixture
-sets): `materialise` (the commit's tree made and removed), `index` (the fixture sets read and
-their corpus indexed), `score` (the queries run through the backends, the report made) and
-`validate` (the anchors checked); then `report` (statistics, Markdown, files, outputs). The figures go to the log only, never into a report
-or an output: those must be the same bytes on every run.
+First `commits` (the repository trusted, the two commits resolved, history fetched if need be).
+The sides' stages are named `<side> <stage>` and add up when a stage runs more than once (several
+fixture sets): `materialise` (the commit's tree made and removed), `index` (the fixture sets read
+and their corpus indexed), `score` (the queries run through the backends, the report made) and
+`validate` (the anchors checked); then `report` (statistics, Markdown, files, outputs). The
+figures go to the log only, never into a report or an output: those must be the same bytes on
+every run.
 """
 
 from __future__ import annotations

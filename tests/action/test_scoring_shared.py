@@ -65,6 +65,7 @@ def test_the_log_has_one_timings_line(pr: PullRequest, act: Act) -> None:  # noq
     assert run.code == 0, run.stdout + run.stderr
     [line] = [line for line in run.stdout.splitlines() if line.startswith(TIMINGS_PREFIX)]
     seconds = json.loads(line.removeprefix(TIMINGS_PREFIX))
-    assert list(seconds) == [*(f"{side} {stage}" for side in ("head", "base") for stage in STAGES), "report"]
+    assert list(seconds) == ["commits", *(f"{side} {stage}" for side in ("head", "base") for stage in STAGES),
+                             "report"]
     assert all(isinstance(s, float) and s >= 0 for s in seconds.values())
     assert os.fspath(pr.workspace) not in line
