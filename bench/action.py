@@ -32,7 +32,7 @@ from pathlib import Path
 
 import run as bench_run  # bench/run.py: P and the query generator
 
-from cce_relevance.retrieval.walk import walk
+from cce_relevance.retrieval.corpus.walk import walk
 
 FIXTURE = "eval/bench.jsonl"
 _TIMINGS = re.compile(r"^cce-relevance timings: (.*)$", re.MULTILINE)
@@ -72,7 +72,7 @@ def fixture_lines(corpus: str, n_queries: int, seed: int) -> str:
 
 
 def _fixture_text(corpus: str, n_queries: int, seed: int) -> dict:
-    from cce_relevance.retrieval.index import build_index
+    from cce_relevance.retrieval.index.build import build_index
 
     index = build_index(corpus)
     lines = [json.dumps({"schema": "cce.relevance/v1", "corpus": "../corpus"})]

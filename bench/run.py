@@ -52,21 +52,22 @@ from collections.abc import Callable
 from importlib import metadata
 from typing import Any
 
-from cce_relevance.api import compare_reports
+from cce_relevance.evaluation.comparison import compare_reports
 from cce_relevance.evaluation.fixtures import Case, parse_fixtures
 from cce_relevance.evaluation.harness import evaluate_backend, evaluate_backends
 from cce_relevance.evaluation.spans import LineWeights
-from cce_relevance.retrieval.backends import BUILTIN_BACKENDS, builtin_backend
-from cce_relevance.retrieval.bm25 import BM25
-from cce_relevance.retrieval.chunk import Chunk, ChunkedFile, chunk_file
-from cce_relevance.retrieval.embed import HASH_DOCUMENTS
-from cce_relevance.retrieval.hash_counts import chunk_tokens
-from cce_relevance.retrieval.index import Index, build_index
-from cce_relevance.retrieval.packs import REFERENCE_PACKS
-from cce_relevance.retrieval.redact import redact
-from cce_relevance.retrieval.term_counts import corpus_postings, term_counts
+from cce_relevance.retrieval.chunking.chunk import Chunk, ChunkedFile, chunk_file
+from cce_relevance.retrieval.chunking.packs import REFERENCE_PACKS
+from cce_relevance.retrieval.corpus.redact import redact
+from cce_relevance.retrieval.corpus.walk import walk
+from cce_relevance.retrieval.embedding.embed import HASH_DOCUMENTS
+from cce_relevance.retrieval.embedding.hash_counts import chunk_tokens
+from cce_relevance.retrieval.index.build import build_index
+from cce_relevance.retrieval.index.model import Index
+from cce_relevance.retrieval.ranking.bm25 import BM25
+from cce_relevance.retrieval.ranking.postings import corpus_postings, term_counts
+from cce_relevance.retrieval.search.backends import BUILTIN_BACKENDS, builtin_backend
 from cce_relevance.retrieval.tokens import tokenize
-from cce_relevance.retrieval.walk import walk
 
 _NAME_RE = re.compile(r"\b(?:def|class|function|fn|func|fun|struct|enum|trait|interface|module)\s+"
                       r"([A-Za-z_][A-Za-z0-9_]*)")

@@ -1,8 +1,11 @@
-"""The use cases both front doors call: index a corpus, search it, evaluate fixtures, compare.
+"""The facade both front doors call: index a corpus, search it, evaluate fixtures, compare.
 
-This is the one place that wires the rooms together (retrieval → evaluation → stats →
-reporting). It follows the reference's processing order (harness.md §1.3), which decides which
-error wins when several inputs are wrong.
+One function per use case, with typed parameters (sequences of names, not comma lists: the CLI
+splits those); `__all__` is the whole contract, and the Action imports nothing else from the
+package but the renderers in `reporting/` and `errors`. The wiring behind it lives in
+`evaluation/` (corpus.py, names.py, backend_runs.py, gate.py) and rendering in `reporting/`. A run
+follows the reference's processing order (harness.md §1.3), which decides which error wins when
+several inputs are wrong.
 """
 
 from __future__ import annotations
@@ -16,173 +19,89 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cce_relevance.config import EMBEDDERS as EMBEDDERS
-from cce_relevance.config_file import NO_CONFIG, ProjectConfig
-from cce_relevance.config_file import load_config as load_config
+from cce_relevance.config_file import NO_CONFIG, ProjectConfig, find_config, load_config
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.anchor_index import AnchorIndex
-from cce_relevance.evaluation.fixtures import Case, FixtureSet, corpus_dir
-from cce_relevance.evaluation.fixtures import load_fixtures as load_fixtures
-from cce_relevance.evaluation.harness import BackendReport, can_fork, evaluate_backend, evaluate_backends
-from cce_relevance.evaluation.judgments import Judgments, judge
-from cce_relevance.evaluation.metrics import METRIC_KEYS as METRIC_KEYS
+from cce_relevance.evaluation.backend_runs import evaluated_backends
+from cce_relevance.evaluation.comparison import (
+    BackendComparison,
+    compare_pair,
+    compare_reports,
+    metric_deltas,
+)
+from cce_relevance.evaluation.corpus import (
+    OLLAMA_STORE_REFUSAL,
+    Warn,
+    bound_fixtures,
+    corpus_symbols,
+    header_corpus,
+    open_corpus,
+    query_embedder,
+    require_directory,
+    resolve_index,
+)
+from cce_relevance.evaluation.fixtures import FixtureSet, load_fixtures
+from cce_relevance.evaluation.gate import gated_test, is_significant_regression
+from cce_relevance.evaluation.judgments import judge
 from cce_relevance.evaluation.metrics import METRICS
+from cce_relevance.evaluation.names import (
+    DEFAULT_BACKENDS,
+    backend_names,
+    backend_pair,
+    check_backend,
+    rank_metric_specs,
+)
 from cce_relevance.evaluation.observed_deltas import observed_deltas
 from cce_relevance.evaluation.pairing import pair_reports
-from cce_relevance.evaluation.rank_metrics import RANK_METRICS, RankMetricSpec
-from cce_relevance.evaluation.rust_debug import rust_debug_str
+from cce_relevance.evaluation.run_result import Comparison, RunResult
 from cce_relevance.evaluation.spans import LineWeights
-from cce_relevance.evaluation.validation import Validation, validate_cases
+from cce_relevance.evaluation.validation import STALE_CODES, Validation, validate_cases
+from cce_relevance.evaluation.validation import Finding as AnchorFinding
 from cce_relevance.files import write_atomically
-from cce_relevance.reporting.canonical_json import dumps_report
-from cce_relevance.reporting.chart import DeltaChart, comparison_chart, mermaid_block, reports_chart
-from cce_relevance.reporting.full_report import FULL_LEGEND, MDE_LEGEND, full_text_block
-from cce_relevance.reporting.json_report import report_document
-from cce_relevance.reporting.text import render_compare, render_rank_metrics, render_summary
-from cce_relevance.reporting.trec import qrels_text, run_text
-from cce_relevance.retrieval.backends import Hit, builtin_backend
-from cce_relevance.retrieval.chunk import Chunk
-from cce_relevance.retrieval.embed import HASH_DOCUMENTS, HASH_EMBEDDER, DocumentEmbedder, hash_embed
-from cce_relevance.retrieval.fingerprint import dumps_fingerprint, fingerprint_path
-from cce_relevance.retrieval.hybrid import QueryEmbedder
-from cce_relevance.retrieval.index import DEFAULT_BUILD, BuildOptions, Index, build_index
-from cce_relevance.retrieval.index_cache import default_cache_dir
-from cce_relevance.retrieval.languages import EXTRA_LANGUAGES as EXTRA_LANGUAGES
-from cce_relevance.retrieval.languages import check_languages, enabled_packs
-from cce_relevance.retrieval.ollama import OLLAMA_EMBEDDER, OllamaClient, OllamaError
-from cce_relevance.retrieval.registry import Variant, open_backend
-from cce_relevance.retrieval.store import default_store_path, dumps_store, load_store
-from cce_relevance.retrieval.workers import MAX_AUTO_WORKERS, available_cpus
-from cce_relevance.stats.comparison import BackendComparison, compare_pair
-from cce_relevance.stats.full_stats import FullStats, StatsLevel, full_stats
-from cce_relevance.stats.levels import DEFAULT_PRIMARY as DEFAULT_PRIMARY
-from cce_relevance.stats.paired import PairedTest, paired_t
+from cce_relevance.retrieval.cache.index_cache import default_cache_dir
+from cce_relevance.retrieval.chunking.chunk import Chunk
+from cce_relevance.retrieval.chunking.languages import check_languages, enabled_packs
+from cce_relevance.retrieval.embedding.embed import (
+    HASH_DOCUMENTS,
+    HASH_EMBEDDER,
+    DocumentEmbedder,
+)
+from cce_relevance.retrieval.embedding.ollama import OLLAMA_EMBEDDER, OllamaClient, OllamaError
+from cce_relevance.retrieval.hit import Hit
+from cce_relevance.retrieval.index.build import DEFAULT_BUILD, BuildOptions, build_index
+from cce_relevance.retrieval.index.model import Index
+from cce_relevance.retrieval.search.registry import open_backend
+from cce_relevance.retrieval.store.fingerprint import dumps_fingerprint, fingerprint_path
+from cce_relevance.retrieval.store.store import default_store_path, dumps_store
+from cce_relevance.stats.full_stats import StatsLevel, full_stats
+from cce_relevance.stats.levels import DEFAULT_PRIMARY
+from cce_relevance.stats.paired import PairedTest
 from cce_relevance.stats.power import PowerAnalysis, PowerRow, plan_from_pilot
-from cce_relevance.strings import rust_trim
 
-DEFAULT_BACKENDS = ("bm25", "vector", "hybrid")
-OLLAMA_STORE_REFUSAL = (  # harness.md §1.9 E16, the reference's words
-    "this store was built with the ollama embedder but Ollama is unreachable — refusing to score across "
-    "mismatched embedding spaces. Start Ollama, or evaluate a corpus directory with the deterministic hash "
-    "embedder (--dir).")
-
-Warn = Callable[[str], None]
+__all__ = [
+    # The use cases, one per command of the CLI (the Action calls run, validate, compare_saved).
+    "run", "search", "chunks", "validate", "index_corpus", "compare_saved", "power_analysis", "golden_diff",
+    "load_report", "load_config", "fixture_corpus", "build_options", "corpus_symbols",
+    # Pieces of run and validate, for a caller that scores a set and checks its anchors with one
+    # reading of the set and one index of its corpus (the Action).
+    "read_fixtures", "open_corpus", "check_anchors", "anchor_index",
+    # Names checked where the reference checks them (run checks its own; the CLI checks --languages).
+    "check_languages", "check_backend", "backend_names", "backend_pair", "rank_metric_specs",
+    # The pull-request gate's test.
+    "gated_test", "is_significant_regression",
+    # What the use cases take and give.
+    "RunResult", "Comparison", "StoreWritten", "BuildOptions", "ProjectConfig", "NO_CONFIG", "find_config",
+    "FixtureSet", "Index",
+    "BackendComparison", "Validation", "AnchorFinding", "PairedTest", "PowerAnalysis", "Hit", "Chunk",
+    # Defaults and fixed texts.
+    "DEFAULT_BACKENDS", "DEFAULT_PRIMARY", "METRICS", "STALE_CODES", "OLLAMA_STORE_REFUSAL", "warn_on_stderr",
+]
 
 
 def warn_on_stderr(message: str) -> None:
     """`warning: <message>` on stderr: the one thing a successful run may print there (harness.md §1.6)."""
     sys.stderr.write(f"warning: {message}\n")
     sys.stderr.flush()
-
-
-@dataclass(frozen=True)
-class Comparison:
-    a: str
-    b: str
-    tests: dict[str, PairedTest]
-    full: FullStats | None = None  # only with stats_level="full"
-
-
-@dataclass(frozen=True)
-class RunResult:
-    """Everything a run measured, ready for any renderer."""
-
-    corpus: str
-    embedder: str
-    fixtures: FixtureSet
-    reports: tuple[BackendReport, ...]
-    comparison: Comparison | None
-    rank_metrics: tuple[RankMetricSpec, ...] = ()  # the `--metrics` selection, in the order asked
-    judgments: tuple[Judgments, ...] | None = None  # per case; set when rank metrics or TREC files were asked
-
-    def to_json(self) -> str:
-        compare = None
-        if self.comparison is not None:
-            compare = (self.comparison.a, self.comparison.b, self.comparison.tests)
-        full = self.comparison.full if self.comparison is not None else None
-        return dumps_report(report_document(self.corpus, self.embedder, len(self.fixtures.cases),
-                                            self.reports, compare, full, self.rank_metrics))
-
-    def to_text(self) -> str:
-        text = render_summary(self.corpus, self.embedder, len(self.fixtures.cases), self.reports)
-        if self.rank_metrics:
-            text += render_rank_metrics(self.reports, self.rank_metrics)
-        if self.comparison is not None:
-            text += render_compare(self.reports[0], self.reports[1], self.comparison.tests)
-            if self.comparison.full is not None:
-                text += full_text_block(self.comparison.full) + MDE_LEGEND + FULL_LEGEND
-        return text
-
-    def trec_qrels(self) -> str:
-        """The qrels the rank metrics used (needs `run(..., trec=True)` or `metrics`)."""
-        if self.judgments is None:
-            raise ValueError("this run was not judged; pass trec=True to run()")
-        return qrels_text(self.judgments)
-
-    def trec_runs(self) -> dict[str, str]:
-        """One TREC run file per backend, by backend name, in the order scored."""
-        return {r.backend: run_text(r) for r in self.reports}
-
-
-def run_chart(result: RunResult, metric: str = DEFAULT_PRIMARY) -> DeltaChart:
-    """Per-query deltas B − A of a `compare` run; `metric` is a report key (`mrr`, or a rank metric
-    key such as `ndcg_at_k` when the run computed it)."""
-    if result.comparison is None:
-        raise CceError("a chart needs a comparison: run with --compare A,B")
-    specs = {s.key: s for s in (*METRICS, *result.rank_metrics)}
-    if metric not in specs:
-        wanted = next((s.name for s in RANK_METRICS if s.key == metric), None)
-        raise CceError(f"cannot chart {rust_debug_str(metric)}: "
-                       + (f"it needs --metrics {wanted}" if wanted else f"expected one of {', '.join(specs)}"))
-    return reports_chart(result.reports[0], result.reports[1], specs[metric])
-
-
-def compare_chart(comparisons: Sequence[BackendComparison], metric: str = DEFAULT_PRIMARY,
-                  backend: str | None = None) -> DeltaChart:
-    """Per-query deltas head − base of `metric` for `backend` (default: the first backend scored
-    in both reports)."""
-    paired = [c for c in comparisons if c.pair.base_means is not None and c.pair.head_means is not None]
-    chosen = next((c for c in paired if backend is None or c.pair.backend == backend), None)
-    if chosen is None:
-        wanted = "no backend is" if backend is None else f"backend {rust_debug_str(backend)} is not"
-        names = ", ".join(c.pair.backend for c in paired) or "none"
-        raise CceError(f"{wanted} scored in both reports, nothing to chart (backends in both: {names})")
-    return comparison_chart(chosen, metric)
-
-
-def delta_chart_markdown(comparison: BackendComparison, metric: str = DEFAULT_PRIMARY) -> str:
-    """One backend's per-query deltas head − base of `metric` as a fenced ```mermaid block (GitHub
-    renders it), for the Action's comment. `CceError` when no query is paired or the key is unknown."""
-    return mermaid_block(comparison_chart(comparison, metric))
-
-
-def parse_metric_list(value: str) -> tuple[RankMetricSpec, ...]:
-    """`--metrics` comma list (ndcg, ap, hit, rprec) → specs in first-occurrence order."""
-    by_name = {spec.name: spec for spec in RANK_METRICS}
-    chosen: list[RankMetricSpec] = []
-    for piece in value.split(","):
-        name = piece.strip()
-        if not name:
-            continue
-        if name not in by_name:
-            raise CceError(f"unknown metric {rust_debug_str(name)} (expected {', '.join(by_name)})")
-        if by_name[name] not in chosen:
-            chosen.append(by_name[name])
-    if not chosen:
-        raise CceError(f"--metrics requires at least one of {', '.join(by_name)}")
-    return tuple(chosen)
-
-
-def open_corpus(path: str, *, protect_secrets: bool = True, embedder: DocumentEmbedder = HASH_DOCUMENTS,
-                languages: Sequence[str] = (), indexing: BuildOptions = DEFAULT_BUILD) -> Index:
-    """Index a corpus directory in memory (E18 when it is not one).
-
-    `languages` names extra language packs to chunk with (none: the reference's six only);
-    `indexing` says how (cache, worker processes, progress; see `build_options`).
-    """
-    packs = enabled_packs(languages)
-    return build_index(require_directory(path), protect_secrets, embedder, packs, cache=indexing.cache,
-                       workers=indexing.workers, progress=indexing.progress)
 
 
 def build_options(cache_dir: str | None = None, *, use_cache: bool = True,
@@ -206,112 +125,32 @@ def build_options(cache_dir: str | None = None, *, use_cache: bool = True,
     return BuildOptions(cache=cache_dir, progress=progress)
 
 
-def parse_language_list(value: str) -> tuple[str, ...]:
-    """`--languages go,java` → the extra languages named; an empty list turns them all off."""
-    return check_languages(name for piece in value.split(",") if (name := rust_trim(piece)))
+def fixture_corpus(fixtures_path: str, fixtures: FixtureSet | None = None) -> str:
+    """The corpus `run(fixtures_path)` would index, without indexing it (`fixtures`: the set
+    already read from `fixtures_path`, by `read_fixtures`).
 
-
-def require_directory(path: str) -> str:
-    """`path` when it is a directory, else E18."""
-    if not os.path.isdir(path):
-        raise CceError(f"corpus is not a directory: {path}")
-    return path
-
-
-def query_embedder(index: Index, warn: Warn = warn_on_stderr) -> QueryEmbedder:
-    """How queries are embedded for `index` (harness.md §1.5–§1.6): Ollama for an `ollama` store, else hash.
-
-    An Ollama store is scored only after a health check passes (E16 otherwise, nothing scored);
-    a later per-query failure is a warning and that query loses vector recall.
+    For a caller that must vet the directory first (the Action refuses a corpus that escapes
+    the repository) and then pass it to `run` as `dir`, which yields the same report bytes.
     """
-    if index.embedder != OLLAMA_EMBEDDER:
-        return hash_embed
-    client = OllamaClient.from_env()
-    try:
-        client.check_health()
-    except OllamaError:
-        raise CceError(OLLAMA_STORE_REFUSAL) from None
-    return client.forgiving_query_embedder(warn)
+    return header_corpus(load_fixtures(fixtures_path) if fixtures is None else fixtures, fixtures_path)
 
 
-def resolve_index(fixtures: FixtureSet, fixtures_arg: str, dir: str | None, store: str | None,
-                  languages: Sequence[str] = (), indexing: BuildOptions = DEFAULT_BUILD,
-                  index: Index | None = None) -> tuple[str, Index]:
-    """The corpus display string and its index: `--store` > `--dir` > header `corpus` (§1.4).
-
-    `languages` and `indexing` apply to a directory; a store's chunks were made when it was written.
-    `index`, when given, is that directory's index made already, and is not made again.
-    """
-    if store is not None:
-        return store, load_store(store)
-    display = dir if dir is not None else header_corpus(fixtures, fixtures_arg)
-    return display, index if index is not None else open_corpus(display, languages=languages, indexing=indexing)
-
-
-def header_corpus(fixtures: FixtureSet, fixtures_arg: str) -> str:
-    """The header's `corpus` joined onto the fixture file's directory: the report's corpus string."""
-    if not fixtures.corpus:
-        raise CceError('no corpus: pass --dir <corpus>, or declare "corpus" in the fixture header line')
-    return corpus_dir(fixtures_arg, fixtures.corpus)
-
-
-def check_backend(name: str, config: ProjectConfig = NO_CONFIG) -> None:
-    """E19 unless `name` is a built-in backend or one of `config`'s (or why `config` refuses it)."""
-    if name in config.refused:
-        raise CceError(f"backend {rust_debug_str(name)} is an external retriever: {config.refused[name]}")
-    if name not in config.names:
-        expected = "bm25, vector, or hybrid"
-        if config.backends:
-            expected = f"bm25, vector, hybrid, or a backend of {config.path}: {', '.join(config.backends)}"
-        raise CceError(f"unknown backend {rust_debug_str(name)} (expected {expected})")
-
-
-def parse_backend_list(value: str, config: ProjectConfig = NO_CONFIG) -> list[str]:
-    """Comma list → distinct backend names in first-occurrence order (E19, E20).
-
-    Names are the built-ins and the backends of `config`; E19 lists the configured ones only when
-    there are some, so without a config file its text is the reference's.
-    """
-    names: list[str] = []
-    for piece in value.split(","):
-        name = rust_trim(piece)
-        if not name:
-            continue
-        check_backend(name, config)
-        if name not in names:
-            names.append(name)
-    if not names:
-        raise CceError("--backend requires at least one of bm25, vector, hybrid")
-    return names
-
-
-def parse_compare_pair(value: str, config: ProjectConfig = NO_CONFIG) -> tuple[str, str]:
-    names = parse_backend_list(value, config)
-    if len(names) != 2:
-        raise CceError("--compare requires exactly two distinct backends, e.g. bm25,hybrid")
-    return names[0], names[1]
-
-
-def metric_deltas(a: BackendReport, b: BackendReport) -> list[tuple[str, list[float]]]:
-    """Per metric key, the per-case deltas B − A in case order (harness.md §4.1)."""
-    return [(spec.key, [vb - va for va, vb in zip(a.metric(spec.attr), b.metric(spec.attr), strict=True)])
-            for spec in METRICS]
-
-
-def compare_reports(a: BackendReport, b: BackendReport) -> dict[str, PairedTest]:
-    """Paired t-test per metric over the per-case deltas B − A (harness.md §4.1)."""
-    return {key: paired_t(deltas) for key, deltas in metric_deltas(a, b)}
+def read_fixtures(fixtures_path: str) -> FixtureSet:
+    """A fixture set read as `run` reads it without rank metrics or TREC files (grades ignored),
+    for a caller that scores it and checks its anchors (`run(fixtures=…)`, `check_anchors`)."""
+    return load_fixtures(fixtures_path)
 
 
 def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
-        backends: str | None = None, compare: str | None = None, warn: Warn = warn_on_stderr,
-        stats_level: StatsLevel = "reference", primary: str = DEFAULT_PRIMARY,
-        config: ProjectConfig = NO_CONFIG, metrics: str | None = None, trec: bool = False,
+        backends: Sequence[str] | None = None, compare: Sequence[str] | None = None,
+        warn: Warn = warn_on_stderr, stats_level: StatsLevel = "reference", primary: str = DEFAULT_PRIMARY,
+        config: ProjectConfig = NO_CONFIG, metrics: Sequence[str] | None = None, trec: bool = False,
         languages: Sequence[str] | None = None, indexing: BuildOptions = DEFAULT_BUILD,
         index: Index | None = None, fixtures: FixtureSet | None = None) -> RunResult:
     """Evaluate a fixture set, in the reference's order of checks (harness.md §1.3).
 
-    `metrics` (a `--metrics` list) adds rank metrics; it and `trec` (TREC export wanted) make the
+    `backends` names the backends to score (default: the three built-ins); `compare` names two
+    instead, A then B, and compares them. `metrics` (rank metric names) adds rank metrics; it and `trec` (TREC export wanted) make the
     run read each case's `grades` and judge every corpus chunk against every case
     (`RunResult.judgments`). Without them the fixtures are read exactly as the reference does.
 
@@ -319,23 +158,24 @@ def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
     `primary` (a metric key) the primary metric. `config` (see `load_config`) adds the project's
     backend variants and external retrievers to the names `backends` and `compare` may use.
     `languages` (extra language packs) defaults to the config's `languages`; `indexing` says how
-    a corpus directory is indexed (`build_options`). A caller that has made the corpus directory's
-    index already (`open_corpus`, with the same languages) passes it as `index`, and one that has
-    read the set already passes it as `fixtures` (`load_fixtures(fixtures_path)`, with `grades=True`
-    when `metrics` or `trec` are asked): the Action scores a set and checks its anchors with one
-    of each.
+    a corpus directory is indexed (`build_options`). A caller that has indexed the corpus
+    directory already (`open_corpus`, with the same languages) passes its index as `index`, and
+    one that has read the set already passes it as `fixtures` (`read_fixtures`; not with
+    `metrics` or `trec`, which read grades): the Action scores a set and checks its anchors
+    (`check_anchors`) with one of each.
     """
-    rank_metrics = parse_metric_list(metrics) if metrics is not None else ()
+    rank_metrics = rank_metric_specs(metrics) if metrics is not None else ()
     judged = bool(rank_metrics) or trec
     if fixtures is None:
         fixtures = load_fixtures(fixtures_path, grades=judged)
-    corpus, index = resolve_index(fixtures, fixtures_path, dir, store,
-                                  config.languages if languages is None else languages, indexing, index)
+    languages = config.languages if languages is None else languages
+    corpus, index = resolve_index(fixtures, fixtures_path, dir, store, languages, indexing, index)
+    fixtures = bound_fixtures(fixtures, corpus, store, languages)
     embed = query_embedder(index, warn)
     if compare is not None:
-        names = list(parse_compare_pair(compare, config))
+        names = list(backend_pair(compare, config))
     elif backends is not None:
-        names = parse_backend_list(backends, config)
+        names = backend_names(backends, config)
     else:
         names = list(DEFAULT_BACKENDS)
     weights = LineWeights.of_index(index)
@@ -343,7 +183,7 @@ def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
     if judged:
         anchors = anchor_index(index)
         judgments = tuple(judge(c, index.chunks, anchors) for c in fixtures.cases)
-    reports = tuple(_evaluated(names, config, index, embed, fixtures.cases, weights, judgments, indexing))
+    reports = tuple(evaluated_backends(names, config, index, embed, fixtures.cases, weights, judgments, indexing))
     comparison = None
     if compare is not None:
         full = None
@@ -351,25 +191,6 @@ def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
             full = full_stats(metric_deltas(reports[0], reports[1]), primary)
         comparison = Comparison(names[0], names[1], compare_reports(reports[0], reports[1]), full)
     return RunResult(corpus, index.embedder, fixtures, reports, comparison, rank_metrics, judgments)
-
-
-def _evaluated(names: Sequence[str], config: ProjectConfig, index: Index, embed: QueryEmbedder,
-               cases: Sequence[Case], weights: LineWeights, judgments: Sequence[Judgments] | None,
-               indexing: BuildOptions) -> list[BackendReport]:
-    """Every backend's report. Built-in rankings over hash embeddings score their cases in worker
-    processes when there are several CPUs (`indexing.workers` caps them, as it does indexing);
-    anything holding a process, a connection or a remote embedder runs here, one backend after
-    the other, each opened only for its own run."""
-    variants = [spec for spec in map(config.spec, names) if isinstance(spec, Variant)]
-    if embed is hash_embed and len(variants) == len(names) and can_fork():
-        processes = indexing.workers if indexing.workers is not None else min(available_cpus(), MAX_AUTO_WORKERS)
-        searches = [(name, builtin_backend(v.base, index, v.params, embed)) for name, v in zip(names, variants, strict=True)]
-        return evaluate_backends(searches, cases, weights, judgments, processes)
-    evaluated = []
-    for name in names:
-        with open_backend(name, config.spec(name), index, embed) as search_fn:
-            evaluated.append(evaluate_backend(name, search_fn, cases, weights, judgments))
-    return evaluated
 
 
 SEARCH_QUERY_ID = "search"  # the id an external retriever sees for `search`'s one query
@@ -418,14 +239,16 @@ def validate(fixtures_path: str, *, dir: str | None = None, languages: Sequence[
     """
     fixtures = load_fixtures(fixtures_path, grades=grades)
     corpus, index = resolve_index(fixtures, fixtures_path, dir, None, languages, indexing)
-    return check_anchors(fixtures_path, fixtures, corpus, index)
+    return check_anchors(fixtures_path, fixtures, corpus, index, languages)
 
 
-def check_anchors(fixtures_path: str, fixtures: FixtureSet, corpus: str, index: Index) -> Validation:
-    """`validate` of a fixture set already read (`RunResult.fixtures`) against an index already made
-    of its corpus (`corpus` is its display string): what the Action does after scoring a set, so
-    neither is read or made twice."""
-    return validate_cases(fixtures_path, corpus, fixtures.cases, anchor_index(index), index.line_counts or {})
+def check_anchors(fixtures_path: str, fixtures: FixtureSet, corpus: str, index: Index,
+                  languages: Sequence[str] = ()) -> Validation:
+    """`validate` of a fixture set already read (`read_fixtures`) against the index already made
+    of its corpus directory `corpus` (`open_corpus`, with `languages`): what the Action does after
+    scoring a set, so that neither is read or made twice."""
+    return validate_cases(fixtures_path, corpus, fixtures.cases, anchor_index(index), index.line_counts or {},
+                          corpus_symbols(corpus, languages))
 
 
 def anchor_index(index: Index) -> AnchorIndex:

@@ -22,8 +22,9 @@ from cce_relevance.lazy_import import lazy_module
 from cce_relevance.memory_pages import prefer_small_pages
 from cce_relevance.progress import progress_bar
 from cce_relevance.reporting.canonical_json import dumps_report
-from cce_relevance.retrieval.languages import EXTRA_LANGUAGES
+from cce_relevance.retrieval.chunking.languages import EXTRA_LANGUAGES
 from cce_relevance.stats.levels import DEFAULT_PRIMARY, STATS_LEVELS, StatsLevel
+from cce_relevance.strings import rust_trim
 
 # The library (numpy, tree-sitter grammars, requests) loads when a command first uses it, and the
 # renderers are imported inside the commands that print them: `--help` starts fast.
@@ -67,9 +68,16 @@ def _languages_option(command: Callable[..., None]) -> Callable[..., None]:
                              "config file's `languages`; '' for none). Default: the reference's six only.")(command)
 
 
+def comma_list(value: str, trim: Callable[[str], str] = rust_trim) -> list[str]:
+    """A comma-separated flag value (`--backend`, `--compare`, `--metrics`, `--languages`) → its
+    pieces, trimmed (as the reference trims: Rust's `str::trim`), empty ones dropped. Names are
+    checked by `api`, at the point of the run where the reference checks them."""
+    return [name for piece in value.split(",") if (name := trim(piece))]
+
+
 def _languages(flag: str | None, config: api.ProjectConfig) -> tuple[str, ...]:
     """The extra languages to chunk: `--languages` when given, else the config file's `languages`."""
-    return config.languages if flag is None else api.parse_language_list(flag)
+    return config.languages if flag is None else api.check_languages(comma_list(flag))
 
 
 def _cache_options(command: Callable[..., None]) -> Callable[..., None]:
@@ -98,13 +106,16 @@ def _indexing(cache_dir: str | None, no_cache: bool, quiet: bool) -> api.BuildOp
 @_cache_options
 def chunks(directory: str, as_json: bool, languages_flag: str | None, config_path: str | None,
            cache_dir: str | None, no_cache: bool) -> None:
-    """List every chunk of DIR (the conformance listing)."""
+    """List every chunk of DIR with its symbol (the conformance listing)."""
     from cce_relevance.reporting import search_view
 
     languages = _languages(languages_flag, api.load_config(config_path))
     found = api.chunks(_directory(directory), languages, _indexing(cache_dir, no_cache, as_json))
-    click.echo(search_view.conformance_document(found) if as_json else search_view.conformance_table(found),
-               nl=False)
+    if as_json:
+        click.echo(search_view.conformance_document(found), nl=False)
+    else:
+        symbols = api.corpus_symbols(directory, languages)
+        click.echo(search_view.conformance_table(found, symbols.of_chunk), nl=False)
 
 
 @main.command()
@@ -208,11 +219,13 @@ def _write_side_files(files: dict[str, str]) -> None:
 
 def _trec_files(result: api.RunResult, run_path: str | None, qrels_path: str | None) -> dict[str, str]:
     """`--trec-qrels` and `--trec-run` contents; `{backend}` in the run path names one file per backend."""
+    from cce_relevance.reporting.trec import run_files, run_qrels
+
     files = {}
     if qrels_path is not None:
-        files[qrels_path] = result.trec_qrels()
+        files[qrels_path] = run_qrels(result)
     if run_path is not None:
-        runs = result.trec_runs()
+        runs = run_files(result)
         if len(runs) > 1 and "{backend}" not in run_path:
             raise click.UsageError("--trec-run needs a {backend} placeholder when more than one backend is scored "
                                    "(trec_eval reads one run per file), e.g. --trec-run 'runs/{backend}.run'")
@@ -246,7 +259,8 @@ def run(fixtures: str, corpus_dir: str | None, store: str | None, backends: str 
         trec_qrels: str | None, chart: str | None, chart_metric: str | None, cache_dir: str | None,
         no_cache: bool) -> None:
     """Score the FIXTURES set (cce.relevance/v1 NDJSON) at each backend."""
-    from cce_relevance.reporting.chart import chart_renderer
+    from cce_relevance.reporting.chart import chart_renderer, run_chart
+    from cce_relevance.reporting.run_report import run_report_json, run_report_text
 
     if chart is not None and compare is None:
         raise click.UsageError("--chart needs --compare A,B")
@@ -269,18 +283,21 @@ def run(fixtures: str, corpus_dir: str | None, store: str | None, backends: str 
         if value == "":
             raise click.UsageError(f"a value is required for '{name}' but none was supplied")
     config = api.load_config(config_path)
-    result = api.run(fixtures, dir=corpus_dir, store=store, backends=backends, compare=compare, config=config,
-                     stats_level=stats_level, primary=primary, metrics=metrics,
+    result = api.run(fixtures, dir=corpus_dir, store=store, config=config,
+                     backends=None if backends is None else comma_list(backends),
+                     compare=None if compare is None else comma_list(compare),
+                     stats_level=stats_level, primary=primary,
+                     metrics=None if metrics is None else comma_list(metrics, str.strip),
                      trec=trec_run is not None or trec_qrels is not None,
                      languages=_languages(languages_flag, config), indexing=_indexing(cache_dir, no_cache, as_json))
     side_files = _trec_files(result, trec_run, trec_qrels)
     if chart is not None and render_chart is not None:
-        side_files[chart] = render_chart(api.run_chart(result, chart_metric))
+        side_files[chart] = render_chart(run_chart(result, chart_metric))
     _write_side_files(side_files)
-    report_json = result.to_json()
+    report_json = run_report_json(result)
     if golden is not None and update_golden:
         write_atomically(golden, report_json)
-    rendered = report_json if as_json else result.to_text()
+    rendered = report_json if as_json else run_report_text(result)
     if output is not None:
         write_atomically(output, rendered)
     else:
@@ -301,7 +318,7 @@ def compare(base_report: str, head_report: str, as_json: bool, as_markdown: bool
             primary_metric: str | None, chart: str | None, chart_metric: str | None, chart_backend: str | None
             ) -> None:
     """Compare two saved `run --json` reports, pairing backends and queries by name (head − base)."""
-    from cce_relevance.reporting.chart import chart_renderer
+    from cce_relevance.reporting.chart import chart_renderer, compare_chart
     from cce_relevance.reporting.compare_report import comparison_document, comparison_text
     from cce_relevance.reporting.markdown import comparison_markdown
 
@@ -315,7 +332,7 @@ def compare(base_report: str, head_report: str, as_json: bool, as_markdown: bool
     comparisons = api.compare_saved(api.load_report(base_report), api.load_report(head_report),
                                     base_report, head_report, stats_level=stats_level, primary=primary)
     if chart and render_chart is not None:
-        _write_side_files({chart: render_chart(api.compare_chart(comparisons, chart_metric, chart_backend))})
+        _write_side_files({chart: render_chart(compare_chart(comparisons, chart_metric, chart_backend))})
     if as_json:
         text = dumps_report(comparison_document(base_report, head_report, comparisons))
     elif as_markdown:

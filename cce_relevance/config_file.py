@@ -19,7 +19,7 @@ expected: a silently ignored typo would measure the reference while the team thi
 its change.
 
 A top-level `languages = ["go", "java"]` (before the first table, as TOML requires) turns on
-extra language packs for every command that indexes (retrieval/languages.py); without it the
+extra language packs for every command that indexes (retrieval/chunking/languages.py); without it the
 index chunks the reference's six languages only.
 """
 
@@ -38,10 +38,10 @@ from urllib.parse import urlsplit
 from cce_relevance.config import REFERENCE_PARAMS
 from cce_relevance.errors import CceError
 from cce_relevance.numeric import is_finite_number
-from cce_relevance.retrieval.backends import BUILTIN_BACKENDS
-from cce_relevance.retrieval.external import DEFAULT_TIMEOUT, CommandRetriever, HttpRetriever
-from cce_relevance.retrieval.languages import check_languages
-from cce_relevance.retrieval.registry import BUILTIN_SPECS, BackendSpec, Variant
+from cce_relevance.retrieval.chunking.languages import check_languages
+from cce_relevance.retrieval.search.backends import BUILTIN_BACKENDS
+from cce_relevance.retrieval.search.external import DEFAULT_TIMEOUT, CommandRetriever, HttpRetriever
+from cce_relevance.retrieval.search.registry import BUILTIN_SPECS, BackendSpec, Variant
 from cce_relevance.strings import quoted
 
 CONFIG_NAME = "cce-relevance.toml"

@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from cce_relevance.retrieval.index import build_index
+from cce_relevance.retrieval.index.build import build_index
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CORPUS = REPO_ROOT / "test" / "fixture" / "samples"

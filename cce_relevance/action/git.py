@@ -134,13 +134,6 @@ def changed_files(repo: Path, base: str, head: str) -> tuple[str, ...]:
     return tuple(sorted(name for name in out.split("\0") if name))
 
 
-def inside(root: Path, path: Path) -> bool:
-    """True when `path` (relative paths are taken from `root`), with symlinks and '..' resolved,
-    is `root` itself or below it. Used to refuse a fixture or corpus that escapes the repository."""
-    root = Path(root).resolve()
-    return (root / path).resolve().is_relative_to(root)
-
-
 def _run(repo: Path | None, args: tuple[str, ...], *, check: bool) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
     try:

@@ -24,7 +24,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
-from cce_relevance.action.git import inside
+from cce_relevance.action.workspace import inside
 from cce_relevance.errors import CceError
 
 FailOn = Literal["drift", "regression", "none"]

@@ -25,16 +25,14 @@ from cce_relevance import __version__, api
 from cce_relevance.action.git import CommitPair
 from cce_relevance.action.inputs import FailOn
 from cce_relevance.action.scoring import SetResult
+from cce_relevance.api import METRICS, BackendComparison, PairedTest, Validation
 from cce_relevance.errors import CceError
-from cce_relevance.evaluation.metrics import METRICS
-from cce_relevance.evaluation.validation import Validation
+from cce_relevance.reporting.chart import delta_chart_markdown
 from cce_relevance.reporting.compare_report import comparison_document
 from cce_relevance.reporting.markdown import backend_section, means_table, report_means_table
 from cce_relevance.reporting.markdown_safe import code_block, code_span, details, escape_md
 from cce_relevance.reporting.numbers import format6, signed6
 from cce_relevance.reporting.validation_report import validation_document
-from cce_relevance.stats.comparison import BackendComparison
-from cce_relevance.stats.paired import PairedTest, paired_t
 
 ACTION_SCHEMA = "cce.relevance.action/v1"
 TITLE = "## Retrieval relevance"
@@ -43,7 +41,7 @@ STALE_MARK = "⚠️ stale anchor"
 
 
 @dataclass(frozen=True)
-class Finding:
+class GatedChange:
     """One backend's change in the gated metric, in one fixture set: the paired t-test over the
     queries whose anchors resolve at both base and head (`left_out` queries had a stale one)."""
 
@@ -56,22 +54,12 @@ class Finding:
 
     @property
     def significant_regression(self) -> bool:
-        test = self.test
-        return test.mean_delta < 0 and test.p is not None and test.p < self.alpha
+        return api.is_significant_regression(self.test, self.alpha)
 
 
 def scored_at_both(s: SetResult) -> list[BackendComparison]:
     """The set's comparisons of the backends scored at both base and head (none unless paired)."""
     return [c for c in s.comparisons or () if c.pair.base_means is not None and c.pair.head_means is not None]
-
-
-def gated_test(s: SetResult, c: BackendComparison, metric: str) -> tuple[PairedTest, int]:
-    """The gate's t-test for one backend and how many queries it left out: the per-query deltas
-    of `metric` without the queries that have a stale anchor on either side (with none stale,
-    exactly the comparison's own t-test)."""
-    paired = c.pair.paired
-    deltas = [d for q, d in zip(paired, c.pair.deltas(metric), strict=True) if q.id not in s.stale_queries]
-    return paired_t(deltas), len(paired) - len(deltas)
 
 
 @dataclass(frozen=True)
@@ -87,13 +75,13 @@ class Outcome:
         return tuple(s for s in self.sets if s.golden is not None and s.golden.drifted)
 
     @property
-    def findings(self) -> tuple[Finding, ...]:
+    def findings(self) -> tuple[GatedChange, ...]:
         """The gated metric on every backend scored at both base and head."""
         return tuple(self._finding(s, c) for s in self.sets for c in scored_at_both(s))
 
-    def _finding(self, s: SetResult, c: BackendComparison) -> Finding:
-        test, left_out = gated_test(s, c, self.metric)
-        return Finding(s.fixture, c.pair.backend, c.metric(self.metric).label, test, self.alpha, left_out)
+    def _finding(self, s: SetResult, c: BackendComparison) -> GatedChange:
+        test, left_out = api.gated_test(c, self.metric, s.stale_queries)
+        return GatedChange(s.fixture, c.pair.backend, c.metric(self.metric).label, test, self.alpha, left_out)
 
     @property
     def stale_at_head(self) -> int:
@@ -109,7 +97,7 @@ class Outcome:
         return sum(per_set.values())
 
     @property
-    def regressions(self) -> tuple[Finding, ...]:
+    def regressions(self) -> tuple[GatedChange, ...]:
         """Significant regressions: p < alpha with a negative mean delta (paired t-test)."""
         return tuple(f for f in self.findings if f.significant_regression)
 
@@ -254,7 +242,7 @@ def delta_chart(s: SetResult) -> str:
         return ""
     chosen = paired[-1]
     try:
-        block = api.delta_chart_markdown(chosen, s.primary).rstrip("\n")
+        block = delta_chart_markdown(chosen, s.primary).rstrip("\n")
     except CceError:  # no query on both sides: nothing to draw
         return ""
     what = f"Δ{metric_label(s.primary)} per query on"
@@ -307,7 +295,7 @@ def _gated_line(s: SetResult) -> str:
     test every query); '' when the set has no backend scored on both sides."""
     tests = []
     for c in scored_at_both(s):
-        test, _ = gated_test(s, c, s.primary)
+        test, _ = api.gated_test(c, s.primary, s.stale_queries)
         p = "no test" if test.p is None else f"p={test.p:.3g}"
         tests.append(f"{code_span(c.pair.backend)} {signed6(test.mean_delta)} (n={test.n}, {p})")
     return f"The regression test of {metric_label(s.primary)} without them: {', '.join(tests)}." if tests else ""

@@ -29,13 +29,21 @@ from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 from cce_relevance import api
-from cce_relevance.action.git import CommitPair, inside, worktree
+from cce_relevance.action.git import CommitPair, worktree
 from cce_relevance.action.inputs import DEFAULT_BACKENDS, ActionInputs, expand_fixtures
 from cce_relevance.action.timings import Stopwatch
-from cce_relevance.config_file import NO_CONFIG, ProjectConfig, find_config
+from cce_relevance.action.workspace import inside
+from cce_relevance.api import (
+    NO_CONFIG,
+    STALE_CODES,
+    AnchorFinding,
+    BackendComparison,
+    ProjectConfig,
+    Validation,
+    find_config,
+)
 from cce_relevance.errors import CceError
-from cce_relevance.evaluation.validation import STALE_CODES, Finding, Validation
-from cce_relevance.stats.comparison import BackendComparison
+from cce_relevance.reporting.run_report import run_report_json
 
 SetStatus = Literal["paired", "head-only", "base-only"]
 
@@ -86,7 +94,7 @@ class SetResult:
         anchors = self.base_anchors if side == "base" else self.head_anchors
         return {} if anchors is None else anchors.stale_anchors()
 
-    def stale_findings(self, side: Literal["base", "head"]) -> tuple[Finding, ...]:
+    def stale_findings(self, side: Literal["base", "head"]) -> tuple[AnchorFinding, ...]:
         """The anchor check's findings at `side` that are stale anchors, with line and reason."""
         anchors = self.base_anchors if side == "base" else self.head_anchors
         return () if anchors is None else tuple(f for f in anchors.findings if f.code in STALE_CODES)
@@ -212,8 +220,8 @@ def _score_fixture(tree: Path, root: Path, fixture: str, backends: tuple[str, ..
     once (with the config's languages) for the scores and the anchor check, so the check can never
     refuse a set that scores and a miss it calls stale is one of the corpus that was scored."""
     with clock.stage("index"):  # the set read, then its corpus indexed
-        fixtures = api.load_fixtures(fixture)
-        corpus = api.header_corpus(fixtures, fixture)
+        fixtures = api.read_fixtures(fixture)
+        corpus = api.fixture_corpus(fixture, fixtures)
     if not inside(tree, root / corpus):
         raise CceError(
             f"fixture {fixture}: its corpus {corpus!r} resolves outside the repository",
@@ -226,11 +234,10 @@ def _score_fixture(tree: Path, root: Path, fixture: str, backends: tuple[str, ..
             indexes[key] = api.open_corpus(corpus, languages=config.languages, indexing=_indexing())
     index = indexes[key]
     with clock.stage("score"):
-        result = api.run(fixture, dir=corpus, backends=",".join(backends), config=config, index=index,
-                         fixtures=fixtures)
-        report = result.to_json()
+        report = run_report_json(api.run(fixture, dir=corpus, backends=backends, config=config, index=index,
+                                         fixtures=fixtures))
     with clock.stage("validate"):
-        return Scored(report, api.check_anchors(fixture, fixtures, corpus, index))
+        return Scored(report, api.check_anchors(fixture, fixtures, corpus, index, config.languages))
 
 
 def _indexing() -> api.BuildOptions:

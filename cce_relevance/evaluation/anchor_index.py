@@ -1,7 +1,7 @@
 """Which chunks of a corpus an anchor matches, found by lookup instead of a scan of the corpus.
 
-An anchor names a file, a kind, or both, and maybe a line range (harness.md §2.4–2.5); a chunk
-matches when every facet the anchor has matches (`Anchor.matches`). Testing each anchor against
+An anchor names a file, a kind, or both, and maybe a line range or a symbol (harness.md §2.4–2.5);
+a chunk matches when every facet the anchor has matches (`Anchor.matches`). Testing each anchor against
 each chunk costs anchors × chunks: 72 million tests for 1,000 queries over the standard library.
 Here the chunks are grouped by what an anchor can name: by file (`chunks_by_file`, which the
 index already keeps for ranking), by file and kind (made from a file's group when first asked),
@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from itertools import accumulate
 
 from cce_relevance.evaluation.anchors import Anchor
-from cce_relevance.retrieval.chunk import Chunk
+from cce_relevance.retrieval.chunking.chunk import Chunk
 
 
 class _Group:
@@ -100,6 +100,8 @@ class AnchorIndex:
     def resolves(self, anchor: Anchor) -> bool:
         """Whether any chunk matches `anchor`."""
         group = self._group(anchor.path, anchor.kind)
+        if anchor.symbol is not None:
+            return bool(self.matching(anchor))
         if anchor.range is None:
             return bool(group.positions)
         return bool(group.positions) and group.overlaps(self._chunks, *anchor.range)
@@ -108,8 +110,16 @@ class AnchorIndex:
         """The positions, ascending, of the chunks `anchor` matches."""
         group = self._group(anchor.path, anchor.kind)
         if anchor.range is None or not group.positions:
-            return group.positions
-        return group.overlapping(self._chunks, *anchor.range)
+            positions = group.positions
+        else:
+            positions = group.overlapping(self._chunks, *anchor.range)
+        if anchor.symbol is None:
+            return positions
+        # A symbol anchor names a file: its lines, bound in the corpus at hand, are tested on that
+        # file's chunks (of its kind, in its range) one by one.
+        chunks = self._chunks
+        return [p for p in positions
+                if anchor.matches(chunks[p].file_path, chunks[p].kind, chunks[p].start_line, chunks[p].end_line)]
 
     def kinds_in(self, path: str) -> frozenset[str] | None:
         """The kinds of the chunks of file `path`; None when the corpus has no chunk of that path."""

@@ -1,9 +1,21 @@
-"""Expected-result anchors: `path`, `path#kind`, `#kind`, each optionally `@a-b` (harness.md §2.4–2.5).
+"""Expected-result anchors: `path`, `path#kind`, `#kind`, each optionally `@a-b` (harness.md §2.4–2.5),
+and our symbol anchors `path::Name`, `path#kind::Name`.
 
 The grammar is additive: text after the last `@` is a line range only when it is made of ASCII
 digits and dashes, so pre-range fixtures such as `user@host.py` keep their literal meaning.
 Error messages carry the whole anchor as decoded from JSON, untrimmed, in Rust `Debug` form,
 because that is what the reference prints.
+
+A symbol anchor names a definition by its dotted name (retrieval/chunking/symbols.py: `Client.send`)
+instead of by lines, so an edit above it cannot make it point at something else. The first
+`::` starts the symbol, which runs to the end (it may hold `#` and `@`: `A.#private`); what is
+before it is read as before. So text without `::` parses exactly as it always did, and
+`path#kind::Name` had a kind containing `:`, which no tree-sitter kind does: such an anchor
+never matched anything. The one text that changes meaning is a `path` anchor whose file name
+contains `::`, which can no longer be named. `::` inside the symbol is read as `.`
+(`Foo::bar` is `Foo.bar`). The symbol's lines are looked up in each corpus the anchor is scored against
+(`bind`); from then on it matches as the range anchor `path@a-b` (or `path#kind@a-b`) of those
+lines would, of every definition of that name when there are several.
 """
 
 from __future__ import annotations
@@ -33,11 +45,17 @@ class AnchorError(ValueError):
 
 @dataclass(frozen=True)
 class Anchor:
-    """One expected result; every facet that is not None must match."""
+    """One expected result; every facet that is not None must match.
+
+    A symbol anchor (`symbol` set) matches through `bound`, the lines of the definitions of that
+    name in the corpus at hand (`bind`); unbound, or bound to none, it matches nothing.
+    """
 
     path: str | None
     kind: str | None
     range: tuple[int, int] | None
+    symbol: str | None = None
+    bound: tuple[tuple[int, int], ...] = ()
 
     def matches(self, file_path: str, kind: str, start_line: int, end_line: int) -> bool:
         """Exact path and kind equality, and inclusive line-span overlap (touching one line counts)."""
@@ -49,13 +67,27 @@ class Anchor:
             a, b = self.range
             if end_line < a or start_line > b:
                 return False
+        if self.symbol is not None:
+            return any(start_line <= b and end_line >= a for a, b in self.bound)
         return True
 
+    def line_spans(self) -> tuple[tuple[int, int], ...]:
+        """The lines the anchor labels in its file: its range, or its symbol's bound lines."""
+        if self.range is not None:
+            return (self.range,)
+        return self.bound
+
+    def bind(self, spans: tuple[tuple[int, int], ...]) -> Anchor:
+        """This symbol anchor with the lines its definitions have in one corpus."""
+        return Anchor(self.path, self.kind, self.range, self.symbol, spans)
+
     def display(self) -> str:
-        """The canonical string form: `path`, `path#kind` or `#kind`, then `@a-b` when ranged."""
+        """The canonical string form: `path`, `path#kind` or `#kind`, then `::Name` or `@a-b`."""
         text = self.path or ""
         if self.kind is not None:
             text += "#" + self.kind
+        if self.symbol is not None:
+            text += "::" + self.symbol
         if self.range is not None:
             text += f"@{self.range[0]}-{self.range[1]}"
         return text
@@ -96,9 +128,14 @@ def _split_range(text: str) -> tuple[str, tuple[int, int] | None]:
     return text[:at], (a, b)
 
 
+SYMBOL_SEPARATOR = "::"
+
+
 def parse_anchor(text: str) -> Anchor:
-    """Parse one anchor string; the checks run in the reference's order (E12, E9, E10, E11)."""
+    """Parse one anchor string; the checks run in the reference's order (E12, E9, E10, E11), those
+    of a symbol (S1–S3) before E10 (an anchor with `::` is not empty)."""
     body, line_range = _split_range(text)
+    body, symbol = _split_symbol(body)
     hash_at = body.find("#")
     if hash_at >= 0:
         path, kind = rust_trim(body[:hash_at]), rust_trim(body[hash_at + 1 :])
@@ -106,6 +143,8 @@ def parse_anchor(text: str) -> Anchor:
             raise AnchorError("E9", f"anchor {rust_debug_str(text)} has an empty kind after '#'")
     else:
         path, kind = rust_trim(body), None
+    if symbol is not None:
+        _check_symbol(text, symbol, path, line_range)
     if not path and kind is None:
         raise AnchorError("E10", "anchor is empty — expected `path`, `path#kind`, `#kind`, or `path@a-b`")
     if line_range is not None and not path:
@@ -114,4 +153,24 @@ def parse_anchor(text: str) -> Anchor:
             f"anchor {rust_debug_str(text)} has a line range but no file path — "
             "a range needs `path@a-b` or `path#kind@a-b`",
         )
-    return Anchor(path=path or None, kind=kind, range=line_range)
+    return Anchor(path=path or None, kind=kind, range=line_range, symbol=symbol)
+
+
+def _split_symbol(text: str) -> tuple[str, str | None]:
+    """`text` up to its first `::`, and the trimmed symbol after it (`::` in it read as `.`)."""
+    at = text.find(SYMBOL_SEPARATOR)
+    if at < 0:
+        return text, None
+    return text[:at], ".".join(rust_trim(part) for part in text[at + 2 :].split(SYMBOL_SEPARATOR))
+
+
+def _check_symbol(text: str, symbol: str, path: str, line_range: tuple[int, int] | None) -> None:
+    """S1: an empty symbol; S2: a symbol without a file; S3: a symbol with a range."""
+    if not symbol:
+        raise AnchorError("S1", f"anchor {rust_debug_str(text)} has an empty symbol after '::'")
+    if not path:
+        raise AnchorError("S2", f"anchor {rust_debug_str(text)} names a symbol but no file path — "
+                                "a symbol needs `path::Name` or `path#kind::Name`")
+    if line_range is not None:
+        raise AnchorError("S3", f"anchor {rust_debug_str(text)} has both a symbol and a line range — "
+                                "a symbol anchor finds its own lines; drop the `@a-b`")

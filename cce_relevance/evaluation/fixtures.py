@@ -47,8 +47,13 @@ class Case:
 
     @property
     def ranged(self) -> bool:
-        """Whether the case is also scored at token level (it has a `path@a-b` anchor)."""
-        return any(a.path is not None and a.range is not None for a in self.anchors)
+        """Whether the case is also scored at token level (it has a `path@a-b` or `path::Name` anchor)."""
+        return any(a.path is not None and (a.range is not None or a.symbol is not None) for a in self.anchors)
+
+    @property
+    def has_symbols(self) -> bool:
+        """Whether some anchor names a symbol, whose lines must be looked up in the corpus."""
+        return any(a.symbol is not None for a in self.anchors)
 
 
 @dataclass(frozen=True)

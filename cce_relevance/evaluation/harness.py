@@ -21,7 +21,7 @@ from cce_relevance.evaluation.judgments import Judgments
 from cce_relevance.evaluation.metrics import QueryMetrics, macro_mean, score_query
 from cce_relevance.evaluation.rank_metrics import RankMetrics, score_ranking
 from cce_relevance.evaluation.spans import LineWeights, TokenScore, score_tokens
-from cce_relevance.retrieval.backends import Hit, SearchFn
+from cce_relevance.retrieval.hit import Hit, SearchFn
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from cce_relevance.evaluation.anchor_index import AnchorIndex
 from cce_relevance.evaluation.anchors import Anchor
 from cce_relevance.evaluation.fixtures import Case
-from cce_relevance.retrieval.backends import Hit
-from cce_relevance.retrieval.chunk import Chunk
+from cce_relevance.retrieval.chunking.chunk import Chunk
+from cce_relevance.retrieval.hit import Hit
 
 
 def anchor_grades(case: Case) -> tuple[int, ...]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from cce_relevance.evaluation.anchors import Anchor
 from cce_relevance.numeric import seq_sum
-from cce_relevance.retrieval.backends import Hit
+from cce_relevance.retrieval.hit import Hit
 
 
 @dataclass(frozen=True)

@@ -114,12 +114,5 @@ def pair_reports(base: Any, head: Any, base_label: str = "base", head_label: str
     return pairs
 
 
-def win_loss_tie(deltas: list[float]) -> tuple[int, int, int]:
-    """Counts of queries the head improved, worsened, and left unchanged."""
-    wins = sum(1 for d in deltas if d > 0)
-    losses = sum(1 for d in deltas if d < 0)
-    return wins, losses, len(deltas) - wins - losses
-
-
 def metric_specs() -> tuple[MetricSpec, ...]:
     return METRICS

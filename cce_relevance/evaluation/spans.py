@@ -3,7 +3,7 @@
 Expected and retrieved spans are compared as sets of (file, line), each line weighted by the
 `cce.tokens/v1` estimate of its text as the index holds it. Weights come from chunks in index
 order (the first chunk covering a line wins, so an outer class keeps its indented text), and a
-line no chunk covers weighs 1, the estimator's floor; retrieval/line_weights.py works them out,
+line no chunk covers weighs 1, the estimator's floor; retrieval/chunking/line_weights.py works them out,
 when indexing or from the chunks.
 
 Spans are handled as merged intervals rather than explicit line sets, so an anchor such as
@@ -20,12 +20,12 @@ from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from cce_relevance.evaluation.anchors import Anchor
-from cce_relevance.retrieval.backends import Hit
-from cce_relevance.retrieval.chunk import Chunk
-from cce_relevance.retrieval.line_weights import LineRuns, WeightedLines, line_runs, weighted_lines
+from cce_relevance.retrieval.chunking.chunk import Chunk
+from cce_relevance.retrieval.chunking.line_weights import LineRuns, WeightedLines, line_runs, weighted_lines
+from cce_relevance.retrieval.hit import Hit
 
 if TYPE_CHECKING:
-    from cce_relevance.retrieval.index import Index
+    from cce_relevance.retrieval.index.model import Index
 
 Intervals = dict[str, list[tuple[int, int]]]
 
@@ -133,7 +133,7 @@ class TokenScore:
 
 def score_tokens(anchors: Sequence[Anchor], hits: Sequence[Hit], k: int, weights: LineWeights) -> TokenScore:
     """Overlap of expected and retrieved spans in token mass: precision, recall and IoU."""
-    relevant = merge((a.path, *a.range) for a in anchors if a.path is not None and a.range is not None)
+    relevant = merge((a.path, *span) for a in anchors if a.path is not None for span in a.line_spans())
     retrieved = merge((h.file_path, h.start_line, h.end_line) for h in hits[:k])
     rel, ret = weights.mass(relevant), weights.mass(retrieved)
     ov = weights.mass(intersect(relevant, retrieved))

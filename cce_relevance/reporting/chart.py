@@ -25,13 +25,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from cce_relevance.errors import CceError
+from cce_relevance.evaluation.comparison import BackendComparison
 from cce_relevance.evaluation.harness import BackendReport, CaseResult
 from cce_relevance.evaluation.metrics import METRICS, MetricSpec
-from cce_relevance.evaluation.rank_metrics import RankMetricSpec
+from cce_relevance.evaluation.rank_metrics import RANK_METRICS, RankMetricSpec
+from cce_relevance.evaluation.run_result import RunResult
 from cce_relevance.evaluation.rust_debug import rust_debug_str
 from cce_relevance.reporting.markdown_safe import one_line
 from cce_relevance.reporting.numbers import format6, signed6
-from cce_relevance.stats.comparison import BackendComparison
+from cce_relevance.stats.levels import DEFAULT_PRIMARY
 
 LABEL_LIMIT = 24
 TITLE_LIMIT = 96
@@ -173,7 +175,7 @@ def reports_chart(a: BackendReport, b: BackendReport, spec: MetricSpec) -> Delta
 def comparison_chart(comparison: BackendComparison, key: str = "mrr") -> DeltaChart:
     """Deltas head − base of one metric (a `METRICS` key) for one backend of a saved-report comparison.
 
-    The Action's comment draws `mermaid_block(comparison_chart(c, primary))` (`api.delta_chart_markdown`).
+    The Action's comment draws `mermaid_block(comparison_chart(c, primary))` (`delta_chart_markdown`).
     Raises `CceError` for an unknown key or when no query is paired.
     """
     spec = next((s for s in METRICS if s.key == key), None)
@@ -195,3 +197,35 @@ def chart_renderer(path: str) -> Callable[[DeltaChart], str]:
     if suffix not in _RENDERERS:
         raise CceError(f"--chart {path}: unknown chart format (expected a file ending in .md, .mmd or .svg)")
     return _RENDERERS[suffix]
+
+
+def run_chart(result: RunResult, metric: str = DEFAULT_PRIMARY) -> DeltaChart:
+    """Per-query deltas B − A of a `compare` run; `metric` is a report key (`mrr`, or a rank metric
+    key such as `ndcg_at_k` when the run computed it)."""
+    if result.comparison is None:
+        raise CceError("a chart needs a comparison: run with --compare A,B")
+    specs = {s.key: s for s in (*METRICS, *result.rank_metrics)}
+    if metric not in specs:
+        wanted = next((s.name for s in RANK_METRICS if s.key == metric), None)
+        raise CceError(f"cannot chart {rust_debug_str(metric)}: "
+                       + (f"it needs --metrics {wanted}" if wanted else f"expected one of {', '.join(specs)}"))
+    return reports_chart(result.reports[0], result.reports[1], specs[metric])
+
+
+def compare_chart(comparisons: Sequence[BackendComparison], metric: str = DEFAULT_PRIMARY,
+                  backend: str | None = None) -> DeltaChart:
+    """Per-query deltas head − base of `metric` for `backend` (default: the first backend scored
+    in both reports)."""
+    paired = [c for c in comparisons if c.pair.base_means is not None and c.pair.head_means is not None]
+    chosen = next((c for c in paired if backend is None or c.pair.backend == backend), None)
+    if chosen is None:
+        wanted = "no backend is" if backend is None else f"backend {rust_debug_str(backend)} is not"
+        names = ", ".join(c.pair.backend for c in paired) or "none"
+        raise CceError(f"{wanted} scored in both reports, nothing to chart (backends in both: {names})")
+    return comparison_chart(chosen, metric)
+
+
+def delta_chart_markdown(comparison: BackendComparison, metric: str = DEFAULT_PRIMARY) -> str:
+    """One backend's per-query deltas head − base of `metric` as a fenced ```mermaid block (GitHub
+    renders it), for the Action's comment. `CceError` when no query is paired or the key is unknown."""
+    return mermaid_block(comparison_chart(comparison, metric))

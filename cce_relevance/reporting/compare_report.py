@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from cce_relevance.evaluation.comparison import BackendComparison
 from cce_relevance.evaluation.metrics import METRICS
 from cce_relevance.evaluation.pairing import COMPARE_SCHEMA
 from cce_relevance.reporting.full_report import FULL_LEGEND, MDE_LEGEND, full_document, full_text_block
 from cce_relevance.reporting.json_report import paired_document
 from cce_relevance.reporting.numbers import format6, signed6
 from cce_relevance.reporting.terminal import terminal_safe
-from cce_relevance.stats.comparison import BackendComparison
 
 
 def _values(values: dict[str, float] | None) -> dict[str, str] | None:

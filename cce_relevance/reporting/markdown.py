@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from cce_relevance.evaluation.comparison import BackendComparison, MetricStats
 from cce_relevance.evaluation.metrics import METRICS
 from cce_relevance.reporting.full_report import full_cells, full_heading, label
 from cce_relevance.reporting.markdown_safe import code_span, details, escape_md
 from cce_relevance.reporting.numbers import format6, signed6
-from cce_relevance.stats.comparison import BackendComparison, MetricStats
 from cce_relevance.stats.full_stats import FullStats
 from cce_relevance.stats.resampling import BOOTSTRAP_RESAMPLES, EXACT_LIMIT, PERMUTATION_DRAWS
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from cce_relevance.config import CONFORMANCE_SPEC_VERSION
 from cce_relevance.reporting.numbers import format6
 from cce_relevance.reporting.terminal import terminal_safe
-from cce_relevance.retrieval.backends import Hit
-from cce_relevance.retrieval.chunk import Chunk
+from cce_relevance.retrieval.chunking.chunk import Chunk
+from cce_relevance.retrieval.hit import Hit
 
 
 def conformance_document(chunks: Sequence[Chunk], impl_language: str = "python") -> str:
@@ -25,14 +25,16 @@ def conformance_document(chunks: Sequence[Chunk], impl_language: str = "python")
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
-def conformance_table(chunks: Sequence[Chunk]) -> str:
+def conformance_table(chunks: Sequence[Chunk], symbol_of: Callable[[Chunk], str | None]) -> str:
+    """The chunks as a table sorted like the document, each with its symbol last (what a
+    `path::Name` anchor names it by; `-` for a chunk without one)."""
     rows = sorted(chunks, key=lambda c: (c.file_path, c.start_line, c.chunk_id))
     width = max([len("file"), *(len(c.file_path) for c in rows)])
-    out = [f"{'file'.ljust(width)}  {'lines':>11}  {'type':<8}  {'kind':<24}  {'chunk_id':<16}  tokens\n"]
+    out = [f"{'file'.ljust(width)}  {'lines':>11}  {'type':<8}  {'kind':<24}  {'chunk_id':<16}  tokens  symbol\n"]
     for c in rows:
         lines = f"{c.start_line}-{c.end_line}"
         out.append(f"{terminal_safe(c.file_path).ljust(width)}  {lines:>11}  {c.chunk_type:<8}  {c.kind:<24}  "
-                   f"{c.chunk_id:<16}  {c.token_count}\n")
+                   f"{c.chunk_id:<16}  {c.token_count:>6}  {terminal_safe(symbol_of(c) or '-')}\n")
     out.append(f"{len(rows)} chunks\n")
     return "".join(out)
 

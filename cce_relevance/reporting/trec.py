@@ -19,6 +19,7 @@ from cce_relevance.errors import CceError
 from cce_relevance.evaluation.fixtures import Case
 from cce_relevance.evaluation.harness import BackendReport
 from cce_relevance.evaluation.judgments import Judgments
+from cce_relevance.evaluation.run_result import RunResult
 from cce_relevance.evaluation.rust_debug import rust_debug_str
 
 
@@ -76,3 +77,16 @@ def run_text(report: BackendReport) -> str:
             seen.add(hit.chunk_id)
             lines.append(f"{qid} Q0 {hit.chunk_id} {rank} {result.case.k + 1 - rank} {report.backend}\n")
     return "".join(lines)
+
+
+def run_qrels(result: RunResult) -> str:
+    """The qrels a run's rank metrics used (the run must have been judged: `run(..., trec=True)` or
+    rank metrics)."""
+    if result.judgments is None:
+        raise ValueError("this run was not judged; pass trec=True to run()")
+    return qrels_text(result.judgments)
+
+
+def run_files(result: RunResult) -> dict[str, str]:
+    """One TREC run file per backend of a run, by backend name, in the order scored."""
+    return {r.backend: run_text(r) for r in result.reports}

@@ -19,11 +19,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from cce_relevance.evaluation.pairing import win_loss_tie
 from cce_relevance.stats.levels import STATS_LEVELS as STATS_LEVELS
 from cce_relevance.stats.levels import StatsLevel as StatsLevel
 from cce_relevance.stats.multiplicity import holm_adjust
-from cce_relevance.stats.paired import PairedTest, effect_size_dz, paired_t
+from cce_relevance.stats.paired import PairedTest, effect_size_dz, paired_t, win_loss_tie
 from cce_relevance.stats.power import observed_mde
 from cce_relevance.stats.resampling import PermutationTest, bootstrap_ci95_of, sign_flip_test
 
@@ -79,7 +78,7 @@ def full_stats(deltas_by_metric: Sequence[tuple[str, Sequence[float]]], primary:
     intervals = bootstrap_ci95_of([deltas for _, deltas in deltas_by_metric])
     for (key, deltas), interval in zip(deltas_by_metric, intervals, strict=True):
         test = paired_t(deltas)
-        wins, losses, ties = win_loss_tie(list(deltas))
+        wins, losses, ties = win_loss_tie(deltas)
         partial.append(MetricFullStats(
             key, test, wins, losses, ties, effect_size_dz(deltas, test), sign_flip_test(deltas),
             interval, None, observed_mde(deltas),

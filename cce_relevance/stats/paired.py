@@ -108,3 +108,10 @@ def effect_size_dz(deltas: Sequence[float], test: PairedTest) -> float | None:
         return None
     sd = sample_sd(deltas, test.mean_delta)
     return test.mean_delta / sd if sd > 0.0 else None
+
+
+def win_loss_tie(deltas: Sequence[float]) -> tuple[int, int, int]:
+    """Counts of queries the head improved, worsened, and left unchanged."""
+    wins = sum(1 for d in deltas if d > 0)
+    losses = sum(1 for d in deltas if d < 0)
+    return wins, losses, len(deltas) - wins - losses

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from cce_relevance.retrieval.index_cache import DB_FILE
+from cce_relevance.retrieval.cache.index_cache import DB_FILE
 from tests.action.scenario import RANKING_CHANGE, PullRequest
 from tests.action.test_main_e2e import Act, act, pr  # noqa: F401 - the end-to-end fixtures
 

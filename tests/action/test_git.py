@@ -20,12 +20,12 @@ from cce_relevance.action.git import (
     changed_files,
     find_repository,
     git,
-    inside,
     mark_safe_directory,
     resolve_commits,
     worktree,
 )
 from cce_relevance.action.inputs import ActionInputs, read_inputs
+from cce_relevance.action.workspace import inside
 from cce_relevance.errors import CceError
 
 ZERO = "0" * 40

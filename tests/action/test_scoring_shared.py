@@ -16,6 +16,7 @@ from cce_relevance.action.git import CommitPair
 from cce_relevance.action.inputs import read_inputs
 from cce_relevance.action.scoring import score_commits
 from cce_relevance.action.timings import TIMINGS_PREFIX, Stopwatch
+from cce_relevance.reporting.run_report import run_report_json
 from tests.action.scenario import BILLING_FIXTURE, BILLING_FIXTURES, FIXTURE, RANKING_CHANGE, PullRequest
 from tests.action.test_main_e2e import Act, act, pr  # noqa: F401 - the end-to-end fixtures
 
@@ -53,7 +54,7 @@ def test_sets_sharing_a_corpus_are_indexed_once_a_side_with_the_plain_results(
         subprocess.run(["git", "checkout", "-q", "--detach", sha], cwd=pr.workspace, check=True)
         with contextlib.chdir(pr.workspace):
             for result in results:
-                plain_report = api.run(result.fixture).to_json()
+                plain_report = run_report_json(api.run(result.fixture))
                 plain_anchors = api.validate(result.fixture, grades=False)
                 assert (result.base if side == "base" else result.head) == plain_report
                 assert (result.base_anchors if side == "base" else result.head_anchors) == plain_anchors

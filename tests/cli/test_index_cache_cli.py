@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from cce_relevance.retrieval.index_cache import APP_DIR, DB_FILE
+from cce_relevance.retrieval.cache.index_cache import APP_DIR, DB_FILE
 
 from .helpers import cli
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-HEAVY = ("numpy", "scipy", "requests", "cce_relevance.api", "cce_relevance.retrieval.index")
+HEAVY = ("numpy", "scipy", "requests", "cce_relevance.api", "cce_relevance.retrieval.index.build")
 
 _PROBE = """
 import sys

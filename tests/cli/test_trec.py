@@ -22,7 +22,8 @@ import pytrec_eval
 from cce_relevance import api
 from cce_relevance.evaluation.fixtures import Case, load_fixtures
 from cce_relevance.reporting.numbers import format6
-from cce_relevance.retrieval.chunk import Chunk
+from cce_relevance.reporting.trec import run_files, run_qrels
+from cce_relevance.retrieval.chunking.chunk import Chunk
 from tests.cli.helpers import cli
 from tests.evaluation.generated import generated_project
 
@@ -154,12 +155,12 @@ def test_starter_sets_rescored_by_trec_eval(fixtures: str, repo_root: Path, tmp_
 @pytest.mark.parametrize("seed", range(5))
 def test_generated_sets_rescored_by_trec_eval(seed: int, tmp_path: Path) -> None:
     fixtures = generated_project(seed, tmp_path)
-    result = api.run(str(fixtures), metrics=ALL_METRICS, trec=True)
+    result = api.run(str(fixtures), metrics=ALL_METRICS.split(","), trec=True)
     chunks = api.chunks(str(tmp_path / "corpus"))
-    qrels = read_qrels(result.trec_qrels())
+    qrels = read_qrels(run_qrels(result))
     tally = Tally()
     for report in result.reports:
-        run = read_run(result.trec_runs()[report.backend], report.backend)
+        run = read_run(run_files(result)[report.backend], report.backend)
         for r in report.cases:
             ours = {"precision_at_k": r.metrics.precision, "recall": r.metrics.recall, "mrr": r.metrics.mrr}
             assert r.ranking is not None

@@ -2,7 +2,8 @@
 
 This is what `evaluation/validation.py` and `judgments.judge` did before anchors were looked up
 through `AnchorIndex`, kept as the oracle the lookups are compared with
-(tests/evaluation/test_anchor_index.py). It is quadratic and obviously right.
+(tests/evaluation/test_anchor_index.py). It is quadratic and obviously right. The messages
+about symbols are the module's own: only which chunks match is under test here.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from collections.abc import Mapping, Sequence
 from cce_relevance.evaluation.anchors import Anchor
 from cce_relevance.evaluation.fixtures import Case
 from cce_relevance.evaluation.judgments import Judgments, anchor_grades, grade_of
-from cce_relevance.evaluation.validation import Finding, Validation
-from cce_relevance.retrieval.chunk import Chunk
+from cce_relevance.evaluation.symbol_anchors import SymbolSource, bind_case, named_definitions
+from cce_relevance.evaluation.validation import Finding, Validation, ambiguity, missing_symbol
+from cce_relevance.retrieval.chunking.chunk import Chunk
 from cce_relevance.strings import quoted
 
 
@@ -31,7 +33,8 @@ def plain_judge(case: Case, chunks: Sequence[Chunk]) -> Judgments:
     return Judgments(case, tuple(relevant))
 
 
-def plain_diagnose(anchor: Anchor, chunks: Sequence[Chunk], line_counts: Mapping[str, int]) -> tuple[str, str]:
+def plain_diagnose(anchor: Anchor, chunks: Sequence[Chunk], line_counts: Mapping[str, int],
+                   symbols: SymbolSource | None) -> tuple[str, str]:
     kinds_by_file: dict[str, set[str]] = {}
     for c in chunks:
         kinds_by_file.setdefault(c.file_path, set()).add(c.kind)
@@ -44,6 +47,8 @@ def plain_diagnose(anchor: Anchor, chunks: Sequence[Chunk], line_counts: Mapping
     if kind is not None and kind not in present:
         return "missing-kind", (f"{quoted(path)} has no chunk of kind {quoted(kind)} "
                                 f"(its kinds: {', '.join(sorted(present))})")
+    if anchor.symbol is not None:
+        return "missing-symbol", missing_symbol(anchor, symbols)
     a, b = anchor.range or (0, 0)
     lines = line_counts.get(path)
     if lines is not None and a > lines:
@@ -53,7 +58,7 @@ def plain_diagnose(anchor: Anchor, chunks: Sequence[Chunk], line_counts: Mapping
 
 
 def plain_validate(fixtures: str, corpus: str, cases: Sequence[Case], chunks: Sequence[Chunk],
-                   line_counts: Mapping[str, int]) -> Validation:
+                   line_counts: Mapping[str, int], symbols: SymbolSource | None = None) -> Validation:
     findings: list[Finding] = []
     first_line: dict[str, int] = {}
     for case in cases:
@@ -63,11 +68,14 @@ def plain_validate(fixtures: str, corpus: str, cases: Sequence[Case], chunks: Se
                                     "comparisons pair queries by id"))
         first_line.setdefault(case.id, case.line)
         stale = 0
-        for anchor in case.anchors:
+        for anchor in (bind_case(case, symbols).anchors if symbols is not None else case.anchors):
             if plain_matching(anchor, chunks):
+                if anchor.symbol is not None and len(anchor.bound) > 1:
+                    findings.append(Finding("ambiguous-symbol", case.line, case.id, anchor.display(),
+                                            ambiguity(anchor, named_definitions(anchor, symbols))))
                 continue
             stale += 1
-            code, message = plain_diagnose(anchor, chunks, line_counts)
+            code, message = plain_diagnose(anchor, chunks, line_counts, symbols)
             findings.append(Finding(code, case.line, case.id, anchor.display(), message))
         if stale == len(case.anchors):
             findings.append(Finding("unsatisfiable", case.line, case.id, None,

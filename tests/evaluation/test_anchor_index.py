@@ -23,9 +23,10 @@ from cce_relevance.evaluation.anchors import Anchor
 from cce_relevance.evaluation.fixtures import Case, parse_fixtures
 from cce_relevance.evaluation.judgments import judge
 from cce_relevance.evaluation.validation import validate_cases
-from cce_relevance.retrieval.chunk import Chunk
-from cce_relevance.retrieval.index import build_index
-from cce_relevance.retrieval.walk import walk
+from cce_relevance.retrieval.chunking.chunk import Chunk
+from cce_relevance.retrieval.corpus.walk import walk
+from cce_relevance.retrieval.index.build import build_index
+from cce_relevance.retrieval.store.store import load_store
 from cce_relevance.strings import rust_line_count, rust_lines
 from tests.evaluation.reference_validation import plain_judge, plain_matching, plain_validate
 
@@ -147,7 +148,7 @@ def test_a_store_has_no_line_counts_and_says_no_chunk_in_range(tmp_path: Path) -
     """An index loaded from a store knows no walked texts: a range past a file's end then gets the
     general reason, never a wrong count."""
     written = api.index_corpus(str(REPO / "test/fixture/samples"), out=str(tmp_path / "store.json"))
-    loaded = api.load_store(written.path)
+    loaded = load_store(written.path)
     assert loaded.line_counts is None
     fixtures = parse_fixtures('{"query":"q","expected":["c.c@900-901"]}\n', "s.jsonl")
     [finding, _] = api.check_anchors("s.jsonl", fixtures, "store", loaded).findings

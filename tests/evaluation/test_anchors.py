@@ -210,14 +210,14 @@ def test_arbitrary_text_parses_or_raises_anchor_error(text: str) -> None:
     try:
         anchor = parse_anchor(text)
     except AnchorError as exc:
-        assert exc.code in {"E9", "E10", "E11", "E12"}
+        assert exc.code in {"E9", "E10", "E11", "E12", "S1", "S2", "S3"}
         return
     assert anchor.path is not None or anchor.kind is not None
     assert anchor.range is None or (anchor.path is not None and 1 <= anchor.range[0] <= anchor.range[1])
     assert parse_anchor(anchor.display()) == anchor
 
 
-@given(st.text(alphabet="ab@#-0123456789 \t\u00a0"))
+@given(st.text(alphabet="ab@#-:.0123456789 \t\u00a0"))
 def test_grammar_corner_alphabet(text: str) -> None:
     try:
         anchor = parse_anchor(text)
@@ -245,3 +245,113 @@ def _anchors(draw: st.DrawFn) -> Anchor:
 @given(_anchors())
 def test_display_round_trips(anchor: Anchor) -> None:
     assert parse_anchor(anchor.display()) == anchor
+
+
+# --- symbol anchors: `path::Name`, `path#kind::Name` -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "path", "kind", "symbol"),
+    [
+        ("httpx/_client.py::Client.send", "httpx/_client.py", None, "Client.send"),
+        ("a.py#function_definition::Client.send", "a.py", "function_definition", "Client.send"),
+        (" a.py :: Foo :: bar ", "a.py", None, "Foo.bar"),  # `::` inside the symbol reads as `.`
+        ("lib.rs::tests::parses", "lib.rs", None, "tests.parses"),
+        ("user@host.py::f", "user@host.py", None, "f"),  # `@` in a path, as before
+        ("a@1-2.py::f", "a@1-2.py", None, "f"),
+        ("c:d.py::f", "c:d.py", None, "f"),  # a single `:` is part of the path
+        ("a.py::X@y", "a.py", None, "X@y"),  # a tail that is not a range stays in the symbol
+        ("a.py::[Symbol.iterator]", "a.py", None, "[Symbol.iterator]"),
+        ("a.js::A.#private", "a.js", None, "A.#private"),  # `#` after the `::` is the symbol's
+        ("a.js#method_definition::A.#p", "a.js", "method_definition", "A.#p"),
+        ("a.py::Foo#k", "a.py", None, "Foo#k"),
+    ],
+)
+def test_symbol_anchors(text: str, path: str, kind: str | None, symbol: str) -> None:
+    assert parse_anchor(text) == Anchor(path, kind, None, symbol)
+
+
+@pytest.mark.parametrize(
+    ("text", "path", "kind"),
+    [
+        ("c:d.py", "c:d.py", None),
+        ("a:b:c", "a:b:c", None),
+    ],
+)
+def test_colons_that_start_no_symbol(text: str, path: str, kind: str | None) -> None:
+    assert parse_anchor(text) == Anchor(path, kind, None)
+
+
+@pytest.mark.parametrize(
+    ("text", "code", "message"),
+    [
+        ("a.py::", "S1", "anchor \"a.py::\" has an empty symbol after '::'"),
+        ("a.py#k:: ", "S1", "anchor \"a.py#k:: \" has an empty symbol after '::'"),
+        ("::Client", "S2", "anchor \"::Client\" names a symbol but no file path — "
+                           "a symbol needs `path::Name` or `path#kind::Name`"),
+        ("#function_definition::f", "S2", "anchor \"#function_definition::f\" names a symbol but no file path — "
+                                          "a symbol needs `path::Name` or `path#kind::Name`"),
+        ("a.py::f@3-4", "S3", "anchor \"a.py::f@3-4\" has both a symbol and a line range — "
+                              "a symbol anchor finds its own lines; drop the `@a-b`"),
+        ("a.py#k::f@3-4", "S3", "anchor \"a.py#k::f@3-4\" has both a symbol and a line range — "
+                                "a symbol anchor finds its own lines; drop the `@a-b`"),
+        ("a.py#::f", "E9", "anchor \"a.py#::f\" has an empty kind after '#'"),
+        ("a.py::f@0-4", "E12", E12.format('"a.py::f@0-4"')),
+    ],
+)
+def test_symbol_errors(text: str, code: str, message: str) -> None:
+    with pytest.raises(AnchorError) as info:
+        parse_anchor(text)
+    assert (info.value.code, info.value.message) == (code, message)
+
+
+def test_no_chunk_kind_contains_a_colon() -> None:
+    """Why `path#kind::Name` reinterprets nothing: before symbols, such an anchor's kind contained
+    `::` and so never matched a chunk of any language."""
+    from cce_relevance.retrieval.chunking.chunk import MODULE
+    from cce_relevance.retrieval.chunking.languages import EXTRA_PACKS
+    from cce_relevance.retrieval.chunking.packs import PACKS
+
+    kinds = {k for pack in (*PACKS, *EXTRA_PACKS) for k in pack.chunk_kinds} | {MODULE}
+    assert len(kinds) > 30 and not any(":" in k for k in kinds)
+
+
+@given(st.text())
+def test_text_without_a_double_colon_names_no_symbol(text: str) -> None:
+    try:
+        anchor = parse_anchor(text.replace("::", ":"))
+    except AnchorError as exc:
+        assert exc.code in {"E9", "E10", "E11", "E12"}
+        return
+    assert anchor.symbol is None and anchor.bound == ()
+
+
+def test_symbol_display_and_matching_through_bound_lines() -> None:
+    anchor = parse_anchor("a.py # function_definition :: Client :: send")
+    assert anchor.display() == "a.py#function_definition::Client.send"
+    assert parse_anchor(anchor.display()) == anchor
+    assert not anchor.matches("a.py", "function_definition", 1, 100)  # unbound: matches nothing
+    assert anchor.line_spans() == ()
+    bound = anchor.bind(((10, 12), (20, 25)))
+    assert bound.line_spans() == ((10, 12), (20, 25))
+    assert bound.display() == anchor.display()
+    assert bound.matches("a.py", "function_definition", 12, 14)
+    assert bound.matches("a.py", "function_definition", 25, 25)
+    assert not bound.matches("a.py", "function_definition", 13, 19)
+    assert not bound.matches("a.py", "class_definition", 10, 12)
+    assert not bound.matches("b.py", "function_definition", 10, 12)
+    assert parse_anchor("a.py::f").bind(((1, 2),)).matches("a.py", "class_definition", 2, 9)
+
+
+_SYMBOL = st.text(alphabet="abcXYZ_.019[]~#@ -", min_size=1, max_size=20).map(str.strip).filter(bool)
+
+
+@given(path=_PATH, kind=st.none() | _KIND.filter(lambda k: "#" not in k), symbol=_SYMBOL)
+def test_symbol_display_round_trips(path: str, kind: str | None, symbol: str) -> None:
+    anchor = Anchor(path, kind, None, symbol)
+    try:
+        parsed = parse_anchor(anchor.display())
+    except AnchorError as exc:
+        assert exc.code == "S3"  # a symbol ending in `@a-b` reads as a range
+        return
+    assert parsed == anchor

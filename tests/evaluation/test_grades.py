@@ -13,7 +13,7 @@ from cce_relevance.evaluation.anchor_index import AnchorIndex
 from cce_relevance.evaluation.anchors import parse_anchor
 from cce_relevance.evaluation.fixtures import parse_fixtures
 from cce_relevance.evaluation.judgments import grade_of, judge
-from cce_relevance.retrieval.chunk import Chunk
+from cce_relevance.retrieval.chunking.chunk import Chunk
 
 
 def case_line(**fields: object) -> str:

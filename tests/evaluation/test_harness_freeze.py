@@ -8,7 +8,7 @@ from cce_relevance.evaluation.anchors import parse_anchor
 from cce_relevance.evaluation.fixtures import Case
 from cce_relevance.evaluation.harness import evaluate_backends
 from cce_relevance.evaluation.spans import LineWeights
-from cce_relevance.retrieval.backends import Hit
+from cce_relevance.retrieval.hit import Hit
 
 
 def test_objects_older_than_the_scoring_are_frozen_while_it_runs():

@@ -22,8 +22,9 @@ from cce_relevance.evaluation.anchors import parse_anchor
 from cce_relevance.evaluation.fixtures import Case
 from cce_relevance.evaluation.harness import MIN_CASES_PER_PROCESS, _ranges, evaluate_backends
 from cce_relevance.evaluation.spans import LineWeights
-from cce_relevance.retrieval.backends import Hit
-from cce_relevance.retrieval.index import BuildOptions, build_index
+from cce_relevance.reporting.run_report import run_report_json, run_report_text
+from cce_relevance.retrieval.hit import Hit
+from cce_relevance.retrieval.index.build import BuildOptions, build_index
 
 pytestmark = pytest.mark.skipif(not harness.can_fork(), reason="worker processes are forked")
 ROOT = Path(__file__).resolve().parents[2]
@@ -62,13 +63,14 @@ def forked(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return seen
 
 
-@pytest.mark.parametrize("kwargs", [{"compare": "bm25,hybrid"}, {"backends": "bm25,vector,hybrid", "metrics": "ndcg,ap,hit,rprec"}])
+@pytest.mark.parametrize("kwargs", [{"compare": ("bm25", "hybrid")},
+                                    {"backends": ("bm25", "vector", "hybrid"), "metrics": ("ndcg", "ap", "hit", "rprec")}])
 def test_reports_from_worker_processes_equal_one_process(fixtures, forked, kwargs):
     one = api.run(str(fixtures), indexing=BuildOptions(workers=1), **kwargs)
     assert forked == []
     several = api.run(str(fixtures), indexing=BuildOptions(workers=3), **kwargs)
     assert forked == [3]
-    assert several.to_json() == one.to_json() and several.to_text() == one.to_text()
+    assert run_report_json(several) == run_report_json(one) and run_report_text(several) == run_report_text(one)
 
 
 def test_an_external_retriever_is_never_forked(fixtures, forked, tmp_path):
@@ -77,7 +79,7 @@ def test_an_external_retriever_is_never_forked(fixtures, forked, tmp_path):
         f'[backends.grep]\ncommand = [{json.dumps(sys.executable)}, {json.dumps(str(retriever))}, '
         f'{json.dumps(str(fixtures.parent / "corpus"))}]\n', encoding="utf-8")
     config = load_config(str(tmp_path / "cce-relevance.toml"))
-    result = api.run(str(fixtures), compare="bm25,grep", config=config, indexing=BuildOptions(workers=3))
+    result = api.run(str(fixtures), compare=("bm25", "grep"), config=config, indexing=BuildOptions(workers=3))
     assert forked == [] and len(result.reports) == 2
 
 

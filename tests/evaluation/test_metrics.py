@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from cce_relevance.evaluation.anchors import parse_anchor
 from cce_relevance.evaluation.metrics import macro_mean, score_query
-from cce_relevance.retrieval.backends import Hit
+from cce_relevance.retrieval.hit import Hit
 
 
 def hit(rank: int, path: str, kind: str = "function_definition", start: int = 1, end: int = 2) -> Hit:

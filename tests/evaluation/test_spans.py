@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 
 from cce_relevance.evaluation.anchors import parse_anchor
 from cce_relevance.evaluation.spans import LineWeights, intersect, merge, score_tokens
-from cce_relevance.retrieval.backends import Hit
-from cce_relevance.retrieval.chunk import Chunk, chunk_file
+from cce_relevance.retrieval.chunking.chunk import Chunk, chunk_file
+from cce_relevance.retrieval.hit import Hit
 from cce_relevance.retrieval.tokens import estimate_tokens
 from cce_relevance.strings import rust_lines
 

@@ -11,7 +11,7 @@ from cce_relevance.evaluation.harness import BackendReport, CaseResult
 from cce_relevance.evaluation.judgments import Judgments
 from cce_relevance.evaluation.metrics import score_query
 from cce_relevance.reporting.trec import qrels_text, run_text
-from cce_relevance.retrieval.backends import Hit
+from cce_relevance.retrieval.hit import Hit
 
 CASE = Case(line=2, id="q-1", query="q", anchors=(parse_anchor("a.py"),), k=3)
 

@@ -18,9 +18,9 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from cce_relevance.reporting.numbers import format6
-from cce_relevance.retrieval.chunk import chunk_file
-from cce_relevance.retrieval.embed import hash_embed
-from cce_relevance.retrieval.index import Index
+from cce_relevance.retrieval.chunking.chunk import chunk_file
+from cce_relevance.retrieval.embedding.embed import hash_embed
+from cce_relevance.retrieval.index.model import Index
 from cce_relevance.retrieval.tokens import estimate_tokens
 
 SAMPLES = Path("test/fixture/samples")

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
-from cce_relevance.retrieval.embed import hash_embed
+from cce_relevance.retrieval.embedding.embed import hash_embed
 
 
 @dataclass(frozen=True)

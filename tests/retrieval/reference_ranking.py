@@ -5,7 +5,7 @@ by a Python key (`-score_key`, chunk id, index) for each query; BM25 as a dict o
 document by document and fully sorted; hybrid search with its candidate lists cut from those full
 sorts, the keyword test searching each candidate's text, and graph expansion sorting whole files.
 This is the implementation the production code had before it learnt to select the first k
-without sorting everything (retrieval/topk.py, vector.py `CosineIndex`, bm25.py), kept so that
+without sorting everything (retrieval/ranking/topk.py, cosine.py `CosineIndex`, bm25.py), kept so that
 tests/retrieval/test_fast_ranking.py can compare the two on real corpora.
 
 Only parsing helpers the fast path did not change are shared: the tokenizer, the intent test and
@@ -23,8 +23,8 @@ import numpy as np
 
 from cce_relevance.config import REFERENCE_PARAMS, RankingParams
 from cce_relevance.numeric import score_key
-from cce_relevance.retrieval.hybrid import file_hints, is_code_lookup
-from cce_relevance.retrieval.index import Index
+from cce_relevance.retrieval.index.model import Index
+from cce_relevance.retrieval.search.hybrid import file_hints, is_code_lookup
 from cce_relevance.retrieval.tokens import ascii_lower, tokenize, unique_tokens
 
 Ranked = list[tuple[int, float]]  # (chunk index, raw score), best first

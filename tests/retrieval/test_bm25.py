@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from cce_relevance.numeric import score_key
 from cce_relevance.reporting.numbers import format6
-from cce_relevance.retrieval.bm25 import BM25, Scored
-from cce_relevance.retrieval.hybrid import bm25_only_search
+from cce_relevance.retrieval.ranking.bm25 import BM25, Scored
+from cce_relevance.retrieval.search.hybrid import bm25_only_search
 
 from .corpora import SAMPLES, build, build_dir, ref_bm25_rank, rows
 

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cce_relevance.retrieval.chunk import chunk_file, chunk_id
-from cce_relevance.retrieval.packs import pack_for_path
+from cce_relevance.retrieval.chunking.chunk import chunk_file, chunk_id
+from cce_relevance.retrieval.chunking.packs import pack_for_path
 from cce_relevance.retrieval.tokens import estimate_tokens
 
 from .corpora import SAMPLES, read_tree, ref_chunk_id

@@ -16,9 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cce_relevance.retrieval import index as index_module
-from cce_relevance.retrieval.chunk import Chunk
-from cce_relevance.retrieval.corpus_record import (
+from cce_relevance.retrieval.cache.corpus_record import (
     _CONTENT,
     CorpusArrays,
     SlicedChunk,
@@ -27,13 +25,16 @@ from cce_relevance.retrieval.corpus_record import (
     encode_corpus,
     materialize,
 )
-from cce_relevance.retrieval.index import Index, build_index
-from cce_relevance.retrieval.index_cache import _KEEP_CORPORA, CORPORA_DIR, DB_FILE
-from cce_relevance.retrieval.indexed_file import index_file
-from cce_relevance.retrieval.packs import REFERENCE_PACKS
-from cce_relevance.retrieval.term_counts import corpus_postings
-from cce_relevance.retrieval.topk import id_ranks
-from cce_relevance.retrieval.walk import walk
+from cce_relevance.retrieval.cache.index_cache import _KEEP_CORPORA, CORPORA_DIR, DB_FILE
+from cce_relevance.retrieval.chunking.chunk import Chunk
+from cce_relevance.retrieval.chunking.packs import REFERENCE_PACKS
+from cce_relevance.retrieval.corpus.walk import walk
+from cce_relevance.retrieval.index import build as index_module
+from cce_relevance.retrieval.index.build import build_index
+from cce_relevance.retrieval.index.model import Index
+from cce_relevance.retrieval.indexing.file import index_file
+from cce_relevance.retrieval.ranking.postings import corpus_postings
+from cce_relevance.retrieval.ranking.topk import id_ranks
 
 from .test_index_build import SECRET_FILE, reference_index, snapshot
 from .test_line_weights import assert_same_index_lines

@@ -17,17 +17,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cce_relevance.retrieval import index as index_module
-from cce_relevance.retrieval.backends import builtin_backend
-from cce_relevance.retrieval.corpus_record import arrays_from_entries, materialize
-from cce_relevance.retrieval.corpus_splice import splice, spliced_id_ranks
-from cce_relevance.retrieval.index import Index, build_index
-from cce_relevance.retrieval.index_cache import CORPORA_DIR
-from cce_relevance.retrieval.indexed_file import index_file
-from cce_relevance.retrieval.packs import REFERENCE_PACKS
-from cce_relevance.retrieval.term_counts import corpus_postings
-from cce_relevance.retrieval.topk import id_ranks
-from cce_relevance.retrieval.walk import walk
+from cce_relevance.retrieval.cache.corpus_record import arrays_from_entries, materialize
+from cce_relevance.retrieval.cache.corpus_splice import splice, spliced_id_ranks
+from cce_relevance.retrieval.cache.index_cache import CORPORA_DIR
+from cce_relevance.retrieval.chunking.packs import REFERENCE_PACKS
+from cce_relevance.retrieval.corpus.walk import walk
+from cce_relevance.retrieval.index import build as index_module
+from cce_relevance.retrieval.index.build import build_index
+from cce_relevance.retrieval.index.model import Index
+from cce_relevance.retrieval.indexing.file import index_file
+from cce_relevance.retrieval.ranking.postings import corpus_postings
+from cce_relevance.retrieval.ranking.topk import id_ranks
+from cce_relevance.retrieval.search.backends import builtin_backend
 
 from .corpora import DOCS_CORPUS
 from .test_index_build import SECRET_FILE, snapshot

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cce_relevance.retrieval.embed import fnv1a64, hash_embed
+from cce_relevance.retrieval.embedding.embed import fnv1a64, hash_embed
 
 from .corpora import opposite_sign_pair, ref_bucket, ref_embed, ref_fnv1a64
 

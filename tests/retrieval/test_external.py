@@ -21,10 +21,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cce_relevance.errors import CceError
-from cce_relevance.retrieval import external
-from cce_relevance.retrieval.backends import Hit
-from cce_relevance.retrieval.chunk import chunk_id
-from cce_relevance.retrieval.external import (
+from cce_relevance.retrieval.chunking.chunk import chunk_id
+from cce_relevance.retrieval.hit import Hit
+from cce_relevance.retrieval.index.build import build_index
+from cce_relevance.retrieval.index.model import Index
+from cce_relevance.retrieval.search import external
+from cce_relevance.retrieval.search.external import (
     AnswerFault,
     AnswerReader,
     CommandRetriever,
@@ -32,7 +34,6 @@ from cce_relevance.retrieval.external import (
     encode_request,
     open_external,
 )
-from cce_relevance.retrieval.index import Index, build_index
 from tests.cli.helpers import cli
 from tests.conftest import REPO_ROOT
 

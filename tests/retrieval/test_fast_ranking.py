@@ -27,14 +27,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cce_relevance.config import REFERENCE_PARAMS, RankingParams
-from cce_relevance.retrieval import vector
-from cce_relevance.retrieval.backends import builtin_backend
-from cce_relevance.retrieval.bm25 import BM25
-from cce_relevance.retrieval.embed import hash_embed
-from cce_relevance.retrieval.hybrid import bm25_only_search, hybrid_search, vector_search
-from cce_relevance.retrieval.index import Index, build_index, fast_ascii_lower, index_from_parts
+from cce_relevance.retrieval.embedding.embed import hash_embed
+from cce_relevance.retrieval.index.build import build_index
+from cce_relevance.retrieval.index.model import Index, fast_ascii_lower, index_from_parts
+from cce_relevance.retrieval.ranking import cosine as vector
+from cce_relevance.retrieval.ranking.bm25 import BM25
+from cce_relevance.retrieval.ranking.cosine import CosineIndex
+from cce_relevance.retrieval.search.backends import builtin_backend
+from cce_relevance.retrieval.search.hybrid import bm25_only_search, hybrid_search, vector_search
 from cce_relevance.retrieval.tokens import ascii_lower, tokenize, unique_tokens
-from cce_relevance.retrieval.vector import CosineIndex
 
 from .corpora import DOCS_CORPUS, SAMPLES, build
 from .reference_ranking import ReferenceRanker
@@ -195,7 +196,7 @@ def test_stdlib_slice(stdlib_index):
 
 def test_stdlib_slice_rows_scored_from_dense_counts(stdlib_index, monkeypatch):
     """Exact cosines of a few rows from the dense bucket counts (what a long run switches to,
-    retrieval/vector.py `_exact_values`) from the first call: the same rankings, and the
+    retrieval/ranking/cosine.py `_exact_values`) from the first call: the same rankings, and the
     float64 matrix is never made."""
     index = stdlib_index
     monkeypatch.setattr(vector, "_SPARSE_CALLS_BEFORE_DENSE", 0)

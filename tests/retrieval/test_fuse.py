@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from cce_relevance.config import RankingParams
 from cce_relevance.numeric import score_key
-from cce_relevance.retrieval.hybrid import file_hints, fuse, is_code_lookup
+from cce_relevance.retrieval.search.hybrid import file_hints, fuse, is_code_lookup
 from cce_relevance.retrieval.tokens import ascii_lower, unique_tokens
 
 from .corpora import build

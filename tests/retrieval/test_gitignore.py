@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cce_relevance.retrieval.gitignore import Gitignore, GlobError, NestLimitError, compile_line
+from cce_relevance.retrieval.corpus.gitignore import Gitignore, GlobError, NestLimitError, compile_line
 
 IGNORED, REINCLUDED, NO_MATCH = True, False, None
 

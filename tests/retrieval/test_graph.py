@@ -16,10 +16,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cce_relevance.reporting.numbers import format6
-from cce_relevance.retrieval.backends import builtin_backend
-from cce_relevance.retrieval.embed import hash_embed
-from cce_relevance.retrieval.graph import ImportGraph, file_stem, suffix_matches
-from cce_relevance.retrieval.hybrid import SearchResult, expand_graph, hybrid_search
+from cce_relevance.retrieval.chunking.import_graph import ImportGraph, file_stem, suffix_matches
+from cce_relevance.retrieval.embedding.embed import hash_embed
+from cce_relevance.retrieval.search.backends import builtin_backend
+from cce_relevance.retrieval.search.hybrid import SearchResult, expand_graph, hybrid_search
 
 from .corpora import buckets_distinct, build, hit_rows, opposite_sign_pair, ref_tokenize, rows
 
@@ -350,7 +350,7 @@ def test_suffix_matches_pick_the_first_file_of_either_extension():
 
 def test_real_corpus_graph_matches_the_plain_definition():
     """This package's own imports (stems, dotted modules and misses) over its own file list."""
-    from cce_relevance.retrieval.index import build_index
+    from cce_relevance.retrieval.index.build import build_index
 
     root = Path(__file__).resolve().parents[2] / "cce_relevance"
     index = build_index(root)

@@ -14,18 +14,18 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cce_relevance.retrieval.chunk import chunk_file
-from cce_relevance.retrieval.embed import hash_embed
-from cce_relevance.retrieval.hash_counts import (
+from cce_relevance.retrieval.chunking.chunk import chunk_file
+from cce_relevance.retrieval.chunking.languages import EXTRA_PACKS
+from cce_relevance.retrieval.chunking.packs import PACKS, PackSet
+from cce_relevance.retrieval.embedding.embed import hash_embed
+from cce_relevance.retrieval.embedding.hash_counts import (
     BucketCounts,
     HashEmbeddings,
     bucket_counts,
     chunk_counts,
     chunk_tokens,
 )
-from cce_relevance.retrieval.languages import EXTRA_PACKS
-from cce_relevance.retrieval.packs import PACKS, PackSet
-from cce_relevance.retrieval.term_counts import term_and_bucket_counts
+from cce_relevance.retrieval.ranking.postings import term_and_bucket_counts
 
 from .corpora import DOCS_CORPUS, read_tree
 

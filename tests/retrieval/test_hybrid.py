@@ -19,9 +19,9 @@ from cce_relevance.config import REFERENCE_PARAMS, RankingParams
 from cce_relevance.errors import CceError
 from cce_relevance.numeric import score_key
 from cce_relevance.reporting.numbers import format6
-from cce_relevance.retrieval.backends import builtin_backend
-from cce_relevance.retrieval.embed import hash_embed
-from cce_relevance.retrieval.hybrid import (
+from cce_relevance.retrieval.embedding.embed import hash_embed
+from cce_relevance.retrieval.search.backends import builtin_backend
+from cce_relevance.retrieval.search.hybrid import (
     bm25_only_search,
     file_hints,
     hybrid_search,
@@ -531,7 +531,7 @@ def test_hybrid_invariants(files, query, k):
 
 
 def test_build_index_matches_hand_build(upstream, tmp_path):
-    from cce_relevance.retrieval.index import build_index
+    from cce_relevance.retrieval.index.build import build_index
 
     mine = write_corpus(tmp_path / "c", {**CORPUS_A, "lib/x.rb": "require 'auth'\n"})
     for root in (upstream / SAMPLES, mine):

@@ -21,17 +21,20 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cce_relevance.retrieval import index_cache, records, workers
-from cce_relevance.retrieval.chunk import chunk_file
-from cce_relevance.retrieval.embed import DocumentEmbedder, hash_embed
-from cce_relevance.retrieval.index import Index, build_index
-from cce_relevance.retrieval.index_cache import CORPORA_DIR, DB_FILE
-from cce_relevance.retrieval.languages import EXTRA_PACKS
-from cce_relevance.retrieval.packs import PACKS, REFERENCE_PACKS, PackSet
-from cce_relevance.retrieval.redact import redact
-from cce_relevance.retrieval.store import dumps_store
+from cce_relevance.retrieval.cache import index_cache
+from cce_relevance.retrieval.cache.index_cache import CORPORA_DIR, DB_FILE
+from cce_relevance.retrieval.chunking.chunk import chunk_file
+from cce_relevance.retrieval.chunking.languages import EXTRA_PACKS
+from cce_relevance.retrieval.chunking.packs import PACKS, REFERENCE_PACKS, PackSet
+from cce_relevance.retrieval.corpus.redact import redact
+from cce_relevance.retrieval.corpus.walk import walk
+from cce_relevance.retrieval.embedding.embed import DocumentEmbedder, hash_embed
+from cce_relevance.retrieval.index import file_records as records
+from cce_relevance.retrieval.index.build import build_index
+from cce_relevance.retrieval.index.model import Index
+from cce_relevance.retrieval.indexing import workers
+from cce_relevance.retrieval.store.store import dumps_store
 from cce_relevance.retrieval.tokens import estimate_tokens
-from cce_relevance.retrieval.walk import walk
 
 from .corpora import DOCS_CORPUS
 from .test_indexed_file import first_format
@@ -332,8 +335,8 @@ def test_an_unusable_cache_directory_means_no_cache(corpus, expected, tmp_path):
 
 _BUILD = """
 import hashlib, sys
-from cce_relevance.retrieval.index import build_index
-from cce_relevance.retrieval.store import dumps_store
+from cce_relevance.retrieval.index.build import build_index
+from cce_relevance.retrieval.store.store import dumps_store
 for _ in range(3):
     index = build_index(sys.argv[1], cache=sys.argv[2], workers=1)
     print(hashlib.sha256(dumps_store(index).encode()).hexdigest())
@@ -366,7 +369,7 @@ def test_the_key_covers_code_grammar_versions_packs_redaction_and_embedder(monke
 
 
 def test_without_readable_sources_there_is_no_cache(corpus, expected, tmp_path, monkeypatch):
-    monkeypatch.setattr(index_cache, "_RECORD_MODULES", (*index_cache._RECORD_MODULES, "cce_relevance.no_such"))
+    monkeypatch.setattr(index_cache, "RECORD_STAGES", (*index_cache.RECORD_STAGES, "no_such"))
     index_cache._code_digest.cache_clear()
     try:
         assert index_cache.cache_context(REFERENCE_PACKS, True, "hash") is None

@@ -1,4 +1,4 @@
-"""Opt-in language packs (retrieval/languages.py): the pack checks of pipeline.md §6.8, real-source
+"""Opt-in language packs (retrieval/chunking/languages.py): the pack checks of pipeline.md §6.8, real-source
 chunking per language with hand-checked lines, import extraction, and that the default is untouched.
 
 The sample sources live in `language_samples/`; every expected line range below was read off
@@ -19,16 +19,16 @@ from hypothesis import strategies as st
 from tree_sitter import Language
 
 from cce_relevance.errors import CceError
-from cce_relevance.retrieval.chunk import chunk_file, chunk_id
-from cce_relevance.retrieval.index import build_index
-from cce_relevance.retrieval.languages import (
+from cce_relevance.retrieval.chunking.chunk import chunk_file, chunk_id
+from cce_relevance.retrieval.chunking.languages import (
     EXTRA_LANGUAGES,
     EXTRA_PACKS,
     GRAMMAR_VERSION,
     check_languages,
     enabled_packs,
 )
-from cce_relevance.retrieval.packs import PACKS, REFERENCE_PACKS
+from cce_relevance.retrieval.chunking.packs import PACKS, REFERENCE_PACKS
+from cce_relevance.retrieval.index.build import build_index
 from cce_relevance.retrieval.tokens import estimate_tokens
 
 from .corpora import SAMPLES

@@ -1,6 +1,6 @@
 """Line weights worked out at index time against the ones worked out from the chunks' contents.
 
-Indexing weighs a file's lines from the chunker's bytes (retrieval/line_weights.py
+Indexing weighs a file's lines from the chunker's bytes (retrieval/chunking/line_weights.py
 `file_weighted_lines`), and the records, the kept corpora and their splices carry the result;
 a metric used to work them out from the chunks' contents, which an index made some other way (a
 loaded store) still does (`weighted_lines`, checked against harness.md §3.3's plain definition
@@ -23,11 +23,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cce_relevance.evaluation.spans import LineWeights, merge
-from cce_relevance.retrieval.chunk import Chunk, ChunkedFile, chunk_file
-from cce_relevance.retrieval.corpus_record import decode_corpus, encode_corpus
-from cce_relevance.retrieval.index import Index, build_index
-from cce_relevance.retrieval.indexed_file import RUN_LENGTH, decode, encode, index_file
-from cce_relevance.retrieval.line_weights import (
+from cce_relevance.retrieval.cache.corpus_record import decode_corpus, encode_corpus
+from cce_relevance.retrieval.chunking.chunk import Chunk, ChunkedFile, chunk_file
+from cce_relevance.retrieval.chunking.line_weights import (
     EXTRA_DTYPE,
     NO_LINES,
     WeightedLines,
@@ -36,7 +34,11 @@ from cce_relevance.retrieval.line_weights import (
     unique_paths,
     weighted_lines,
 )
-from cce_relevance.retrieval.packs import REFERENCE_PACKS
+from cce_relevance.retrieval.chunking.packs import REFERENCE_PACKS
+from cce_relevance.retrieval.index.build import build_index
+from cce_relevance.retrieval.index.model import Index
+from cce_relevance.retrieval.indexing.file import index_file
+from cce_relevance.retrieval.indexing.file_record import RUN_LENGTH, decode, encode
 from tests.cli.helpers import cli
 from tests.evaluation.test_spans import plain_line_weights
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cce_relevance.retrieval.embed import hash_embed
-from cce_relevance.retrieval.ollama import (
+from cce_relevance.retrieval.embedding.embed import hash_embed
+from cce_relevance.retrieval.embedding.ollama import (
     DEFAULT_MODEL,
     DEFAULT_URL,
     OllamaClient,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from cce_relevance.retrieval.chunk import chunk_file
-from cce_relevance.retrieval.packs import PACKS, file_extension, pack_for_path
+from cce_relevance.retrieval.chunking.chunk import chunk_file
+from cce_relevance.retrieval.chunking.packs import PACKS, file_extension, pack_for_path
 
 # ---------------------------------------------------------------- §6.1 extension resolution
 

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from cce_relevance.retrieval import redact as redact_module
-from cce_relevance.retrieval.redact import is_placeholder, redact
+from cce_relevance.retrieval.corpus import redact as redact_module
+from cce_relevance.retrieval.corpus.redact import is_placeholder, redact
 
 AWS_KEY = "AKIA" + "IOSFODNN7EXAMPLE"
 STRIPE_KEY = "sk" + "_live_" + "4eC39HqLyjWDarjtT1zdp7dc"

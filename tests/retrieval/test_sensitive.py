@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cce_relevance.retrieval.sensitive import is_sensitive, path_extension
+from cce_relevance.retrieval.corpus.sensitive import is_sensitive, path_extension
 
 EXACT_NAMES = [
     "credentials.json",

@@ -14,9 +14,9 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from cce_relevance.errors import CceError
-from cce_relevance.retrieval.fingerprint import dumps_fingerprint, fingerprint_path
-from cce_relevance.retrieval.index import build_index
-from cce_relevance.retrieval.store import (
+from cce_relevance.retrieval.index.build import build_index
+from cce_relevance.retrieval.store.fingerprint import dumps_fingerprint, fingerprint_path
+from cce_relevance.retrieval.store.store import (
     default_store_path,
     dumps_store,
     format_f64_like_rust,

@@ -22,10 +22,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cce_relevance.retrieval import syntax
-from cce_relevance.retrieval.languages import EXTRA_PACKS
-from cce_relevance.retrieval.packs import PACKS, Pack, PackSet
-from cce_relevance.retrieval.syntax import syntax_nodes, walk_syntax_nodes
+from cce_relevance.retrieval.chunking import syntax
+from cce_relevance.retrieval.chunking.languages import EXTRA_PACKS
+from cce_relevance.retrieval.chunking.packs import PACKS, Pack, PackSet
+from cce_relevance.retrieval.chunking.syntax import syntax_nodes, walk_syntax_nodes
 
 from .corpora import DOCS_CORPUS, SAMPLES
 

@@ -22,13 +22,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cce_relevance.retrieval import term_counts as term_counts_module
-from cce_relevance.retrieval.bm25 import BM25
-from cce_relevance.retrieval.chunk import chunk_file
-from cce_relevance.retrieval.hash_counts import ChunkTokens, chunk_tokens
-from cce_relevance.retrieval.languages import EXTRA_PACKS
-from cce_relevance.retrieval.packs import PACKS, PackSet
-from cce_relevance.retrieval.term_counts import TermCounts, corpus_postings, term_counts
+from cce_relevance.retrieval.chunking.chunk import chunk_file
+from cce_relevance.retrieval.chunking.languages import EXTRA_PACKS
+from cce_relevance.retrieval.chunking.packs import PACKS, PackSet
+from cce_relevance.retrieval.embedding.hash_counts import ChunkTokens, chunk_tokens
+from cce_relevance.retrieval.ranking import postings as term_counts_module
+from cce_relevance.retrieval.ranking.bm25 import BM25
+from cce_relevance.retrieval.ranking.postings import TermCounts, corpus_postings, term_counts
 from cce_relevance.retrieval.tokens import tokenize
 
 from .corpora import DOCS_CORPUS, read_tree

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cce_relevance.numeric import I64_MAX, I64_MIN, score_key
-from cce_relevance.retrieval.topk import PrefixMemo, id_ranks, score_keys, top_by_key
+from cce_relevance.retrieval.ranking.topk import PrefixMemo, id_ranks, score_keys, top_by_key
 
 # Doubles whose product with 1e6 sits on or next to a rounding tie, at saturation, or special.
 _EDGES = [

@@ -17,14 +17,14 @@ from hypothesis.extra import numpy as hnp
 
 from cce_relevance.numeric import score_key
 from cce_relevance.reporting.numbers import format6
-from cce_relevance.retrieval import vector
-from cce_relevance.retrieval.backends import builtin_backend
-from cce_relevance.retrieval.embed import hash_embed
-from cce_relevance.retrieval.hash_counts import BucketCounts, HashEmbeddings
-from cce_relevance.retrieval.hybrid import vector_search
-from cce_relevance.retrieval.index import build_index
-from cce_relevance.retrieval.topk import id_ranks
-from cce_relevance.retrieval.vector import CosineIndex, cosine_all
+from cce_relevance.retrieval.embedding.embed import hash_embed
+from cce_relevance.retrieval.embedding.hash_counts import BucketCounts, HashEmbeddings
+from cce_relevance.retrieval.index.build import build_index
+from cce_relevance.retrieval.ranking import cosine as vector
+from cce_relevance.retrieval.ranking.cosine import CosineIndex, cosine_all
+from cce_relevance.retrieval.ranking.topk import id_ranks
+from cce_relevance.retrieval.search.backends import builtin_backend
+from cce_relevance.retrieval.search.hybrid import vector_search
 
 from .corpora import SAMPLES, build, build_dir, opposite_sign_pair, ref_cosine, rows
 

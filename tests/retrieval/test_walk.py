@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cce_relevance.config import MAX_FILE_SIZE
-from cce_relevance.retrieval import walk as walk_module
-from cce_relevance.retrieval.walk import WalkedFile, WalkResult, walk
+from cce_relevance.retrieval.corpus import walk as walk_module
+from cce_relevance.retrieval.corpus.walk import WalkedFile, WalkResult, walk
 
 
 def make_tree(root: Path, files: dict[str, str | bytes]) -> Path:

@@ -1,0 +1,98 @@
+"""The corpus a fixture set is scored against: found from the flags or the fixture header,
+indexed, and how its queries are embedded (harness.md §1.4–§1.6).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+
+from cce_relevance.errors import CceError
+from cce_relevance.evaluation.fixtures import FixtureSet, corpus_dir
+from cce_relevance.evaluation.symbol_anchors import bind_symbols
+from cce_relevance.retrieval.chunking.languages import enabled_packs
+from cce_relevance.retrieval.chunking.symbols import CorpusSymbols
+from cce_relevance.retrieval.embedding.embed import HASH_DOCUMENTS, DocumentEmbedder, hash_embed
+from cce_relevance.retrieval.embedding.ollama import OLLAMA_EMBEDDER, OllamaClient, OllamaError
+from cce_relevance.retrieval.index.build import DEFAULT_BUILD, BuildOptions, build_index
+from cce_relevance.retrieval.index.model import Index
+from cce_relevance.retrieval.search.hybrid import QueryEmbedder
+from cce_relevance.retrieval.store.store import load_store
+
+Warn = Callable[[str], None]
+
+OLLAMA_STORE_REFUSAL = (  # harness.md §1.9 E16, the reference's words
+    "this store was built with the ollama embedder but Ollama is unreachable — refusing to score across "
+    "mismatched embedding spaces. Start Ollama, or evaluate a corpus directory with the deterministic hash "
+    "embedder (--dir).")
+
+
+def open_corpus(path: str, *, protect_secrets: bool = True, embedder: DocumentEmbedder = HASH_DOCUMENTS,
+                languages: Sequence[str] = (), indexing: BuildOptions = DEFAULT_BUILD) -> Index:
+    """Index a corpus directory in memory (E18 when it is not one).
+
+    `languages` names extra language packs to chunk with (none: the reference's six only);
+    `indexing` says how (cache, worker processes, progress; see `build_options`).
+    """
+    packs = enabled_packs(languages)
+    return build_index(require_directory(path), protect_secrets, embedder, packs, cache=indexing.cache,
+                       workers=indexing.workers, progress=indexing.progress)
+
+
+def require_directory(path: str) -> str:
+    """`path` when it is a directory, else E18."""
+    if not os.path.isdir(path):
+        raise CceError(f"corpus is not a directory: {path}")
+    return path
+
+
+def query_embedder(index: Index, warn: Warn) -> QueryEmbedder:
+    """How queries are embedded for `index` (harness.md §1.5–§1.6): Ollama for an `ollama` store, else hash.
+
+    An Ollama store is scored only after a health check passes (E16 otherwise, nothing scored);
+    a later per-query failure is a warning and that query loses vector recall.
+    """
+    if index.embedder != OLLAMA_EMBEDDER:
+        return hash_embed
+    client = OllamaClient.from_env()
+    try:
+        client.check_health()
+    except OllamaError:
+        raise CceError(OLLAMA_STORE_REFUSAL) from None
+    return client.forgiving_query_embedder(warn)
+
+
+def resolve_index(fixtures: FixtureSet, fixtures_arg: str, dir: str | None, store: str | None,
+                  languages: Sequence[str] = (), indexing: BuildOptions = DEFAULT_BUILD,
+                  index: Index | None = None) -> tuple[str, Index]:
+    """The corpus display string and its index: `--store` > `--dir` > header `corpus` (§1.4).
+
+    `languages` and `indexing` apply to a directory; a store's chunks were made when it was written.
+    `index`, when given, is that directory's index made already, and is not made again.
+    """
+    if store is not None:
+        return store, load_store(store)
+    display = dir if dir is not None else header_corpus(fixtures, fixtures_arg)
+    return display, index if index is not None else open_corpus(display, languages=languages, indexing=indexing)
+
+
+def header_corpus(fixtures: FixtureSet, fixtures_arg: str) -> str:
+    """The header's `corpus` joined onto the fixture file's directory: the report's corpus string."""
+    if not fixtures.corpus:
+        raise CceError('no corpus: pass --dir <corpus>, or declare "corpus" in the fixture header line')
+    return corpus_dir(fixtures_arg, fixtures.corpus)
+
+
+def corpus_symbols(corpus: str, languages: Sequence[str] = ()) -> CorpusSymbols:
+    """The symbols of a corpus directory's chunks, as `open_corpus(corpus, languages=…)` chunks it."""
+    return CorpusSymbols(corpus, enabled_packs(languages))
+
+
+def bound_fixtures(fixtures: FixtureSet, corpus: str, store: str | None, languages: Sequence[str]) -> FixtureSet:
+    """`fixtures` with their symbol anchors (`path::Name`) given their lines in the corpus directory."""
+    if not any(c.has_symbols for c in fixtures.cases):
+        return fixtures
+    if store is not None:
+        raise CceError("symbol anchors (`path::Name`) are looked up in a corpus directory, and a store keeps "
+                       "no syntax trees", hint="score the directory (--dir), or use line-range anchors")
+    return bind_symbols(fixtures, corpus_symbols(corpus, languages))

@@ -1,0 +1,28 @@
+"""The pull-request gate's regression test for one backend of a base → head comparison.
+
+The gate asks whether a change made the ranking worse on one metric. It runs the reference's
+paired t-test over the per-query deltas of the queries scored at both sides, leaving out the
+queries with a stale anchor at either side: their delta measures a label that stopped (or
+started) resolving, not the ranking. With no query left out it is exactly the comparison's own
+t-test. A regression is significant when the mean delta is negative and p < alpha.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from cce_relevance.evaluation.comparison import BackendComparison
+from cce_relevance.stats.paired import PairedTest, paired_t
+
+
+def gated_test(comparison: BackendComparison, metric: str, stale_queries: Collection[str]) -> tuple[PairedTest, int]:
+    """The t-test of `metric` (a metric key) over the paired queries not in `stale_queries`, and how
+    many paired queries it left out."""
+    paired = comparison.pair.paired
+    deltas = [d for q, d in zip(paired, comparison.pair.deltas(metric), strict=True) if q.id not in stale_queries]
+    return paired_t(deltas), len(paired) - len(deltas)
+
+
+def is_significant_regression(test: PairedTest, alpha: float) -> bool:
+    """A negative mean delta with p < `alpha` (a t-test without a p, n < 2, is never significant)."""
+    return test.mean_delta < 0 and test.p is not None and test.p < alpha

@@ -1,0 +1,75 @@
+"""The names a run is asked for — backends, rank metrics — checked, in first-occurrence order.
+
+The front doors pass sequences of names (the CLI splits its comma lists); a name is checked here,
+at the point of the run where the reference checks it, so the error that wins when several
+inputs are wrong is the reference's (E19 an unknown backend, E20 none at all).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from cce_relevance.config_file import NO_CONFIG, ProjectConfig
+from cce_relevance.errors import CceError
+from cce_relevance.evaluation.rank_metrics import RANK_METRICS, RankMetricSpec
+from cce_relevance.evaluation.rust_debug import rust_debug_str
+
+DEFAULT_BACKENDS = ("bm25", "vector", "hybrid")
+
+
+def check_backend(name: str, config: ProjectConfig = NO_CONFIG) -> None:
+    """E19 unless `name` is a built-in backend or one of `config`'s (or why `config` refuses it)."""
+    if name in config.refused:
+        raise CceError(f"backend {rust_debug_str(name)} is an external retriever: {config.refused[name]}")
+    if name not in config.names:
+        expected = "bm25, vector, or hybrid"
+        if config.backends:
+            expected = f"bm25, vector, hybrid, or a backend of {config.path}: {', '.join(config.backends)}"
+        raise CceError(f"unknown backend {rust_debug_str(name)} (expected {expected})")
+
+
+def backend_names(names: Sequence[str], config: ProjectConfig = NO_CONFIG) -> list[str]:
+    """Distinct backend names in first-occurrence order (E19 for an unknown one, E20 for none).
+
+    Names are the built-ins and the backends of `config`; E19 lists the configured ones only when
+    there are some, so without a config file its text is the reference's.
+    """
+    _refuse_one_string(names, "backends")
+    chosen: list[str] = []
+    for name in names:
+        check_backend(name, config)
+        if name not in chosen:
+            chosen.append(name)
+    if not chosen:
+        raise CceError("--backend requires at least one of bm25, vector, hybrid")
+    return chosen
+
+
+def backend_pair(names: Sequence[str], config: ProjectConfig = NO_CONFIG) -> tuple[str, str]:
+    """The two distinct backends a comparison names (A, then B)."""
+    chosen = backend_names(names, config)
+    if len(chosen) != 2:
+        raise CceError("--compare requires exactly two distinct backends, e.g. bm25,hybrid")
+    return chosen[0], chosen[1]
+
+
+def rank_metric_specs(names: Sequence[str]) -> tuple[RankMetricSpec, ...]:
+    """Rank metric names (ndcg, ap, hit, rprec) → their specs in first-occurrence order."""
+    _refuse_one_string(names, "metrics")
+    by_name = {spec.name: spec for spec in RANK_METRICS}
+    chosen: list[RankMetricSpec] = []
+    for name in names:
+        if name not in by_name:
+            raise CceError(f"unknown metric {rust_debug_str(name)} (expected {', '.join(by_name)})")
+        if by_name[name] not in chosen:
+            chosen.append(by_name[name])
+    if not chosen:
+        raise CceError(f"--metrics requires at least one of {', '.join(by_name)}")
+    return tuple(chosen)
+
+
+def _refuse_one_string(names: Sequence[str], what: str) -> None:
+    """A string is a sequence of characters: refuse one where names are expected (a comma list is
+    the CLI's to split, `cli.py`)."""
+    if isinstance(names, str):
+        raise TypeError(f"{what} takes a sequence of names, not one string: {names!r}")

@@ -1,0 +1,31 @@
+"""A run's report: the canonical JSON document (`run --json`, goldens) and the text summary."""
+
+from __future__ import annotations
+
+from cce_relevance.evaluation.run_result import RunResult
+from cce_relevance.reporting.canonical_json import dumps_report
+from cce_relevance.reporting.full_report import FULL_LEGEND, MDE_LEGEND, full_text_block
+from cce_relevance.reporting.json_report import report_document
+from cce_relevance.reporting.text import render_compare, render_rank_metrics, render_summary
+
+
+def run_report_json(result: RunResult) -> str:
+    """The cce.relevance report document of `result`, as canonical JSON text."""
+    compare = None
+    if result.comparison is not None:
+        compare = (result.comparison.a, result.comparison.b, result.comparison.tests)
+    full = result.comparison.full if result.comparison is not None else None
+    return dumps_report(report_document(result.corpus, result.embedder, len(result.fixtures.cases),
+                                        result.reports, compare, full, result.rank_metrics))
+
+
+def run_report_text(result: RunResult) -> str:
+    """The human summary of `result`: means per backend, rank metrics, the comparison if any."""
+    text = render_summary(result.corpus, result.embedder, len(result.fixtures.cases), result.reports)
+    if result.rank_metrics:
+        text += render_rank_metrics(result.reports, result.rank_metrics)
+    if result.comparison is not None:
+        text += render_compare(result.reports[0], result.reports[1], result.comparison.tests)
+        if result.comparison.full is not None:
+            text += full_text_block(result.comparison.full) + MDE_LEGEND + FULL_LEGEND
+    return text

@@ -1,0 +1,325 @@
+"""A whole corpus's assembled index as flat arrays, and the record it is kept in between runs.
+
+Files' records (retrieval/indexing/file_record.py) make a second run index nothing, but assembling the
+index from them is still work proportional to the corpus: a JSON header and a dozen small
+arrays decoded per file, BM25's postings merged by one global sort, chunk-id ranks sorted. When
+not one file changed — re-running fixtures against the same tree, the base side of the Action
+run again — all of that gives the same result as last time, so the result itself is kept:
+`CorpusArrays`, the chunks of every file as flat arrays, the bucket counts behind the embedding
+matrix, the merged postings, the chunk-id ranks and the files' weighted lines, each file's
+record key beside them. When a few files changed, the last corpus's arrays are spliced with the
+changed files' records instead (retrieval/cache/corpus_splice.py).
+
+The record is stored under a key that hashes the keys of all the files' records in walk order
+(retrieval/cache/index_cache.py), so it stands for exactly those paths with exactly those bytes,
+indexed exactly that way. As in a file's record, a chunk's content is a character range of its
+file's walked (or, when redaction changed it, redacted) text, and the walked texts are supplied
+again when the chunks are made (`materialize`; a content is sliced when first read). Decoding
+checks every length and range and raises `ValueError` on anything inconsistent; the caller then
+assembles the index from the files' records instead. The arrays of a decoded record are views
+of its bytes, which the cache maps from its file: a warm run copies none of them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import chain, repeat
+
+import numpy as np
+
+from cce_relevance.retrieval.chunking.chunk import Chunk
+from cce_relevance.retrieval.chunking.line_weights import EXTRA_DTYPE, CorpusLines, check_slots, unique_paths
+from cce_relevance.retrieval.embedding.hash_counts import BucketCounts, joined_counts
+from cce_relevance.retrieval.indexing.file import IndexedFile
+from cce_relevance.retrieval.indexing.file_record import (
+    FIELDS,
+    ID_LENGTH,
+    NOT_A_SLICE,
+    RUN_LENGTH,
+    RUN_START,
+    RecordReader,
+    chunk_id_bytes,
+    chunk_rows,
+    type_triple,
+)
+from cce_relevance.retrieval.ranking.postings import Postings
+
+_MAGIC = b"CCEe"  # c: the first layout; d: arrays aligned, widest first, postings as int32; e: weighted lines
+_ALIGN = 8
+KEY_LENGTH = 32  # a file record's key: SHA-256
+
+
+@dataclass(frozen=True)
+class CorpusArrays:
+    """A corpus as assembled, file by file in walk order: `keys[i]` is file i's record key and
+    `per_file[i]` its number of chunks; `tokens`, `imports` and `texts` (its redacted text, only
+    where redaction changed it) are per file; `rows` (FIELDS per chunk: start line, end line,
+    index into `types`, character range in the file's text, token count, a slot of the file's
+    weighted lines), `ids` (ID_LENGTH ASCII bytes each), `contents` (a chunk's content where it
+    is not a range of the text), the bucket counts and the chunk-id ranks are per chunk;
+    `postings` are BM25's; `line_extras` are the weighted lines' extra weights, slot by slot."""
+
+    keys: list[bytes]
+    per_file: np.ndarray
+    tokens: list[int]
+    imports: dict[int, list[str]]
+    texts: dict[int, str]
+    types: list[tuple[str, str, str]]
+    rows: np.ndarray
+    ids: bytes
+    contents: dict[int, str]
+    counts: BucketCounts
+    postings: Postings
+    id_rank: np.ndarray
+    line_extras: np.ndarray
+
+    def lines(self, paths: Sequence[str]) -> CorpusLines:
+        """The files' weighted lines, by path (file i's is `paths[i]`)."""
+        first = np.concatenate(([0], np.cumsum(self.per_file))).tolist()
+        files = unique_paths((path, (first[i], first[i + 1])) for i, path in enumerate(paths))
+        return CorpusLines(files, self.rows[:, RUN_START], self.rows[:, RUN_LENGTH], self.line_extras)
+
+
+
+def split_ids(ids: bytes) -> list[str]:
+    """Chunk ids kept as ID_LENGTH ASCII bytes each, as strings."""
+    text = ids.decode("ascii")
+    return [text[i:i + ID_LENGTH] for i in range(0, len(text), ID_LENGTH)]
+
+
+@dataclass(frozen=True)
+class AssembledCorpus:
+    """What `build_index` assembles (embeddings not yet attached), made from `CorpusArrays`."""
+
+    chunks: list[Chunk]
+    file_imports: dict[str, list[str]]
+    file_tokens: dict[str, int]
+    counts: BucketCounts
+
+
+def arrays_from_entries(keys: Sequence[bytes], files: Sequence[tuple[str, str]], entries: Sequence[IndexedFile],
+                        postings: Postings, id_rank: np.ndarray) -> CorpusArrays:
+    """The arrays of a corpus assembled from every file's record (hash embedder)."""
+    types: dict[tuple[str, str, str], int] = {}
+    contents: dict[int, str] = {}
+    rows, first = [], 0
+    for entry in entries:
+        rows.append(chunk_rows(entry, types, first, contents))
+        first += len(entry.chunks)
+    counts = [e.counts for e in entries if e.counts is not None]
+    if len(counts) != len(entries):
+        raise ValueError("a file's record has no bucket counts")
+    return CorpusArrays(
+        list(keys), np.array([len(e.chunks) for e in entries], dtype=np.int64), [e.tokens for e in entries],
+        {i: e.imports for i, e in enumerate(entries) if e.imports},
+        {i: e.text for i, (e, (_, walked)) in enumerate(zip(entries, files, strict=True)) if e.text != walked},
+        list(types), np.concatenate(rows) if rows else np.zeros((0, FIELDS), np.int64),
+        b"".join(chunk_id_bytes(e) for e in entries), contents, joined_counts(counts), postings, id_rank,
+        np.concatenate([e.lines.extras for e in entries]) if entries else np.zeros(0, EXTRA_DTYPE))
+
+
+def corpus_parts(arrays: CorpusArrays) -> list[bytes | memoryview]:
+    """The record of `arrays` as consecutive pieces: a header, then every array's bytes in place
+    (no copy of an array already in the record's little-endian type), so that a thread can hash
+    and write them without the GIL (retrieval/cache/index_cache.py `put_corpus`).
+
+    The header is padded with spaces so that the arrays start 8-byte aligned, and the arrays
+    come widest type first: read back from a mapped file (`decode_corpus`) every array is an
+    aligned view, not a copy. The long strings — BM25's vocabulary, the redacted texts (1.5 MB
+    on the standard library) — follow as UTF-8, not as JSON strings, which are slow to unescape."""
+    p = arrays.postings
+    vocabulary = " ".join(p.term_id).encode("utf-8", "surrogatepass")
+    texts = {i: text.encode("utf-8", "surrogatepass") for i, text in sorted(arrays.texts.items())}
+    header = json.dumps({
+        "files": len(arrays.keys), "chunks": int(arrays.rows.shape[0]),
+        "types": arrays.types, "tokens": arrays.tokens, "imports": {str(i): v for i, v in arrays.imports.items()},
+        "texts": [[i, len(text)] for i, text in texts.items()],
+        "contents": {str(i): v for i, v in arrays.contents.items()}, "counted": int(arrays.counts.buckets.shape[0]),
+        "terms": len(p.term_id), "entries": int(p.docs.shape[0]), "vocabulary": len(vocabulary),
+        "weighed": int(arrays.line_extras.shape[0]),
+    }).encode("ascii")
+    header += b" " * (-(len(_MAGIC) + 4 + len(header)) % _ALIGN)
+    wide = [arrays.per_file, arrays.rows, arrays.counts.lengths, p.indptr, p.doc_len, arrays.id_rank]
+    narrow = [arrays.counts.counts, p.docs, p.tfs, arrays.line_extras]
+    return [_MAGIC, len(header).to_bytes(4, "little"), header,
+            *(_in_place(a, "<i8") for a in wide), *(_in_place(a, "<i4") for a in narrow),
+            _in_place(arrays.counts.buckets, "u1"), arrays.ids, b"".join(arrays.keys), vocabulary, *texts.values()]
+
+
+def _in_place(array: np.ndarray, dtype: str) -> memoryview:
+    """The bytes of `array` as `dtype`, C order: a view when it already is that, else a copy."""
+    return memoryview(np.ascontiguousarray(array, dtype=dtype).reshape(-1).view(np.uint8))
+
+
+def encode_corpus(arrays: CorpusArrays) -> bytes:
+    """The record of `arrays`, in one piece."""
+    return b"".join(corpus_parts(arrays))
+
+
+def decode_corpus(data: bytes | memoryview) -> CorpusArrays:
+    """The arrays `encode_corpus` recorded; ValueError when anything is inconsistent.
+
+    Every array is a read-only view of `data` (which must outlive them and not change: the
+    cache maps a record file that is only ever replaced, never rewritten), so nothing of a
+    35 MB record is copied; only strings (the header's, the vocabulary, the chunk ids and keys)
+    become objects."""
+    header, header_end = _header(data)
+    try:
+        n_files, n, counted, n_terms, n_entries, weighed = (
+            header[k] for k in ("files", "chunks", "counted", "terms", "entries", "weighed"))
+        reader = RecordReader(data, header_end)
+        per_file = _native(reader.array("<i8", n_files))
+        rows = _native(reader.array("<i8", n * FIELDS)).reshape(n, FIELDS)
+        lengths = _native(reader.array("<i8", n))
+        indptr = _native(reader.array("<i8", n_terms + 1))
+        doc_len = _native(reader.array("<i8", n))
+        id_rank = _native(reader.array("<i8", n))
+        bucket_counts = _native(reader.array("<i4", counted))
+        docs = _native(reader.array("<i4", n_entries))
+        tfs = _native(reader.array("<i4", n_entries))
+        line_extras = _native(reader.array("<i4", weighed))
+        counts = BucketCounts(lengths, _native(reader.array("u1", counted)), bucket_counts)
+        ids = reader.take(ID_LENGTH * n)
+        ids.decode("ascii")
+        keys = reader.take(KEY_LENGTH * n_files)
+        vocabulary = reader.take(header["vocabulary"]).decode("utf-8", "surrogatepass")
+        texts = {_index(i, n_files): reader.take(size).decode("utf-8", "surrogatepass") for i, size in header["texts"]}
+        reader.finish()
+        words = vocabulary.split(" ") if n_terms else []
+        types = [type_triple(t) for t in header["types"]]
+        tokens = [int(t) for t in header["tokens"]]
+        if len(tokens) != n_files:
+            raise ValueError("token weights are not one per file")
+        _check_arrays(per_file, rows, counts, indptr, docs, doc_len, id_rank, len(words), n_terms, len(types))
+        check_slots(rows[:, RUN_START], rows[:, RUN_LENGTH], line_extras, np.cumsum(per_file) - per_file)
+        imports = {_index(i, n_files): [str(name) for name in v] for i, v in header["imports"].items()}
+        contents = {_index(i, n): str(v) for i, v in header["contents"].items()}
+        if any(rows[i, 3] != NOT_A_SLICE for i in contents) or \
+                len(contents) != int(np.count_nonzero(rows[:, 3] == NOT_A_SLICE)):
+            raise ValueError("chunk contents and ranges do not match")
+        postings = Postings(dict(zip(words, range(n_terms), strict=True)), indptr, docs, tfs, doc_len)
+        return CorpusArrays([keys[i:i + KEY_LENGTH] for i in range(0, len(keys), KEY_LENGTH)], per_file, tokens,
+                            imports, texts, types, rows, ids, contents, counts, postings, id_rank, line_extras)
+    except (KeyError, IndexError, TypeError, AttributeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"malformed corpus record: {exc!r}") from None
+
+
+def _native(array: np.ndarray) -> np.ndarray:
+    """A record's little-endian array in the machine's byte order (itself on little-endian machines)."""
+    return array.astype(array.dtype.newbyteorder("="), copy=False)
+
+
+def _header(data: bytes | memoryview) -> tuple[dict, int]:
+    if bytes(data[:4]) != _MAGIC:
+        raise ValueError("not a corpus record")
+    header_end = 8 + int.from_bytes(data[4:8], "little")
+    try:
+        header = json.loads(bytes(data[8:header_end]))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"malformed corpus record header: {exc}") from None
+    if not isinstance(header, dict):
+        raise ValueError("malformed corpus record header")
+    return header, header_end
+
+
+def _index(key: str, size: int) -> int:
+    i = int(key)
+    if not 0 <= i < size:
+        raise ValueError("an index is out of range")
+    return i
+
+
+def _check_arrays(per_file: np.ndarray, rows: np.ndarray, counts: BucketCounts, indptr: np.ndarray,
+                  docs: np.ndarray, doc_len: np.ndarray, id_rank: np.ndarray, words: int, terms: int,
+                  types: int) -> None:
+    """Every count adds up and every index points inside what it indexes."""
+    n = rows.shape[0]
+    if (per_file < 0).any() or int(per_file.sum()) != n:
+        raise ValueError("chunks per file do not add up")
+    if n and not (0 <= rows[:, 2].min() and rows[:, 2].max() < types):
+        raise ValueError("a chunk names no (type, kind, language)")
+    if (counts.lengths < 0).any() or int(counts.lengths.sum()) != counts.buckets.shape[0]:
+        raise ValueError("bucket counts do not add up")
+    if words != terms or indptr[0] != 0 or indptr[-1] != docs.shape[0] or (np.diff(indptr) < 0).any():
+        raise ValueError("postings do not add up")
+    if docs.shape[0] and not (0 <= docs.min() and docs.max() < n):
+        raise ValueError("a posting names no chunk")
+    if not np.array_equal(np.sort(id_rank), np.arange(n)):
+        raise ValueError("chunk-id ranks are not a permutation")
+
+
+_CONTENT = Chunk.__dict__["content"]  # the slot a Chunk holds its content in
+_FIELDS = dataclasses.fields(Chunk)
+_COMPARED = tuple(f.name for f in _FIELDS if f.compare)
+
+
+class SlicedChunk(Chunk):
+    """A chunk whose content is its file's text sliced by its character range, made when first
+    read. A corpus record's chunks are made on every warm run, but ranking reads the content of
+    few of them (hybrid's keyword test, the lines a metric weighs), and the contents of all —
+    51 MB of new strings on the standard library, where class chunks repeat their methods —
+    cost more to make than the chunks themselves. In every other way it is a `Chunk`: the same
+    fields, equal to a `Chunk` with the same ones, and given a content it keeps that one."""
+
+    __slots__ = ("_text", "_start", "_end")
+
+    @property
+    def content(self) -> str:
+        try:
+            return _CONTENT.__get__(self)
+        except AttributeError:
+            content = self._text[self._start:self._end]
+            _CONTENT.__set__(self, content)
+            return content
+
+    @content.setter
+    def content(self, value: str) -> None:
+        _CONTENT.__set__(self, value)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Chunk):
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in _COMPARED)
+
+    def __reduce__(self) -> tuple[type[Chunk], tuple]:
+        """Pickled and copied as the plain `Chunk` it equals, content made: by default its slots
+        would carry its whole file's text along (kilobytes for a one-line chunk)."""
+        return Chunk, tuple(getattr(self, f.name) for f in _FIELDS)
+
+
+_new_chunk = object.__new__
+
+
+def _sliced_chunk(chunk_id: str, file_path: str, start_line: int, end_line: int, chunk_type: str, kind: str,
+                  language: str, text: str, start: int, end: int, token_count: int) -> SlicedChunk:
+    """A `SlicedChunk` made field by field (`Chunk.__init__` takes the content itself)."""
+    chunk = _new_chunk(SlicedChunk)
+    chunk.chunk_id, chunk.file_path, chunk.start_line, chunk.end_line = chunk_id, file_path, start_line, end_line
+    chunk.chunk_type, chunk.kind, chunk.language, chunk.token_count = chunk_type, kind, language, token_count
+    chunk._text, chunk._start, chunk._end = text, start, end
+    chunk.embedding = None
+    return chunk
+
+
+def materialize(arrays: CorpusArrays, files: Sequence[tuple[str, str]]) -> AssembledCorpus:
+    """The chunks and per-file maps of `arrays`, for the walked (path, text) files it was made of."""
+    if len(files) != len(arrays.keys):
+        raise ValueError("the record is of another number of files")
+    texts = [walked for _, walked in files]
+    for i, text in arrays.texts.items():
+        texts[i] = text
+    rows, sizes = arrays.rows, arrays.per_file.tolist()
+    kinds = rows[:, 2]
+    triples = [np.array([t[field] for t in arrays.types], dtype=object)[kinds].tolist() for field in range(3)]
+    paths = chain.from_iterable(map(repeat, (path for path, _ in files), sizes))
+    chunks: list[Chunk] = list(map(_sliced_chunk, split_ids(arrays.ids), paths, rows[:, 0].tolist(),
+                                   rows[:, 1].tolist(), *triples, chain.from_iterable(map(repeat, texts, sizes)),
+                                   rows[:, 3].tolist(), rows[:, 4].tolist(), rows[:, 5].tolist()))
+    for i, content in arrays.contents.items():
+        chunks[i].content = content
+    file_imports = {files[i][0]: list(v) for i, v in sorted(arrays.imports.items())}
+    file_tokens = {path: tokens for (path, _), tokens in zip(files, arrays.tokens, strict=True)}
+    return AssembledCorpus(chunks, file_imports, file_tokens, arrays.counts)

@@ -1,0 +1,1 @@
+"""Chunking: language packs and their grammars, chunks of a file, line weights, the import graph."""

@@ -1,0 +1,101 @@
+"""Chunking: definition nodes of a tree-sitter parse, or the whole file (pipeline.md §6.3–§6.5).
+
+A chunk is exactly one definition node's byte range (nested definitions each yield their own
+chunk, outer first), or — when no pack claims the file, or the parse has no definition — one
+`module` chunk holding the whole text. Chunk ids hash the location and the first 100 bytes, so
+they are stable across runs and implementations.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from cce_relevance.retrieval.chunking.packs import REFERENCE_PACKS, PackSet, unique_names
+from cce_relevance.retrieval.chunking.syntax import syntax_nodes
+from cce_relevance.retrieval.tokens import estimate_tokens
+
+FALLBACK_LANGUAGE = "plaintext"
+MODULE = "module"
+_ID_PREFIX_BYTES = 100
+
+
+@dataclass(slots=True)
+class Chunk:
+    """One retrievable unit; `embedding` is filled by the index build."""
+
+    chunk_id: str
+    file_path: str
+    start_line: int
+    end_line: int
+    chunk_type: str
+    kind: str
+    language: str
+    content: str
+    token_count: int
+    embedding: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+
+@dataclass(frozen=True)
+class ChunkedFile:
+    """One file's chunks and imports, with what the batch embedder needs to tokenize it once:
+    the bytes that were chunked and each chunk's byte range in them."""
+
+    chunks: list[Chunk]
+    imports: list[str]
+    source: bytes = b""
+    spans: list[tuple[int, int]] = field(default_factory=list)
+
+
+def chunk_id(file_path: str, start_line: int, end_line: int, content: bytes) -> str:
+    """First 16 hex characters of SHA-256 over `path:start:end:` and the first 100 content bytes."""
+    h = hashlib.sha256(f"{file_path}:{start_line}:{end_line}:".encode("utf-8", "surrogateescape"))
+    h.update(content[:_ID_PREFIX_BYTES])
+    return h.hexdigest()[:16]
+
+
+def _make_chunk(path: str, start: int, end: int, ctype: str, kind: str, language: str, raw: bytes) -> Chunk:
+    try:
+        content = raw.decode("utf-8")
+        tokens = max(1, len(raw) // 4)  # valid UTF-8: the content re-encodes to exactly `raw`
+    except UnicodeDecodeError:
+        content = raw.decode("utf-8", "replace")
+        tokens = estimate_tokens(content)
+    return Chunk(chunk_id(path, start, end, raw), path, start, end, ctype, kind, language, content, tokens)
+
+
+def module_chunk(path: str, text: str, language: str) -> Chunk:
+    """The whole-file fallback: lines 1..(newline count + 1), kind and type `module`."""
+    raw = text.encode("utf-8", "surrogateescape")
+    return _make_chunk(path, 1, raw.count(b"\n") + 1, MODULE, MODULE, language, raw)
+
+
+def chunk_file(path: str, text: str, packs: PackSet = REFERENCE_PACKS) -> ChunkedFile:
+    """Chunks of one (already redacted) file in pre-order, and its imports for the graph.
+
+    `packs` decides which extensions are parsed; a file none of them claims is one module chunk.
+    The tree is dropped before returning: only byte ranges and texts are kept.
+    """
+    source = text.encode("utf-8", "surrogateescape")
+    whole = [(0, len(source))]
+    pack = packs.for_path(path)
+    if pack is None:
+        return ChunkedFile([module_chunk(path, text, FALLBACK_LANGUAGE)], [], source, whole)
+    tree = pack.parser().parse(source)
+    if tree is None:
+        return ChunkedFile([module_chunk(path, text, pack.name)], [], source, whole)
+    nodes = syntax_nodes(pack, tree.root_node)
+    imports = unique_names([name for node in nodes.imports for name in pack.import_names(node)])
+    chunks = []
+    spans = []
+    for node in nodes.definitions:
+        kind = node.type
+        start, end = node.start_byte, node.end_byte
+        chunks.append(_make_chunk(path, node.start_point.row + 1, node.end_point.row + 1, pack.chunk_type(kind),
+                                  kind, pack.name, source[start:end]))
+        spans.append((start, end))
+    if not chunks:
+        return ChunkedFile([module_chunk(path, text, pack.name)], imports, source, whole)
+    return ChunkedFile(chunks, imports, source, spans)

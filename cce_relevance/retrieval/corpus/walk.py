@@ -1,0 +1,208 @@
+"""The corpus walk: which files of a tree get indexed, and their text (pipeline.md §4).
+
+It reproduces the reference walker (ripgrep's `ignore` crate with `.gitignore` files honoured
+at and below the root only, symlinks not followed, always-pruned and dot directories skipped)
+and its per-file filters, in the reference's order: sensitive name, `.jsonl`, size, UTF-8.
+
+The walk works on raw byte paths so that non-UTF-8 names are matched as bytes, as the
+reference does, and only converted (lossily, U+FFFD) for the output. It never raises on a bad
+tree: what cannot be read is counted and left out. Traversal is iterative and the output is
+sorted, so neither deep trees nor the filesystem's listing order matter.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+
+from cce_relevance.config import ALWAYS_PRUNED_DIRS, MAX_FILE_SIZE
+from cce_relevance.retrieval.corpus.gitignore import Gitignore
+from cce_relevance.retrieval.corpus.sensitive import is_sensitive, path_extension
+
+__all__ = ["WalkResult", "WalkedFile", "walk"]
+
+_PRUNED_DIRS = frozenset(os.fsencode(name) for name in ALWAYS_PRUNED_DIRS)
+_GITIGNORE = b".gitignore"
+# Non-blocking, so opening a FIFO that replaced a file mid-walk cannot hang the walk.
+_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
+
+# The `.gitignore` files in force for one directory, deepest first, each with the prefix that
+# turns an entry name of this directory into a path relative to that file's directory.
+_Scope = tuple[tuple[Gitignore, bytes], ...]
+
+
+@dataclass(frozen=True)
+class WalkedFile:
+    """One indexed file."""
+
+    path: str  # root-relative, '/'-separated, no leading './'
+    text: str  # strict UTF-8 decoded (BOM kept as U+FEFF)
+
+
+@dataclass(frozen=True)
+class WalkResult:
+    """The walk's output and counters (only `files` feeds ranking)."""
+
+    files: list[WalkedFile]  # sorted by the whole path string (code point order)
+    skipped: int  # .jsonl, oversize, non-UTF-8, unreadable files (§4.3 steps 2-4)
+    sensitive: int  # sensitive basenames skipped (§4.3 step 1)
+    errors: int  # unreadable directories
+
+
+def walk(root: str | os.PathLike[str], protect_secrets: bool = True) -> WalkResult:
+    """Walk `root` and return the files to index with their text, sorted by path.
+
+    With `protect_secrets` (the default) files with a sensitive name are counted, not read.
+    A root that does not exist counts as one error, like a directory that cannot be read.
+    """
+    return _Walk(protect_secrets).run(os.fsencode(root))
+
+
+def _read_regular_file(path: bytes, follow_symlinks: bool) -> bytes | None:
+    """The bytes of a regular file, or None when it is anything else or cannot be read."""
+    try:
+        fd = os.open(path, _OPEN_FLAGS if follow_symlinks else _OPEN_FLAGS | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with open(fd, "rb", closefd=False) as handle:
+            return handle.read()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _basename(path: bytes) -> bytes:
+    """The name of a root that is a file, for the sensitive-name check."""
+    return os.path.basename(path.rstrip(b"/")) or path
+
+
+def _ignored(scope: _Scope, name: bytes, is_dir: bool) -> bool:
+    """The deepest `.gitignore` with a line matching the entry decides; none means kept."""
+    for gitignore, prefix in scope:
+        verdict = gitignore.match(prefix + name, is_dir)
+        if verdict is not None:
+            return verdict
+    return False
+
+
+class _Walk:
+    """One walk's state: the files found so far and the counters."""
+
+    def __init__(self, protect_secrets: bool) -> None:
+        self._protect_secrets = protect_secrets
+        self._found: list[tuple[str, bytes, str]] = []  # (path, raw path, text)
+        self._skipped = 0
+        self._sensitive = 0
+        self._errors = 0
+
+    def run(self, root: bytes) -> WalkResult:
+        self._walk_root(root)
+        # The raw path only breaks ties between names that decode to the same string.
+        self._found.sort()
+        files = [WalkedFile(path, text) for path, _, text in self._found]
+        return WalkResult(files, self._skipped, self._sensitive, self._errors)
+
+    def _walk_root(self, root: bytes) -> None:
+        """The root is never pruned or ignored, and is followed if it is a symlink. A root that
+        is a regular file is the only file, with the empty path, as in the reference."""
+        try:
+            info = os.stat(root)
+        except OSError:
+            self._errors += 1
+            return
+        if stat.S_ISDIR(info.st_mode):
+            self._walk_tree(root)
+        elif stat.S_ISREG(info.st_mode):
+            self._take_file(os.path.realpath(root), b"", _basename(root), lambda: info)
+
+    def _walk_tree(self, root: bytes) -> None:
+        pending: list[tuple[bytes, bytes, _Scope]] = [(root, b"", ())]
+        while pending:
+            path, rel_dir, scope = pending.pop()
+            entries = self._list_dir(path)
+            gitignore = self._gitignore(entries)
+            if gitignore:
+                scope = ((gitignore, b""), *scope)
+            for entry in entries:
+                self._visit(entry, rel_dir, scope, pending)
+
+    def _list_dir(self, path: bytes) -> list[os.DirEntry[bytes]]:
+        """The directory's entries; a directory that cannot be read (or fails part way) counts
+        as one walk error and yields what was read."""
+        entries: list[os.DirEntry[bytes]] = []
+        try:
+            with os.scandir(path) as listing:
+                entries.extend(listing)
+        except OSError:
+            self._errors += 1
+        return entries
+
+    @staticmethod
+    def _gitignore(entries: list[os.DirEntry[bytes]]) -> Gitignore | None:
+        """This directory's `.gitignore`, read through a symlink like the reference does."""
+        for entry in entries:
+            if entry.name == _GITIGNORE:
+                data = _read_regular_file(entry.path, follow_symlinks=True)
+                return None if data is None else Gitignore.from_bytes(data)
+        return None
+
+    def _visit(
+        self,
+        entry: os.DirEntry[bytes],
+        rel_dir: bytes,
+        scope: _Scope,
+        pending: list[tuple[bytes, bytes, _Scope]],
+    ) -> None:
+        """Queue a directory to descend, take a regular file; drop symlinks and the rest."""
+        name = entry.name
+        try:
+            is_dir = entry.is_dir(follow_symlinks=False)
+            is_file = not is_dir and entry.is_file(follow_symlinks=False)
+        except OSError:
+            self._errors += 1
+            return
+        if is_dir:
+            if name in _PRUNED_DIRS or name.startswith(b".") or _ignored(scope, name, True):
+                return
+            child_scope = tuple((gitignore, prefix + name + b"/") for gitignore, prefix in scope)
+            pending.append((entry.path, rel_dir + name + b"/", child_scope))
+        elif is_file and not _ignored(scope, name, False):
+            self._take_file(entry.path, rel_dir + name, name, partial(entry.stat, follow_symlinks=False))
+
+    def _take_file(
+        self, path: bytes, rel: bytes, name: bytes, metadata: Callable[[], os.stat_result]
+    ) -> None:
+        """The per-file filters, in the reference's order (§4.3)."""
+        lossy_name = name.decode("utf-8", "replace")
+        if self._protect_secrets and is_sensitive(lossy_name):
+            self._sensitive += 1
+            return
+        text = None if path_extension(lossy_name) == "jsonl" else self._read_text(path, metadata)
+        if text is None:
+            self._skipped += 1
+            return
+        self._found.append((rel.decode("utf-8", "replace"), rel, text))
+
+    @staticmethod
+    def _read_text(path: bytes, metadata: Callable[[], os.stat_result]) -> str | None:
+        """The file's text if its metadata says it is at most MAX_FILE_SIZE bytes and its
+        content is valid UTF-8; None otherwise."""
+        try:
+            if metadata().st_size > MAX_FILE_SIZE:
+                return None
+        except OSError:
+            return None
+        data = _read_regular_file(path, follow_symlinks=False)
+        if data is None:
+            return None
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None

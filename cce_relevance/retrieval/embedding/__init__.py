@@ -1,0 +1,1 @@
+"""Embedding: the hash embedder with its bucket counts, and the Ollama embedder."""

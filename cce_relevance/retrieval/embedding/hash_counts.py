@@ -1,0 +1,291 @@
+"""Hash embeddings of many chunks at once, bit-identical to `embed.hash_embed` on each chunk.
+
+`hash_embed` tokenizes a chunk, adds ±1 per token to a bucket and divides by the norm. An
+index needs it for every chunk, and chunks overlap (a class chunk holds its methods), so this
+module tokenizes each *file* once instead: a chunk's tokens are the file's tokens that lie
+inside its byte range, because a token is a maximal run of word bytes and a chunk boundary
+that is not inside such a run cannot split one. A chunk whose boundary does fall inside a run
+(possible after error recovery) is tokenized on its own. Tokens are found and hashed with
+numpy over the file's bytes, never as Python strings: the ASCII-lowercased UTF-8 bytes have
+the same runs of `[a-z0-9_]` as the text has tokens (every byte of a non-ASCII character is
+>= 0x80, never a word byte), and the tokenizer lowercases ASCII only, as `bytes.lower` does.
+
+What is kept per chunk are the integer bucket counts (sparse: bucket, count), which is also
+what the index cache stores. Indexing sums them from the chunks' term counts, which it takes
+anyway (`summed_bucket_counts`, called by retrieval/ranking/postings.py); `bucket_counts` counts
+them token by token, and the tests hold the two equal. `HashEmbeddings` turns them into the
+unit vectors. The counts are small integers, so the sum of their squares is exact in any order
+(below 2**53; a chunk has at most one token per two bytes and files are at most MAX_FILE_SIZE
+bytes), its square root is the one IEEE square root, and each component is divided by it as
+`hash_embed` does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from cce_relevance.config import EMBED_DIM
+from cce_relevance.retrieval.embedding.embed import FNV_OFFSET, FNV_PRIME, fnv1a64
+
+_WORD_BYTE = np.zeros(256, dtype=bool)
+for _c in b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_":
+    _WORD_BYTE[_c] = True
+_SIGNED = 2 * EMBED_DIM  # a token's code: its bucket, plus EMBED_DIM when its sign is negative
+_ROWS_PER_BLOCK = 2048  # chunks counted per bincount, bounding its (rows × 512) scratch array
+_EXACT_SOURCE_LIMIT = 1 << 27  # below this many bytes a chunk's sum of squares stays under 2**53
+_VECTOR_HASH_BYTES = 32  # tokens up to this long are hashed with numpy, longer ones one by one
+_FNV_OFFSET = np.uint64(FNV_OFFSET)
+_FNV_PRIME = np.uint64(FNV_PRIME)
+
+
+class _LongTokenHashes(dict[bytes, int]):
+    """token → FNV-1a-64 for the rare long tokens, hashed on first sight and kept for the process."""
+
+    def __missing__(self, token: bytes) -> int:
+        h = fnv1a64(token)
+        self[token] = h
+        return h
+
+
+_LONG_HASHES = _LongTokenHashes()
+
+
+@dataclass(frozen=True)
+class BucketCounts:
+    """Each chunk's non-zero bucket counts: `lengths[i]` entries of `buckets`/`counts` per chunk,
+    chunks in order, buckets ascending within a chunk."""
+
+    lengths: np.ndarray  # int64, one per chunk
+    buckets: np.ndarray  # uint8
+    counts: np.ndarray  # int32
+
+
+@dataclass(frozen=True)
+class ChunkTokens:
+    """Where the tokens of a file's chunks are: token k is `lowered[starts[k]:ends[k]]`, its
+    FNV-1a-64 hash is `hashes[k]`, and chunk i's tokens are tokens `first[i]:stop[i]`. The file's
+    own tokens come first (`file_tokens` of them, in order), then those of the chunks tokenized
+    by themselves."""
+
+    lowered: bytes
+    starts: np.ndarray
+    ends: np.ndarray
+    first: np.ndarray
+    stop: np.ndarray
+    file_tokens: int
+    hashes: np.ndarray  # uint64
+
+
+def chunk_counts(source: bytes, spans: Sequence[tuple[int, int]]) -> BucketCounts:
+    """The bucket counts of the chunks at byte ranges `spans` of `source`."""
+    return bucket_counts(chunk_tokens(source, spans))
+
+
+def bucket_counts(tokens: ChunkTokens) -> BucketCounts:
+    """The bucket counts of the chunks whose tokens are `tokens`."""
+    h = tokens.hashes
+    codes = (h % np.uint64(EMBED_DIM) + (h >> np.uint64(63)) * np.uint64(EMBED_DIM)).astype(np.int64)
+    return _count(codes, tokens.first, tokens.stop)
+
+
+def summed_bucket_counts(lengths: np.ndarray, terms: np.ndarray, counts: np.ndarray,
+                         term_hashes: np.ndarray) -> BucketCounts:
+    """The bucket counts of chunks given by their distinct terms: `lengths[i]` (term, count)
+    entries per chunk, and `term_hashes[t]` the FNV-1a-64 hash of term t. Each term's count goes
+    with its hash's sign into its hash's bucket: the very integers `bucket_counts` adds up one
+    token at a time (exactly, in floats: they stay far below 2**53), from a chunk's distinct
+    terms — a third of its tokens on real code."""
+    n = lengths.shape[0]
+    buckets = (term_hashes % np.uint64(EMBED_DIM)).astype(np.int64)[terms]
+    signed = np.where((term_hashes >> np.uint64(63)).astype(bool)[terms], -counts, counts).astype(np.float64)
+    cells = np.repeat(np.arange(n), lengths) * EMBED_DIM + buckets  # row-major: row * EMBED_DIM + bucket
+    ends = np.cumsum(lengths)
+    parts = []
+    for lo in range(0, n, _ROWS_PER_BLOCK):
+        hi = min(lo + _ROWS_PER_BLOCK, n)
+        first, stop = int(ends[lo] - lengths[lo]), int(ends[hi - 1])
+        dense = np.bincount(cells[first:stop] - lo * EMBED_DIM, weights=signed[first:stop],
+                            minlength=(hi - lo) * EMBED_DIM)
+        parts.append(_nonzero(dense, hi - lo))
+    return joined_counts(parts)
+
+
+def chunk_tokens(source: bytes, spans: Sequence[tuple[int, int]]) -> ChunkTokens:
+    """The tokens of the chunks at byte ranges `spans` of `source`, found once for the file."""
+    if len(source) >= _EXACT_SOURCE_LIMIT:
+        raise ValueError(f"a {len(source)}-byte source is past the exact hash-embedding bound")
+    lowered = source.lower()  # bytes.lower folds ASCII only, like the tokenizer
+    word, starts, ends = _runs(lowered)
+    file_tokens = starts.shape[0]
+    span_starts = np.array([s for s, _ in spans], dtype=np.int64)
+    span_ends = np.array([e for _, e in spans], dtype=np.int64)
+    first = np.searchsorted(starts, span_starts, "left")
+    stop = np.searchsorted(ends, span_ends, "right")
+    # A boundary inside a run of word bytes cuts a token: tokenize that chunk by itself.
+    cut = (word[span_starts] & word[span_starts + 1]) | (word[span_ends] & word[span_ends + 1])
+    starts_parts, ends_parts = [starts], [ends]
+    offset = file_tokens
+    for i in np.flatnonzero(cut):
+        _, piece_starts, piece_ends = _runs(lowered[span_starts[i]:span_ends[i]])
+        first[i], stop[i] = offset, offset + piece_starts.shape[0]
+        offset += piece_starts.shape[0]
+        starts_parts.append(piece_starts + span_starts[i])
+        ends_parts.append(piece_ends + span_starts[i])
+    if len(starts_parts) > 1:
+        starts, ends = np.concatenate(starts_parts), np.concatenate(ends_parts)
+    return ChunkTokens(lowered, starts, ends, first, np.maximum(stop, first), file_tokens, _hashes(lowered, starts, ends))
+
+
+def token_positions(first: np.ndarray, stop: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For chunks whose tokens are `first[i]:stop[i]`: each chunk token's chunk (0, 1, ... within
+    these chunks) and its token position, chunk by chunk in order."""
+    sizes = stop - first
+    rows = np.repeat(np.arange(first.shape[0]), sizes)
+    return rows, np.arange(rows.shape[0]) + np.repeat(first - (np.cumsum(sizes) - sizes), sizes)
+
+
+def _runs(lowered: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Word-byte flags padded by one at each end (`word[p + 1]` is byte p), and the start and
+    end offsets of every token (maximal run of word bytes), in order."""
+    word = np.zeros(len(lowered) + 2, dtype=bool)
+    word[1:-1] = _WORD_BYTE[np.frombuffer(lowered, dtype=np.uint8)]
+    edges = np.flatnonzero(word[1:] != word[:-1])  # alternately where a token starts and where it ends
+    return word, edges[0::2], edges[1::2]
+
+
+def _hashes(lowered: bytes, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Each token's FNV-1a-64 hash, computed for all tokens at once: byte j of every token longer
+    than j is xor-ed in and multiplied (uint64 arithmetic wraps like the spec's)."""
+    data = np.frombuffer(lowered, dtype=np.uint8)
+    # Longest first, so the tokens still going at byte j are a prefix; lengths past the limit all
+    # sort alike. Sorting (shortness, position) keys is a stable sort by length, and numpy sorts
+    # plain integers far faster than it argsorts.
+    keys = (_VECTOR_HASH_BYTES + 1 - np.minimum(ends - starts, _VECTOR_HASH_BYTES + 1)) << 32
+    keys |= np.arange(keys.shape[0])
+    keys.sort()
+    order = keys & 0xFFFF_FFFF
+    by_length = _VECTOR_HASH_BYTES + 1 - (keys >> 32)
+    first_bytes = starts[order]
+    n_long = int(np.searchsorted(-by_length, -_VECTOR_HASH_BYTES, "left"))  # longer than the limit
+    going = np.searchsorted(-by_length, -np.arange(_VECTOR_HASH_BYTES), "left")  # longer than j
+    hashes = np.full(order.shape[0], _FNV_OFFSET, dtype=np.uint64)
+    for j in range(min(_VECTOR_HASH_BYTES, int(by_length[0]) if order.shape[0] else 0)):
+        h = hashes[n_long:going[j]]
+        h ^= data[first_bytes[n_long:going[j]] + j]
+        h *= _FNV_PRIME
+    in_place = np.empty(order.shape[0], dtype=np.uint64)
+    in_place[order] = hashes
+    for k in order[:n_long].tolist():
+        in_place[k] = _LONG_HASHES[lowered[starts[k]:ends[k]]]
+    return in_place
+
+
+def _count(codes: np.ndarray, first: np.ndarray, stop: np.ndarray) -> BucketCounts:
+    """Bucket counts of the chunks whose tokens are `codes[first[i]:stop[i]]`."""
+    n = first.shape[0]
+    parts = []
+    for lo in range(0, n, _ROWS_PER_BLOCK):
+        hi = min(lo + _ROWS_PER_BLOCK, n)
+        rows, positions = token_positions(first[lo:hi], stop[lo:hi])
+        signed = np.bincount(rows * _SIGNED + codes[positions], minlength=(hi - lo) * _SIGNED)
+        signed = signed.reshape(hi - lo, 2, EMBED_DIM)
+        parts.append(_nonzero((signed[:, 0, :] - signed[:, 1, :]).reshape(-1), hi - lo))
+    return joined_counts(parts)
+
+
+def _nonzero(dense: np.ndarray, rows: int) -> BucketCounts:
+    """The non-zero entries of `rows` chunks' bucket counts, laid out row-major (row * EMBED_DIM + bucket)."""
+    nonzero = np.flatnonzero(dense)
+    return BucketCounts(np.bincount(nonzero // EMBED_DIM, minlength=rows).astype(np.int64),
+                        (nonzero % EMBED_DIM).astype(np.uint8), dense[nonzero].astype(np.int32))
+
+
+def joined_counts(parts: Sequence[BucketCounts]) -> BucketCounts:
+    """The bucket counts of `parts` (files, in order) as one corpus's; one part is itself (its
+    arrays are not copied: callers only read them)."""
+    if not parts:
+        return BucketCounts(np.zeros(0, np.int64), np.zeros(0, np.uint8), np.zeros(0, np.int32))
+    if len(parts) == 1:
+        return parts[0]
+    return BucketCounts(*(np.concatenate([getattr(p, name) for p in parts]) for name in ("lengths", "buckets",
+                                                                                         "counts")))
+
+
+@dataclass(frozen=True)
+class HashEmbeddings:
+    """The hash embeddings of a corpus's chunks, kept sparse: entry j is `values[j]` at row
+    `rows[j]`, component `buckets[j]`; row r's entries are `offsets[r]:offsets[r + 1]`. Each value
+    is the bucket count divided by the row's norm, the same double `hash_embed` makes, so a dense
+    matrix, its float32 copy or a few rows of it are made exactly from these entries — and a
+    corpus need not hold a 147 MB float64 matrix to be ranked (retrieval/ranking/cosine.py)."""
+
+    rows: np.ndarray  # int32 (a corpus has fewer than 2**31 chunks)
+    buckets: np.ndarray  # uint8 (EMBED_DIM components)
+    values: np.ndarray  # float64
+    offsets: np.ndarray  # int64, one more than rows
+    counts: np.ndarray  # int32: the bucket count each value was divided from
+    norms: np.ndarray  # float64 per row: what its counts were divided by (0.0 for a row without any)
+
+    @classmethod
+    def of(cls, parts: Sequence[BucketCounts]) -> HashEmbeddings:
+        joined = joined_counts(parts)
+        lengths, buckets = joined.lengths, joined.buckets.astype(np.uint8, copy=False)
+        values = joined.counts.astype(np.float64)
+        n = lengths.shape[0]
+        rows = np.repeat(np.arange(n, dtype=np.int32), lengths)
+        scratch = values * values
+        norms = np.sqrt(np.bincount(rows, weights=scratch, minlength=n))
+        offsets = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        # Each value over its row's norm, in the arrays already made (fresh memory is slow to touch;
+        # "clip" only spares `take` a buffer: every row is in range).
+        np.divide(values, np.take(norms, rows, out=scratch, mode="clip"), out=values)
+        return cls(rows, buckets, values, offsets, joined.counts, norms)
+
+    @property
+    def n_rows(self) -> int:
+        return self.offsets.shape[0] - 1
+
+    def dense(self, dtype: type[np.floating]) -> np.ndarray:
+        """Every row, column-major, in `dtype` (float32: each double rounded to nearest)."""
+        return self._column_major(self.values, dtype)
+
+    def dense_counts(self, budget: int) -> np.ndarray | None:
+        """The bucket counts as a column-major matrix — int16 when every count fits (it does but
+        for huge repetitive chunks), else int32 — or None when that would take more than
+        `budget` bytes. A count divided by its row's norm gives back the value, the same IEEE
+        division."""
+        small = np.iinfo(np.int16)
+        fits = not self.counts.size or (int(self.counts.min()) >= small.min and int(self.counts.max()) <= small.max)
+        dtype = np.int16 if fits else np.int32
+        if self.n_rows * EMBED_DIM * np.dtype(dtype).itemsize > budget:
+            return None
+        return self._column_major(self.counts, dtype)
+
+    def _column_major(self, entries: np.ndarray, dtype: type[np.number]) -> np.ndarray:
+        n = self.n_rows
+        matrix = np.zeros((n, EMBED_DIM), dtype=dtype, order="F")
+        by_column = matrix.T.reshape(-1)  # a view: the transpose of a column-major matrix is row-major
+        where = self.buckets.astype(np.int64)
+        where *= n  # in place: one index array, not three (fresh memory is slow to touch)
+        where += self.rows
+        by_column[where] = entries
+        return matrix
+
+    def columns(self, rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
+        """The float64 matrix's entries at `rows` (positions, in that order) and `columns`
+        (ascending components), as a small dense array: what exact cosines of those rows read."""
+        where_column = np.full(EMBED_DIM, -1, dtype=np.int64)
+        where_column[columns] = np.arange(columns.shape[0])
+        starts = self.offsets[rows]
+        lengths = self.offsets[rows + 1] - starts
+        ends = np.cumsum(lengths)
+        entries = np.arange(int(ends[-1]) if ends.shape[0] else 0) + np.repeat(starts - (ends - lengths), lengths)
+        column = where_column[self.buckets[entries]]
+        wanted = np.flatnonzero(column >= 0)
+        out = np.zeros((rows.shape[0], columns.shape[0]), dtype=np.float64)
+        out[np.repeat(np.arange(rows.shape[0]), lengths)[wanted], column[wanted]] = self.values[entries[wanted]]
+        return out

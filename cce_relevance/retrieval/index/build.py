@@ -1,0 +1,178 @@
+"""Building the index of a corpus directory (pipeline.md §3).
+
+Building walks the corpus (sorted), redacts each file, chunks it, embeds every chunk with the
+hash embedder and derives BM25 statistics and the import graph (the per-file work may run in
+worker processes or come from the index cache; the index is the same).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from cce_relevance.retrieval.cache.corpus_record import (
+    CorpusArrays,
+    arrays_from_entries,
+    corpus_parts,
+    decode_corpus,
+    materialize,
+)
+from cce_relevance.retrieval.cache.corpus_splice import splice
+from cce_relevance.retrieval.cache.index_cache import IndexCache
+from cce_relevance.retrieval.chunking.line_weights import unique_paths
+from cce_relevance.retrieval.chunking.packs import REFERENCE_PACKS, PackSet
+from cce_relevance.retrieval.corpus.walk import walk
+from cce_relevance.retrieval.embedding.embed import HASH_DOCUMENTS, HASH_EMBEDDER, DocumentEmbedder
+from cce_relevance.retrieval.embedding.hash_counts import HashEmbeddings
+from cce_relevance.retrieval.index.file_records import Progress, file_keys, indexed_files, opened_cache
+from cce_relevance.retrieval.index.model import Index
+from cce_relevance.retrieval.indexing.file import IndexedFile
+from cce_relevance.retrieval.indexing.workers import FileJob
+from cce_relevance.retrieval.ranking.postings import corpus_postings
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    """How the front doors want corpora indexed (`build_index`'s keyword arguments, gathered)."""
+
+    cache: str | None = None
+    workers: int | None = None
+    progress: Progress | None = None
+
+
+DEFAULT_BUILD = BuildOptions()
+"""No cache, worker processes when it pays, no progress: what a plain library call gets."""
+
+
+def build_index(root: str | os.PathLike, protect_secrets: bool = True,
+                embedder: DocumentEmbedder = HASH_DOCUMENTS, languages: PackSet = REFERENCE_PACKS, *,
+                cache: str | None = None, workers: int | None = None, progress: Progress | None = None) -> Index:
+    """Walk, redact, chunk and embed a corpus directory, in the reference's order.
+
+    `languages` are the packs that chunk (retrieval/chunking/languages.py `enabled_packs`); the default is
+    the reference's six, which keeps every default output byte-identical to the reference. Files
+    are indexed one by one (retrieval/index/file_records.py), and with the hash embedder all embeddings are
+    made at once from the files' bucket counts and kept sparse (`Index.embeddings`: chunks get
+    theirs when `attach_embeddings` is called), and BM25's postings are merged from the files'
+    term counts (retrieval/ranking/postings.py).
+
+    None of the rest changes the index: `cache` is the index cache's directory (None: no cache;
+    retrieval/cache/index_cache.py: files' records, and whole corpora kept as assembled or spliced
+    with the files that changed — retrieval/cache/corpus_record.py, corpus_splice.py), `workers` the
+    number of processes (None: one per CPU up to 4, one for a small corpus; retrieval/indexing/workers.py),
+    and `progress` is called with (files done, files in all) as files are indexed.
+    """
+    with _collector_paused():
+        return _build(root, protect_secrets, embedder, languages, cache, workers, progress)
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while building: an index is a million or so objects that
+    live on and hold no reference cycles, and the collector's full passes over that growing heap
+    cost a tenth of a warm build while finding nothing to free."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _build(root: str | os.PathLike, protect_secrets: bool, embedder: DocumentEmbedder, languages: PackSet,
+           cache: str | None, workers: int | None, progress: Progress | None) -> Index:
+    walked = walk(root, protect_secrets=protect_secrets)
+    files = [(f.path, f.text) for f in walked.files]
+    job = FileJob(languages, protect_secrets, embedder is HASH_DOCUMENTS)
+    with opened_cache(cache, job) as store:
+        if store is None:
+            return _assembled(files, indexed_files(files, job, None, [], workers, progress), embedder, walked.skipped)
+        return _cached_build(store, files, job, workers, progress, walked.skipped)
+
+
+def _cached_build(store: IndexCache, files: list[tuple[str, str]], job: FileJob, workers: int | None,
+                  progress: Progress | None, skipped: int) -> Index:
+    """With the index cache (hash embedder): the corpus as kept when no file changed; else the
+    last corpus spliced with the records of the files that changed, when they are at most half;
+    else assembled from every file's record. Whatever is made is kept for the next run."""
+    keys = file_keys(store, files)
+    corpus_key = store.corpus_key(keys)
+    kept = _decoded(store.get_corpus(corpus_key))
+    if kept is not None and kept.keys == keys:
+        if progress is not None:
+            progress(0, len(files))
+            progress(len(files), len(files))
+        return _from_arrays(kept, files, skipped)
+    base = _decoded(store.latest_corpus())
+    known = set(base.keys) if base is not None else set()
+    changed = [i for i, key in enumerate(keys) if key not in known]
+    if base is not None and 2 * len(changed) <= len(files):
+        unchanged = len(files) - len(changed)
+        shifted = None if progress is None else lambda done, _: progress(unchanged + done, len(files))
+        fresh = indexed_files([files[i] for i in changed], job, store, [keys[i] for i in changed], workers, shifted)
+        try:
+            arrays = splice(base, keys, files, dict(zip(changed, fresh, strict=True)))
+        except ValueError:
+            arrays = None  # assembled from every file's record below
+        if arrays is not None:
+            store.put_corpus(corpus_key, corpus_parts(arrays))
+            return _from_arrays(arrays, files, skipped)
+    entries = indexed_files(files, job, store, keys, workers, progress)
+    index = _assembled(files, entries, HASH_DOCUMENTS, skipped)
+    if index.postings is not None:
+        store.put_corpus(corpus_key, corpus_parts(arrays_from_entries(keys, files, entries, index.postings,
+                                                                      index.id_rank)))
+    return index
+
+
+def _assembled(files: list[tuple[str, str]], entries: list[IndexedFile], embedder: DocumentEmbedder,
+               skipped: int) -> Index:
+    """The index of the files whose records are `entries`."""
+    chunks = [c for entry in entries for c in entry.chunks]
+    file_imports = {path: entry.imports for (path, _), entry in zip(files, entries, strict=True) if entry.imports}
+    file_tokens = {path: entry.tokens for (path, _), entry in zip(files, entries, strict=True)}
+    lines = unique_paths((path, entry.lines) for (path, _), entry in zip(files, entries, strict=True))
+    if embedder is not HASH_DOCUMENTS:
+        for c, vector in zip(chunks, embedder.embed_all([c.content for c in chunks]), strict=True):
+            c.embedding = vector
+        return Index(chunks, file_imports, file_tokens, embedder.name, skipped, weighted_lines=lines, walked=files)
+    terms = [entry.terms for entry in entries if entry.terms is not None]
+    postings = corpus_postings(terms) if len(terms) == len(entries) else None
+    return Index(chunks, file_imports, file_tokens, embedder.name, skipped, postings,
+                 HashEmbeddings.of([entry.counts for entry in entries if entry.counts is not None]), lines, files)
+
+
+def _decoded(data: memoryview | None) -> CorpusArrays | None:
+    """A kept corpus's arrays, or None when there is none or it does not decode (it is then
+    made again and replaced)."""
+    if data is None:
+        return None
+    try:
+        return decode_corpus(data)
+    except ValueError:
+        return None
+
+
+def _from_arrays(arrays: CorpusArrays, files: list[tuple[str, str]], skipped: int) -> Index:
+    corpus = materialize(arrays, files)
+    index = Index(corpus.chunks, corpus.file_imports, corpus.file_tokens, HASH_EMBEDDER, skipped, arrays.postings,
+                  HashEmbeddings.of([corpus.counts]), arrays.lines([path for path, _ in files]), files)
+    index.id_rank = arrays.id_rank
+    index.chunks_by_file = _chunks_by_file(files, arrays.per_file.tolist())
+    return index
+
+
+def _chunks_by_file(files: list[tuple[str, str]], sizes: list[int]) -> dict[str, list[int]]:
+    """`Index.chunks_by_file` of files whose chunks come one file after the other (two files
+    walked under one lossily decoded path are next to each other, and share its list)."""
+    by_file: dict[str, list[int]] = {}
+    first = 0
+    for (path, _), size in zip(files, sizes, strict=True):
+        if size:
+            by_file.setdefault(path, []).extend(range(first, first + size))
+        first += size
+    return by_file

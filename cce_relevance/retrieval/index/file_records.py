@@ -1,0 +1,101 @@
+"""Every walked file's indexed record: from the index cache, from worker processes, or made here.
+
+The three sources give identical records (a worker's and the cache's are the same bytes,
+decoded the same way; one made here is what those bytes encode), so where a record came from
+never shows in the index. Progress is reported per file, cached ones at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
+
+from cce_relevance.retrieval.cache.index_cache import IndexCache, cache_context
+from cce_relevance.retrieval.embedding.embed import HASH_EMBEDDER
+from cce_relevance.retrieval.indexing.file import IndexedFile, index_file
+from cce_relevance.retrieval.indexing.file_record import decode, encode
+from cce_relevance.retrieval.indexing.workers import (
+    FileJob,
+    PoolUnavailable,
+    choose_workers,
+    records_in_workers,
+)
+
+Progress = Callable[[int, int], None]
+"""Called with (files done, files in all) as indexing advances, last with done == all."""
+
+
+def indexed_files(files: Sequence[tuple[str, str]], job: FileJob, cache: IndexCache | None = None,
+                  keys: Sequence[bytes] = (), workers: int | None = None,
+                  progress: Progress | None = None) -> list[IndexedFile]:
+    """The record of each (path, text) walked file, in order.
+
+    `cache` is the open index cache (see `opened_cache`) and `keys` the files' keys in it;
+    `workers` is the number of processes (None: see `workers.choose_workers`).
+    """
+    total = len(files)
+    done = 0
+
+    def advance(n: int) -> None:
+        nonlocal done
+        done += n
+        if progress is not None:
+            progress(done, total)
+
+    advance(0)
+    entries: list[IndexedFile | None] = [None] * total
+    if cache is not None:
+        found = cache.get_many(keys)
+        for i, key in enumerate(keys):
+            data = found.get(key)
+            if data is not None:
+                entries[i] = _decoded_or_none(data, *files[i])
+        advance(sum(e is not None for e in entries))
+    pending = [i for i, e in enumerate(entries) if e is None]
+    fresh: dict[int, bytes] = {}
+    count = choose_workers(workers, sum(len(files[i][1]) for i in pending))
+    if count > 1 and pending:
+        try:
+            for i, data in records_in_workers(files, pending, job, count):
+                entries[i] = decode(data, *files[i])
+                if cache is not None:
+                    fresh[i] = data
+                advance(1)
+        except PoolUnavailable:
+            pass  # what the workers did not return is indexed below
+    for i in pending:
+        if entries[i] is None:
+            path, text = files[i]
+            entries[i] = entry = index_file(path, text, job.packs, job.protect_secrets, job.hashing)
+            if cache is not None:
+                fresh[i] = encode(entry, text)
+            advance(1)
+    if cache is not None:
+        cache.put_many({keys[i]: data for i, data in fresh.items()})
+    return [e for e in entries if e is not None]
+
+
+@contextlib.contextmanager
+def opened_cache(cache_dir: str | None, job: FileJob) -> Iterator[IndexCache | None]:
+    """The index cache in `cache_dir` for this kind of job, closed afterwards; None when there is
+    no directory, the job is not cached (only hash-embedder builds are) or it cannot be opened."""
+    context = cache_context(job.packs, job.protect_secrets, HASH_EMBEDDER) if cache_dir and job.hashing else None
+    cache = IndexCache.open(cache_dir, context) if cache_dir and context is not None else None
+    try:
+        yield cache
+    finally:
+        if cache is not None:
+            cache.close()
+
+
+def file_keys(cache: IndexCache, files: Sequence[tuple[str, str]]) -> list[bytes]:
+    """Each walked (path, text) file's key in `cache`."""
+    return [cache.key(path, text.encode("utf-8", "surrogateescape")) for path, text in files]
+
+
+def _decoded_or_none(data: bytes, path: str, text: str) -> IndexedFile | None:
+    """A cached record, or None when it does not decode (it is then made again and replaced)."""
+    try:
+        return decode(data, path, text)
+    except ValueError:
+        return None

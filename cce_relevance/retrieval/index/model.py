@@ -1,0 +1,177 @@
+"""The in-memory index: chunks in index order plus everything ranking needs (pipeline.md §3).
+
+The order of `chunks` is significant downstream (line weights, tie handling, graph expansion), so
+it is kept exactly as building or loading made it. What ranking needs beyond the chunks (BM25
+statistics, the cosine matrix, the import graph) is derived on first use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+from cce_relevance.config import REFERENCE_PARAMS, RankingParams
+from cce_relevance.retrieval.chunking.chunk import Chunk
+from cce_relevance.retrieval.chunking.import_graph import ImportGraph
+from cce_relevance.retrieval.chunking.line_weights import WeightedLines
+from cce_relevance.retrieval.embedding.embed import HASH_EMBEDDER
+from cce_relevance.retrieval.embedding.hash_counts import HashEmbeddings
+from cce_relevance.retrieval.ranking.bm25 import BM25
+from cce_relevance.retrieval.ranking.cosine import CosineIndex
+from cce_relevance.retrieval.ranking.postings import Postings
+from cce_relevance.retrieval.ranking.topk import id_ranks
+from cce_relevance.strings import rust_line_count
+
+
+@dataclass
+class Index:
+    """Chunks with embeddings, and the statistics derived from them on build or load."""
+
+    chunks: list[Chunk]
+    file_imports: dict[str, list[str]]
+    file_tokens: dict[str, int]
+    embedder: str = HASH_EMBEDDER
+    walk_skipped: int = 0
+    postings: Postings | None = field(default=None, repr=False, compare=False)
+    """The chunks' BM25 postings when indexing counted terms (hash embedder); None otherwise
+    (a loaded store, another embedder), and then BM25 tokenizes the contents itself."""
+    embeddings: HashEmbeddings | None = field(default=None, repr=False, compare=False)
+    """A hash-embedder build's embeddings, kept sparse: the chunks get theirs (`Chunk.embedding`,
+    rows of `matrix`) only when `attach_embeddings` or `matrix` is called — ranking never needs
+    the 147 MB float64 matrix of a large corpus (retrieval/ranking/cosine.py). None otherwise: the
+    chunks hold their embeddings."""
+    weighted_lines: Mapping[str, WeightedLines] | None = field(default=None, repr=False, compare=False)
+    """The token weights of the lines of each file (retrieval/chunking/line_weights.py), by path, as
+    indexing worked them out; None, or a path missing (two files of one path), when they are
+    to be worked out from the chunks (evaluation/spans.py `LineWeights`)."""
+    walked: Sequence[tuple[str, str]] | None = field(default=None, repr=False, compare=False)
+    """The (path, text) files the index was made of, in walk order; None for a loaded store or an
+    index made of parts. Only `line_counts` reads them."""
+    _bm25: dict[tuple[float, float], BM25] = field(default_factory=dict, repr=False)
+
+    @cached_property
+    def chunk_ids(self) -> list[str]:
+        return [c.chunk_id for c in self.chunks]
+
+    @cached_property
+    def id_rank(self) -> np.ndarray:
+        """Each chunk's position in chunk-id order: how rankings break ties without comparing strings."""
+        return id_ranks(self.chunk_ids)
+
+    @cached_property
+    def matrix(self) -> np.ndarray:
+        """Embeddings as one row per chunk, zero-padded to a common width; column-major, because
+        cosine ranking reads it one component (column) at a time (retrieval/ranking/cosine.py). Made
+        from sparse hash embeddings, it gives each chunk its row as its embedding."""
+        if self.embeddings is not None:
+            matrix = self.embeddings.dense(np.float64)
+            for c, row in zip(self.chunks, matrix, strict=True):
+                c.embedding = row
+            return matrix
+        width = max((c.embedding.shape[0] for c in self.chunks if c.embedding is not None), default=0)
+        m = np.zeros((len(self.chunks), width), dtype=np.float64, order="F")
+        for row, c in enumerate(self.chunks):
+            if c.embedding is not None and c.embedding.size:
+                m[row, : c.embedding.shape[0]] = c.embedding
+        return m
+
+    def attach_embeddings(self) -> None:
+        """Give every chunk its embedding, for what reads `Chunk.embedding` (a store being written)."""
+        self.matrix  # noqa: B018 - made on first use, and it attaches the rows
+
+    @cached_property
+    def cosine(self) -> CosineIndex:
+        """The embeddings prepared for exact top-k cosine ranking (retrieval/ranking/cosine.py)."""
+        if self.embeddings is not None:
+            return CosineIndex.of_hash_embeddings(self.embeddings, self.id_rank, lambda: self.matrix)
+        return CosineIndex(self.matrix, self.id_rank)
+
+    @cached_property
+    def lower_contents(self) -> LowerContents:
+        """Each chunk's ASCII-lowercased content, made when first read: hybrid's keyword test
+        reads a few dozen chunks per query, not the whole corpus."""
+        return LowerContents(self.chunks)
+
+    @cached_property
+    def chunks_by_file(self) -> dict[str, list[int]]:
+        by_file: dict[str, list[int]] = {}
+        for i, c in enumerate(self.chunks):
+            by_file.setdefault(c.file_path, []).append(i)
+        return by_file
+
+    @cached_property
+    def line_counts(self) -> Mapping[str, int] | None:
+        """Each walked file's number of lines (Rust's `str::lines`), by path, worked out when first
+        asked for a path; None when the walked files are not known (`walked`)."""
+        return None if self.walked is None else LineCounts(self.walked)
+
+    @cached_property
+    def graph(self) -> ImportGraph:
+        return ImportGraph(self.file_imports, sorted(self.chunks_by_file))
+
+    def bm25(self, params: RankingParams = REFERENCE_PARAMS) -> BM25:
+        """BM25 statistics for the given k1/b, built on first use and kept."""
+        key = (params.bm25_k1, params.bm25_b)
+        if key not in self._bm25:
+            p = self.postings
+            self._bm25[key] = BM25([c.content for c in self.chunks], self.chunk_ids, *key) if p is None else \
+                BM25.from_postings(p.term_id, p.indptr, p.docs, p.tfs, p.doc_len, self.chunk_ids, *key,
+                                   id_rank=self.id_rank)
+        return self._bm25[key]
+
+
+class LowerContents:
+    """`ascii_lower` of the chunks' contents by chunk position, each made once, on first use; a
+    content that lowercasing leaves unchanged is given back itself (no copy is kept)."""
+
+    def __init__(self, chunks: Sequence[Chunk]) -> None:
+        self._chunks = chunks
+        self._made: dict[int, str] = {}
+
+    def __getitem__(self, position: int) -> str:
+        lower = self._made.get(position)
+        if lower is None:
+            content = self._chunks[position].content
+            lower = fast_ascii_lower(content)
+            self._made[position] = lower = content if lower == content else lower
+        return lower
+
+
+class LineCounts(Mapping[str, int]):
+    """How many lines each walked file has, counted for a path when first asked. Of two files
+    walked under one (lossily decoded) path, the later one counts, as in a dict made in walk order."""
+
+    def __init__(self, files: Sequence[tuple[str, str]]) -> None:
+        self._texts = dict(files)
+        self._counts: dict[str, int] = {}
+
+    def __getitem__(self, path: str) -> int:
+        count = self._counts.get(path)
+        if count is None:
+            count = self._counts[path] = rust_line_count(self._texts[path])
+        return count
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._texts)
+
+    def __len__(self) -> int:
+        return len(self._texts)
+
+
+def fast_ascii_lower(text: str) -> str:
+    """`tokens.ascii_lower`, without its per-character translation of non-ASCII text (which costs
+    about 30 ns a character): `bytes.lower` folds only A–Z, and UTF-8 with surrogates passed
+    through gives back every string it encodes."""
+    if text.isascii():
+        return text.lower()
+    return text.encode("utf-8", "surrogatepass").lower().decode("utf-8", "surrogatepass")
+
+
+def index_from_parts(chunks: Sequence[Chunk], file_imports: Mapping[str, Sequence[str]],
+                     file_tokens: Mapping[str, int], embedder: str) -> Index:
+    """An index from already-made chunks (a loaded store); BM25 and the graph are recomputed."""
+    return Index(list(chunks), {k: list(v) for k, v in file_imports.items()}, dict(file_tokens), embedder)
+

@@ -1,0 +1,73 @@
+"""What indexing one file yields.
+
+A file is indexed on its own: redacted, chunked, and — with the hash embedder — tokenized once
+for the bucket counts and the BM25 term counts of every chunk. Nothing in the result depends on
+other files, so a file can be indexed in another process or taken from the index cache, and the
+corpus is the files' results in walk order (retrieval/indexing/file_record.py is the bytes it travels in).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from cce_relevance.retrieval.chunking.chunk import Chunk, ChunkedFile, chunk_file
+from cce_relevance.retrieval.chunking.line_weights import WeightedLines, file_weighted_lines
+from cce_relevance.retrieval.chunking.packs import PackSet
+from cce_relevance.retrieval.corpus.redact import redact
+from cce_relevance.retrieval.embedding.hash_counts import BucketCounts, chunk_tokens
+from cce_relevance.retrieval.ranking.postings import TermCounts, term_and_bucket_counts
+from cce_relevance.retrieval.tokens import estimate_tokens
+
+
+@dataclass(frozen=True)
+class IndexedFile:
+    """One file's share of the index: its token weight, imports, chunks (embeddings not set), the
+    token weights of their lines and, with the hash embedder, their bucket counts and BM25 term
+    counts. `text` is the (redacted) text the chunks were cut from; `char_spans[i]` is chunk i's
+    range in it, or None when the content is not a slice."""
+
+    text: str
+    tokens: int
+    imports: list[str]
+    chunks: list[Chunk]
+    char_spans: list[tuple[int, int] | None]
+    counts: BucketCounts | None
+    terms: TermCounts | None
+    lines: WeightedLines
+
+
+def index_file(path: str, text: str, packs: PackSet, protect_secrets: bool, hashing: bool) -> IndexedFile:
+    """Redact, chunk and (with `hashing`) count one walked file."""
+    redacted = redact(text) if protect_secrets else text
+    chunked = chunk_file(path, redacted, packs)
+    terms, counts = term_and_bucket_counts(chunk_tokens(chunked.source, chunked.spans)) if hashing else (None, None)
+    spans = _char_spans(redacted, chunked)
+    sliced = None not in spans and (redacted.isascii() or _no_surrogates(redacted))
+    return IndexedFile(redacted, estimate_tokens(redacted), chunked.imports, chunked.chunks, spans, counts, terms,
+                       file_weighted_lines(chunked, sliced))
+
+
+def _no_surrogates(text: str) -> bool:
+    """Whether `text` encodes to valid UTF-8 (so the parser's nodes start and end between
+    characters, and every chunk's content is its bytes decoded as they are)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _char_spans(text: str, chunked: ChunkedFile) -> list[tuple[int, int] | None]:
+    """Each chunk's byte range as a character range of `text`, where that slice is its content."""
+    if text.isascii():
+        return list(chunked.spans)
+    data = np.frombuffer(chunked.source, dtype=np.uint8)
+    char_at = np.zeros(data.shape[0] + 1, dtype=np.int64)
+    np.cumsum((data & 0xC0) != 0x80, out=char_at[1:])  # characters begun before each byte offset
+    spans: list[tuple[int, int] | None] = []
+    for chunk, (start, end) in zip(chunked.chunks, chunked.spans, strict=True):
+        span = (int(char_at[start]), int(char_at[end]))
+        spans.append(span if text[span[0]:span[1]] == chunk.content else None)
+    return spans

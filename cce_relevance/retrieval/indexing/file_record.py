@@ -1,0 +1,184 @@
+"""The compact bytes one file's `IndexedFile` travels in (worker processes, the index cache).
+
+A magic, a JSON header for the small irregular parts (imports, the distinct
+(chunk type, kind, language) triples, anything that is not a slice of the walked text), then
+fixed-width arrays. The file's weighted lines (retrieval/chunking/line_weights.py) take two numbers of
+each chunk's row (a run's first line and length; a file has at most one run per chunk) and one
+array of every weighed line's extra weight. A chunk's content is stored as a character range
+of the file's text when slicing that text gives exactly the content (checked when encoding), so
+the cache holds little more than the per-chunk numbers; the walked text the file was read as is
+supplied again when decoding. Decoding checks every length and raises `ValueError` on anything inconsistent.
+"""
+
+from __future__ import annotations
+
+import json
+from itertools import repeat
+
+import numpy as np
+
+from cce_relevance.retrieval.chunking.chunk import Chunk
+from cce_relevance.retrieval.chunking.line_weights import (
+    EXTRA_DTYPE,
+    lines_in_slots,
+)
+from cce_relevance.retrieval.embedding.hash_counts import BucketCounts
+from cce_relevance.retrieval.indexing.file import IndexedFile
+from cce_relevance.retrieval.ranking.postings import TermCounts
+
+_MAGIC = b"CCEg"  # g: weighted lines
+ID_LENGTH = 16
+FIELDS = 8  # start line, end line, (type, kind, language) index, char start, char end, token count,
+RUN_START, RUN_LENGTH = 6, 7  # and a run of the file's weighted lines (length 0: none in this slot)
+NOT_A_SLICE = -1
+
+
+def chunk_rows(entry: IndexedFile, types: dict[tuple[str, str, str], int], first: int,
+               contents: dict[int, str]) -> np.ndarray:
+    """The FIELDS-wide rows of a file's chunks, numbering new (type, kind, language) triples in
+    `types` and putting contents that are not ranges of the text in `contents` (by chunk index,
+    the file's first chunk being `first`): shared by this record and a corpus's. The runs of
+    the file's weighted lines fill the first slots, the others hold none."""
+    rows = np.zeros((len(entry.chunks), FIELDS), dtype=np.int64)
+    for i, (chunk, span) in enumerate(zip(entry.chunks, entry.char_spans, strict=True)):
+        kind = types.setdefault((chunk.chunk_type, chunk.kind, chunk.language), len(types))
+        if span is None:
+            contents[first + i] = chunk.content
+            span = (NOT_A_SLICE, NOT_A_SLICE)
+        rows[i, :RUN_START] = (chunk.start_line, chunk.end_line, kind, span[0], span[1], chunk.token_count)
+    runs = entry.lines.starts.shape[0]
+    if runs > len(entry.chunks):
+        raise ValueError("a file has more runs of weighted lines than chunks")
+    rows[:runs, RUN_START] = entry.lines.starts
+    rows[:runs, RUN_LENGTH] = entry.lines.lengths
+    return rows
+
+
+def chunk_id_bytes(entry: IndexedFile) -> bytes:
+    """The file's chunk ids, ID_LENGTH ASCII bytes each."""
+    ids = "".join(c.chunk_id for c in entry.chunks).encode("ascii")
+    if len(ids) != ID_LENGTH * len(entry.chunks):
+        raise ValueError("a chunk id is not 16 characters")
+    return ids
+
+
+def encode(entry: IndexedFile, walked_text: str) -> bytes:
+    """The bytes of `entry`, for a file that was walked as `walked_text`."""
+    types: dict[tuple[str, str, str], int] = {}
+    others: dict[int, str] = {}
+    rows = chunk_rows(entry, types, 0, others)
+    contents = {str(i): content for i, content in others.items()}
+    ids = chunk_id_bytes(entry)
+    counts, terms = entry.counts, entry.terms
+    if (counts is None) != (terms is None):
+        raise ValueError("a record has bucket counts without term counts or the other way round")
+    header = json.dumps({
+        "tokens": entry.tokens, "imports": entry.imports, "types": list(types), "contents": contents,
+        "text": None if entry.text == walked_text else entry.text, "chunks": len(entry.chunks),
+        "weighed": int(entry.lines.extras.shape[0]),
+        "counted": None if counts is None else int(counts.buckets.shape[0]),
+        "termed": None if terms is None else int(terms.terms.shape[0]),
+        "vocabulary": None if terms is None else " ".join(terms.vocabulary),
+    }).encode("ascii")
+    parts = [_MAGIC, len(header).to_bytes(4, "little"), header, rows.astype("<i8").tobytes(), ids,
+             entry.lines.extras.astype("<i4").tobytes()]
+    if counts is not None:
+        parts += [counts.lengths.astype("<i8").tobytes(), counts.buckets.astype(np.uint8).tobytes(),
+                  counts.counts.astype("<i4").tobytes()]
+    if terms is not None:
+        parts += [terms.lengths.astype("<i8").tobytes(), terms.terms.astype("<i4").tobytes(),
+                  terms.counts.astype("<i4").tobytes()]
+    return b"".join(parts)
+
+
+def decode(data: bytes, path: str, walked_text: str) -> IndexedFile:
+    """The entry `encode` made for `path`, walked as `walked_text`; ValueError when inconsistent."""
+    if data[:4] != _MAGIC:
+        raise ValueError("not an indexed-file record")
+    header_end = 8 + int.from_bytes(data[4:8], "little")
+    try:
+        header = json.loads(data[8:header_end])
+        n, counted, termed, weighed = header["chunks"], header["counted"], header["termed"], header["weighed"]
+        text = walked_text if header["text"] is None else header["text"]
+        types = [type_triple(t) for t in header["types"]]
+        reader = RecordReader(data, header_end)
+        rows = reader.array("<i8", n * FIELDS).reshape(n, FIELDS)
+        ids = reader.take(ID_LENGTH * n).decode("ascii")
+        # Copied, as the counts below are: a view would keep the whole record alive with the index.
+        extras = reader.array("<i4", weighed).astype(EXTRA_DTYPE)
+        lines = lines_in_slots(rows[:, RUN_START], rows[:, RUN_LENGTH], extras)
+        counts = None
+        if counted is not None:
+            lengths = reader.array("<i8", n).astype(np.int64)
+            counts = BucketCounts(lengths, reader.array("u1", counted), reader.array("<i4", counted).astype(np.int32))
+            if int(lengths.sum()) != counted or (lengths < 0).any():
+                raise ValueError("bucket counts do not add up")
+        terms = None if termed is None else _term_counts(reader, n, termed, header["vocabulary"])
+        if (counts is None) != (terms is None):
+            raise ValueError("a record has bucket counts without term counts or the other way round")
+        reader.finish()
+        if n and not (0 <= rows[:, 2].min() and rows[:, 2].max() < len(types)):
+            raise ValueError("a chunk names no (type, kind, language)")
+        char_starts, char_ends = rows[:, 3].tolist(), rows[:, 4].tolist()
+        contents = [text[a:b] for a, b in zip(char_starts, char_ends, strict=True)]
+        spans: list[tuple[int, int] | None] = list(zip(char_starts, char_ends, strict=True))
+        for key, content in header["contents"].items():
+            i = int(key)
+            if char_starts[i] != NOT_A_SLICE:
+                raise ValueError("a chunk has both a range and a content")
+            contents[i], spans[i] = content, None
+        if any(span is not None and span[0] == NOT_A_SLICE for span in spans):
+            raise ValueError("a chunk has neither a range nor a content")
+        kinds = [types[k] for k in rows[:, 2].tolist()]
+        chunks = list(map(Chunk, [ids[i:i + ID_LENGTH] for i in range(0, ID_LENGTH * n, ID_LENGTH)],
+                          repeat(path, n), rows[:, 0].tolist(), rows[:, 1].tolist(), [k[0] for k in kinds],
+                          [k[1] for k in kinds], [k[2] for k in kinds], contents, rows[:, 5].tolist()))
+        return IndexedFile(text, header["tokens"], list(header["imports"]), chunks, spans, counts, terms, lines)
+    except (KeyError, IndexError, TypeError, AttributeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"malformed indexed-file record: {exc!r}") from None
+
+
+def _term_counts(reader: RecordReader, chunks: int, entries: int, vocabulary: str) -> TermCounts:
+    """The term counts part of a record, checked: every index names a term, counts are positive."""
+    words = vocabulary.split(" ") if vocabulary else []
+    lengths = reader.array("<i8", chunks).astype(np.int64)
+    terms = reader.array("<i4", entries).astype(np.int32)
+    counts = reader.array("<i4", entries).astype(np.int32)
+    if int(lengths.sum()) != entries or (lengths < 0).any():
+        raise ValueError("term counts do not add up")
+    if entries and not (terms.min() >= 0 and terms.max() < len(words) and counts.min() > 0):
+        raise ValueError("a term count names no term or is not positive")
+    return TermCounts(words, lengths, terms, counts)
+
+
+def type_triple(value: list[str]) -> tuple[str, str, str]:
+    if len(value) != 3 or not all(isinstance(v, str) for v in value):
+        raise ValueError("not a (type, kind, language) triple")
+    return value[0], value[1], value[2]
+
+
+class RecordReader:
+    """Consecutive fixed-size pieces of a record, refusing to read past its end (also read by
+    retrieval/cache/corpus_record.py, whose records share these conventions)."""
+
+    def __init__(self, data: bytes, offset: int) -> None:
+        self._data = memoryview(data)  # arrays are read in place, not copied out first
+        self._offset = offset
+
+    def _piece(self, size: int) -> memoryview:
+        if size < 0 or self._offset + size > len(self._data):
+            raise ValueError("record is truncated")
+        piece = self._data[self._offset:self._offset + size]
+        self._offset += size
+        return piece
+
+    def take(self, size: int) -> bytes:
+        return bytes(self._piece(size))
+
+    def array(self, dtype: str, count: int) -> np.ndarray:
+        """`count` items of `dtype` (a view of the record's bytes: copy what must outlive them)."""
+        return np.frombuffer(self._piece(np.dtype(dtype).itemsize * count), dtype=dtype)
+
+    def finish(self) -> None:
+        if self._offset != len(self._data):
+            raise ValueError("record has trailing bytes")

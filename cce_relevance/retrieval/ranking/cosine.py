@@ -1,0 +1,234 @@
+"""Cosine ranking over stored embeddings (pipeline.md §8.3, §10).
+
+The reference sums `q[i] * c[i]` left to right over the components. Components where the query
+is zero add exactly ±0.0 and never change a partial sum (which starts at +0.0 and so is never
+-0.0), so summing only over the query's non-zero components, in component order, gives the same
+doubles; doing that column by column with numpy keeps the sequential order per chunk while
+working on all chunks at once. The index keeps its embedding matrix column-major, so each
+column is one contiguous read.
+
+Ranking needs those exact doubles only near the top. `CosineIndex.top` therefore first scores
+every chunk in float32 (half the memory traffic), bounds how far those approximations can be
+from the exact doubles, and rescores exactly every chunk whose approximation is close enough to
+the m-th best that its six-decimal key could place it among the first m; the rest provably
+cannot. The result is the exact ranking's first m entries, bit for bit.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from cce_relevance.config import EMBED_DIM
+from cce_relevance.retrieval.embedding.hash_counts import HashEmbeddings
+from cce_relevance.retrieval.ranking.topk import PrefixMemo, top_by_key
+
+_F32_UNIT = 2.0**-24  # unit roundoff of float32
+_F64_UNIT = 2.0**-53
+# Magnitudes for which float32 neither overflows nor underflows in any product or sum of
+# up to 256 products: then every float32 operation has relative error at most _F32_UNIT.
+_SAFE_MAX = 1e18
+_SAFE_MIN = 1e-18
+# The m-th best of every 16th approximation bounds the m-th best from below. A sparser sample is
+# cheaper to partition but leaves more rows above its bound to narrow down (16 measured best).
+_SAMPLE_STRIDE = 16
+# Exact scorings of a few rows from the sparse entries before the dense counts are made. Making
+# them costs ~20 ms on the standard library and each later call saves ~18 us: a search never
+# makes them, a run of some 35 queries does, and a long run gains (1,000 queries x 3: 40-60 ms).
+_SPARSE_CALLS_BEFORE_DENSE = 100
+# The most the dense counts may take, in every scoring process (forked workers make their own):
+# 37 MB on the standard library's 71,837 chunks; past ~130k chunks the sparse entries serve.
+_DENSE_COUNTS_BUDGET = 64 << 20
+
+
+def cosine_all(query: np.ndarray, matrix: np.ndarray, rows: Sequence[int] | slice | None = None) -> np.ndarray:
+    """Sequential-order dot products of `query` with every row of `matrix`, or with the given
+    `rows` only (exact, see above); only the query's non-zero columns are read. A slice of rows
+    (a file's chunks are consecutive) reads each column as one view instead of gathering it."""
+    if rows is None:
+        rows = slice(None)
+    elif not isinstance(rows, slice):
+        rows = np.asarray(rows, dtype=np.intp)
+    n_rows = len(range(*rows.indices(matrix.shape[0]))) if isinstance(rows, slice) else rows.shape[0]
+    scores = np.zeros(n_rows, dtype=np.float64)
+    if query.size == 0 or n_rows == 0:
+        return scores
+    width = min(query.shape[0], matrix.shape[1])
+    products = np.empty(n_rows, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow to inf, inf - inf: IEEE, like the reference
+        for i in np.flatnonzero(query[:width]):
+            np.multiply(matrix[rows, i], query[i], out=products)
+            np.add(scores, products, out=scores)
+    return scores
+
+
+def _within_safe_range(values: np.ndarray) -> bool:
+    """All finite, and every non-zero magnitude in [_SAFE_MIN, _SAFE_MAX]."""
+    magnitudes = np.abs(values[values != 0])
+    return bool(magnitudes.size == 0 or (magnitudes.max() <= _SAFE_MAX and magnitudes.min() >= _SAFE_MIN))
+
+
+class CosineIndex:
+    """The embedding matrix prepared for exact top-m cosine ranking (see the module docstring).
+
+    Over a dense matrix (a loaded store, another embedder), or over hash embeddings kept sparse
+    (`of_hash_embeddings`): then the float32 copy is made from the entries, the exact doubles of
+    the few rows that need them are made as a small block, and the float64 matrix is only asked
+    for when every row must be scored exactly (a small corpus, an unusual query)."""
+
+    def __init__(self, matrix: np.ndarray, id_rank: np.ndarray) -> None:
+        self._setup(matrix.shape[0], matrix.shape[1], id_rank)
+        self._matrix = matrix
+        if matrix.size and all(_within_safe_range(matrix[:, i]) for i in range(matrix.shape[1])):
+            self._approximate = np.asfortranarray(matrix, dtype=np.float32)
+            squares = np.zeros(matrix.shape[0], dtype=np.float64)
+            for i in range(matrix.shape[1]):
+                squares += matrix[:, i] * matrix[:, i]
+            # Rounding in the sum of squares is far below the 1e-9 margin added here.
+            self._max_row_norm = math.sqrt(float(squares.max())) * (1.0 + 1e-9)
+
+    @classmethod
+    def of_hash_embeddings(cls, embeddings: HashEmbeddings, id_rank: np.ndarray,
+                           dense: Callable[[], np.ndarray]) -> CosineIndex:
+        """Over sparse hash embeddings; `dense()` gives their float64 matrix when it is needed."""
+        index = cls.__new__(cls)
+        index._setup(embeddings.n_rows, EMBED_DIM, id_rank)
+        index._sparse, index._dense = embeddings, dense
+        if index._n and _within_safe_range(embeddings.values):  # the matrix's non-zero values, every column
+            index._approximate = embeddings.dense(np.float32)
+            squares = np.bincount(embeddings.rows, weights=embeddings.values * embeddings.values,
+                                  minlength=index._n)
+            index._max_row_norm = math.sqrt(float(squares.max())) * (1.0 + 1e-9)
+        return index
+
+    def _setup(self, n: int, width: int, id_rank: np.ndarray) -> None:
+        self._n, self._width = n, width
+        self.id_rank = id_rank
+        self._matrix: np.ndarray | None = None
+        self._sparse: HashEmbeddings | None = None
+        self._dense: Callable[[], np.ndarray] | None = None
+        self._approximate: np.ndarray | None = None
+        self._max_row_norm = 0.0
+        self._sparse_calls = 0
+        self._counts: np.ndarray | None = None  # dense bucket counts, made after many calls (_exact_values)
+        self._norms: np.ndarray | None = None
+        self._rankings = PrefixMemo()
+
+    @property
+    def matrix(self) -> np.ndarray:
+        """The float64 matrix (made on first use over hash embeddings)."""
+        if self._matrix is None:
+            assert self._dense is not None
+            self._matrix = self._dense()
+        return self._matrix
+
+    def scores(self, query: np.ndarray, rows: Sequence[int] | slice | None = None) -> np.ndarray:
+        """Exact cosines with every chunk, or with `rows` only (positions, or a slice of them)."""
+        if rows is not None and self._sparse is not None and self._matrix is None:
+            if isinstance(rows, slice):
+                positions = np.arange(*rows.indices(self._n))
+            else:  # negative positions count from the end, as in indexing the matrix
+                positions = np.asarray(rows, dtype=np.int64)
+                positions = np.where(positions < 0, positions + self._n, positions)
+            # Only the query's non-zero components are read, in order: the same products and sums.
+            read = np.flatnonzero(query[:self._width])
+            return cosine_all(query[read], self._exact_values(positions, read))
+        return cosine_all(query, self.matrix, rows)
+
+    def _exact_values(self, rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
+        """The float64 matrix's entries at `rows` and `columns`, from the sparse entries.
+
+        Gathering a few rows' entries takes a score of small numpy steps per call. Once a run has
+        asked often enough to pay for it (a harness run does on its first queries; one search
+        never does), the counts are laid out as a dense integer matrix, unless it would be larger
+        than `_DENSE_COUNTS_BUDGET`, and each entry is its count divided by its row's norm — the
+        very division that made the value."""
+        assert self._sparse is not None
+        if self._counts is None:
+            self._sparse_calls += 1
+            if self._sparse_calls == _SPARSE_CALLS_BEFORE_DENSE + 1:  # tried once: None when over budget
+                self._counts = self._sparse.dense_counts(_DENSE_COUNTS_BUDGET)
+                # A row without entries has norm 0 and only zero counts: 0 / 1 is the 0.0 it holds.
+                self._norms = np.where(self._sparse.norms == 0.0, 1.0, self._sparse.norms)
+            if self._counts is None:
+                return self._sparse.columns(rows, columns)
+        return self._counts[rows[:, None], columns] / self._norms[rows][:, None]
+
+    def top(self, query: np.ndarray, limit: int | None = None) -> list[tuple[int, float]]:
+        """The first `limit` (default: all) chunks by (cosine key desc, chunk id asc), zero and
+        negative cosines included, as (chunk index, exact cosine) pairs."""
+        if limit is None:
+            return self._top(query, None)
+        key = (query.dtype.str, query.shape, query.tobytes())
+        return self._rankings.ranking(key, max(limit, 0), lambda depth: self._top(query, depth))
+
+    def _top(self, query: np.ndarray, limit: int | None) -> list[tuple[int, float]]:
+        n = self._n
+        m = n if limit is None else min(max(limit, 0), n)
+        if m == 0:
+            return []
+        if self._approximable(query) and n >= 4 * m * _SAMPLE_STRIDE:
+            rows = self._near_the_top(query, m)
+            exact = self.scores(query, rows)
+            order = top_by_key(exact, self.id_rank[rows], m)
+            return list(zip(rows[order].tolist(), exact[order].tolist(), strict=True))
+        exact = self.scores(query)
+        order = top_by_key(exact, self.id_rank, m)
+        return list(zip(order.tolist(), exact[order].tolist(), strict=True))
+
+    def _approximable(self, query: np.ndarray) -> bool:
+        return (self._approximate is not None and query.ndim == 1 and query.size > 0
+                and _within_safe_range(query)
+                and math.sqrt(float(np.dot(query, query))) * self._max_row_norm < 1e12)
+
+    def _near_the_top(self, query: np.ndarray, m: int) -> np.ndarray:
+        """Rows (ascending) that include every row of the exact ranking's first m.
+
+        With S the true dot product, s the reference's double and a the float32 approximation,
+        |a - S| <= γ32(n+3)·Σ|q_i c_i| and |s - S| <= γ64(n+1)·Σ|q_i c_i| for n non-zero query
+        components (Higham, "Accuracy and Stability of Numerical Algorithms", 2002, §3.1; the +3
+        covers rounding q and c to float32), and Σ|q_i c_i| <= |q|·max|c| (Cauchy–Schwarz); so
+        |a - s| <= e. If m rows have a >= t, the m-th best exact cosine s_m is >= t - e. A row of
+        the first m has a key at least key(s_m), so its s is at least s_m - 1e-6 less the error
+        of the products x·1e6 (relative 2**-53, bounded via B = |q|·max|c|), and its a at least
+        t - 2e - 1e-6 - 2**-50·B. Every row with a at or above that threshold is kept.
+        """
+        width = min(query.shape[0], self._width)
+        nonzero = np.flatnonzero(query[:width])
+        n = nonzero.shape[0]
+        matrix = self._approximate
+        assert matrix is not None
+        if n == 0:
+            approx = np.zeros(matrix.shape[0], dtype=np.float32)
+        else:  # the first product is the first partial sum (0 + p is p, up to the sign of a zero)
+            approx = matrix[:, nonzero[0]] * np.float32(query[nonzero[0]])
+        products = np.empty(matrix.shape[0], dtype=np.float32)
+        for i in nonzero[1:]:
+            np.multiply(matrix[:, i], np.float32(query[i]), out=products)
+            np.add(approx, products, out=approx)
+        bound = math.sqrt(float(np.dot(query, query))) * (1.0 + 1e-9) * self._max_row_norm
+        gamma32 = (n + 3) * _F32_UNIT / (1.0 - (n + 3) * _F32_UNIT)
+        gamma64 = (n + 1) * _F64_UNIT / (1.0 - (n + 1) * _F64_UNIT)
+        error = (gamma32 + gamma64) * bound * (1.0 + 1e-6)
+        sample = approx[::_SAMPLE_STRIDE]
+        rows = np.flatnonzero(approx >= _cut(_mth_largest(sample, m), error, bound))
+        if rows.shape[0] > 8 * m:  # the sample's m-th best was loose: use the true m-th best
+            rows = rows[approx[rows] >= _cut(_mth_largest(approx[rows], m), error, bound)]
+        return rows
+
+
+def _mth_largest(values: np.ndarray, m: int) -> float:
+    return float(np.partition(values, values.shape[0] - m)[values.shape[0] - m])
+
+
+def _cut(t: float, error: float, bound: float) -> np.float32:
+    """The float32 threshold `t - 2e - 1e-6 - 2**-50·B` of `_near_the_top`, rounded down."""
+    # The slack covers rounding in this float64 arithmetic itself.
+    slack = (abs(t) + 2.0 * error + bound) * 2.0**-49 + 1e-12
+    threshold = t - 2.0 * error - 1e-6 - bound * 2.0**-50 - slack
+    cut = np.float32(threshold)
+    if float(cut) > threshold:
+        cut = np.nextafter(cut, np.float32(-np.inf))
+    return cut

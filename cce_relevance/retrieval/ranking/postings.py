@@ -1,0 +1,238 @@
+"""BM25's term counts: made per file while indexing, merged into the corpus's postings once.
+
+BM25 (retrieval/ranking/bm25.py) needs, for every chunk, each distinct token and how often it occurs.
+Tokenizing every chunk's content again for that is the costliest part of building it — chunks
+overlap (a class chunk holds its methods), so the contents are far more text than the files —
+and it would be paid on every run, cached or not. But indexing a file with the hash embedder
+already finds its chunks' tokens (retrieval/embedding/hash_counts.py `chunk_tokens`), so the counts are
+taken there, per file, in the worker processes, and kept in the file's cached record; building
+the index then only merges arrays.
+
+The merged postings are exactly those `BM25(contents, ...)` makes: terms numbered in order of
+first occurrence over the chunks in index order (each chunk's tokens in text order), each
+term's documents ascending, the same counts. That is why a file's terms are listed chunk by
+chunk in first-occurrence order, and its vocabulary in the order its terms first appear there.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import chain
+
+import numpy as np
+
+from cce_relevance.retrieval.embedding.hash_counts import (
+    BucketCounts,
+    ChunkTokens,
+    summed_bucket_counts,
+    token_positions,
+)
+
+# The tokens of lowered text read as Latin-1 (one character per byte): no character from
+# U+0080 on is in the class, so these are exactly the runs of word bytes `chunk_tokens` found.
+_LOWERED_TOKEN = re.compile(r"[a-z0-9_]+")
+_WORD = 8  # bytes compared at once when checking that tokens with one hash are one term
+_WORD_COMPARED = 4 * _WORD  # tokens longer than this are compared as bytes objects past that
+_TABLE_ENTRIES = 1 << 18  # (chunk, term) slots pairing first and last occurrences, per block
+_LOW_BYTES = np.array([(1 << (8 * i)) - 1 for i in range(_WORD + 1)], dtype=np.uint64)  # the first i bytes
+
+
+@dataclass(frozen=True)
+class TermCounts:
+    """One file's chunks' term counts: `lengths[i]` entries of `terms`/`counts` per chunk, in
+    chunk order, each chunk's terms in the order they first occur in it; `terms` index
+    `vocabulary`, which lists the file's terms in the order they first appear in `terms`."""
+
+    vocabulary: list[str]
+    lengths: np.ndarray  # int64, one per chunk
+    terms: np.ndarray  # int32
+    counts: np.ndarray  # int32
+
+
+def term_counts(tokens: ChunkTokens) -> TermCounts:
+    """The term counts of the chunks whose tokens are `tokens` (see `_term_counts`)."""
+    return _term_counts(tokens)[0]
+
+
+def term_and_bucket_counts(tokens: ChunkTokens) -> tuple[TermCounts, BucketCounts]:
+    """The term counts of the chunks whose tokens are `tokens`, and their bucket counts summed
+    from them (`hash_counts.summed_bucket_counts`) rather than from every token again."""
+    terms, hashes = _term_counts(tokens)
+    return terms, summed_bucket_counts(terms.lengths, terms.terms, terms.counts, hashes)
+
+
+def _term_counts(tokens: ChunkTokens) -> tuple[TermCounts, np.ndarray]:
+    """The term counts of the chunks whose tokens are `tokens`, and each vocabulary term's hash.
+
+    Tokens are grouped into terms by their FNV-1a-64 hashes (already computed for the bucket
+    counts), and every group is then checked to hold one string only, so no hash collision can
+    merge two terms: a file where one does is grouped by the token strings instead. Chunk i's
+    tokens are the contiguous tokens `first[i]:stop[i]`, so a token is its term's first
+    occurrence in the chunk when the term's previous occurrence lies before `first[i]`, and its
+    last when the next one lies at or after `stop[i]`; the count is the number of the term's
+    occurrences from the first to the last.
+    """
+    n = tokens.starts.shape[0]
+    n_chunks = tokens.first.shape[0]
+    if n == 0:
+        return (TermCounts([], np.zeros(n_chunks, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int32)),
+                np.zeros(0, np.uint64))
+    shift = n.bit_length()  # token positions fit in the low `shift` bits of a sort key
+    by_hash = _grouped(tokens.hashes & np.uint64(-1 << shift & 0xFFFF_FFFF_FFFF_FFFF), shift)
+    order, begins = by_hash if _one_string_each(tokens, *by_hash) else _grouped(_string_ids(tokens) << shift, shift)
+    group = np.cumsum(begins) - 1  # the term of each entry of `order`
+    n_terms = int(group[-1]) + 1
+    term, sorted_at = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+    term[order] = group
+    sorted_at[order] = np.arange(n)  # a token's occurrences of its term before it: sorted_at - its group's start
+    rows, positions = token_positions(tokens.first, tokens.stop)
+    previous, following = _neighbours(order, begins)
+    firsts = previous[positions] < tokens.first[rows]
+    lasts = following[positions] >= tokens.stop[rows]
+    first_tokens, chunk_of = positions[firsts], rows[firsts]  # chunk by chunk, in first-occurrence order
+    terms = term[first_tokens]
+    counts = _counts(chunk_of, terms, sorted_at[first_tokens], rows[lasts], term, sorted_at, positions[lasts],
+                     n_chunks, n_terms)
+    appearing, renumbered = _numbered_by_appearance(terms, n_terms)
+    text = tokens.lowered.decode("latin-1")
+    spelled = order[np.flatnonzero(begins)[appearing]]  # each term's first token
+    vocabulary = [text[a:b] for a, b in zip(tokens.starts[spelled].tolist(), tokens.ends[spelled].tolist(),
+                                            strict=True)]
+    return (TermCounts(vocabulary, np.bincount(chunk_of, minlength=n_chunks).astype(np.int64), renumbered[terms],
+                       counts.astype(np.int32)), tokens.hashes[spelled])
+
+
+def _neighbours(order: np.ndarray, begins: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each token's term's previous occurrence (-1 for none) and next one (n for none), from the
+    tokens grouped by term (`order`, each group ascending, split where `begins`)."""
+    n = order.shape[0]
+    previous_sorted = np.empty(n, dtype=np.int64)
+    previous_sorted[0] = -1
+    previous_sorted[1:] = order[:-1]
+    previous_sorted[begins] = -1
+    following_sorted = np.empty(n, dtype=np.int64)
+    following_sorted[-1] = n
+    following_sorted[:-1] = order[1:]
+    following_sorted[:-1][begins[1:]] = n
+    previous, following = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+    previous[order] = previous_sorted
+    following[order] = following_sorted
+    return previous, following
+
+
+def _counts(chunk_of: np.ndarray, terms: np.ndarray, first_at: np.ndarray, last_chunk: np.ndarray,
+            term: np.ndarray, sorted_at: np.ndarray, last_tokens: np.ndarray, n_chunks: int,
+            n_terms: int) -> np.ndarray:
+    """For each (chunk, term) first occurrence, how often the term occurs in the chunk: its last
+    occurrence's place among the term's occurrences minus the first's, plus one. Firsts and lasts
+    pair up by (chunk, term) through a dense table, a block of chunks at a time."""
+    counts = np.empty(terms.shape[0], dtype=np.int64)
+    block = max(1, _TABLE_ENTRIES // n_terms)
+    edges = np.arange(0, n_chunks + block, block)
+    first_edges, last_edges = np.searchsorted(chunk_of, edges), np.searchsorted(last_chunk, edges)
+    last_terms, last_at = term[last_tokens], sorted_at[last_tokens] + 1
+    for lo, f0, f1, l0, l1 in zip(edges.tolist(), first_edges.tolist(), first_edges[1:].tolist(),
+                                  last_edges.tolist(), last_edges[1:].tolist(), strict=False):
+        table = np.empty(min(block, n_chunks - lo) * n_terms, dtype=np.int64)
+        table[(last_chunk[l0:l1] - lo) * n_terms + last_terms[l0:l1]] = last_at[l0:l1]
+        counts[f0:f1] = table[(chunk_of[f0:f1] - lo) * n_terms + terms[f0:f1]] - first_at[f0:f1]
+    return counts
+
+
+def _numbered_by_appearance(terms: np.ndarray, n_terms: int) -> tuple[np.ndarray, np.ndarray]:
+    """The terms in the order they first appear in `terms`, and each term's number in that order."""
+    entries = terms.shape[0]
+    first_entry = np.full(n_terms, entries, dtype=np.int64)
+    np.minimum.at(first_entry, terms, np.arange(entries))
+    is_first = np.zeros(entries + 1, dtype=bool)
+    is_first[first_entry] = True
+    appearing = terms[is_first[:entries]]
+    renumbered = np.zeros(n_terms, dtype=np.int32)
+    renumbered[appearing] = np.arange(appearing.shape[0], dtype=np.int32)
+    return appearing, renumbered
+
+
+def _grouped(high: np.ndarray, shift: int) -> tuple[np.ndarray, np.ndarray]:
+    """Token positions sorted by `high` (whose low `shift` bits are zero), ascending within equal
+    values, and whether each begins a new value."""
+    keys = high.astype(np.uint64) | np.arange(high.shape[0], dtype=np.uint64)
+    keys.sort()
+    order = (keys & np.uint64((1 << shift) - 1)).astype(np.int64)
+    keys >>= np.uint64(shift)
+    begins = np.empty(keys.shape[0], dtype=bool)
+    begins[0] = True
+    np.not_equal(keys[1:], keys[:-1], out=begins[1:])
+    return order, begins
+
+
+def _one_string_each(tokens: ChunkTokens, order: np.ndarray, begins: np.ndarray) -> bool:
+    """Whether the tokens of every group (`order` split where `begins`) are the same bytes: each
+    is compared with the one before it in its group — lengths, then 8 bytes at a time."""
+    lengths = (tokens.ends - tokens.starts)[order]
+    if not ((lengths[1:] == lengths[:-1]) | begins[1:]).all():
+        return False
+    lowered = tokens.lowered
+    padded = lowered + bytes(_WORD)
+    words = np.ndarray((len(lowered) + 1,), dtype="<u8", buffer=padded, strides=(1,))  # 8 bytes from each offset
+    offsets = tokens.starts[order]
+    for step in range(0, _WORD_COMPARED, _WORD):
+        if step:  # a group's tokens have one length, so this keeps whole groups
+            longer = lengths > step
+            offsets, lengths, begins = offsets[longer], lengths[longer], begins[longer]
+        word = words[offsets + step] & _LOW_BYTES[np.minimum(lengths - step, _WORD)]
+        if not ((word[1:] == word[:-1]) | begins[1:]).all():
+            return False
+    longer = np.flatnonzero(lengths > _WORD_COMPARED)
+    return all(lowered[a:a + size] == lowered[b:b + size] for a, b, size, begun in zip(
+        offsets[longer].tolist(), offsets[longer - 1].tolist(), lengths[longer].tolist(),
+        begins[longer].tolist(), strict=True) if not begun)
+
+
+def _string_ids(tokens: ChunkTokens) -> np.ndarray:
+    """Each token's term numbered by its string (in first-occurrence order): exact whatever the hashes."""
+    text = tokens.lowered.decode("latin-1")
+    words = _LOWERED_TOKEN.findall(text)
+    own = zip(tokens.starts[tokens.file_tokens:].tolist(), tokens.ends[tokens.file_tokens:].tolist(), strict=True)
+    words += [text[start:end] for start, end in own]  # the tokens of chunks tokenized by themselves
+    number = {word: i for i, word in enumerate(dict.fromkeys(words))}
+    return np.fromiter(map(number.__getitem__, words), dtype=np.int64, count=len(words))
+
+
+@dataclass(frozen=True)
+class Postings:
+    """A corpus's term-major postings, as `BM25.from_postings` takes them: term `t` (numbered by
+    `term_id`) occurs in documents `docs[indptr[t]:indptr[t + 1]]` (ascending) with frequencies
+    `tfs` at the same positions; `doc_len` is each document's number of tokens."""
+
+    term_id: dict[str, int]
+    indptr: np.ndarray  # int64
+    docs: np.ndarray  # int32 (a corpus has fewer than 2**31 chunks)
+    tfs: np.ndarray  # int32: kept as counted and as recorded (retrieval/cache/corpus_record.py)
+    doc_len: np.ndarray  # int64
+
+
+def corpus_postings(parts: Sequence[TermCounts]) -> Postings:
+    """The postings of the chunks of `parts` (one per file, in index order), one after the other."""
+    term_id: dict[str, int] = {}
+    global_ids = np.array([term_id.setdefault(word, len(term_id))  # numbered in order of first appearance
+                           for word in chain.from_iterable(p.vocabulary for p in parts)], dtype=np.int64)
+    vocabulary_sizes = np.array([len(p.vocabulary) for p in parts], dtype=np.int64)
+    entry_counts = np.array([p.terms.shape[0] for p in parts], dtype=np.int64)
+    local = np.concatenate([p.terms for p in parts]).astype(np.int64) if parts else np.zeros(0, np.int64)
+    terms = global_ids[local + np.repeat(np.cumsum(vocabulary_sizes) - vocabulary_sizes, entry_counts)]
+    lengths = np.concatenate([p.lengths for p in parts]) if parts else np.zeros(0, np.int64)
+    counts = np.concatenate([p.counts for p in parts]) if parts else np.zeros(0, np.int32)
+    n_docs = lengths.shape[0]
+    docs = np.repeat(np.arange(n_docs, dtype=np.int32), lengths)
+    # A stable sort by term keeps each term's documents ascending. It sorts (term, entry) keys, as
+    # numpy sorts integers far faster than it argsorts; terms and entries are below 2**shift, and
+    # fewer than 2**31 entries (far more than memory holds) keep the keys below 2**62.
+    shift = max(1, terms.shape[0].bit_length())
+    keys = terms << shift | np.arange(terms.shape[0], dtype=np.int64)
+    keys.sort()
+    by_term = keys & ((1 << shift) - 1)
+    indptr = np.concatenate(([0], np.cumsum(np.bincount(terms, minlength=len(term_id))))).astype(np.int64)
+    doc_len = np.bincount(docs, weights=counts, minlength=n_docs).astype(np.int64)  # exact: small integers
+    return Postings(term_id, indptr, docs[by_term], counts[by_term].astype(np.int32, copy=False), doc_len)
