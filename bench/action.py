@@ -4,14 +4,16 @@
 
 A git repository is made in a scratch directory: the corpus under `corpus/` and a fixture set of
 N queries generated from it as bench/run.py makes them (`eval/bench.jsonl`) in the base commit;
-the head commit edits M of the corpus's files (a comment line inserted after each one's first
-line, which moves every chunk below it, and a function appended). The Action then compares base
-and head exactly as a workflow runs it — `cce-relevance action` in a fresh process, a
+the head commit edits M of the corpus's Python files (a comment line inserted after each one's
+first line, which moves every chunk below it, and a function appended). The Action then compares
+base and head exactly as a workflow runs it — `cce-relevance action` in a fresh process, a
 `workflow_dispatch` event with `base-ref` and `head-ref`, no comment, `fail-on: none` — first
 with an empty index cache (cold), then R times with the cache as the cold run left it (as a
-workflow restores it). Each run's stage times come from the Action's own `timings` log line
-(materialise, index, score, validate, per side) and the process's wall time, and P (the raw
-tree-sitter parse of the corpus's bytes, bench/run.py) is measured in the same run.
+workflow restores it). Each run's stage times (wall and CPU) come from the Action's own timings
+log line (commits; materialise, index, score, validate per side; report); the process's wall
+time, its CPU time with its children's, and its peak RSS are measured here. P (the raw
+tree-sitter parse of the corpus's bytes, bench/run.py) is measured before the first run and
+after each, and each run is divided by the mean of the two around it.
 """
 
 from __future__ import annotations
@@ -32,10 +34,11 @@ from pathlib import Path
 
 import run as bench_run  # bench/run.py: P and the query generator
 
+from cce_relevance.action.timings import TIMINGS_PREFIX, parse_line
 from cce_relevance.retrieval.corpus.walk import walk
 
 FIXTURE = "eval/bench.jsonl"
-_TIMINGS = re.compile(r"^cce-relevance timings: (.*)$", re.MULTILINE)
+_TIMINGS = re.compile(f"^{re.escape(TIMINGS_PREFIX)}.*$", re.MULTILINE)
 _PEAK_RSS = re.compile(r"^bench-peak-rss-kb (\d+) (\d+)$", re.MULTILINE)
 # `cce-relevance action`, reporting the process's peak RSS and its largest child's on the way out.
 _ACTION = """
@@ -153,7 +156,8 @@ def run_action(workspace: Path, env: dict[str, str]) -> dict:
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     rss = _PEAK_RSS.search(done.stderr)
     peaks = (int(rss.group(1)) / 1024, int(rss.group(2)) / 1024) if rss else (0.0, 0.0)
-    return {"wall_s": wall, "cpu_s": cpu, "stages": json.loads(match.group(1)), "peak_rss_mb": peaks[0],
+    stages = [[name, w, c] for name, (w, c) in parse_line(match.group(0)).items()]
+    return {"wall_s": wall, "cpu_s": cpu, "stages": stages, "peak_rss_mb": peaks[0],
             "child_peak_rss_mb": peaks[1]}
 
 
@@ -199,9 +203,12 @@ def render(figures: dict) -> str:
         out.append(_row("whole Action process, wall", r["wall_s"], p))
         out.append(_row("whole Action process, CPU (with children)", r["cpu_s"], r["p_cpu_s"],
                         f"(CPU P {r['p_cpu_s']:.3f} s)"))
-        for stage, seconds in r["stages"].items():
-            out.append(_row(f"  {stage}", seconds, p))
-        out.append(_row("  the rest (start-up, git, between stages)", r["wall_s"] - sum(r["stages"].values()), p))
+        for stage, wall, cpu in r["stages"]:
+            out.append(_row(f"  {stage}", wall, p, f"CPU {cpu:6.3f} s  {cpu / r['p_cpu_s']:6.3f} P"))
+        rest_wall = r["wall_s"] - sum(wall for _, wall, _ in r["stages"])
+        rest_cpu = r["cpu_s"] - sum(cpu for _, _, cpu in r["stages"])
+        out.append(_row("  the rest (start-up, imports, output)", rest_wall, p,
+                        f"CPU {rest_cpu:6.3f} s  {rest_cpu / r['p_cpu_s']:6.3f} P"))
     cached = [r for r in figures["runs"] if r["label"] != "cold"]
     if cached:
         out.append("cache restored, median of the runs: "

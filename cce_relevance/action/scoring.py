@@ -21,7 +21,6 @@ import contextlib
 import json
 import os
 import shlex
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
@@ -146,12 +145,12 @@ def score_commits(repo: Path, commits: CommitPair, inputs: ActionInputs,
 @contextlib.contextmanager
 def _checked_out(repo: Path, sha: str, clock: Stopwatch, side: str) -> Iterator[Path]:
     """`sha`'s tree for the body; making and removing it are timed as the side's `materialise`."""
-    start = time.perf_counter()
+    started = clock.start()
     with worktree(repo, sha) as tree:
-        clock.add(f"{side} materialise", time.perf_counter() - start)
+        clock.stop(f"{side} materialise", started)
         yield tree
-        start = time.perf_counter()
-    clock.add(f"{side} materialise", time.perf_counter() - start)
+        started = clock.start()
+    clock.stop(f"{side} materialise", started)
 
 
 def _set_result(fixture: str, base: Scored | None, head: Scored | None, golden: GoldenCheck | None,
