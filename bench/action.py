@@ -1,6 +1,7 @@
 """Whole-check benchmark: `cce-relevance action` on a repository built from a corpus.
 
-    python bench/action.py CORPUS [--queries N] [--edits M] [--runs R] [--seed S] [--p-repeats R] [--json]
+    python bench/action.py CORPUS [--queries N] [--edits M] [--runs R] [--seed S] [--p-repeats R]
+                           [--checkout DIR] [--json]
 
 A git repository is made in a scratch directory: the corpus under `corpus/` and a fixture set of
 N queries generated from it as bench/run.py makes them (`eval/bench.jsonl`) in the base commit;
@@ -113,8 +114,9 @@ def make_repository(workspace: Path, corpus: str, n_queries: int, edits: int, se
     return base, git(workspace, "rev-parse", "HEAD"), edited
 
 
-def action_env(workspace: Path, scratch: Path, base: str, head: str) -> dict[str, str]:
-    """A `workflow_dispatch` step's variables, built from scratch (PATH only from this process)."""
+def action_env(workspace: Path, scratch: Path, base: str, head: str, checkout: str | None = None) -> dict[str, str]:
+    """A `workflow_dispatch` step's variables, built from scratch (PATH only from this process);
+    `checkout` (another copy of cce-relevance, to compare) goes first on the Action's PYTHONPATH."""
     runner = scratch / "runner"
     for name in ("home", "temp", "file_commands"):
         (runner / name).mkdir(parents=True, exist_ok=True)
@@ -122,6 +124,7 @@ def action_env(workspace: Path, scratch: Path, base: str, head: str) -> dict[str
         (runner / "file_commands" / name).write_text("", encoding="utf-8")
     return {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        **({"PYTHONPATH": checkout} if checkout else {}),
         "HOME": str(runner / "home"),
         "LANG": "C.UTF-8",
         "GIT_CONFIG_NOSYSTEM": "1",
@@ -149,19 +152,18 @@ def run_action(workspace: Path, env: dict[str, str]) -> dict:
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise RuntimeError(f"the Action failed (exit {done.returncode}):\n{done.stdout}\n{done.stderr}")
-    match = _TIMINGS.search(done.stdout)
-    if match is None:
-        raise RuntimeError(f"the Action logged no timings:\n{done.stdout}")
+    match = _TIMINGS.search(done.stdout)  # versions before the timings line log none
     Path(env["GITHUB_STEP_SUMMARY"]).write_text("", encoding="utf-8")  # a new step's summary
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     rss = _PEAK_RSS.search(done.stderr)
     peaks = (int(rss.group(1)) / 1024, int(rss.group(2)) / 1024) if rss else (0.0, 0.0)
-    stages = [[name, w, c] for name, (w, c) in parse_line(match.group(0)).items()]
+    stages = [[name, w, c] for name, (w, c) in parse_line(match.group(0)).items()] if match else []
     return {"wall_s": wall, "cpu_s": cpu, "stages": stages, "peak_rss_mb": peaks[0],
             "child_peak_rss_mb": peaks[1]}
 
 
-def benchmark(corpus: str, n_queries: int, edits: int, runs: int, seed: int, p_repeats: int) -> dict:
+def benchmark(corpus: str, n_queries: int, edits: int, runs: int, seed: int, p_repeats: int,
+              checkout: str | None = None) -> dict:
     """The repository made, then P, and after each Action run P again: each run is divided by
     the mean of the P measured just before and just after it (the load of a shared machine
     drifts within minutes)."""
@@ -170,7 +172,7 @@ def benchmark(corpus: str, n_queries: int, edits: int, runs: int, seed: int, p_r
         workspace = scratch / "workspace"
         workspace.mkdir()
         base, head, edited = make_repository(workspace, corpus, n_queries, edits, seed)
-        env = action_env(workspace, scratch, base, head)
+        env = action_env(workspace, scratch, base, head, checkout)
         ps = [bench_run.measure_p(corpus, p_repeats)]
         done = []
         for label in ["cold", *(f"cached {i + 1}" for i in range(runs))]:
@@ -181,7 +183,7 @@ def benchmark(corpus: str, n_queries: int, edits: int, runs: int, seed: int, p_r
             result["p_cpu_s"] = (ps[-2]["p_cpu_s"] + ps[-1]["p_cpu_s"]) / 2
             done.append(result)
     return {"corpus": corpus, "machine": bench_run.machine(), "p": ps, "queries": n_queries, "edits": edited,
-            "runs": done}
+            "runs": done, "checkout": checkout}
 
 
 def _row(label: str, seconds: float, p: float, extra: str = "") -> str:
@@ -191,7 +193,8 @@ def _row(label: str, seconds: float, p: float, extra: str = "") -> str:
 def render(figures: dict) -> str:
     m, ps = figures["machine"], figures["p"]
     out = [f"corpus {figures['corpus']}: {ps[0]['files']:,} files, {figures['queries']:,} queries, "
-           f"head edits {len(figures['edits'])} files",
+           f"head edits {len(figures['edits'])} files"
+           + (f"; the Action of {figures['checkout']}" if figures.get("checkout") else ""),
            f"machine: {m['cpu']}, {m['nproc']} CPUs, Python {m['python']}, load average at the end "
            f"{', '.join(f'{x:.2f}' for x in m['load_average'] or ())}",
            "P (tree-sitter parse, median of each measurement): "
@@ -227,12 +230,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=2, help="runs with the cache restored (default 2)")
     parser.add_argument("--seed", type=int, default=0, help="query and edit sampling seed (default 0)")
     parser.add_argument("--p-repeats", type=int, default=3, help="P is the median of this many parses")
+    parser.add_argument("--checkout", metavar="DIR",
+                        help="measure the Action of another checkout of cce-relevance (put first on its PYTHONPATH)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
     if not os.path.isdir(args.corpus):
         parser.error(f"not a directory: {args.corpus}")
     figures = benchmark(os.path.abspath(args.corpus), max(1, args.queries), max(0, args.edits), max(0, args.runs),
-                        args.seed, max(1, args.p_repeats))
+                        args.seed, max(1, args.p_repeats), args.checkout and os.path.abspath(args.checkout))
     print(json.dumps(figures, indent=2, sort_keys=True) if args.json else render(figures))
     return 0
 
