@@ -60,8 +60,8 @@ from cce_relevance.retrieval.chunking.chunk import Chunk, ChunkedFile, chunk_fil
 from cce_relevance.retrieval.chunking.packs import REFERENCE_PACKS
 from cce_relevance.retrieval.corpus.redact import redact
 from cce_relevance.retrieval.corpus.walk import walk
+from cce_relevance.retrieval.embedding.buckets import chunk_tokens
 from cce_relevance.retrieval.embedding.embed import HASH_DOCUMENTS
-from cce_relevance.retrieval.embedding.hash_counts import chunk_tokens
 from cce_relevance.retrieval.index.build import build_index
 from cce_relevance.retrieval.index.model import Index
 from cce_relevance.retrieval.ranking.bm25 import BM25

@@ -4,7 +4,7 @@ One function per use case, with typed parameters (sequences of names, not comma 
 splits those); `__all__` is the whole contract, and the Action imports nothing else from the
 package but the renderers in `reporting/` and `errors`. The wiring behind it lives in
 `evaluation/` (corpus.py, names.py, backend_runs.py, gate.py) and rendering in `reporting/`. A run
-follows the reference's processing order (harness.md §1.3), which decides which error wins when
+follows the reference's processing order (§order), which decides which error wins when
 several inputs are wrong.
 """
 
@@ -15,12 +15,13 @@ import json
 import math
 import os
 import sys
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cce_relevance.config_file import NO_CONFIG, ProjectConfig, find_config, load_config
 from cce_relevance.errors import CceError
+from cce_relevance.evaluation.anchor_fixes import AnchorFix, fixed_lines, suggest_fixes
 from cce_relevance.evaluation.anchor_index import AnchorIndex
 from cce_relevance.evaluation.backend_runs import evaluated_backends
 from cce_relevance.evaluation.comparison import (
@@ -40,10 +41,12 @@ from cce_relevance.evaluation.corpus import (
     require_directory,
     resolve_index,
 )
-from cce_relevance.evaluation.fixtures import FixtureSet, load_fixtures
+from cce_relevance.evaluation.discrimination import Discrimination, discrimination
+from cce_relevance.evaluation.fixtures import FixtureSet, load_fixtures, parse_fixtures
 from cce_relevance.evaluation.gate import gated_test, is_significant_regression
+from cce_relevance.evaluation.harness import BackendReport
 from cce_relevance.evaluation.judgments import judge
-from cce_relevance.evaluation.metrics import METRICS
+from cce_relevance.evaluation.metrics import DEFAULT_PRIMARY, METRIC_KEYS, METRICS
 from cce_relevance.evaluation.names import (
     DEFAULT_BACKENDS,
     backend_names,
@@ -53,14 +56,21 @@ from cce_relevance.evaluation.names import (
 )
 from cce_relevance.evaluation.observed_deltas import observed_deltas
 from cce_relevance.evaluation.pairing import pair_reports
+from cce_relevance.evaluation.proposals import DEFAULT_RULES, FORMS, HARD_FORMS, FileRules, Proposal, propose
+from cce_relevance.evaluation.proposals import check_forms as proposal_forms
 from cce_relevance.evaluation.run_result import Comparison, RunResult
 from cce_relevance.evaluation.spans import LineWeights
 from cce_relevance.evaluation.validation import STALE_CODES, Validation, validate_cases
 from cce_relevance.evaluation.validation import Finding as AnchorFinding
 from cce_relevance.files import write_atomically
+from cce_relevance.project_config import NO_CONFIG, ProjectConfig, find_config, load_config
+from cce_relevance.reporting.fixture_patch import unified_patch
 from cce_relevance.retrieval.cache.index_cache import default_cache_dir
 from cce_relevance.retrieval.chunking.chunk import Chunk
 from cce_relevance.retrieval.chunking.languages import check_languages, enabled_packs
+from cce_relevance.retrieval.chunking.symbols import CorpusSymbols
+from cce_relevance.retrieval.corpus.redact import redact
+from cce_relevance.retrieval.corpus.walk import walk
 from cce_relevance.retrieval.embedding.embed import (
     HASH_DOCUMENTS,
     HASH_EMBEDDER,
@@ -74,32 +84,34 @@ from cce_relevance.retrieval.search.registry import open_backend
 from cce_relevance.retrieval.store.fingerprint import dumps_fingerprint, fingerprint_path
 from cce_relevance.retrieval.store.store import default_store_path, dumps_store
 from cce_relevance.stats.full_stats import StatsLevel, full_stats
-from cce_relevance.stats.levels import DEFAULT_PRIMARY
 from cce_relevance.stats.paired import PairedTest
 from cce_relevance.stats.power import PowerAnalysis, PowerRow, plan_from_pilot
 
 __all__ = [
     # The use cases, one per command of the CLI (the Action calls run, validate, compare_saved).
     "run", "search", "chunks", "validate", "index_corpus", "compare_saved", "power_analysis", "golden_diff",
-    "load_report", "load_config", "fixture_corpus", "build_options", "corpus_symbols",
+    "load_report", "load_config", "fixture_corpus", "build_options", "corpus_symbols", "require_directory",
+    "bootstrap", "suggest",
     # Pieces of run and validate, for a caller that scores a set and checks its anchors with one
     # reading of the set and one index of its corpus (the Action).
     "read_fixtures", "open_corpus", "check_anchors", "anchor_index",
     # Names checked where the reference checks them (run checks its own; the CLI checks --languages).
-    "check_languages", "check_backend", "backend_names", "backend_pair", "rank_metric_specs",
+    "check_languages", "check_backend", "backend_names", "backend_pair", "rank_metric_specs", "proposal_forms",
     # The pull-request gate's test.
     "gated_test", "is_significant_regression",
     # What the use cases take and give.
     "RunResult", "Comparison", "StoreWritten", "BuildOptions", "ProjectConfig", "NO_CONFIG", "find_config",
     "FixtureSet", "Index",
     "BackendComparison", "Validation", "AnchorFinding", "PairedTest", "PowerAnalysis", "Hit", "Chunk",
+    "Bootstrapped", "Discrimination", "FileRules", "Suggestions", "AnchorFix",
     # Defaults and fixed texts.
-    "DEFAULT_BACKENDS", "DEFAULT_PRIMARY", "METRICS", "STALE_CODES", "OLLAMA_STORE_REFUSAL", "warn_on_stderr",
+    "DEFAULT_BACKENDS", "DEFAULT_PRIMARY", "METRICS", "METRIC_KEYS", "STALE_CODES", "OLLAMA_STORE_REFUSAL",
+    "warn_on_stderr", "FORMS", "HARD_FORMS",
 ]
 
 
 def warn_on_stderr(message: str) -> None:
-    """`warning: <message>` on stderr: the one thing a successful run may print there (harness.md §1.6)."""
+    """`warning: <message>` on stderr: the one thing a successful run may print there (§embedder-name)."""
     sys.stderr.write(f"warning: {message}\n")
     sys.stderr.flush()
 
@@ -147,7 +159,7 @@ def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
         config: ProjectConfig = NO_CONFIG, metrics: Sequence[str] | None = None, trec: bool = False,
         languages: Sequence[str] | None = None, indexing: BuildOptions = DEFAULT_BUILD,
         index: Index | None = None, fixtures: FixtureSet | None = None) -> RunResult:
-    """Evaluate a fixture set, in the reference's order of checks (harness.md §1.3).
+    """Evaluate a fixture set, in the reference's order of checks (§order).
 
     `backends` names the backends to score (default: the three built-ins); `compare` names two
     instead, A then B, and compares them. `metrics` (rank metric names) adds rank metrics; it and `trec` (TREC export wanted) make the
@@ -237,9 +249,15 @@ def validate(fixtures_path: str, *, dir: str | None = None, languages: Sequence[
     `validate(...).stale_anchors()` maps each query id to its anchors that resolve to nothing, to
     label such a miss as stale.
     """
+    return _validated(fixtures_path, dir, languages, grades, indexing)[0]
+
+
+def _validated(fixtures_path: str, dir: str | None, languages: Sequence[str], grades: bool,
+               indexing: BuildOptions) -> tuple[Validation, FixtureSet, Index, CorpusSymbols]:
     fixtures = load_fixtures(fixtures_path, grades=grades)
     corpus, index = resolve_index(fixtures, fixtures_path, dir, None, languages, indexing)
-    return check_anchors(fixtures_path, fixtures, corpus, index, languages)
+    symbols = corpus_symbols(corpus, languages)
+    return _checked(fixtures_path, fixtures, corpus, index, symbols), fixtures, index, symbols
 
 
 def check_anchors(fixtures_path: str, fixtures: FixtureSet, corpus: str, index: Index,
@@ -247,13 +265,108 @@ def check_anchors(fixtures_path: str, fixtures: FixtureSet, corpus: str, index: 
     """`validate` of a fixture set already read (`read_fixtures`) against the index already made
     of its corpus directory `corpus` (`open_corpus`, with `languages`): what the Action does after
     scoring a set, so that neither is read or made twice."""
+    return _checked(fixtures_path, fixtures, corpus, index, corpus_symbols(corpus, languages))
+
+
+def _checked(fixtures_path: str, fixtures: FixtureSet, corpus: str, index: Index,
+             symbols: CorpusSymbols) -> Validation:
     return validate_cases(fixtures_path, corpus, fixtures.cases, anchor_index(index), index.line_counts or {},
-                          corpus_symbols(corpus, languages))
+                          symbols)
 
 
 def anchor_index(index: Index) -> AnchorIndex:
     """Anchor lookups in `index`'s chunks, through the chunks by file that ranking keeps."""
     return AnchorIndex(index.chunks, index.chunks_by_file)
+
+
+@dataclass(frozen=True)
+class Suggestions:
+    """`validate` with fixes: the findings, a fix for each stale or moved anchor that has a likely
+    new place, and the fixes as a unified diff of the fixture file ('' when there is none)."""
+
+    validation: Validation
+    fixes: tuple[AnchorFix, ...]
+    patch: str
+
+
+def suggest(fixtures_path: str, *, dir: str | None = None, languages: Sequence[str] = (),
+            indexing: BuildOptions = DEFAULT_BUILD) -> Suggestions:
+    """`validate`, and for stale and moved anchors the fixture lines they most likely should be
+    (evaluation/anchor_fixes.py), as a patch to apply with `git apply` or `patch -p1` from the
+    working directory."""
+    validation, fixtures, index, symbols = _validated(fixtures_path, dir, languages, True, indexing)
+    fixes = tuple(suggest_fixes(validation, fixtures.cases, index.chunks, symbols))
+    if not fixes:
+        return Suggestions(validation, fixes, "")
+    with open(fixtures_path, encoding="utf-8", newline="") as fh:  # load_fixtures has just read it
+        text = fh.read()
+    before = text.splitlines(keepends=True)
+    patch = unified_patch(_patch_path(fixtures_path), before, fixed_lines(text, fixes))
+    return Suggestions(validation, fixes, patch)
+
+
+def _patch_path(path: str) -> str:
+    """`path` as a patch names it: relative to the working directory when inside it."""
+    relative = os.path.relpath(os.path.abspath(path))
+    return (path if relative.startswith("..") else relative).replace(os.sep, "/")
+
+
+@dataclass(frozen=True)
+class Bootstrapped:
+    """A proposed fixture set (`text`, its header's corpus relative to where it is written),
+    what it was drawn from, and each scored backend's report on it (empty when not scored)."""
+
+    text: str
+    proposal: Proposal
+    reports: tuple[BackendReport, ...]
+
+    def form_counts(self) -> dict[str, int]:
+        """Chosen cases per form, in form order (forms with none left out)."""
+        counts = Counter(p.candidate.form for p in self.proposal.cases)
+        return {form: counts[form] for form in FORMS if counts[form]}
+
+    def discrimination(self) -> Discrimination | None:
+        """How the scored backends tell the set's cases apart, over all cases, easy and hard
+        ones and each form; None when it was not scored."""
+        if not self.reports:
+            return None
+        groups: dict[str, list[str]] = {"easy": [], "hard": []}
+        for p in self.proposal.cases:
+            groups["hard" if p.candidate.hard else "easy"].append(p.id)
+            groups.setdefault(p.candidate.form, []).append(p.id)
+        ordered = {g: groups[g] for g in ("easy", "hard", *FORMS) if groups.get(g)}
+        return discrimination(self.reports, ordered)
+
+
+def bootstrap(directory: str, *, queries: int = 50, seed: int = 0, out: str | None = None,
+              rules: FileRules = DEFAULT_RULES, forms: Sequence[str] = FORMS,
+              backends: Sequence[str] | None = None, score: bool = True, config: ProjectConfig = NO_CONFIG,
+              languages: Sequence[str] | None = None, indexing: BuildOptions = DEFAULT_BUILD) -> Bootstrapped:
+    """Propose `queries` labeled cases drawn from `directory` (deterministic for `seed`), and
+    score them at each of `backends` (default: the built-in ones) unless `score` is off.
+
+    The header's corpus is `directory` relative to the directory `out` will be written in (the
+    working directory when `out` is None). Nothing is written here.
+    """
+    if queries < 1:
+        raise CceError(f"--queries must be at least 1, got {queries}")
+    names = backend_names(backends, config) if backends is not None else list(DEFAULT_BACKENDS)
+    languages = config.languages if languages is None else languages
+    index = open_corpus(directory, languages=languages, indexing=indexing)
+    texts = {f.path: redact(f.text) for f in walk(directory).files}
+    proposal = propose(index.chunks, texts, queries, seed, rules, proposal_forms(forms), enabled_packs(languages))
+    if not proposal.cases:
+        raise CceError(f"nothing to propose in {directory}: no definition with a usable name or doc sentence "
+                       f"in {proposal.files} file(s) kept",
+                       hint="--include-tests, --include-vendored or --include-generated keep more files")
+    where = os.path.dirname(os.path.abspath(out)) if out is not None else os.getcwd()
+    text = proposal.fixture_text(os.path.relpath(os.path.abspath(directory), where).replace(os.sep, "/"))
+    reports: tuple[BackendReport, ...] = ()
+    if score:
+        cases = bound_fixtures(parse_fixtures(text, out or "<bootstrap>"), directory, None, languages).cases
+        reports = tuple(evaluated_backends(names, config, index, query_embedder(index, warn_on_stderr), cases,
+                                           LineWeights.of_index(index), None, indexing))
+    return Bootstrapped(text, proposal, reports)
 
 
 @dataclass(frozen=True)
@@ -287,7 +400,7 @@ def _document_embedder(name: str) -> tuple[DocumentEmbedder, str | None]:
 def index_corpus(directory: str, *, out: str | None = None, embedder: str = HASH_EMBEDDER,
                  allow_secrets: bool = False, languages: Sequence[str] = (),
                  indexing: BuildOptions = DEFAULT_BUILD) -> StoreWritten:
-    """Index `directory` and write the reference's store (pipeline.md §14) plus our fingerprint beside it.
+    """Index `directory` and write the reference's store (§store) plus our fingerprint beside it.
 
     The default path is `<directory>/.cce/index.json`, whose `.cce` the walker never indexes.
     An Ollama build checks the server before walking and writes nothing when any batch fails.

@@ -10,31 +10,35 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from cce_relevance import __version__
-from cce_relevance.config import EMBEDDERS
+from cce_relevance import __version__, schemas
 from cce_relevance.errors import CceError, GateFailed
-from cce_relevance.evaluation.metrics import METRIC_KEYS
+from cce_relevance.evaluation.metrics import DEFAULT_PRIMARY, METRIC_KEYS
 from cce_relevance.files import write_atomically
 from cce_relevance.lazy_import import lazy_module
 from cce_relevance.memory_pages import prefer_small_pages
 from cce_relevance.progress import progress_bar
+from cce_relevance.reference import BUILTIN_BACKENDS, EMBEDDERS, listed
 from cce_relevance.reporting.canonical_json import dumps_report
 from cce_relevance.retrieval.chunking.languages import EXTRA_LANGUAGES
-from cce_relevance.stats.levels import DEFAULT_PRIMARY, STATS_LEVELS, StatsLevel
+from cce_relevance.stats.stats_level import STATS_LEVELS, StatsLevel
 from cce_relevance.strings import rust_trim
 
 # The library (numpy, tree-sitter grammars, requests) loads when a command first uses it, and the
 # renderers are imported inside the commands that print them: `--help` starts fast.
-api = lazy_module("cce_relevance.api")
+if TYPE_CHECKING:
+    from cce_relevance import api
+else:
+    api = lazy_module("cce_relevance.api")
 
 
 class _Group(click.Group):
     """Turns `CceError` into `error: <message>` and its exit code, never a traceback."""
 
-    def invoke(self, ctx: click.Context):
+    def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except CceError as exc:
@@ -49,12 +53,6 @@ class _Group(click.Group):
 def main() -> None:
     """Score retrieval ranking against labeled fixtures, query by query, with honest statistics."""
     prefer_small_pages()
-
-
-def _directory(path: str) -> str:
-    if not os.path.isdir(path):
-        raise CceError(f"corpus is not a directory: {path}")
-    return path
 
 
 _CONFIG_HELP = ("Backend variants, external retrievers and extra languages (default: cce-relevance.toml in the "
@@ -110,7 +108,7 @@ def chunks(directory: str, as_json: bool, languages_flag: str | None, config_pat
     from cce_relevance.reporting import search_view
 
     languages = _languages(languages_flag, api.load_config(config_path))
-    found = api.chunks(_directory(directory), languages, _indexing(cache_dir, no_cache, as_json))
+    found = api.chunks(api.require_directory(directory), languages, _indexing(cache_dir, no_cache, as_json))
     if as_json:
         click.echo(search_view.conformance_document(found), nl=False)
     else:
@@ -122,7 +120,7 @@ def chunks(directory: str, as_json: bool, languages_flag: str | None, config_pat
 @click.argument("directory", metavar="DIR")
 @click.argument("query")
 @click.option("--backend", metavar="NAME", default="hybrid", show_default=True,
-              help="Ranking backend: bm25, vector, hybrid, or one of the config file's backends.")
+              help=f"Ranking backend: {listed(BUILTIN_BACKENDS)}, or one of the config file's backends.")
 @click.option("-k", "k", type=click.IntRange(min=1), default=10, show_default=True, help="Number of results.")
 @click.option("--json", "as_json", is_flag=True, help="Print result records as JSON.")
 @click.option("--config", "config_path", metavar="FILE", help=_CONFIG_HELP)
@@ -134,7 +132,8 @@ def search(directory: str, query: str, backend: str, k: int, as_json: bool, conf
     from cce_relevance.reporting import search_view
 
     config = api.load_config(config_path)
-    results = api.search(_directory(directory), query, backend, k, config, _languages(languages_flag, config),
+    corpus = api.require_directory(directory)
+    results = api.search(corpus, query, backend, k, config, _languages(languages_flag, config),
                          _indexing(cache_dir, no_cache, as_json))
     hits = [h for h, _ in results]
     if as_json:
@@ -198,7 +197,7 @@ def _primary(stats_level: str, primary: str | None) -> str:
 def _chart_options(command: Callable[..., None]) -> Callable[..., None]:
     """`--chart` and `--chart-metric`, shared by `run --compare` and `compare`."""
     command = click.option("--chart-metric", metavar="KEY",
-                           help=f"Metric to chart (default {DEFAULT_PRIMARY}): precision_at_k, recall, mrr, f1 "
+                           help=f"Metric to chart (default {DEFAULT_PRIMARY}): {', '.join(METRIC_KEYS)} "
                                 "(run: also a --metrics key such as ndcg_at_k).")(command)
     return click.option("--chart", metavar="FILE",
                         help="Also write per-query deltas as a chart: FILE.md (Mermaid block), FILE.mmd "
@@ -238,9 +237,10 @@ def _trec_files(result: api.RunResult, run_path: str | None, qrels_path: str | N
 @click.argument("fixtures")
 @click.option("--dir", "corpus_dir", metavar="DIR", help="Corpus directory to index (overrides the fixture header).")
 @click.option("--store", metavar="STORE", help="Evaluate an existing persisted index file instead of a directory.")
-@click.option("--backend", "backends", metavar="LIST", help="Comma-separated backends (default bm25,vector,hybrid).")
+@click.option("--backend", "backends", metavar="LIST",
+              help=f"Comma-separated backends (default {','.join(BUILTIN_BACKENDS)}).")
 @click.option("--compare", metavar="A,B", help="Score exactly two backends, with per-query deltas and a paired t-test.")
-@click.option("--json", "as_json", is_flag=True, help="Emit the cce.relevance.report/v2 JSON.")
+@click.option("--json", "as_json", is_flag=True, help=f"Emit the {schemas.REPORT} JSON.")
 @click.option("--output", metavar="FILE", help="Write the report to FILE (atomically) instead of stdout.")
 @click.option("--golden", metavar="FILE", help="Fail (exit 1) with a diff when the JSON report differs from FILE.")
 @click.option("--update-golden", is_flag=True, help="Rewrite the --golden file with this run's JSON report.")
@@ -309,7 +309,7 @@ def run(fixtures: str, corpus_dir: str | None, store: str | None, backends: str 
 @main.command()
 @click.argument("base_report", metavar="BASE.json")
 @click.argument("head_report", metavar="HEAD.json")
-@click.option("--json", "as_json", is_flag=True, help="Emit the cce.relevance.compare/v1 JSON.")
+@click.option("--json", "as_json", is_flag=True, help=f"Emit the {schemas.COMPARE} JSON.")
 @click.option("--markdown", "as_markdown", is_flag=True, help="Emit GitHub-flavoured Markdown.")
 @_stats_options
 @_chart_options
@@ -345,28 +345,108 @@ def compare(base_report: str, head_report: str, as_json: bool, as_markdown: bool
 @main.command()
 @click.argument("fixtures")
 @click.option("--dir", "corpus_dir", metavar="DIR", help="Corpus directory to check against (overrides the header).")
-@click.option("--json", "as_json", is_flag=True, help="Emit the cce.relevance.validate/v1 JSON.")
+@click.option("--json", "as_json", is_flag=True, help=f"Emit the {schemas.VALIDATE} JSON.")
+@click.option("--suggest", is_flag=True,
+              help="Print fixes for stale and moved anchors as a unified diff on stdout (apply with "
+                   "`git apply` or `patch -p1`); the findings go to stderr.")
 @_languages_option
 @click.option("--config", "config_path", metavar="FILE", help=_CONFIG_HELP)
 @_cache_options
-def validate(fixtures: str, corpus_dir: str | None, as_json: bool, languages_flag: str | None,
+def validate(fixtures: str, corpus_dir: str | None, as_json: bool, suggest: bool, languages_flag: str | None,
              config_path: str | None, cache_dir: str | None, no_cache: bool) -> None:
     """Check that every anchor of FIXTURES resolves to a chunk of the corpus (a gate: exit 1 on problems).
 
     Reports anchors whose file, kind or line range is not in the corpus, cases no backend can
     satisfy, and duplicate case ids. Exit 0 when clean, 1 when problems were found, 2 on bad input.
+    With --suggest, stdout is a patch that points stale and moved anchors at where their definitions
+    most likely are now.
     """
-    from cce_relevance.reporting.validation_report import validation_document, validation_text
+    from cce_relevance.reporting.validation_report import fixes_text, validation_document, validation_text
 
     if corpus_dir == "":
         raise click.UsageError("a value is required for '--dir' but none was supplied")
+    if suggest and as_json:
+        raise click.UsageError("--suggest prints a patch; it cannot be used with --json")
     languages = _languages(languages_flag, api.load_config(config_path))
-    result = api.validate(fixtures, dir=corpus_dir, languages=languages,
-                          indexing=_indexing(cache_dir, no_cache, as_json))
-    click.echo(dumps_report(validation_document(result)) if as_json else validation_text(result), nl=False)
+    indexing = _indexing(cache_dir, no_cache, as_json)
+    if suggest:
+        suggestions = api.suggest(fixtures, dir=corpus_dir, languages=languages, indexing=indexing)
+        result = suggestions.validation
+        explained = validation_text(result) + fixes_text(suggestions.fixes, len(result.stale_anchors()))
+        click.echo(explained, err=True, nl=False)
+        click.echo(suggestions.patch, nl=False)
+    else:
+        result = api.validate(fixtures, dir=corpus_dir, languages=languages, indexing=indexing)
+        text = dumps_report(validation_document(result)) if as_json else validation_text(result)
+        click.echo(text, nl=False)
     if not result.ok:
         raise GateFailed(f"{len(result.findings)} problem(s) in {fixtures}: anchors that resolve to nothing "
                          "in the corpus, unsatisfiable cases or duplicate ids")
+
+
+@main.command()
+@click.argument("directory", metavar="DIR")
+@click.option("--queries", type=click.IntRange(min=1), default=50, show_default=True,
+              help="Cases to propose.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of the draw: the same seed, the same set.")
+@click.option("--out", metavar="FILE",
+              help="Write the set to FILE (default: stdout); its header's corpus is DIR relative to FILE.")
+@click.option("--force", is_flag=True,
+              help="Replace --out FILE when it exists (a reviewed set is not overwritten by accident).")
+@click.option("--forms", metavar="LIST",
+              help="Query forms to draw: any of name,doc (easy), doc-unnamed,callers (hard); default all.")
+@click.option("--include-tests", is_flag=True, help="Also draw from test files (left out by default).")
+@click.option("--include-vendored", is_flag=True, help="Also draw from vendored code (left out by default).")
+@click.option("--include-generated", is_flag=True,
+              help="Also draw from generated files (left out by default).")
+@click.option("--skip", multiple=True, metavar="PATTERN",
+              help="Draw no case from paths PATTERN matches (a gitignore line, relative to DIR; they stay in "
+                   "the corpus). Repeatable.")
+@click.option("--backend", "backends", metavar="LIST",
+              help=f"Backends to score the set at (default {','.join(BUILTIN_BACKENDS)}).")
+@click.option("--no-score", is_flag=True, help="Only propose; do not score the set.")
+@click.option("--report", metavar="FILE", help="Write the summary and scores to FILE instead of stderr.")
+@_languages_option
+@click.option("--config", "config_path", metavar="FILE", help=_CONFIG_HELP)
+@_cache_options
+def bootstrap(directory: str, queries: int, seed: int, out: str | None, force: bool, forms: str | None,
+              include_tests: bool, include_vendored: bool, include_generated: bool, skip: tuple[str, ...],
+              backends: str | None, no_score: bool, report: str | None, languages_flag: str | None,
+              config_path: str | None, cache_dir: str | None, no_cache: bool) -> None:
+    """Propose a fixture set drawn from DIR for a person to review: queries from definitions'
+    names and doc lines (easy) and paraphrases (hard), each anchored to its definition, with a
+    note saying where it came from; then report how each backend scores it."""
+    from cce_relevance.reporting.proposal_report import proposal_text
+
+    for name, value in (("--out", out), ("--report", report)):
+        if value == "":
+            raise click.UsageError(f"a value is required for '{name}' but none was supplied")
+    if out is not None and os.path.exists(out) and not force:
+        raise CceError(f"{out} exists; a proposed set would replace it",
+                       hint="pass --force to replace it, or choose another --out")
+    if no_score and backends is not None:
+        raise click.UsageError("--backend needs scoring; it cannot be used with --no-score")
+    config = api.load_config(config_path)
+    rules = api.FileRules(tests=not include_tests, vendored=not include_vendored,
+                          generated=not include_generated, skip=skip)
+    result = api.bootstrap(api.require_directory(directory), queries=queries, seed=seed, out=out, rules=rules,
+                           forms=comma_list(forms) if forms is not None else api.FORMS,
+                           backends=comma_list(backends) if backends is not None else None,
+                           score=not no_score, config=config,
+                           languages=_languages(languages_flag, config),
+                           indexing=_indexing(cache_dir, no_cache, False))
+    if out is not None:
+        write_atomically(out, result.text)
+    else:
+        click.echo(result.text, nl=False)
+    p = result.proposal
+    summary = proposal_text(out or "stdout", len(p.cases), queries, p.candidates, p.files, p.skipped,
+                            result.form_counts(), api.HARD_FORMS, result.discrimination())
+    if report is not None:
+        write_atomically(report, summary)
+    else:
+        click.echo(summary, err=True, nl=False)
 
 
 @main.command()
@@ -375,7 +455,7 @@ def validate(fixtures: str, corpus_dir: str | None, as_json: bool, languages_fla
 @click.option("--alpha", type=float, default=0.05, show_default=True, help="Two-sided significance level.")
 @click.option("--power", type=float, default=0.8, show_default=True, help="Chance of detecting a real delta.")
 @click.option("--metric", type=click.Choice(METRIC_KEYS), help="Plan for this metric only (default: all).")
-@click.option("--json", "as_json", is_flag=True, help="Emit the cce.relevance.power/v1 JSON.")
+@click.option("--json", "as_json", is_flag=True, help=f"Emit the {schemas.POWER} JSON.")
 def power(source: str, delta: float, alpha: float, power: float, metric: str | None, as_json: bool) -> None:
     """Queries needed to detect --delta, from the per-query deltas of a `run --compare` report or a
     `compare --json` document (the paired t-test's power analysis; docs/statistics.md)."""

@@ -1,4 +1,4 @@
-"""Numeric primitives that decide byte-identical output (pipeline.md §2, harness.md §5.1).
+"""Numeric primitives that decide byte-identical output (§numbers, §number-format).
 
 Every room rounds through here so that ranking keys and rendered numbers agree with the
 reference to the last digit: round half *away from zero*, on the IEEE double product, with
@@ -8,6 +8,7 @@ Rust's saturating float-to-int conversion.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 I64_MAX = 9223372036854775807
 I64_MIN = -9223372036854775808
@@ -42,7 +43,7 @@ def score_key(x: float) -> int:
     return round_half_away(x * 1000000.0)
 
 
-def seq_sum(values) -> float:
+def seq_sum(values: Iterable[float]) -> float:
     """Left-to-right float sum; Python 3.12's `sum()` is compensated and must not be used."""
     total = 0.0
     for v in values:

@@ -1,4 +1,9 @@
-"""Shared fixtures: where the reference implementation's published data lives.
+"""Shared fixtures: where the reference implementation's published data lives; Hypothesis profiles.
+
+Hypothesis runs under the profile named by `HYPOTHESIS_PROFILE`: `ci` (what .ci/run and the
+workflow use: Hypothesis' default 100 examples, and the failing example's blob printed to replay
+it) or `dev` (the default: 25 examples, for a quick local loop). Neither has a deadline: on
+shared 2-core runners wall time says nothing about the code. A test's own `@settings` wins.
 
 `CCE_UPSTREAM_DIR` (set by `.ci/run`) points at `../shared/upstream-cce`. When the variable is
 set the directory must exist: a missing directory fails the parity tests instead of skipping
@@ -12,6 +17,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+settings.register_profile("ci", max_examples=100, deadline=None, print_blob=True)
+settings.register_profile("dev", max_examples=25, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 

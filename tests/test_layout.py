@@ -4,7 +4,7 @@ Rooms, in order (each imports only rooms on earlier lines, and itself):
 
     shared helpers (top-level modules not named below: errors, strings, numeric, config, ...)
     → stats, retrieval (numbers in, numbers out; corpus to ranked hits: neither imports the other)
-    → config_file (the user's cce-relevance.toml: backend variants, retrievers, languages)
+    → project_config (the user's cce-relevance.toml: backend variants, retrievers, languages)
     → evaluation → reporting → api → action → cli → __main__
 
 The Action reaches the library only through the facade: `action/` imports `api`, `errors`, the
@@ -29,7 +29,7 @@ import pytest
 
 from .import_graph import PACKAGE, cycles, import_graph
 
-ROOMS = [{"stats", "retrieval"}, {"config_file"}, {"evaluation"}, {"reporting"}, {"api"}, {"action"}, {"cli"},
+ROOMS = [{"stats", "retrieval"}, {"project_config"}, {"evaluation"}, {"reporting"}, {"api"}, {"action"}, {"cli"},
          {"__main__"}]
 """Rooms after the shared helpers, in import order (position + 1 is the rank; helpers are 0)."""
 
@@ -118,7 +118,7 @@ def test_every_retrieval_package_has_a_stage_and_every_stage_exists():
     ("api", "cli"),
     ("action.report", "evaluation.metrics"),  # past the facade
     ("action.scoring", "stats.paired"),
-    ("action.main", "config_file"),
+    ("action.main", "project_config"),
 ])
 def test_an_import_against_the_order_is_reported(source, target):
     graph = import_graph()

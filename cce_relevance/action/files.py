@@ -1,12 +1,12 @@
 """The Action's output directory, `.cce-relevance/` at the workspace root.
 
 The `report` and `compare` outputs are paths, not contents (outputs share a 1 MB budget per job,
-P8), so the files they name must be readable by the steps that follow, which run on the host:
+§runner-outputs), so the files they name must be readable by the steps that follow, which run on the host:
 hence inside `GITHUB_WORKSPACE`, the only mount the host shares with the container for this
 purpose. The directory belongs to the Action and is replaced on every run; a `.gitignore` inside
 keeps it out of `git status` and out of any commit a later step makes. The container runs as
 root on a workspace owned by the runner's user, so everything written here is handed back to the
-workspace's owner (P4), or later steps could not delete or overwrite it.
+workspace's owner (§runner-file-owner), or later steps could not delete or overwrite it.
 
 Layout:
   report.md                the full Markdown report (the comment and summary may be trimmed)

@@ -5,11 +5,13 @@ Everything goes through the `git` executable with list arguments (never a shell)
 the job. Repository hooks are switched off (`core.hooksPath=/dev/null`): `git worktree add` runs
 `post-checkout`, and the Action must never execute anything the checked-out tree provides.
 
-Pitfalls handled here (anchors-mission.md §4): the container runs as root on a workspace owned by
-another uid, so git refuses the repository until it is a `safe.directory` (P5); the head of a pull
-request is `pull_request.head.sha`, not `GITHUB_SHA`, which is an ephemeral merge commit (P18);
-a shallow checkout is deepened step by step, never re-fetched with `--depth`, which would truncate
-a full clone (P20); worktrees live in a temporary directory and are removed in `finally` (P21).
+What the runner imposes (docs/reference-behaviour.md, "The GitHub runner"): the container runs as
+root on a workspace owned by another uid, so git refuses the repository until it is a
+`safe.directory` (§runner-safe-directory); the head of a pull request is `pull_request.head.sha`,
+not `GITHUB_SHA`, which is an ephemeral merge commit (§runner-head-sha); a shallow checkout is
+deepened step by step, never re-fetched with `--depth`, which would truncate a full clone
+(§runner-shallow); worktrees live in a temporary directory and are removed in `finally`
+(§runner-worktrees).
 """
 
 from __future__ import annotations

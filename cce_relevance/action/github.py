@@ -35,7 +35,8 @@ import requests
 
 from cce_relevance import __version__
 
-DEFAULT_API_URL = "https://api.github.com"
+DEFAULT_API_URL = "https://api.github.com"  # GITHUB_API_URL when the runner does not set it
+DEFAULT_SERVER_URL = "https://github.com"  # GITHUB_SERVER_URL likewise
 API_VERSION = "2022-11-28"
 PER_PAGE = 100  # GitHub's maximum page size: fewest requests for "list everything"
 

@@ -24,17 +24,14 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
+from cce_relevance.action.github import DEFAULT_API_URL, DEFAULT_SERVER_URL
 from cce_relevance.action.workspace import inside
+from cce_relevance.api import DEFAULT_BACKENDS, DEFAULT_PRIMARY, METRIC_KEYS
 from cce_relevance.errors import CceError
 
 FailOn = Literal["drift", "regression", "none"]
-RegressionMetric = Literal["precision_at_k", "recall", "mrr", "f1"]
 
 FAIL_ON_CHOICES: tuple[FailOn, ...] = ("drift", "regression", "none")
-METRIC_CHOICES: tuple[RegressionMetric, ...] = ("precision_at_k", "recall", "mrr", "f1")
-DEFAULT_BACKENDS = ("bm25", "vector", "hybrid")
-DEFAULT_API_URL = "https://api.github.com"
-DEFAULT_SERVER_URL = "https://github.com"
 
 # YAML 1.2 core-schema booleans only: `yes`/`on`/`1` are YAML 1.1 and mean different things to
 # different parsers, so a value outside this table is rejected rather than guessed.
@@ -83,7 +80,7 @@ class ActionInputs:
     github_token: str = field(repr=False)
     comment: bool
     fail_on: FailOn
-    regression_metric: RegressionMetric
+    regression_metric: str  # a metric key (api.METRIC_KEYS)
     alpha: float
     base_ref: str | None
     head_ref: str
@@ -116,7 +113,7 @@ def read_inputs(env: Mapping[str, str]) -> ActionInputs:
         comment=_boolean("comment", _input(env, "comment"), default=True),
         fail_on=_choice("fail-on", _input(env, "fail-on"), FAIL_ON_CHOICES, "drift"),
         regression_metric=_choice(
-            "regression-metric", _input(env, "regression-metric"), METRIC_CHOICES, "mrr"
+            "regression-metric", _input(env, "regression-metric"), METRIC_KEYS, DEFAULT_PRIMARY
         ),
         alpha=_alpha(_input(env, "alpha")),
         base_ref=_ref("base-ref", _input(env, "base-ref")),

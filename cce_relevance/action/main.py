@@ -1,6 +1,6 @@
 """The Action's entry point (`entrypoint.py`, `cce-relevance action`): score, report, gate, comment.
 
-One run, in an order chosen so that nothing optional can change the result (P17):
+One run, in an order chosen so that nothing optional can change the result (§runner-gate-first):
 
 1. read and validate the inputs, find the repository, trust it (`safe.directory`), resolve the
    base and head commits and score every fixture set in a worktree of each (`scoring`);
@@ -50,6 +50,7 @@ from cce_relevance.action.scoring import score_commits
 from cce_relevance.action.timings import Stopwatch
 from cce_relevance.action.workflow_commands import (
     STEP_SUMMARY_LIMIT,
+    AnnotationKind,
     annotation,
     append_step_summary,
     error_annotation,
@@ -62,7 +63,7 @@ from cce_relevance.reporting.markdown_safe import escape_md
 from cce_relevance.reporting.numbers import signed6
 from cce_relevance.strings import quoted
 
-ANNOTATION_CAP = 10  # the runner shows at most 10 annotations of a kind per step (P10)
+ANNOTATION_CAP = 10  # the runner shows at most 10 annotations of a kind per step (§runner-annotation-caps)
 
 
 def main() -> int:
@@ -142,7 +143,7 @@ def _run_url(github: GitHubContext) -> str | None:
 
 
 def _write_summary(path: Path, markdown: Markdown, files: OutputFiles) -> None:
-    """The report in the step summary, trimmed to what the runner accepts (P9)."""
+    """The report in the step summary, trimmed to what the runner accepts (§runner-summary-size)."""
     existing = path.stat().st_size if path.exists() else 0
     body = fit_body(
         markdown.head,
@@ -159,7 +160,7 @@ def _print_findings(outcome: Outcome, inputs: ActionInputs, repo: Path) -> None:
     """Annotations on the drifted goldens, the regressed fixture files and the fixture lines whose
     anchors are stale at head (in that order, within the cap), then each drift's diff."""
     subdir = inputs.working_directory.relative_to(repo)
-    regression_kind = "error" if inputs.fail_on == "regression" else "warning"
+    regression_kind: AnnotationKind = "error" if inputs.fail_on == "regression" else "warning"
     lines = [
         error_annotation(
             f"The head report of {s.fixture} no longer matches the golden report {s.golden.path}; "

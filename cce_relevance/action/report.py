@@ -19,9 +19,9 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
-from cce_relevance import __version__, api
+from cce_relevance import __version__, api, schemas
 from cce_relevance.action.git import CommitPair
 from cce_relevance.action.inputs import FailOn
 from cce_relevance.action.scoring import SetResult
@@ -34,7 +34,6 @@ from cce_relevance.reporting.markdown_safe import code_block, code_span, details
 from cce_relevance.reporting.numbers import format6, signed6
 from cce_relevance.reporting.validation_report import validation_document
 
-ACTION_SCHEMA = "cce.relevance.action/v1"
 TITLE = "## Retrieval relevance"
 CHART_FOLD = 40  # a chart of more queries than this is folded into <details>
 STALE_MARK = "⚠️ stale anchor"
@@ -217,7 +216,7 @@ def _set_section(s: SetResult, commits: CommitPair) -> str:
     """Means, the chart of the gated metric, the stale anchors, then each backend's queries."""
     title = f"### {code_span(s.fixture)}"
     if s.comparisons is None:
-        side = "head" if s.status == "head-only" else "base"
+        side: Literal["base", "head"] = "head" if s.status == "head-only" else "base"
         lead = f"Scored at {_scored(s, commits)}. Mean metrics per backend at {side}:"
         parts = [title, lead, report_means_table(s.document(side)).rstrip("\n"), stale_section(s)]
         return "\n\n".join(part for part in parts if part)
@@ -335,7 +334,7 @@ def action_document(
     side, so `cce-relevance compare BASE HEAD` can be rerun on them.
     """
     return {
-        "schema": ACTION_SCHEMA,
+        "schema": schemas.ACTION,
         "version": __version__,
         "base": commits.base,
         "head": commits.head,

@@ -1,7 +1,7 @@
 """Score every configured fixture set at the base and head commits, and check the goldens at head.
 
 Each side is its own detached `git worktree` (never the workspace checkout: for a pull request
-that is GitHub's ephemeral merge commit, P18). Everything read from a tree is data (fixtures,
+that is GitHub's ephemeral merge commit, §runner-head-sha). Everything read from a tree is data (fixtures,
 corpora, goldens): nothing from the head commit is ever executed, which is what makes running
 under `pull_request_target` safe for this Action. Because the head is untrusted, every path it
 supplies is confined to its worktree: a fixture, a corpus or a golden that escapes it through
@@ -29,10 +29,11 @@ from typing import Any, Literal, NamedTuple
 
 from cce_relevance import api
 from cce_relevance.action.git import CommitPair, worktree
-from cce_relevance.action.inputs import DEFAULT_BACKENDS, ActionInputs, expand_fixtures
+from cce_relevance.action.inputs import ActionInputs, expand_fixtures
 from cce_relevance.action.timings import Stopwatch
 from cce_relevance.action.workspace import inside
 from cce_relevance.api import (
+    DEFAULT_BACKENDS,
     NO_CONFIG,
     STALE_CODES,
     AnchorFinding,
@@ -111,7 +112,7 @@ class SetResult:
         return json.loads(text)
 
 
-class Scored(NamedTuple):
+class SideResult(NamedTuple):
     """One set at one side: the run report's JSON text and the anchor check."""
 
     report: str
@@ -131,7 +132,7 @@ def score_commits(repo: Path, commits: CommitPair, inputs: ActionInputs,
     with _checked_out(repo, commits.head, clock, "head") as tree:
         head = _score_side("head", commits.head, tree, subdir, inputs, clock, required=True)
         goldens = _check_goldens(tree, subdir, head, inputs, commits.head)
-    base: dict[str, Scored] = {}
+    base: dict[str, SideResult] = {}
     if commits.base is not None:
         with _checked_out(repo, commits.base, clock, "base") as tree:
             base = _score_side("base", commits.base, tree, subdir, inputs, clock, required=False)
@@ -153,7 +154,7 @@ def _checked_out(repo: Path, sha: str, clock: Stopwatch, side: str) -> Iterator[
     clock.stop(f"{side} materialise", started)
 
 
-def _set_result(fixture: str, base: Scored | None, head: Scored | None, golden: GoldenCheck | None,
+def _set_result(fixture: str, base: SideResult | None, head: SideResult | None, golden: GoldenCheck | None,
                 primary: str) -> SetResult:
     return SetResult(
         fixture, base.report if base else None, head.report if head else None, golden, primary=primary,
@@ -162,7 +163,7 @@ def _set_result(fixture: str, base: Scored | None, head: Scored | None, golden: 
 
 
 @contextlib.contextmanager
-def _at(side: str, sha: str) -> Iterator[None]:
+def _naming_side(side: str, sha: str) -> Iterator[None]:
     """Name the side and commit in any configuration error raised inside, keeping its hint."""
     try:
         yield
@@ -172,9 +173,9 @@ def _at(side: str, sha: str) -> Iterator[None]:
 
 def _score_side(
     side: str, sha: str, tree: Path, subdir: Path, inputs: ActionInputs, clock: Stopwatch, *, required: bool
-) -> dict[str, Scored]:
+) -> dict[str, SideResult]:
     root = tree / subdir
-    with _at(side, sha):
+    with _naming_side(side, sha):
         fixtures = expand_fixtures(inputs.fixture_patterns, root, tree, required=required)
         config = _project_config(tree, root)
         # At base, a variant the change adds is left out, as a fixture set the change adds is: the
@@ -213,7 +214,7 @@ def _project_config(tree: Path, root: Path) -> ProjectConfig:
 
 
 def _score_fixture(tree: Path, root: Path, fixture: str, backends: tuple[str, ...], config: ProjectConfig,
-                   indexes: dict[str, api.Index], clock: _SideClock) -> Scored:
+                   indexes: dict[str, api.Index], clock: _SideClock) -> SideResult:
     """The fixture's report JSON and anchor check; its corpus is vetted before a single file of
     it is read. The set is read once, as `run` reads it (grades ignored), and the corpus indexed
     once (with the config's languages) for the scores and the anchor check, so the check can never
@@ -236,7 +237,7 @@ def _score_fixture(tree: Path, root: Path, fixture: str, backends: tuple[str, ..
         report = run_report_json(api.run(fixture, dir=corpus, backends=backends, config=config, index=index,
                                          fixtures=fixtures))
     with clock.stage("validate"):
-        return Scored(report, api.check_anchors(fixture, fixtures, corpus, index, config.languages))
+        return SideResult(report, api.check_anchors(fixture, fixtures, corpus, index, config.languages))
 
 
 def _indexing() -> api.BuildOptions:
@@ -250,11 +251,11 @@ def _indexing() -> api.BuildOptions:
 
 
 def _check_goldens(
-    tree: Path, subdir: Path, head: dict[str, Scored], inputs: ActionInputs, sha: str
+    tree: Path, subdir: Path, head: dict[str, SideResult], inputs: ActionInputs, sha: str
 ) -> dict[str, GoldenCheck]:
     """Each configured golden, read from the head tree, against the head report of its fixture."""
     checks = {}
-    with _at("head", sha):
+    with _naming_side("head", sha):
         for fixture, golden in inputs.golden:
             if fixture not in head:
                 raise CceError(

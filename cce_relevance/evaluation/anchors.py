@@ -1,5 +1,5 @@
-"""Expected-result anchors: `path`, `path#kind`, `#kind`, each optionally `@a-b` (harness.md §2.4–2.5),
-and our symbol anchors `path::Name`, `path#kind::Name`.
+"""Expected-result anchors: `path`, `path#kind`, `#kind`, each optionally `@a-b`
+(§anchors–§anchor-matching), and our symbol anchors `path::Name`, `path#kind::Name`.
 
 The grammar is additive: text after the last `@` is a line range only when it is made of ASCII
 digits and dashes, so pre-range fixtures such as `user@host.py` keep their literal meaning.

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cce_relevance.config_file import ProjectConfig
 from cce_relevance.evaluation.fixtures import Case
 from cce_relevance.evaluation.harness import BackendReport, can_fork, evaluate_backend, evaluate_backends
 from cce_relevance.evaluation.judgments import Judgments
 from cce_relevance.evaluation.spans import LineWeights
+from cce_relevance.project_config import ProjectConfig
 from cce_relevance.retrieval.embedding.embed import hash_embed
 from cce_relevance.retrieval.index.build import BuildOptions
 from cce_relevance.retrieval.index.model import Index

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cce_relevance.evaluation.harness import BackendReport
-from cce_relevance.evaluation.metrics import METRICS
+from cce_relevance.evaluation.metrics import DEFAULT_PRIMARY, METRICS
 from cce_relevance.evaluation.pairing import BackendPair
 from cce_relevance.stats.full_stats import FullStats, StatsLevel, full_stats
 from cce_relevance.stats.paired import PairedTest, paired_t, win_loss_tie
@@ -37,7 +37,7 @@ class BackendComparison:
         return next(m for m in self.metrics if m.key == key)
 
 
-def compare_pair(pair: BackendPair, stats_level: StatsLevel = "reference", primary: str = "mrr") -> BackendComparison:
+def compare_pair(pair: BackendPair, stats_level: StatsLevel = "reference", primary: str = DEFAULT_PRIMARY) -> BackendComparison:
     """Paired statistics over the queries present on both sides; `"full"` adds `full_stats`."""
     stats = []
     for spec in METRICS:
@@ -57,11 +57,11 @@ def compare_pair(pair: BackendPair, stats_level: StatsLevel = "reference", prima
 
 
 def metric_deltas(a: BackendReport, b: BackendReport) -> list[tuple[str, list[float]]]:
-    """Per metric key, the per-case deltas B − A in case order (harness.md §4.1)."""
+    """Per metric key, the per-case deltas B − A in case order (§deltas)."""
     return [(spec.key, [vb - va for va, vb in zip(a.metric(spec.attr), b.metric(spec.attr), strict=True)])
             for spec in METRICS]
 
 
 def compare_reports(a: BackendReport, b: BackendReport) -> dict[str, PairedTest]:
-    """Paired t-test per metric over the per-case deltas B − A (harness.md §4.1)."""
+    """Paired t-test per metric over the per-case deltas B − A (§deltas)."""
     return {key: paired_t(deltas) for key, deltas in metric_deltas(a, b)}

@@ -1,5 +1,5 @@
 """The corpus a fixture set is scored against: found from the flags or the fixture header,
-indexed, and how its queries are embedded (harness.md §1.4–§1.6).
+indexed, and how its queries are embedded (§corpus-choice–§embedder-name).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from cce_relevance.retrieval.store.store import load_store
 
 Warn = Callable[[str], None]
 
-OLLAMA_STORE_REFUSAL = (  # harness.md §1.9 E16, the reference's words
+OLLAMA_STORE_REFUSAL = (  # §errors E16, the reference's words
     "this store was built with the ollama embedder but Ollama is unreachable — refusing to score across "
     "mismatched embedding spaces. Start Ollama, or evaluate a corpus directory with the deterministic hash "
     "embedder (--dir).")
@@ -47,7 +47,8 @@ def require_directory(path: str) -> str:
 
 
 def query_embedder(index: Index, warn: Warn) -> QueryEmbedder:
-    """How queries are embedded for `index` (harness.md §1.5–§1.6): Ollama for an `ollama` store, else hash.
+    """How queries are embedded for `index` (§store-mode–§embedder-name): Ollama for an `ollama`
+    store, else hash.
 
     An Ollama store is scored only after a health check passes (E16 otherwise, nothing scored);
     a later per-query failure is a warning and that query loses vector recall.
@@ -65,7 +66,7 @@ def query_embedder(index: Index, warn: Warn) -> QueryEmbedder:
 def resolve_index(fixtures: FixtureSet, fixtures_arg: str, dir: str | None, store: str | None,
                   languages: Sequence[str] = (), indexing: BuildOptions = DEFAULT_BUILD,
                   index: Index | None = None) -> tuple[str, Index]:
-    """The corpus display string and its index: `--store` > `--dir` > header `corpus` (§1.4).
+    """The corpus display string and its index: `--store` > `--dir` > header `corpus` (§corpus-choice).
 
     `languages` and `indexing` apply to a directory; a store's chunks were made when it was written.
     `index`, when given, is that directory's index made already, and is not made again.

@@ -1,6 +1,6 @@
 """The `cce.relevance/v1` fixture contract: NDJSON lines, an optional header, labeled cases.
 
-Everything here mirrors the reference parser (harness.md §2): which lines count, which JSON is
+Everything here mirrors the reference parser (§fixtures): which lines count, which JSON is
 accepted, which check fires first and the exact wording of errors E1–E14. The reference parses
 each line with serde_json into a generic value; Python's `json` accepts a few things serde
 rejects (NaN/Infinity literals, overflowing numbers, lone surrogate escapes, unlimited nesting),
@@ -18,13 +18,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from cce_relevance.config import DEFAULT_TOP_K
+from cce_relevance import schemas
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.anchors import U64_MAX, Anchor, AnchorError, parse_anchor
 from cce_relevance.evaluation.rust_debug import rust_debug_str
+from cce_relevance.reference import DEFAULT_TOP_K
 from cce_relevance.strings import rust_lines, rust_trim
-
-SCHEMA_ID = "cce.relevance/v1"
 
 # serde_json gives up when nesting reaches 128 levels; the line's own object is level 1.
 _MAX_DEPTH = 127
@@ -112,11 +111,11 @@ def parse_fixtures(text: str, path: str, *, grades: bool = False) -> FixtureSet:
                 raise CceError(f"fixture line {number}: header must be the first non-blank line")
             header_seen = True
             schema = value["schema"]
-            if schema != SCHEMA_ID:
+            if schema != schemas.FIXTURES:
                 shown = schema if isinstance(schema, str) else ""
                 raise CceError(
                     f"fixture line {number}: unsupported schema {rust_debug_str(shown)} "
-                    f"(expected {rust_debug_str(SCHEMA_ID)})"
+                    f"(expected {rust_debug_str(schemas.FIXTURES)})"
                 )
             declared = value.get("corpus")
             corpus = declared if isinstance(declared, str) and declared else None
@@ -197,7 +196,7 @@ def _parse_grades(obj: dict[str, object], expected: list[object], number: int) -
         if type(value) is not int or value < 1:
             raise CceError(f"fixture line {number}: grade of {rust_debug_str(key)} must be a positive integer")
         checked[key] = value
-    return tuple(checked.get(text, 1) for text in expected)
+    return tuple(checked.get(text, 1) if isinstance(text, str) else 1 for text in expected)
 
 
 # --- JSON, with serde_json's accept/reject rules ---------------------------------------------
@@ -265,9 +264,9 @@ def _decode_line(line: str) -> object:
     except _Rejected as exc:
         stop = _token_start(line, exc.token)
         where = stop + (len(exc.token) - 1 if exc.offset is None else exc.offset)
-        message = _at(exc.code, line, where)
+        message = _serde_position(exc.code, line, where)
     except RecursionError:  # nesting far past serde's limit, which the scan below locates
-        stop, message = len(line), _at("recursion limit exceeded", line, len(line))
+        stop, message = len(line), _serde_position("recursion limit exceeded", line, len(line))
     else:
         problem = _serde_only_problem(line, len(line))
         if problem is None:
@@ -276,7 +275,7 @@ def _decode_line(line: str) -> object:
     raise _InvalidJson(_serde_only_problem(line, stop) or message)
 
 
-def _at(code: str, line: str, index: int) -> str:
+def _serde_position(code: str, line: str, index: int) -> str:
     """serde_json's `<code> at line 1 column C` for a stop at character `index`.
 
     serde counts UTF-8 bytes and reports the 1-based column of the byte it was looking at or
@@ -299,35 +298,35 @@ def _describe_decode_error(line: str, python_msg: str, pos: int) -> str:
     innermost = _open_containers(line, pos)[-1:]
     before = line[:pos].rstrip(" \t\n\r")[-1:]
     if python_msg.startswith("Unterminated string"):
-        return _at("EOF while parsing a string", line, end)
+        return _serde_position("EOF while parsing a string", line, end)
     if python_msg.startswith("Invalid \\uXXXX"):  # pos is the `u`; serde reads four bytes on
         if pos + 5 > end:
-            return _at("EOF while parsing a string", line, end)
-        return _at("invalid escape", line, pos + 4)
+            return _serde_position("EOF while parsing a string", line, end)
+        return _serde_position("invalid escape", line, pos + 4)
     if python_msg.startswith("Invalid \\escape"):  # pos is the backslash
-        return _at("invalid escape", line, pos + 1)
+        return _serde_position("invalid escape", line, pos + 1)
     if pos >= end:
         if before in (",", ":"):
-            return _at("EOF while parsing a value", line, end)
-        return _at(
+            return _serde_position("EOF while parsing a value", line, end)
+        return _serde_position(
             "EOF while parsing a list" if innermost == "[" else "EOF while parsing an object", line, end
         )
     here = line[pos]
     if before == "," and (innermost, here) in (("[", "]"), ("{", "}")):
-        return _at("trailing comma", line, pos)
+        return _serde_position("trailing comma", line, pos)
     if python_msg == "Expecting value" and here == "-":  # serde wants a digit next
         return (
-            _at("EOF while parsing a value", line, end)
+            _serde_position("EOF while parsing a value", line, end)
             if pos + 1 >= end
-            else _at("invalid number", line, pos + 1)
+            else _serde_position("invalid number", line, pos + 1)
         )
     if python_msg == "Expecting value" and here in _LITERALS:  # a misspelt true/false/null
         literal = _LITERALS[here]
         for i in range(1, len(literal)):
             if pos + i >= end:
-                return _at("EOF while parsing a value", line, end)
+                return _serde_position("EOF while parsing a value", line, end)
             if line[pos + i] != literal[i]:
-                return _at("expected ident", line, pos + i)
+                return _serde_position("expected ident", line, pos + i)
     codes = {
         "Extra data": "trailing characters",
         "Expecting ':' delimiter": "expected `:`",
@@ -336,7 +335,7 @@ def _describe_decode_error(line: str, python_msg: str, pos: int) -> str:
         "Invalid control character at": "control character (\\u0000-\\u001F) found while parsing a string",
     }
     # "Expecting value", and a leading BOM, which serde does not skip either.
-    return _at(codes.get(python_msg, "expected value"), line, pos)
+    return _serde_position(codes.get(python_msg, "expected value"), line, pos)
 
 
 # Outside strings: a quote, a bracket, or a number/constant token as Python's scanner reads it.
@@ -410,11 +409,11 @@ def _serde_only_problem(line: str, stop: int) -> str | None:
         if event.start >= stop:
             break
         if event.kind == "problem":
-            return _at(event.text, line, event.at)
+            return _serde_position(event.text, line, event.at)
         if event.text in ("[", "{"):
             depth += 1
             if depth > _MAX_DEPTH:
-                return _at("recursion limit exceeded", line, event.start)
+                return _serde_position("recursion limit exceeded", line, event.start)
         elif event.text in ("]", "}"):
             depth -= 1
     return None

@@ -15,11 +15,13 @@ from cce_relevance.evaluation.comparison import BackendComparison
 from cce_relevance.stats.paired import PairedTest, paired_t
 
 
-def gated_test(comparison: BackendComparison, metric: str, stale_queries: Collection[str]) -> tuple[PairedTest, int]:
+def gated_test(comparison: BackendComparison, metric: str,
+               stale_queries: Collection[str]) -> tuple[PairedTest, int]:
     """The t-test of `metric` (a metric key) over the paired queries not in `stale_queries`, and how
     many paired queries it left out."""
     paired = comparison.pair.paired
-    deltas = [d for q, d in zip(paired, comparison.pair.deltas(metric), strict=True) if q.id not in stale_queries]
+    deltas = [d for q, d in zip(paired, comparison.pair.deltas(metric), strict=True)
+              if q.id not in stale_queries]
     return paired_t(deltas), len(paired) - len(deltas)
 
 

@@ -1,4 +1,4 @@
-"""Score every fixture case at every selected backend (harness.md §3).
+"""Score every fixture case at every selected backend (§metrics).
 
 The harness only measures: it runs each case's query through a backend's search function, keeps
 the top k, and scores the hits against the case's anchors. Results are plain data that the
@@ -15,6 +15,7 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
+from typing import Any
 
 from cce_relevance.evaluation.fixtures import Case
 from cce_relevance.evaluation.judgments import Judgments
@@ -110,11 +111,11 @@ def _older_objects_frozen() -> Iterator[None]:
         gc.unfreeze()
 
 
-_Scored = tuple[QueryMetrics, TokenScore | None, tuple[Hit, ...], RankMetrics | None]
+_CaseOutcome = tuple[QueryMetrics, TokenScore | None, tuple[Hit, ...], RankMetrics | None]
 MIN_CASES_PER_PROCESS = 100  # fewer, and a worker's start costs more than it saves
 
 
-def _scored(search: SearchFn, case: Case, weights: LineWeights, judgment: Judgments | None) -> _Scored:
+def _scored(search: SearchFn, case: Case, weights: LineWeights, judgment: Judgments | None) -> _CaseOutcome:
     hits = tuple(search(case.query, case.k, case.id)[: case.k])
     tokens = score_tokens(case.anchors, hits, case.k, weights) if case.ranged else None
     ranking = score_ranking(judgment.hit_gains(hits), judgment.gains, case.k) if judgment is not None else None
@@ -142,11 +143,11 @@ def _ranges(n: int, processes: int) -> list[range]:
     return [range(bounds[i], bounds[i + 1]) for i in range(parts)]
 
 
-_JOB: tuple | None = None  # a worker's job, set by `_take_job` in the forked process
+_JOB: tuple[Any, ...] | None = None  # a worker's job, set by `_take_job` in the forked process
 
 
 def _scored_in_workers(backends: Sequence[tuple[str, SearchFn]], cases: Sequence[Case], weights: LineWeights,
-                       judgments: Sequence[Judgments] | None, ranges: list[range]) -> list[list[_Scored]]:
+                       judgments: Sequence[Judgments] | None, ranges: list[range]) -> list[list[_CaseOutcome]]:
     """The ranges scored by forked workers, which get the job as they fork (never pickled, and
     never shared with another caller's pool). A worker that dies (killed for memory, say) breaks
     the pool; the cases are then scored here, so a run never hangs on a lost range."""
@@ -160,13 +161,15 @@ def _scored_in_workers(backends: Sequence[tuple[str, SearchFn]], cases: Sequence
     return [[s for part in parts for s in part[b]] for b in range(len(backends))]
 
 
-def _take_job(job: tuple) -> None:
+def _take_job(job: tuple[Any, ...]) -> None:
     global _JOB
     _JOB = job
 
 
-def _score_range(bounds: tuple[int, int], job: tuple | None = None) -> list[list[_Scored]]:
-    backends, cases, weights, judgments = job if job is not None else _JOB
+def _score_range(bounds: tuple[int, int], job: tuple[Any, ...] | None = None) -> list[list[_CaseOutcome]]:
+    job = job if job is not None else _JOB
+    assert job is not None, "a worker scores after _take_job"
+    backends, cases, weights, judgments = job
     return [[_scored(search, cases[i], weights, judgments[i] if judgments is not None else None)
              for i in range(*bounds)] for _, search in backends]
 

@@ -2,8 +2,8 @@
 
 Anchors name what a good answer contains; for rank-sensitive metrics and for TREC qrels we need
 the other view, the set of relevant *documents*. Here a document is a chunk of the indexed corpus,
-and a chunk is relevant to a case iff it matches at least one of the case's anchors (harness.md
-§2.5). Its grade is the largest grade among the anchors it matches: a chunk that is both "the
+and a chunk is relevant to a case iff it matches at least one of the case's anchors
+(§anchor-matching). Its grade is the largest grade among the anchors it matches: a chunk that is both "the
 file" (grade 1) and "the function" (grade 3) is as useful as the best reason it is listed for.
 Without a `grades` object every anchor has grade 1 (binary relevance).
 

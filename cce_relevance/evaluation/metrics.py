@@ -1,7 +1,7 @@
-"""Per-query chunk-level metrics and macro averages (harness.md §3.1–§3.2).
+"""Per-query chunk-level metrics and macro averages (§query-metrics–§aggregates).
 
 Definitions follow standard IR usage (Manning, Raghavan & Schütze, *Introduction to Information
-Retrieval*, 2008, §8.3–8.4): precision at k divides by k even when fewer results return,
+Retrieval*, 2008, sec. 8.3–8.4): precision at k divides by k even when fewer results return,
 recall counts matched anchors, the reciprocal rank is that of the first relevant result, and F1
 is the harmonic mean of P@k and recall. Sums are left to right in case order.
 """
@@ -63,3 +63,4 @@ METRICS: tuple[MetricSpec, ...] = (
     MetricSpec("f1", "f1", "F1"),
 )
 METRIC_KEYS = tuple(m.key for m in METRICS)  # precision_at_k, recall, mrr, f1
+DEFAULT_PRIMARY = METRICS[2].key  # MRR: the metric the full statistics and the Action's gate lead with

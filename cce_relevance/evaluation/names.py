@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cce_relevance.config_file import NO_CONFIG, ProjectConfig
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.rank_metrics import RANK_METRICS, RankMetricSpec
 from cce_relevance.evaluation.rust_debug import rust_debug_str
+from cce_relevance.project_config import NO_CONFIG, ProjectConfig
+from cce_relevance.reference import BUILTIN_BACKENDS, listed
 
-DEFAULT_BACKENDS = ("bm25", "vector", "hybrid")
+DEFAULT_BACKENDS = BUILTIN_BACKENDS  # what a run scores unless told otherwise
 
 
 def check_backend(name: str, config: ProjectConfig = NO_CONFIG) -> None:
@@ -22,9 +23,9 @@ def check_backend(name: str, config: ProjectConfig = NO_CONFIG) -> None:
     if name in config.refused:
         raise CceError(f"backend {rust_debug_str(name)} is an external retriever: {config.refused[name]}")
     if name not in config.names:
-        expected = "bm25, vector, or hybrid"
+        expected = listed(BUILTIN_BACKENDS, "or")
         if config.backends:
-            expected = f"bm25, vector, hybrid, or a backend of {config.path}: {', '.join(config.backends)}"
+            expected = f"{listed(BUILTIN_BACKENDS)}, or a backend of {config.path}: {', '.join(config.backends)}"
         raise CceError(f"unknown backend {rust_debug_str(name)} (expected {expected})")
 
 
@@ -41,7 +42,7 @@ def backend_names(names: Sequence[str], config: ProjectConfig = NO_CONFIG) -> li
         if name not in chosen:
             chosen.append(name)
     if not chosen:
-        raise CceError("--backend requires at least one of bm25, vector, hybrid")
+        raise CceError(f"--backend requires at least one of {listed(BUILTIN_BACKENDS)}")
     return chosen
 
 

@@ -13,9 +13,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from cce_relevance import schemas
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.metrics import METRICS
-from cce_relevance.evaluation.pairing import COMPARE_SCHEMA, REPORT_SCHEMAS, metric_values
+from cce_relevance.evaluation.pairing import metric_values
 
 
 @dataclass(frozen=True)
@@ -99,9 +100,9 @@ def _compare_samples(doc: Mapping[str, Any], label: str) -> list[DeltaSample]:
 def observed_deltas(doc: Any, label: str) -> list[DeltaSample]:
     """Every comparison's per-query deltas of every metric in `doc` (`label` names it in errors)."""
     schema = doc.get("schema") if isinstance(doc, dict) else None
-    if schema in REPORT_SCHEMAS:
+    if schema in schemas.REPORTS_READ:
         return _report_samples(doc, label)
-    if schema == COMPARE_SCHEMA:
+    if schema == schemas.COMPARE:
         return _compare_samples(doc, label)
     raise CceError(f"{label} is neither a run report nor a compare document "
-                   f"(expected schema {REPORT_SCHEMAS[-1]} with a compare block, or {COMPARE_SCHEMA})")
+                   f"(expected schema {schemas.REPORTS_READ[-1]} with a compare block, or {schemas.COMPARE})")

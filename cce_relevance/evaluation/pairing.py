@@ -12,11 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from cce_relevance import schemas
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.metrics import METRICS, MetricSpec
-
-REPORT_SCHEMAS = ("cce.relevance.report/v1", "cce.relevance.report/v2")
-COMPARE_SCHEMA = "cce.relevance.compare/v1"  # what `compare --json` writes
 
 
 @dataclass(frozen=True)
@@ -72,8 +70,8 @@ def metric_values(obj: Mapping[str, Any], where: str) -> dict[str, float]:
 
 
 def _backends(doc: Any, label: str) -> dict[str, Mapping[str, Any]]:
-    if not isinstance(doc, dict) or doc.get("schema") not in REPORT_SCHEMAS:
-        raise CceError(f"{label} is not a cce.relevance report (expected schema {REPORT_SCHEMAS[-1]})")
+    if not isinstance(doc, dict) or doc.get("schema") not in schemas.REPORTS_READ:
+        raise CceError(f"{label} is not a cce.relevance report (expected schema {schemas.REPORTS_READ[-1]})")
     backends = doc.get("backends")
     if not isinstance(backends, list):
         raise CceError(f'{label}: "backends" must be an array')

@@ -33,7 +33,7 @@ def dcg(gains: Sequence[int], k: int) -> float:
 
 
 def ndcg_at_k(run_gains: Sequence[int], judged_gains: Sequence[int], k: int) -> float:
-    """nDCG@k = DCG@k of the run / DCG@k of the ideal ranking (J&K 2002, §2.2).
+    """nDCG@k = DCG@k of the run / DCG@k of the ideal ranking (J&K 2002, sec. 2.2).
 
     The ideal ranking lists every relevant chunk of the corpus by decreasing grade. With no
     relevant chunk the ideal DCG is 0 and nDCG is defined as 0, as in trec_eval.
@@ -46,7 +46,7 @@ def average_precision(run_gains: Sequence[int], relevant: int) -> float:
     """AP = (1/R) Σ over relevant retrieved results at rank i of P@i; 0 when R = 0.
 
     Buckley & Voorhees, "Evaluating evaluation measure stability", SIGIR 2000 (non-interpolated
-    average precision, trec_eval's `map` per query); Manning, Raghavan & Schütze, IIR §8.4.
+    average precision, trec_eval's `map` per query); Manning, Raghavan & Schütze, IIR sec. 8.4.
     Relevant chunks that were not retrieved contribute precision 0, so R is the corpus count.
     """
     if relevant == 0:
@@ -63,7 +63,7 @@ def average_precision(run_gains: Sequence[int], relevant: int) -> float:
 def r_precision(run_gains: Sequence[int], relevant: int) -> float:
     """R-precision = (relevant results among the first R) / R; 0 when R = 0.
 
-    Buckley & Voorhees 2000; IIR §8.4. Precision at the cut-off where a perfect ranking would
+    Buckley & Voorhees 2000; IIR sec. 8.4. Precision at the cut-off where a perfect ranking would
     have retrieved everything relevant (trec_eval's `Rprec`).
     """
     if relevant == 0:

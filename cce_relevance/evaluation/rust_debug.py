@@ -1,4 +1,4 @@
-"""Rust's `Debug` rendering of a string: the `<q:…>` form of error messages (harness.md §1.9).
+"""Rust's `Debug` rendering of a string: the `<q:…>` form of error messages (§errors).
 
 Upstream formats anchors, schema values and backend names with `{:?}`, so an error message
 shows e.g. `"auth.py#"` with Rust's escaping rules. Those rules depend on Unicode data: a

@@ -1,4 +1,4 @@
-"""Token-level span metrics for cases with ranged anchors (harness.md §3.3).
+"""Token-level span metrics for cases with ranged anchors (§token-metrics).
 
 Expected and retrieved spans are compared as sets of (file, line), each line weighted by the
 `cce.tokens/v1` estimate of its text as the index holds it. Weights come from chunks in index

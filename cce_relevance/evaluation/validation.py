@@ -1,6 +1,6 @@
 """Anchor hygiene: anchors that resolve to nothing in the corpus, and cases no backend can satisfy.
 
-An anchor is *stale* when no chunk of the indexed corpus matches it (harness.md §2.5): no ranking
+An anchor is *stale* when no chunk of the indexed corpus matches it (§anchor-matching): no ranking
 can ever retrieve it, so a miss on it says nothing about retrieval. Each stale anchor gets the
 most specific reason, checked in this order: its file is not indexed, its kind does not occur
 (in that file, or anywhere for `#kind`), its symbol names no definition of the file, its range
@@ -112,7 +112,7 @@ def validate_cases(fixtures: str, corpus: str, cases: Sequence[Case], anchors: A
         stale = 0
         for anchor in (bind_case(case, symbols).anchors if symbols is not None else case.anchors):
             if anchors.resolves(anchor):
-                if anchor.symbol is not None and len(anchor.bound) > 1:
+                if anchor.symbol is not None and symbols is not None and len(anchor.bound) > 1:
                     findings.append(Finding("ambiguous-symbol", case.line, case.id, anchor.display(),
                                             ambiguity(anchor, named_definitions(anchor, symbols))))
                 continue

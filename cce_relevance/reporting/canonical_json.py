@@ -1,6 +1,6 @@
 """The one canonical JSON writer for reports: sorted keys, 2-space indent, one trailing newline.
 
-This reproduces serde_json's pretty printer over B-tree maps byte for byte (harness.md §5.4).
+This reproduces serde_json's pretty printer over B-tree maps byte for byte (§json-report).
 """
 
 from __future__ import annotations

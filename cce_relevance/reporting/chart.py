@@ -27,13 +27,12 @@ from dataclasses import dataclass
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.comparison import BackendComparison
 from cce_relevance.evaluation.harness import BackendReport, CaseResult
-from cce_relevance.evaluation.metrics import METRICS, MetricSpec
+from cce_relevance.evaluation.metrics import DEFAULT_PRIMARY, METRICS, MetricSpec
 from cce_relevance.evaluation.rank_metrics import RANK_METRICS, RankMetricSpec
 from cce_relevance.evaluation.run_result import RunResult
 from cce_relevance.evaluation.rust_debug import rust_debug_str
 from cce_relevance.reporting.markdown_safe import one_line
 from cce_relevance.reporting.numbers import format6, signed6
-from cce_relevance.stats.levels import DEFAULT_PRIMARY
 
 LABEL_LIMIT = 24
 TITLE_LIMIT = 96
@@ -172,7 +171,7 @@ def reports_chart(a: BackendReport, b: BackendReport, spec: MetricSpec) -> Delta
     return delta_chart(f"{spec.label} per query, {a.backend} to {b.backend}", spec.label, bars)
 
 
-def comparison_chart(comparison: BackendComparison, key: str = "mrr") -> DeltaChart:
+def comparison_chart(comparison: BackendComparison, key: str = DEFAULT_PRIMARY) -> DeltaChart:
     """Deltas head − base of one metric (a `METRICS` key) for one backend of a saved-report comparison.
 
     The Action's comment draws `mermaid_block(comparison_chart(c, primary))` (`delta_chart_markdown`).

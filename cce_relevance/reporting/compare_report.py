@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from cce_relevance import schemas
 from cce_relevance.evaluation.comparison import BackendComparison
 from cce_relevance.evaluation.metrics import METRICS
-from cce_relevance.evaluation.pairing import COMPARE_SCHEMA
 from cce_relevance.reporting.full_report import FULL_LEGEND, MDE_LEGEND, full_document, full_text_block
 from cce_relevance.reporting.json_report import paired_document
 from cce_relevance.reporting.numbers import format6, signed6
@@ -50,7 +50,7 @@ def comparison_document(base_label: str, head_label: str, comparisons: Sequence[
         if c.full is not None:
             backend["full"] = full_document(c.full)
         backends.append(backend)
-    return {"schema": COMPARE_SCHEMA, "base": base_label, "head": head_label, "backends": backends}
+    return {"schema": schemas.COMPARE, "base": base_label, "head": head_label, "backends": backends}
 
 
 def _row(label: str, cells: Sequence[str], first: int, width: int = 12) -> str:

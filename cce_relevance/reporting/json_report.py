@@ -1,4 +1,4 @@
-"""The `cce.relevance.report/v2` document (harness.md §5.4) as plain data.
+"""The `cce.relevance.report/v2` document (§json-report) as plain data.
 
 Scores are six-decimal strings so the report is byte-pinnable; optional members (`tokens`,
 `compare`, `compare.full`) are absent rather than null when they do not apply, which keeps an unranged,
@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from cce_relevance import schemas
 from cce_relevance.evaluation.harness import BackendReport, CaseResult
 from cce_relevance.evaluation.metrics import METRICS, MetricSpec
 from cce_relevance.evaluation.rank_metrics import RankMetrics
@@ -18,8 +19,6 @@ from cce_relevance.reporting.full_report import full_document
 from cce_relevance.reporting.numbers import format6, signed6
 from cce_relevance.stats.full_stats import FullStats
 from cce_relevance.stats.paired import PairedTest
-
-REPORT_SCHEMA = "cce.relevance.report/v2"
 
 
 def _extra(ranking: RankMetrics | None, specs: Sequence[MetricSpec]) -> dict[str, str]:
@@ -89,7 +88,7 @@ def report_document(corpus: str, embedder: str, queries: int, reports: Sequence[
         "corpus": corpus,
         "embedder": embedder,
         "queries": queries,
-        "schema": REPORT_SCHEMA,
+        "schema": schemas.REPORT,
     }
     if compare is not None:
         a, b, tests = compare

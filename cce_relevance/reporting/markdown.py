@@ -105,7 +105,8 @@ def query_tables(c: BackendComparison, notes: Mapping[str, str] | None = None) -
     """
     header = ["query", *(f"Δ{m.label}" for m in METRICS)]
     notes = notes or {}
-    changed, unchanged = [], []
+    changed: list[list[str]] = []
+    unchanged: list[list[str]] = []
     for q in c.pair.paired:
         deltas = [q.delta(m.key) or 0.0 for m in METRICS]
         note = f" {notes[q.id]}" if q.id in notes else ""

@@ -1,4 +1,4 @@
-"""Fixed six-decimal rendering with the reference's rounding (harness.md §5.1).
+"""Fixed six-decimal rendering with the reference's rounding (§number-format).
 
 `%.6f` rounds the exact binary value and disagrees with the reference on about one number in
 twenty; the reference rounds the double product |x|·1e6 half away from zero and saturates.

@@ -5,12 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from cce_relevance import schemas
 from cce_relevance.reporting.full_report import label, optional6
 from cce_relevance.reporting.numbers import format6
 from cce_relevance.reporting.terminal import terminal_safe
 from cce_relevance.stats.power import PowerAnalysis
-
-POWER_SCHEMA = "cce.relevance.power/v1"
 
 
 def power_document(analysis: PowerAnalysis) -> dict[str, Any]:
@@ -24,7 +23,7 @@ def power_document(analysis: PowerAnalysis) -> dict[str, Any]:
         "sd": format6(r.plan.sd) if r.plan.sd is not None else None,
     } for r in analysis.rows]
     return {"alpha": analysis.alpha, "delta": format6(analysis.delta), "power": analysis.power, "rows": rows,
-            "schema": POWER_SCHEMA, "source": analysis.source}
+            "schema": schemas.POWER, "source": analysis.source}
 
 
 def _row(cells: Sequence[str]) -> str:

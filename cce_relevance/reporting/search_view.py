@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 
-from cce_relevance.config import CONFORMANCE_SPEC_VERSION
+from cce_relevance.reference import CONFORMANCE_SPEC_VERSION
 from cce_relevance.reporting.numbers import format6
 from cce_relevance.reporting.terminal import terminal_safe
 from cce_relevance.retrieval.chunking.chunk import Chunk

@@ -1,15 +1,17 @@
-"""Human text renderings of a run: the summary table, token block and compare block (harness.md §5.2–§5.3)."""
+"""Human text renderings of a run: the summary table, token block and compare block
+(§summary–§compare-block)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from cce_relevance import schemas
 from cce_relevance.evaluation.harness import BackendReport
 from cce_relevance.evaluation.metrics import METRICS, MetricSpec
 from cce_relevance.reporting.numbers import format6, signed6
 from cce_relevance.stats.paired import PairedTest
 
-TITLE = "CCE relevance — ranking quality vs labeled fixtures (cce.relevance/v1)"
+TITLE = f"CCE relevance — ranking quality vs labeled fixtures ({schemas.FIXTURES})"
 
 
 def _row(label: str, cells: Sequence[str], first: int = 10, width: int = 12) -> str:
@@ -22,14 +24,13 @@ def render_summary(corpus: str, embedder: str, queries: int, reports: Sequence[B
            _row("backend", [m.label for m in METRICS])]
     for r in reports:
         out.append(_row(r.backend, [format6(getattr(r, m.attr)) for m in METRICS]))
-    with_tokens = [r for r in reports if r.tokens is not None]
+    with_tokens = [(r.backend, r.tokens) for r in reports if r.tokens is not None]
     if with_tokens:
-        m = with_tokens[0].tokens.queries
+        m = with_tokens[0][1].queries
         out += ["\n", f"  token-level span metrics ({m} of {queries} queries carry ranged anchors)\n",
                 _row("backend", ["tok-P", "tok-recall", "tok-IoU"])]
-        for r in with_tokens:
-            t = r.tokens
-            out.append(_row(r.backend, [format6(t.precision), format6(t.recall), format6(t.iou)]))
+        for backend, t in with_tokens:
+            out.append(_row(backend, [format6(t.precision), format6(t.recall), format6(t.iou)]))
     return "".join(out)
 
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+from cce_relevance import schemas
+from cce_relevance.evaluation.anchor_fixes import AnchorFix
 from cce_relevance.evaluation.validation import Validation
 from cce_relevance.reporting.terminal import terminal_safe
 from cce_relevance.strings import quoted
-
-VALIDATE_SCHEMA = "cce.relevance.validate/v1"
 
 
 def validation_document(v: Validation) -> dict[str, Any]:
@@ -21,7 +22,7 @@ def validation_document(v: Validation) -> dict[str, Any]:
         "ok": v.ok,
         "problems": [{"anchor": f.anchor, "code": f.code, "id": f.case_id, "line": f.line, "message": f.message}
                      for f in v.findings],
-        "schema": VALIDATE_SCHEMA,
+        "schema": schemas.VALIDATE,
     }
 
 
@@ -36,4 +37,17 @@ def validation_text(v: Validation) -> str:
     for f in v.findings:
         where = f"case {quoted(f.case_id)}" + (f", anchor {quoted(f.anchor)}" if f.anchor is not None else "")
         out.append(f"  line {f.line}: {f.code}: {where}: {f.message}\n")
+    return "".join(out)
+
+
+def fixes_text(fixes: Sequence[AnchorFix], stale_cases: int) -> str:
+    """What `validate --suggest` proposes, one line per fix (stale and moved anchors)."""
+    if not fixes and not stale_cases:
+        return ""
+    out = [f"\n  suggested fixes: {len(fixes)} (cases with stale anchors: {stale_cases})\n"]
+    for f in fixes:
+        out.append(f"  line {f.line}: case {quoted(f.case_id)}: {quoted(f.old.display())} -> "
+                   f"{quoted(f.new)}: {terminal_safe(f.why)}\n")
+    if fixes:
+        out.append("  review the patch on stdout, then apply it: git apply FILE (or patch -p1 < FILE)\n")
     return "".join(out)

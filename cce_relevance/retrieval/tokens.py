@@ -1,4 +1,4 @@
-"""The shared tokenizer and the `cce.tokens/v1` estimator (pipeline.md §7, §8.1).
+"""The shared tokenizer and the `cce.tokens/v1` estimator (§token-estimate, §tokenizer).
 
 One tokenizer feeds the hash embedder, BM25, the keyword test and the intent test, so a
 query and a chunk always agree on what a "word" is: a maximal run of ASCII letters, digits

@@ -19,12 +19,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from cce_relevance.stats.levels import STATS_LEVELS as STATS_LEVELS
-from cce_relevance.stats.levels import StatsLevel as StatsLevel
 from cce_relevance.stats.multiplicity import holm_adjust
 from cce_relevance.stats.paired import PairedTest, effect_size_dz, paired_t, win_loss_tie
 from cce_relevance.stats.power import observed_mde
 from cce_relevance.stats.resampling import PermutationTest, bootstrap_ci95_of, sign_flip_test
+from cce_relevance.stats.stats_level import STATS_LEVELS as STATS_LEVELS
+from cce_relevance.stats.stats_level import StatsLevel as StatsLevel
 
 HOLM_BASIS = "permutation"  # which p-values `holm_p` adjusts
 

@@ -1,4 +1,4 @@
-"""The paired t-test over per-query metric deltas (harness.md §4.2–§4.3).
+"""The paired t-test over per-query metric deltas (§paired-t–§undefined).
 
 Compare mode asks of each metric: is B's per-query improvement over A more than noise?
 The answer is the classic one-sample t-test on the deltas d_i = B_i − A_i, with a two-sided
@@ -64,7 +64,7 @@ def sample_sd(deltas: Sequence[float], mean: float | None = None) -> float:
 def paired_t(deltas: Sequence[float]) -> PairedTest:
     """Paired t-test of the deltas against zero: t, two-sided p at n − 1 df, and 95% CI.
 
-    Degenerate inputs follow the reference (issue #108):
+    Degenerate inputs follow the reference (§undefined):
 
     * n < 2 — no variance exists; only n and the mean (0 for n = 0) are reported.
     * Constant deltas — when max − min ≤ 16·ε·max(|min|, |max|), the deltas are taken as
@@ -98,7 +98,7 @@ def effect_size_dz(deltas: Sequence[float], test: PairedTest) -> float | None:
     """Cohen's d_z of the deltas `test` was computed from: mean delta / sample sd of the deltas.
 
     The standardised effect of a paired design (Cohen, *Statistical Power Analysis for the
-    Behavioral Sciences*, 2nd ed., 1988, §2.3.5; Lakens, Front. Psychol. 4:863, 2013); it
+    Behavioral Sciences*, 2nd ed., 1988, sec. 2.3.5; Lakens, Front. Psychol. 4:863, 2013); it
     equals t/√n, so it says how large the effect is where t says how sure we are of it.
     Cohen's rough guide calls 0.2 small, 0.5 medium and 0.8 large. None wherever `paired_t`
     has no t (n < 2, or constant deltas whose spread is zero or rounding noise) and when the

@@ -58,7 +58,7 @@ def _tie_tolerance(values: np.ndarray) -> float:
     Sums of the same magnitudes in a different sign pattern differ in their last bits even when
     they are equal in exact arithmetic (0.1 + 0.2 − 0.3 ≠ 0). Recursive summation of m terms errs
     by at most (m − 1)·u·Σ|x_i| with u = ε/2 (Higham, *Accuracy and Stability of Numerical
-    Algorithms*, 2nd ed., §4.2); we allow 8·m·ε·Σ|x_i|, comfortably more than two such errors.
+    Algorithms*, 2nd ed., sec. 4.2); we allow 8·m·ε·Σ|x_i|, comfortably more than two such errors.
     For m ≤ 20 deltas in [−1, 1] that is below 1e-12, while distinct sums of metric values
     (multiples of 1/k, or of 1e-6 in a saved report) lie at least ~1e-6 apart.
     """
@@ -131,8 +131,8 @@ def sign_flip_test(deltas: Sequence[float], *, exact_limit: int = EXACT_LIMIT, d
     Under the null hypothesis that head and base are exchangeable per query, each delta is as
     likely to have either sign, so all 2^n patterns of signs are equally likely. The statistic
     is the mean delta; p is the fraction of patterns whose |mean| is at least the observed one
-    (Fisher, *The Design of Experiments*, 1935, §21; Good, *Permutation, Parametric and
-    Bootstrap Tests of Hypotheses*, 3rd ed., 2005, §3.1). Sums are compared instead of means
+    (Fisher, *The Design of Experiments*, 1935, sec. 21; Good, *Permutation, Parametric and
+    Bootstrap Tests of Hypotheses*, 3rd ed., 2005, sec. 3.1). Sums are compared instead of means
     (the same n divides both), within the tolerance of `_tie_tolerance`.
 
     Zero deltas are dropped first: each pattern of the m non-zero signs occurs 2^(n−m) times
@@ -213,7 +213,7 @@ def bootstrap_ci95(deltas: Sequence[float], *, resamples: int = BOOTSTRAP_RESAMP
     Resample the n deltas with replacement `resamples` times and take the 2.5% and 97.5%
     empirical quantiles of the resample means (Efron, *Bootstrap methods: another look at the
     jackknife*, Ann. Statist. 7(1), 1979; Efron & Tibshirani, *An Introduction to the
-    Bootstrap*, 1993, §13.3). Unlike the t interval it is not symmetric around the mean and
+    Bootstrap*, 1993, sec. 13.3). Unlike the t interval it is not symmetric around the mean and
     never extends past the most extreme delta; at small n it is somewhat too narrow.
     """
     return bootstrap_ci95_of([deltas], resamples=resamples, seed=seed)[0]

@@ -1,15 +1,15 @@
-"""Student's t distribution from first principles (harness.md §4.4).
+"""Student's t distribution from first principles (§kernels).
 
 The reference computes p-values and critical values with the classic Numerical Recipes
 kernels rather than a correctly rounded library, and compare reports print those numbers
 to six decimals. To reproduce the reference's doubles we evaluate the same formulas in the
 same operation order: left to right unless parenthesised, and in `a * b / c` the product is
 formed before the quotient. The accuracy is about 1e-10 relative, which is invisible at six
-decimals (§4.6) — but only if nobody "improves" the arithmetic here, so please don't.
+decimals (§scipy-check) — but only if nobody "improves" the arithmetic here, so please don't.
 
-Sources: W. H. Press et al., *Numerical Recipes in C*, 2nd ed., §6.1 (`gammln`, Lanczos
-approximation) and §6.4 (`betai` / `betacf`, the incomplete beta function by Lentz's
-continued fraction), and the identity P(|T| ≥ t) = I_{ν/(ν+t²)}(ν/2, 1/2) from §6.4.
+Sources: W. H. Press et al., *Numerical Recipes in C*, 2nd ed., sec. 6.1 (`gammln`, Lanczos
+approximation) and sec. 6.4 (`betai` / `betacf`, the incomplete beta function by Lentz's
+continued fraction), and the identity P(|T| ≥ t) = I_{ν/(ν+t²)}(ν/2, 1/2) from sec. 6.4.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
-# Lanczos coefficients for gamma = 5, N = 6 (NR §6.1, `gammln`).
+# Lanczos coefficients for gamma = 5, N = 6 (NR sec. 6.1, `gammln`).
 _LANCZOS = (
     76.18009172947146,
     -86.50532032941677,
@@ -38,7 +38,7 @@ _BRACKET_LIMIT = 1e300
 
 
 def ln_gamma(x: float) -> float:
-    """ln Γ(x) for x > 0 by the Lanczos approximation (NR §6.1 `gammln`, γ = 5, six terms).
+    """ln Γ(x) for x > 0 by the Lanczos approximation (NR sec. 6.1 `gammln`, γ = 5, six terms).
 
     The series adds `c_j / (x + 1 + j)` one term at a time; the final logarithm takes
     `(√(2π) · ser) / x`, multiplying before dividing, exactly as the reference does.
@@ -57,7 +57,7 @@ def _clamped(value: float) -> float:
 
 
 def beta_cf(a: float, b: float, x: float) -> float:
-    """Continued fraction of the incomplete beta function, modified Lentz (NR §6.4 `betacf`).
+    """Continued fraction of the incomplete beta function, modified Lentz (NR sec. 6.4 `betacf`).
 
     Each iteration applies one even and one odd term. It stops when the odd step changes the
     value by a factor within 3e-14 of 1, or silently after 300 iterations — the reference
@@ -91,7 +91,7 @@ def beta_cf(a: float, b: float, x: float) -> float:
 
 
 def incomplete_beta(a: float, b: float, x: float) -> float:
-    """Regularised incomplete beta I_x(a, b) for a, b > 0 (NR §6.4 `betai`).
+    """Regularised incomplete beta I_x(a, b) for a, b > 0 (NR sec. 6.4 `betai`).
 
     x ≤ 0 gives 0 and x ≥ 1 gives 1. Otherwise the continued fraction is evaluated where it
     converges quickly, using the symmetry I_x(a, b) = 1 − I_{1−x}(b, a) above the switch point
@@ -111,7 +111,7 @@ def incomplete_beta(a: float, b: float, x: float) -> float:
 def t_tail2(t: float, df: float) -> float:
     """Two-sided tail P(|T| ≥ |t|) of Student's t with `df` degrees of freedom.
 
-    Uses I_{df/(df+t²)}(df/2, 1/2) (NR §6.4), so t = 0 gives exactly 1 and ±t give
+    Uses I_{df/(df+t²)}(df/2, 1/2) (NR sec. 6.4), so t = 0 gives exactly 1 and ±t give
     bit-identical results.
     """
     return incomplete_beta(df / 2.0, 0.5, df / (df + t * t))

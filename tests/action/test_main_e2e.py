@@ -73,6 +73,7 @@ def compare_document(pr: PullRequest, run: ActionRun) -> dict:
     return json.loads((pr.workspace / run.outputs["compare"]).read_text(encoding="utf-8"))
 
 
+@pytest.mark.slow
 def test_drift_fails_then_the_updated_golden_passes_and_one_comment_is_updated(
     pr: PullRequest, act: Act, fake_github: FakeGitHub
 ) -> None:
@@ -275,6 +276,7 @@ def test_a_renamed_file_leaves_stale_anchors_that_are_not_counted_as_a_regressio
     ) in body
 
 
+@pytest.mark.slow
 def test_a_run_for_an_older_head_leaves_the_comment_to_the_newer_run(
     pr: PullRequest, act: Act, fake_github: FakeGitHub
 ) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from cce_relevance.config_file import load_config
+from cce_relevance.project_config import load_config
 from tests.cli.helpers import Outcome, cli
 
 SAMPLES = Path(__file__).resolve().parent.parent / "retrieval" / "language_samples"

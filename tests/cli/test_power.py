@@ -117,6 +117,7 @@ def test_missing_numbers_are_explained(tmp_path: Path) -> None:
            "queries\n" in text
 
 
+@pytest.mark.slow
 def test_output_is_identical_across_processes(run_report: Path) -> None:
     for extra in ((), ("--json",)):
         first = cli_process("power", str(run_report), "--delta", "0.03", *extra)

@@ -132,6 +132,7 @@ def test_full_run_numbers_match_independent_computations(code_runs: dict[str, st
         assert float(doc["compare"]["full"]["metrics"][key]["d_z"]) == pytest.approx(t / math.sqrt(10), abs=1e-6)
 
 
+@pytest.mark.slow
 def test_full_outputs_are_identical_across_processes(repo_root: Path) -> None:
     for extra in ((), ("--json",)):
         args = ("run", CODE_SET, "--compare", "bm25,hybrid", "--stats", "full", *extra)
@@ -196,6 +197,7 @@ def test_compare_full_text_and_markdown(saved: tuple[str, str]) -> None:
     assert "| **recall** |" in md and "Beyond the t-test" not in cli("compare", *saved, "--markdown").out
 
 
+@pytest.mark.slow
 def test_compare_full_is_identical_across_processes(saved: tuple[str, str]) -> None:
     for extra in ((), ("--json",), ("--markdown",)):
         first = cli_process("compare", *saved, "--stats", "full", *extra)

@@ -70,7 +70,7 @@ def plain_validate(fixtures: str, corpus: str, cases: Sequence[Case], chunks: Se
         stale = 0
         for anchor in (bind_case(case, symbols).anchors if symbols is not None else case.anchors):
             if plain_matching(anchor, chunks):
-                if anchor.symbol is not None and len(anchor.bound) > 1:
+                if anchor.symbol is not None and symbols is not None and len(anchor.bound) > 1:
                     findings.append(Finding("ambiguous-symbol", case.line, case.id, anchor.display(),
                                             ambiguity(anchor, named_definitions(anchor, symbols))))
                 continue

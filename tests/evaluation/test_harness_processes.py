@@ -16,12 +16,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cce_relevance import api
-from cce_relevance.config_file import load_config
 from cce_relevance.evaluation import harness
 from cce_relevance.evaluation.anchors import parse_anchor
 from cce_relevance.evaluation.fixtures import Case
 from cce_relevance.evaluation.harness import MIN_CASES_PER_PROCESS, _ranges, evaluate_backends
 from cce_relevance.evaluation.spans import LineWeights
+from cce_relevance.project_config import load_config
 from cce_relevance.reporting.run_report import run_report_json, run_report_text
 from cce_relevance.retrieval.hit import Hit
 from cce_relevance.retrieval.index.build import BuildOptions, build_index

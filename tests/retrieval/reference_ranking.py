@@ -21,8 +21,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from cce_relevance.config import REFERENCE_PARAMS, RankingParams
 from cce_relevance.numeric import score_key
+from cce_relevance.reference import REFERENCE_PARAMS, RankingParams
 from cce_relevance.retrieval.index.model import Index
 from cce_relevance.retrieval.search.hybrid import file_hints, is_code_lookup
 from cce_relevance.retrieval.tokens import ascii_lower, tokenize, unique_tokens

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from cce_relevance.numeric import score_key
 from cce_relevance.reporting.numbers import format6
-from cce_relevance.retrieval.ranking.bm25 import BM25, Scored
+from cce_relevance.retrieval.ranking.bm25 import BM25, ChunkScore
 from cce_relevance.retrieval.search.hybrid import bm25_only_search
 
 from .corpora import SAMPLES, build, build_dir, ref_bm25_rank, rows
@@ -166,7 +166,7 @@ def test_bm25_properties(docs, query):
     bm = BM25(docs, ids)
     terms = list(dict.fromkeys(query.lower().split()))
     ranked = bm.rank(terms)
-    assert all(isinstance(r, Scored) for r in ranked)
+    assert all(isinstance(r, ChunkScore) for r in ranked)
     assert all(r.score >= 0 and score_key(r.score) > 0 for r in ranked)
     keys = [(-score_key(r.score), ids[r.index]) for r in ranked]
     assert keys == sorted(keys)

@@ -26,7 +26,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cce_relevance.config import REFERENCE_PARAMS, RankingParams
+from cce_relevance.reference import REFERENCE_PARAMS, RankingParams
 from cce_relevance.retrieval.embedding.embed import hash_embed
 from cce_relevance.retrieval.index.build import build_index
 from cce_relevance.retrieval.index.model import Index, fast_ascii_lower, index_from_parts
@@ -184,6 +184,7 @@ def stdlib_index(tmp_path_factory) -> Index:
     return build_index(root)
 
 
+@pytest.mark.slow
 def test_stdlib_slice(stdlib_index):
     index = stdlib_index
     # Large enough that hybrid's 3k vector candidates (k = 10) come from the float32 selection.
@@ -194,6 +195,7 @@ def test_stdlib_slice(stdlib_index):
     assert_bm25_from_postings_is_tokenizing(index, queries)
 
 
+@pytest.mark.slow
 def test_stdlib_slice_rows_scored_from_dense_counts(stdlib_index, monkeypatch):
     """Exact cosines of a few rows from the dense bucket counts (what a long run switches to,
     retrieval/ranking/cosine.py `_exact_values`) from the first call: the same rankings, and the
@@ -207,6 +209,7 @@ def test_stdlib_slice_rows_scored_from_dense_counts(stdlib_index, monkeypatch):
     assert fresh._counts is not None and fresh._matrix is None
 
 
+@pytest.mark.slow
 def test_stdlib_slice_large_k_and_ties(stdlib_index):
     # k beyond the float32 path's range, and queries whose candidates tie massively.
     queries = ["self", "return", "the", "if", "none", "???", "import os", "def __init__ self"]
@@ -249,6 +252,7 @@ def test_keyword_test_finds_tokens_only_in_uppercase_text():
     assert assert_same_rankings(index, queries, ks=(1, 3, 5, 10, 40)) == 3 * len(queries)
 
 
+@pytest.mark.slow
 def test_graph_expansion_over_files_whose_chunks_are_not_consecutive(stdlib_index):
     """Graph expansion reads a file's chunks as one slice when they are consecutive in index order
     (every built index); an index whose files' chunks interleave takes the gathering path."""

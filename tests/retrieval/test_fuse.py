@@ -16,8 +16,8 @@ import struct
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cce_relevance.config import RankingParams
 from cce_relevance.numeric import score_key
+from cce_relevance.reference import RankingParams
 from cce_relevance.retrieval.search.hybrid import file_hints, fuse, is_code_lookup
 from cce_relevance.retrieval.tokens import ascii_lower, unique_tokens
 

@@ -15,9 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cce_relevance.config import REFERENCE_PARAMS, RankingParams
 from cce_relevance.errors import CceError
 from cce_relevance.numeric import score_key
+from cce_relevance.reference import REFERENCE_PARAMS, RankingParams
 from cce_relevance.reporting.numbers import format6
 from cce_relevance.retrieval.embedding.embed import hash_embed
 from cce_relevance.retrieval.search.backends import builtin_backend

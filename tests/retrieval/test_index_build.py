@@ -379,6 +379,7 @@ def test_without_readable_sources_there_is_no_cache(corpus, expected, tmp_path, 
         index_cache._code_digest.cache_clear()
 
 
+@pytest.mark.slow
 def test_spawned_workers_give_the_same_index(corpus, expected, monkeypatch):
     """Where fork is not used (macOS, Windows) workers are spawned: everything they get pickles."""
     monkeypatch.setattr(workers, "_START_METHOD", "spawn")

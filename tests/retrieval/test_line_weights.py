@@ -109,6 +109,7 @@ def assert_same_index_lines(got: Index, expected: Index) -> None:
         assert_same_lines(got.weighted_lines[path], expected.weighted_lines[path])
 
 
+@pytest.mark.slow
 def test_stdlib_slice_cold_warm_and_spliced(stdlib_tree, tmp_path):
     cold = build_index(stdlib_tree, workers=1)
     assert len(by_file(cold.chunks)) > 200

@@ -100,6 +100,7 @@ def test_language_samples_and_evaluation_corpora():
         assert_same_as_reference(ALL_PACKS.for_path(path.name), path.read_bytes())
 
 
+@pytest.mark.slow
 def test_standard_library_slice_including_files_that_do_not_parse():
     files = _stdlib_slice()
     assert len(files) > 200
@@ -164,6 +165,7 @@ def _garble(text: str, mutations) -> bytes:
     return bytes(data)
 
 
+@pytest.mark.slow
 @given(name=st.sampled_from(sorted(_SEEDS)), mutations=st.lists(_mutation, min_size=1, max_size=12))
 @settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_garbled_sources_in_every_language(name, mutations):
@@ -231,6 +233,7 @@ def _render_python(block: list, indent: str = "") -> str:
     return "\n".join(lines)
 
 
+@pytest.mark.slow
 @given(block=_python_block(4), newline=st.sampled_from(["\n", "\r\n"]))
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_error_free_python_with_definitions_and_imports_in_every_suite_and_header(block, newline):

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from cce_relevance.retrieval.chunking.chunk import chunk_file
 from cce_relevance.retrieval.chunking.languages import EXTRA_PACKS
 from cce_relevance.retrieval.chunking.packs import PACKS, PackSet
-from cce_relevance.retrieval.embedding.hash_counts import ChunkTokens, chunk_tokens
+from cce_relevance.retrieval.embedding.buckets import ChunkTokens, chunk_tokens
 from cce_relevance.retrieval.ranking import postings as term_counts_module
 from cce_relevance.retrieval.ranking.bm25 import BM25
 from cce_relevance.retrieval.ranking.postings import TermCounts, corpus_postings, term_counts

@@ -17,8 +17,8 @@ from hypothesis.extra import numpy as hnp
 
 from cce_relevance.numeric import score_key
 from cce_relevance.reporting.numbers import format6
+from cce_relevance.retrieval.embedding.buckets import BucketCounts, HashEmbeddings
 from cce_relevance.retrieval.embedding.embed import hash_embed
-from cce_relevance.retrieval.embedding.hash_counts import BucketCounts, HashEmbeddings
 from cce_relevance.retrieval.index.build import build_index
 from cce_relevance.retrieval.ranking import cosine as vector
 from cce_relevance.retrieval.ranking.cosine import CosineIndex, cosine_all

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cce_relevance.config import MAX_FILE_SIZE
+from cce_relevance.reference import MAX_FILE_SIZE
 from cce_relevance.retrieval.corpus import walk as walk_module
 from cce_relevance.retrieval.corpus.walk import WalkedFile, WalkResult, walk
 
@@ -492,6 +492,7 @@ def _build(root: bytes, tree: dict[bytes, object]) -> set[bytes]:
     return created
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.dictionaries(_RAW_NAME | st.just(b".gitignore"), _TREE, max_size=5))
 def test_walk_of_arbitrary_trees_never_raises(tree: dict[bytes, object]) -> None:

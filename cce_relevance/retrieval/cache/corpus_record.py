@@ -27,12 +27,13 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import chain, repeat
+from typing import Any
 
 import numpy as np
 
 from cce_relevance.retrieval.chunking.chunk import Chunk
 from cce_relevance.retrieval.chunking.line_weights import EXTRA_DTYPE, CorpusLines, check_slots, unique_paths
-from cce_relevance.retrieval.embedding.hash_counts import BucketCounts, joined_counts
+from cce_relevance.retrieval.embedding.buckets import BucketCounts, joined_counts
 from cce_relevance.retrieval.indexing.file import IndexedFile
 from cce_relevance.retrieval.indexing.file_record import (
     FIELDS,
@@ -128,8 +129,8 @@ def corpus_parts(arrays: CorpusArrays) -> list[bytes | memoryview]:
 
     The header is padded with spaces so that the arrays start 8-byte aligned, and the arrays
     come widest type first: read back from a mapped file (`decode_corpus`) every array is an
-    aligned view, not a copy. The long strings — BM25's vocabulary, the redacted texts (1.5 MB
-    on the standard library) — follow as UTF-8, not as JSON strings, which are slow to unescape."""
+    aligned view, not a copy. The long strings — BM25's vocabulary, the redacted texts — follow
+    as UTF-8, not as JSON strings, which are slow to unescape."""
     p = arrays.postings
     vocabulary = " ".join(p.term_id).encode("utf-8", "surrogatepass")
     texts = {i: text.encode("utf-8", "surrogatepass") for i, text in sorted(arrays.texts.items())}
@@ -151,7 +152,7 @@ def corpus_parts(arrays: CorpusArrays) -> list[bytes | memoryview]:
 
 def _in_place(array: np.ndarray, dtype: str) -> memoryview:
     """The bytes of `array` as `dtype`, C order: a view when it already is that, else a copy."""
-    return memoryview(np.ascontiguousarray(array, dtype=dtype).reshape(-1).view(np.uint8))
+    return np.ascontiguousarray(array, dtype=dtype).reshape(-1).view(np.uint8).data
 
 
 def encode_corpus(arrays: CorpusArrays) -> bytes:
@@ -164,7 +165,7 @@ def decode_corpus(data: bytes | memoryview) -> CorpusArrays:
 
     Every array is a read-only view of `data` (which must outlive them and not change: the
     cache maps a record file that is only ever replaced, never rewritten), so nothing of a
-    35 MB record is copied; only strings (the header's, the vocabulary, the chunk ids and keys)
+    record (tens of megabytes for a large corpus) is copied; only strings (the header's, the vocabulary, the chunk ids and keys)
     become objects."""
     header, header_end = _header(data)
     try:
@@ -212,7 +213,7 @@ def _native(array: np.ndarray) -> np.ndarray:
     return array.astype(array.dtype.newbyteorder("="), copy=False)
 
 
-def _header(data: bytes | memoryview) -> tuple[dict, int]:
+def _header(data: bytes | memoryview) -> tuple[dict[str, Any], int]:
     if bytes(data[:4]) != _MAGIC:
         raise ValueError("not a corpus record")
     header_end = 8 + int.from_bytes(data[4:8], "little")
@@ -260,11 +261,14 @@ class SlicedChunk(Chunk):
     """A chunk whose content is its file's text sliced by its character range, made when first
     read. A corpus record's chunks are made on every warm run, but ranking reads the content of
     few of them (hybrid's keyword test, the lines a metric weighs), and the contents of all —
-    51 MB of new strings on the standard library, where class chunks repeat their methods —
-    cost more to make than the chunks themselves. In every other way it is a `Chunk`: the same
+    more text than the corpus, as class chunks repeat their methods — cost more to make than the
+    chunks themselves. In every other way it is a `Chunk`: the same
     fields, equal to a `Chunk` with the same ones, and given a content it keeps that one."""
 
     __slots__ = ("_text", "_start", "_end")
+    _text: str
+    _start: int
+    _end: int
 
     @property
     def content(self) -> str:
@@ -284,7 +288,7 @@ class SlicedChunk(Chunk):
             return NotImplemented
         return all(getattr(self, name) == getattr(other, name) for name in _COMPARED)
 
-    def __reduce__(self) -> tuple[type[Chunk], tuple]:
+    def __reduce__(self) -> tuple[type[Chunk], tuple[Any, ...]]:
         """Pickled and copied as the plain `Chunk` it equals, content made: by default its slots
         would carry its whole file's text along (kilobytes for a one-line chunk)."""
         return Chunk, tuple(getattr(self, f.name) for f in _FIELDS)

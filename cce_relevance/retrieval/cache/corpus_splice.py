@@ -32,7 +32,7 @@ from typing import NamedTuple
 import numpy as np
 
 from cce_relevance.retrieval.cache.corpus_record import CorpusArrays, split_ids
-from cce_relevance.retrieval.embedding.hash_counts import BucketCounts, joined_counts
+from cce_relevance.retrieval.embedding.buckets import BucketCounts, joined_counts
 from cce_relevance.retrieval.indexing.file import IndexedFile
 from cce_relevance.retrieval.indexing.file_record import (
     FIELDS,

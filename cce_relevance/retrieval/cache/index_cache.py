@@ -27,7 +27,7 @@ over a changed tree starts from (retrieval/cache/corpus_splice.py). A file holds
 record and the record, is written to a temporary name and renamed into place (so a reader sees
 a whole file or none), and is touched when used; only the `_KEEP_CORPORA` most recently used are kept, as each is about as
 large as its files' records together. Plain files, not rows: a record of tens of megabytes is
-read several times faster from a file than from a chain of database overflow pages — here it is
+read much faster from a file than from a chain of database overflow pages — here it is
 mapped, and its arrays are used where they lie — and using one writes nothing to the database.
 """
 

@@ -1,4 +1,4 @@
-"""Chunking: definition nodes of a tree-sitter parse, or the whole file (pipeline.md §6.3–§6.5).
+"""Chunking: definition nodes of a tree-sitter parse, or the whole file (§chunk-walk–§module-chunk).
 
 A chunk is exactly one definition node's byte range (nested definitions each yield their own
 chunk, outer first), or — when no pack claims the file, or the parse has no definition — one

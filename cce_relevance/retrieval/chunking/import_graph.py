@@ -1,8 +1,8 @@
-"""The file import graph used by graph expansion (pipeline.md §11.11).
+"""The file import graph used by graph expansion (§import-graph).
 
 Module names are resolved to files the way the reference does it: first an exact file-stem
 match anywhere in the corpus, then a plain `name.py`/`name.js` suffix match, ignoring language
-and directory. The looseness is the reference's (pipeline.md §17.5) and is kept for parity.
+and directory. The looseness is the reference's (§oddity-graph-resolution) and is kept for parity.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def suffix_matches(modules: Iterable[str], files: Sequence[str]) -> dict[str, st
         if not f.endswith(_SUFFIX_EXTENSIONS):
             continue
         for start in range(f.rfind("/") + 1, len(f) - 2):
-            module = wanted.get(f[start:])
-            if module is not None and module not in found:
-                found[module] = f
+            named = wanted.get(f[start:])
+            if named is not None and named not in found:
+                found[named] = f
     return found

@@ -3,8 +3,8 @@
 The reference chunks six languages (retrieval/chunking/packs.py) and indexes everything else as whole-file
 `module` chunks; its reports are pinned byte for byte, so these packs are only used when a run
 asks for them (`languages = [...]` in cce-relevance.toml, or `--languages`). They follow the
-reference's chunk rules unchanged (pipeline.md §6.3–§6.5) and its import-extraction contract
-(§6.7: names in first-seen order, de-duplicated, empty ones dropped).
+reference's chunk rules unchanged (§chunk-walk–§module-chunk) and its import-extraction contract
+(§imports: names in first-seen order, de-duplicated, empty ones dropped).
 
 Grammars come from tree-sitter-language-pack 0.13.0, the last line that ships every grammar
 inside its wheel (1.x downloads grammars at run time, which fails offline and would let a
@@ -12,7 +12,7 @@ report depend on what a server served). It is the `languages` extra, so a missin
 version is a clear error here, never a traceback or a silently different chunking.
 
 Import names feed the import graph, which resolves a name to the first file whose stem equals
-it (§11.11). So each extractor returns what is most likely some file's stem: the class a Java,
+it (§import-graph). So each extractor returns what is most likely some file's stem: the class a Java,
 Kotlin or PHP import names (one class per file by convention), a C++ include's file stem (as for
 C), and the last path segment of a Go import or a C# `using` (the package or namespace, which by
 convention names a directory and often its main file).
@@ -24,6 +24,7 @@ import re
 from collections.abc import Callable, Iterable
 from functools import partial
 from importlib import metadata
+from typing import cast
 
 from tree_sitter import Node
 
@@ -108,7 +109,7 @@ def _kotlin_import_names(node: Node) -> list[str]:
 def _load_grammar(name: str) -> object:
     import tree_sitter_language_pack
 
-    return tree_sitter_language_pack.get_binding(name)
+    return tree_sitter_language_pack.get_binding(cast("tree_sitter_language_pack.SupportedLanguage", name))
 
 
 def _grammar(name: str) -> Callable[[], object]:

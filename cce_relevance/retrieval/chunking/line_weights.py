@@ -1,4 +1,4 @@
-"""Token weights of a file's lines, the ones token-level metrics weigh spans by (harness.md §3.3).
+"""Token weights of a file's lines, the ones token-level metrics weigh spans by (§token-metrics).
 
 A line weighs `estimate_tokens` of its text in the first chunk, in index order, that covers it
 (an outer class keeps its indented text), split the way Rust's `str::lines` splits. Only the
@@ -61,7 +61,7 @@ def line_runs(lines: WeightedLines) -> LineRuns:
     prefix = np.zeros(lines.extras.shape[0] + 1, dtype=np.int64)
     np.cumsum(lines.extras, out=prefix[1:])
     starts = np.ascontiguousarray(lines.starts, dtype=np.int64)
-    return LineRuns(memoryview(starts), memoryview(offsets), memoryview(prefix))
+    return LineRuns(starts.data, offsets.data, prefix.data)  # `.data`: the arrays' buffers as memoryviews
 
 
 class _Pieces:

@@ -1,8 +1,8 @@
 """Language packs: which files tree-sitter parses, which nodes become chunks, and imports.
 
-Six packs, as in the reference (pipeline.md §6.1–§6.2, §6.7), each pinned to the grammar wheel
+Six packs, as in the reference (§packs–§pack-table, §imports), each pinned to the grammar wheel
 version the spec names. A pack claims lowercase extensions; a file no pack claims becomes one
-whole-file `module` chunk. Import extraction only feeds the import graph (§11.11). An index chunks
+whole-file `module` chunk. Import extraction only feeds the import graph (§import-graph). An index chunks
 with a `PackSet`: these six by default, so default output stays the reference's; more languages
 are opt-in (retrieval/chunking/languages.py).
 """
@@ -43,7 +43,7 @@ class Pack:
 
     A file's imports are found node by node: every node whose type is one of `import_kinds`, in
     pre-order, gives `import_names(node)` (names may be empty), and `unique_names` of all of them
-    is the file's list (§6.7). `distributions` name the installed packages whose versions decide
+    is the file's list (§imports). `distributions` name the installed packages whose versions decide
     the parse (the index cache keys on them).
     """
 
@@ -81,7 +81,9 @@ def preorder(root: Node) -> Iterator[Node]:
     """Every node (named and anonymous), depth-first pre-order, without recursion."""
     cursor = root.walk()
     while True:
-        yield cursor.node
+        node = cursor.node
+        assert node is not None  # a cursor always stands on a node
+        yield node
         if cursor.goto_first_child():
             continue
         while not cursor.goto_next_sibling():
@@ -90,7 +92,7 @@ def preorder(root: Node) -> Iterator[Node]:
 
 
 def unique_names(names: list[str]) -> list[str]:
-    """First-seen order, empty names dropped: every extractor's result (§6.7)."""
+    """First-seen order, empty names dropped: every extractor's result (§imports)."""
     return [n for n in dict.fromkeys(names) if n]
 
 
@@ -173,38 +175,38 @@ def c_include_names(node: Node) -> list[str]:
             if child.type in ("system_lib_string", "string_literal")]
 
 
-def _python_language():
+def _python_language() -> object:
     import tree_sitter_python
 
     return tree_sitter_python.language()
 
 
-def _javascript_language():
+def _javascript_language() -> object:
     import tree_sitter_javascript
 
     return tree_sitter_javascript.language()
 
 
-def _ruby_language():
+def _ruby_language() -> object:
     import tree_sitter_ruby
 
     return tree_sitter_ruby.language()
 
 
-def _rust_language():
+def _rust_language() -> object:
     import tree_sitter_rust
 
     return tree_sitter_rust.language()
 
 
-def _typescript_language():
+def _typescript_language() -> object:
     """The TypeScript dialect for `.ts` and `.tsx` alike, as the reference does (not TSX)."""
     import tree_sitter_typescript
 
     return tree_sitter_typescript.language_typescript()
 
 
-def _c_language():
+def _c_language() -> object:
     import tree_sitter_c
 
     return tree_sitter_c.language()

@@ -1,7 +1,7 @@
 """The definition nodes and import nodes of one parse, each in pre-order, without visiting every node.
 
 The reference visits every node depth-first in pre-order, keeping definition nodes as chunks
-(pipeline.md §6.3) and reading imports from import nodes (§6.7). A stdlib-sized corpus has
+(§chunk-walk) and reading imports from import nodes (§imports). A stdlib-sized corpus has
 about nine syntax nodes per line, and stepping a cursor over each of them from Python costs
 more than parsing. A tree-sitter query finds the same nodes in C; what it does not promise is
 pre-order, so the captures are sorted by (start byte, -end byte). That order *is* pre-order:

@@ -1,4 +1,4 @@
-"""`.gitignore` parsing and matching as the reference walker applies them (pipeline.md §4.2).
+"""`.gitignore` parsing and matching as the reference walker applies them (§gitignore).
 
 The reference does not use git's wildmatch: each line goes through ripgrep's `ignore` crate,
 which compiles it with `globset` into a byte regex. Real-world files behave like git, but the

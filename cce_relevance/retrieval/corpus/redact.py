@@ -1,4 +1,4 @@
-"""Layer-2 secret redaction (pipeline.md §5).
+"""Layer-2 secret redaction (§redaction).
 
 A file whose name looks harmless can still hold a hard-coded credential, so every file's text
 is scrubbed before chunking: chunk ids, token counts, embeddings, BM25 and the store all see the
@@ -40,7 +40,7 @@ from cce_relevance.retrieval.tokens import ascii_lower
 _SECRET_REPLACEMENT = "[REDACTED:SECRET]"
 _MIN_SECRET_BYTES = 8
 
-# (pattern, replacement), in the order §5 applies them. Each pattern opens with a literal, which
+# (pattern, replacement), in the order §redaction applies them. Each pattern opens with a literal, which
 # `re` scans for quickly (a character class is tested character by character, far slower).
 _SPECIFIC: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(pattern), f"[REDACTED:{label}]")
@@ -168,7 +168,7 @@ class _Value(NamedTuple):
 
 
 def redact(text: str) -> str:
-    """Replace high-confidence secrets in `text` by `[REDACTED:<LABEL>]` markers (§5).
+    """Replace high-confidence secrets in `text` by `[REDACTED:<LABEL>]` markers (§redaction).
 
     Specific patterns run first, in table order; the generic `key = value` pass then sees their
     output, which is what keeps an already-labelled value from being relabelled SECRET.
@@ -235,7 +235,7 @@ def is_placeholder(inner: str) -> bool:
 
 
 def _redact_assignments(text: str, search: Callable[[int], re.Match[str] | None]) -> str:
-    """The generic pass: walk `key <op> value` assignments left to right (§5 step 2);
+    """The generic pass: walk `key <op> value` assignments left to right (§redaction step 2);
     `search(pos)` is `_ASSIGNMENT_RE.search(text, pos)`.
 
     `cursor` marks the end of the last consumed value, so a key that sits inside a value
@@ -291,7 +291,9 @@ class _GatedSearch:
     def search(self, pos: int) -> re.Match[str] | None:
         text = self._text
         for i in range(bisect_left(self._offsets, pos), len(self._offsets)):
-            end = _SPACES.match(text, self._offsets[i] + 1).end()
+            spaces = _SPACES.match(text, self._offsets[i] + 1)
+            assert spaces is not None  # `\s*` matches anywhere
+            end = spaces.end()
             match = _ASSIGNMENT_RE.search(text, max(pos, self._starts[i]), end)
             if match is not None:
                 return match

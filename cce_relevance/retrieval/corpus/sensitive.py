@@ -1,4 +1,4 @@
-"""Layer-1 secret protection: file names that are never read (pipeline.md §4.6).
+"""Layer-1 secret protection: file names that are never read (§sensitive).
 
 The decision is taken from the basename alone, before any read, so a credential file's bytes
 never enter memory. Matching is on the ASCII-lowercased name, like the reference's

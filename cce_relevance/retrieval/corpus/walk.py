@@ -1,4 +1,4 @@
-"""The corpus walk: which files of a tree get indexed, and their text (pipeline.md §4).
+"""The corpus walk: which files of a tree get indexed, and their text (§walk).
 
 It reproduces the reference walker (ripgrep's `ignore` crate with `.gitignore` files honoured
 at and below the root only, symlinks not followed, always-pruned and dot directories skipped)
@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
-from cce_relevance.config import ALWAYS_PRUNED_DIRS, MAX_FILE_SIZE
+from cce_relevance.reference import ALWAYS_PRUNED_DIRS, MAX_FILE_SIZE
 from cce_relevance.retrieval.corpus.gitignore import Gitignore
 from cce_relevance.retrieval.corpus.sensitive import is_sensitive, path_extension
 
@@ -47,8 +47,8 @@ class WalkResult:
     """The walk's output and counters (only `files` feeds ranking)."""
 
     files: list[WalkedFile]  # sorted by the whole path string (code point order)
-    skipped: int  # .jsonl, oversize, non-UTF-8, unreadable files (§4.3 steps 2-4)
-    sensitive: int  # sensitive basenames skipped (§4.3 step 1)
+    skipped: int  # .jsonl, oversize, non-UTF-8, unreadable files (§file-filters steps 2-4)
+    sensitive: int  # sensitive basenames skipped (§file-filters step 1)
     errors: int  # unreadable directories
 
 
@@ -179,7 +179,7 @@ class _Walk:
     def _take_file(
         self, path: bytes, rel: bytes, name: bytes, metadata: Callable[[], os.stat_result]
     ) -> None:
-        """The per-file filters, in the reference's order (§4.3)."""
+        """The per-file filters, in the reference's order (§file-filters)."""
         lossy_name = name.decode("utf-8", "replace")
         if self._protect_secrets and is_sensitive(lossy_name):
             self._sensitive += 1

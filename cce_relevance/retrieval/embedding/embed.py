@@ -1,4 +1,4 @@
-"""Embedders: the deterministic feature-hashing embedder (pipeline.md §8.2), and the index-time
+"""Embedders: the deterministic feature-hashing embedder (§hash-embedder), and the index-time
 embedder interface the Ollama client (retrieval/embedding/ollama.py) also fills.
 
 Each token adds ±1 to one of 256 buckets chosen by its FNV-1a-64 hash; the vector is then
@@ -15,8 +15,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from cce_relevance.config import EMBED_DIM
-from cce_relevance.config import HASH_EMBEDDER as HASH_EMBEDDER
+from cce_relevance.reference import EMBED_DIM
+from cce_relevance.reference import HASH_EMBEDDER as HASH_EMBEDDER
 from cce_relevance.retrieval.tokens import tokenize
 
 FNV_OFFSET = 0xCBF29CE484222325
@@ -55,7 +55,7 @@ def hash_embed(text: str) -> np.ndarray:
 
 @dataclass(frozen=True)
 class DocumentEmbedder:
-    """How an index build embeds its chunk texts; `name` is what the store records (§14.2)."""
+    """How an index build embeds its chunk texts; `name` is what the store records (§store-format)."""
 
     name: str
     embed_all: Callable[[Sequence[str]], list[np.ndarray]]

@@ -1,11 +1,11 @@
-"""The Ollama embedder (pipeline.md §8.4): chunk and query vectors from a local Ollama server.
+"""The Ollama embedder (§ollama): chunk and query vectors from a local Ollama server.
 
 One endpoint, `POST {base}/api/embed` with `{"model": M, "input": [texts]}`, answers
 `{"embeddings": [[numbers], ...]}`. The reply is checked the way the reference checks it:
 exactly one vector per input, non-numeric entries dropped, an empty vector for a non-empty
 input an error. Vectors are used as returned (no normalisation). A store built with Ollama
 lives in the model's embedding space, so scoring it with any other query embedder would be
-meaningless; callers refuse instead (harness.md §1.5, E16).
+meaningless; callers refuse instead (§store-mode, E16).
 
 The server and model come from `CCE_OLLAMA_URL` and `CCE_OLLAMA_MODEL` (an empty value counts
 as unset), read only when an Ollama store or `--embedder ollama` asks for them.
@@ -17,12 +17,13 @@ import json
 import math
 import os
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import requests
 
-from cce_relevance.config import EMBED_BATCH_SIZE
-from cce_relevance.config import OLLAMA_EMBEDDER as OLLAMA_EMBEDDER
+from cce_relevance.reference import EMBED_BATCH_SIZE
+from cce_relevance.reference import OLLAMA_EMBEDDER as OLLAMA_EMBEDDER
 from cce_relevance.retrieval._http import connection_reason
 from cce_relevance.retrieval.embedding.embed import DocumentEmbedder
 
@@ -60,7 +61,7 @@ def _server_message(response: requests.Response) -> str:
     return ""
 
 
-def _numbers(entries: list) -> np.ndarray:
+def _numbers(entries: list[Any]) -> np.ndarray:
     """The numeric entries of one reply vector, in order; anything else is silently dropped."""
     values = []
     for x in entries:
@@ -151,7 +152,7 @@ class OllamaClient:
         return DocumentEmbedder(OLLAMA_EMBEDDER, self.embed_batches)
 
     def forgiving_query_embedder(self, warn: Callable[[str], None]) -> Callable[[str], np.ndarray]:
-        """Query embedding that never aborts a run (harness.md §1.6).
+        """Query embedding that never aborts a run (§embedder-name).
 
         A failure is reported through `warn` and that query proceeds with the empty vector, which
         the ranking code reads as "no vector recall". Successful vectors are kept per query text,

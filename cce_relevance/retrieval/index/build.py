@@ -1,4 +1,4 @@
-"""Building the index of a corpus directory (pipeline.md §3).
+"""Building the index of a corpus directory (§build).
 
 Building walks the corpus (sorted), redacts each file, chunks it, embeds every chunk with the
 hash embedder and derives BM25 statistics and the import graph (the per-file work may run in
@@ -25,8 +25,8 @@ from cce_relevance.retrieval.cache.index_cache import IndexCache
 from cce_relevance.retrieval.chunking.line_weights import unique_paths
 from cce_relevance.retrieval.chunking.packs import REFERENCE_PACKS, PackSet
 from cce_relevance.retrieval.corpus.walk import walk
+from cce_relevance.retrieval.embedding.buckets import HashEmbeddings
 from cce_relevance.retrieval.embedding.embed import HASH_DOCUMENTS, HASH_EMBEDDER, DocumentEmbedder
-from cce_relevance.retrieval.embedding.hash_counts import HashEmbeddings
 from cce_relevance.retrieval.index.file_records import Progress, file_keys, indexed_files, opened_cache
 from cce_relevance.retrieval.index.model import Index
 from cce_relevance.retrieval.indexing.file import IndexedFile
@@ -47,7 +47,7 @@ DEFAULT_BUILD = BuildOptions()
 """No cache, worker processes when it pays, no progress: what a plain library call gets."""
 
 
-def build_index(root: str | os.PathLike, protect_secrets: bool = True,
+def build_index(root: str | os.PathLike[str], protect_secrets: bool = True,
                 embedder: DocumentEmbedder = HASH_DOCUMENTS, languages: PackSet = REFERENCE_PACKS, *,
                 cache: str | None = None, workers: int | None = None, progress: Progress | None = None) -> Index:
     """Walk, redact, chunk and embed a corpus directory, in the reference's order.
@@ -73,7 +73,7 @@ def build_index(root: str | os.PathLike, protect_secrets: bool = True,
 def _collector_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector while building: an index is a million or so objects that
     live on and hold no reference cycles, and the collector's full passes over that growing heap
-    cost a tenth of a warm build while finding nothing to free."""
+    cost a noticeable share of a warm build while finding nothing to free."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -83,7 +83,7 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _build(root: str | os.PathLike, protect_secrets: bool, embedder: DocumentEmbedder, languages: PackSet,
+def _build(root: str | os.PathLike[str], protect_secrets: bool, embedder: DocumentEmbedder, languages: PackSet,
            cache: str | None, workers: int | None, progress: Progress | None) -> Index:
     walked = walk(root, protect_secrets=protect_secrets)
     files = [(f.path, f.text) for f in walked.files]

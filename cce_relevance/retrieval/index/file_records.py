@@ -66,7 +66,7 @@ def indexed_files(files: Sequence[tuple[str, str]], job: FileJob, cache: IndexCa
     for i in pending:
         if entries[i] is None:
             path, text = files[i]
-            entries[i] = entry = index_file(path, text, job.packs, job.protect_secrets, job.hashing)
+            entries[i] = entry = index_file(path, text, job.packs, job.protect_secrets, job.with_counts)
             if cache is not None:
                 fresh[i] = encode(entry, text)
             advance(1)
@@ -79,7 +79,7 @@ def indexed_files(files: Sequence[tuple[str, str]], job: FileJob, cache: IndexCa
 def opened_cache(cache_dir: str | None, job: FileJob) -> Iterator[IndexCache | None]:
     """The index cache in `cache_dir` for this kind of job, closed afterwards; None when there is
     no directory, the job is not cached (only hash-embedder builds are) or it cannot be opened."""
-    context = cache_context(job.packs, job.protect_secrets, HASH_EMBEDDER) if cache_dir and job.hashing else None
+    context = cache_context(job.packs, job.protect_secrets, HASH_EMBEDDER) if cache_dir and job.with_counts else None
     cache = IndexCache.open(cache_dir, context) if cache_dir and context is not None else None
     try:
         yield cache

@@ -1,4 +1,4 @@
-"""The in-memory index: chunks in index order plus everything ranking needs (pipeline.md §3).
+"""The in-memory index: chunks in index order plus everything ranking needs (§build).
 
 The order of `chunks` is significant downstream (line weights, tie handling, graph expansion), so
 it is kept exactly as building or loading made it. What ranking needs beyond the chunks (BM25
@@ -13,12 +13,12 @@ from functools import cached_property
 
 import numpy as np
 
-from cce_relevance.config import REFERENCE_PARAMS, RankingParams
+from cce_relevance.reference import REFERENCE_PARAMS, RankingParams
 from cce_relevance.retrieval.chunking.chunk import Chunk
 from cce_relevance.retrieval.chunking.import_graph import ImportGraph
 from cce_relevance.retrieval.chunking.line_weights import WeightedLines
+from cce_relevance.retrieval.embedding.buckets import HashEmbeddings
 from cce_relevance.retrieval.embedding.embed import HASH_EMBEDDER
-from cce_relevance.retrieval.embedding.hash_counts import HashEmbeddings
 from cce_relevance.retrieval.ranking.bm25 import BM25
 from cce_relevance.retrieval.ranking.cosine import CosineIndex
 from cce_relevance.retrieval.ranking.postings import Postings
@@ -41,7 +41,7 @@ class Index:
     embeddings: HashEmbeddings | None = field(default=None, repr=False, compare=False)
     """A hash-embedder build's embeddings, kept sparse: the chunks get theirs (`Chunk.embedding`,
     rows of `matrix`) only when `attach_embeddings` or `matrix` is called — ranking never needs
-    the 147 MB float64 matrix of a large corpus (retrieval/ranking/cosine.py). None otherwise: the
+    the float64 matrix (chunks × 256 doubles) of a large corpus (retrieval/ranking/cosine.py). None otherwise: the
     chunks hold their embeddings."""
     weighted_lines: Mapping[str, WeightedLines] | None = field(default=None, repr=False, compare=False)
     """The token weights of the lines of each file (retrieval/chunking/line_weights.py), by path, as
@@ -162,9 +162,9 @@ class LineCounts(Mapping[str, int]):
 
 
 def fast_ascii_lower(text: str) -> str:
-    """`tokens.ascii_lower`, without its per-character translation of non-ASCII text (which costs
-    about 30 ns a character): `bytes.lower` folds only A–Z, and UTF-8 with surrogates passed
-    through gives back every string it encodes."""
+    """`tokens.ascii_lower`, without its per-character translation of non-ASCII text (a Python
+    step per character): `bytes.lower` folds only A–Z, and UTF-8 with surrogates passed through
+    gives back every string it encodes."""
     if text.isascii():
         return text.lower()
     return text.encode("utf-8", "surrogatepass").lower().decode("utf-8", "surrogatepass")

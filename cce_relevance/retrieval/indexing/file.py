@@ -16,7 +16,7 @@ from cce_relevance.retrieval.chunking.chunk import Chunk, ChunkedFile, chunk_fil
 from cce_relevance.retrieval.chunking.line_weights import WeightedLines, file_weighted_lines
 from cce_relevance.retrieval.chunking.packs import PackSet
 from cce_relevance.retrieval.corpus.redact import redact
-from cce_relevance.retrieval.embedding.hash_counts import BucketCounts, chunk_tokens
+from cce_relevance.retrieval.embedding.buckets import BucketCounts, chunk_tokens
 from cce_relevance.retrieval.ranking.postings import TermCounts, term_and_bucket_counts
 from cce_relevance.retrieval.tokens import estimate_tokens
 
@@ -38,11 +38,11 @@ class IndexedFile:
     lines: WeightedLines
 
 
-def index_file(path: str, text: str, packs: PackSet, protect_secrets: bool, hashing: bool) -> IndexedFile:
-    """Redact, chunk and (with `hashing`) count one walked file."""
+def index_file(path: str, text: str, packs: PackSet, protect_secrets: bool, with_counts: bool) -> IndexedFile:
+    """Redact, chunk and (with `with_counts`) count one walked file."""
     redacted = redact(text) if protect_secrets else text
     chunked = chunk_file(path, redacted, packs)
-    terms, counts = term_and_bucket_counts(chunk_tokens(chunked.source, chunked.spans)) if hashing else (None, None)
+    terms, counts = term_and_bucket_counts(chunk_tokens(chunked.source, chunked.spans)) if with_counts else (None, None)
     spans = _char_spans(redacted, chunked)
     sliced = None not in spans and (redacted.isascii() or _no_surrogates(redacted))
     return IndexedFile(redacted, estimate_tokens(redacted), chunked.imports, chunked.chunks, spans, counts, terms,

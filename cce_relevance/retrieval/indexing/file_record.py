@@ -22,7 +22,7 @@ from cce_relevance.retrieval.chunking.line_weights import (
     EXTRA_DTYPE,
     lines_in_slots,
 )
-from cce_relevance.retrieval.embedding.hash_counts import BucketCounts
+from cce_relevance.retrieval.embedding.buckets import BucketCounts
 from cce_relevance.retrieval.indexing.file import IndexedFile
 from cce_relevance.retrieval.ranking.postings import TermCounts
 
@@ -161,7 +161,7 @@ class RecordReader:
     """Consecutive fixed-size pieces of a record, refusing to read past its end (also read by
     retrieval/cache/corpus_record.py, whose records share these conventions)."""
 
-    def __init__(self, data: bytes, offset: int) -> None:
+    def __init__(self, data: bytes | memoryview, offset: int) -> None:
         self._data = memoryview(data)  # arrays are read in place, not copied out first
         self._offset = offset
 

@@ -39,10 +39,10 @@ class FileJob:
 
     packs: PackSet
     protect_secrets: bool
-    hashing: bool
+    with_counts: bool  # the hash embedder: count buckets and BM25 terms while indexing
 
     def record(self, path: str, text: str) -> bytes:
-        return encode(index_file(path, text, self.packs, self.protect_secrets, self.hashing), text)
+        return encode(index_file(path, text, self.packs, self.protect_secrets, self.with_counts), text)
 
 
 def available_cpus() -> int:

@@ -1,4 +1,4 @@
-"""BM25 keyword ranking over chunk contents (pipeline.md §9, §12).
+"""BM25 keyword ranking over chunk contents (§bm25, §bm25-only).
 
 Okapi BM25 with the non-negative idf `ln(1 + (N - df + 0.5)/(df + 0.5))` (Robertson & Zaragoza,
 "The Probabilistic Relevance Framework: BM25 and Beyond", 2009, eq. 3.3 with the +1 variant that
@@ -24,13 +24,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cce_relevance.config import REFERENCE_PARAMS
+from cce_relevance.reference import REFERENCE_PARAMS
 from cce_relevance.retrieval.ranking.topk import PrefixMemo, id_ranks, top_by_key
 from cce_relevance.retrieval.tokens import tokenize
 
 
 @dataclass(frozen=True, slots=True)
-class Scored:
+class ChunkScore:
     """A chunk position in index order and its raw score."""
 
     index: int
@@ -136,7 +136,7 @@ class BM25:
         are long enough that one dense array is cheaper than finding their union."""
         # `np.add.at` adds one contribution after another (a term's documents are distinct), the
         # same sums as `scores[docs] += contributions`, without converting the int32 documents
-        # to index type twice (gather and scatter): 2-3 times faster on long postings.
+        # to index type twice (gather and scatter), which dominates on long postings.
         postings = [(term, p) for term in terms if (p := self._posting(term)) is not None]
         if sum(p.stop - p.start for _, p in postings) * _SPARSE_FRACTION >= self.n_docs:
             scores = np.zeros(self.n_docs, dtype=np.float64)
@@ -149,18 +149,18 @@ class BM25:
             np.add.at(scores, np.searchsorted(docs, self._docs[p]), self._contributions(term, p))
         return docs, scores
 
-    def rank(self, terms: Sequence[str], limit: int | None = None) -> list[Scored]:
+    def rank(self, terms: Sequence[str], limit: int | None = None) -> list[ChunkScore]:
         """The first `limit` (default: all) positive-key documents by (score key desc, chunk id asc)."""
         if limit is None:
             return self._rank(terms, None)
         return self._rankings.ranking(tuple(terms), max(limit, 0), lambda depth: self._rank(terms, depth))
 
-    def _rank(self, terms: Sequence[str], limit: int | None) -> list[Scored]:
+    def _rank(self, terms: Sequence[str], limit: int | None) -> list[ChunkScore]:
         docs, scores = self.matched(terms)
         ranks = self.id_rank if docs is None else self.id_rank[docs]
         order = top_by_key(scores, ranks, limit, positive_only=True)
         picked = (order if docs is None else docs[order]).tolist()
-        return [Scored(d, score) for d, score in zip(picked, scores[order].tolist(), strict=True)]
+        return [ChunkScore(d, score) for d, score in zip(picked, scores[order].tolist(), strict=True)]
 
 
 _SPARSE_FRACTION = 16  # below N/16 postings in all, scores are kept for the matched documents only

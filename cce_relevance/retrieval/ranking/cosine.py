@@ -1,4 +1,4 @@
-"""Cosine ranking over stored embeddings (pipeline.md §8.3, §10).
+"""Cosine ranking over stored embeddings (§cosine, §vector).
 
 The reference sums `q[i] * c[i]` left to right over the components. Components where the query
 is zero add exactly ±0.0 and never change a partial sum (which starts at +0.0 and so is never
@@ -21,8 +21,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from cce_relevance.config import EMBED_DIM
-from cce_relevance.retrieval.embedding.hash_counts import HashEmbeddings
+from cce_relevance.reference import EMBED_DIM
+from cce_relevance.retrieval.embedding.buckets import HashEmbeddings
 from cce_relevance.retrieval.ranking.topk import PrefixMemo, top_by_key
 
 _F32_UNIT = 2.0**-24  # unit roundoff of float32
@@ -32,26 +32,26 @@ _F64_UNIT = 2.0**-53
 _SAFE_MAX = 1e18
 _SAFE_MIN = 1e-18
 # The m-th best of every 16th approximation bounds the m-th best from below. A sparser sample is
-# cheaper to partition but leaves more rows above its bound to narrow down (16 measured best).
+# cheaper to partition but leaves more rows above its bound to narrow down (the stride is chosen
+# by measurement: docs/performance.md).
 _SAMPLE_STRIDE = 16
 # Exact scorings of a few rows from the sparse entries before the dense counts are made. Making
-# them costs ~20 ms on the standard library and each later call saves ~18 us: a search never
-# makes them, a run of some 35 queries does, and a long run gains (1,000 queries x 3: 40-60 ms).
+# them costs about what a hundred sparse scorings cost, and each later call is cheaper: a search
+# never makes them, a harness run does early on (figures: docs/performance.md).
 _SPARSE_CALLS_BEFORE_DENSE = 100
 # The most the dense counts may take, in every scoring process (forked workers make their own):
-# 37 MB on the standard library's 71,837 chunks; past ~130k chunks the sparse entries serve.
+# they are chunks × 256 small integers, so past about 130k chunks the sparse entries serve.
 _DENSE_COUNTS_BUDGET = 64 << 20
 
 
-def cosine_all(query: np.ndarray, matrix: np.ndarray, rows: Sequence[int] | slice | None = None) -> np.ndarray:
+def cosine_all(query: np.ndarray, matrix: np.ndarray,
+               rows: Sequence[int] | np.ndarray | slice | None = None) -> np.ndarray:
     """Sequential-order dot products of `query` with every row of `matrix`, or with the given
     `rows` only (exact, see above); only the query's non-zero columns are read. A slice of rows
     (a file's chunks are consecutive) reads each column as one view instead of gathering it."""
-    if rows is None:
-        rows = slice(None)
-    elif not isinstance(rows, slice):
-        rows = np.asarray(rows, dtype=np.intp)
-    n_rows = len(range(*rows.indices(matrix.shape[0]))) if isinstance(rows, slice) else rows.shape[0]
+    picked: slice | np.ndarray = slice(None) if rows is None else rows if isinstance(rows, slice) else \
+        np.asarray(rows, dtype=np.intp)
+    n_rows = len(range(*picked.indices(matrix.shape[0]))) if isinstance(picked, slice) else picked.shape[0]
     scores = np.zeros(n_rows, dtype=np.float64)
     if query.size == 0 or n_rows == 0:
         return scores
@@ -59,7 +59,7 @@ def cosine_all(query: np.ndarray, matrix: np.ndarray, rows: Sequence[int] | slic
     products = np.empty(n_rows, dtype=np.float64)
     with np.errstate(over="ignore", invalid="ignore"):  # overflow to inf, inf - inf: IEEE, like the reference
         for i in np.flatnonzero(query[:width]):
-            np.multiply(matrix[rows, i], query[i], out=products)
+            np.multiply(matrix[picked, i], query[i], out=products)
             np.add(scores, products, out=scores)
     return scores
 
@@ -77,6 +77,11 @@ class CosineIndex:
     (`of_hash_embeddings`): then the float32 copy is made from the entries, the exact doubles of
     the few rows that need them are made as a small block, and the float64 matrix is only asked
     for when every row must be scored exactly (a small corpus, an unusual query)."""
+
+    _matrix: np.ndarray | None  # set by _setup: None until known
+    _sparse: HashEmbeddings | None
+    _dense: Callable[[], np.ndarray] | None
+    _approximate: np.ndarray | None
 
     def __init__(self, matrix: np.ndarray, id_rank: np.ndarray) -> None:
         self._setup(matrix.shape[0], matrix.shape[1], id_rank)
@@ -106,14 +111,14 @@ class CosineIndex:
     def _setup(self, n: int, width: int, id_rank: np.ndarray) -> None:
         self._n, self._width = n, width
         self.id_rank = id_rank
-        self._matrix: np.ndarray | None = None
-        self._sparse: HashEmbeddings | None = None
-        self._dense: Callable[[], np.ndarray] | None = None
-        self._approximate: np.ndarray | None = None
+        self._matrix = None
+        self._sparse = None
+        self._dense = None
+        self._approximate = None
         self._max_row_norm = 0.0
         self._sparse_calls = 0
         self._counts: np.ndarray | None = None  # dense bucket counts, made after many calls (_exact_values)
-        self._norms: np.ndarray | None = None
+        self._norms = np.empty(0)  # the rows' norms, made with `_counts`
         self._rankings = PrefixMemo()
 
     @property
@@ -124,7 +129,7 @@ class CosineIndex:
             self._matrix = self._dense()
         return self._matrix
 
-    def scores(self, query: np.ndarray, rows: Sequence[int] | slice | None = None) -> np.ndarray:
+    def scores(self, query: np.ndarray, rows: Sequence[int] | np.ndarray | slice | None = None) -> np.ndarray:
         """Exact cosines with every chunk, or with `rows` only (positions, or a slice of them)."""
         if rows is not None and self._sparse is not None and self._matrix is None:
             if isinstance(rows, slice):
@@ -146,15 +151,16 @@ class CosineIndex:
         than `_DENSE_COUNTS_BUDGET`, and each entry is its count divided by its row's norm — the
         very division that made the value."""
         assert self._sparse is not None
-        if self._counts is None:
+        counts = self._counts
+        if counts is None:
             self._sparse_calls += 1
             if self._sparse_calls == _SPARSE_CALLS_BEFORE_DENSE + 1:  # tried once: None when over budget
-                self._counts = self._sparse.dense_counts(_DENSE_COUNTS_BUDGET)
+                self._counts = counts = self._sparse.dense_counts(_DENSE_COUNTS_BUDGET)
                 # A row without entries has norm 0 and only zero counts: 0 / 1 is the 0.0 it holds.
                 self._norms = np.where(self._sparse.norms == 0.0, 1.0, self._sparse.norms)
-            if self._counts is None:
+            if counts is None:
                 return self._sparse.columns(rows, columns)
-        return self._counts[rows[:, None], columns] / self._norms[rows][:, None]
+        return counts[rows[:, None], columns] / self._norms[rows][:, None]
 
     def top(self, query: np.ndarray, limit: int | None = None) -> list[tuple[int, float]]:
         """The first `limit` (default: all) chunks by (cosine key desc, chunk id asc), zero and
@@ -188,7 +194,7 @@ class CosineIndex:
 
         With S the true dot product, s the reference's double and a the float32 approximation,
         |a - S| <= γ32(n+3)·Σ|q_i c_i| and |s - S| <= γ64(n+1)·Σ|q_i c_i| for n non-zero query
-        components (Higham, "Accuracy and Stability of Numerical Algorithms", 2002, §3.1; the +3
+        components (Higham, "Accuracy and Stability of Numerical Algorithms", 2002, sec. 3.1; the +3
         covers rounding q and c to float32), and Σ|q_i c_i| <= |q|·max|c| (Cauchy–Schwarz); so
         |a - s| <= e. If m rows have a >= t, the m-th best exact cosine s_m is >= t - e. A row of
         the first m has a key at least key(s_m), so its s is at least s_m - 1e-6 less the error

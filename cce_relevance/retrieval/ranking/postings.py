@@ -4,7 +4,7 @@ BM25 (retrieval/ranking/bm25.py) needs, for every chunk, each distinct token and
 Tokenizing every chunk's content again for that is the costliest part of building it — chunks
 overlap (a class chunk holds its methods), so the contents are far more text than the files —
 and it would be paid on every run, cached or not. But indexing a file with the hash embedder
-already finds its chunks' tokens (retrieval/embedding/hash_counts.py `chunk_tokens`), so the counts are
+already finds its chunks' tokens (retrieval/embedding/buckets.py `chunk_tokens`), so the counts are
 taken there, per file, in the worker processes, and kept in the file's cached record; building
 the index then only merges arrays.
 
@@ -23,7 +23,7 @@ from itertools import chain
 
 import numpy as np
 
-from cce_relevance.retrieval.embedding.hash_counts import (
+from cce_relevance.retrieval.embedding.buckets import (
     BucketCounts,
     ChunkTokens,
     summed_bucket_counts,
@@ -58,7 +58,7 @@ def term_counts(tokens: ChunkTokens) -> TermCounts:
 
 def term_and_bucket_counts(tokens: ChunkTokens) -> tuple[TermCounts, BucketCounts]:
     """The term counts of the chunks whose tokens are `tokens`, and their bucket counts summed
-    from them (`hash_counts.summed_bucket_counts`) rather than from every token again."""
+    from them (`buckets.summed_bucket_counts`) rather than from every token again."""
     terms, hashes = _term_counts(tokens)
     return terms, summed_bucket_counts(terms.lengths, terms.terms, terms.counts, hashes)
 

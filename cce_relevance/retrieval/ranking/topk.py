@@ -1,7 +1,7 @@
 """The first m entries of a ranking ordered by (score key desc, chunk id asc), without a full sort.
 
 Every ranking in the pipeline compares six-decimal score keys and breaks ties by chunk id
-(pipeline.md §2.2–§2.3). Sorting all chunks with a Python key per query costs seconds on a
+(§score-key–§sorting). Sorting all chunks with a Python key per query costs seconds on a
 whole repository, yet callers only read the first few entries. This module computes the keys
 with numpy — the same IEEE operations as `numeric.round_half_away`, so the same integers — then
 keeps the entries whose key is above the m-th largest key, fills the remaining places from
@@ -16,6 +16,7 @@ touching strings.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -69,7 +70,7 @@ def top_by_key(scores: np.ndarray, id_rank: np.ndarray, limit: int | None = None
                positive_only: bool = False) -> np.ndarray:
     """Indices of the first `limit` entries (all when None) by (score key desc, id rank asc).
 
-    `positive_only` drops entries whose key is not above zero (BM25, pipeline.md §9): a key is
+    `positive_only` drops entries whose key is not above zero (BM25, §bm25): a key is
     at least 1 exactly when the product `score * 1e6` is at least 0.5 (NaN is not). Only the
     entries near the top are tested when those are found: the first m positive entries are among
     the first m of all (when fewer than m are positive, every one of them is).
@@ -152,9 +153,9 @@ class PrefixMemo:
 
     def __init__(self, size: int = 2048) -> None:
         self._size = size
-        self._kept: dict[object, tuple[int, list]] = {}
+        self._kept: dict[object, tuple[int, list[Any]]] = {}
 
-    def ranking(self, key: object, m: int, rank: Callable[[int], list]) -> list:
+    def ranking(self, key: object, m: int, rank: Callable[[int], list[Any]]) -> list[Any]:
         """The first `m` entries of the ranking `rank(depth)` makes for the query `key`."""
         kept = self._kept.get(key)
         if kept is None or kept[0] < m:

@@ -1,5 +1,5 @@
 """The built-in backends as the relevance harness calls them: name + (query, k) → ranked hits
-(pipeline.md §13), each a `SearchFn` giving `Hit` records (retrieval/hit.py).
+(§backends), each a `SearchFn` giving `Hit` records (retrieval/hit.py).
 """
 
 from __future__ import annotations
@@ -7,19 +7,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from cce_relevance.config import REFERENCE_PARAMS, RankingParams
 from cce_relevance.errors import CceError
+from cce_relevance.reference import BUILTIN_BACKENDS, REFERENCE_PARAMS, RankingParams
 from cce_relevance.retrieval.hit import Hit, SearchFn
 from cce_relevance.strings import rust_trim
 
-if TYPE_CHECKING:  # reading `BUILTIN_BACKENDS` must stay light; only searching needs numpy
+if TYPE_CHECKING:  # only searching needs numpy, the index and the rankers
     import numpy as np
 
     from cce_relevance.retrieval.index.model import Index
     from cce_relevance.retrieval.search.hybrid import SearchResult
-
-BUILTIN_BACKENDS = ("bm25", "vector", "hybrid")
-
 
 def _hits(index: Index, results: list[SearchResult]) -> list[Hit]:
     out = []

@@ -158,7 +158,7 @@ def _is_line(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 
-def _field(result: dict, key: str, rank: int, ok: Any, expected: str) -> Any:
+def _field(result: dict[str, Any], key: str, rank: int, ok: Any, expected: str) -> Any:
     if key not in result:
         raise AnswerFault(f"result {rank}: {quoted(key)} is missing")
     value = _optional(result, key, rank, ok, expected)
@@ -167,7 +167,7 @@ def _field(result: dict, key: str, rank: int, ok: Any, expected: str) -> Any:
     return value
 
 
-def _optional(result: dict, key: str, rank: int, ok: Any, expected: str) -> Any:
+def _optional(result: dict[str, Any], key: str, rank: int, ok: Any, expected: str) -> Any:
     """The value of an optional field; absent and null both mean "not given"."""
     value = result.get(key)
     if value is not None and not ok(value):

@@ -1,4 +1,4 @@
-"""The three ranking entry points: hybrid search, BM25-only and pure cosine (pipeline.md §10–§13).
+"""The three ranking entry points: hybrid search, BM25-only and pure cosine (§vector–§backends).
 
 Hybrid search fuses a cosine candidate list and a BM25 candidate list with reciprocal rank
 fusion (Cormack, Clarke & Büttcher, SIGIR 2009), blends the normalised fusion score with a
@@ -16,8 +16,8 @@ from itertools import chain, islice
 
 import numpy as np
 
-from cce_relevance.config import REFERENCE_PARAMS, RankingParams
 from cce_relevance.numeric import score_key
+from cce_relevance.reference import REFERENCE_PARAMS, RankingParams
 from cce_relevance.retrieval.index.model import Index, LowerContents
 from cce_relevance.retrieval.ranking.topk import score_keys, top_by_key
 from cce_relevance.retrieval.tokens import ascii_lower, tokenize, unique_tokens
@@ -54,7 +54,7 @@ def _mentions_extension(lower: str, ext: str) -> bool:
 
 
 def is_code_lookup(query: str) -> bool:
-    """Whether the query reads as looking for code, which boosts BM25 in the fusion (§11.2)."""
+    """Whether the query reads as looking for code, which boosts BM25 in the fusion (§intent)."""
     lower = ascii_lower(query)
     if INTENT_WORDS.intersection(tokenize(lower)):
         return True
@@ -73,7 +73,7 @@ def file_hints(query: str) -> list[str]:
 
 def bm25_only_search(index: Index, query: str, top_k: int,
                      params: RankingParams = REFERENCE_PARAMS) -> list[SearchResult]:
-    """Keyword-only ranking; scores are raw BM25 values (§12)."""
+    """Keyword-only ranking; scores are raw BM25 values (§bm25-only)."""
     terms = unique_tokens(query)
     if not terms or not index.chunks or top_k <= 0:
         return []
@@ -82,7 +82,8 @@ def bm25_only_search(index: Index, query: str, top_k: int,
 
 
 def vector_search(index: Index, qvec: np.ndarray, top_k: int) -> list[SearchResult]:
-    """Pure cosine order over all chunks, first `top_k` (§10; no token guard, §17.8)."""
+    """Pure cosine order over all chunks, first `top_k` (§vector; no token guard:
+    §oddity-vector-no-guard)."""
     if not index.chunks or top_k <= 0:
         return []
     return [SearchResult(i + 1, d, s) for i, (d, s) in enumerate(index.cosine.top(qvec, top_k))]
@@ -121,7 +122,7 @@ def _penalised(path: str, markers: tuple[str, ...]) -> bool:
 
 def rank_core(index: Index, qvec: np.ndarray, query: str, top_k: int,
               params: RankingParams = REFERENCE_PARAMS) -> list[SearchResult]:
-    """RRF + confidence blend + path penalty + per-file cap (§11.1–§11.10)."""
+    """RRF + confidence blend + path penalty + per-file cap (§hybrid-exits–§diversity-cap)."""
     if not tokenize(query) or not index.chunks or top_k <= 0:
         return []
     pool = top_k * params.candidate_multiplier
@@ -138,8 +139,8 @@ def rank_core(index: Index, qvec: np.ndarray, query: str, top_k: int,
 
 def fuse(index: Index, query: str, top_k: int, cosines: Mapping[int, float] | None, by_cosine: Sequence[int],
          by_bm25: Sequence[int], params: RankingParams = REFERENCE_PARAMS) -> list[SearchResult]:
-    """§11.2 and §11.5–§11.10, given the two candidate lists (chunk indices, best first: the first
-    cosines, and the first chunks with a positive BM25 score for the query's tokens) and each
+    """§intent and §hybrid-candidates–§diversity-cap, given the two candidate lists (chunk indices,
+    best first: the first cosines, and the first chunks with a positive BM25 score for the query's tokens) and each
     candidate's cosine with the query (None without a query vector: all cosines count as 0.0)."""
     w = params.fts_boost_code_lookup if is_code_lookup(query) else 1.0
     terms = unique_tokens(query)
@@ -214,7 +215,7 @@ def _distinct(items: Iterable[str]) -> Iterator[str]:
 
 def expand_graph(index: Index, qvec: np.ndarray, results: list[SearchResult],
                  params: RankingParams = REFERENCE_PARAMS) -> list[SearchResult]:
-    """Append up to two chunks from each of up to two import neighbours of the top files (§11.12).
+    """Append up to two chunks from each of up to two import neighbours of the top files (§graph-expansion).
 
     `results` are ranked 1, 2, ... (as `rank_core` gives them); the chunks appended continue that
     numbering."""

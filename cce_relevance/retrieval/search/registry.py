@@ -14,11 +14,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cce_relevance.config import REFERENCE_PARAMS, RankingParams
+from cce_relevance.reference import BUILTIN_BACKENDS, REFERENCE_PARAMS, RankingParams
 from cce_relevance.retrieval.embedding.embed import hash_embed
 from cce_relevance.retrieval.hit import SearchFn
 from cce_relevance.retrieval.index.model import Index
-from cce_relevance.retrieval.search.backends import BUILTIN_BACKENDS, builtin_backend
+from cce_relevance.retrieval.search.backends import builtin_backend
 from cce_relevance.retrieval.search.external import CommandRetriever, HttpRetriever, open_external
 
 

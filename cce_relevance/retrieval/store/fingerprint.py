@@ -1,6 +1,6 @@
 """The store's fingerprint: how it was built, and a checksum binding that record to its bytes.
 
-pipeline.md §14.1 says the reference writes `fingerprint.json` beside the store ("build
+§store-files says the reference writes `fingerprint.json` beside the store ("build
 configuration + checksum of the store bytes") but not its layout, so this one is our own,
 `cce-relevance.fingerprint/v1` (documented in docs/stores.md). Its job is to let a person or a
 tool tell, without loading the store, which embedding space and chunking produced it and
@@ -15,14 +15,13 @@ import json
 import os
 from collections.abc import Sequence
 
-from cce_relevance import __version__
-from cce_relevance.config import SPEC_VERSION
+from cce_relevance import __version__, schemas
+from cce_relevance.reference import SPEC_VERSION
 from cce_relevance.retrieval.chunking.packs import REFERENCE_PACKS
 from cce_relevance.retrieval.index.model import Index
 from cce_relevance.retrieval.store.store import STORE_FILE
 from cce_relevance.retrieval.tokens import ESTIMATOR_ID
 
-FINGERPRINT_SCHEMA = "cce-relevance.fingerprint/v1"
 FINGERPRINT_FILE = "fingerprint.json"
 
 
@@ -46,7 +45,7 @@ def dumps_fingerprint(index: Index, store_bytes: bytes, *, redaction: bool, mode
                       languages: Sequence[str] = REFERENCE_PACKS.names) -> str:
     """The fingerprint document for `index` as persisted in `store_bytes` (sorted keys, one per line)."""
     document = {
-        "schema": FINGERPRINT_SCHEMA,
+        "schema": schemas.FINGERPRINT,
         "engine": f"cce-relevance {__version__}",
         "spec_version": SPEC_VERSION,
         "embedder": index.embedder,

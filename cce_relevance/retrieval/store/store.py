@@ -2,11 +2,11 @@
 
 Only chunks (with their embeddings), the import lists and the file token counts are persisted;
 BM25 statistics and the import graph are recomputed on load, exactly as the reference does
-(pipeline.md §14.2–§14.3), so a store and the directory it was built from rank identically.
+(§store-format–§store-loading), so a store and the directory it was built from rank identically.
 
 The reference serialises with `serde_json`, so byte identity needs two things Python's `json`
 does not do by itself: doubles in the Rust `ryu` layout (`1e-7`, `1e16`, `1.0`, where `repr`
-gives `1e-07`, `1e+16`, `1.0`) and a fixed key order (§14.4).
+gives `1e-07`, `1e+16`, `1.0`) and a fixed key order (§store-writing).
 """
 
 from __future__ import annotations
@@ -14,14 +14,14 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
-from cce_relevance.config import SPEC_VERSION
 from cce_relevance.errors import CceError
+from cce_relevance.reference import SPEC_VERSION
 from cce_relevance.retrieval.chunking.chunk import Chunk
 from cce_relevance.retrieval.embedding.embed import HASH_EMBEDDER
 from cce_relevance.retrieval.index.model import Index, index_from_parts
@@ -35,7 +35,7 @@ _USIZE_MAX = 2**64 - 1  # counts and line numbers are `usize` in the reference
 
 
 def default_store_path(root: str) -> str:
-    """Where `index` writes by default: `<root>/.cce/index.json` (§14.1)."""
+    """Where `index` writes by default: `<root>/.cce/index.json` (§store-files)."""
     return os.path.join(root, STORE_DIR, STORE_FILE)
 
 
@@ -57,7 +57,7 @@ def _shortest_digits(x: float) -> tuple[str, int]:
 
 
 def format_f64_like_rust(x: float) -> str:
-    """A finite double as `serde_json` writes it (ryu's layout, pipeline.md §14.4)."""
+    """A finite double as `serde_json` writes it (ryu's layout, §store-writing)."""
     if not math.isfinite(x):
         raise ValueError(f"{x!r} has no JSON form")
     if x == 0.0:
@@ -109,7 +109,7 @@ def _chunk_json(c: Chunk) -> str:
             f'"embedding":{_floats(embedding)}}}')
 
 
-def _sorted_object(mapping: dict[str, Any], value_json) -> str:
+def _sorted_object(mapping: Mapping[str, Any], value_json: Callable[[Any], str]) -> str:
     """Keys in code-point order, which is the UTF-8 byte order a Rust `BTreeMap` keeps."""
     return "{" + ",".join(f"{json_string(k)}:{value_json(mapping[k])}" for k in sorted(mapping)) + "}"
 

@@ -17,14 +17,14 @@ from hypothesis import strategies as st
 from cce_relevance.retrieval.chunking.chunk import chunk_file
 from cce_relevance.retrieval.chunking.languages import EXTRA_PACKS
 from cce_relevance.retrieval.chunking.packs import PACKS, PackSet
-from cce_relevance.retrieval.embedding.embed import hash_embed
-from cce_relevance.retrieval.embedding.hash_counts import (
+from cce_relevance.retrieval.embedding.buckets import (
     BucketCounts,
     HashEmbeddings,
     bucket_counts,
     chunk_counts,
     chunk_tokens,
 )
+from cce_relevance.retrieval.embedding.embed import hash_embed
 from cce_relevance.retrieval.ranking.postings import term_and_bucket_counts
 
 from .corpora import DOCS_CORPUS, read_tree

@@ -35,11 +35,10 @@ from types import MappingProxyType
 from typing import Any
 from urllib.parse import urlsplit
 
-from cce_relevance.config import REFERENCE_PARAMS
 from cce_relevance.errors import CceError
 from cce_relevance.numeric import is_finite_number
+from cce_relevance.reference import BUILTIN_BACKENDS, REFERENCE_PARAMS
 from cce_relevance.retrieval.chunking.languages import check_languages
-from cce_relevance.retrieval.search.backends import BUILTIN_BACKENDS
 from cce_relevance.retrieval.search.external import DEFAULT_TIMEOUT, CommandRetriever, HttpRetriever
 from cce_relevance.retrieval.search.registry import BUILTIN_SPECS, BackendSpec, Variant
 from cce_relevance.strings import quoted
@@ -250,17 +249,17 @@ def _backend(shown: str, name: str, table: Any, directory: str) -> BackendSpec:
     return HttpRetriever(url, timeout)
 
 
-def _variant(where: str, table: dict) -> Variant:
+def _variant(where: str, table: dict[str, Any]) -> Variant:
     base = table["base"]
     if base not in BUILTIN_BACKENDS:
-        raise CceError(f'{where} base: expected "bm25", "vector" or "hybrid", got {_show(base)}')
+        raise CceError(f"{where} base: expected {_quoted_choices(BUILTIN_BACKENDS)}, got {_show(base)}")
     allowed = BASE_PARAMETERS[base]
     _check_keys(where, table, "base", allowed, f'base "{base}"')
     changes = {key: _value(where, table, key, PARAMETERS[key], None) for key in table if key != "base"}
     return Variant(base, replace(REFERENCE_PARAMS, **changes))
 
 
-def _check_keys(where: str, table: dict, kind: str, allowed: tuple[str, ...], what: str) -> None:
+def _check_keys(where: str, table: dict[str, Any], kind: str, allowed: tuple[str, ...], what: str) -> None:
     takes = f"{what} takes {', '.join(allowed)}" if allowed else f"{what} takes no parameters"
     for key in table:
         if key == kind or key in allowed:
@@ -270,7 +269,7 @@ def _check_keys(where: str, table: dict, kind: str, allowed: tuple[str, ...], wh
         raise CceError(f"{where} {_key(key)}: unknown key ({takes})")
 
 
-def _value(where: str, table: dict, key: str, param: _Param, default: Any) -> Any:
+def _value(where: str, table: dict[str, Any], key: str, param: _Param, default: Any) -> Any:
     if key not in table:
         return default
     value = table[key]
@@ -298,3 +297,9 @@ def _show(value: Any) -> str:
     if isinstance(value, dict):
         return "a table"
     return quoted(str(value))
+
+
+def _quoted_choices(names: tuple[str, ...]) -> str:
+    """`"a", "b" or "c"`: TOML strings as a config error lists them."""
+    quoted = [f'"{name}"' for name in names]
+    return f"{', '.join(quoted[:-1])} or {quoted[-1]}"

@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cce_relevance.config import REFERENCE_PARAMS, RankingParams
-from cce_relevance.config_file import BASE_PARAMETERS, CONFIG_NAME, NO_CONFIG, PARAMETERS, load_config
 from cce_relevance.errors import CceError
 from cce_relevance.numeric import is_finite_number
+from cce_relevance.project_config import BASE_PARAMETERS, CONFIG_NAME, NO_CONFIG, PARAMETERS, load_config
+from cce_relevance.reference import REFERENCE_PARAMS, RankingParams
 from cce_relevance.retrieval.search.external import DEFAULT_TIMEOUT, CommandRetriever, HttpRetriever
 from cce_relevance.retrieval.search.registry import Variant
 from tests.conftest import REPO_ROOT

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cce_relevance.config import EMBED_DIM
+from cce_relevance.reference import EMBED_DIM
 from cce_relevance.retrieval.embedding.embed import FNV_OFFSET, FNV_PRIME, fnv1a64
 
 _WORD_BYTE = np.zeros(256, dtype=bool)
@@ -220,7 +220,8 @@ class HashEmbeddings:
     `rows[j]`, component `buckets[j]`; row r's entries are `offsets[r]:offsets[r + 1]`. Each value
     is the bucket count divided by the row's norm, the same double `hash_embed` makes, so a dense
     matrix, its float32 copy or a few rows of it are made exactly from these entries — and a
-    corpus need not hold a 147 MB float64 matrix to be ranked (retrieval/ranking/cosine.py)."""
+    corpus need not hold its float64 matrix (chunks × 256 doubles) to be ranked
+    (retrieval/ranking/cosine.py)."""
 
     rows: np.ndarray  # int32 (a corpus has fewer than 2**31 chunks)
     buckets: np.ndarray  # uint8 (EMBED_DIM components)

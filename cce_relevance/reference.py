@@ -1,6 +1,6 @@
 """The reference implementation's ranking and indexing constants, in one frozen place.
 
-Values are those of the Rust CCE `src/config.rs` (pipeline.md §1). `RankingParams` gathers the
+Values are those of the Rust CCE `src/config.rs` (§constants). `RankingParams` gathers the
 ones a backend variant may override; the defaults reproduce the reference byte for byte.
 """
 
@@ -14,9 +14,17 @@ DEFAULT_TOP_K = 10
 SPEC_VERSION = "1.0"
 CONFORMANCE_SPEC_VERSION = "2.0"
 EMBED_BATCH_SIZE = 64
-HASH_EMBEDDER = "hash"  # the embedder names a persisted store records (pipeline.md §14.2)
+HASH_EMBEDDER = "hash"  # the embedder names a persisted store records (§store-format)
 OLLAMA_EMBEDDER = "ollama"
 EMBEDDERS = (HASH_EMBEDDER, OLLAMA_EMBEDDER)
+BUILTIN_BACKENDS = ("bm25", "vector", "hybrid")  # the reference's backends, in its order
+
+
+def listed(names: tuple[str, ...], last: str = "") -> str:
+    """`a, b, c`, or with `last` ("or") `a, b, or c`: names as the reference's messages list them."""
+    if not last or len(names) < 2:
+        return ", ".join(names)
+    return f"{', '.join(names[:-1])}, {last} {names[-1]}"
 
 ALWAYS_PRUNED_DIRS = frozenset({".git", ".cce", "node_modules", ".venv", "venv", "__pycache__", "dist", "build"})
 

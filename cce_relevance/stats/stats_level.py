@@ -10,4 +10,3 @@ from typing import Literal
 
 StatsLevel = Literal["reference", "full"]
 STATS_LEVELS: tuple[StatsLevel, ...] = ("reference", "full")
-DEFAULT_PRIMARY = "mrr"  # the primary metric of the full statistics unless told otherwise

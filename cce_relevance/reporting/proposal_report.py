@@ -1,0 +1,76 @@
+"""The text `bootstrap` prints after proposing a set: what it drew on, and how backends score it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from cce_relevance.evaluation.discrimination import Discrimination
+from cce_relevance.reporting.terminal import terminal_safe
+
+
+def proposal_text(
+    written: str,
+    cases: int,
+    asked: int,
+    candidates: int,
+    files: int,
+    skipped: Mapping[str, int],
+    forms: Mapping[str, int],
+    hard: frozenset[str],
+    scores: Discrimination | None,
+) -> str:
+    """`written` is where the set went (a path, or "stdout"); `forms` counts the chosen cases per
+    form, in form order; `hard` names the hard forms; `scores` is None when not scored."""
+    left_out = ", ".join(f"{n:,} {reason}" for reason, n in skipped.items())
+    fewer = f" (of {asked} asked: each definition is labeled once, and no more have a usable query)"
+    out = [
+        f"cce-relevance bootstrap: {cases} proposed cases written to {terminal_safe(written)}"
+        + (fewer if cases < asked else "")
+        + "\n",
+        f"  drawn from {_count(candidates, 'candidate')} in {_count(files, 'file')}"
+        + (f" (files left out: {left_out})" if left_out else "")
+        + "\n",
+        "  forms: "
+        + ", ".join(f"{form} {n}{' (hard)' if form in hard else ''}" for form, n in forms.items())
+        + "\n",
+    ]
+    if scores is None:
+        out.append("  not scored (--no-score)\n")
+    else:
+        out += _scores(scores)
+    out.append(
+        "  review every case before committing the set: a proposal is a guess at what a user would ask\n"
+    )
+    return "".join(out)
+
+
+def _scores(scores: Discrimination) -> list[str]:
+    names = [terminal_safe(b) for b in scores.scores]
+    width = max(16, *(len(n) + 2 for n in names))
+    out = [
+        "\n",
+        "  how each backend scores it (MRR / share of cases found in the top k)\n",
+        "  " + "group".ljust(12) + "cases".rjust(6) + "".join(n.rjust(width) for n in names) + "\n",
+    ]
+    for group in scores.groups:
+        first = next(iter(scores.scores.values()))[group]
+        cells = "".join(
+            f"{s[group].mrr:.3f} / {s[group].hit:.2f}".rjust(width) for s in scores.scores.values()
+        )
+        out.append("  " + group.ljust(12) + str(first.cases).rjust(6) + cells + "\n")
+    total = scores.found_by_all + scores.found_by_none + scores.disputed
+    out += [
+        "\n",
+        f"  backends disagree on {scores.disputed} of {total} cases (found by some, not all); "
+        f"{scores.found_by_all} found by all, {scores.found_by_none} by none\n",
+    ]
+    for a, b, test in scores.pairs:
+        p = "n/a" if test.p is None else f"{test.p:.3f}"
+        out.append(
+            f"  MRR {terminal_safe(b)} − {terminal_safe(a)}: {test.mean_delta:+.3f} (paired t-test, p = {p})\n"
+        )
+    return out
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"

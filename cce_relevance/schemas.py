@@ -1,0 +1,33 @@
+"""The id of every document this tool reads or writes, each stated once.
+
+A document names its schema in its `schema` field (a fixture set in its header line). The ids
+are the reference's where the document is the reference's (fixtures, the run report); the others
+are ours, versioned the same way. The index cache's own layout version lives with the cache
+(retrieval/cache/index_cache.py): it is no document anyone reads.
+"""
+
+from __future__ import annotations
+
+FIXTURES = "cce.relevance/v1"
+"""A fixture set (NDJSON): the header line's `schema`."""
+
+REPORT = "cce.relevance.report/v2"
+"""A run report (`run --json`, goldens)."""
+
+REPORTS_READ = ("cce.relevance.report/v1", REPORT)
+"""Run reports `compare` and `power` read back, oldest first."""
+
+COMPARE = "cce.relevance.compare/v1"
+"""`compare --json`."""
+
+VALIDATE = "cce.relevance.validate/v1"
+"""`validate --json`."""
+
+POWER = "cce.relevance.power/v1"
+"""`power --json`."""
+
+ACTION = "cce.relevance.action/v1"
+"""The Action's JSON summary."""
+
+FINGERPRINT = "cce-relevance.fingerprint/v1"
+"""The fingerprint written beside an index store."""

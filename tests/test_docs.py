@@ -1,0 +1,72 @@
+"""Prose that points somewhere must point at something in this repository.
+
+- Every `§id` the package cites is a heading `§id` of a document in the repository
+  (docs/reference-behaviour.md holds the reference's behaviour the code reproduces).
+- No citation of documents that are not in the repository (the specs the code was written
+  from, design notes).
+- Every error code the package names (E1, E16, ...) is in the error catalogue.
+- Every test tests/oracles.md names exists.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .import_graph import PACKAGE_DIR
+
+REPO = PACKAGE_DIR.parent
+DOCS = sorted([*REPO.glob("*.md"), *(REPO / "docs").rglob("*.md"), *(REPO / "tests").glob("*.md")])
+CITATION = re.compile(r"§([a-z][a-z0-9-]*[a-z0-9])")
+
+
+def _package_text() -> dict[str, str]:
+    return {str(p.relative_to(REPO)): p.read_text(encoding="utf-8") for p in sorted(PACKAGE_DIR.rglob("*.py"))}
+
+
+def _headings() -> dict[str, str]:
+    found = {}
+    for doc in DOCS:
+        for line in doc.read_text(encoding="utf-8").splitlines():
+            match = re.match(r"#+ §([a-z][a-z0-9-]*)", line)
+            if match:
+                assert match.group(1) not in found, f"§{match.group(1)} is a heading twice"
+                found[match.group(1)] = str(doc.relative_to(REPO))
+    return found
+
+
+def test_every_citation_in_the_package_is_a_heading_of_a_repository_document():
+    headings = _headings()
+    unresolved = sorted({f"{path}: §{cited}" for path, text in _package_text().items()
+                         for cited in CITATION.findall(text) if cited not in headings})
+    assert unresolved == []
+
+
+def test_the_package_cites_no_document_outside_the_repository():
+    outside = re.compile(r"\b(pipeline\.md|harness\.md|anchors-mission|ARCHITECTURE\.md|issue #\d+)|§\d")
+    found = [f"{path}: {m.group(0)}" for path, text in _package_text().items() for m in outside.finditer(text)]
+    assert found == []
+
+
+def test_every_error_code_named_is_in_the_catalogue():
+    catalogue = (REPO / "docs" / "reference-behaviour.md").read_text(encoding="utf-8")
+    listed = set(re.findall(r"^\| (E\d+) \|", catalogue, re.M))
+    named = {code for text in _package_text().values() for code in re.findall(r"\b(E\d{1,2})\b", text)}
+    assert named - listed == set()
+
+
+def test_every_test_the_oracle_table_names_exists():
+    table = (REPO / "tests" / "oracles.md").read_text(encoding="utf-8")
+    missing = []
+    for row in table.splitlines():
+        if not row.startswith("| ") or row.startswith(("| fast path", "|---")):
+            continue
+        current = None
+        for ref in re.findall(r"`(tests/[\w/]+\.py)(?:::(\w+))?|`::(\w+)`", row.split("|")[3]):
+            path, name, shorthand = ref
+            if path:
+                current = REPO / path
+                assert current.is_file(), path
+            name = name or shorthand
+            if name and current is not None and f"def {name}(" not in current.read_text(encoding="utf-8"):
+                missing.append(f"{current.relative_to(REPO)}::{name}")
+    assert missing == []
