@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
-from cce_relevance.evaluation.anchor_index import AnchorIndex
 from cce_relevance.evaluation.anchors import Anchor
 from cce_relevance.evaluation.fixtures import Case
 from cce_relevance.evaluation.symbol_anchors import SymbolSource, bind_case, named_definitions
@@ -64,11 +64,19 @@ class Validation:
         return tuple(f.case_id for f in self.findings if f.code == "unsatisfiable")
 
 
+class AnchorLookups(Protocol):
+    """What the check asks of the corpus's chunks (`AnchorIndex`; tests hold it equal to a scan)."""
+
+    def resolves(self, anchor: Anchor) -> bool: ...
+
+    def kinds_in(self, path: str) -> frozenset[str] | None: ...
+
+
 class _Corpus:
     """What the diagnosis needs to know about the indexed corpus: its anchor lookups, each file's
     number of lines and its definitions."""
 
-    def __init__(self, anchors: AnchorIndex, line_counts: Mapping[str, int], symbols: SymbolSource | None) -> None:
+    def __init__(self, anchors: AnchorLookups, line_counts: Mapping[str, int], symbols: SymbolSource | None) -> None:
         self.anchors = anchors
         self.symbols = symbols
         self.line_counts = line_counts
@@ -94,9 +102,10 @@ class _Corpus:
         return "no-chunk-in-range", f"no {of_kind} of {quoted(path)} overlaps lines {a}-{b}"
 
 
-def validate_cases(fixtures: str, corpus: str, cases: Sequence[Case], anchors: AnchorIndex,
+def validate_cases(fixtures: str, corpus: str, cases: Sequence[Case], anchors: AnchorLookups,
                    line_counts: Mapping[str, int], symbols: SymbolSource | None = None) -> Validation:
-    """Check every anchor of every case against the corpus's chunks (`anchors` looks them up);
+    """Check every anchor of every case against the corpus's chunks (`anchors` looks them up,
+    an `AnchorIndex`);
     `line_counts` gives each indexed file's number of lines (for the "past the end" reason) and
     `symbols` the corpus's definitions, which symbol anchors are looked up in (without it they
     resolve to nothing)."""

@@ -1,9 +1,9 @@
-"""The plain anchor checks: every anchor tested against every chunk of the corpus.
+"""The plain anchor lookups: every anchor tested against every chunk of the corpus.
 
-This is what `evaluation/validation.py` and `judgments.judge` did before anchors were looked up
-through `AnchorIndex`, kept as the oracle the lookups are compared with
-(tests/evaluation/test_anchor_index.py). It is quadratic and obviously right. The messages
-about symbols are the module's own: only which chunks match is under test here.
+This is how `evaluation/validation.py` and `judgments.judge` found an anchor's chunks before
+they were looked up through `AnchorIndex`, kept as the oracle the lookups are compared with
+(tests/evaluation/test_anchor_index.py). It is quadratic and obviously right. `plain_validate`
+runs the check's own loop over these lookups: only which chunks match is under test.
 """
 
 from __future__ import annotations
@@ -13,10 +13,9 @@ from collections.abc import Mapping, Sequence
 from cce_relevance.evaluation.anchors import Anchor
 from cce_relevance.evaluation.fixtures import Case
 from cce_relevance.evaluation.judgments import Judgments, anchor_grades, grade_of
-from cce_relevance.evaluation.symbol_anchors import SymbolSource, bind_case, named_definitions
-from cce_relevance.evaluation.validation import Finding, Validation, ambiguity, missing_symbol
+from cce_relevance.evaluation.symbol_anchors import SymbolSource
+from cce_relevance.evaluation.validation import Validation, validate_cases
 from cce_relevance.retrieval.chunking.chunk import Chunk
-from cce_relevance.strings import quoted
 
 
 def plain_matching(anchor: Anchor, chunks: Sequence[Chunk]) -> list[int]:
@@ -33,51 +32,20 @@ def plain_judge(case: Case, chunks: Sequence[Chunk]) -> Judgments:
     return Judgments(case, tuple(relevant))
 
 
-def plain_diagnose(anchor: Anchor, chunks: Sequence[Chunk], line_counts: Mapping[str, int],
-                   symbols: SymbolSource | None) -> tuple[str, str]:
-    kinds_by_file: dict[str, set[str]] = {}
-    for c in chunks:
-        kinds_by_file.setdefault(c.file_path, set()).add(c.kind)
-    path, kind = anchor.path, anchor.kind
-    if path is None:
-        return "missing-kind", f"no chunk of kind {quoted(kind or '')} anywhere in the corpus"
-    if path not in kinds_by_file:
-        return "missing-file", f"no file {quoted(path)} in the corpus (missing, ignored, or not indexed as text)"
-    present = kinds_by_file[path]
-    if kind is not None and kind not in present:
-        return "missing-kind", (f"{quoted(path)} has no chunk of kind {quoted(kind)} "
-                                f"(its kinds: {', '.join(sorted(present))})")
-    if anchor.symbol is not None:
-        return "missing-symbol", missing_symbol(anchor, symbols)
-    a, b = anchor.range or (0, 0)
-    lines = line_counts.get(path)
-    if lines is not None and a > lines:
-        return "range-past-end", f"{quoted(path)} has {lines} lines; lines {a}-{b} are past its end"
-    of_kind = f"chunk of kind {quoted(kind)}" if kind is not None else "chunk"
-    return "no-chunk-in-range", f"no {of_kind} of {quoted(path)} overlaps lines {a}-{b}"
+class PlainLookups:
+    """`AnchorIndex`'s answers, each by a scan of every chunk."""
+
+    def __init__(self, chunks: Sequence[Chunk]) -> None:
+        self.chunks = chunks
+
+    def resolves(self, anchor: Anchor) -> bool:
+        return bool(plain_matching(anchor, self.chunks))
+
+    def kinds_in(self, path: str) -> frozenset[str] | None:
+        kinds = frozenset(c.kind for c in self.chunks if c.file_path == path)
+        return kinds or None
 
 
 def plain_validate(fixtures: str, corpus: str, cases: Sequence[Case], chunks: Sequence[Chunk],
                    line_counts: Mapping[str, int], symbols: SymbolSource | None = None) -> Validation:
-    findings: list[Finding] = []
-    first_line: dict[str, int] = {}
-    for case in cases:
-        if case.id in first_line:
-            findings.append(Finding("duplicate-id", case.line, case.id, None,
-                                    f"the id is also used on line {first_line[case.id]}; "
-                                    "comparisons pair queries by id"))
-        first_line.setdefault(case.id, case.line)
-        stale = 0
-        for anchor in (bind_case(case, symbols).anchors if symbols is not None else case.anchors):
-            if plain_matching(anchor, chunks):
-                if anchor.symbol is not None and symbols is not None and len(anchor.bound) > 1:
-                    findings.append(Finding("ambiguous-symbol", case.line, case.id, anchor.display(),
-                                            ambiguity(anchor, named_definitions(anchor, symbols))))
-                continue
-            stale += 1
-            code, message = plain_diagnose(anchor, chunks, line_counts, symbols)
-            findings.append(Finding(code, case.line, case.id, anchor.display(), message))
-        if stale == len(case.anchors):
-            findings.append(Finding("unsatisfiable", case.line, case.id, None,
-                                    "no backend can satisfy this case: none of its anchors resolves to a chunk"))
-    return Validation(fixtures, corpus, len(cases), sum(len(c.anchors) for c in cases), tuple(findings))
+    return validate_cases(fixtures, corpus, cases, PlainLookups(chunks), line_counts, symbols)
