@@ -23,6 +23,7 @@ from typing import Any
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.anchor_fixes import AnchorFix, fixed_lines, suggest_fixes
 from cce_relevance.evaluation.anchor_index import AnchorIndex
+from cce_relevance.evaluation.anchors import Anchor
 from cce_relevance.evaluation.backend_runs import evaluated_backends
 from cce_relevance.evaluation.comparison import (
     BackendComparison,
@@ -43,7 +44,7 @@ from cce_relevance.evaluation.corpus import (
 )
 from cce_relevance.evaluation.discrimination import Discrimination, discrimination
 from cce_relevance.evaluation.fixtures import FixtureSet, load_fixtures, parse_fixtures
-from cce_relevance.evaluation.gate import gated_test, is_significant_regression
+from cce_relevance.evaluation.gate import gated_comparison, gated_test, is_significant_regression
 from cce_relevance.evaluation.harness import BackendReport
 from cce_relevance.evaluation.judgments import judge
 from cce_relevance.evaluation.metrics import DEFAULT_PRIMARY, METRIC_KEYS, METRICS
@@ -98,11 +99,11 @@ __all__ = [
     # Names checked where the reference checks them (run checks its own; the CLI checks --languages).
     "check_languages", "check_backend", "backend_names", "backend_pair", "rank_metric_specs", "proposal_forms",
     # The pull-request gate's test.
-    "gated_test", "is_significant_regression",
+    "gated_test", "gated_comparison", "is_significant_regression",
     # What the use cases take and give.
     "RunResult", "Comparison", "StoreWritten", "BuildOptions", "ProjectConfig", "NO_CONFIG", "find_config",
     "FixtureSet", "Index",
-    "BackendComparison", "Validation", "AnchorFinding", "PairedTest", "PowerAnalysis", "Hit", "Chunk",
+    "BackendComparison", "Validation", "AnchorFinding", "Anchor", "PairedTest", "PowerAnalysis", "Hit", "Chunk",
     "Bootstrapped", "Discrimination", "FileRules", "Suggestions", "AnchorFix",
     # Defaults and fixed texts.
     "DEFAULT_BACKENDS", "DEFAULT_PRIMARY", "METRICS", "METRIC_KEYS", "STALE_CODES", "OLLAMA_STORE_REFUSAL",
@@ -424,7 +425,7 @@ def index_corpus(directory: str, *, out: str | None = None, embedder: str = HASH
     fingerprint = fingerprint_path(path)
     write_atomically(fingerprint, dumps_fingerprint(index, data, redaction=not allow_secrets, model=model,
                                                     languages=packs.names))
-    return StoreWritten(path, fingerprint, index.embedder, len(index.file_tokens), len(index.chunks), len(data))
+    return StoreWritten(path, fingerprint, index.embedder, len(index.file_token_estimates), len(index.chunks), len(data))
 
 
 def golden_diff(golden_path: str, report_json: str, *, label: str | None = None, missing_hint: str) -> str:

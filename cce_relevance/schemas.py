@@ -29,5 +29,8 @@ POWER = "cce.relevance.power/v1"
 ACTION = "cce.relevance.action/v1"
 """The Action's JSON summary."""
 
+PULL_REQUEST = "cce.relevance.pull-request/v1"
+"""The Action's `pull-request.json`: which pull request and head a comment is for (`mode: publish`)."""
+
 FINGERPRINT = "cce-relevance.fingerprint/v1"
 """The fingerprint written beside an index store."""

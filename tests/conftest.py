@@ -62,3 +62,15 @@ def isolated_index_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[P
         os.environ.pop("XDG_CACHE_HOME", None)
     else:
         os.environ["XDG_CACHE_HOME"] = saved
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-goldens", action="store_true", default=False,
+                     help="rewrite the rendered-comment golden files under tests/action/comments/ "
+                          "instead of comparing with them")
+
+
+@pytest.fixture
+def update_goldens(request: pytest.FixtureRequest) -> bool:
+    """True only when the run was started with `--update-goldens`: goldens never change silently."""
+    return bool(request.config.getoption("--update-goldens"))

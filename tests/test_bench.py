@@ -101,6 +101,6 @@ def test_action_bench_runs_the_whole_check_cold_and_with_the_cache_restored():
     for run in figures["runs"]:
         stages = [name for name, _, _ in run["stages"]]
         assert stages == ["commits", *(f"{side} {stage}" for side in ("head", "base")
-                                       for stage in ("materialise", "index", "score", "validate")), "report"]
+                                       for stage in ("materialise", "index", "score", "validate", "hits")), "report"]
         assert run["wall_s"] >= sum(wall for _, wall, _ in run["stages"]) > 0
         assert run["cpu_s"] > 0 and run["p_s"] > 0 and run["peak_rss_mb"] > 0

@@ -1,6 +1,6 @@
 """Prose that points somewhere must point at something in this repository.
 
-- Every `§id` the package cites is a heading `§id` of a document in the repository
+- Every `§id` the package or its tests cite is a heading `§id` of a document in the repository
   (docs/reference-behaviour.md holds the reference's behaviour the code reproduces).
 - No citation of documents that are not in the repository (the specs the code was written
   from, design notes).
@@ -20,7 +20,10 @@ CITATION = re.compile(r"§([a-z][a-z0-9-]*[a-z0-9])")
 
 
 def _package_text() -> dict[str, str]:
-    return {str(p.relative_to(REPO)): p.read_text(encoding="utf-8") for p in sorted(PACKAGE_DIR.rglob("*.py"))}
+    """The package's and the tests' sources: both cite the reference's behaviour."""
+    sources = [*PACKAGE_DIR.rglob("*.py"), *(REPO / "tests").rglob("*.py")]
+    return {str(p.relative_to(REPO)): p.read_text(encoding="utf-8") for p in sorted(sources)
+            if p.name != "test_docs.py"}
 
 
 def _headings() -> dict[str, str]:
@@ -34,14 +37,15 @@ def _headings() -> dict[str, str]:
     return found
 
 
-def test_every_citation_in_the_package_is_a_heading_of_a_repository_document():
+def test_every_citation_in_the_code_and_the_docs_is_a_heading_of_a_repository_document():
     headings = _headings()
-    unresolved = sorted({f"{path}: §{cited}" for path, text in _package_text().items()
+    texts = {**_package_text(), **{str(d.relative_to(REPO)): d.read_text(encoding="utf-8") for d in DOCS}}
+    unresolved = sorted({f"{path}: §{cited}" for path, text in texts.items()
                          for cited in CITATION.findall(text) if cited not in headings})
     assert unresolved == []
 
 
-def test_the_package_cites_no_document_outside_the_repository():
+def test_the_code_cites_no_document_outside_the_repository():
     outside = re.compile(r"\b(pipeline\.md|harness\.md|anchors-mission|ARCHITECTURE\.md|issue #\d+)|§\d")
     found = [f"{path}: {m.group(0)}" for path, text in _package_text().items() for m in outside.finditer(text)]
     assert found == []

@@ -22,7 +22,7 @@ DEFAULT_FULL_REPORT = "the job summary and the workflow run's artifacts"
 
 _REPO = re.compile(r"[A-Za-z0-9_-]+/(?!\.\.?$)[A-Za-z0-9_.-]+")  # owner/name; never "." or ".."
 
-Action = Literal["created", "updated", "unchanged", "skipped"]
+Action = Literal["created", "updated", "unchanged", "skipped", "not needed"]
 
 
 @dataclass(frozen=True)
@@ -35,14 +35,21 @@ class CommentResult:
 
 
 def comment_marker(key: str | None = None) -> str:
-    """The hidden HTML comment that identifies our comment.
+    """The hidden HTML comment that identifies our comment: always its first line.
 
     A `key` (a workflow or job name, say) gives each its own comment. It is percent-encoded, so
     any key is allowed, distinct keys give distinct markers, and none can close the HTML comment.
+    A comment is ours only when its body *starts* with the marker and a line break
+    (`is_marked`): fixture text shown in a code span can contain any marker, but never first.
     """
     if key is None:
         return f"<!-- {MARKER_NAME} -->"
     return f"<!-- {MARKER_NAME} key={quote(key, safe='')} -->"
+
+
+def is_marked(body: str, marker: str) -> bool:
+    """Whether `body` is a comment with `marker`: its first line, exactly."""
+    return body.replace("\r\n", "\n").startswith(marker + "\n")
 
 
 def upsert_comment(
@@ -53,24 +60,30 @@ def upsert_comment(
     marker: str,
     *,
     author: str | None = None,
+    create: bool = True,
 ) -> CommentResult:
     """Create or update the comment on `repo` (``owner/name``) issue/PR `issue_number`.
 
-    Every comment is listed (all pages); among those whose body contains `marker` (and, if
+    Every comment is listed (all pages); among those whose body starts with `marker` (and, if
     `author` is given, written by that login, so a copy of the marker pasted by someone else
     is ignored) the oldest is ours; any others are left alone. It is edited only when the body
-    differs, so an unchanged report sends no notification. `body` must contain `marker` and fit
-    `COMMENT_LIMIT` (use `fit_body`); breaking either is a programming error (ValueError).
+    differs, so an unchanged report sends no notification. With ``create=False`` (`comment:
+    on-change` when nothing changed) an existing comment is still updated, but none is created.
+    `body` must start with `marker` and fit `COMMENT_LIMIT` (use `fit_body`); breaking either is a
+    programming error (ValueError).
 
-    A 403 or 404 gives ``action="skipped"`` with a warning to print; other failures raise
-    `GitHubError`, which the caller should also report as a warning, not a failed gate.
+    Creating is race-safe: two first runs can both find no comment and both create one, so after
+    creating, the comments are listed again; if an older one of ours exists, the new one is
+    deleted and the older one updated. A 403 or 404 gives ``action="skipped"`` with a warning to
+    print; other failures raise `GitHubError`, which the caller should also report as a warning,
+    not a failed gate.
     """
     if not _REPO.fullmatch(repo):
         raise ValueError(f"repository must be 'owner/name', not {repo!r}")
     if isinstance(issue_number, bool) or not isinstance(issue_number, int) or issue_number < 1:
         raise ValueError(f"issue number must be a positive integer, not {issue_number!r}")
-    if marker not in body:
-        raise ValueError("the comment body does not contain its marker; later runs could not find it")
+    if not is_marked(body, marker):
+        raise ValueError("the comment body does not start with its marker; later runs could not find it")
     if len(body) > COMMENT_LIMIT:
         raise ValueError(f"the comment body has {len(body)} characters; GitHub accepts {COMMENT_LIMIT}")
     comments_path = f"/repos/{repo}/issues/{issue_number}/comments"
@@ -82,9 +95,16 @@ def upsert_comment(
     try:
         existing = find()
         if existing is None:
+            if not create:
+                return CommentResult(None, "not needed")
             step = "comment on"
             created = client.post(comments_path, {"body": body}, recheck=find)
-            return CommentResult(created.get("html_url"), "created")
+            oldest = _oldest_marked(client.paginate(comments_path), marker, author or _login(created))
+            if oldest is None or oldest["id"] == created.get("id"):
+                return CommentResult(created.get("html_url"), "created")
+            step = "remove the duplicate comment on"  # another run created one first: keep that one
+            client.delete(f"/repos/{repo}/issues/comments/{created['id']}")
+            existing = oldest
         if _same_text(existing.get("body") or "", body):
             return CommentResult(existing.get("html_url"), "unchanged")
         step = "update the comment on"
@@ -102,10 +122,15 @@ def _oldest_marked(
     matches = [
         comment
         for comment in comments
-        if marker in (comment.get("body") or "")
-        and (author is None or (comment.get("user") or {}).get("login") == author)
+        if is_marked(comment.get("body") or "", marker)
+        and (author is None or _login(comment) == author)
     ]
     return min(matches, key=lambda comment: comment["id"], default=None)
+
+
+def _login(comment: dict[str, Any]) -> str | None:
+    login = (comment.get("user") or {}).get("login")
+    return login if isinstance(login, str) else None
 
 
 def _same_text(stored: str, body: str) -> bool:
@@ -184,10 +209,13 @@ _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 _DETAILS_OPEN = re.compile(r"<details[\s>]", re.IGNORECASE)
 _DETAILS_CLOSE = re.compile(r"</details\s*>", re.IGNORECASE)
 _DETAILS_END = "\n\n</details>"
+# A GFM table's delimiter row: a cut just before it would leave the header as a paragraph of pipes.
+_TABLE_DELIMITER = re.compile(r" {0,3}\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
 
 
 def _cut_section(section: str, budget: int, measure: Callable[[str], int]) -> str:
-    """The longest prefix of whole lines that, with its open constructs closed, fits `budget`."""
+    """The longest prefix of whole lines that, with its open constructs closed, fits `budget` and
+    does not end on a table's header row (its delimiter row must follow it)."""
     best_count, best_closers = 0, ""
     fence: str | None = None  # the open code fence's marker run, if inside one
     diagram = False  # the open fence is a ```mermaid block
@@ -203,7 +231,8 @@ def _cut_section(section: str, budget: int, measure: Callable[[str], int]) -> st
         closers = ("\n" + fence if fence else "") + _DETAILS_END * depth
         if size + measure(closers) > budget:
             break
-        if fence is None or not diagram:
+        splits_table = count < len(lines) and fence is None and _TABLE_DELIMITER.match(lines[count]) is not None
+        if (fence is None or not diagram) and not splits_table:
             best_count, best_closers = count, closers
     return "\n".join(lines[:best_count]) + best_closers if best_count else ""
 

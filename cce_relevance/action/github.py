@@ -147,6 +147,34 @@ class GitHubClient:
         """PATCH JSON. Setting the same fields twice is harmless, so it is retried freely."""
         return self._call("PATCH", path, payload=payload).data
 
+    def download(self, path: str, limit: int) -> bytes:
+        """GET `path` as bytes (an artifact's zip), at most `limit` of them, else an error.
+
+        GitHub answers with a redirect to short-lived storage on another host; `requests` drops
+        the ``Authorization`` header when a redirect changes host, so the token stays with the API.
+        Not retried: a publishing job can simply be re-run.
+        """
+        url = self._url(path)
+        where = f"GET {urlsplit(url).path}"
+        try:
+            with self._session.get(url, timeout=self._timeout, stream=True) as response:
+                if not 200 <= response.status_code < 300:
+                    failure = self._classify(response, self._retry.attempts)
+                    raise self._error(where, failure, 1)
+                data = bytearray()
+                for chunk in response.iter_content(64 * 1024):
+                    data += chunk
+                    if len(data) > limit:
+                        raise GitHubError(None, f"GitHub API {where}: larger than {limit} bytes, refused")
+                return bytes(data)
+        except requests.RequestException as exc:
+            raise GitHubError(None, self._redact(f"GitHub API {where} failed: {type(exc).__name__}: {exc}")) from None
+
+    def delete(self, path: str) -> None:
+        """DELETE `path`. Deleting twice gives 404 the second time, so it is not repeated blindly:
+        only refusals that did nothing (429, a rate-limit 403) are retried."""
+        self._call("DELETE", path)
+
     def paginate(self, path: str, params: Mapping[str, str | int] | None = None) -> Iterator[Any]:
         """Every item of a list endpoint: ``per_page=100``, following ``Link: rel="next"``.
 
@@ -191,7 +219,7 @@ class GitHubClient:
     ) -> _Reply:
         url = self._url(target)
         where = f"{method} {urlsplit(url).path}"
-        repeatable = method != "POST"
+        repeatable = method not in ("POST", "DELETE")
         attempt = 0
         while True:
             attempt += 1

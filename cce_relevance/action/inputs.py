@@ -14,6 +14,7 @@ means "not given": GitHub passes every declared input, empty when it has no defa
 from __future__ import annotations
 
 import glob
+import hashlib
 import json
 import math
 import os
@@ -30,8 +31,11 @@ from cce_relevance.api import DEFAULT_BACKENDS, DEFAULT_PRIMARY, METRIC_KEYS
 from cce_relevance.errors import CceError
 
 FailOn = Literal["drift", "regression", "none"]
+Mode = Literal["evaluate", "publish"]
 
 FAIL_ON_CHOICES: tuple[FailOn, ...] = ("drift", "regression", "none")
+DEFAULT_ARTIFACT = "cce-relevance"
+MODE_CHOICES: tuple[Mode, ...] = ("evaluate", "publish")
 
 # YAML 1.2 core-schema booleans only: `yes`/`on`/`1` are YAML 1.1 and mean different things to
 # different parsers, so a value outside this table is rejected rather than guessed.
@@ -43,6 +47,7 @@ _BACKEND_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 # would break the marker, so it is limited to a slug.
 _COMMENT_KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _GLOB_CHARS = re.compile(r"[*?\[]")
+_ARTIFACT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 
 
 @dataclass(frozen=True)
@@ -61,6 +66,10 @@ class GitHubContext:
     output_path: Path | None
     step_summary_path: Path | None
     run_id: str
+    workflow: str = ""
+    job: str = ""
+    action: str = ""  # the step's id (or the runner's name for a step without one)
+    run_attempt: str = ""
 
 
 @dataclass(frozen=True)
@@ -87,6 +96,10 @@ class ActionInputs:
     working_directory: Path
     comment_key: str | None
     github: GitHubContext
+    comment_on_change: bool = False  # `comment: on-change`: create only when something changed
+    mode: Mode = "evaluate"
+    run_id: str = ""  # `mode: publish`: the evaluating run whose artifact to post
+    artifact: str = DEFAULT_ARTIFACT
 
     def golden_for(self, fixture: str) -> str | None:
         """The golden report configured for `fixture` (a path as in `fixtures`), if any."""
@@ -96,6 +109,12 @@ class ActionInputs:
 def read_inputs(env: Mapping[str, str]) -> ActionInputs:
     """Parse and validate the Action's inputs and GitHub context from `env` (usually os.environ)."""
     github = _read_context(env)
+    mode = _choice("mode", _input(env, "mode"), MODE_CHOICES, "evaluate")
+    comment = _input(env, "comment")
+    key = _comment_key(_input(env, "comment-key")) or derived_comment_key(github, _input(env, "matrix"))
+    run_id, artifact = _input(env, "run-id"), _input(env, "artifact")
+    if mode == "publish":
+        return _publish_inputs(env, github, key, run_id, artifact)
     working_directory = _working_directory(_input(env, "working-directory") or ".", github.workspace)
     patterns = _split_list(_input(env, "fixtures"))
     if not patterns:
@@ -110,7 +129,8 @@ def read_inputs(env: Mapping[str, str]) -> ActionInputs:
         golden=_golden(_input(env, "golden"), fixtures, working_directory, github.workspace),
         backends=_backends(_input(env, "backends")),
         github_token=_input(env, "github-token"),
-        comment=_boolean("comment", _input(env, "comment"), default=True),
+        comment=comment == "on-change" or _boolean("comment", comment, default=True),
+        comment_on_change=comment == "on-change",
         fail_on=_choice("fail-on", _input(env, "fail-on"), FAIL_ON_CHOICES, "drift"),
         regression_metric=_choice(
             "regression-metric", _input(env, "regression-metric"), METRIC_KEYS, DEFAULT_PRIMARY
@@ -119,9 +139,42 @@ def read_inputs(env: Mapping[str, str]) -> ActionInputs:
         base_ref=_ref("base-ref", _input(env, "base-ref")),
         head_ref=_ref("head-ref", _input(env, "head-ref")) or "HEAD",
         working_directory=working_directory,
-        comment_key=_comment_key(_input(env, "comment-key")),
+        comment_key=key,
         github=github,
     )
+
+
+def _publish_inputs(env: Mapping[str, str], github: GitHubContext, key: str | None, run_id: str,
+                    artifact: str) -> ActionInputs:
+    """`mode: publish` reads no fixtures: it posts what an evaluating run left in its artifact."""
+    if not run_id.isdigit():
+        raise CceError(
+            f"input 'run-id': {run_id!r} is not a workflow run id: `mode: publish` needs the evaluating run's id, "
+            "for example `run-id: ${{ github.event.workflow_run.id }}`"
+        )
+    artifact = artifact or DEFAULT_ARTIFACT
+    if not _ARTIFACT_NAME.match(artifact):
+        raise CceError(f"input 'artifact': {artifact!r} is not an artifact name: expected letters, digits, '.', '_', '-'")
+    return ActionInputs(
+        fixture_patterns=(), fixtures=(), golden=(), backends=DEFAULT_BACKENDS,
+        github_token=_input(env, "github-token"), comment=True, fail_on="none", regression_metric="mrr",
+        alpha=0.05, base_ref=None, head_ref="HEAD", working_directory=github.workspace, comment_key=key,
+        github=github, mode="publish", run_id=run_id, artifact=artifact,
+    )
+
+
+def derived_comment_key(github: GitHubContext, matrix: str) -> str | None:
+    """The default `comment-key`: a digest of the workflow, the job, the step and the job's matrix
+    values, so two steps or two matrix jobs never share (and fight over) one comment, while every
+    run of the same step finds its own. None outside a workflow (a local `docker run`)."""
+    if not github.workflow and not github.job:
+        return None
+    try:
+        values = json.loads(matrix) if matrix else None
+    except json.JSONDecodeError:
+        values = matrix
+    identity = json.dumps([github.workflow, github.job, github.action, values or None], sort_keys=True)
+    return "auto-" + hashlib.sha256(identity.encode()).hexdigest()[:12]
 
 
 def expand_fixtures(
@@ -176,6 +229,10 @@ def _read_context(env: Mapping[str, str]) -> GitHubContext:
         output_path=_optional_path(env.get("GITHUB_OUTPUT")),
         step_summary_path=_optional_path(env.get("GITHUB_STEP_SUMMARY")),
         run_id=env.get("GITHUB_RUN_ID", ""),
+        workflow=env.get("GITHUB_WORKFLOW", ""),
+        job=env.get("GITHUB_JOB", ""),
+        action=env.get("GITHUB_ACTION", ""),
+        run_attempt=env.get("GITHUB_RUN_ATTEMPT", ""),
     )
 
 
@@ -264,7 +321,8 @@ def _boolean(name: str, value: str, *, default: bool) -> bool:
     if not value:
         return default
     if value not in _BOOLEANS:
-        raise CceError(f"input '{name}': {value!r} is not a boolean: expected true or false")
+        also = " or on-change" if name == "comment" else ""
+        raise CceError(f"input '{name}': {value!r} is not a boolean: expected true or false{also}")
     return _BOOLEANS[value]
 
 

@@ -27,27 +27,32 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from cce_relevance import __version__
+from cce_relevance import __version__, schemas
 from cce_relevance.action.comment import comment_marker, fit_body, upsert_comment
-from cce_relevance.action.files import (
-    OutputFiles,
-    fresh_output_dir,
-    give_to_workspace_owner,
-    save_reports,
-    save_summary,
-)
 from cce_relevance.action.git import (
     PULL_REQUEST_EVENTS,
     CommitPair,
+    changed_files,
     find_repository,
     mark_safe_directory,
     resolve_commits,
 )
 from cce_relevance.action.github import GitHubClient, GitHubError
 from cce_relevance.action.inputs import ActionInputs, GitHubContext, read_inputs
-from cce_relevance.action.report import TITLE, Markdown, Outcome, action_document, render
+from cce_relevance.action.output_files import (
+    OutputFiles,
+    fresh_output_dir,
+    give_to_workspace_owner,
+    save_comment,
+    save_reports,
+    save_summary,
+)
+from cce_relevance.action.pr_comment import measurable_change, render_comment
+from cce_relevance.action.publish import publish
+from cce_relevance.action.query_changes import Links
 from cce_relevance.action.scoring import score_commits
 from cce_relevance.action.timings import Stopwatch
+from cce_relevance.action.verdict import TITLE, Markdown, Outcome, action_document, render
 from cce_relevance.action.workflow_commands import (
     STEP_SUMMARY_LIMIT,
     AnnotationKind,
@@ -59,7 +64,7 @@ from cce_relevance.action.workflow_commands import (
 )
 from cce_relevance.errors import EXIT_GATE_FAILED, EXIT_OK, CceError
 from cce_relevance.memory_pages import prefer_small_pages
-from cce_relevance.reporting.markdown_safe import escape_md
+from cce_relevance.reporting.markdown_safe import code_span, escape_md
 from cce_relevance.reporting.numbers import signed6
 from cce_relevance.strings import quoted
 
@@ -86,13 +91,25 @@ def _ensure_home() -> None:
 
 
 def _run(inputs: ActionInputs) -> int:
+    if inputs.mode == "publish":
+        return publish(inputs)
     clock = Stopwatch()
     repo, commits, outcome = _evaluate(inputs, clock)
     github = inputs.github
     with clock.stage("report"):
         verdict = outcome.verdict()
-        markdown = render(outcome, verdict, commits, comment_marker(inputs.comment_key), _run_url(github))
-        files = _save(github.workspace, outcome, verdict, commits, markdown)
+        marker = comment_marker(inputs.comment_key)
+        run_link = _run_link(github)
+        markdown = render(outcome, verdict, commits, marker, run_link)
+        links = (Links(github.server_url, github.repository, commits.base, commits.head)
+                 if github.repository else None)
+        comment = render_comment(outcome, verdict, commits, marker, links=links, run_link=run_link,
+                                 edited=_edited(repo, commits, inputs, outcome))
+        body = fit_body(comment.head, list(comment.sections), comment.tail,
+                        full_report=(f"[the job summary]({_run_url(github)})" if _run_url(github)
+                                     else "the job summary"))
+        meta = _pull_request_meta(inputs, commits, measurable_change(outcome))
+        files = _save(github.workspace, outcome, verdict, commits, markdown, body, meta)
         if github.output_path is not None:
             drift = "true" if outcome.drifted else "false"
             outputs = {"report": files.report, "compare": files.compare, "drift": drift, "verdict": verdict}
@@ -103,8 +120,8 @@ def _run(inputs: ActionInputs) -> int:
     _print_findings(outcome, inputs, repo)
     print(f"Full report: {files.report}", flush=True)
     print(clock.line(), flush=True)
-    code = EXIT_GATE_FAILED if outcome.gate_failed(inputs.fail_on) else EXIT_OK
-    url = _comment(inputs, markdown, commits.head) if _wants_comment(inputs) else ""
+    code = EXIT_GATE_FAILED if outcome.gate_failed() else EXIT_OK
+    url = _comment(inputs, body, commits.head, measurable_change(outcome)) if _wants_comment(inputs) else ""
     if github.output_path is not None:
         set_outputs(github.output_path, {"comment-url": url})
     return code
@@ -120,17 +137,19 @@ def _evaluate(inputs: ActionInputs, clock: Stopwatch) -> tuple[Path, CommitPair,
     return (
         repo,
         commits,
-        Outcome(score_commits(repo, commits, inputs, clock), inputs.regression_metric, inputs.alpha),
+        Outcome(score_commits(repo, commits, inputs, clock), inputs.regression_metric, inputs.alpha, inputs.fail_on),
     )
 
 
 def _save(
-    workspace: Path, outcome: Outcome, verdict: str, commits: CommitPair, markdown: Markdown
+    workspace: Path, outcome: Outcome, verdict: str, commits: CommitPair, markdown: Markdown, comment: str,
+    meta: dict[str, Any] | None,
 ) -> OutputFiles:
     directory = fresh_output_dir(workspace)
     try:
         reports = save_reports(directory, workspace, outcome.sets)
         document = action_document(outcome, verdict, commits, reports)
+        save_comment(directory, comment, meta)
         return save_summary(directory, workspace, markdown.whole(), document)
     finally:
         give_to_workspace_owner(directory, workspace)
@@ -139,7 +158,38 @@ def _save(
 def _run_url(github: GitHubContext) -> str | None:
     if not github.repository or not github.run_id:
         return None
-    return f"{github.server_url}/{github.repository}/actions/runs/{github.run_id}"
+    attempt = f"/attempts/{github.run_attempt}" if github.run_attempt.isdigit() else ""
+    return f"{github.server_url}/{github.repository}/actions/runs/{github.run_id}{attempt}"
+
+
+def _run_link(github: GitHubContext) -> str | None:
+    """The footer's link to this job's run (GitHub gives a job no URL of its own to a step)."""
+    url = _run_url(github)
+    if url is None:
+        return None
+    job = f"job {code_span(github.job)} of " if github.job else ""
+    return f"[{job}run {escape_md(github.run_id)}]({url})"
+
+
+def _edited(repo: Path, commits: CommitPair, inputs: ActionInputs, outcome: Outcome) -> tuple[str, ...]:
+    """The fixture sets and goldens this change edits (paths as configured)."""
+    if commits.base is None:
+        return ()
+    subdir = inputs.working_directory.relative_to(repo)
+    ours = {(subdir / s.fixture).as_posix(): s.fixture for s in outcome.sets}
+    ours.update({(subdir / golden).as_posix(): golden for _, golden in inputs.golden})
+    changed = set(changed_files(repo, commits.base, commits.head))
+    return tuple(shown for path, shown in sorted(ours.items()) if path in changed)
+
+
+def _pull_request_meta(inputs: ActionInputs, commits: CommitPair, changed: bool) -> dict[str, Any] | None:
+    """What `mode: publish` needs besides the comment: which pull request, at which head, under
+    which key, and whether anything changed (for `comment: on-change`)."""
+    number = _pull_request_number(inputs.github.event)
+    if inputs.github.event_name not in PULL_REQUEST_EVENTS or number is None:
+        return None
+    return {"schema": schemas.PULL_REQUEST, "number": number, "head": commits.head,
+            "comment_key": inputs.comment_key, "changed": changed, "on_change": inputs.comment_on_change}
 
 
 def _write_summary(path: Path, markdown: Markdown, files: OutputFiles) -> None:
@@ -161,8 +211,10 @@ def _print_findings(outcome: Outcome, inputs: ActionInputs, repo: Path) -> None:
     anchors are stale at head (in that order, within the cap), then each drift's diff."""
     subdir = inputs.working_directory.relative_to(repo)
     regression_kind: AnnotationKind = "error" if inputs.fail_on == "regression" else "warning"
+    drift_kind: AnnotationKind = "warning" if inputs.fail_on == "none" else "error"
     lines = [
-        error_annotation(
+        annotation(
+            drift_kind,
             f"The head report of {s.fixture} no longer matches the golden report {s.golden.path}; "
             "the diff is in the log and the job summary.",
             file=(subdir / s.golden.path).as_posix(),
@@ -208,8 +260,9 @@ def _wants_comment(inputs: ActionInputs) -> bool:
     return inputs.comment and inputs.github.event_name in PULL_REQUEST_EVENTS
 
 
-def _comment(inputs: ActionInputs, markdown: Markdown, head: str) -> str:
+def _comment(inputs: ActionInputs, body: str, head: str, changed: bool) -> str:
     """Create or update the pull request comment; the URL, or '' (with a warning) when not posted.
+    With `comment: on-change` and nothing changed, an existing comment is updated, none created.
 
     A run that scored `head` leaves the comment alone when the pull request has moved on to
     another head since (a push while it ran): the run for the newer commit writes it, and a
@@ -225,13 +278,6 @@ def _comment(inputs: ActionInputs, markdown: Markdown, head: str) -> str:
             annotation("warning", f"Not commenting: {missing} is missing. The report is in the job summary.")
         )
         return ""
-    run_url = _run_url(github)
-    body = fit_body(
-        markdown.head,
-        list(markdown.sections),
-        markdown.tail,
-        full_report=f"[the job summary of this run]({run_url})" if run_url else "the job summary",
-    )
     try:
         with GitHubClient(github.api_url, inputs.github_token) as client:
             current = _pull_request_head(client, github.repository, number)
@@ -240,7 +286,8 @@ def _comment(inputs: ActionInputs, markdown: Markdown, head: str) -> str:
                                            f"and the pull request's head is now {current[:12]}; its run writes it."))
                 return ""
             result = upsert_comment(
-                client, github.repository, number, body, comment_marker(inputs.comment_key)
+                client, github.repository, number, body, comment_marker(inputs.comment_key),
+                create=changed or not inputs.comment_on_change,
             )
     except (GitHubError, ValueError) as exc:
         # ValueError: an argument was refused before any request (GITHUB_API_URL, the token's
@@ -249,6 +296,9 @@ def _comment(inputs: ActionInputs, markdown: Markdown, head: str) -> str:
         return ""
     if result.warning:
         print(annotation("warning", result.warning))
+        return ""
+    if result.action == "not needed":
+        print("No pull request comment: nothing changed (`comment: on-change`).", flush=True)
         return ""
     print(f"Pull request comment {result.action}: {result.url}", flush=True)
     return result.url or ""

@@ -21,7 +21,7 @@ import contextlib
 import json
 import os
 import shlex
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -36,6 +36,7 @@ from cce_relevance.api import (
     DEFAULT_BACKENDS,
     NO_CONFIG,
     STALE_CODES,
+    Anchor,
     AnchorFinding,
     BackendComparison,
     ProjectConfig,
@@ -48,13 +49,35 @@ from cce_relevance.reporting.run_report import run_report_json
 SetStatus = Literal["paired", "head-only", "base-only"]
 
 
+TOP_HITS = 5  # hits kept per query and backend: enough to say what ranks above the expected one
+
+
+@dataclass(frozen=True)
+class TopHit:
+    """One retrieved chunk as the comment names it: rank, corpus-relative file, lines, kind,
+    whether it matches one of the query's anchors, and its symbol (`Client.send`) when known."""
+
+    rank: int
+    file: str
+    start: int
+    end: int
+    kind: str
+    relevant: bool
+    symbol: str | None = None
+
+
+Rankings = dict[str, dict[str, tuple[TopHit, ...]]]  # backend -> query id -> top hits
+
+
 @dataclass(frozen=True)
 class GoldenCheck:
-    """A configured golden compared with the head report; `diff` is '' when they match."""
+    """A configured golden compared with the head report; `diff` is '' when they match.
+    `expected` is the golden's text when it drifted (None otherwise), to say which queries moved."""
 
     path: str  # as configured: relative to the working directory, POSIX
     diff: str
     update: str  # the shell command that rewrites it, run from the working directory
+    expected: str | None = None
 
     @property
     def drifted(self) -> bool:
@@ -73,6 +96,10 @@ class SetResult:
     primary: str = api.DEFAULT_PRIMARY  # the metric the full statistics lead with: the gated one
     base_anchors: Validation | None = None
     head_anchors: Validation | None = None
+    base_rankings: Rankings | None = None
+    head_rankings: Rankings | None = None
+    corpus: str = ""  # the corpus directory, relative to the repository root (POSIX), for links
+    anchors: dict[str, tuple[Anchor, ...]] | None = None  # query id -> its anchors (head's, else base's)
 
     @property
     def status(self) -> SetStatus:
@@ -88,6 +115,14 @@ class SetResult:
             return None
         return api.compare_saved(json.loads(self.base), json.loads(self.head), "base", "head",
                                  stats_level="full", primary=self.primary)
+
+    @cached_property
+    def gated_comparisons(self) -> list[BackendComparison]:
+        """The comparisons of the backends scored at both sides over the queries the regression
+        test keeps (none with a stale anchor at either side), with the full statistics: the one
+        query set behind the gate, the verdict and every statistic the comment shows."""
+        return [api.gated_comparison(c, self.stale_queries, self.primary) for c in self.comparisons or ()
+                if c.pair.base_means is not None and c.pair.head_means is not None]
 
     def stale(self, side: Literal["base", "head"]) -> dict[str, tuple[str, ...]]:
         """Query id → its anchors that resolve to nothing at `side` (empty when not checked there)."""
@@ -113,10 +148,14 @@ class SetResult:
 
 
 class SideResult(NamedTuple):
-    """One set at one side: the run report's JSON text and the anchor check."""
+    """One set at one side: the run report's JSON text, the anchor check, each query's top hits,
+    the corpus (repository-relative) and each query's anchors."""
 
     report: str
     anchors: Validation
+    rankings: Rankings
+    corpus: str
+    expected: dict[str, tuple[Anchor, ...]]
 
 
 def score_commits(repo: Path, commits: CommitPair, inputs: ActionInputs,
@@ -156,9 +195,13 @@ def _checked_out(repo: Path, sha: str, clock: Stopwatch, side: str) -> Iterator[
 
 def _set_result(fixture: str, base: SideResult | None, head: SideResult | None, golden: GoldenCheck | None,
                 primary: str) -> SetResult:
+    either = head or base
+    assert either is not None
     return SetResult(
         fixture, base.report if base else None, head.report if head else None, golden, primary=primary,
         base_anchors=base.anchors if base else None, head_anchors=head.anchors if head else None,
+        base_rankings=base.rankings if base else None, head_rankings=head.rankings if head else None,
+        corpus=either.corpus, anchors=either.expected,
     )
 
 
@@ -198,6 +241,31 @@ class _SideClock(NamedTuple):
         return self.clock.stage(f"{self.side} {name}")
 
 
+def top_hits(result: api.RunResult, corpus: str, languages: Sequence[str] = ()) -> Rankings:
+    """Per backend, each query's first `TOP_HITS` hits, marked relevant when they match one of its
+    anchors, with their symbols as the corpus's chunker names them (only these files are parsed)."""
+    symbols = api.corpus_symbols(corpus, languages)
+
+    def relevant(anchors: tuple[Anchor, ...], file: str, kind: str, start: int, end: int) -> bool:
+        return any(a.matches(file, kind, start, end) for a in anchors)
+
+    def symbol(file: str, chunk: str) -> str | None:
+        return next((d.symbol for d in symbols.definitions(file) if d.chunk_id == chunk), None)
+
+    return {
+        report.backend: {
+            r.case.id: tuple(
+                TopHit(h.rank, h.file_path, h.start_line, h.end_line, h.kind,
+                       relevant(r.case.anchors, h.file_path, h.kind, h.start_line, h.end_line),
+                       symbol(h.file_path, h.chunk_id))
+                for h in r.hits[:TOP_HITS]
+            )
+            for r in report.cases
+        }
+        for report in result.reports
+    }
+
+
 EXTERNAL_REFUSED = ("the Action runs no external retriever (it executes nothing from the repository it scores); "
                     "score it with `cce-relevance run` in a step of your own")
 
@@ -234,10 +302,18 @@ def _score_fixture(tree: Path, root: Path, fixture: str, backends: tuple[str, ..
             indexes[key] = api.open_corpus(corpus, languages=config.languages, indexing=_indexing())
     index = indexes[key]
     with clock.stage("score"):
-        report = run_report_json(api.run(fixture, dir=corpus, backends=backends, config=config, index=index,
-                                         fixtures=fixtures))
+        result = api.run(fixture, dir=corpus, backends=backends, config=config, index=index,
+                         fixtures=fixtures)
+        report = run_report_json(result)
     with clock.stage("validate"):
-        return SideResult(report, api.check_anchors(fixture, fixtures, corpus, index, config.languages))
+        anchors = api.check_anchors(fixture, fixtures, corpus, index, config.languages)
+    with clock.stage("hits"):
+        hits = top_hits(result, corpus, config.languages)
+    return SideResult(
+        report, anchors, hits, Path(os.path.relpath((root / corpus).resolve(), tree.resolve())).as_posix(),
+        {c.id: c.anchors for c in result.fixtures.cases},
+    )
+
 
 
 def _indexing() -> api.BuildOptions:
@@ -268,7 +344,8 @@ def _check_goldens(
             update = update_golden_command(fixture, golden, inputs.backends)
             diff = api.golden_diff(str(path), head[fixture].report, label=golden,
                                    missing_hint=f"create it from the working directory with `{update}`, then commit it")
-            checks[fixture] = GoldenCheck(golden, diff, update)
+            expected = path.read_text(encoding="utf-8") if diff else None  # read above: it exists, UTF-8
+            checks[fixture] = GoldenCheck(golden, diff, update, expected)
     return checks
 
 

@@ -5,9 +5,11 @@ First `commits` (the repository trusted, the two commits resolved, history fetch
 The sides' stages are named `<side> <stage>` and add up when a stage runs more than once (several
 fixture sets): `materialise` (the commit's tree made and removed), `index` (the fixture sets read
 and their corpus indexed), `score` (the queries run through the backends, the report made) and
-`validate` (the anchors checked); then `report` (statistics, Markdown, files, outputs). Each has
-its wall time and its CPU time (this process's and that of the processes it waited for: git,
-worker processes), so a runner shared with other jobs shows as wall time well above CPU time.
+`validate` (the anchors checked) and `hits` (each query's first hits named by symbol, for the
+comment, which parses the files they lie in); then `report` (statistics, Markdown, files,
+outputs). Each has its wall time and its CPU time (this process's and that of the processes it
+waited for: git, worker processes), so a runner shared with other jobs shows as wall time well
+above CPU time.
 The figures go to the log only, never into a report or an output: those must be the same bytes
 on every run.
 """

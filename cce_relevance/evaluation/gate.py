@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from cce_relevance.evaluation.comparison import BackendComparison
+from cce_relevance.evaluation.comparison import BackendComparison, compare_pair
+from cce_relevance.evaluation.pairing import BackendPair
 from cce_relevance.stats.paired import PairedTest, paired_t
 
 
@@ -28,3 +29,12 @@ def gated_test(comparison: BackendComparison, metric: str,
 def is_significant_regression(test: PairedTest, alpha: float) -> bool:
     """A negative mean delta with p < `alpha` (a t-test without a p, n < 2, is never significant)."""
     return test.mean_delta < 0 and test.p is not None and test.p < alpha
+
+
+def gated_comparison(comparison: BackendComparison, stale_queries: Collection[str], primary: str) -> BackendComparison:
+    """The comparison over the queries `gated_test` keeps, with the full statistics (`primary` the
+    gated metric): every statistic a report shows next to the gate's verdict then describes the
+    same queries as the verdict. Backend means stay those of the whole reports."""
+    pair = comparison.pair
+    kept = tuple(q for q in pair.queries if q.id not in stale_queries)
+    return compare_pair(BackendPair(pair.backend, kept, pair.base_means, pair.head_means), "full", primary)

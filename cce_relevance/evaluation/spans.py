@@ -21,7 +21,12 @@ from typing import TYPE_CHECKING
 
 from cce_relevance.evaluation.anchors import Anchor
 from cce_relevance.retrieval.chunking.chunk import Chunk
-from cce_relevance.retrieval.chunking.line_weights import LineRuns, WeightedLines, line_runs, weighted_lines
+from cce_relevance.retrieval.chunking.line_weights import (
+    FileLineWeights,
+    LineWeightRuns,
+    line_runs,
+    weighted_lines,
+)
 from cce_relevance.retrieval.hit import Hit
 
 if TYPE_CHECKING:
@@ -39,18 +44,18 @@ class LineWeights:
     (`of_index`); any other file's are worked out from `chunks` (the same integers either way).
     """
 
-    def __init__(self, chunks: Iterable[Chunk], weighed: Mapping[str, WeightedLines] | None = None) -> None:
+    def __init__(self, chunks: Iterable[Chunk], weighed: Mapping[str, FileLineWeights] | None = None) -> None:
         self._all = chunks
-        self._weighed: Mapping[str, WeightedLines] = {} if weighed is None else weighed
+        self._weighed: Mapping[str, FileLineWeights] = {} if weighed is None else weighed
         self._chunks: dict[str, list[Chunk]] | None = None  # by file, made when first needed
-        self._runs: dict[str, LineRuns] = {}
+        self._runs: dict[str, LineWeightRuns] = {}
 
     @classmethod
     def of_index(cls, index: Index) -> LineWeights:
         """The weights of an index's lines, as far as indexing worked them out."""
         return cls(index.chunks, index.weighted_lines)
 
-    def _file(self, path: str) -> LineRuns:
+    def _file(self, path: str) -> LineWeightRuns:
         found = self._runs.get(path)
         if found is None:
             lines = self._weighed.get(path)

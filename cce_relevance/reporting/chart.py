@@ -31,7 +31,7 @@ from cce_relevance.evaluation.metrics import DEFAULT_PRIMARY, METRICS, MetricSpe
 from cce_relevance.evaluation.rank_metrics import RANK_METRICS, RankMetricSpec
 from cce_relevance.evaluation.run_result import RunResult
 from cce_relevance.evaluation.rust_debug import rust_debug_str
-from cce_relevance.reporting.markdown_safe import one_line
+from cce_relevance.reporting.markdown_safe import one_line, shorten
 from cce_relevance.reporting.numbers import format6, signed6
 
 LABEL_LIMIT = 24
@@ -56,11 +56,6 @@ def delta_chart(title: str, metric: str, bars: Sequence[tuple[str, float]]) -> D
     return DeltaChart(title, metric, tuple(bars))
 
 
-def _shorten(text: str, limit: int) -> str:
-    text = one_line(text)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def axis_limit(values: Sequence[float]) -> float:
     """The symmetric y range ±m: the smallest of 0.1, 0.2, 0.25, 0.5, 1 (then whole numbers)
     that holds every value, so the scale is the same whenever the deltas are similar."""
@@ -74,7 +69,7 @@ def axis_limit(values: Sequence[float]) -> float:
 def mermaid_string(text: str, limit: int = LABEL_LIMIT) -> str:
     """`text` as a quoted Mermaid string that reads the same and cannot change the diagram."""
     out = [ch if (ch.isascii() and ch.isalnum()) or ch in _MERMAID_PLAIN else f"#{ord(ch)};"
-           for ch in _shorten(text, limit)]
+           for ch in shorten(text, limit)]
     return '"' + ("".join(out) or " ") + '"'  # the grammar has no empty string: "" is a parse error
 
 
@@ -129,7 +124,7 @@ def svg_chart(chart: DeltaChart) -> str:
     def y(value: float) -> float:
         return zero - max(-m, min(m, value)) / m * (_PLOT_HEIGHT / 2)
 
-    title = xml_text(_shorten(chart.title, TITLE_LIMIT))
+    title = xml_text(shorten(chart.title, TITLE_LIMIT))
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">\n',
@@ -154,7 +149,7 @@ def svg_chart(chart: DeltaChart) -> str:
                    f'fill="{colour}"><title>{xml_text(query)}: {shown}</title></rect>\n')
         lx, ly = x + (_SLOT - 8) / 2 + 4, _TOP + _PLOT_HEIGHT + 8
         out.append(f'<text x="{_n(lx)}" y="{_n(ly)}" text-anchor="end" fill="{_INK}" '
-                   f'transform="rotate(-90 {_n(lx)} {_n(ly)})">{xml_text(_shorten(query, LABEL_LIMIT))}</text>\n')
+                   f'transform="rotate(-90 {_n(lx)} {_n(ly)})">{xml_text(shorten(query, LABEL_LIMIT))}</text>\n')
     out.append("</svg>\n")
     return "".join(out)
 
@@ -174,7 +169,6 @@ def reports_chart(a: BackendReport, b: BackendReport, spec: MetricSpec) -> Delta
 def comparison_chart(comparison: BackendComparison, key: str = DEFAULT_PRIMARY) -> DeltaChart:
     """Deltas head − base of one metric (a `METRICS` key) for one backend of a saved-report comparison.
 
-    The Action's comment draws `mermaid_block(comparison_chart(c, primary))` (`delta_chart_markdown`).
     Raises `CceError` for an unknown key or when no query is paired.
     """
     spec = next((s for s in METRICS if s.key == key), None)
@@ -222,9 +216,3 @@ def compare_chart(comparisons: Sequence[BackendComparison], metric: str = DEFAUL
         names = ", ".join(c.pair.backend for c in paired) or "none"
         raise CceError(f"{wanted} scored in both reports, nothing to chart (backends in both: {names})")
     return comparison_chart(chosen, metric)
-
-
-def delta_chart_markdown(comparison: BackendComparison, metric: str = DEFAULT_PRIMARY) -> str:
-    """One backend's per-query deltas head − base of `metric` as a fenced ```mermaid block (GitHub
-    renders it), for the Action's comment. `CceError` when no query is paired or the key is unknown."""
-    return mermaid_block(comparison_chart(comparison, metric))

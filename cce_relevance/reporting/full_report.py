@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from cce_relevance.evaluation.metrics import METRICS
-from cce_relevance.reporting.numbers import format6, signed6
+from cce_relevance.reporting.numbers import SIX, Digits, format6, signed6
 from cce_relevance.stats.full_stats import HOLM_BASIS, FullStats, MetricFullStats
 from cce_relevance.stats.resampling import (
     BOOTSTRAP_RESAMPLES,
@@ -43,16 +43,16 @@ def label(key: str) -> str:
     return _LABELS.get(key, key)
 
 
-def optional6(value: float | None, signed: bool = False) -> str:
-    """Six decimals, or `n/a` for an undefined statistic."""
+def optional6(value: float | None, signed: bool = False, digits: Digits = SIX) -> str:
+    """Six decimals (or `digits`), or `n/a` for an undefined statistic."""
     if value is None:
         return "n/a"
-    return signed6(value) if signed else format6(value)
+    return digits.signed(value) if signed else digits.fixed(value)
 
 
-def interval6(ci: tuple[float, float] | None) -> str:
+def interval6(ci: tuple[float, float] | None, digits: Digits = SIX) -> str:
     """`[low, high]` with signs, or `n/a`."""
-    return f"[{signed6(ci[0])}, {signed6(ci[1])}]" if ci is not None else "n/a"
+    return f"[{digits.signed(ci[0])}, {digits.signed(ci[1])}]" if ci is not None else "n/a"
 
 
 def notes(full: FullStats, m: MetricFullStats) -> list[str]:
@@ -69,15 +69,15 @@ def notes(full: FullStats, m: MetricFullStats) -> list[str]:
     return out
 
 
-def full_cells(full: FullStats, m: MetricFullStats) -> list[str]:
+def full_cells(full: FullStats, m: MetricFullStats, digits: Digits = SIX) -> list[str]:
     """W/L/T, d_z, perm-p, bootstrap CI, Holm-p, MDE@80% and notes of one metric, as text."""
     return [
         f"{m.wins}/{m.losses}/{m.ties}",
-        optional6(m.d_z, signed=True),
-        optional6(m.permutation.p if m.permutation is not None else None),
-        interval6(m.bootstrap_ci95),
-        optional6(m.holm_p),
-        optional6(m.mde80),
+        optional6(m.d_z, signed=True, digits=digits),
+        optional6(m.permutation.p if m.permutation is not None else None, digits=digits),
+        interval6(m.bootstrap_ci95, digits),
+        optional6(m.holm_p, digits=digits),
+        optional6(m.mde80, digits=digits),
         ", ".join(notes(full, m)),
     ]
 

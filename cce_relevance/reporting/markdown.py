@@ -14,7 +14,7 @@ from cce_relevance.evaluation.comparison import BackendComparison, MetricStats
 from cce_relevance.evaluation.metrics import METRICS
 from cce_relevance.reporting.full_report import full_cells, full_heading, label
 from cce_relevance.reporting.markdown_safe import code_span, details, escape_md
-from cce_relevance.reporting.numbers import format6, signed6
+from cce_relevance.reporting.numbers import SIX, Digits, signed6
 from cce_relevance.stats.full_stats import FullStats
 from cce_relevance.stats.resampling import BOOTSTRAP_RESAMPLES, EXACT_LIMIT, PERMUTATION_DRAWS
 
@@ -33,8 +33,8 @@ def _delta_cell(value: float) -> str:
     return f"**{text}** 🟢" if value > 0 else f"**{text}** 🔴"
 
 
-def means_table(comparisons: Sequence[BackendComparison]) -> str:
-    """Mean metrics per backend, base → head, with the change."""
+def means_table(comparisons: Sequence[BackendComparison], digits: Digits = SIX, arrow: str = " → ") -> str:
+    """Mean metrics per backend, base → head, with the change (`arrow="→"` keeps a cell narrow)."""
     rows = []
     for c in comparisons:
         name = code_span(c.pair.backend, in_table=True)
@@ -45,33 +45,40 @@ def means_table(comparisons: Sequence[BackendComparison]) -> str:
         cells = []
         for m in c.metrics:
             base, head = m.base_mean or 0.0, m.head_mean or 0.0
-            cells.append(f"{format6(base)} → {format6(head)} ({signed6(head - base)})")
+            cells.append(f"{digits.fixed(base)}{arrow}{digits.fixed(head)} ({digits.signed(head - base)})")
         rows.append([name, *cells])
     return _table(["backend", *(m.label for m in METRICS)], rows)
 
 
-def report_means_table(report: Mapping[str, Any]) -> str:
+def report_means_table(report: Mapping[str, Any], digits: Digits = SIX) -> str:
     """Mean metrics per backend of one saved run report: a set scored on one side only."""
-    rows = [[code_span(str(b["backend"]), in_table=True), *(escape_md(str(b[m.key])) for m in METRICS)]
+    def cell(value: Any) -> str:
+        try:
+            return digits.fixed(float(value))
+        except (TypeError, ValueError):
+            return escape_md(str(value))
+
+    rows = [[code_span(str(b["backend"]), in_table=True), *(cell(b[m.key]) for m in METRICS)]
             for b in report["backends"]]
     return _table(["backend", *(m.label for m in METRICS)], rows)
 
 
-def _significance_row(m: MetricStats) -> list[str]:
+def _significance_row(m: MetricStats, digits: Digits) -> list[str]:
     t = m.test
-    ci = f"[{signed6(t.ci95[0])}, {signed6(t.ci95[1])}]" if t.ci95 is not None else "n/a"
-    return [m.label, signed6(t.mean_delta), signed6(t.t) if t.t is not None else "n/a",
-            format6(t.p) if t.p is not None else "n/a", ci, f"{m.wins}/{m.losses}/{m.ties}",
-            format6(m.mde) if m.mde is not None else "n/a"]
+    ci = f"[{digits.signed(t.ci95[0])}, {digits.signed(t.ci95[1])}]" if t.ci95 is not None else "n/a"
+    return [m.label, digits.signed(t.mean_delta), digits.signed(t.t) if t.t is not None else "n/a",
+            digits.fixed(t.p) if t.p is not None else "n/a", ci, f"{m.wins}/{m.losses}/{m.ties}",
+            digits.fixed(m.mde) if m.mde is not None else "n/a"]
 
 
-def significance_table(c: BackendComparison) -> str:
-    """The t-test table, followed by the full-statistics table when `c.full` was computed."""
+def significance_table(c: BackendComparison, digits: Digits = SIX, legend: bool = True) -> str:
+    """The t-test table, followed by the full-statistics table when `c.full` was computed (with
+    its legend unless `legend=False`: a page that shows several gives the legend once)."""
     n = len(c.pair.paired)
     head = f"Paired t-test on per-query deltas (two-sided, n={n}, df={max(n - 1, 0)}):\n\n"
     table = head + _table(["metric", "mean Δ", "t", "p", "95% CI", "W/L/T", "MDE@80%"],
-                          [_significance_row(m) for m in c.metrics])
-    return table if c.full is None else table + "\n" + full_table(c.full)
+                          [_significance_row(m, digits) for m in c.metrics])
+    return table if c.full is None else table + "\n" + full_table(c.full, digits, legend)
 
 
 FULL_LEGEND_MD = (
@@ -82,7 +89,7 @@ FULL_LEGEND_MD = (
 )
 
 
-def full_table(full: FullStats) -> str:
+def full_table(full: FullStats, digits: Digits = SIX, legend: bool = True) -> str:
     """Effect size, permutation p, bootstrap CI and Holm p per metric, the primary one in bold.
 
     The Action's comment always shows it: build the comparisons with
@@ -90,11 +97,12 @@ def full_table(full: FullStats) -> str:
     """
     rows = []
     for m in full.metrics:
-        _wlt, d_z, perm, boot, holm, _mde, note = full_cells(full, m)
+        _wlt, d_z, perm, boot, holm, _mde, note = full_cells(full, m, digits)
         name = f"**{label(m.key)}**" if m.key == full.primary else label(m.key)
         rows.append([name, d_z, perm, boot, holm, note])
     head = f"Beyond the t-test ({full_heading(full, f'**{label(full.primary)}**')}):\n\n"
-    return head + _table(["metric", "d_z", "perm p", "bootstrap 95% CI", "Holm p", "note"], rows) + "\n" + FULL_LEGEND_MD
+    table = _table(["metric", "d_z", "perm p", "bootstrap 95% CI", "Holm p", "note"], rows)
+    return head + table + ("\n" + FULL_LEGEND_MD if legend else "")
 
 
 def query_tables(c: BackendComparison, notes: Mapping[str, str] | None = None) -> tuple[str, str, int]:
@@ -121,7 +129,7 @@ def query_tables(c: BackendComparison, notes: Mapping[str, str] | None = None) -
 
 
 def backend_section(
-    c: BackendComparison, heading_level: int = 4, notes: Mapping[str, str] | None = None
+    c: BackendComparison, heading_level: int = 4, notes: Mapping[str, str] | None = None, legend: bool = True
 ) -> str:
     """Per-query deltas (changed first, unchanged folded) and the significance block of one backend;
     `notes` as in `query_tables`."""
@@ -133,8 +141,9 @@ def backend_section(
     parts = [title]
     parts.append(changed if changed else "No query changed.\n")
     if unchanged:
-        parts.append("\n" + details(f"{n_unchanged} unchanged queries", unchanged) + "\n")
-    parts.append("\n" + significance_table(c))
+        noun = "unchanged query" if n_unchanged == 1 else "unchanged queries"
+        parts.append("\n" + details(f"{n_unchanged} {noun}", unchanged) + "\n")
+    parts.append("\n" + significance_table(c, legend=legend))
     return "".join(parts)
 
 

@@ -111,11 +111,34 @@ def code_block(text: str, info: str = "") -> str:
     return "\n".join([fence + info, *lines, fence])
 
 
+_HTML_SPECIAL = re.compile(r"[&<>\"']|@|#(?=[0-9])|(?<=[Gg][Hh])-(?=[0-9])")
+_HTML_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}
+
+
+def html_text(text: str) -> str:
+    """`text` as literal HTML text, on one line: for the inside of an HTML block such as
+    ``<summary>``, where Markdown is not processed (a backslash escape would show as a backslash).
+    Mentions and issue references get the same zero-width space as in `escape_md`."""
+    def escape(match: re.Match[str]) -> str:
+        char = match.group(0)
+        return _HTML_ENTITIES.get(char) or char + ZERO_WIDTH_SPACE
+
+    return _HTML_SPECIAL.sub(escape, one_line(text))
+
+
+def shorten(text: str, limit: int) -> str:
+    """`text` on one line, cut to `limit` characters with a trailing "…" when longer (a 300-character
+    query id must not push a table's numbers off the screen)."""
+    text = one_line(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def details(summary: str, body: str) -> str:
     """A collapsed ``<details>`` block.
 
-    `summary` is plain text and is escaped here (it is often built from fixture names);
+    `summary` is plain text and is escaped here as HTML text (it is often built from fixture
+    names; Markdown is not processed inside the HTML block, so Markdown escapes would show);
     `body` is Markdown the caller already made safe. The blank lines around the body are what
     makes GitHub render Markdown (tables, lists) inside the HTML block.
     """
-    return f"<details><summary>{escape_md(summary)}</summary>\n\n{body}\n\n</details>"
+    return f"<details><summary>{html_text(summary)}</summary>\n\n{body}\n\n</details>"

@@ -7,8 +7,13 @@ It speaks the issue-comment endpoints the Action uses, the way GitHub does:
   (``/repositories/{id}/...``, as GitHub's do), so a client must follow links, not rebuild them;
 * ``POST`` to the same path (201; 422 when the body is missing or over 65,536 characters);
 * ``PATCH {prefix}/repos/{owner}/{repo}/issues/comments/{id}`` (200; 404 for an unknown id);
+* ``DELETE`` of the same path (204; 404 for an unknown id);
 * ``GET  {prefix}/repos/{owner}/{repo}/pulls/{n}``: the pull request with its ``head.sha``, for
-  the numbers given a head in `pull_heads` (404 for the others).
+  the numbers given a head in `pull_heads` (404 for the others);
+* ``GET  {prefix}/repos/{owner}/{repo}/actions/runs/{run}/artifacts`` (``name`` filters) and
+  ``GET  {prefix}/repos/{owner}/{repo}/actions/artifacts/{id}/zip``, which answers 302 to the zip's
+  bytes on another host name (``localhost`` instead of ``127.0.0.1``), as GitHub redirects to its
+  storage; the storage needs no token, and `blob_requests` records whether one was sent anyway.
 
 ``prefix`` emulates GitHub Enterprise Server (``/api/v3``). Every request is recorded, a wrong
 token gets 401, ``read_only`` makes writes 403 like a fork's token, and `fail_next` scripts
@@ -36,6 +41,9 @@ _LIST = re.compile(r"/repos/(?P<repo>[^/]+/[^/]+)/issues/(?P<issue>\d+)/comments
 _LIST_BY_ID = re.compile(r"/repositories/(?P<repo_id>\d+)/issues/(?P<issue>\d+)/comments")
 _ONE = re.compile(r"/repos/(?P<repo>[^/]+/[^/]+)/issues/comments/(?P<id>\d+)")
 _PULL = re.compile(r"/repos/(?P<repo>[^/]+/[^/]+)/pulls/(?P<number>\d+)")
+_ARTIFACTS = re.compile(r"/repos/(?P<repo>[^/]+/[^/]+)/actions/runs/(?P<run>\d+)/artifacts")
+_ARTIFACT_ZIP = re.compile(r"/repos/(?P<repo>[^/]+/[^/]+)/actions/artifacts/(?P<id>\d+)/zip")
+_BLOB = re.compile(r"/_blobs/(?P<id>\d+)")
 
 
 @dataclass(frozen=True)
@@ -76,6 +84,10 @@ class FakeGitHub:
         self.read_only = False
         self.pull_heads: dict[tuple[str, int], str] = {}  # (repo, number) -> the pull request's head sha
         self.link_base: str | None = None  # override the host in Link headers (to test refusal)
+        # Bodies another run posts (as this token's bot) just before the next POST lands: a race.
+        self.racing_posts: list[str] = []
+        self.blob_requests: list[RecordedRequest] = []  # downloads from the storage host
+        self._artifacts: dict[int, dict[str, Any]] = {}
         self.requests: list[RecordedRequest] = []
         self._repos: dict[str, int] = {}
         self._comments: dict[int, dict[str, Any]] = {}
@@ -119,6 +131,15 @@ class FakeGitHub:
             self._repos.setdefault(repo, 100_000 + len(self._repos))
             return self._public(self._create(repo, issue, body, login))
 
+    def add_artifact(self, repo: str, run_id: int, name: str, data: bytes, *, expired: bool = False,
+                     size: int | None = None) -> int:
+        """An artifact of workflow run `run_id`; `size` overrides the size GitHub reports."""
+        with self._lock:
+            artifact_id = 5000 + len(self._artifacts)
+            self._artifacts[artifact_id] = {"repo": repo, "run": run_id, "name": name, "data": data,
+                                            "expired": expired, "size": len(data) if size is None else size}
+            return artifact_id
+
     def comments(self, repo: str, issue: int) -> list[dict[str, Any]]:
         with self._lock:
             return [self._public(c) for c in self._stored(repo, issue)]
@@ -150,6 +171,10 @@ class FakeGitHub:
         split = urlsplit(raw_path)
         query = parse_qs(split.query)
         with self._lock:
+            if (blob := _BLOB.fullmatch(split.path)) and method == "GET":
+                self.blob_requests.append(RecordedRequest(method, raw_path, query, headers, body))
+                artifact = self._artifacts.get(int(blob["id"]))
+                return _Reply(200, artifact["data"]) if artifact else _not_found()
             self.requests.append(RecordedRequest(method, raw_path, query, headers, body))
             if headers.get("authorization") not in (f"Bearer {self.token}", f"token {self.token}"):
                 return _Reply(401, {"message": "Bad credentials"})
@@ -181,6 +206,19 @@ class FakeGitHub:
                 return self._list(names[0], int(match["issue"]), query)
         elif (match := _ONE.fullmatch(path)) and method == "PATCH":
             return self._patch(match["repo"], int(match["id"]), body)
+        elif (match := _ONE.fullmatch(path)) and method == "DELETE":
+            return self._delete(match["repo"], int(match["id"]))
+        elif (match := _ARTIFACTS.fullmatch(path)) and method == "GET":
+            name = query.get("name", [None])[0]
+            found = [{"id": i, "name": a["name"], "size_in_bytes": a["size"], "expired": a["expired"],
+                      "archive_download_url": f"{self.url}/repos/{a['repo']}/actions/artifacts/{i}/zip"}
+                     for i, a in self._artifacts.items()
+                     if a["repo"] == match["repo"] and a["run"] == int(match["run"]) and name in (None, a["name"])]
+            return _Reply(200, {"total_count": len(found), "artifacts": found})
+        elif (match := _ARTIFACT_ZIP.fullmatch(path)) and method == "GET":
+            if int(match["id"]) in self._artifacts:
+                port = self._server.server_address[1]
+                return _Reply(302, None, {"Location": f"http://localhost:{port}/_blobs/{match['id']}"})
         elif (match := _PULL.fullmatch(path)) and method == "GET":
             head = self.pull_heads.get((match["repo"], int(match["number"])))
             if head is not None and match["repo"] in self._repos:
@@ -205,6 +243,8 @@ class FakeGitHub:
     def _post(self, repo: str, issue: int, body: bytes) -> _Reply:
         if self.read_only:
             return _forbidden()
+        while self.racing_posts:
+            self._create(repo, issue, self.racing_posts.pop(0), self.login)
         text, problem = _comment_body(body)
         if problem:
             return problem
@@ -222,6 +262,15 @@ class FakeGitHub:
         comment["body"] = text
         comment["updated"] = self._tick()
         return _Reply(200, self._public(comment))
+
+    def _delete(self, repo: str, comment_id: int) -> _Reply:
+        comment = self._comments.get(comment_id)
+        if comment is None or comment["repo"] != repo:
+            return _not_found()
+        if self.read_only:
+            return _forbidden()
+        del self._comments[comment_id]
+        return _Reply(204, None)
 
     def _create(self, repo: str, issue: int, body: str, login: str) -> dict[str, Any]:
         comment_id = self._next_id
@@ -302,12 +351,18 @@ class _Handler(BaseHTTPRequestHandler):
     def do_PATCH(self) -> None:
         self._serve()
 
+    def do_DELETE(self) -> None:
+        self._serve()
+
     def _serve(self) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         headers = {name.lower(): value for name, value in self.headers.items()}
         fake: FakeGitHub = self.server.fake  # type: ignore[attr-defined]
         reply = fake.handle(self.command, self.path, headers, body)
-        data = json.dumps(reply.payload).encode()
+        if isinstance(reply.payload, bytes):
+            data = reply.payload
+        else:
+            data = b"" if reply.status in (204, 302) else json.dumps(reply.payload).encode()
         self.send_response(reply.status)
         for name, value in reply.headers.items():
             self.send_header(name, value)

@@ -156,7 +156,8 @@ def test_lost_answer_to_create_does_not_duplicate(
 
     assert result.action == "created"
     assert [c["body"] for c in fake_github.comments(REPO, PR)] == ["unrelated", _body("only once")]
-    assert [r.method for r in fake_github.requests] == ["GET", "POST", "GET"]  # search, post, recheck
+    # search, post, recheck (the post had created it), then the re-list that looks for a racing duplicate
+    assert [r.method for r in fake_github.requests] == ["GET", "POST", "GET", "GET"]
     assert sleeps == [1.0]
 
 
@@ -169,7 +170,7 @@ def test_create_that_failed_before_acting_is_repeated(
 
     assert result.action == "created"
     assert [c["body"] for c in fake_github.comments(REPO, PR)] == [_body("eventually")]
-    assert [r.method for r in fake_github.requests] == ["GET", "POST", "GET", "POST"]
+    assert [r.method for r in fake_github.requests] == ["GET", "POST", "GET", "POST", "GET"]
     assert sleeps == [1.0]
 
 
@@ -187,11 +188,48 @@ def test_body_must_carry_its_marker_and_fit(client: GitHubClient) -> None:
     with pytest.raises(ValueError, match="marker"):
         upsert_comment(client, REPO, PR, "no marker here", MARKER)
     with pytest.raises(ValueError, match="65536"):
-        upsert_comment(client, REPO, PR, MARKER + "x" * COMMENT_LIMIT, MARKER)
+        upsert_comment(client, REPO, PR, MARKER + "\n" + "x" * COMMENT_LIMIT, MARKER)
     with pytest.raises(ValueError, match="owner/name"):
-        upsert_comment(client, "octo/..", PR, MARKER, MARKER)
+        upsert_comment(client, "octo/..", PR, _body(""), MARKER)
     with pytest.raises(ValueError, match="positive integer"):
-        upsert_comment(client, REPO, 0, MARKER, MARKER)
+        upsert_comment(client, REPO, 0, _body(""), MARKER)
+    with pytest.raises(ValueError, match="start with its marker"):  # anywhere but first is not ours
+        upsert_comment(client, REPO, PR, "text\n" + MARKER + "\n", MARKER)
+
+
+def test_a_marker_inside_fixture_text_does_not_make_a_comment_ours(
+    fake_github: FakeGitHub, client: GitHubClient
+) -> None:
+    """A fixture id equal to another step's marker shows up (in a code span) in this step's
+    comment; that comment must not be taken for the other step's."""
+    keyed = comment_marker("nightly")
+    fake_github.add_comment(REPO, PR, _body(f"| `{MARKER}` | 1 → 3 |", keyed), login=fake_github.login)
+
+    result = upsert_comment(client, REPO, PR, _body("the unkeyed step's report"), MARKER)
+
+    assert result.action == "created"
+    bodies = [c["body"] for c in fake_github.comments(REPO, PR)]
+    assert bodies == [_body(f"| `{MARKER}` | 1 → 3 |", keyed), _body("the unkeyed step's report")]
+
+
+def test_two_first_runs_that_both_create_keep_the_oldest(fake_github: FakeGitHub, client: GitHubClient) -> None:
+    fake_github.racing_posts.append(_body("the other run's report"))  # lands between our list and post
+
+    result = upsert_comment(client, REPO, PR, _body("this run's report"), MARKER)
+
+    [kept] = fake_github.comments(REPO, PR)
+    assert result.action == "updated" and result.url == kept["html_url"]
+    assert kept["body"] == _body("this run's report") and kept["id"] == 1001
+    assert [r.method for r in fake_github.requests] == ["GET", "POST", "GET", "DELETE", "PATCH"]
+
+
+def test_on_change_creates_nothing_but_still_updates(fake_github: FakeGitHub, client: GitHubClient) -> None:
+    assert upsert_comment(client, REPO, PR, _body("nothing changed"), MARKER, create=False).action == "not needed"
+    assert fake_github.comments(REPO, PR) == []
+    upsert_comment(client, REPO, PR, _body("a change"), MARKER)
+    result = upsert_comment(client, REPO, PR, _body("nothing changed now"), MARKER, create=False)
+    assert result.action == "updated"
+    assert [c["body"] for c in fake_github.comments(REPO, PR)] == [_body("nothing changed now")]
 
 
 # -- fit_body ----------------------------------------------------------------------------------
@@ -292,3 +330,18 @@ def test_fit_body_properties(head: str, sections: list[str], tail: str, limit: i
         assert body.endswith(tail)
     whole = "\n\n".join(part for part in [head, *sections, tail] if part)
     assert (body == whole) == (len(whole) <= limit)
+
+
+def test_a_cut_never_separates_a_table_header_from_its_delimiter_row() -> None:
+    rows = "".join(f"\n| `q{i}` | -0.5 |" for i in range(20))
+    section = "Lead paragraph of the section.\n\n| query | Δ |\n| --- | ---: |" + rows
+    whole = fit_body("<!-- m -->", [section], "tail")
+    smallest = len("<!-- m -->\n\n> **Detail truncated** to fit GitHub's size limit. The full report is in x.\n\ntail")
+    headers = 0
+    for limit in range(smallest, len(whole)):
+        lines = fit_body("<!-- m -->", [section], "tail", limit=limit, full_report="x").split("\n")
+        for i, line in enumerate(lines):
+            if line.startswith("| query"):
+                headers += 1
+                assert lines[i + 1] == "| --- | ---: |", limit
+    assert headers > 0  # some budgets keep the table

@@ -327,3 +327,35 @@ def test_workspace_defaults_to_the_current_directory(
     got = read_inputs({"INPUT_FIXTURES": "eval/relevance/code.jsonl"})
     assert got.github.workspace == workspace.resolve()
     assert got.fixtures == ("eval/relevance/code.jsonl",)
+
+
+def test_the_default_comment_key_tells_steps_and_matrix_jobs_apart(workspace: Path) -> None:
+    def key(**env: str) -> str | None:
+        return read_inputs({**env_for(workspace), **env}).comment_key
+
+    job = {"GITHUB_WORKFLOW": "Relevance", "GITHUB_JOB": "relevance", "GITHUB_ACTION": "score"}
+    python311, python312 = key(**job, INPUT_MATRIX='{"python": "3.11"}'), key(**job, INPUT_MATRIX='{"python": "3.12"}')
+    assert python311 is not None and python311.startswith("auto-") and python311 != python312
+    assert python311 == key(**job, INPUT_MATRIX='{ "python" : "3.11" }')  # the same job on the next run
+    assert key(**job, INPUT_MATRIX="null") == key(**job) != python311  # no matrix
+    assert key(**{**job, "GITHUB_ACTION": "score-docs"}) != key(**job)  # two steps of one job
+    assert key(**job, **{"INPUT_COMMENT-KEY": "docs"}) == "docs"  # an explicit key wins
+    assert key() is None  # outside a workflow: the plain marker
+
+
+def test_comment_on_change(workspace: Path) -> None:
+    got = read(workspace, comment="on-change")
+    assert got.comment and got.comment_on_change
+    assert not read(workspace, comment="true").comment_on_change
+    with pytest.raises(CceError, match="expected true or false or on-change"):
+        read(workspace, comment="sometimes")
+
+
+def test_publish_mode_needs_the_evaluating_run(workspace: Path) -> None:
+    env = {"GITHUB_WORKSPACE": str(workspace), "INPUT_MODE": "publish"}
+    with pytest.raises(CceError, match="run-id"):
+        read_inputs(env)
+    got = read_inputs({**env, "INPUT_RUN-ID": "123"})
+    assert (got.mode, got.run_id, got.artifact, got.fixtures) == ("publish", "123", "cce-relevance", ())
+    with pytest.raises(CceError, match="artifact"):
+        read_inputs({**env, "INPUT_RUN-ID": "123", "INPUT_ARTIFACT": "../x"})

@@ -263,6 +263,17 @@ def test_fork_safe_publish_stage_never_touches_pull_request_code() -> None:
     workflow = load_yaml(ROOT / "docs" / "examples" / "fork-safe" / "relevance-publish.yml")
     assert set(triggers(workflow)) == {"workflow_run"}
     assert workflow["permissions"]["pull-requests"] == "write"
-    uses = [s.get("uses", "") for s in steps(workflow)]
-    assert not any(u.startswith("actions/checkout@") or OUR_ACTION.match(u) for u in uses)
-    assert not any("run" in s for s in steps(workflow))  # no shell step could execute artifact content
+    assert workflow["permissions"]["actions"] == "read"  # to list and download the artifact
+    [step] = steps(workflow)  # no checkout, no shell, no script: the Action publishes
+    assert OUR_ACTION.match(step["uses"]) and step["with"]["mode"] == "publish"
+    assert step["with"]["run-id"] == "${{ github.event.workflow_run.id }}"
+
+
+def test_fork_safe_stages_agree_on_the_artifact() -> None:
+    evaluate = load_yaml(ROOT / "docs" / "examples" / "fork-safe" / "relevance-evaluate.yml")
+    publish = load_yaml(ROOT / "docs" / "examples" / "fork-safe" / "relevance-publish.yml")
+    upload = next(s for s in steps(evaluate) if s.get("uses", "").startswith("actions/upload-artifact@"))
+    assert upload["with"]["path"] == ".cce-relevance/" and upload["with"]["include-hidden-files"] is True
+    [step] = steps(publish)
+    assert upload["with"]["name"] == step["with"]["artifact"]
+    assert triggers(publish)["workflow_run"]["workflows"] == [evaluate["name"]]

@@ -19,7 +19,7 @@ from cce_relevance.reporting.run_report import run_report_json
 from tests.action.scenario import BILLING_FIXTURE, BILLING_FIXTURES, FIXTURE, RANKING_CHANGE, PullRequest
 from tests.action.test_main_e2e import Act, act, pr  # noqa: F401 - the end-to-end fixtures
 
-STAGES = ("materialise", "index", "score", "validate")
+STAGES = ("materialise", "index", "score", "validate", "hits")
 
 
 @pytest.mark.parametrize("pr", [{BILLING_FIXTURE: BILLING_FIXTURES}], indirect=True)

@@ -10,7 +10,7 @@ import pytest
 
 from cce_relevance import api
 from cce_relevance.errors import CceError
-from cce_relevance.reporting.chart import compare_chart, delta_chart_markdown
+from cce_relevance.reporting.chart import compare_chart, comparison_chart, mermaid_block
 from tests.cli import saved_reports
 from tests.cli.helpers import cli, cli_process
 
@@ -90,12 +90,12 @@ def test_compare_chart_errors(saved: tuple[str, str], tmp_path: Path) -> None:
     assert lonely.code == 2 and "--chart-backend needs --chart FILE" in lonely.err
 
 
-def test_the_action_gets_a_fenced_block_per_backend(saved: tuple[str, str]) -> None:
+def test_a_comparison_charts_one_backend_as_a_fenced_block(saved: tuple[str, str]) -> None:
     comparisons = api.compare_saved(api.load_report(saved[0]), api.load_report(saved[1]))
-    block = delta_chart_markdown(comparisons[1], "mrr")
+    block = mermaid_block(comparison_chart(comparisons[1], "mrr"))
     assert block.startswith("```mermaid\nxychart-beta\n") and "    bar [0.750000]\n" in block
     with pytest.raises(CceError, match='cannot chart "ndcg_at_k": expected one of precision_at_k, recall, mrr, f1'):
-        delta_chart_markdown(comparisons[0], "ndcg_at_k")
+        comparison_chart(comparisons[0], "ndcg_at_k")
     only_base = api.compare_saved(api.load_report(saved[0]),
                                   saved_reports.report({"other": saved_reports.rows([(0, 0, 0, 0)])}))
     with pytest.raises(CceError, match="no backend is scored in both reports"):

@@ -70,7 +70,7 @@ def test_markdown_escapes_untrusted_ids(tmp_path: Path) -> None:
     outside_code = re.sub(r"`[^`]*`", "", md)
     assert "<img" not in outside_code and "@octocat" not in outside_code
     assert "`@octocat <img src=x> \\| #1`" in md
-    assert "1 unchanged queries" in md
+    assert "1 unchanged query" in md and "1 unchanged queries" not in md
 
 
 def test_deterministic_and_errors(reports: tuple[Path, Path], tmp_path: Path) -> None:

@@ -93,10 +93,9 @@ def _run_with_terminal_stderr(args: list[str], env: dict[str, str]) -> tuple[int
             seen += chunk
         elif proc.poll() is not None:
             break
-    out = proc.stdout.read().decode() if proc.stdout else ""
-    code = proc.wait(timeout=60)
+    out, _ = proc.communicate(timeout=60)  # reads and closes the stdout pipe
     os.close(leader)
-    return code, out, seen.decode("utf-8", "replace")
+    return proc.returncode, out.decode(), seen.decode("utf-8", "replace")
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""`cce-relevance index` and `run --store`: the reference's store, written and evaluated (pipeline.md §14)."""
+"""`cce-relevance index` and `run --store`: the reference's store, written and evaluated (§store)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from cce_relevance.api import OLLAMA_STORE_REFUSAL
 from tests.cli.helpers import cli, cli_process
 from tests.retrieval.fake_ollama import FakeOllama, Reply, closed_port_url, hash_vectors
 
-CORPUS_A = {  # pipeline.md §11.14
+CORPUS_A = {  # §hybrid-examples
     "auth.py": 'def hash_password(pw):\n    return pw + "salt"\n',
     "payments.py": "import auth\n\ndef process_payment(amount):\n    return auth.hash_password(str(amount))\n",
 }
@@ -54,7 +54,7 @@ def test_index_writes_the_default_store_and_fingerprint(project: Path) -> None:
                           "wrote corpus/.cce/fingerprint.json\n")
     assert result.err == ""
     data = store.read_bytes()
-    assert len(data) == 2904  # pipeline.md §11.14
+    assert len(data) == 2904  # §hybrid-examples
     doc = json.loads(fingerprint.read_text())
     assert doc["store_sha256"] == hashlib.sha256(data).hexdigest() and doc["redaction"] is True
     assert sorted(p.name for p in store.parent.iterdir()) == ["fingerprint.json", "index.json"]  # no temp files
@@ -274,7 +274,7 @@ def test_ollama_store_is_refused_when_ollama_is_unreachable(project: Path, ollam
     monkeypatch.setenv("CCE_OLLAMA_URL", closed_port_url())
     result = cli_process("run", "set.jsonl", "--store", "corpus/.cce/index.json", "--backend", "nope", cwd=project)
     assert (result.code, result.out) == (2, "")
-    assert result.err == f"error: {OLLAMA_STORE_REFUSAL}\n"  # before the backend list is read (§1.3)
+    assert result.err == f"error: {OLLAMA_STORE_REFUSAL}\n"  # before the backend list is read (§order)
     assert OLLAMA_STORE_REFUSAL == (
         "this store was built with the ollama embedder but Ollama is unreachable \u2014 refusing to score across "
         "mismatched embedding spaces. Start Ollama, or evaluate a corpus directory with the deterministic hash "

@@ -29,7 +29,7 @@ CCE relevance — ranking quality vs labeled fixtures (cce.relevance/v1)
   hybrid        0.223881    1.000000    0.223881
 """
 
-# harness.md §5.3: the whole stdout of `--compare bm25,hybrid` on the code set.
+# §compare-block: the whole stdout of `--compare bm25,hybrid` on the code set.
 SEED_COMPARE_TAIL = """\
 
   per-query deltas (bm25 → hybrid; positive = hybrid wins)
@@ -94,7 +94,7 @@ def test_compare_json_block(upstream: Path) -> None:
 
 
 def test_docs_set_matches_spec_prototype(upstream: Path) -> None:
-    """pipeline.md §16.3: every backend scores P@3 1/3, recall 1, MRR 1, F1 0.5 on the docs set."""
+    """§verified-runs: every backend scores P@3 1/3, recall 1, MRR 1, F1 0.5 on the docs set."""
     result = cli_process("run", "eval/relevance/docs.jsonl", "--json", cwd=upstream)
     assert result.code == 0, result.err
     doc = json.loads(result.out)

@@ -46,7 +46,7 @@ def test_dir_overrides_header_and_is_shown_as_typed(project: Path) -> None:
 
 
 def test_hybrid_scores_of_worked_example(project: Path) -> None:
-    """pipeline.md §11.14 corpus A: auth.py 1-2 first, so MRR 1 for the `hash` case."""
+    """§hybrid-examples corpus A: auth.py 1-2 first, so MRR 1 for the `hash` case."""
     doc = json.loads(cli("run", "set.jsonl", "--backend", "hybrid", "--json", cwd=project).out)
     first = doc["backends"][0]["per_query"][0]
     assert first["id"] == "hash" and first["first_relevant_rank"] == 1 and first["mrr"] == "1.000000"

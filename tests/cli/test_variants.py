@@ -115,7 +115,7 @@ def test_compare_rows_are_the_per_query_deltas_of_the_two_reports(config: str) -
 
 
 def test_search_scores_a_variant_as_worked_by_hand(tmp_path: Path) -> None:
-    """pipeline.md §11.14 corpus A with rrf_k 30: confidence 0.65 for both chunks, vector ranks 0 and
+    """§hybrid-examples corpus A with rrf_k 30: confidence 0.65 for both chunks, vector ranks 0 and
     1, no BM25 hits, so norm is 1 and 30/31: 0.325 + 0.5 = 0.825000 and 0.325 + 0.5·30/31 = 0.808871."""
     corpus = tmp_path / "corpus"
     corpus.mkdir()

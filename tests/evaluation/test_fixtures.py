@@ -1,4 +1,4 @@
-"""The `cce.relevance/v1` fixture contract (harness.md §2) and errors E1–E14 (§1.9)."""
+"""The `cce.relevance/v1` fixture contract (§fixtures) and errors E1–E14 (§errors)."""
 
 from __future__ import annotations
 
@@ -517,7 +517,7 @@ def test_first_offending_line_wins() -> None:
     assert error(f"{CASE}\n[]\nnot json\n") == "fixture line 2: expected a JSON object"
 
 
-# --- corpus_dir (§1.4) -----------------------------------------------------------------------
+# --- corpus_dir (§corpus-choice) -----------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""Per-query metrics (harness.md §3.1) on hand-built result lists."""
+"""Per-query metrics (§query-metrics) on hand-built result lists."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Rust `Debug` quoting of strings (harness.md §1.9), the `<q:…>` form of error messages."""
+"""Rust `Debug` quoting of strings (§errors), the `<q:…>` form of error messages."""
 
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ RUSTC_1_95 = [
     (0x32D97, '"\U00032d97"'),
 ]
 
-# Other_Grapheme_Extend characters that are neither Cf nor Mn/Me (harness.md §1.9).
+# Other_Grapheme_Extend characters that are neither Cf nor Mn/Me (§errors).
 OTHER_GRAPHEME_EXTEND = [
     *(0x09BE, 0x09D7, 0x0B3E, 0x0B57, 0x0BBE, 0x0BD7, 0x0CC0, 0x0CC2, 0x0CC7, 0x0CC8, 0x0CCA),
     *(0x0CCB, 0x0CD5, 0x0CD6, 0x0D3E, 0x0D57, 0x0DCF, 0x0DDF, 0x1715, 0x1734, 0x1B35, 0x1B3B),

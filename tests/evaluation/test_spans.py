@@ -1,4 +1,4 @@
-"""Token-level span metrics (harness.md §3.3): line weights, masses, and huge ranges."""
+"""Token-level span metrics (§token-metrics): line weights, masses, and huge ranges."""
 
 from __future__ import annotations
 
@@ -27,14 +27,14 @@ def test_rust_lines() -> None:
 
 
 def test_python_sample_weights_match_spec() -> None:
-    """pipeline.md §13: python.py weights 3→5, 4→10, 6→3, 7→4 (class's indented text), 8→7."""
+    """§backends: python.py weights 3→5, 4→10, 6→3, 7→4 (class's indented text), 8→7."""
     weights = LineWeights(chunk_file("python.py", PY).chunks)
     masses = {n: weights.mass({"python.py": [(n, n)]}) for n in range(1, 10)}
     assert masses == {1: 1, 2: 1, 3: 5, 4: 10, 5: 1, 6: 3, 7: 4, 8: 7, 9: 1}
 
 
 def test_golden_worked_check() -> None:
-    """harness.md §3.3: relevant mass 15; recall 1 when both lines come back."""
+    """§token-metrics: relevant mass 15; recall 1 when both lines come back."""
     weights = LineWeights(chunk_file("python.py", PY).chunks)
     hits = [Hit(1, "x", "python.py", 3, 4, "function", "function_definition", 1.0)]
     score = score_tokens([parse_anchor("python.py@3-4")], hits, 5, weights)

@@ -1,4 +1,4 @@
-"""format6 / signed6 (harness.md §5.1): the reference's rounding, not printf's."""
+"""format6 / signed6 (§number-format): the reference's rounding, not printf's."""
 
 from __future__ import annotations
 

@@ -1,10 +1,11 @@
 """Helpers for the retrieval tests: tiny corpora, index construction and spec-derived oracles.
 
-The oracles here (`ref_*`) are written directly from pipeline.md, independently of the code
+The oracles here (`ref_*`) are written directly from the reference's behaviour
+(docs/reference-behaviour.md), independently of the code
 under test, in the plainest possible Python (byte loops, left-to-right sums). Tests compare the
 implementation against them; they never copy the implementation's own output.
 
-Indexes are built "by hand" exactly as pipeline.md §3 prescribes (files in sorted path order,
+Indexes are built "by hand" exactly as §build prescribes (files in sorted path order,
 `chunk_file` per file, imports kept when non-empty, hash embedding per chunk) but without the
 walker and the redactor, which other engineers test: the corpora used here contain nothing the
 walker would skip and nothing the redactor would touch.
@@ -48,7 +49,7 @@ def write_corpus(root: Path, files: Mapping[str, str]) -> Path:
 
 
 def build(files: Mapping[str, str]) -> Index:
-    """An index per pipeline.md §3 from in-memory files (no walk, no redaction)."""
+    """An index per §build from in-memory files (no walk, no redaction)."""
     chunks = []
     file_imports: dict[str, list[str]] = {}
     file_tokens: dict[str, int] = {}
@@ -85,7 +86,7 @@ def hit_rows(hits) -> list[tuple[str, int, int, str]]:
 # --------------------------------------------------------------------------- spec oracles
 
 def ref_tokenize(text: str) -> list[str]:
-    """§8.1 over UTF-8 bytes: maximal runs of [A-Za-z0-9_], ASCII-lowercased."""
+    """§tokenizer over UTF-8 bytes: maximal runs of [A-Za-z0-9_], ASCII-lowercased."""
     out, cur = [], bytearray()
     for b in text.encode("utf-8", "surrogatepass"):
         if 48 <= b <= 57 or 65 <= b <= 90 or 97 <= b <= 122 or b == 95:
@@ -111,7 +112,7 @@ def ref_bucket(token: str) -> tuple[int, float]:
 
 
 def ref_embed(text: str) -> list[float]:
-    """§8.2 literally: accumulate, sequential sum of squares over all 256, divide by the norm."""
+    """§hash-embedder literally: accumulate, sequential sum of squares over all 256, divide by the norm."""
     v = [0.0] * 256
     for t in ref_tokenize(text):
         b, s = ref_bucket(t)
@@ -126,7 +127,7 @@ def ref_embed(text: str) -> list[float]:
 
 
 def ref_cosine(a, b) -> float:
-    """§8.3 / §2.4: plain left-to-right dot product over min(len a, len b) components."""
+    """§cosine / §numbers: plain left-to-right dot product over min(len a, len b) components."""
     s = 0.0
     for i in range(min(len(a), len(b))):
         s += float(a[i]) * float(b[i])
@@ -144,7 +145,7 @@ def ref_score_key(x: float) -> int:
 
 
 def ref_bm25_rank(contents: list[str], ids: list[str], query: str) -> list[tuple[int, float]]:
-    """§9 literally: unique query terms in first-occurrence order, zero keys dropped, sorted."""
+    """§bm25 literally: unique query terms in first-occurrence order, zero keys dropped, sorted."""
     docs = [ref_tokenize(c) for c in contents]
     n = len(docs)
     avgdl = (sum(len(d) for d in docs) / n) if n else 0.0
@@ -170,7 +171,7 @@ def ref_bm25_rank(contents: list[str], ids: list[str], query: str) -> list[tuple
 
 
 def ref_chunk_id(path: str, start: int, end: int, content: bytes) -> str:
-    """§6.4: SHA-256 over `path:start:end:` and the first 100 content bytes, 16 hex chars."""
+    """§chunk-id: SHA-256 over `path:start:end:` and the first 100 content bytes, 16 hex chars."""
     data = f"{path}:{start}:{end}:".encode() + content[:100]
     return hashlib.sha256(data).hexdigest()[:16]
 

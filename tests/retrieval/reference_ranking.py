@@ -1,6 +1,6 @@
 """The straightforward ranking the fast path must reproduce bit for bit (used only by tests).
 
-Written from pipeline.md §9–§13 as plainly as possible: every chunk's cosine, every chunk sorted
+Written from §bm25–§backends as plainly as possible: every chunk's cosine, every chunk sorted
 by a Python key (`-score_key`, chunk id, index) for each query; BM25 as a dict of postings summed
 document by document and fully sorted; hybrid search with its candidate lists cut from those full
 sorts, the keyword test searching each candidate's text, and graph expansion sorting whole files.
@@ -9,7 +9,7 @@ without sorting everything (retrieval/ranking/topk.py, cosine.py `CosineIndex`, 
 tests/retrieval/test_fast_ranking.py can compare the two on real corpora.
 
 Only parsing helpers the fast path did not change are shared: the tokenizer, the intent test and
-file hints. Cosines are summed column by column (the order pipeline.md §2.4 prescribes, proved
+file hints. Cosines are summed column by column (the order §numbers prescribes, proved
 against a per-component Python loop in test_vector.py).
 """
 
@@ -46,7 +46,7 @@ def cosines(query: np.ndarray, matrix: np.ndarray) -> np.ndarray:
 
 
 class ReferenceBM25:
-    """§9 with dict postings; `rank` scores every document that has a query term and sorts them all."""
+    """§bm25 with dict postings; `rank` scores every document that has a query term and sorts them all."""
 
     def __init__(self, contents: Sequence[str], k1: float, b: float) -> None:
         self.k1, self.b = k1, b

@@ -1,4 +1,4 @@
-"""BM25 keyword store (§9) and BM25-only search (§12)."""
+"""BM25 keyword store (§bm25) and BM25-only search (§bm25-only)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def samples(upstream):
 
 
 def test_anchor_user_login_user():
-    # §9 anchor: docs `user login user` / `payment process`, query `user` -> only D1, 0.902322.
+    # §bm25 anchor: docs `user login user` / `payment process`, query `user` -> only D1, 0.902322.
     # By hand: N=2, df(user)=1 -> idf = ln(1 + 1.5/1.5) = ln 2; dl1 = 3, avgdl = 5/2 = 2.5, f = 2:
     # (ln2 * (2 * 2.2)) / (2 + 1.2 * (0.25 + 0.75*3/2.5)) = ln2 * 4.4 / 3.38 = 0.9023215...
     bm = BM25(["user login user", "payment process"], ["d1", "d2"])
@@ -37,7 +37,7 @@ def test_anchor_user_login_user():
 
 
 def test_samples_statistics(samples):
-    # §6.6: N = 21, avgdl = 141/21.
+    # §sample-chunks: N = 21, avgdl = 141/21.
     bm = samples.bm25()
     assert bm.n_docs == 21
     assert sum(bm.doc_len) == 141
@@ -52,7 +52,7 @@ def test_idf_is_never_negative():
 
 
 def test_tie_at_4_054328_broken_by_chunk_id(samples):
-    # §9: "two chunks tie at 4.054328 for `class Loader load`" on the samples; ties -> id ascending.
+    # §bm25: "two chunks tie at 4.054328 for `class Loader load`" on the samples; ties -> id ascending.
     ranked = samples.bm25().rank(["class", "loader", "load"])
     tied = [(pos, samples.chunk_ids[r.index]) for pos, r in enumerate(ranked)
             if format6(r.score) == "4.054328"]
@@ -62,7 +62,7 @@ def test_tie_at_4_054328_broken_by_chunk_id(samples):
 
 
 def test_where_is_read_config_top5(samples):
-    # §11.14: BM25 for `where is the read_config function` (stop words count).
+    # §hybrid-examples: BM25 for `where is the read_config function` (stop words count).
     got = rows(samples, bm25_only_search(samples, "where is the read_config function", 5))
     assert got == [
         ("notes.md", 1, 3, "2.639626"),
@@ -111,9 +111,9 @@ class _FixedScores(BM25):
 
 
 def test_rank_drops_keys_at_or_below_zero_and_sorts_by_key_then_id():
-    # §9: chunks with score_key(score) <= 0 are dropped ("zero, or below 0.0000005");
+    # §bm25: chunks with score_key(score) <= 0 are dropped ("zero, or below 0.0000005");
     # the rest sort by score_key desc then chunk_id asc, so a lower raw score with the same
-    # six-decimal key and a smaller id comes first (§2.2); the raw score is kept.
+    # six-decimal key and a smaller id comes first (§score-key); the raw score is kept.
     ids = ["e", "d", "c", "b", "a", "f"]
     scores = {0: 0.0000004, 1: 0.0000005, 2: 0.0, 3: 0.30000049, 4: 0.3000001, 5: 0.30000051}
     ranked = _FixedScores(scores, ids).rank(["t"])
@@ -130,10 +130,10 @@ def test_repeated_query_tokens_are_deduplicated(samples):
 def test_empty_documents_and_empty_corpus():
     bm = BM25([], [])
     assert bm.avgdl == 0.0 and bm.rank(["x"]) == []
-    bm = BM25(["", "x"], ["a", "b"])  # an empty file has BM25 length 0 (§15)
+    bm = BM25(["", "x"], ["a", "b"])  # an empty file has BM25 length 0 (§edge-cases)
     assert bm.doc_len.tolist() == [0, 1]
     assert [r.index for r in bm.rank(["x"])] == [1]
-    bm = BM25(["", ""], ["a", "b"])  # avgdl = 0: no positive-tf term, no division (§15)
+    bm = BM25(["", ""], ["a", "b"])  # avgdl = 0: no positive-tf term, no division (§edge-cases)
     assert bm.avgdl == 0.0 and bm.rank(["x"]) == []
 
 
@@ -146,10 +146,10 @@ def test_bm25_only_search_records():
     assert [idx.chunks[r.index].file_path for r in res] == ["c.txt", "a.txt"]
     assert all(r.score > 0 for r in res)
     assert len(bm25_only_search(idx, "user", 1)) == 1
-    assert bm25_only_search(idx, "user", 0) == []  # §15 top_k = 0
-    assert bm25_only_search(idx, "???", 10) == []  # §12 no tokens
+    assert bm25_only_search(idx, "user", 0) == []  # §edge-cases top_k = 0
+    assert bm25_only_search(idx, "???", 10) == []  # §bm25-only no tokens
     assert bm25_only_search(idx, "日本語", 10) == []
-    assert bm25_only_search(build({}), "user", 10) == []  # §12 no chunks
+    assert bm25_only_search(build({}), "user", 10) == []  # §bm25-only no chunks
 
 
 _VOCAB = ["alpha", "beta", "gamma", "delta", "Alpha", "x", "y1", "z_z"]

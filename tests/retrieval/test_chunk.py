@@ -1,4 +1,5 @@
-"""The chunker: tree walk (§6.3), chunk_id (§6.4), fallback (§6.5), the §6.6 table, §6.2 consequences."""
+"""The chunker: tree walk (§chunk-walk), chunk_id (§chunk-id), fallback (§module-chunk), the
+§sample-chunks table, §pack-table consequences."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from cce_relevance.retrieval.tokens import estimate_tokens
 
 from .corpora import SAMPLES, read_tree, ref_chunk_id
 
-# ---------------------------------------------------------------- §6.6 worked example
+# ---------------------------------------------------------------- §sample-chunks worked example
 
 # (file, start, end, chunk_type, kind, chunk_id, tokens), in index order — copied from the spec.
 TABLE_6_6 = [
@@ -73,12 +74,12 @@ def test_table_6_6_languages_and_content(sample_chunks, sample_files):
 
 
 def test_sample_imports(sample_files):
-    # §6.7 [golden]: python os, javascript fs, ruby json, rust std, typescript fs, c stdlib.
+    # §imports [golden]: python os, javascript fs, ruby json, rust std, typescript fs, c stdlib.
     assert {p: chunk_file(p, t).imports for p, t in sample_files.items()} == SAMPLE_IMPORTS
 
 
 def test_conformance_json_chunk_set(upstream, sample_chunks):
-    # §6.9: conformance.json lists the same chunks sorted by (file_path, start_line, chunk_id).
+    # §conformance: conformance.json lists the same chunks sorted by (file_path, start_line, chunk_id).
     doc = json.loads((upstream / "conformance.json").read_text())
     assert doc["spec_version"] == "2.0" and doc["impl_language"] == "rust"
     mine = sorted(({"file_path": c.file_path, "start_line": c.start_line, "end_line": c.end_line,
@@ -89,8 +90,8 @@ def test_conformance_json_chunk_set(upstream, sample_chunks):
 
 
 def test_preorder_function_before_struct_reference(sample_chunks):
-    # §6.6 rows 1-2 / §6.2: `struct Node` inside `int sum_node(struct Node *n)` is the chunk
-    # c.c 7-7 (2 tokens), emitted after the enclosing function in pre-order.
+    # §sample-chunks rows 1-2 / §pack-table: `struct Node` inside `int sum_node(struct Node *n)` is
+    # the chunk c.c 7-7 (2 tokens), emitted after the enclosing function in pre-order.
     c1, c2 = sample_chunks[1], sample_chunks[2]
     assert (c1.kind, c2.kind, c2.content) == ("function_definition", "struct_specifier", "struct Node")
 
@@ -104,7 +105,7 @@ def test_definition_boundaries_in_samples(sample_chunks):
     assert by_id["43bceef453598295"].content == "# Notes\nFixture for the module-fallback path.\n"
 
 
-# ---------------------------------------------------------------- §6.4 chunk_id
+# ---------------------------------------------------------------- §chunk-id chunk_id
 
 
 def test_chunk_id_function_by_hand():
@@ -114,7 +115,7 @@ def test_chunk_id_function_by_hand():
 
 
 def test_chunk_id_uses_first_100_bytes_raw_cut_mid_character():
-    # "a" + 60 x "é" is 121 bytes; the 100-byte prefix cuts the 50th é in half (§6.4: raw slice).
+    # "a" + 60 x "é" is 121 bytes; the 100-byte prefix cuts the 50th é in half (§chunk-id: raw slice).
     text = "a" + "é" * 60
     raw = text.encode()
     assert len(raw) == 121
@@ -133,7 +134,7 @@ def test_chunk_id_ignores_kind_type_language():
 
 
 def test_duplicate_chunk_ids_are_possible():
-    # §15: two `struct A` references on one line share file, span and first bytes -> same id.
+    # §edge-cases: two `struct A` references on one line share file, span and first bytes -> same id.
     chunks = chunk_file("d.c", "struct A *f(struct B b) { return (struct A*)0; }\n").chunks
     assert [(c.kind, c.content) for c in chunks] == [
         ("function_definition", "struct A *f(struct B b) { return (struct A*)0; }"),
@@ -145,11 +146,11 @@ def test_duplicate_chunk_ids_are_possible():
     assert all((c.start_line, c.end_line) == (1, 1) for c in chunks)
 
 
-# ---------------------------------------------------------------- §6.5 fallback module chunk
+# ---------------------------------------------------------------- §module-chunk fallback module chunk
 
 
 def test_empty_file_is_one_module_chunk():
-    # §15: empty file -> one module chunk, lines 1-1, token_count 1.
+    # §edge-cases: empty file -> one module chunk, lines 1-1, token_count 1.
     (c,) = chunk_file("empty.txt", "").chunks
     assert (c.start_line, c.end_line, c.chunk_type, c.kind, c.language, c.content, c.token_count) == \
         (1, 1, "module", "module", "plaintext", "", 1)
@@ -168,14 +169,14 @@ def test_empty_file_with_a_pack():
     [("a", 1), ("a\n", 2), ("a\nb\n", 3), ("a\nb", 2), ("\n\n\n", 4), ("a\r\nb\r\n", 3), ("x\ry", 1)],
 )
 def test_module_end_line_is_newline_count_plus_one(text, end):
-    # §6.5: end_line = number of 0x0A bytes + 1 (a trailing newline counts an extra line).
+    # §module-chunk: end_line = number of 0x0A bytes + 1 (a trailing newline counts an extra line).
     (c,) = chunk_file("notes.md", text).chunks
     assert (c.start_line, c.end_line) == (1, end)
     assert c.content == text
 
 
 def test_pack_without_definitions_keeps_language_and_imports():
-    # §6.5 (b) / §15: module chunk with the pack's language; imports still extracted.
+    # §module-chunk (b) / §edge-cases: module chunk with the pack's language; imports still extracted.
     cf = chunk_file("script.py", "import os\nfrom lib import x\nprint(os.sep)\n")
     (c,) = cf.chunks
     assert (c.kind, c.chunk_type, c.language, c.start_line, c.end_line) == \
@@ -195,7 +196,7 @@ def test_unclaimed_files_are_plaintext_module_chunks(path):
     assert cf.imports == []
 
 
-# ---------------------------------------------------------------- §6.2 / §6.3 consequences
+# ---------------------------------------------------------------- §pack-table / §chunk-walk consequences
 
 
 def _spans(path, text):
@@ -280,7 +281,7 @@ def test_c_type_references_become_class_chunks():
 
 
 def test_tsx_parsed_as_typescript():
-    # §6.2: under the TypeScript grammar the JSX arrow does not parse as a chunk (error nodes),
+    # §pack-table: under the TypeScript grammar the JSX arrow does not parse as a chunk (error nodes),
     # whereas `.jsx` (javascript grammar) finds it; `.tsx` and `.ts` chunk identically.
     src = "const a = () => <div>{x}</div>;\n"
     tsx = [(c.start_line, c.end_line, c.kind, c.content, c.language) for c in chunk_file("a.tsx", src).chunks]
@@ -301,7 +302,7 @@ def test_multibyte_and_crlf_content_is_the_exact_source_slice():
 
 
 def test_end_position_at_column_zero_is_not_adjusted():
-    # §6.3: end_line = end row + 1 even when the node ends at column 0 of the next line. Error
+    # §chunk-walk: end_line = end row + 1 even when the node ends at column 0 of the next line. Error
     # recovery on an unclosed C function makes the node swallow the `#endif` line and its newline.
     (c,) = chunk_file("u.c", "int f() {\n#endif\n").chunks
     assert (c.kind, c.start_line, c.end_line, c.content) == \
@@ -309,7 +310,7 @@ def test_end_position_at_column_zero_is_not_adjusted():
 
 
 def test_deep_nesting_does_not_overflow():
-    # §6.3: the walk is iterative; 1500 nested arrows exceed Python's default recursion limit.
+    # §chunk-walk: the walk is iterative; 1500 nested arrows exceed Python's default recursion limit.
     n = 1500
     src = "const f = " + "a => " * n + "1;\n"
     chunks = chunk_file("deep.js", src).chunks

@@ -1,4 +1,4 @@
-"""Hash embedder (§8.2)."""
+"""Hash embedder (§hash-embedder)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from .corpora import opposite_sign_pair, ref_bucket, ref_embed, ref_fnv1a64
 @pytest.mark.parametrize(
     ("data", "expected"),
     [
-        (b"", 0xCBF29CE484222325),  # spec anchors (§8.2)
+        (b"", 0xCBF29CE484222325),  # spec anchors (§hash-embedder)
         (b"a", 0xAF63DC4C8601EC8C),
         (b"foobar", 0x85944171F73967E8),
     ],
@@ -70,7 +70,7 @@ def test_embed_repeats_count():
 
 
 def test_embed_divides_rather_than_multiplying_by_reciprocal():
-    # §2.4: each component is DIVIDED by the norm. With components (-3, ±1, ±1, ±1) the norm is
+    # §numbers: each component is DIVIDED by the norm. With components (-3, ±1, ±1, ±1) the norm is
     # sqrt(12), and 3 / sqrt(12) differs from 3 * (1 / sqrt(12)) in the last bit.
     toks = ["a", "foobar", "x", "y"]
     assert len({ref_bucket(t)[0] for t in toks}) == 4
@@ -81,7 +81,7 @@ def test_embed_divides_rather_than_multiplying_by_reciprocal():
 
 
 def test_opposite_sign_collision_cancels():
-    # §8.2: distinct tokens can collide in a bucket; with opposite signs they cancel completely.
+    # §hash-embedder: distinct tokens can collide in a bucket; with opposite signs they cancel completely.
     t1, t2 = opposite_sign_pair()
     assert ref_bucket(t1)[0] == ref_bucket(t2)[0] and ref_bucket(t1)[1] != ref_bucket(t2)[1]
     assert not hash_embed(f"{t1} {t2}").any()

@@ -268,7 +268,7 @@ def test_graph_expansion_over_files_whose_chunks_are_not_consecutive(stdlib_inde
     if len(files) % 2:
         order.extend(by_file[files[-1]])
     chunks = [base.chunks[d] for d in order]
-    index = index_from_parts(chunks, base.file_imports, base.file_tokens, base.embedder)
+    index = index_from_parts(chunks, base.file_imports, base.file_token_estimates, base.embedder)
     assert any(m[-1] - m[0] + 1 != len(m) for m in index.chunks_by_file.values())
     queries = corpus_queries(index, seed=5, n_derived=60, n_mixes=20)
     assert assert_same_rankings(index, queries, ks=(10, 3, 20)) >= 200

@@ -1,4 +1,5 @@
-"""`hybrid.fuse` against §11.2 and §11.5–§11.10 written out plainly, on inputs real corpora never give.
+"""`hybrid.fuse` against §intent and §hybrid-candidates–§diversity-cap written out plainly, on inputs
+real corpora never give.
 
 The differential tests (test_fast_ranking.py) compare whole rankings on real corpora, where cosines
 are finite and within [-1, 1]. Here the candidate lists and cosines are drawn freely — NaN,

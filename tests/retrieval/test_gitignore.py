@@ -1,4 +1,4 @@
-"""`.gitignore` semantics of the reference walker (pipeline.md §4.2).
+"""`.gitignore` semantics of the reference walker (§gitignore).
 
 Each case states a `.gitignore` file, a path relative to its directory, whether that path is a
 directory, and the verdict: True (ignored), False (re-included by a `!` line), None (no line

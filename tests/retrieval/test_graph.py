@@ -1,7 +1,7 @@
-"""Import graph (§11.11) and graph expansion (§11.12), with corpora whose imports resolve.
+"""Import graph (§import-graph) and graph expansion (§graph-expansion), with corpora whose imports resolve.
 
-Every expected bonus list below is derived by hand from §11.11–11.12; the cosines are simple
-because each corpus is checked (precondition asserts) to have no embedding-bucket collisions
+Every expected bonus list below is derived by hand from §import-graph–§graph-expansion; the
+cosines are simple because each corpus is checked (precondition asserts) to have no embedding-bucket collisions
 among the tokens involved, so a cosine is just shared-token counts over the two norms.
 """
 
@@ -41,7 +41,7 @@ def _no_collisions(index, query):
         assert buckets_distinct(ref_tokenize(c.content) + ref_tokenize(query)), c.content
 
 
-# ---------------------------------------------------------------- §11.11 stems and resolution
+# ---------------------------------------------------------------- §import-graph stems and resolution
 
 
 @pytest.mark.parametrize(
@@ -120,7 +120,7 @@ def test_language_import_forms_resolve_in_an_index():
     assert g.neighbors("page.ts") == []
 
 
-# ---------------------------------------------------------------- §11.12 expansion
+# ---------------------------------------------------------------- §graph-expansion expansion
 
 PY_CORPUS = {
     "main.py": "import helpers\nfrom models import User\n\ndef main():\n    return helpers.run()\n",
@@ -280,7 +280,7 @@ def test_bonus_survives_when_cap_leaves_main_list_short(hub_index):
 
 def test_bonus_is_cut_by_k_in_the_relevance_backend(hub_index):
     # k = 3: the main list is full (3), graph expansion still appends dep.py (hybrid_search
-    # returns 4), and the relevance backend keeps only the first k (§13).
+    # returns 4), and the relevance backend keeps only the first k (§backends).
     res = hybrid_search(hub_index, hash_embed("zebra"), "zebra", 3)
     assert [hub_index.chunks[r.index].file_path for r in res] == ["hub.py"] * 3 + ["dep.py"]
     hits = builtin_backend("hybrid", hub_index)("zebra", 3)
@@ -288,7 +288,7 @@ def test_bonus_is_cut_by_k_in_the_relevance_backend(hub_index):
 
 
 def test_corpus_a_graph_adds_nothing():
-    # §11.14: payments.py -> auth.py, but both files are already present.
+    # §hybrid-examples: payments.py -> auth.py, but both files are already present.
     idx = build({"auth.py": 'def hash_password(pw):\n    return pw + "salt"\n',
                  "payments.py": "import auth\n\ndef process_payment(amount):\n"
                                 "    return auth.hash_password(str(amount))\n"})
@@ -301,7 +301,7 @@ def test_corpus_a_graph_adds_nothing():
 
 
 def reference_neighbors(file_imports, files) -> dict[str, list[str]]:
-    """§11.11 as plainly as possible (the implementation before suffix lookups were indexed):
+    """§import-graph as plainly as possible (the implementation before suffix lookups were indexed):
     stem match first, else the first file in order that ends with `module.py` or `module.js`."""
     files = list(files)
 

@@ -1,5 +1,6 @@
-"""Hybrid search (§11), BM25-only and the relevance backends (§12, §13), edge cases (§15), and the
-worked examples of §11.14 and §16.3.
+"""Hybrid search (§hybrid), BM25-only and the relevance backends (§bm25-only, §backends), edge cases
+(§edge-cases), and the
+worked examples of §hybrid-examples and §verified-runs.
 
 Hand computations are written next to each expected number. Small corpora are checked for
 embedding-bucket collisions first, so their cosines are plain shared-token ratios.
@@ -61,7 +62,7 @@ def samples(upstream):
     return build_dir(upstream / SAMPLES)
 
 
-# ---------------------------------------------------------------- §11.2 intent
+# ---------------------------------------------------------------- §intent intent
 
 
 @pytest.mark.parametrize(
@@ -168,7 +169,7 @@ def test_hybrid_by_hand_file_hint(h_index):
 
 def test_top_k_limits_and_pool(h_index):
     assert rows(h_index, _hybrid(h_index, "alpha function", 1)) == [("a.txt", 1, 1, "0.887500")]
-    assert _hybrid(h_index, "alpha function", 0) == []  # §15 top_k = 0
+    assert _hybrid(h_index, "alpha function", 0) == []  # §edge-cases top_k = 0
     assert rank_core(h_index, hash_embed("alpha"), "alpha", 0) == []
 
 
@@ -185,7 +186,7 @@ def test_keyword_test_is_substring_based(content, expected):
 @pytest.mark.parametrize(
     ("path", "penalised"),
     [
-        ("inspect.py", True),  # `spec` inside a word (§11.8)
+        ("inspect.py", True),  # `spec` inside a word (§hybrid-candidates)
         ("planet.rs", True),  # `plan`
         ("mydocs/x.md", True),  # `docs/`
         ("docs/readme.md", True),
@@ -225,7 +226,7 @@ RRF_FILES = {"0.txt": "beta", "1.txt": "d d d beta", "2.txt": "c d alpha c c", "
 
 
 def test_rrf_anchor_and_normalisation():
-    # §11.6 anchor: vrank 0, frank 2, w 1 -> 1/60 + 1 * (1/62) = 0.032796.
+    # §hybrid-candidates anchor: vrank 0, frank 2, w 1 -> 1/60 + 1 * (1/62) = 0.032796.
     anchor = (1.0 / (60.0 + 0)) + (1.0 * (1.0 / (60.0 + 2)))
     assert format6(anchor) == "0.032796"
     # Corpus where 0.txt has exactly those ranks for `alpha beta` (w = 1):
@@ -252,7 +253,7 @@ def test_rrf_anchor_and_normalisation():
 
 @pytest.mark.parametrize("delta", [3e-7, -3e-8])
 def test_final_sort_uses_six_decimal_keys_then_chunk_id(delta):
-    # §2.2/§11.9: sorting compares score_key(final), then chunk_id — never raw doubles.
+    # §score-key/§hybrid-candidates: sorting compares score_key(final), then chunk_id — never raw doubles.
     # Query `alpha`, CONFIDENCE_WEIGHT 0 so final = norm: spec.txt `alpha` has vrank 0 and
     # frank 0 (rrf 2/60 = max, norm 1) and b.txt `alpha beta` vrank 1, frank 1 (norm 60/61 =
     # 0.98360656, key 983607). spec.txt is penalised with PATH_PENALTY = 60/61 + delta, which keeps
@@ -268,7 +269,7 @@ def test_final_sort_uses_six_decimal_keys_then_chunk_id(delta):
 
 
 def test_bm25_candidates_use_unique_query_tokens():
-    # §11.4: Q is the list of UNIQUE tokens. In this corpus `x y` ranks x.txt first in BM25
+    # §hybrid-candidates: Q is the list of UNIQUE tokens. In this corpus `x y` ranks x.txt first in BM25
     # (tf 4: 1.4426 idf vs 1.2571 idf), while counting `y` three times would put y.txt first.
     # With the query vector held fixed, `x y y y` and `x y` must therefore rank identically.
     idx = build({"x.txt": "x x x x", "y.txt": "y", "z.txt": "z"})
@@ -281,7 +282,7 @@ def test_bm25_candidates_use_unique_query_tokens():
 
 
 def test_empty_query_vector_uses_bm25_candidates_only(samples):
-    # §11.3: an empty qvec (Ollama failure) gives no vector candidates and cos 0.0 everywhere.
+    # §hybrid-candidates: an empty qvec (Ollama failure) gives no vector candidates and cos 0.0 everywhere.
     # `loader`: BM25 candidates are the 4 chunks containing `loader` (franks 0..3, w = 1), all
     # with keyword 1.0 and vector_score 0.5 -> final = 0.325 + 0.5 * 60/(60 + frank):
     # 0.825000, 0.816803, 0.808871, 0.801190, in BM25 order.
@@ -292,7 +293,7 @@ def test_empty_query_vector_uses_bm25_candidates_only(samples):
     assert [format6(r.score) for r in res] == ["0.825000", "0.816803", "0.808871", "0.801190"]
 
 
-# ---------------------------------------------------------------- §11.14 worked examples
+# ---------------------------------------------------------------- §hybrid-examples worked examples
 
 CORPUS_A = {
     "auth.py": 'def hash_password(pw):\n    return pw + "salt"\n',
@@ -302,10 +303,11 @@ CORPUS_A = {
 
 
 def test_corpus_a():
-    # §11.14 / §16.4: 0.825000 (auth.py 1-2, 188febb74a94633e) and 0.816803 (payments.py 3-4).
+    # §hybrid-examples / §verified-runs: 0.825000 (auth.py 1-2, 188febb74a94633e) and 0.816803
+    # (payments.py 3-4).
     idx = build(CORPUS_A)
     assert [c.chunk_id for c in idx.chunks] == ["188febb74a94633e", "81ef5c5a698d2118"]
-    assert sum(c.token_count for c in idx.chunks) / len(idx.chunks) == 14.0  # §16.4 average
+    assert sum(c.token_count for c in idx.chunks) / len(idx.chunks) == 14.0  # §verified-runs average
     q = "where is the password hashed"
     assert is_code_lookup(q)
     assert bm25_only_search(idx, q, 3) == []  # `password` is not a token of either chunk
@@ -337,7 +339,7 @@ def test_code_starter_hybrid_top5(samples, query):
 
 
 def test_samples_have_no_resolvable_imports(samples):
-    # Upstream goldens never exercise graph expansion on the samples (§11.12).
+    # Upstream goldens never exercise graph expansion on the samples (§graph-expansion).
     assert all(samples.graph.neighbors(f) == [] for f in samples.chunks_by_file)
 
 
@@ -370,7 +372,7 @@ def test_code_golden_rankings(upstream, samples):
 
 
 def test_diversity_cap_loader_k50(samples):
-    # §11.10: `loader` with k = 50 on the samples gives 19: every one of the 21 chunks is a
+    # §diversity-cap: `loader` with k = 50 on the samples gives 19: every one of the 21 chunks is a
     # candidate, but rust.rs and typescript.ts have 4 chunks each and keep only 3.
     res = rank_core(samples, hash_embed("loader"), "loader", 50)
     assert len(res) == 19
@@ -383,7 +385,7 @@ def test_diversity_cap_loader_k50(samples):
     assert len(builtin_backend("hybrid", samples)("loader", 50)) == 19
 
 
-# ---------------------------------------------------------------- §16.3 docs corpus
+# ---------------------------------------------------------------- §verified-runs docs corpus
 
 DOCS_EXPECTED = {
     "how many login attempts before lockout": ("rate-limiting.md", "3.848029", "0.853351"),
@@ -422,12 +424,12 @@ def test_docs_corpus_top_scores(docs, query):
 
 
 def test_docs_corpus_bm25_single_hits(docs):
-    # §16.3: bm25 returns only 1 result for three of the four queries.
+    # §verified-runs: bm25 returns only 1 result for three of the four queries.
     counts = sorted(len(builtin_backend("bm25", docs)(q, 3)) for q in DOCS_EXPECTED)
     assert counts[:3] == [1, 1, 1] and counts[3] > 1
 
 
-# ---------------------------------------------------------------- §13 backends and §15 edge cases
+# ------------------------------------------------------------ §backends backends and §edge-cases edge cases
 
 
 def test_unknown_backend():
@@ -438,8 +440,8 @@ def test_unknown_backend():
 @pytest.mark.parametrize("name", ["bm25", "vector", "hybrid"])
 def test_empty_corpus_and_blank_query(samples, name):
     empty = build({})
-    assert builtin_backend(name, empty)("loader", 5) == []  # §15: empty corpus
-    for q in ("", "   ", "\t\n", "\u3000"):  # §13: query.trim() empty
+    assert builtin_backend(name, empty)("loader", 5) == []  # §edge-cases: empty corpus
+    for q in ("", "   ", "\t\n", "\u3000"):  # §backends: query.trim() empty
         assert builtin_backend(name, samples)(q, 5) == []
 
 
@@ -453,13 +455,13 @@ def test_empty_corpus_direct_calls():
 
 @pytest.mark.parametrize("query", ["???", "日本語", "!!! ..."])
 def test_tokenless_query_early_exit(samples, query):
-    # §11.1 / §12: no tokens -> [] for hybrid and bm25 (vector: see test_vector.py).
+    # §hybrid-exits / §bm25-only: no tokens -> [] for hybrid and bm25 (vector: see test_vector.py).
     assert hybrid_search(samples, hash_embed(query), query, 5) == []
     assert bm25_only_search(samples, query, 5) == []
 
 
 def test_query_tokens_absent_from_corpus(samples):
-    # §15: bm25 []; vector and hybrid still return k results.
+    # §edge-cases: bm25 []; vector and hybrid still return k results.
     q = "zzqqxx"
     assert builtin_backend("bm25", samples)(q, 5) == []
     assert len(builtin_backend("vector", samples)(q, 5)) == 5
@@ -476,7 +478,7 @@ def test_corpus_with_an_empty_file():
 
 
 def test_duplicate_chunk_ids_keep_index_order():
-    # §15: two `struct A` references on one line share file, span and first bytes, hence id,
+    # §edge-cases: two `struct A` references on one line share file, span and first bytes, hence id,
     # content and embedding; every ranking keeps them in index order (stable sorts).
     idx = build({"d.c": "struct A *f(struct B b) { return (struct A*)0; }\n"})
     ids = idx.chunk_ids
@@ -527,7 +529,7 @@ def test_hybrid_invariants(files, query, k):
     assert len(hits) <= max(k, 1)
 
 
-# ---------------------------------------------------------------- §3 index build
+# ---------------------------------------------------------------- §build index build
 
 
 def test_build_index_matches_hand_build(upstream, tmp_path):
@@ -539,5 +541,5 @@ def test_build_index_matches_hand_build(upstream, tmp_path):
         hand = build(read_tree(root))
         assert [(c.chunk_id, c.file_path, c.start_line, c.end_line, c.kind) for c in real.chunks] == \
             [(c.chunk_id, c.file_path, c.start_line, c.end_line, c.kind) for c in hand.chunks]
-        assert real.file_imports == hand.file_imports and real.file_tokens == hand.file_tokens
+        assert real.file_imports == hand.file_imports and real.file_token_estimates == hand.file_token_estimates
         assert real.matrix.tobytes() == hand.matrix.tobytes()

@@ -1,7 +1,7 @@
 """`build_index` end to end: the same index however it is built — in one process or several, cold,
 from the index cache, after a change, from a damaged cache, by two runs at once.
 
-The reference is the straightforward pipeline of pipeline.md §3, written here without any of the
+The reference is the straightforward pipeline of §build, written here without any of the
 machinery under test: walk, redact, `chunk_file` and `hash_embed` chunk by chunk. Indexes are
 compared through the bytes of the store they would write (every chunk field, each embedding
 component in its shortest round-trip form, imports and token weights).

@@ -1,4 +1,4 @@
-"""Opt-in language packs (retrieval/chunking/languages.py): the pack checks of pipeline.md §6.8, real-source
+"""Opt-in language packs (retrieval/chunking/languages.py): the pack checks of §pack-validators, real-source
 chunking per language with hand-checked lines, import extraction, and that the default is untouched.
 
 The sample sources live in `language_samples/`; every expected line range below was read off
@@ -51,7 +51,7 @@ def imports(path: str, text: str) -> list[str]:
     return chunk_file(path, text, ALL).imports
 
 
-# ---------------------------------------------------------------- §6.8 layers 1 and 2, for all twelve packs
+# ---------------------------------------------------- §pack-validators layers 1 and 2, for all twelve packs
 
 
 def test_the_full_set_is_the_reference_six_then_the_extras_in_order():

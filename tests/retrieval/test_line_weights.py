@@ -3,7 +3,7 @@
 Indexing weighs a file's lines from the chunker's bytes (retrieval/chunking/line_weights.py
 `file_weighted_lines`), and the records, the kept corpora and their splices carry the result;
 a metric used to work them out from the chunks' contents, which an index made some other way (a
-loaded store) still does (`weighted_lines`, checked against harness.md §3.3's plain definition
+loaded store) still does (`weighted_lines`, checked against §token-metrics's plain definition
 in tests/evaluation/test_spans.py). Both must give the same integers for every file: real
 corpora, generated files with every line ending and encoding oddity, cold, warm and spliced
 indexes, and the reports of the CLI.
@@ -28,7 +28,7 @@ from cce_relevance.retrieval.chunking.chunk import Chunk, ChunkedFile, chunk_fil
 from cce_relevance.retrieval.chunking.line_weights import (
     EXTRA_DTYPE,
     NO_LINES,
-    WeightedLines,
+    FileLineWeights,
     file_weighted_lines,
     lines_in_slots,
     unique_paths,
@@ -48,7 +48,7 @@ from .test_fast_ranking import _stdlib_slice
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
-def assert_same_lines(got: WeightedLines, expected: WeightedLines) -> None:
+def assert_same_lines(got: FileLineWeights, expected: FileLineWeights) -> None:
     for a, b in zip(got, expected, strict=True):
         assert np.array_equal(a, b)
     assert got.extras.dtype == expected.extras.dtype == EXTRA_DTYPE
@@ -244,7 +244,7 @@ def test_files_of_every_language_weigh_as_their_chunks(file, protect_secrets):
 def test_an_index_is_weighed_by_the_lines_it_holds():
     """`of_index` reads the index's weighted lines (not its chunks) for the files it has them for."""
     chunks = chunk_file("k.py", "class K:\n    def m(self):\n        return 'a long line, many tokens'\n").chunks
-    held = WeightedLines(np.array([2], dtype=np.int64), np.array([1], dtype=np.int64), np.array([41], EXTRA_DTYPE))
+    held = FileLineWeights(np.array([2], dtype=np.int64), np.array([1], dtype=np.int64), np.array([41], EXTRA_DTYPE))
     weights = LineWeights.of_index(Index(chunks, {}, {}, weighted_lines={"k.py": held}))
     assert [weights.mass({"k.py": [(n, n)]}) for n in range(1, 4)] == [1, 42, 1]
     assert LineWeights(chunks).mass({"k.py": [(2, 2)]}) != 42

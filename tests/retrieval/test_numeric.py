@@ -1,4 +1,4 @@
-"""numeric.py (pipeline.md §2.1–2.2, §2.4) and strings.py (§2.5)."""
+"""numeric.py (§numbers, §score-key) and strings.py (§strings)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from cce_relevance.numeric import I64_MAX, I64_MIN, round_half_away, score_key, 
 from cce_relevance.reporting.numbers import format6
 from cce_relevance.strings import rust_split_whitespace, rust_trim
 
-# ---------------------------------------------------------------- round_half_away (§2.1)
+# ---------------------------------------------------------------- round_half_away (§numbers)
 
 
 @pytest.mark.parametrize(
@@ -42,7 +42,7 @@ def test_round_half_away_examples(y, expected):
 
 
 def test_round_half_away_nan_is_zero():
-    # §2.1: conversion to i64 maps NaN to 0 (Rust `as i64`).
+    # §numbers: conversion to i64 maps NaN to 0 (Rust `as i64`).
     assert round_half_away(float("nan")) == 0
 
 
@@ -66,7 +66,7 @@ def test_round_half_away_saturates_to_i64(y, expected):
 @settings(max_examples=400, deadline=None)
 @given(st.floats(min_value=-1e15, max_value=1e15, allow_nan=False))
 def test_round_half_away_matches_decimal_half_up(y):
-    # §2.1 names Decimal.quantize(ROUND_HALF_UP) as an exact reference.
+    # §numbers names Decimal.quantize(ROUND_HALF_UP) as an exact reference.
     assert round_half_away(y) == int(Decimal(y).quantize(Decimal(1), rounding=ROUND_HALF_UP))
 
 
@@ -79,13 +79,13 @@ def test_round_half_away_exact_halves(n):
     assert round_half_away(y) == expected
 
 
-# ---------------------------------------------------------------- score_key (§2.2)
+# ---------------------------------------------------------------- score_key (§score-key)
 
 
 def test_score_key_multiplies_before_rounding():
     # 0.1234565 is stored slightly below ...65 (exact decimal 0.12345649999999999679...), but the
-    # IEEE product with 1e6 is exactly 123456.5, which rounds away from zero to 123457 (§2.2 and
-    # harness.md §5.1). A decimal-exact rounding would give 123456.
+    # IEEE product with 1e6 is exactly 123456.5, which rounds away from zero to 123457 (§score-key and
+    # §number-format). A decimal-exact rounding would give 123456.
     assert Decimal(0.1234565) < Decimal("0.1234565")
     assert 0.1234565 * 1000000.0 == 123456.5
     assert score_key(0.1234565) == 123457
@@ -96,7 +96,7 @@ def test_score_key_multiplies_before_rounding():
     ("x", "expected"),
     [
         (0.0, 0),
-        (0.0000004, 0),  # below half a micro-unit: key 0 (the BM25 drop threshold, §9)
+        (0.0000004, 0),  # below half a micro-unit: key 0 (the BM25 drop threshold, §bm25)
         (0.0000005, 1),  # 5e-7 * 1e6 == 0.5 exactly in doubles -> 1
         (-0.0000005, -1),
         (0.902322, 902322),
@@ -116,7 +116,7 @@ def test_score_key_is_round_half_away_of_product(x):
     assert score_key(x) == int(Decimal(p).quantize(Decimal(1), rounding=ROUND_HALF_UP))
 
 
-# ---------------------------------------------------------------- seq_sum (§2.4)
+# ---------------------------------------------------------------- seq_sum (§numbers)
 
 
 def test_seq_sum_is_plain_left_to_right():
@@ -139,7 +139,7 @@ def test_seq_sum_property(values):
     assert got == total or (math.isnan(got) and math.isnan(total))
 
 
-# ---------------------------------------------------------------- strings (§2.5)
+# ---------------------------------------------------------------- strings (§strings)
 
 # Unicode White_Space (Rust char::is_whitespace): 25 code points.
 WHITE_SPACE_CODEPOINTS = (
@@ -153,7 +153,7 @@ def test_white_space_set_has_25_code_points():
 
 
 def test_rust_trim_does_not_strip_information_separators():
-    # U+001C..U+001F are whitespace to Python's str.strip() but not to Rust (§2.5).
+    # U+001C..U+001F are whitespace to Python's str.strip() but not to Rust (§strings).
     for cp in range(0x1C, 0x20):
         s = chr(cp) + "a" + chr(cp)
         assert s.strip() == "a"  # the Python behaviour the spec warns about

@@ -1,4 +1,4 @@
-"""The Ollama client (pipeline.md §8.4, harness.md §1.5–§1.6) against a real HTTP server on 127.0.0.1."""
+"""The Ollama client (§ollama, §store-mode–§embedder-name) against a real HTTP server on 127.0.0.1."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Language packs: extension resolution (§6.1), the pack table (§6.2), import extraction (§6.7)."""
+"""Language packs: extension resolution (§packs), the pack table (§pack-table), import extraction
+(§imports)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import pytest
 from cce_relevance.retrieval.chunking.chunk import chunk_file
 from cce_relevance.retrieval.chunking.packs import PACKS, file_extension, pack_for_path
 
-# ---------------------------------------------------------------- §6.1 extension resolution
+# ---------------------------------------------------------------- §packs extension resolution
 
 
 @pytest.mark.parametrize(
@@ -64,7 +65,7 @@ def test_pack_for_path(path, pack):
     assert (found.name if found else None) == pack
 
 
-# ---------------------------------------------------------------- §6.2 pack table
+# ---------------------------------------------------------------- §pack-table pack table
 
 FN_ECMA = {"function_declaration", "method_definition", "arrow_function", "function_expression"}
 TABLE = [
@@ -91,7 +92,7 @@ def test_extension_claims_are_unique_and_lowercase():
 
 
 def test_tsx_uses_the_typescript_dialect():
-    # §6.2: `.tsx` is parsed with language_typescript(), never language_tsx(); JSX then parses into
+    # §pack-table: `.tsx` is parsed with language_typescript(), never language_tsx(); JSX then parses into
     # error nodes, whereas the TSX grammar would parse this line cleanly.
     import tree_sitter_typescript
     from tree_sitter import Language, Parser
@@ -103,7 +104,7 @@ def test_tsx_uses_the_typescript_dialect():
     assert pack_for_path("a.tsx") is pack_for_path("a.ts")
 
 
-# ---------------------------------------------------------------- §6.7 import extraction
+# ---------------------------------------------------------------- §imports import extraction
 
 
 def _imports(path: str, text: str) -> list[str]:
@@ -123,7 +124,7 @@ def _imports(path: str, text: str) -> list[str]:
         ("import a.b as c\n", ["a"]),  # aliased_import: first component of its first child
         ("import b\nimport a\nimport b\nfrom a import z\n", ["b", "a"]),  # de-duplicated, first seen
         ("def f():\n    import json\n", ["json"]),  # the whole tree is walked
-        # tree-sitter-python parses this as `future_import_statement`, a kind §6.7 does not visit:
+        # tree-sitter-python parses this as `future_import_statement`, a kind §imports does not visit:
         ("from __future__ import annotations\n", []),
         ("x = 1\n", []),
     ],

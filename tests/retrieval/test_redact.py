@@ -1,4 +1,4 @@
-"""The secret redactor against every vector of pipeline.md §5.1, plus properties.
+"""The secret redactor against every vector of §redaction, plus properties.
 
 Secret-shaped inputs are joined from fragments at run time, as upstream does, so that no file
 in the repository holds a whole fake credential for a secret scanner to flag.
@@ -249,7 +249,7 @@ UPSTREAM_VECTORS = [
     ),
 ]
 
-# §5.1 "further probes": outputs of upstream's redactor that settle the finer rules.
+# §redaction "further probes": outputs of upstream's redactor that settle the finer rules.
 UPSTREAM_PROBES = [
     ('password = "<ABCDEFGHIJ>"', 'password = "<ABCDEFGHIJ>"'),
     ('password = "<abc def ghi>"', 'password = "<abc def ghi>"'),
@@ -276,7 +276,7 @@ UPSTREAM_PROBES = [
     ("password = 'abcdefgh'.x y'", "password = '[REDACTED:SECRET]'.x y'"),
 ]
 
-# Not captured from upstream: consequences of the Rust `regex` semantics §5 names (Unicode
+# Not captured from upstream: consequences of the Rust `regex` semantics §redaction names (Unicode
 # White_Space for `\s`, simple case folding for `(?i)`, Alphabetic/M/Nd/Pc/Join_Control for
 # `\b`) and of the byte scanner, at the points where Python's `re` or a naive port differs.
 RUST_SEMANTICS_PROBES = [

@@ -1,4 +1,4 @@
-"""Layer-1 sensitive basenames (pipeline.md §4.6) and the Rust extension rule they rely on."""
+"""Layer-1 sensitive basenames (§sensitive) and the Rust extension rule they rely on."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The persisted store (pipeline.md §14): the serde_json/ryu byte layout, loading, and validation."""
+"""The persisted store (§store): the serde_json/ryu byte layout, loading, and validation."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from cce_relevance.retrieval.store.store import (
 from .corpora import write_corpus
 from .test_term_counts import assert_same_bm25
 
-CORPUS_A = {  # pipeline.md §11.14
+CORPUS_A = {  # §hybrid-examples
     "auth.py": 'def hash_password(pw):\n    return pw + "salt"\n',
     "payments.py": "import auth\n\ndef process_payment(amount):\n    return auth.hash_password(str(amount))\n",
 }
@@ -76,7 +76,7 @@ def test_non_finite_doubles_have_no_store_form(value: float) -> None:
 
 
 def _oracle(x: float) -> str:
-    """The ryu layout from numpy's Dragon4 digits (independent of `repr`), per §14.4's regimes."""
+    """The ryu layout from numpy's Dragon4 digits (independent of `repr`), per §store-writing's regimes."""
     if x == 0.0:
         return "-0.0" if math.copysign(1.0, x) < 0 else "0.0"
     sign = "-" if x < 0 else ""
@@ -137,7 +137,7 @@ def test_strings_escape_like_serde_json(text: str) -> None:
 def test_corpus_a_store_is_2904_bytes_in_the_reference_layout(tmp_path: Path) -> None:
     index = build_index(write_corpus(tmp_path, CORPUS_A))
     text = dumps_store(index)
-    assert len(text.encode("utf-8")) == 2904  # pipeline.md §11.14, §14.4
+    assert len(text.encode("utf-8")) == 2904  # §hybrid-examples, §store-writing
     assert text.startswith('{"spec_version":"1.0","embedder":"hash","chunks":[{"chunk_id":"')
     assert '"file_imports":{"payments.py":["auth"]},' in text
     # estimate_tokens of each whole file: max(1, utf-8 bytes // 4).
@@ -155,7 +155,7 @@ def test_corpus_a_store_is_2904_bytes_in_the_reference_layout(tmp_path: Path) ->
 
 @pytest.mark.parametrize(("corpus", "size"), [("test/fixture/samples", 28924), ("eval/relevance/docs-corpus", 9915)])
 def test_upstream_corpora_give_the_reference_store_sizes(upstream: Path, corpus: str, size: int) -> None:
-    """pipeline.md §14.4: the prototype's stores were byte-identical to serde_json's for these."""
+    """§store-writing: the prototype's stores were byte-identical to serde_json's for these."""
     assert len(dumps_store(build_index(upstream / corpus)).encode("utf-8")) == size
 
 
@@ -194,7 +194,7 @@ def test_written_store_loads_back_exactly(upstream: Path, tmp_path: Path) -> Non
     text = dumps_store(built)
     loaded = load_store_text(tmp_path, text)
     assert loaded.embedder == "hash"
-    assert loaded.file_imports == built.file_imports and loaded.file_tokens == built.file_tokens
+    assert loaded.file_imports == built.file_imports and loaded.file_token_estimates == built.file_token_estimates
     assert [(c.chunk_id, c.file_path, c.start_line, c.end_line, c.chunk_type, c.kind, c.language, c.content,
              c.token_count) for c in loaded.chunks] == \
            [(c.chunk_id, c.file_path, c.start_line, c.end_line, c.chunk_type, c.kind, c.language, c.content,
@@ -209,7 +209,7 @@ def test_optional_fields_take_their_defaults(tmp_path: Path) -> None:
             '"chunk_type":"module","language":"plaintext","content":"hi","token_count":1,"extra":true}],'
             '"file_imports":{}}')
     index = load_store_text(tmp_path, text)
-    assert index.embedder == "hash" and index.file_tokens == {}
+    assert index.embedder == "hash" and index.file_token_estimates == {}
     [chunk] = index.chunks
     assert chunk.kind == "" and chunk.embedding.size == 0
 

@@ -1,6 +1,6 @@
 """Definition and import nodes found in C (query) or by a pruned walk, against a plain full walk.
 
-The reference visits every node in pre-order (pipeline.md §6.3, §6.7). `reference_nodes` below
+The reference visits every node in pre-order (§chunk-walk, §imports). `reference_nodes` below
 does exactly that in the plainest way (a stack over `Node.children`), and every test compares
 `syntax_nodes` with it node for node: over real corpora (the upstream samples, our language
 samples, the evaluation corpora, a slice of the installed standard library including its files
@@ -35,7 +35,7 @@ PYTHON = PACKS[0]
 
 
 def reference_nodes(pack: Pack, root) -> tuple[list, list]:
-    """Every node in pre-order (children left to right), filtered as §6.3 and §6.7 say."""
+    """Every node in pre-order (children left to right), filtered as §chunk-walk and §imports say."""
     definitions, imports = [], []
     pending = [root]
     while pending:

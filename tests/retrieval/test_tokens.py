@@ -1,4 +1,4 @@
-"""Tokenizer (§8.1) and the `cce.tokens/v1` estimator (§7)."""
+"""Tokenizer (§tokenizer) and the `cce.tokens/v1` estimator (§token-estimate)."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ def test_tokenize_examples(text, expected):
 @settings(max_examples=300, deadline=None)
 @given(st.text())
 def test_tokenize_matches_byte_scanner(text):
-    # Oracle: the §8.1 byte scanner written independently in corpora.ref_tokenize.
+    # Oracle: the §tokenizer byte scanner written independently in corpora.ref_tokenize.
     assert tokenize(text) == ref_tokenize(text)
 
 
@@ -78,7 +78,7 @@ def test_estimator_id():
 
 
 def test_ascii_lower_only_maps_a_to_z():
-    # §2.5: str.lower() is not equivalent (it folds non-ASCII and can change the length).
+    # §strings: str.lower() is not equivalent (it folds non-ASCII and can change the length).
     assert ascii_lower("ABC xyz 123") == "abc xyz 123"
     assert ascii_lower("ÀÉ") == "ÀÉ"
     assert ascii_lower("İ") == "İ" and len("İ".lower()) == 2

@@ -1,4 +1,5 @@
-"""Cosine (§8.3) and vector ranking (§10), plus the `vector` backend's no-token behaviour (§13)."""
+"""Cosine (§cosine) and vector ranking (§vector), plus the `vector` backend's no-token behaviour
+(§backends)."""
 
 from __future__ import annotations
 
@@ -42,7 +43,7 @@ def _same(a: float, b: float) -> bool:
     return (math.isnan(a) and math.isnan(b)) or _bits(a) == _bits(b)
 
 
-# ---------------------------------------------------------------- cosine_all (§8.3, §2.4)
+# ---------------------------------------------------------------- cosine_all (§cosine, §numbers)
 
 _FINITE = st.floats(allow_nan=False, allow_infinity=False, width=64)
 _SPARSE = st.one_of(st.just(0.0), st.just(-0.0), _FINITE, st.sampled_from([1.0, -1.0, 0.5, 1e-300, 1e300]))
@@ -113,13 +114,13 @@ def test_cosine_empty_vectors_give_zero():
 
 
 def test_cosine_uses_min_length():
-    # §8.3: plain dot product over min(len a, len b); no re-normalisation.
+    # §cosine: plain dot product over min(len a, len b); no re-normalisation.
     m = np.array([[1.0, 2.0]])
     assert cosine_all(np.array([3.0, 4.0, 100.0]), m).tolist() == [11.0]
     assert cosine_all(np.array([3.0]), m).tolist() == [3.0]
 
 
-# ---------------------------------------------------------------- cosine ranking (§10)
+# ---------------------------------------------------------------- cosine ranking (§vector)
 
 
 def test_rank_keeps_all_chunks_and_breaks_key_ties_by_id():
@@ -135,7 +136,7 @@ def test_rank_keeps_all_chunks_and_breaks_key_ties_by_id():
 
 
 def test_samples_parse_json_config_text(samples):
-    # §11.14: vector list for `parse json config text`.
+    # §hybrid-examples: vector list for `parse json config text`.
     got = rows(samples, vector_search(samples, hash_embed("parse json config text"), 5))
     assert got == [
         ("ruby.rb", 3, 5, "0.666667"),
@@ -147,7 +148,7 @@ def test_samples_parse_json_config_text(samples):
 
 
 def test_samples_zero_ties_by_chunk_id(samples):
-    # §10: cosine ties at 0.000000 are broken by chunk id: 2e676e753a19fde1 before 36ce4add58213d5c.
+    # §vector: cosine ties at 0.000000 are broken by chunk id: 2e676e753a19fde1 before 36ce4add58213d5c.
     ranked = samples.cosine.top(hash_embed("parse json config text"))
     order = [samples.chunk_ids[d] for d, _ in ranked]
     scores = {samples.chunk_ids[d]: s for d, s in ranked}
@@ -168,7 +169,7 @@ def test_rank_matches_spec_oracle_on_samples(samples):
 
 
 def test_negative_cosine_ranks_last():
-    # An opposite-sign bucket collision gives a negative cosine; §10 keeps it.
+    # An opposite-sign bucket collision gives a negative cosine; §vector keeps it.
     t1, t2 = opposite_sign_pair()
     idx = build({"a.txt": t2, "b.txt": "unrelated"})
     res = vector_search(idx, hash_embed(t1), 5)
@@ -176,12 +177,13 @@ def test_negative_cosine_ranks_last():
     assert res[-1].score == -1.0
 
 
-# ---------------------------------------------------------------- vector backend (§13, §15)
+# ---------------------------------------------------------------- vector backend (§backends, §edge-cases)
 
 
 @pytest.mark.parametrize("query", ["???", "日本語", "\x1c"])
 def test_tokenless_query_returns_k_zero_score_chunks_by_id(samples, query):
-    # §13/§17.8: no token guard on the vector backend: the zero vector returns the first k chunks
+    # §backends/§oddity-vector-no-guard: no token guard on the vector backend: the zero vector returns
+    # the first k chunks
     # by chunk id, all scoring 0. ("\x1c" is not whitespace to Rust, so the query is not empty.)
     search = builtin_backend("vector", samples)
     hits = search(query, 4)

@@ -1,4 +1,4 @@
-"""The corpus walker on real trees (pipeline.md §4.1, §4.3-§4.5)."""
+"""The corpus walker on real trees (§walk, §file-filters–§walk-output)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def paths(result: WalkResult) -> list[str]:
     return [f.path for f in result.files]
 
 
-# Output form and order (§4.4, §4.5).
+# Output form and order (§paths, §walk-output).
 
 
 def test_result_carries_relative_paths_and_text(tmp_path: Path) -> None:
@@ -101,7 +101,7 @@ def test_gitignore_matches_non_utf8_names_as_bytes(tmp_path: Path) -> None:
     assert paths(walk(tmp_path)) == [".gitignore", "a\u00e9b"]
 
 
-# Pruning (§4.1).
+# Pruning (§walk).
 
 
 def test_always_pruned_and_dot_directories_are_not_descended(tmp_path: Path) -> None:
@@ -128,7 +128,7 @@ def test_root_named_like_a_pruned_directory_is_walked(tmp_path: Path, root_name:
     assert paths(walk(root)) == ["a.py"]
 
 
-# `.gitignore` files in the tree (§4.2).
+# `.gitignore` files in the tree (§gitignore).
 
 
 def test_gitignore_files_are_indexed_and_applied(tmp_path: Path) -> None:
@@ -259,7 +259,7 @@ def test_gitignore_that_is_not_a_regular_file_is_not_read(tmp_path: Path) -> Non
     assert paths(walk(tmp_path)) == ["fifo/a.log", "sub/a.log"]
 
 
-# Symlinks and special files (§4.1).
+# Symlinks and special files (§walk).
 
 
 def test_symlinks_are_dropped_without_being_counted(tmp_path: Path) -> None:
@@ -387,7 +387,7 @@ def test_file_vanishing_mid_walk_is_skipped(tmp_path: Path, monkeypatch: pytest.
     assert (paths(result), result.skipped, result.errors) == (["stays.py"], 1, 0)
 
 
-# Per-file filters, in order (§4.3).
+# Per-file filters, in order (§file-filters).
 
 
 def test_sensitive_names_are_counted_and_never_read(tmp_path: Path) -> None:

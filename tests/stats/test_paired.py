@@ -1,6 +1,6 @@
-"""`paired_t` (harness.md §4.2–§4.3): worked examples, scipy agreement, degenerate rules.
+"""`paired_t` (§paired-t–§undefined): worked examples, scipy agreement, degenerate rules.
 
-The scipy cross-check mirrors §4.6: on non-degenerate vectors our numbers and scipy's
+The scipy cross-check mirrors §scipy-check: on non-degenerate vectors our numbers and scipy's
 `ttest_1samp` / `t.ppf` must render identically at six decimals. Degenerate inputs are
 where the two deliberately differ, so those are pinned to the reference's rules instead.
 """
@@ -25,14 +25,14 @@ MRR_EXAMPLE = [0.5 - 1.0 / 3.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
 
 
 def rendered(result: PairedTest) -> tuple[str, str, str, str, str]:
-    """The five numbers of a compare row as the report prints them (§5.1)."""
+    """The five numbers of a compare row as the report prints them (§number-format)."""
     assert result.t is not None and result.p is not None and result.ci95 is not None
     low, high = result.ci95
     return (signed6(result.mean_delta), signed6(result.t), format6(result.p), signed6(low), signed6(high))
 
 
 def scipy_rendered(deltas: list[float]) -> tuple[str, str, str, str, str]:
-    """§4.6's independent reference: ttest_1samp for t and p, t.ppf for the CI half-width."""
+    """§scipy-check's independent reference: ttest_1samp for t and p, t.ppf for the CI half-width."""
     n = len(deltas)
     mean = float(np.mean(deltas))
     test = stats.ttest_1samp(deltas, 0.0)
@@ -63,7 +63,7 @@ def test_worked_examples_of_section_4_6(deltas: list[float], expected: tuple[str
 
 def test_docs_example_raw_p_pins_the_operation_order() -> None:
     # Raw bits, beyond what the report prints: this is the value the reference's kernel
-    # order gives (Lentz update h·(d·c)). §4.6 quotes …6093, from reading "h·d·c" as
+    # order gives (Lentz update h·(d·c)). §scipy-check quotes …6093, from reading "h·d·c" as
     # (h·d)·c; scipy gives …5822. All three print 0.355918.
     assert paired_t(MRR_EXAMPLE).p == 0.3559176837496092
 
@@ -79,7 +79,7 @@ def _short(rng: np.random.Generator) -> list[float]:
 def _precision_at_k(rng: np.random.Generator) -> list[float]:
     k = int(rng.choice([3, 5, 10]))
     n = int(rng.integers(2, 41))
-    # Unrounded per-query metrics of both backends, subtracted as the harness does (§4.1).
+    # Unrounded per-query metrics of both backends, subtracted as the harness does (§deltas).
     return [int(b) / k - int(a) / k for a, b in zip(rng.integers(0, k + 1, n), rng.integers(0, k + 1, n), strict=True)]
 
 

@@ -1,4 +1,4 @@
-"""The Numerical-Recipes t kernels (harness.md §4.4) against closed forms, tables and scipy.
+"""The Numerical-Recipes t kernels (§kernels) against closed forms, tables and scipy.
 
 The kernels are only ~1e-10 accurate by design, so comparisons with exact values use
 tolerances, and the byte-level claim that matters — agreement at six decimals — is checked
@@ -49,7 +49,7 @@ def test_ln_gamma_matches_exact_values(x: float, exact: float) -> None:
 
 
 def test_ln_gamma_is_the_lanczos_formula_not_a_library_lgamma() -> None:
-    # §4.4 wants the reference's ~1e-10 approximation, whose error is visible at x = 10.
+    # §kernels wants the reference's ~1e-10 approximation, whose error is visible at x = 10.
     assert abs(ln_gamma(10.0) - math.lgamma(10.0)) > 1e-13
 
 

@@ -32,8 +32,13 @@ from typing import Any
 import numpy as np
 
 from cce_relevance.retrieval.chunking.chunk import Chunk
-from cce_relevance.retrieval.chunking.line_weights import EXTRA_DTYPE, CorpusLines, check_slots, unique_paths
-from cce_relevance.retrieval.embedding.buckets import BucketCounts, joined_counts
+from cce_relevance.retrieval.chunking.line_weights import (
+    EXTRA_DTYPE,
+    CorpusLineWeights,
+    check_slots,
+    unique_paths,
+)
+from cce_relevance.retrieval.embedding.buckets import BucketCounts, concatenated_counts
 from cce_relevance.retrieval.indexing.file import IndexedFile
 from cce_relevance.retrieval.indexing.file_record import (
     FIELDS,
@@ -77,11 +82,11 @@ class CorpusArrays:
     id_rank: np.ndarray
     line_extras: np.ndarray
 
-    def lines(self, paths: Sequence[str]) -> CorpusLines:
+    def lines(self, paths: Sequence[str]) -> CorpusLineWeights:
         """The files' weighted lines, by path (file i's is `paths[i]`)."""
         first = np.concatenate(([0], np.cumsum(self.per_file))).tolist()
         files = unique_paths((path, (first[i], first[i + 1])) for i, path in enumerate(paths))
-        return CorpusLines(files, self.rows[:, RUN_START], self.rows[:, RUN_LENGTH], self.line_extras)
+        return CorpusLineWeights(files, self.rows[:, RUN_START], self.rows[:, RUN_LENGTH], self.line_extras)
 
 
 
@@ -97,7 +102,7 @@ class AssembledCorpus:
 
     chunks: list[Chunk]
     file_imports: dict[str, list[str]]
-    file_tokens: dict[str, int]
+    file_token_estimates: dict[str, int]  # each file's token weight as estimated (§token-estimate)
     counts: BucketCounts
 
 
@@ -118,7 +123,7 @@ def arrays_from_entries(keys: Sequence[bytes], files: Sequence[tuple[str, str]],
         {i: e.imports for i, e in enumerate(entries) if e.imports},
         {i: e.text for i, (e, (_, walked)) in enumerate(zip(entries, files, strict=True)) if e.text != walked},
         list(types), np.concatenate(rows) if rows else np.zeros((0, FIELDS), np.int64),
-        b"".join(chunk_id_bytes(e) for e in entries), contents, joined_counts(counts), postings, id_rank,
+        b"".join(chunk_id_bytes(e) for e in entries), contents, concatenated_counts(counts), postings, id_rank,
         np.concatenate([e.lines.extras for e in entries]) if entries else np.zeros(0, EXTRA_DTYPE))
 
 

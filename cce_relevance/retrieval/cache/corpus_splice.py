@@ -32,7 +32,7 @@ from typing import NamedTuple
 import numpy as np
 
 from cce_relevance.retrieval.cache.corpus_record import CorpusArrays, split_ids
-from cce_relevance.retrieval.embedding.buckets import BucketCounts, joined_counts
+from cce_relevance.retrieval.embedding.buckets import BucketCounts, concatenated_counts
 from cce_relevance.retrieval.indexing.file import IndexedFile
 from cce_relevance.retrieval.indexing.file_record import (
     FIELDS,
@@ -128,7 +128,7 @@ def splice(old: CorpusArrays, keys: Sequence[bytes], files: Sequence[tuple[str, 
     return CorpusArrays(
         list(keys), sizes, tokens, imports, texts, list(types),
         np.concatenate(rows) if rows else np.zeros((0, FIELDS), np.int64), all_ids, dict(sorted(contents.items())),
-        joined_counts(counts), _spliced_postings(old.postings, chunk_map, first, fresh, sizes),
+        concatenated_counts(counts), _spliced_postings(old.postings, chunk_map, first, fresh, sizes),
         spliced_id_ranks(old.id_rank, chunk_map, all_ids, new_chunks), np.concatenate(extras))
 
 

@@ -24,7 +24,7 @@ EXTRA_DTYPE = np.int32
 than 8 GiB (a walked file is at most `config.MAX_FILE_SIZE`, 2 MiB)."""
 
 
-class WeightedLines(NamedTuple):
+class FileLineWeights(NamedTuple):
     """One file's weighted lines as runs of consecutive line numbers, ascending and disjoint:
     run r holds lines `starts[r]` to `starts[r] + lengths[r] - 1` (lengths are positive), whose
     weights less 1 (the weight of a line no chunk covers) are laid end to end in `extras`. A
@@ -35,8 +35,8 @@ class WeightedLines(NamedTuple):
     extras: np.ndarray
 
 
-class LineRuns(NamedTuple):
-    """`WeightedLines` as a metric reads them: run r holds lines `starts[r]`.. with weights at
+class LineWeightRuns(NamedTuple):
+    """`FileLineWeights` as a metric reads them: run r holds lines `starts[r]`.. with weights at
     positions `offsets[r]`..`offsets[r + 1]` of the runs' lines laid end to end, and `prefix[i]`
     is the sum of (weight - 1) of the first i of those lines. The mass of any interval is then
     its line count plus two prefix differences; lines no chunk covers weigh 1 and add nothing.
@@ -51,17 +51,17 @@ class LineRuns(NamedTuple):
 
 
 _V = TypeVar("_V")
-NO_LINES = WeightedLines(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, EXTRA_DTYPE))
+NO_LINES = FileLineWeights(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, EXTRA_DTYPE))
 
 
-def line_runs(lines: WeightedLines) -> LineRuns:
-    """`lines` ready for a metric to read (see `LineRuns`)."""
+def line_runs(lines: FileLineWeights) -> LineWeightRuns:
+    """`lines` ready for a metric to read (see `LineWeightRuns`)."""
     offsets = np.zeros(lines.lengths.shape[0] + 1, dtype=np.int64)
     np.cumsum(lines.lengths, out=offsets[1:])
     prefix = np.zeros(lines.extras.shape[0] + 1, dtype=np.int64)
     np.cumsum(lines.extras, out=prefix[1:])
     starts = np.ascontiguousarray(lines.starts, dtype=np.int64)
-    return LineRuns(starts.data, offsets.data, prefix.data)  # `.data`: the arrays' buffers as memoryviews
+    return LineWeightRuns(starts.data, offsets.data, prefix.data)  # `.data`: the arrays' buffers as memoryviews
 
 
 class _Pieces:
@@ -127,14 +127,14 @@ def _pieces(starts: Sequence[int], newlines: Sequence[int], rest: Callable[[int,
     return pieces
 
 
-def _weighed(pieces: _Pieces) -> WeightedLines:
+def _weighed(pieces: _Pieces) -> FileLineWeights:
     """The runs of `pieces`: themselves when in order, else their lines sorted, first one kept."""
     if not pieces.parts:
         return NO_LINES
     extras = pieces.extras()
     counts = np.array(pieces.line_counts, dtype=np.int64)
     if pieces.in_order:
-        return WeightedLines(np.array(pieces.first_numbers, dtype=np.int64), counts, extras)
+        return FileLineWeights(np.array(pieces.first_numbers, dtype=np.int64), counts, extras)
     offsets = np.zeros(counts.shape[0], dtype=np.int64)
     np.cumsum(counts[:-1], out=offsets[1:])
     numbers = np.repeat(np.array(pieces.first_numbers, dtype=np.int64) - offsets, counts)
@@ -145,10 +145,10 @@ def _weighed(pieces: _Pieces) -> WeightedLines:
     np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
     numbers = ordered[first]
     bounds = np.concatenate(([0], np.flatnonzero(np.diff(numbers) != 1) + 1, [numbers.shape[0]]))
-    return WeightedLines(numbers[bounds[:-1]], np.diff(bounds), extras[order[first]])
+    return FileLineWeights(numbers[bounds[:-1]], np.diff(bounds), extras[order[first]])
 
 
-def weighted_lines(chunks: Sequence[Chunk]) -> WeightedLines:
+def weighted_lines(chunks: Sequence[Chunk]) -> FileLineWeights:
     """The weighted lines of one file's chunks (in index order, any order), from their contents."""
     contents = [c.content for c in chunks]
 
@@ -159,7 +159,7 @@ def weighted_lines(chunks: Sequence[Chunk]) -> WeightedLines:
     return _weighed(_pieces([c.start_line for c in chunks], [text.count("\n") for text in contents], rest))
 
 
-def file_weighted_lines(chunked: ChunkedFile, sliced: bool) -> WeightedLines:
+def file_weighted_lines(chunked: ChunkedFile, sliced: bool) -> FileLineWeights:
     """`weighted_lines(chunked.chunks)`, from the chunker's bytes when `sliced`: every chunk's
     content is its byte range of `chunked.source`, decoded as it is, so those bytes are what
     encoding the content would give.
@@ -196,11 +196,11 @@ def check_slots(starts: np.ndarray, lengths: np.ndarray, extras: np.ndarray, fir
             raise ValueError("runs of weighted lines are not ascending")
 
 
-def lines_in_slots(starts: np.ndarray, lengths: np.ndarray, extras: np.ndarray) -> WeightedLines:
-    """One file's weighted lines from its chunk slots (see `CorpusLines`), checked."""
+def lines_in_slots(starts: np.ndarray, lengths: np.ndarray, extras: np.ndarray) -> FileLineWeights:
+    """One file's weighted lines from its chunk slots (see `CorpusLineWeights`), checked."""
     check_slots(starts, lengths, extras, _ONE_FILE)
     runs = lengths > 0
-    return WeightedLines(starts[runs], lengths[runs], extras)
+    return FileLineWeights(starts[runs], lengths[runs], extras)
 
 
 _ONE_FILE = np.zeros(1, dtype=np.int64)
@@ -221,7 +221,7 @@ def unique_paths(items: Iterable[tuple[str, _V]]) -> dict[str, _V]:
     return found
 
 
-class CorpusLines(Mapping[str, WeightedLines]):
+class CorpusLineWeights(Mapping[str, FileLineWeights]):
     """The weighted lines of a corpus's files kept as its record keeps them, by path: chunk
     slot j holds a run (`starts[j]`, `lengths[j]`; length 0: no run) of the file whose chunks
     include chunk j, and `extras` are the runs' lines end to end. `files` gives each path's
@@ -238,11 +238,11 @@ class CorpusLines(Mapping[str, WeightedLines]):
         np.cumsum(self._lengths, out=offsets[1:])
         return offsets
 
-    def __getitem__(self, path: str) -> WeightedLines:
+    def __getitem__(self, path: str) -> FileLineWeights:
         first, end = self._files[path]
         lengths = self._lengths[first:end]
         runs = lengths > 0
-        return WeightedLines(self._starts[first:end][runs], lengths[runs],
+        return FileLineWeights(self._starts[first:end][runs], lengths[runs],
                              self._extras[self._offsets[first]:self._offsets[end]])
 
     def __iter__(self) -> Iterator[str]:

@@ -110,7 +110,7 @@ def summed_bucket_counts(lengths: np.ndarray, terms: np.ndarray, counts: np.ndar
         dense = np.bincount(cells[first:stop] - lo * EMBED_DIM, weights=signed[first:stop],
                             minlength=(hi - lo) * EMBED_DIM)
         parts.append(_nonzero(dense, hi - lo))
-    return joined_counts(parts)
+    return concatenated_counts(parts)
 
 
 def chunk_tokens(source: bytes, spans: Sequence[tuple[int, int]]) -> ChunkTokens:
@@ -193,7 +193,7 @@ def _count(codes: np.ndarray, first: np.ndarray, stop: np.ndarray) -> BucketCoun
         signed = np.bincount(rows * _SIGNED + codes[positions], minlength=(hi - lo) * _SIGNED)
         signed = signed.reshape(hi - lo, 2, EMBED_DIM)
         parts.append(_nonzero((signed[:, 0, :] - signed[:, 1, :]).reshape(-1), hi - lo))
-    return joined_counts(parts)
+    return concatenated_counts(parts)
 
 
 def _nonzero(dense: np.ndarray, rows: int) -> BucketCounts:
@@ -203,7 +203,7 @@ def _nonzero(dense: np.ndarray, rows: int) -> BucketCounts:
                         (nonzero % EMBED_DIM).astype(np.uint8), dense[nonzero].astype(np.int32))
 
 
-def joined_counts(parts: Sequence[BucketCounts]) -> BucketCounts:
+def concatenated_counts(parts: Sequence[BucketCounts]) -> BucketCounts:
     """The bucket counts of `parts` (files, in order) as one corpus's; one part is itself (its
     arrays are not copied: callers only read them)."""
     if not parts:
@@ -232,7 +232,7 @@ class HashEmbeddings:
 
     @classmethod
     def of(cls, parts: Sequence[BucketCounts]) -> HashEmbeddings:
-        joined = joined_counts(parts)
+        joined = concatenated_counts(parts)
         lengths, buckets = joined.lengths, joined.buckets.astype(np.uint8, copy=False)
         values = joined.counts.astype(np.float64)
         n = lengths.shape[0]

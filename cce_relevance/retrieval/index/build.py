@@ -159,8 +159,8 @@ def _decoded(data: memoryview | None) -> CorpusArrays | None:
 
 def _from_arrays(arrays: CorpusArrays, files: list[tuple[str, str]], skipped: int) -> Index:
     corpus = materialize(arrays, files)
-    index = Index(corpus.chunks, corpus.file_imports, corpus.file_tokens, HASH_EMBEDDER, skipped, arrays.postings,
-                  HashEmbeddings.of([corpus.counts]), arrays.lines([path for path, _ in files]), files)
+    index = Index(corpus.chunks, corpus.file_imports, corpus.file_token_estimates, HASH_EMBEDDER, skipped,
+                  arrays.postings, HashEmbeddings.of([corpus.counts]), arrays.lines([path for path, _ in files]), files)
     index.id_rank = arrays.id_rank
     index.chunks_by_file = _chunks_by_file(files, arrays.per_file.tolist())
     return index

@@ -16,7 +16,7 @@ import numpy as np
 from cce_relevance.reference import REFERENCE_PARAMS, RankingParams
 from cce_relevance.retrieval.chunking.chunk import Chunk
 from cce_relevance.retrieval.chunking.import_graph import ImportGraph
-from cce_relevance.retrieval.chunking.line_weights import WeightedLines
+from cce_relevance.retrieval.chunking.line_weights import FileLineWeights
 from cce_relevance.retrieval.embedding.buckets import HashEmbeddings
 from cce_relevance.retrieval.embedding.embed import HASH_EMBEDDER
 from cce_relevance.retrieval.ranking.bm25 import BM25
@@ -32,7 +32,7 @@ class Index:
 
     chunks: list[Chunk]
     file_imports: dict[str, list[str]]
-    file_tokens: dict[str, int]
+    file_token_estimates: dict[str, int]  # each file's token weight as estimated (§token-estimate)
     embedder: str = HASH_EMBEDDER
     walk_skipped: int = 0
     postings: Postings | None = field(default=None, repr=False, compare=False)
@@ -43,7 +43,7 @@ class Index:
     rows of `matrix`) only when `attach_embeddings` or `matrix` is called — ranking never needs
     the float64 matrix (chunks × 256 doubles) of a large corpus (retrieval/ranking/cosine.py). None otherwise: the
     chunks hold their embeddings."""
-    weighted_lines: Mapping[str, WeightedLines] | None = field(default=None, repr=False, compare=False)
+    weighted_lines: Mapping[str, FileLineWeights] | None = field(default=None, repr=False, compare=False)
     """The token weights of the lines of each file (retrieval/chunking/line_weights.py), by path, as
     indexing worked them out; None, or a path missing (two files of one path), when they are
     to be worked out from the chunks (evaluation/spans.py `LineWeights`)."""

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cce_relevance.retrieval.chunking.chunk import Chunk, ChunkedFile, chunk_file
-from cce_relevance.retrieval.chunking.line_weights import WeightedLines, file_weighted_lines
+from cce_relevance.retrieval.chunking.line_weights import FileLineWeights, file_weighted_lines
 from cce_relevance.retrieval.chunking.packs import PackSet
 from cce_relevance.retrieval.corpus.redact import redact
 from cce_relevance.retrieval.embedding.buckets import BucketCounts, chunk_tokens
@@ -35,7 +35,7 @@ class IndexedFile:
     char_spans: list[tuple[int, int] | None]
     counts: BucketCounts | None
     terms: TermCounts | None
-    lines: WeightedLines
+    lines: FileLineWeights
 
 
 def index_file(path: str, text: str, packs: PackSet, protect_secrets: bool, with_counts: bool) -> IndexedFile:

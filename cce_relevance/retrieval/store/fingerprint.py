@@ -54,7 +54,7 @@ def dumps_fingerprint(index: Index, store_bytes: bytes, *, redaction: bool, mode
         "languages": sorted(languages),
         "redaction": redaction,
         "tokenizer": ESTIMATOR_ID,
-        "files": len(index.file_tokens),
+        "files": len(index.file_token_estimates),
         "chunks": len(index.chunks),
         "store_bytes": len(store_bytes),
         "store_sha256": hashlib.sha256(store_bytes).hexdigest(),

@@ -119,7 +119,7 @@ def dumps_store(index: Index) -> str:
     index.attach_embeddings()
     chunks = ",".join(_chunk_json(c) for c in index.chunks)
     imports = _sorted_object(index.file_imports, lambda mods: "[" + ",".join(json_string(m) for m in mods) + "]")
-    tokens = _sorted_object(index.file_tokens, str)
+    tokens = _sorted_object(index.file_token_estimates, str)
     return (f'{{"spec_version":{json_string(SPEC_VERSION)},"embedder":{json_string(index.embedder)},'
             f'"chunks":[{chunks}],"file_imports":{imports},"file_tokens":{tokens}}}')
 

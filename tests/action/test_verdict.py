@@ -9,11 +9,11 @@ import pytest
 
 from cce_relevance.action.comment import COMMENT_LIMIT, comment_marker, fit_body
 from cce_relevance.action.git import CommitPair
-from cce_relevance.action.report import Outcome, action_document, render
 from cce_relevance.action.scoring import GoldenCheck, SetResult, update_golden_command
+from cce_relevance.action.verdict import Outcome, action_document, render
 from cce_relevance.evaluation.validation import Finding as AnchorFinding
 from cce_relevance.evaluation.validation import Validation
-from cce_relevance.reporting.markdown_safe import code_span, escape_md
+from cce_relevance.reporting.markdown_safe import code_span
 from cce_relevance.reporting.numbers import format6
 
 BASE, HEAD = "a" * 40, "b" * 40
@@ -47,7 +47,7 @@ def test_a_significant_regression_is_named_and_gates_only_when_asked() -> None:
     outcome = Outcome((paired(SIGNIFICANTLY_WORSE, golden=MATCH),), "mrr", 0.05)
 
     assert re.fullmatch(
-        r"⚠️ Significant regression of MRR at alpha 0\.05 \(hybrid -0\.500000, p=[0-9.e-]+\); no golden drift",
+        r"⚠️ MRR on hybrid -0\.500 \(paired t-test, n = 6: significantly worse, p = [0-9.e-]+ < 0\.05\); goldens match",
         outcome.verdict(),
     )
     assert [outcome.gate_failed(f) for f in ("drift", "regression", "none")] == [False, True, False]
@@ -56,13 +56,15 @@ def test_a_significant_regression_is_named_and_gates_only_when_asked() -> None:
 def test_drift_comes_first_and_gates_unless_none() -> None:
     outcome = Outcome((paired(SIGNIFICANTLY_WORSE, golden=DRIFT),), "mrr", 0.05)
 
-    assert outcome.verdict().startswith("❌ Golden drift in 1 report; significant regression of MRR")
+    assert outcome.verdict().startswith("❌ Golden drift in 1 report; MRR on hybrid -0.500 (paired t-test, n = 6: "
+                                        "significantly worse")
+    assert Outcome(outcome.sets, "mrr", 0.05, "none").verdict().startswith("⚠️ Golden drift")  # no ❌: passes
     assert [outcome.gate_failed(f) for f in ("drift", "regression", "none")] == [True, True, False]
 
 
 def test_an_insignificant_change_is_reported_with_its_p_value() -> None:
     assert verdict(paired([1.0, 1.0, 0.5, 1.0], golden=MATCH)) == (
-        "✅ No golden drift; MRR -0.125000 on hybrid (p=0.391, not significant)"
+        "✅ MRR on hybrid -0.125 (paired t-test, n = 4: p = 0.391, not significant); goldens match"
     )
 
 
@@ -73,19 +75,19 @@ def test_a_significant_improvement_is_not_a_regression() -> None:
     outcome = Outcome((base_low,), "mrr", 0.05)
 
     assert outcome.regressions == ()
-    assert outcome.verdict().endswith(", significant)") and outcome.verdict().startswith("✅ MRR +")
+    assert outcome.verdict().endswith(", significant)") and outcome.verdict().startswith("✅ MRR on hybrid +")
 
 
 def test_unchanged_and_head_only_verdicts() -> None:
-    assert verdict(paired([1.0, 1.0])) == "✅ MRR unchanged"
-    assert verdict(paired([1.0, 1.0]), metric="recall") == "✅ Recall unchanged"
+    assert verdict(paired([1.0, 1.0])) == "✅ MRR unchanged on hybrid (n = 2)"
+    assert verdict(paired([1.0, 1.0]), metric="recall") == "✅ Recall unchanged on hybrid (n = 2)"
     head_only = SetResult("eval/a.jsonl", None, report([1.0]), None)
     assert verdict(head_only) == "✅ No set scored at both base and head, nothing to compare"
 
 
 def test_the_largest_change_of_several_sets_says_so() -> None:
     text = verdict(paired([1.0, 0.9]), paired([1.0, 0.5], fixture="eval/b.jsonl"))
-    assert text == "✅ MRR -0.250000 on hybrid (p=0.5, not significant, the largest change of 2 sets)"
+    assert text == "✅ MRR on hybrid in eval/b.jsonl -0.250 (paired t-test, n = 2: p = 0.5, not significant)"
 
 
 def test_untrusted_names_cannot_ping_inject_html_or_break_the_fences() -> None:
@@ -125,13 +127,13 @@ def test_a_huge_diff_is_trimmed_but_the_verdict_and_footer_survive() -> None:
     outcome = Outcome(
         (paired([1.0, 0.5], golden=GoldenCheck("g.json", diff, "cce-relevance run ...")),), "mrr", 0.05
     )
-    markdown = render(outcome, outcome.verdict(), CommitPair(BASE, HEAD), comment_marker(), "https://x/run")
+    markdown = render(outcome, outcome.verdict(), CommitPair(BASE, HEAD), comment_marker(), "[run](https://x/run)")
 
     body = fit_body(markdown.head, list(markdown.sections), markdown.tail)
 
     assert len(markdown.whole()) > COMMENT_LIMIT >= len(body)
     assert outcome.verdict().split(";")[0] in body and "Detail truncated" in body
-    assert body.endswith(f"head `{HEAD[:7]}` · cce-relevance 0.1.0 · [workflow run](https://x/run)</sub>")
+    assert body.endswith(f"head `{HEAD[:7]}` · cce-relevance 0.1.0 · [run](https://x/run)</sub>")
     assert body.count("```") % 2 == 0  # every fence opened is closed
 
 
@@ -186,7 +188,9 @@ def test_queries_with_a_stale_anchor_are_left_out_of_the_regression_test() -> No
     assert outcome.regressions == () and not outcome.gate_failed("regression")
     [finding] = outcome.findings
     assert (finding.test.n, finding.left_out) == (2, 4)
-    assert outcome.verdict() == "⚠️ 4 stale anchors at head, 4 queries left out of the regression test; MRR unchanged"
+    assert outcome.verdict() == (
+        "⚠️ MRR unchanged on hybrid (n = 2, 4 queries with a stale anchor left out); 4 stale anchors at head"
+    )
 
 
 def test_a_regression_among_the_other_queries_still_fails_and_says_what_was_left_out() -> None:
@@ -198,8 +202,9 @@ def test_a_regression_among_the_other_queries_still_fails_and_says_what_was_left
 
     [finding] = outcome.regressions
     assert (finding.test.n, finding.left_out) == (7, 1) and outcome.gate_failed("regression")
-    assert outcome.verdict().startswith("⚠️ Significant regression of MRR at alpha 0.05 (hybrid -")
-    assert outcome.verdict().endswith("; 1 stale anchor at head, 1 query left out of the regression test")
+    assert outcome.verdict().startswith("⚠️ MRR on hybrid -0.571 (paired t-test, n = 7, 1 query with a stale anchor "
+                                        "left out: significantly worse, p = ")
+    assert outcome.verdict().endswith("; 1 stale anchor at head")
 
 
 def test_a_query_stale_only_at_base_is_left_out_but_is_no_warning() -> None:
@@ -208,7 +213,7 @@ def test_a_query_stale_only_at_base_is_left_out_but_is_no_warning() -> None:
                       "mrr", 0.05)
 
     assert outcome.verdict() == (
-        "✅ 1 query with a stale anchor at base left out of the regression test; MRR unchanged"
+        "✅ MRR unchanged on hybrid (n = 1, 1 query with a stale anchor left out)"
     )
     assert "| `q1` ⚠️ stale anchor at base |" in whole(outcome)
 
@@ -260,7 +265,7 @@ def test_no_stale_anchor_no_section_and_the_same_verdict() -> None:
     ids = ["q0", "q1", "q2", "q3"]
     outcome = Outcome((stale_set([1.0, 1.0, 0.5, 1.0], ids),), "mrr", 0.05)
     assert "Stale anchors" not in whole(outcome) and "⚠️" not in whole(outcome)
-    assert outcome.verdict() == "✅ MRR -0.125000 on hybrid (p=0.391, not significant)"
+    assert outcome.verdict() == "✅ MRR on hybrid -0.125 (paired t-test, n = 4: p = 0.391, not significant)"
 
 
 def two_backends(head_mrr: list[float], ids: list[str]) -> SetResult:
@@ -270,44 +275,6 @@ def two_backends(head_mrr: list[float], ids: list[str]) -> SetResult:
         return json.dumps({**a, "backends": a["backends"] + b["backends"]})
 
     return SetResult("eval/a.jsonl", doc([1.0] * len(ids)), doc(head_mrr), None)
-
-
-def mermaid_blocks(markdown: str) -> list[str]:
-    return re.findall(r"```mermaid\n(.*?)```", markdown, flags=re.S)
-
-
-def test_the_chart_shows_the_gated_metric_of_the_last_backend() -> None:
-    ids = ["q0", HOSTILE_ID, "q2"]
-    markdown = whole(Outcome((two_backends([1.0, 0.5, 0.75], ids),), "mrr", 0.05))
-
-    [chart] = mermaid_blocks(markdown)
-    assert "ΔMRR per query on `hybrid`, head − base (a bar ending above the zero line improved):" in markdown
-    assert 'title "MRR per query, base to head, backend hybrid"' in chart
-    assert "    bar [0.000000, -0.500000, -0.250000]\n" in chart
-    assert "<b>" not in chart and "```" not in chart and "|" not in chart  # the id is entity-coded
-    assert "<details><summary>Chart" not in markdown
-
-
-def test_a_chart_of_many_queries_is_folded_and_a_huge_report_keeps_its_verdict() -> None:
-    ids = [f"query-{i}-{'x' * 20}" for i in range(400)]
-    sets = tuple(
-        SetResult(f"eval/s{n}.jsonl", report([1.0] * 400, ids=ids), report([0.5 + (i % 2) / 2 for i in range(400)],
-                  ids=ids), None)
-        for n in range(6)
-    )
-    outcome = Outcome(sets, "mrr", 0.05)
-    markdown = render(outcome, outcome.verdict(), CommitPair(BASE, HEAD), comment_marker(), None)
-
-    whole_text = markdown.whole()
-    summary = r"<details><summary>Chart\: ΔMRR per query on hybrid, head − base \(400 queries\)</summary>"
-    assert whole_text.count(summary) == 6
-    assert len(mermaid_blocks(whole_text)) == 6
-    body = fit_body(markdown.head, list(markdown.sections), markdown.tail)
-    assert len(body) <= COMMENT_LIMIT < len(whole_text)
-    assert body.startswith(f"{comment_marker()}\n## Retrieval relevance\n\n**{escape_md(outcome.verdict())}**")
-    assert body.count("```") % 2 == 0 and body.count("<details>") == body.count("</details>")
-    for chart in mermaid_blocks(body):  # any chart kept is whole
-        assert chart.endswith("    line [" + ", ".join(["0"] * 400) + "]\n")
 
 
 def test_the_action_document_carries_the_anchor_checks() -> None:
@@ -324,7 +291,13 @@ def test_the_action_document_carries_the_anchor_checks() -> None:
     ]
 
 
-def test_no_chart_when_no_query_is_scored_on_both_sides() -> None:
+def test_a_query_renamed_between_the_sides_is_listed_as_removed_and_new() -> None:
     renamed = SetResult("eval/a.jsonl", report([1.0], ids=["old-id"]), report([1.0], ids=["new-id"]), None)
     markdown = whole(Outcome((renamed,), "mrr", 0.05))
-    assert "| `old-id` | removed in head |" in markdown and mermaid_blocks(markdown) == []
+    assert "| `old-id` | removed in head |" in markdown and "```mermaid" not in markdown
+
+
+def test_the_full_report_gives_the_statistics_legend_once() -> None:
+    sets = tuple(paired([1.0, 0.5, 1.0], fixture=f"eval/{n}.jsonl") for n in "abc")
+    text = whole(Outcome(sets, "mrr", 0.05))
+    assert text.count("d_z = mean Δ / sd of Δ") == 1 and text.count("Beyond the t-test") == 3

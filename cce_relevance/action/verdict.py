@@ -24,19 +24,16 @@ from typing import Any, Literal
 from cce_relevance import __version__, api, schemas
 from cce_relevance.action.git import CommitPair
 from cce_relevance.action.inputs import FailOn
+from cce_relevance.action.query_changes import stale_notes
 from cce_relevance.action.scoring import SetResult
 from cce_relevance.api import METRICS, BackendComparison, PairedTest, Validation
-from cce_relevance.errors import CceError
-from cce_relevance.reporting.chart import delta_chart_markdown
 from cce_relevance.reporting.compare_report import comparison_document
-from cce_relevance.reporting.markdown import backend_section, means_table, report_means_table
-from cce_relevance.reporting.markdown_safe import code_block, code_span, details, escape_md
-from cce_relevance.reporting.numbers import format6, signed6
+from cce_relevance.reporting.markdown import FULL_LEGEND_MD, backend_section, means_table, report_means_table
+from cce_relevance.reporting.markdown_safe import code_block, code_span, escape_md
+from cce_relevance.reporting.numbers import SIX, Digits, format6, signed3
 from cce_relevance.reporting.validation_report import validation_document
 
 TITLE = "## Retrieval relevance"
-CHART_FOLD = 40  # a chart of more queries than this is folded into <details>
-STALE_MARK = "⚠️ stale anchor"
 
 
 @dataclass(frozen=True)
@@ -68,6 +65,7 @@ class Outcome:
     sets: tuple[SetResult, ...]
     metric: str
     alpha: float
+    fail_on: FailOn = "drift"
 
     @property
     def drifted(self) -> tuple[SetResult, ...]:
@@ -81,6 +79,15 @@ class Outcome:
     def _finding(self, s: SetResult, c: BackendComparison) -> GatedChange:
         test, left_out = api.gated_test(c, self.metric, s.stale_queries)
         return GatedChange(s.fixture, c.pair.backend, c.metric(self.metric).label, test, self.alpha, left_out)
+
+    @property
+    def headline(self) -> GatedChange | None:
+        """The (set, backend) the verdict is about, and that the comment features: the worst
+        significant regression, else the largest change of the gated metric (the first of equals)."""
+        if self.regressions:
+            return min(self.regressions, key=lambda f: f.test.mean_delta)
+        findings = self.findings
+        return max(findings, key=lambda f: abs(f.test.mean_delta)) if findings else None
 
     @property
     def stale_at_head(self) -> int:
@@ -100,72 +107,68 @@ class Outcome:
         """Significant regressions: p < alpha with a negative mean delta (paired t-test)."""
         return tuple(f for f in self.findings if f.significant_regression)
 
-    def gate_failed(self, fail_on: FailOn) -> bool:
-        """`drift`: any golden drifted; `regression`: that or a significant regression; `none`: never."""
+    def gate_failed(self, fail_on: FailOn | None = None) -> bool:
+        """`drift`: any golden drifted; `regression`: that or a significant regression; `none`: never.
+        Without an argument, the outcome's own `fail_on`."""
+        fail_on = self.fail_on if fail_on is None else fail_on
         if fail_on == "none":
             return False
         return bool(self.drifted) or (fail_on == "regression" and bool(self.regressions))
 
     def verdict(self) -> str:
-        """One line: problems first (drift, significant regression, stale anchors), then the largest
-        change among the queries the regression test kept."""
+        """One line, the single source of truth for the gate: problems first (drift, stale anchors),
+        then the gated metric on the headline backend with the test that decided and its n (the
+        queries without a stale anchor). ❌ only when the check fails, ⚠️ for a problem that does
+        not fail it, ✅ otherwise."""
         parts = []
         if self.drifted:
-            parts.append(f"golden drift in {_count(len(self.drifted), 'report')}")
-        if self.regressions:
-            parts.append(self._regression_clause())
-        if self.stale_at_head or self.left_out:
-            parts.append(self._stale_clause())
+            parts.append(f"golden drift in {counted(len(self.drifted), 'report')}")
+        parts.append(self._test_clause())
+        others = sorted({(f.backend, f.fixture) for f in self.regressions} - self._headline_key())
+        if others:
+            parts.append("also significantly worse on " + ", ".join(self._where(b, fx) for b, fx in others))
+        if self.stale_at_head:
+            parts.append(f"{counted(self.stale_at_head, 'stale anchor')} at head")
         if any(s.golden is not None for s in self.sets) and not self.drifted:
-            parts.append("no golden drift")
-        if not self.regressions:
-            parts.append(self._largest_change())
-        emoji = "❌" if self.drifted else "⚠️" if self.regressions or self.stale_at_head else "✅"
+            parts.append("goldens match")
+        failed = self.gate_failed()
+        emoji = "❌" if failed else "⚠️" if self.drifted or self.regressions or self.stale_at_head else "✅"
         text = "; ".join(parts)
         return f"{emoji} {text[0].upper()}{text[1:]}"
 
-    def _label(self) -> str:
-        return metric_label(self.metric)
+    def _headline_key(self) -> set[tuple[str, str]]:
+        h = self.headline
+        return set() if h is None else {(h.backend, h.fixture)}
 
-    def _stale_clause(self) -> str:
-        left_out = _count(self.left_out, "query", "queries")
-        if not self.stale_at_head:  # stale at base only: the change fixed them
-            return f"{left_out} with a stale anchor at base left out of the regression test"
-        clause = f"{_count(self.stale_at_head, 'stale anchor')} at head"
-        return clause + (f", {left_out} left out of the regression test" if self.left_out else "")
+    def _where(self, backend: str, fixture: str) -> str:
+        return backend if len({s.fixture for s in self.sets}) == 1 else f"{backend} in {fixture}"
 
-    def _regression_clause(self) -> str:
-        worst = min(self.regressions, key=lambda f: f.test.mean_delta)
-        more = len(self.regressions) - 1
-        where = f"{worst.backend} {signed6(worst.test.mean_delta)}, p={worst.test.p:.3g}"
-        if more:
-            where += f"; {_count(more, 'more backend')}"
-        return f"significant regression of {self._label()} at alpha {self.alpha:g} ({where})"
-
-    def _largest_change(self) -> str:
-        findings = self.findings
-        if not findings:
+    def _test_clause(self) -> str:
+        h = self.headline
+        if h is None:
             return "no set scored at both base and head, nothing to compare"
-        largest = max(findings, key=lambda f: abs(f.test.mean_delta))
-        delta = largest.test.mean_delta
-        if format6(abs(delta)) == "0.000000":
-            return f"{self._label()} unchanged"
-        p = largest.test.p
-        test = (
-            "no test: fewer than 2 queries"
-            if p is None
-            else (f"p={p:.3g}, {'significant' if p < self.alpha else 'not significant'}")
-        )
-        paired_sets = len({f.fixture for f in findings})
-        scope = f", the largest change of {paired_sets} sets" if paired_sets > 1 else ""
-        return f"{self._label()} {signed6(delta)} on {largest.backend} ({test}{scope})"
+        test = h.test
+        stale = f", {counted(h.left_out, 'query', 'queries')} with a stale anchor left out" if h.left_out else ""
+        n = f"n = {test.n}{stale}"
+        if all(format6(f.test.mean_delta) in ("0.000000", "-0.000000") for f in self.findings):
+            scope = "every backend" if len(self.findings) > 1 else self._where(h.backend, h.fixture)
+            return f"{h.label} unchanged on {scope} ({n})"
+        where = self._where(h.backend, h.fixture)
+        if test.p is None:
+            return f"{h.label} on {where} {signed3(test.mean_delta)} (no test: fewer than 2 queries, {n})"
+        if h.significant_regression:
+            judged = f"significantly worse, p = {test.p:.3g} < {self.alpha:g}"
+        else:
+            judged = f"p = {test.p:.3g}, {'significant' if test.p < self.alpha else 'not significant'}"
+        return f"{h.label} on {where} {signed3(test.mean_delta)} (paired t-test, {n}: {judged})"
 
 
 def metric_label(key: str) -> str:
     return next(spec.label for spec in METRICS if spec.key == key)
 
 
-def _count(n: int, noun: str, plural: str | None = None) -> str:
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """`1 query`, `2 queries`: a count with its noun in the right number."""
     return f"{n} {noun}" if n == 1 else f"{n} {plural or noun + 's'}"
 
 
@@ -181,12 +184,15 @@ class Markdown:
         return "\n\n".join(part for part in (self.head, *self.sections, self.tail) if part)
 
 
-def render(outcome: Outcome, verdict: str, commits: CommitPair, marker: str, run_url: str | None) -> Markdown:
-    """The Markdown report: marker, verdict and overview; a section per set and per drift; footer."""
+def render(outcome: Outcome, verdict: str, commits: CommitPair, marker: str, run_link: str | None) -> Markdown:
+    """The Markdown report: marker, verdict and overview; a section per set and per drift; the
+    statistics' legend once; footer."""
     head = "\n\n".join([f"{marker}\n{TITLE}", f"**{escape_md(verdict)}**", _overview(outcome.sets, commits)])
     sections = [_set_section(s, commits) for s in outcome.sets]
     sections += [_drift_section(s) for s in outcome.drifted]
-    return Markdown(head, tuple(sections), _footer(commits, run_url))
+    if any(c.full is not None for s in outcome.sets for c in s.comparisons or ()):
+        sections.append(FULL_LEGEND_MD.rstrip("\n"))  # once, not after every backend's statistics
+    return Markdown(head, tuple(sections), footer(commits, run_link))
 
 
 def _scored(s: SetResult, commits: CommitPair) -> str:
@@ -220,46 +226,21 @@ def _set_section(s: SetResult, commits: CommitPair) -> str:
         lead = f"Scored at {_scored(s, commits)}. Mean metrics per backend at {side}:"
         parts = [title, lead, report_means_table(s.document(side)).rstrip("\n"), stale_section(s)]
         return "\n\n".join(part for part in parts if part)
+    stale = len(s.stale_queries)
+    scope = (f" The tables and statistics below keep every query; the regression test (the verdict) leaves out "
+             f"the {counted(stale, 'query', 'queries')} with a stale anchor." if stale else "")
     parts = [
         title,
-        "Mean metrics per backend, base → head (change):",
+        "Mean metrics per backend, base → head (change):" + scope,
         means_table(s.comparisons).rstrip("\n"),
-        delta_chart(s),
         stale_section(s),
     ]
     notes = stale_notes(s)
-    parts += [backend_section(c, heading_level=4, notes=notes).rstrip("\n") for c in s.comparisons]
+    parts += [backend_section(c, heading_level=4, notes=notes, legend=False).rstrip("\n") for c in s.comparisons]
     return "\n\n".join(part for part in parts if part)
 
 
-def delta_chart(s: SetResult) -> str:
-    """The per-query deltas of the gated metric as a Mermaid bar chart, for the last backend scored
-    at both sides (the last of the `backends` input: `hybrid` by default, the one a user ships);
-    folded into `<details>` above `CHART_FOLD` queries; '' when no query was scored at both."""
-    paired = scored_at_both(s)
-    if not paired:
-        return ""
-    chosen = paired[-1]
-    try:
-        block = delta_chart_markdown(chosen, s.primary).rstrip("\n")
-    except CceError:  # no query on both sides: nothing to draw
-        return ""
-    what = f"Δ{metric_label(s.primary)} per query on"
-    n = len(chosen.pair.paired)
-    if n > CHART_FOLD:
-        return details(f"Chart: {what} {chosen.pair.backend}, head − base ({n} queries)", block)
-    lead = f"{what} {code_span(chosen.pair.backend)}, head − base (a bar ending above the zero line improved):"
-    return f"{lead}\n\n{block}"
-
-
-def stale_notes(s: SetResult) -> dict[str, str]:
-    """The mark after a query id in the delta tables: stale at head, or stale at base only."""
-    notes = {qid: f"{STALE_MARK} at base" for qid in s.stale("base")}
-    notes.update({qid: STALE_MARK for qid in s.stale("head")})
-    return notes
-
-
-def stale_section(s: SetResult) -> str:
+def stale_section(s: SetResult, digits: Digits = SIX) -> str:
     """Each stale anchor with its reason at base and at head ('' when there is none)."""
     reasons: dict[tuple[str, str], dict[str, str]] = {}
     for side in ("head", "base"):
@@ -268,7 +249,7 @@ def stale_section(s: SetResult) -> str:
     if not reasons:
         return ""
     command = code_span(shlex.join(["cce-relevance", "validate", s.fixture]))
-    gated = _gated_line(s)
+    gated = _gated_line(s, digits)
     lead = (
         "These anchors resolve to nothing in the corpus, so no backend can retrieve them: a miss on "
         "them is a label to fix, not a ranking loss"
@@ -283,20 +264,20 @@ def stale_section(s: SetResult) -> str:
     parts = ["#### ⚠️ Stale anchors", lead, "\n".join(rows)]
     hopeless = s.head_anchors.unsatisfiable() if s.head_anchors is not None else ()
     if hopeless:
-        who = _count(len(hopeless), "query has", "queries have")
+        who = counted(len(hopeless), "query has", "queries have")
         parts.append(f"At head, {who} no anchor that resolves, so every backend scores "
                      f"{'it' if len(hopeless) == 1 else 'them'} 0.")
     return "\n\n".join([*parts, gated] if gated else parts)
 
 
-def _gated_line(s: SetResult) -> str:
+def _gated_line(s: SetResult, digits: Digits) -> str:
     """What the regression test saw without the stale queries, per backend (the tables below
     test every query); '' when the set has no backend scored on both sides."""
     tests = []
     for c in scored_at_both(s):
         test, _ = api.gated_test(c, s.primary, s.stale_queries)
         p = "no test" if test.p is None else f"p={test.p:.3g}"
-        tests.append(f"{code_span(c.pair.backend)} {signed6(test.mean_delta)} (n={test.n}, {p})")
+        tests.append(f"{code_span(c.pair.backend)} {digits.signed(test.mean_delta)} (n={test.n}, {p})")
     return f"The regression test of {metric_label(s.primary)} without them: {', '.join(tests)}." if tests else ""
 
 
@@ -319,9 +300,10 @@ def _drift_section(s: SetResult) -> str:
     )
 
 
-def _footer(commits: CommitPair, run_url: str | None) -> str:
+def footer(commits: CommitPair, run_link: str | None) -> str:
+    """The last line: both commits, our version, and `run_link` (Markdown: a link to the job)."""
     base = f"`{commits.base[:7]}`" if commits.base else "none"
-    run = f" · [workflow run]({run_url})" if run_url else ""
+    run = f" · {run_link}" if run_link else ""
     return f"<sub>base {base} → head `{commits.head[:7]}` · cce-relevance {__version__}{run}</sub>"
 
 

@@ -7,7 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from cce_relevance.action.files import OUTPUT_DIR, fresh_output_dir, give_to_workspace_owner, save_reports
+from cce_relevance.action.output_files import (
+    OUTPUT_DIR,
+    fresh_output_dir,
+    give_to_workspace_owner,
+    save_reports,
+)
 from cce_relevance.action.scoring import SetResult
 from cce_relevance.errors import CceError
 

@@ -9,8 +9,10 @@ root on a workspace owned by the runner's user, so everything written here is ha
 workspace's owner (§runner-file-owner), or later steps could not delete or overwrite it.
 
 Layout:
-  report.md                the full Markdown report (the comment and summary may be trimmed)
+  report.md                the full Markdown report (the summary may be trimmed)
   compare.json             `cce.relevance.action/v1`: per set its status, golden, comparison
+  comment.md               the pull request comment as posted (fitted to GitHub's limit)
+  pull-request.json        on pull request events: the number, head, comment key (`mode: publish`)
   sets/NN-NAME/base.json   the run report at base (`cce.relevance.report/v2`), when scored there
   sets/NN-NAME/head.json   the same at head; `cce-relevance compare` accepts the pair
 """
@@ -77,6 +79,13 @@ def save_summary(directory: Path, workspace: Path, markdown: str, document: dict
     return OutputFiles(
         _relative(directory / "report.md", workspace), _relative(directory / "compare.json", workspace)
     )
+
+
+def save_comment(directory: Path, body: str, meta: dict[str, Any] | None) -> None:
+    """The comment as posted, and (on a pull request) what a publishing run needs to post it."""
+    _write(directory / "comment.md", body if body.endswith("\n") else body + "\n")
+    if meta is not None:
+        _write(directory / "pull-request.json", dumps_report(meta))
 
 
 def give_to_workspace_owner(path: Path, workspace: Path) -> None:
