@@ -1,6 +1,6 @@
 """Which chunks of a corpus an anchor matches, found by lookup instead of a scan of the corpus.
 
-An anchor names a file, a kind, or both, and maybe a line range or a symbol (harness.md §2.4–2.5);
+An anchor names a file, a kind, or both, and maybe a line range or a symbol (§anchors–§anchor-matching);
 a chunk matches when every facet the anchor has matches (`Anchor.matches`). Testing each anchor against
 each chunk costs anchors × chunks: 72 million tests for 1,000 queries over the standard library.
 Here the chunks are grouped by what an anchor can name: by file (`chunks_by_file`, which the
@@ -24,7 +24,7 @@ from cce_relevance.evaluation.anchors import Anchor
 from cce_relevance.retrieval.chunking.chunk import Chunk
 
 
-class _Group:
+class _Candidates:
     """Chunk positions (ascending) sharing a file and/or a kind, with their lines by first line."""
 
     __slots__ = ("positions", "_by_start", "_starts", "_reach")
@@ -55,7 +55,7 @@ class _Group:
         return sorted(p for _, end, p in by_start[:before] if end >= first)
 
 
-_EMPTY = _Group(())
+_EMPTY = _Candidates(())
 
 
 class AnchorIndex:
@@ -70,11 +70,11 @@ class AnchorIndex:
                 files.setdefault(c.file_path, []).append(i)
             by_file = files
         self._by_file = by_file
-        self._groups: dict[tuple[str | None, str | None], _Group] = {}
+        self._groups: dict[tuple[str | None, str | None], _Candidates] = {}
         self._by_kind: dict[str, list[int]] | None = None
         self._kinds_of: dict[str, frozenset[str]] = {}
 
-    def _group(self, path: str | None, kind: str | None) -> _Group:
+    def _group(self, path: str | None, kind: str | None) -> _Candidates:
         key = (path, kind)
         group = self._groups.get(key)
         if group is None:
@@ -85,7 +85,7 @@ class AnchorIndex:
                 positions = self._kinds().get(kind, ())
             else:
                 positions = range(len(self._chunks))
-            group = _Group(positions) if positions else _EMPTY
+            group = _Candidates(positions) if positions else _EMPTY
             self._groups[key] = group
         return group
 
