@@ -11,7 +11,7 @@ base and head exactly as a workflow runs it — `cce-relevance action` in a fres
 `workflow_dispatch` event with `base-ref` and `head-ref`, no comment, `fail-on: none` — first
 with an empty index cache (cold), then R times with the cache as the cold run left it (as a
 workflow restores it). Each run's stage times (wall and CPU) come from the Action's own timings
-log line (commits; materialise, index, score, validate per side; report); the process's wall
+log line (commits; materialise, index, score, validate, hits per side; report); the process's wall
 time, its CPU time with its children's, and its peak RSS are measured here. P (the raw
 tree-sitter parse of the corpus's bytes, bench/run.py) is measured before the first run and
 after each, and each run is divided by the mean of the two around it.

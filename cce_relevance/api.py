@@ -23,7 +23,7 @@ from typing import Any
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.anchor_fixes import AnchorFix, fixed_lines, suggest_fixes
 from cce_relevance.evaluation.anchor_index import AnchorIndex
-from cce_relevance.evaluation.anchors import Anchor
+from cce_relevance.evaluation.anchors import Anchor, parse_anchor
 from cce_relevance.evaluation.backend_runs import evaluated_backends
 from cce_relevance.evaluation.comparison import (
     BackendComparison,
@@ -35,10 +35,14 @@ from cce_relevance.evaluation.corpus import (
     OLLAMA_STORE_REFUSAL,
     Warn,
     bound_fixtures,
+    corpus_exclusion,
     corpus_symbols,
+    fixtures_exclusion,
     header_corpus,
     open_corpus,
+    own_outputs,
     query_embedder,
+    report_excluded,
     require_directory,
     resolve_index,
 )
@@ -69,7 +73,8 @@ from cce_relevance.reporting.fixture_patch import unified_patch
 from cce_relevance.retrieval.cache.index_cache import default_cache_dir
 from cce_relevance.retrieval.chunking.chunk import Chunk
 from cce_relevance.retrieval.chunking.languages import check_languages, enabled_packs
-from cce_relevance.retrieval.chunking.symbols import CorpusSymbols
+from cce_relevance.retrieval.chunking.symbols import CorpusSymbols, ParsedFiles
+from cce_relevance.retrieval.corpus.exclusion import NO_EXCLUSION, Exclusion
 from cce_relevance.retrieval.corpus.redact import redact
 from cce_relevance.retrieval.corpus.walk import walk
 from cce_relevance.retrieval.embedding.embed import (
@@ -92,10 +97,13 @@ __all__ = [
     # The use cases, one per command of the CLI (the Action calls run, validate, compare_saved).
     "run", "search", "chunks", "validate", "index_corpus", "compare_saved", "power_analysis", "golden_diff",
     "load_report", "load_config", "fixture_corpus", "build_options", "corpus_symbols", "require_directory",
-    "bootstrap", "suggest",
+    "bootstrap", "suggest", "own_outputs",
+    # Fixture sets and anchors as written (the Action follows range anchors through a diff).
+    "load_fixtures", "parse_anchor",
     # Pieces of run and validate, for a caller that scores a set and checks its anchors with one
     # reading of the set and one index of its corpus (the Action).
-    "read_fixtures", "open_corpus", "check_anchors", "anchor_index",
+    "fixtures_exclusion", "open_corpus", "check_anchors", "anchor_index", "Exclusion",
+    "ParsedFiles",
     # Names checked where the reference checks them (run checks its own; the CLI checks --languages).
     "check_languages", "check_backend", "backend_names", "backend_pair", "rank_metric_specs", "proposal_forms",
     # The pull-request gate's test.
@@ -140,7 +148,7 @@ def build_options(cache_dir: str | None = None, *, use_cache: bool = True,
 
 def fixture_corpus(fixtures_path: str, fixtures: FixtureSet | None = None) -> str:
     """The corpus `run(fixtures_path)` would index, without indexing it (`fixtures`: the set
-    already read from `fixtures_path`, by `read_fixtures`).
+    already read from `fixtures_path`, by `load_fixtures`).
 
     For a caller that must vet the directory first (the Action refuses a corpus that escapes
     the repository) and then pass it to `run` as `dir`, which yields the same report bytes.
@@ -148,18 +156,12 @@ def fixture_corpus(fixtures_path: str, fixtures: FixtureSet | None = None) -> st
     return header_corpus(load_fixtures(fixtures_path) if fixtures is None else fixtures, fixtures_path)
 
 
-def read_fixtures(fixtures_path: str) -> FixtureSet:
-    """A fixture set read as `run` reads it without rank metrics or TREC files (grades ignored),
-    for a caller that scores it and checks its anchors (`run(fixtures=…)`, `check_anchors`)."""
-    return load_fixtures(fixtures_path)
-
-
 def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
         backends: Sequence[str] | None = None, compare: Sequence[str] | None = None,
         warn: Warn = warn_on_stderr, stats_level: StatsLevel = "reference", primary: str = DEFAULT_PRIMARY,
         config: ProjectConfig = NO_CONFIG, metrics: Sequence[str] | None = None, trec: bool = False,
         languages: Sequence[str] | None = None, indexing: BuildOptions = DEFAULT_BUILD,
-        index: Index | None = None, fixtures: FixtureSet | None = None) -> RunResult:
+        outputs: Sequence[str] = (), index: Index | None = None, fixtures: FixtureSet | None = None) -> RunResult:
     """Evaluate a fixture set, in the reference's order of checks (§order).
 
     `backends` names the backends to score (default: the three built-ins); `compare` names two
@@ -171,18 +173,23 @@ def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
     `primary` (a metric key) the primary metric. `config` (see `load_config`) adds the project's
     backend variants and external retrievers to the names `backends` and `compare` may use.
     `languages` (extra language packs) defaults to the config's `languages`; `indexing` says how
-    a corpus directory is indexed (`build_options`). A caller that has indexed the corpus
-    directory already (`open_corpus`, with the same languages) passes its index as `index`, and
-    one that has read the set already passes it as `fixtures` (`read_fixtures`; not with
-    `metrics` or `trec`, which read grades): the Action scores a set and checks its anchors
-    (`check_anchors`) with one of each.
+    a corpus directory is indexed (`build_options`). A corpus directory never includes the run's
+    own files: the fixture file, the config file and `outputs` (the golden and every file the
+    run writes, see `own_outputs`), nor what the config's and the header's `exclude` patterns
+    name; own files it held are named once through `warn`. A caller that has indexed the corpus
+    directory already passes its index as `index` (`open_corpus` with the same languages and,
+    as `exclude`, the `fixtures_exclusion` of the same config and outputs), and one that has read
+    the set already passes it as `fixtures` (`load_fixtures`; not with `metrics` or `trec`, which
+    read grades): the Action scores a set and checks its anchors (`check_anchors`) with one of each.
     """
     rank_metrics = rank_metric_specs(metrics) if metrics is not None else ()
     judged = bool(rank_metrics) or trec
     if fixtures is None:
         fixtures = load_fixtures(fixtures_path, grades=judged)
     languages = config.languages if languages is None else languages
-    corpus, index = resolve_index(fixtures, fixtures_path, dir, store, languages, indexing, index)
+    exclusion = NO_EXCLUSION if store is not None else fixtures_exclusion(fixtures, fixtures_path, dir, config, outputs)
+    corpus, index = resolve_index(fixtures, fixtures_path, dir, store, languages, indexing, exclusion, index)
+    report_excluded(index, exclusion, warn)
     fixtures = bound_fixtures(fixtures, corpus, store, languages)
     embed = query_embedder(index, warn)
     if compare is not None:
@@ -217,7 +224,8 @@ def search(corpus: str, query: str, backend: str = "hybrid", k: int = 10,
     `languages` (extra language packs) defaults to the config's `languages`.
     """
     check_backend(backend, config)
-    index = open_corpus(corpus, languages=config.languages if languages is None else languages, indexing=indexing)
+    index = open_corpus(corpus, languages=config.languages if languages is None else languages, indexing=indexing,
+                        exclude=corpus_exclusion(corpus, config))
     with open_backend(backend, config.spec(backend), index) as search_fn:
         hits = search_fn(query, k, SEARCH_QUERY_ID)
     first_line = {c.chunk_id: c.content.split("\n", 1)[0] for c in index.chunks}
@@ -236,36 +244,44 @@ def _line_at(index: Index, hit: Hit) -> str:
     return ""
 
 
-def chunks(corpus: str, languages: Sequence[str] = (), indexing: BuildOptions = DEFAULT_BUILD) -> list[Chunk]:
-    """Every chunk of a corpus directory in index order (the conformance listing's input)."""
-    return open_corpus(corpus, languages=languages, indexing=indexing).chunks
+def chunks(corpus: str, languages: Sequence[str] = (), indexing: BuildOptions = DEFAULT_BUILD,
+           config: ProjectConfig = NO_CONFIG) -> list[Chunk]:
+    """Every chunk of a corpus directory in index order (the conformance listing's input); the
+    config's `exclude` patterns and the config file itself are left out, as a run leaves them."""
+    return open_corpus(corpus, languages=languages, indexing=indexing, exclude=corpus_exclusion(corpus, config)).chunks
 
 
 def validate(fixtures_path: str, *, dir: str | None = None, languages: Sequence[str] = (),
-             grades: bool = True, indexing: BuildOptions = DEFAULT_BUILD) -> Validation:
+             grades: bool = True, indexing: BuildOptions = DEFAULT_BUILD, config: ProjectConfig = NO_CONFIG,
+             outputs: Sequence[str] = ()) -> Validation:
     """Anchor hygiene of a fixture set against its corpus (`--dir`, else the header's corpus).
 
     Grades are read and checked too, unless `grades=False`: the Action reads a set as `run` does,
     so a malformed `grades` object (which `run` ignores) cannot fail it. For the Action:
     `validate(...).stale_anchors()` maps each query id to its anchors that resolve to nothing, to
-    label such a miss as stale.
+    label such a miss as stale. The corpus leaves out what `run` with the same `config` and
+    `outputs` would (`corpus_exclusion`).
     """
-    return _validated(fixtures_path, dir, languages, grades, indexing)[0]
+    return _validated(fixtures_path, dir, languages, grades, indexing, config, outputs)[0]
 
 
 def _validated(fixtures_path: str, dir: str | None, languages: Sequence[str], grades: bool,
-               indexing: BuildOptions) -> tuple[Validation, FixtureSet, Index, CorpusSymbols]:
+               indexing: BuildOptions, config: ProjectConfig = NO_CONFIG, outputs: Sequence[str] = ()
+               ) -> tuple[Validation, FixtureSet, Index, CorpusSymbols]:
     fixtures = load_fixtures(fixtures_path, grades=grades)
-    corpus, index = resolve_index(fixtures, fixtures_path, dir, None, languages, indexing)
+    exclusion = fixtures_exclusion(fixtures, fixtures_path, dir, config, outputs)
+    corpus, index = resolve_index(fixtures, fixtures_path, dir, None, languages, indexing, exclusion)
     symbols = corpus_symbols(corpus, languages)
     return _checked(fixtures_path, fixtures, corpus, index, symbols), fixtures, index, symbols
 
 
 def check_anchors(fixtures_path: str, fixtures: FixtureSet, corpus: str, index: Index,
                   languages: Sequence[str] = ()) -> Validation:
-    """`validate` of a fixture set already read (`read_fixtures`) against the index already made
-    of its corpus directory `corpus` (`open_corpus`, with `languages`): what the Action does after
-    scoring a set, so that neither is read or made twice."""
+    """`validate` of a fixture set already read (`load_fixtures`) against the index already made
+    of its corpus directory `corpus`: what the Action does after scoring a set, so that neither is
+    read or made twice. With `index` made by `open_corpus` with `languages` and, as `exclude`, the
+    `fixtures_exclusion` of a config and outputs, this is `validate` with that config and those
+    outputs: the files, chunks and line counts checked against are the index's own."""
     return _checked(fixtures_path, fixtures, corpus, index, corpus_symbols(corpus, languages))
 
 
@@ -291,11 +307,11 @@ class Suggestions:
 
 
 def suggest(fixtures_path: str, *, dir: str | None = None, languages: Sequence[str] = (),
-            indexing: BuildOptions = DEFAULT_BUILD) -> Suggestions:
+            indexing: BuildOptions = DEFAULT_BUILD, config: ProjectConfig = NO_CONFIG) -> Suggestions:
     """`validate`, and for stale and moved anchors the fixture lines they most likely should be
     (evaluation/anchor_fixes.py), as a patch to apply with `git apply` or `patch -p1` from the
     working directory."""
-    validation, fixtures, index, symbols = _validated(fixtures_path, dir, languages, True, indexing)
+    validation, fixtures, index, symbols = _validated(fixtures_path, dir, languages, True, indexing, config)
     fixes = tuple(suggest_fixes(validation, fixtures.cases, index.chunks, symbols))
     if not fixes:
         return Suggestions(validation, fixes, "")
@@ -353,8 +369,9 @@ def bootstrap(directory: str, *, queries: int = 50, seed: int = 0, out: str | No
         raise CceError(f"--queries must be at least 1, got {queries}")
     names = backend_names(backends, config) if backends is not None else list(DEFAULT_BACKENDS)
     languages = config.languages if languages is None else languages
-    index = open_corpus(directory, languages=languages, indexing=indexing)
-    texts = {f.path: redact(f.text) for f in walk(directory).files}
+    exclusion = corpus_exclusion(directory, config, [out] if out is not None else [])
+    index = open_corpus(directory, languages=languages, indexing=indexing, exclude=exclusion)
+    texts = {f.path: redact(f.text) for f in walk(directory, exclude=exclusion).files}
     proposal = propose(index.chunks, texts, queries, seed, rules, proposal_forms(forms), enabled_packs(languages))
     if not proposal.cases:
         raise CceError(f"nothing to propose in {directory}: no definition with a usable name or doc sentence "
@@ -400,21 +417,24 @@ def _document_embedder(name: str) -> tuple[DocumentEmbedder, str | None]:
 
 def index_corpus(directory: str, *, out: str | None = None, embedder: str = HASH_EMBEDDER,
                  allow_secrets: bool = False, languages: Sequence[str] = (),
-                 indexing: BuildOptions = DEFAULT_BUILD) -> StoreWritten:
+                 indexing: BuildOptions = DEFAULT_BUILD, config: ProjectConfig = NO_CONFIG) -> StoreWritten:
     """Index `directory` and write the reference's store (§store) plus our fingerprint beside it.
 
-    The default path is `<directory>/.cce/index.json`, whose `.cce` the walker never indexes.
-    An Ollama build checks the server before walking and writes nothing when any batch fails.
+    The default path is `<directory>/.cce/index.json`, whose `.cce` the walker never indexes; a
+    store written elsewhere in the directory is left out of the next index, with its fingerprint,
+    as are the config's `exclude` patterns. An Ollama build checks the server before walking and
+    writes nothing when any batch fails.
     """
     require_directory(directory)
     packs = enabled_packs(languages)
     documents, model = _document_embedder(embedder)
+    path = out if out is not None else default_store_path(directory)
+    exclude = corpus_exclusion(directory, config, [path, fingerprint_path(path)])
     try:
         index = build_index(directory, not allow_secrets, documents, packs, cache=indexing.cache,
-                            workers=indexing.workers, progress=indexing.progress)
+                            workers=indexing.workers, progress=indexing.progress, exclude=exclude)
     except OllamaError as exc:
         raise CceError(f"embedding with Ollama failed, nothing was written: {exc}") from None
-    path = out if out is not None else default_store_path(directory)
     text = dumps_store(index)
     data = text.encode("utf-8")
     try:

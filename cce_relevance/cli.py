@@ -107,8 +107,9 @@ def chunks(directory: str, as_json: bool, languages_flag: str | None, config_pat
     """List every chunk of DIR with its symbol (the conformance listing)."""
     from cce_relevance.reporting import search_view
 
-    languages = _languages(languages_flag, api.load_config(config_path))
-    found = api.chunks(api.require_directory(directory), languages, _indexing(cache_dir, no_cache, as_json))
+    config = api.load_config(config_path)
+    languages = _languages(languages_flag, config)
+    found = api.chunks(api.require_directory(directory), languages, _indexing(cache_dir, no_cache, as_json), config)
     if as_json:
         click.echo(search_view.conformance_document(found), nl=False)
     else:
@@ -157,23 +158,38 @@ def index(directory: str, out: str | None, embedder: str, allow_secrets: bool, l
     """Index DIR and write the reference's persisted store (index.json) with a fingerprint beside it."""
     if out == "":
         raise click.UsageError("a value is required for '--out' but none was supplied")
-    languages = _languages(languages_flag, api.load_config(config_path))
+    config = api.load_config(config_path)
     if allow_secrets:
         click.echo("warning: --allow-secrets: secret protection is off; files are indexed verbatim", err=True)
     written = api.index_corpus(directory, out=out, embedder=embedder, allow_secrets=allow_secrets,
-                               languages=languages, indexing=_indexing(cache_dir, no_cache, False))
+                               languages=_languages(languages_flag, config), indexing=_indexing(cache_dir, no_cache, False),
+                               config=config)
     click.echo(f"wrote {written.path}: {written.chunks} chunks from {written.files} files, "
                f"embedder {written.embedder}, {written.size} bytes")
     click.echo(f"wrote {written.fingerprint}")
 
 
 def _check_golden(golden: str, report: str) -> None:
+    """A drifted golden: its diff on stderr and exit 1; a matching one: one line on stderr."""
     diff = api.golden_diff(golden, report, missing_hint="run again with --update-golden to create it")
     if not diff:
+        click.echo(f"golden report {golden} matches", err=True)
         return
     sys.stderr.write(diff)
     raise GateFailed(f"report drifted from golden {golden}",
                      hint="review the diff; if the change is intended, rerun with --update-golden")
+
+
+def _update_golden(golden: str, report: str) -> None:
+    """Write the golden, and say on stderr in one line whether it was created, changed or kept."""
+    try:
+        with open(golden, encoding="utf-8", newline="") as handle:
+            before: str | None = handle.read()
+    except (OSError, UnicodeDecodeError):
+        before = None
+    write_atomically(golden, report)
+    what = "created" if before is None else "unchanged" if before == report else "updated"
+    click.echo(f"golden report {golden} {what}", err=True)
 
 
 _STATS_HELP = ("reference: the paired t-test the reference prints (default). full: also wins/losses/ties, d_z, "
@@ -289,14 +305,15 @@ def run(fixtures: str, corpus_dir: str | None, store: str | None, backends: str 
                      stats_level=stats_level, primary=primary,
                      metrics=None if metrics is None else comma_list(metrics, str.strip),
                      trec=trec_run is not None or trec_qrels is not None,
-                     languages=_languages(languages_flag, config), indexing=_indexing(cache_dir, no_cache, as_json))
+                     languages=_languages(languages_flag, config), indexing=_indexing(cache_dir, no_cache, as_json),
+                     outputs=api.own_outputs([output, golden, trec_run, trec_qrels, chart], config))
     side_files = _trec_files(result, trec_run, trec_qrels)
     if chart is not None and render_chart is not None:
         side_files[chart] = render_chart(run_chart(result, chart_metric))
     _write_side_files(side_files)
     report_json = run_report_json(result)
     if golden is not None and update_golden:
-        write_atomically(golden, report_json)
+        _update_golden(golden, report_json)
     rendered = report_json if as_json else run_report_text(result)
     if output is not None:
         write_atomically(output, rendered)
@@ -313,7 +330,7 @@ def run(fixtures: str, corpus_dir: str | None, store: str | None, backends: str 
 @click.option("--markdown", "as_markdown", is_flag=True, help="Emit GitHub-flavoured Markdown.")
 @_stats_options
 @_chart_options
-@click.option("--chart-backend", metavar="NAME", help="Backend to chart (default: the first one in both reports).")
+@click.option("--chart-backend", metavar="NAME", help="Backend to chart (default: the last one in both reports, as the Action charts).")
 def compare(base_report: str, head_report: str, as_json: bool, as_markdown: bool, stats_level: StatsLevel,
             primary_metric: str | None, chart: str | None, chart_metric: str | None, chart_backend: str | None
             ) -> None:
@@ -367,16 +384,17 @@ def validate(fixtures: str, corpus_dir: str | None, as_json: bool, suggest: bool
         raise click.UsageError("a value is required for '--dir' but none was supplied")
     if suggest and as_json:
         raise click.UsageError("--suggest prints a patch; it cannot be used with --json")
-    languages = _languages(languages_flag, api.load_config(config_path))
+    config = api.load_config(config_path)
+    languages = _languages(languages_flag, config)
     indexing = _indexing(cache_dir, no_cache, as_json)
     if suggest:
-        suggestions = api.suggest(fixtures, dir=corpus_dir, languages=languages, indexing=indexing)
+        suggestions = api.suggest(fixtures, dir=corpus_dir, languages=languages, indexing=indexing, config=config)
         result = suggestions.validation
         explained = validation_text(result) + fixes_text(suggestions.fixes, len(result.stale_anchors()))
         click.echo(explained, err=True, nl=False)
         click.echo(suggestions.patch, nl=False)
     else:
-        result = api.validate(fixtures, dir=corpus_dir, languages=languages, indexing=indexing)
+        result = api.validate(fixtures, dir=corpus_dir, languages=languages, indexing=indexing, config=config)
         text = dumps_report(validation_document(result)) if as_json else validation_text(result)
         click.echo(text, nl=False)
     if not result.ok:
@@ -457,8 +475,9 @@ def bootstrap(directory: str, queries: int, seed: int, out: str | None, force: b
 @click.option("--metric", type=click.Choice(METRIC_KEYS), help="Plan for this metric only (default: all).")
 @click.option("--json", "as_json", is_flag=True, help=f"Emit the {schemas.POWER} JSON.")
 def power(source: str, delta: float, alpha: float, power: float, metric: str | None, as_json: bool) -> None:
-    """Queries needed to detect --delta, from the per-query deltas of a `run --compare` report or a
-    `compare --json` document (the paired t-test's power analysis; docs/statistics.md)."""
+    """Queries needed to detect --delta, from the per-query deltas of a `run --compare` report, a
+    `compare --json` document or the Action's compare.json (the paired t-test's power analysis;
+    docs/statistics.md)."""
     from cce_relevance.reporting.power_report import power_document, power_text
 
     analysis = api.power_analysis(source, delta, alpha=alpha, power=power, metric=metric)

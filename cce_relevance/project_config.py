@@ -39,6 +39,7 @@ from cce_relevance.errors import CceError
 from cce_relevance.numeric import is_finite_number
 from cce_relevance.reference import BUILTIN_BACKENDS, REFERENCE_PARAMS
 from cce_relevance.retrieval.chunking.languages import check_languages
+from cce_relevance.retrieval.corpus.exclusion import compile_patterns
 from cce_relevance.retrieval.search.external import DEFAULT_TIMEOUT, CommandRetriever, HttpRetriever
 from cce_relevance.retrieval.search.registry import BUILTIN_SPECS, BackendSpec, Variant
 from cce_relevance.strings import quoted
@@ -123,6 +124,8 @@ class ProjectConfig:
     backends: Mapping[str, BackendSpec] = field(default_factory=_empty)
     refused: Mapping[str, str] = field(default_factory=_empty)
     languages: tuple[str, ...] = ()  # extra languages to chunk (check_languages order)
+    exclude: tuple[str, ...] = ()  # gitignore patterns, relative to the file's directory
+    location: str | None = None  # the file's absolute path (a run never indexes it)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -146,19 +149,21 @@ class ProjectConfig:
 NO_CONFIG = ProjectConfig()
 
 
-def find_config(cwd: str) -> str | None:
+def find_config(cwd: str, top: str | None = None) -> str | None:
     """`cce-relevance.toml` in `cwd` or the nearest directory above it, not above the repository root.
 
-    The search stops at the first directory holding `.git` (a repository root or a worktree), so a
-    file outside the project never changes what a run measures.
+    The search stops at the first directory holding `.git` (a repository root or a worktree), or
+    at `top` (a commit's files checked out without `.git`), so a file outside the project never
+    changes what a run measures.
     """
     here = os.path.abspath(cwd)
+    stop = os.path.abspath(top) if top is not None else None
     while True:
         candidate = os.path.join(here, CONFIG_NAME)
         if os.path.exists(candidate):
             return candidate
         parent = os.path.dirname(here)
-        if os.path.exists(os.path.join(here, ".git")) or parent == here:
+        if os.path.exists(os.path.join(here, ".git")) or here == stop or parent == here:
             return None
         here = parent
 
@@ -189,19 +194,31 @@ def load_config(path: str | None = None, cwd: str | None = None) -> ProjectConfi
         raise CceError(f"{shown}: invalid TOML: not UTF-8 text (at line {line})") from None
     except tomllib.TOMLDecodeError as exc:
         raise CceError(f"{shown}: invalid TOML: {exc}") from None
-    return parse_config(document, shown, os.path.dirname(os.path.abspath(full)))
+    config = parse_config(document, shown, os.path.dirname(os.path.abspath(full)))
+    return replace(config, location=os.path.abspath(full))
 
 
 def parse_config(document: Mapping[str, Any], shown: str, directory: str) -> ProjectConfig:
     """Validate a parsed file; `shown` names it in errors, `directory` is where commands run."""
     for key in document:
-        if key not in ("backends", "languages"):
-            raise CceError(f"{shown}: unknown key {quoted(key)} (expected a [backends.NAME] table or languages)")
+        if key not in ("backends", "languages", "exclude"):
+            raise CceError(f"{shown}: unknown key {quoted(key)} "
+                           "(expected a [backends.NAME] table, languages or exclude)")
     tables = document.get("backends", {})
     if not isinstance(tables, dict):
         raise CceError(f"{shown}: backends: expected a table of [backends.NAME] tables, got {_show(tables)}")
     backends = {name: _backend(shown, name, tables[name], directory) for name in sorted(tables)}
-    return ProjectConfig(shown, MappingProxyType(backends), languages=_languages(shown, document.get("languages", [])))
+    return ProjectConfig(shown, MappingProxyType(backends), languages=_languages(shown, document.get("languages", [])),
+                         exclude=_exclude(shown, document.get("exclude", [])))
+
+
+def _exclude(shown: str, value: Any) -> tuple[str, ...]:
+    """The top-level `exclude` array: gitignore patterns, each checked to compile."""
+    if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+        raise CceError(f'{shown}: exclude: expected an array of gitignore patterns, e.g. ["docs/generated/", '
+                       f'"*.golden.json"], got {_show(value)}')
+    compile_patterns(value, f"{shown}: exclude")
+    return tuple(value)
 
 
 def _languages(shown: str, value: Any) -> tuple[str, ...]:

@@ -237,7 +237,7 @@ def test_bad_backend_tables(tmp_path: Path, table: str, message: str) -> None:
         ("[backends]\nv = 3\n", "cce-relevance.toml: [backends.v]: expected a table, got 3"),
         ("backends = 3\n", "cce-relevance.toml: backends: expected a table of [backends.NAME] tables, got 3"),
         ("language = []\n",
-         'cce-relevance.toml: unknown key "language" (expected a [backends.NAME] table or languages)'),
+         'cce-relevance.toml: unknown key "language" (expected a [backends.NAME] table, languages or exclude)'),
     ],
 )
 def test_bad_files(tmp_path: Path, text: str, message: str) -> None:

@@ -1,17 +1,25 @@
-"""git for the Action: which two commits to compare, and each one checked out on its own.
+"""git for the Action: which two commits to compare, and the files of each, exactly.
 
 Everything goes through the `git` executable with list arguments (never a shell) and
 `GIT_TERMINAL_PROMPT=0`, so a fetch that would need credentials fails at once instead of hanging
-the job. Repository hooks are switched off (`core.hooksPath=/dev/null`): `git worktree add` runs
-`post-checkout`, and the Action must never execute anything the checked-out tree provides.
+the job. Repository hooks are switched off (`core.hooksPath=/dev/null`): the Action must never
+execute anything the repository provides.
+
+A side is scored from its commit's tracked files and nothing else, so that its report is byte
+for byte what `cce-relevance run` prints in a fresh clone of that commit. A `git worktree` is
+not that: its `.git` is a file naming a machine-specific path, and the corpus walk indexes it.
+`CommitFiles` writes the commit's tree into a temporary directory through a private index file
+(`read-tree -u`, which checks files out as a clone does, `.gitattributes` conversions included);
+the second commit is reached by updating only the files that differ.
 
 What the runner imposes (docs/reference-behaviour.md, "The GitHub runner"): the container runs as
-root on a workspace owned by another uid, so git refuses the repository until it is a
-`safe.directory` (§runner-safe-directory); the head of a pull request is `pull_request.head.sha`,
-not `GITHUB_SHA`, which is an ephemeral merge commit (§runner-head-sha); a shallow checkout is
+root on a workspace owned by another uid, so git refuses the repository unless it is a
+`safe.directory` (§runner-safe-directory), which every call here passes on its own command line,
+never in the user's global config; the head of a pull request is `pull_request.head.sha`, not
+`GITHUB_SHA`, which is an ephemeral merge commit (§runner-head-sha); a shallow checkout is
 deepened step by step, never re-fetched with `--depth`, which would truncate a full clone
-(§runner-shallow); worktrees live in a temporary directory and are removed in `finally`
-(§runner-worktrees).
+(§runner-shallow); the checked-out files live in a temporary directory removed in `finally`
+(§runner-trees).
 """
 
 from __future__ import annotations
@@ -37,6 +45,7 @@ _ZERO_SHA = re.compile(r"^0+$")
 # Each step fetches more history than the last; `--unshallow` ends the loop with everything.
 _DEEPEN_STEPS = ("--deepen=50", "--deepen=1000", "--unshallow")
 _FETCH_DEPTH_HINT = "check the repository out with full history: actions/checkout with `fetch-depth: 0`"
+_ATTRIBUTES = ":(glob)**/.gitattributes"  # every .gitattributes file, at any depth
 
 
 class CommitPair(NamedTuple):
@@ -46,10 +55,12 @@ class CommitPair(NamedTuple):
     head: str
 
 
-def git(repo: Path | None, *args: str) -> str:
-    """Run `git ARGS` in `repo` and return its stdout; a failure is a CceError quoting git's stderr."""
+def git(repo: Path | None, *args: str, env: Mapping[str, str] | None = None) -> str:
+    """Run `git ARGS` in `repo` and return its stdout; a failure is a CceError quoting git's stderr.
+
+    `env` adds variables (a private index file, say) to the process's environment."""
     try:
-        return _run(repo, args, check=True).stdout
+        return _run(repo, args, check=True, env=env).stdout
     except subprocess.CalledProcessError as exc:
         where = f" in {repo}" if repo is not None else ""
         raise CceError(
@@ -57,26 +68,12 @@ def git(repo: Path | None, *args: str) -> str:
         ) from exc
 
 
-def mark_safe_directory(path: Path) -> None:
-    """Trust the repository at `path` in the global git config, once.
-
-    GitHub mounts the workspace owned by the runner's uid while a container action runs as root,
-    and git then refuses the repository as of "dubious ownership". Checking before adding keeps
-    `$HOME/.gitconfig` (which outlives the step) from growing a line per run.
-    """
-    target = str(Path(path).resolve())
-    configured = _run(None, ("config", "--global", "--get-all", "safe.directory"), check=False)
-    if target in configured.stdout.splitlines() or "*" in configured.stdout.splitlines():
-        return
-    git(None, "config", "--global", "--add", "safe.directory", target)
-
-
 def find_repository(path: Path) -> Path:
     """The top-level directory of the git repository containing `path`.
 
     Found by looking for `.git` (a directory, or a file in a worktree or submodule) rather than by
-    asking git, because git refuses to answer before `mark_safe_directory`, which needs this path:
-    `safe.directory` is matched against the top level, not a subdirectory.
+    asking git, because git refuses to answer before it knows the repository is safe, which is
+    this path: `safe.directory` is matched against the top level, not a subdirectory.
     """
     start = Path(path).resolve()
     for candidate in (start, *start.parents):
@@ -109,40 +106,80 @@ def resolve_commits(
     return CommitPair(base, head)
 
 
-@contextmanager
-def worktree(repo: Path, sha: str) -> Iterator[Path]:
-    """Check `sha` out, detached, into a fresh temporary worktree; always removed on exit.
+class CommitFiles:
+    """A temporary directory that holds exactly the tracked files of one commit at a time.
 
-    The worktree lives outside the workspace (nothing root-owned is left in the user's checkout)
-    and is removed even when the body raises: `git worktree remove --force`, then the directory,
-    then `git worktree prune` so `.git/worktrees` keeps no stale entry.
+    `check_out(sha)` makes it hold `sha`'s: the first time by writing the whole tree, then by
+    updating the files that differ from the commit held before (a two-tree `read-tree -m -u`),
+    unless a `.gitattributes` file differs (a conversion may then change files whose content did
+    not) or the directory holds anything git did not put there (a file added or changed since);
+    then it is written again whole.
+    The index is a private file beside the directory: the repository's own index, working tree
+    and worktree list are never touched.
     """
-    if sha.startswith("-"):
-        raise CceError(f"{sha!r} is not a commit")
-    parent = Path(tempfile.mkdtemp(prefix=f"cce-{sha[:12]}-"))
-    path = parent / "tree"
+
+    def __init__(self, repo: Path, directory: Path) -> None:
+        self._repo = repo
+        self.path = directory / "tree"
+        self._env = {"GIT_INDEX_FILE": str(directory / "index")}
+        self._held: str | None = None
+
+    def check_out(self, sha: str) -> Path:
+        """Make the directory hold `sha`'s tracked files and nothing else; returns its path."""
+        if sha.startswith("-"):
+            raise CceError(f"{sha!r} is not a commit")
+        if self._held is None or not self._switched(self._held, sha):
+            shutil.rmtree(self.path, ignore_errors=True)
+            self.path.mkdir()
+            self._git("read-tree", "--reset", "-u", sha)
+        self._held = sha
+        return self.path
+
+    def _switched(self, held: str, sha: str) -> bool:
+        """Update the files from `held` to `sha` in place; False when that would not be exact."""
+        touched = self._git("ls-files", "--others", "-z") or self._git("diff-files", "--name-only", "-z")
+        if touched or git(self._repo, "diff", "--name-only", held, sha, "--", _ATTRIBUTES):
+            return False
+        try:
+            self._git("read-tree", "-m", "-u", held, sha)
+        except CceError:  # a file changed since it was written: write everything again
+            return False
+        return True
+
+    def _git(self, *args: str) -> str:
+        # checkout.workers=0: files are written by one worker per CPU (docs/performance.md,
+        # "The Action's checkouts").
+        return git(self._repo, "-c", "checkout.workers=0", "--work-tree", str(self.path), *args, env=self._env)
+
+
+@contextmanager
+def commit_files(repo: Path) -> Iterator[CommitFiles]:
+    """A `CommitFiles` in a fresh temporary directory outside the workspace (nothing root-owned
+    is left in the user's checkout), removed on exit even when the body raises."""
+    directory = Path(tempfile.mkdtemp(prefix="cce-commit-"))
     try:
-        git(repo, "worktree", "add", "--detach", str(path), sha)
-        yield path
+        yield CommitFiles(repo, directory)
     finally:
-        _run(repo, ("worktree", "remove", "--force", str(path)), check=False)
-        shutil.rmtree(parent, ignore_errors=True)
-        _run(repo, ("worktree", "prune"), check=False)
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 def changed_files(repo: Path, base: str, head: str) -> tuple[str, ...]:
-    """Repository paths that differ between `base` and `head`, sorted (for the report's footer)."""
+    """Repository paths that differ between `base` and `head`, sorted (the comment notes a change
+    that edits a fixture set or a golden)."""
     out = git(repo, "diff", "--name-only", "--no-renames", "-z", base, head, "--")
     return tuple(sorted(name for name in out.split("\0") if name))
 
 
-def _run(repo: Path | None, args: tuple[str, ...], *, check: bool) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
+def _run(repo: Path | None, args: tuple[str, ...], *, check: bool,
+         env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """git with hooks off and, in `repo`, the repository trusted for this call only (§runner-safe-directory): the
+    user's global config is never written, and a missing or unset HOME does not matter."""
+    trust = ("-c", f"safe.directory={Path(repo).resolve()}") if repo is not None else ()
     try:
         return subprocess.run(
-            ["git", "-c", "core.hooksPath=/dev/null", *args],
+            ["git", "-c", "core.hooksPath=/dev/null", *trust, *args],
             cwd=repo,
-            env=env,
+            env={**os.environ, "GIT_TERMINAL_PROMPT": "0", **(env or {})},
             check=check,
             capture_output=True,
             text=True,
@@ -251,5 +288,10 @@ def _resolve_ref(repo: Path, name: str, ref: str) -> str:
     _ensure_history(repo, [ref], lambda: lookup() is not None)
     sha = lookup()
     if sha is None:
-        raise CceError(f"input '{name}': {ref!r} is not a commit in the repository: {_FETCH_DEPTH_HINT}")
+        if _is_shallow(repo):
+            raise CceError(f"input '{name}': {ref!r} is not a commit in the repository: {_FETCH_DEPTH_HINT}")
+        names = " or ".join(repr(c) for c in candidates)
+        raise CceError(f"input '{name}': {ref!r} names no commit: the repository has its full history and no "
+                       f"branch, tag or commit {names}, here or on origin",
+                       hint=f"check the spelling of '{name}' (a branch, tag or commit SHA)")
     return sha

@@ -3,7 +3,8 @@
 One run, in an order chosen so that nothing optional can change the result (§runner-gate-first):
 
 1. read and validate the inputs, find the repository, trust it (`safe.directory`), resolve the
-   base and head commits and score every fixture set in a worktree of each (`scoring`);
+   base and head commits and score every fixture set in a checkout of each (`scoring`), with the
+   index cache in `cache-dir` (inside the workspace, so actions/cache can keep it across runs);
 2. decide the verdict and the gates from the same facts (`report.Outcome`);
 3. write the report files, the step outputs and the step summary, print the annotations, and fix
    the exit code;
@@ -34,7 +35,6 @@ from cce_relevance.action.git import (
     CommitPair,
     changed_files,
     find_repository,
-    mark_safe_directory,
     resolve_commits,
 )
 from cce_relevance.action.github import GitHubClient, GitHubError
@@ -43,6 +43,7 @@ from cce_relevance.action.output_files import (
     OutputFiles,
     fresh_output_dir,
     give_to_workspace_owner,
+    prepare_cache_dir,
     save_comment,
     save_reports,
     save_summary,
@@ -109,7 +110,7 @@ def _run(inputs: ActionInputs) -> int:
                         full_report=(f"[the job summary]({_run_url(github)})" if _run_url(github)
                                      else "the job summary"))
         meta = _pull_request_meta(inputs, commits, measurable_change(outcome))
-        files = _save(github.workspace, outcome, verdict, commits, markdown, body, meta)
+        files = _save(github.workspace, outcome, verdict, commits, markdown, body, meta, inputs.cache_dir)
         if github.output_path is not None:
             drift = "true" if outcome.drifted else "false"
             outputs = {"report": files.report, "compare": files.compare, "drift": drift, "verdict": verdict}
@@ -131,21 +132,21 @@ def _evaluate(inputs: ActionInputs, clock: Stopwatch) -> tuple[Path, CommitPair,
     """The repository, the two commits, and every fixture set scored at both (timed on `clock`)."""
     with clock.stage("commits"):
         repo = find_repository(inputs.working_directory)
-        mark_safe_directory(repo)
         commits = resolve_commits(inputs.github.event_name, inputs.github.event, inputs, repo)
-    print(f"cce-relevance {__version__}: base {commits.base or '(none)'} -> head {commits.head}", flush=True)
-    return (
-        repo,
-        commits,
-        Outcome(score_commits(repo, commits, inputs, clock), inputs.regression_metric, inputs.alpha, inputs.fail_on),
-    )
+        print(f"cce-relevance {__version__}: base {commits.base or '(none)'} -> head {commits.head}", flush=True)
+        made = prepare_cache_dir(repo, inputs.github.workspace, inputs.cache_dir)
+    try:
+        sets = score_commits(repo, commits, inputs, clock)
+    finally:  # the runner's user saves it with actions/cache and cleans the workspace up
+        give_to_workspace_owner(made, inputs.github.workspace)
+    return repo, commits, Outcome(sets, inputs.regression_metric, inputs.alpha, inputs.fail_on)
 
 
 def _save(
     workspace: Path, outcome: Outcome, verdict: str, commits: CommitPair, markdown: Markdown, comment: str,
-    meta: dict[str, Any] | None,
+    meta: dict[str, Any] | None, cache_dir: Path,
 ) -> OutputFiles:
-    directory = fresh_output_dir(workspace)
+    directory = fresh_output_dir(workspace, keep=cache_dir)
     try:
         reports = save_reports(directory, workspace, outcome.sets)
         document = action_document(outcome, verdict, commits, reports)
@@ -246,6 +247,21 @@ def _print_findings(outcome: Outcome, inputs: ActionInputs, repo: Path) -> None:
         )
         for s in outcome.sets
         for a in s.stale_findings("head")
+    ]
+    lines += [
+        annotation(
+            "warning",
+            f"Query {quoted(m.case_id)}: the lines {m.path} {m.base_lines[0]}-{m.base_lines[1]} that anchor "
+            f"{quoted(m.anchor)} labels at base "
+            + (f"are lines {m.head_lines[0]}-{m.head_lines[1]} at head; the fixture line naming them: "
+               f"{m.fixture_line}" if m.head_lines is not None else "were changed at head")
+            + ". The query is left out of the regression test.",
+            file=(subdir / s.fixture).as_posix(),
+            line=m.line,
+            title="cce-relevance: line-range anchor " + m.status,
+        )
+        for s in outcome.sets
+        for m in s.moves
     ]
     for line in lines[:ANNOTATION_CAP]:
         print(line)

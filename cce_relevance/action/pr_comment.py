@@ -43,7 +43,9 @@ from cce_relevance.action.verdict import (
     Outcome,
     counted,
     footer,
+    left_out_reason,
     metric_label,
+    moves_section,
     scored_at_both,
     stale_section,
 )
@@ -123,10 +125,11 @@ def _set_section(view: SetView, outcome: Outcome, links: Links | None, named: bo
     paired = scored_at_both(s)
     label = metric_label(outcome.metric)
     parts = [f"### {code_span(s.fixture)}"] if named else []
-    stale = len(s.stale_queries & {q.id for q in paired[0].pair.paired}) if paired else 0
+    ids = {q.id for q in paired[0].pair.paired} if paired else set()
+    left_out = len(s.left_out_queries & ids)
     scope = f"all {counted(view.unchanged + len(view.changes), 'query', 'queries')}"
     means = f"Means over {scope}, base → head (change)" + (
-        f"; the regression test leaves out the {stale} with a stale anchor:" if stale else ":")
+        f"; the regression test leaves out the {left_out} with {left_out_reason(s, ids)}:" if left_out else ":")
     parts += [means, means_table(paired, THREE, arrow="→").rstrip("\n")]
     if view.changes:
         notes = {qid: "⚠️" for qid in stale_notes(s)}  # the why cell says what is stale
@@ -146,9 +149,7 @@ def _set_section(view: SetView, outcome: Outcome, links: Links | None, named: bo
     if view.unchanged:
         parts.append(f"{counted(view.unchanged, 'query', 'queries')} unchanged on every backend "
                      f"{'is' if view.unchanged == 1 else 'are'} not listed.")
-    stale_part = stale_section(s, digits=THREE)
-    if stale_part:
-        parts.append(stale_part)
+    parts += [part for part in (stale_section(s, digits=THREE), moves_section(s)) if part]
     return "\n\n".join(parts)
 
 

@@ -25,6 +25,7 @@ from cce_relevance.reporting.numbers import SIX, Digits, format6
 ID_LIMIT = 40  # characters of a query id shown in a table cell
 BAR_HALF = 8  # cells of the diverging bar on each side of zero (a delta of 1 fills one side)
 STALE_MARK = "⚠️ stale anchor"
+MOVE_MARKS = {"moved": "↕️ anchor's lines moved", "changed": "✏️ anchor's lines changed"}
 
 
 @dataclass(frozen=True)
@@ -93,7 +94,7 @@ def changed_queries(s: SetResult, comparisons: list[BackendComparison], metric: 
                 changed.add(q.id)
             moves.setdefault(q.id, []).append(BackendMove(name, before, after, q.delta(metric) or 0.0))
     rows = [QueryChange(qid, tuple(moves[qid])) for qid in moves if qid in changed]
-    rows.sort(key=lambda r: (r.id in s.stale_queries, r.delta(featured), r.worst.delta, r.id))
+    rows.sort(key=lambda r: (r.id in s.left_out_queries, r.delta(featured), r.worst.delta, r.id))
     return rows, len(moves) - len(rows)
 
 
@@ -216,7 +217,9 @@ def changes_table(s: SetResult, rows: list[QueryChange], backends: list[str], me
 
 
 def stale_notes(s: SetResult) -> dict[str, str]:
-    """The mark after a query id: stale at head, or stale at base only."""
-    notes = {qid: f"{STALE_MARK} at base" for qid in s.stale("base")}
+    """The mark after a query id: stale at head, or stale at base only, or a range anchor whose
+    lines moved or changed (action/anchor_moves.py)."""
+    notes = {m.case_id: MOVE_MARKS[m.status] for m in s.moves}
+    notes.update({qid: f"{STALE_MARK} at base" for qid in s.stale("base")})
     notes.update({qid: STALE_MARK for qid in s.stale("head")})
     return notes

@@ -1,11 +1,13 @@
 """Score every configured fixture set at the base and head commits, and check the goldens at head.
 
-Each side is its own detached `git worktree` (never the workspace checkout: for a pull request
-that is GitHub's ephemeral merge commit, §runner-head-sha). Everything read from a tree is data (fixtures,
-corpora, goldens): nothing from the head commit is ever executed, which is what makes running
-under `pull_request_target` safe for this Action. Because the head is untrusted, every path it
-supplies is confined to its worktree: a fixture, a corpus or a golden that escapes it through
-`..`, an absolute path or a symlink is a configuration error, checked before anything is read.
+Each side is its commit's tracked files, checked out into a temporary directory (git.py
+`CommitFiles`; never the workspace checkout: for a pull request that is GitHub's ephemeral merge
+commit, §runner-head-sha), so a side's report is the one `cce-relevance run` prints in a fresh clone of it.
+Everything read from a tree is data (fixtures, corpora, goldens): nothing from the head commit
+is ever executed, which is what makes running under `pull_request_target` safe for this Action.
+Because the head is untrusted, every path it supplies is confined to its tree: a fixture, a
+corpus or a golden that escapes it through `..`, an absolute path or a symlink is a
+configuration error, checked before anything is read.
 
 Sets are scored with the working directory (inside the tree) as the current directory and the
 corpus passed as the header resolves it, so the report's `corpus` string is the one a local
@@ -28,7 +30,8 @@ from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 from cce_relevance import api
-from cce_relevance.action.git import CommitPair, worktree
+from cce_relevance.action.anchor_moves import AnchorMove, SideFixtures, follow_ranges
+from cce_relevance.action.git import CommitFiles, CommitPair, commit_files
 from cce_relevance.action.inputs import ActionInputs, expand_fixtures
 from cce_relevance.action.timings import Stopwatch
 from cce_relevance.action.workspace import inside
@@ -100,6 +103,7 @@ class SetResult:
     head_rankings: Rankings | None = None
     corpus: str = ""  # the corpus directory, relative to the repository root (POSIX), for links
     anchors: dict[str, tuple[Anchor, ...]] | None = None  # query id -> its anchors (head's, else base's)
+    moves: tuple[AnchorMove, ...] = ()  # range anchors whose lines moved or changed (anchor_moves.py)
 
     @property
     def status(self) -> SetStatus:
@@ -119,9 +123,10 @@ class SetResult:
     @cached_property
     def gated_comparisons(self) -> list[BackendComparison]:
         """The comparisons of the backends scored at both sides over the queries the regression
-        test keeps (none with a stale anchor at either side), with the full statistics: the one
-        query set behind the gate, the verdict and every statistic the comment shows."""
-        return [api.gated_comparison(c, self.stale_queries, self.primary) for c in self.comparisons or ()
+        test keeps (none with a stale anchor at either side, nor a range anchor whose lines moved or
+        changed), with the full statistics: the one query set behind the gate, the verdict and every
+        statistic the comment shows."""
+        return [api.gated_comparison(c, self.left_out_queries, self.primary) for c in self.comparisons or ()
                 if c.pair.base_means is not None and c.pair.head_means is not None]
 
     def stale(self, side: Literal["base", "head"]) -> dict[str, tuple[str, ...]]:
@@ -140,6 +145,12 @@ class SetResult:
         label that stopped (or started) resolving, not the ranking, so the gate leaves them out."""
         return frozenset(self.stale("base")) | frozenset(self.stale("head"))
 
+    @cached_property
+    def left_out_queries(self) -> frozenset[str]:
+        """The queries the regression test leaves out: a stale anchor at either side, or a range
+        anchor whose lines moved or changed (its delta may compare two different labels)."""
+        return self.stale_queries | {m.case_id for m in self.moves}
+
     def document(self, side: Literal["base", "head"]) -> Any:
         """The report of one side as JSON data (the side must exist)."""
         text = self.base if side == "base" else self.head
@@ -156,6 +167,7 @@ class SideResult(NamedTuple):
     rankings: Rankings
     corpus: str
     expected: dict[str, tuple[Anchor, ...]]
+    fixtures: SideFixtures
 
 
 def score_commits(repo: Path, commits: CommitPair, inputs: ActionInputs,
@@ -164,44 +176,44 @@ def score_commits(repo: Path, commits: CommitPair, inputs: ActionInputs,
 
     At head the fixture patterns must match (a pattern matching nothing is a typo); at base they
     may not (the change can add a set), and a set found on one side only is scored there.
-    `clock` is given each side's stages (materialise, index, score, validate).
+    `clock` is given each side's stages (materialise, index, score, validate, hits).
     """
     clock = clock if clock is not None else Stopwatch()
     subdir = inputs.working_directory.relative_to(repo)
-    with _checked_out(repo, commits.head, clock, "head") as tree:
-        head = _score_side("head", commits.head, tree, subdir, inputs, clock, required=True)
-        goldens = _check_goldens(tree, subdir, head, inputs, commits.head)
     base: dict[str, SideResult] = {}
-    if commits.base is not None:
-        with _checked_out(repo, commits.base, clock, "base") as tree:
-            base = _score_side("base", commits.base, tree, subdir, inputs, clock, required=False)
+    parsed: api.ParsedFiles = {}
+    with commit_files(repo) as files:
+        tree = _checked_out(files, commits.head, clock, "head")
+        head = _score_side("head", commits.head, tree, subdir, inputs, clock, parsed, required=True)
+        goldens = _check_goldens(tree, subdir, head, inputs, commits.head)
+        if commits.base is not None:
+            tree = _checked_out(files, commits.base, clock, "base")
+            base = _score_side("base", commits.base, tree, subdir, inputs, clock, parsed, required=False)
     return tuple(
-        _set_result(fixture, base.get(fixture), head.get(fixture), goldens.get(fixture),
+        _set_result(repo, commits, fixture, base.get(fixture), head.get(fixture), goldens.get(fixture),
                     inputs.regression_metric)
         for fixture in sorted(base.keys() | head.keys())
     )
 
 
-@contextlib.contextmanager
-def _checked_out(repo: Path, sha: str, clock: Stopwatch, side: str) -> Iterator[Path]:
-    """`sha`'s tree for the body; making and removing it are timed as the side's `materialise`."""
-    started = clock.start()
-    with worktree(repo, sha) as tree:
-        clock.stop(f"{side} materialise", started)
-        yield tree
-        started = clock.start()
-    clock.stop(f"{side} materialise", started)
+def _checked_out(files: CommitFiles, sha: str, clock: Stopwatch, side: str) -> Path:
+    """`files` made to hold `sha`'s tracked files, timed as the side's `materialise`."""
+    with clock.stage(f"{side} materialise"):
+        return files.check_out(sha)
 
 
-def _set_result(fixture: str, base: SideResult | None, head: SideResult | None, golden: GoldenCheck | None,
-                primary: str) -> SetResult:
+def _set_result(repo: Path, commits: CommitPair, fixture: str, base: SideResult | None, head: SideResult | None,
+                golden: GoldenCheck | None, primary: str) -> SetResult:
     either = head or base
     assert either is not None
+    moves: tuple[AnchorMove, ...] = ()
+    if base is not None and head is not None and commits.base is not None:
+        moves = follow_ranges(repo, commits.base, commits.head, base.fixtures, head.fixtures)
     return SetResult(
         fixture, base.report if base else None, head.report if head else None, golden, primary=primary,
         base_anchors=base.anchors if base else None, head_anchors=head.anchors if head else None,
         base_rankings=base.rankings if base else None, head_rankings=head.rankings if head else None,
-        corpus=either.corpus, anchors=either.expected,
+        corpus=either.corpus, anchors=either.expected, moves=moves,
     )
 
 
@@ -215,7 +227,8 @@ def _naming_side(side: str, sha: str) -> Iterator[None]:
 
 
 def _score_side(
-    side: str, sha: str, tree: Path, subdir: Path, inputs: ActionInputs, clock: Stopwatch, *, required: bool
+    side: str, sha: str, tree: Path, subdir: Path, inputs: ActionInputs, clock: Stopwatch,
+    parsed: api.ParsedFiles, *, required: bool,
 ) -> dict[str, SideResult]:
     root = tree / subdir
     with _naming_side(side, sha):
@@ -226,10 +239,14 @@ def _score_side(
         backends = inputs.backends if required else tuple(b for b in inputs.backends if b in config.names)
         if not backends:
             return {}
+        # One cache for base, head and the anchor checks: the head side reuses what the base indexed.
+        indexing = api.BuildOptions(cache=str(inputs.cache_dir))
+        goldens = dict(inputs.golden)
         side_clock = _SideClock(clock, side)
-        indexes: dict[str, api.Index] = {}  # sets of one side sharing a corpus share its index
+        indexes: dict[_IndexKey, api.Index] = {}  # sets of one side sharing a corpus share its index
         with contextlib.chdir(root):
-            return {fixture: _score_fixture(tree, root, fixture, backends, config, indexes, side_clock)
+            made = _SideIndexes(indexing, indexes, side_clock, parsed)
+            return {fixture: _score_fixture(tree, subdir, fixture, backends, config, made, goldens.get(fixture))
                     for fixture in fixtures}
 
 
@@ -241,10 +258,29 @@ class _SideClock(NamedTuple):
         return self.clock.stage(f"{self.side} {name}")
 
 
-def top_hits(result: api.RunResult, corpus: str, languages: Sequence[str] = ()) -> Rankings:
+_IndexKey = tuple[str, api.Exclusion]
+"""A corpus directory (real path) and what its index leaves out: two sets of one corpus can
+exclude different files (their own goldens, their headers' patterns)."""
+
+
+class _SideIndexes(NamedTuple):
+    """How one side indexes its corpora, the indexes it has made, its stage clock, and the files
+    parsed for symbols (shared by both sides)."""
+
+    indexing: api.BuildOptions
+    made: dict[_IndexKey, api.Index]
+    clock: _SideClock
+    parsed: api.ParsedFiles
+    """The files parsed for the top hits' symbols, at either side."""
+
+
+def top_hits(result: api.RunResult, corpus: str, languages: Sequence[str] = (),
+             parsed: api.ParsedFiles | None = None) -> Rankings:
     """Per backend, each query's first `TOP_HITS` hits, marked relevant when they match one of its
-    anchors, with their symbols as the corpus's chunker names them (only these files are parsed)."""
-    symbols = api.corpus_symbols(corpus, languages)
+    anchors, with their symbols as the corpus's chunker names them (only these files are parsed,
+    each once with `parsed` shared by the sets and sides: a file unchanged between base and head
+    is not parsed again)."""
+    symbols = api.corpus_symbols(corpus, languages, parsed)
 
     def relevant(anchors: tuple[Anchor, ...], file: str, kind: str, start: int, end: int) -> bool:
         return any(a.matches(file, kind, start, end) for a in anchors)
@@ -272,7 +308,7 @@ EXTERNAL_REFUSED = ("the Action runs no external retriever (it executes nothing 
 
 def _project_config(tree: Path, root: Path) -> ProjectConfig:
     """The side's own `cce-relevance.toml` (variants only), vetted like every path the tree supplies."""
-    found = find_config(str(root))
+    found = find_config(str(root), top=str(tree))
     if found is None:
         return NO_CONFIG
     shown = os.path.relpath(found, root)
@@ -281,14 +317,21 @@ def _project_config(tree: Path, root: Path) -> ProjectConfig:
     return api.load_config(shown, str(root)).without_external(EXTERNAL_REFUSED)
 
 
-def _score_fixture(tree: Path, root: Path, fixture: str, backends: tuple[str, ...], config: ProjectConfig,
-                   indexes: dict[str, api.Index], clock: _SideClock) -> SideResult:
+def _score_fixture(
+    tree: Path, subdir: Path, fixture: str, backends: tuple[str, ...], config: ProjectConfig,
+    side: _SideIndexes, golden: str | None,
+) -> SideResult:
     """The fixture's report JSON and anchor check; its corpus is vetted before a single file of
     it is read. The set is read once, as `run` reads it (grades ignored), and the corpus indexed
-    once (with the config's languages) for the scores and the anchor check, so the check can never
-    refuse a set that scores and a miss it calls stale is one of the corpus that was scored."""
+    once (with the config's languages and `run`'s exclusion) for the scores and the anchor check,
+    so the check can never refuse a set that scores and a miss it calls stale is one of the
+    corpus that was scored. The golden configured for the set is one of the run's own files, as
+    for `update_golden_command`: left out of a corpus holding it. Runs in the working directory,
+    `tree / subdir`."""
+    root = tree / subdir
+    clock = side.clock
     with clock.stage("index"):  # the set read, then its corpus indexed
-        fixtures = api.read_fixtures(fixture)
+        fixtures = api.load_fixtures(fixture)
         corpus = api.fixture_corpus(fixture, fixtures)
     if not inside(tree, root / corpus):
         raise CceError(
@@ -296,34 +339,30 @@ def _score_fixture(tree: Path, root: Path, fixture: str, backends: tuple[str, ..
             hint='point the header\'s "corpus" at a directory inside the repository, relative to the '
             "fixture file",
         )
-    key = os.path.realpath(corpus)
-    if key not in indexes:
+    outputs = [golden] if golden is not None else []
+    exclusion = api.fixtures_exclusion(fixtures, fixture, corpus, config, outputs)
+    key = (os.path.realpath(corpus), exclusion)
+    if key not in side.made:
         with clock.stage("index"):
-            indexes[key] = api.open_corpus(corpus, languages=config.languages, indexing=_indexing())
-    index = indexes[key]
+            side.made[key] = api.open_corpus(corpus, languages=config.languages, indexing=side.indexing,
+                                             exclude=exclusion)
+    index = side.made[key]
     with clock.stage("score"):
-        result = api.run(fixture, dir=corpus, backends=backends, config=config, index=index,
-                         fixtures=fixtures)
+        result = api.run(fixture, dir=corpus, backends=backends, config=config, indexing=side.indexing,
+                         outputs=outputs, index=index, fixtures=fixtures)
         report = run_report_json(result)
     with clock.stage("validate"):
         anchors = api.check_anchors(fixture, fixtures, corpus, index, config.languages)
     with clock.stage("hits"):
-        hits = top_hits(result, corpus, config.languages)
+        hits = top_hits(result, corpus, config.languages, side.parsed)
+    repository_corpus = Path(os.path.relpath((root / corpus).resolve(), tree.resolve())).as_posix()
+    with open(fixture, encoding="utf-8") as handle:  # read (and parsed) by `load_fixtures` already
+        text = handle.read()
     return SideResult(
-        report, anchors, hits, Path(os.path.relpath((root / corpus).resolve(), tree.resolve())).as_posix(),
-        {c.id: c.anchors for c in result.fixtures.cases},
+        report, anchors, hits, repository_corpus, {c.id: c.anchors for c in result.fixtures.cases},
+        SideFixtures(result.fixtures, text, repository_corpus),
     )
 
-
-
-def _indexing() -> api.BuildOptions:
-    """The index cache in the runner's temporary directory, which outlives the step's container,
-    so the head side (and the anchor check) reuse what the base side indexed; the user's cache
-    directory outside a runner."""
-    runner_temp = os.environ.get("RUNNER_TEMP")
-    if runner_temp:  # best-effort like any cache: one that cannot be opened is simply not used
-        return api.BuildOptions(cache=os.path.join(runner_temp, "cce-relevance-cache"))
-    return api.build_options()
 
 
 def _check_goldens(

@@ -1,12 +1,13 @@
 """How long each stage of the check took, for the log: one line a maintainer (or bench/action.py)
 can read to see where a slow pull request check spends its time.
 
-First `commits` (the repository trusted, the two commits resolved, history fetched if need be).
+First `commits` (the repository found, the two commits resolved, history fetched if need be, the
+cache directory prepared).
 The sides' stages are named `<side> <stage>` and add up when a stage runs more than once (several
-fixture sets): `materialise` (the commit's tree made and removed), `index` (the fixture sets read
-and their corpus indexed), `score` (the queries run through the backends, the report made) and
-`validate` (the anchors checked) and `hits` (each query's first hits named by symbol, for the
-comment, which parses the files they lie in); then `report` (statistics, Markdown, files,
+fixture sets): `materialise` (the commit's tracked files checked out, git.py `CommitFiles`),
+`index` (the fixture sets read and their corpus indexed), `score` (the queries run through the
+backends, the report made), `validate` (the anchors checked) and `hits` (each query's first hits
+named by symbol, for the comment, which parses the files they lie in); then `report` (statistics, Markdown, files,
 outputs). Each has its wall time and its CPU time (this process's and that of the processes it
 waited for: git, worker processes), so a runner shared with other jobs shows as wall time well
 above CPU time.

@@ -17,7 +17,7 @@ runs over the queries whose anchors resolve at both base and head; the tables ke
 from __future__ import annotations
 
 import shlex
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -77,7 +77,7 @@ class Outcome:
         return tuple(self._finding(s, c) for s in self.sets for c in scored_at_both(s))
 
     def _finding(self, s: SetResult, c: BackendComparison) -> GatedChange:
-        test, left_out = api.gated_test(c, self.metric, s.stale_queries)
+        test, left_out = api.gated_test(c, self.metric, s.left_out_queries)
         return GatedChange(s.fixture, c.pair.backend, c.metric(self.metric).label, test, self.alpha, left_out)
 
     @property
@@ -93,6 +93,11 @@ class Outcome:
     def stale_at_head(self) -> int:
         """Stale anchors at head, over every set: labels the change (or an earlier one) left dangling."""
         return sum(len(anchors) for s in self.sets for anchors in s.stale("head").values())
+
+    @property
+    def moved_at_head(self) -> int:
+        """Range anchors whose lines moved or changed between base and head, over every set."""
+        return sum(len(s.moves) for s in self.sets)
 
     @property
     def left_out(self) -> int:
@@ -129,10 +134,13 @@ class Outcome:
             parts.append("also significantly worse on " + ", ".join(self._where(b, fx) for b, fx in others))
         if self.stale_at_head:
             parts.append(f"{counted(self.stale_at_head, 'stale anchor')} at head")
+        if self.moved_at_head:
+            parts.append(f"{counted(self.moved_at_head, 'line-range anchor')} whose lines moved or changed")
         if any(s.golden is not None for s in self.sets) and not self.drifted:
             parts.append("goldens match")
         failed = self.gate_failed()
-        emoji = "❌" if failed else "⚠️" if self.drifted or self.regressions or self.stale_at_head else "✅"
+        warned = self.drifted or self.regressions or self.stale_at_head or self.moved_at_head
+        emoji = "❌" if failed else "⚠️" if warned else "✅"
         text = "; ".join(parts)
         return f"{emoji} {text[0].upper()}{text[1:]}"
 
@@ -148,7 +156,9 @@ class Outcome:
         if h is None:
             return "no set scored at both base and head, nothing to compare"
         test = h.test
-        stale = f", {counted(h.left_out, 'query', 'queries')} with a stale anchor left out" if h.left_out else ""
+        the_set = next(s for s in self.sets if s.fixture == h.fixture)
+        stale = f", {counted(h.left_out, 'query', 'queries')} with {left_out_reason(the_set)} left out" \
+            if h.left_out else ""
         n = f"n = {test.n}{stale}"
         if all(format6(f.test.mean_delta) in ("0.000000", "-0.000000") for f in self.findings):
             scope = "every backend" if len(self.findings) > 1 else self._where(h.backend, h.fixture)
@@ -226,18 +236,51 @@ def _set_section(s: SetResult, commits: CommitPair) -> str:
         lead = f"Scored at {_scored(s, commits)}. Mean metrics per backend at {side}:"
         parts = [title, lead, report_means_table(s.document(side)).rstrip("\n"), stale_section(s)]
         return "\n\n".join(part for part in parts if part)
-    stale = len(s.stale_queries)
+    left_out = len(s.left_out_queries)
     scope = (f" The tables and statistics below keep every query; the regression test (the verdict) leaves out "
-             f"the {counted(stale, 'query', 'queries')} with a stale anchor." if stale else "")
+             f"the {counted(left_out, 'query', 'queries')} with {left_out_reason(s)}." if left_out else "")
     parts = [
         title,
         "Mean metrics per backend, base → head (change):" + scope,
         means_table(s.comparisons).rstrip("\n"),
         stale_section(s),
+        moves_section(s),
     ]
     notes = stale_notes(s)
     parts += [backend_section(c, heading_level=4, notes=notes, legend=False).rstrip("\n") for c in s.comparisons]
     return "\n\n".join(part for part in parts if part)
+
+
+def left_out_reason(s: SetResult, among: Collection[str] | None = None) -> str:
+    """Why the regression test leaves out queries of `s` (of those `among`, default all): a stale
+    anchor, lines that moved or changed under a range anchor, or both."""
+    left_out = s.left_out_queries if among is None else s.left_out_queries & set(among)
+    stale = bool(left_out & s.stale_queries)
+    moved = bool(left_out - s.stale_queries)
+    if stale and moved:
+        return "a stale anchor or a range anchor whose lines moved or changed"
+    return "a range anchor whose lines moved or changed" if moved else "a stale anchor"
+
+
+def moves_section(s: SetResult) -> str:
+    """Each range anchor whose lines moved or changed from base to head, and for the moved ones
+    the fixture lines to paste ('' when there is none)."""
+    if not s.moves:
+        return ""
+    lead = ("The pull request moved or edited the lines these range anchors label, so at head they "
+            "would label other text; their queries are left out of the regression test. Moved: the "
+            "same lines are now at the range shown (the fixture lines below name it). Changed: the "
+            "labelled lines were edited; check what the anchor should name.")
+    rows = ["| query | anchor | lines | at head |", "| --- | --- | --- | --- |"]
+    for m in s.moves:
+        now = f"moved to {m.head_lines[0]}-{m.head_lines[1]}" if m.head_lines is not None else "changed"
+        rows.append(f"| {code_span(m.case_id, in_table=True)} | {code_span(m.anchor, in_table=True)} | "
+                    f"{code_span(m.path, in_table=True)} {m.base_lines[0]}-{m.base_lines[1]} | {now} |")
+    parts = ["#### ↕️ Line-range anchors that moved or changed", lead, "\n".join(rows)]
+    pasted = [f"{s.fixture}:{m.line}: {m.fixture_line}" for m in s.moves if m.fixture_line is not None]
+    if pasted:
+        parts.append(code_block("\n".join(pasted)))
+    return "\n\n".join(parts)
 
 
 def stale_section(s: SetResult, digits: Digits = SIX) -> str:
@@ -275,7 +318,7 @@ def _gated_line(s: SetResult, digits: Digits) -> str:
     test every query); '' when the set has no backend scored on both sides."""
     tests = []
     for c in scored_at_both(s):
-        test, _ = api.gated_test(c, s.primary, s.stale_queries)
+        test, _ = api.gated_test(c, s.primary, s.left_out_queries)
         p = "no test" if test.p is None else f"p={test.p:.3g}"
         tests.append(f"{code_span(c.pair.backend)} {digits.signed(test.mean_delta)} (n={test.n}, {p})")
     return f"The regression test of {metric_label(s.primary)} without them: {', '.join(tests)}." if tests else ""
@@ -331,6 +374,8 @@ def action_document(
                 "validate": {side: None if v is None else validation_document(v)
                              for side, v in (("base", s.base_anchors), ("head", s.head_anchors))},
                 "stale_queries": sorted(s.stale_queries),
+                "anchor_moves": [m.document() for m in s.moves],
+                "left_out_queries": sorted(s.left_out_queries),
                 "compare": None
                 if s.comparisons is None
                 else comparison_document("base", "head", s.comparisons),

@@ -10,8 +10,16 @@ from collections.abc import Callable, Sequence
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.fixtures import FixtureSet, corpus_dir
 from cce_relevance.evaluation.symbol_anchors import bind_symbols
+from cce_relevance.project_config import NO_CONFIG, ProjectConfig
 from cce_relevance.retrieval.chunking.languages import enabled_packs
-from cce_relevance.retrieval.chunking.symbols import CorpusSymbols
+from cce_relevance.retrieval.chunking.symbols import CorpusSymbols, ParsedFiles
+from cce_relevance.retrieval.corpus.exclusion import (
+    NO_EXCLUSION,
+    Exclusion,
+    compile_patterns,
+    own_files,
+    pattern_set,
+)
 from cce_relevance.retrieval.embedding.embed import HASH_DOCUMENTS, DocumentEmbedder, hash_embed
 from cce_relevance.retrieval.embedding.ollama import OLLAMA_EMBEDDER, OllamaClient, OllamaError
 from cce_relevance.retrieval.index.build import DEFAULT_BUILD, BuildOptions, build_index
@@ -28,15 +36,55 @@ OLLAMA_STORE_REFUSAL = (  # §errors E16, the reference's words
 
 
 def open_corpus(path: str, *, protect_secrets: bool = True, embedder: DocumentEmbedder = HASH_DOCUMENTS,
-                languages: Sequence[str] = (), indexing: BuildOptions = DEFAULT_BUILD) -> Index:
+                languages: Sequence[str] = (), indexing: BuildOptions = DEFAULT_BUILD,
+                exclude: Exclusion = NO_EXCLUSION) -> Index:
     """Index a corpus directory in memory (E18 when it is not one).
 
     `languages` names extra language packs to chunk with (none: the reference's six only);
-    `indexing` says how (cache, worker processes, progress; see `build_options`).
+    `indexing` says how (cache, worker processes, progress; see `build_options`); `exclude` what
+    to leave out (see `corpus_exclusion`).
     """
     packs = enabled_packs(languages)
     return build_index(require_directory(path), protect_secrets, embedder, packs, cache=indexing.cache,
-                       workers=indexing.workers, progress=indexing.progress)
+                       workers=indexing.workers, progress=indexing.progress, exclude=exclude)
+
+
+def corpus_exclusion(corpus: str, config: ProjectConfig = NO_CONFIG, own: Sequence[str] = (),
+                     fixtures: FixtureSet | None = None) -> Exclusion:
+    """What an index of the corpus directory `corpus` leaves out (retrieval/corpus/exclusion.py):
+    the command's own files that lie inside it (`own`: fixture file, golden, output paths,
+    relative to the current directory; and the config file), and the `exclude` patterns of the
+    config file (relative to its directory) and of the fixture header (relative to the corpus)."""
+    sets = []
+    if config.exclude and config.location is not None:
+        sets.append(pattern_set(compile_patterns(config.exclude, f"{config.path}: exclude"),
+                                os.path.dirname(config.location), corpus))
+    if fixtures is not None and fixtures.exclude:
+        sets.append(pattern_set(compile_patterns(fixtures.exclude, f"{fixtures.path}: exclude"), corpus, corpus))
+    paths = [*own, *([config.location] if config.location is not None else [])]
+    return Exclusion(own_files(paths, corpus), tuple(p for p in sets if p is not None))
+
+
+def fixtures_exclusion(fixtures: FixtureSet, fixtures_arg: str, dir: str | None, config: ProjectConfig,
+                       outputs: Sequence[str]) -> Exclusion:
+    """`corpus_exclusion` of the corpus directory a fixture set is scored against (`--dir`, else
+    its header's), with the fixture file and `outputs` as the command's own files."""
+    corpus = dir if dir is not None else header_corpus(fixtures, fixtures_arg)
+    return corpus_exclusion(corpus, config, [fixtures_arg, *outputs], fixtures)
+
+
+def own_outputs(paths: Sequence[str | None], config: ProjectConfig = NO_CONFIG) -> list[str]:
+    """A command's output paths, `{backend}` (in a `--trec-run` path) written out for every backend
+    name `config` knows, whether or not this run scores it."""
+    return [p.replace("{backend}", name) if "{backend}" in p else p
+            for p in paths if p is not None for name in (config.names if "{backend}" in p else ("",))]
+
+
+def report_excluded(index: Index, exclusion: Exclusion, warn: Warn) -> None:
+    """One line through `warn` naming the run's own files that the corpus held and the run left out."""
+    left_out = [path for path in index.walk_excluded if path in exclusion.own]
+    if left_out:
+        warn(f"not scoring this run's own files found in the corpus: {', '.join(left_out)}")
 
 
 def require_directory(path: str) -> str:
@@ -65,16 +113,19 @@ def query_embedder(index: Index, warn: Warn) -> QueryEmbedder:
 
 def resolve_index(fixtures: FixtureSet, fixtures_arg: str, dir: str | None, store: str | None,
                   languages: Sequence[str] = (), indexing: BuildOptions = DEFAULT_BUILD,
-                  index: Index | None = None) -> tuple[str, Index]:
+                  exclude: Exclusion = NO_EXCLUSION, index: Index | None = None) -> tuple[str, Index]:
     """The corpus display string and its index: `--store` > `--dir` > header `corpus` (§corpus-choice).
 
-    `languages` and `indexing` apply to a directory; a store's chunks were made when it was written.
-    `index`, when given, is that directory's index made already, and is not made again.
+    `languages`, `indexing` and `exclude` apply to a directory; a store's chunks were made when
+    it was written. `index`, when given, is that directory's index made already (with `exclude`),
+    and is not made again.
     """
     if store is not None:
         return store, load_store(store)
-    display = dir if dir is not None else header_corpus(fixtures, fixtures_arg)
-    return display, index if index is not None else open_corpus(display, languages=languages, indexing=indexing)
+    corpus = dir if dir is not None else header_corpus(fixtures, fixtures_arg)
+    if index is not None:
+        return corpus, index
+    return corpus, open_corpus(corpus, languages=languages, indexing=indexing, exclude=exclude)
 
 
 def header_corpus(fixtures: FixtureSet, fixtures_arg: str) -> str:
@@ -84,9 +135,11 @@ def header_corpus(fixtures: FixtureSet, fixtures_arg: str) -> str:
     return corpus_dir(fixtures_arg, fixtures.corpus)
 
 
-def corpus_symbols(corpus: str, languages: Sequence[str] = ()) -> CorpusSymbols:
-    """The symbols of a corpus directory's chunks, as `open_corpus(corpus, languages=…)` chunks it."""
-    return CorpusSymbols(corpus, enabled_packs(languages))
+def corpus_symbols(corpus: str, languages: Sequence[str] = (),
+                   parsed: ParsedFiles | None = None) -> CorpusSymbols:
+    """The symbols of a corpus directory's chunks, as `open_corpus(corpus, languages=…)` chunks it
+    (`parsed`: files parsed already, shared with other corpora's; see `CorpusSymbols`)."""
+    return CorpusSymbols(corpus, enabled_packs(languages), parsed=parsed)
 
 
 def bound_fixtures(fixtures: FixtureSet, corpus: str, store: str | None, languages: Sequence[str]) -> FixtureSet:

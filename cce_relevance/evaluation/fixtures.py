@@ -23,6 +23,7 @@ from cce_relevance.errors import CceError
 from cce_relevance.evaluation.anchors import U64_MAX, Anchor, AnchorError, parse_anchor
 from cce_relevance.evaluation.rust_debug import rust_debug_str
 from cce_relevance.reference import DEFAULT_TOP_K
+from cce_relevance.retrieval.corpus.exclusion import compile_patterns
 from cce_relevance.strings import rust_lines, rust_trim
 
 # serde_json gives up when nesting reaches 128 levels; the line's own object is level 1.
@@ -57,11 +58,13 @@ class Case:
 
 @dataclass(frozen=True)
 class FixtureSet:
-    """A parsed fixture file: the path as typed, the header's corpus hint, the cases in file order."""
+    """A parsed fixture file: the path as typed, the header's corpus hint, the cases in file order,
+    and the header's `exclude` patterns (gitignore lines relative to the corpus root; our extension)."""
 
     path: str
     corpus: str | None
     cases: tuple[Case, ...]
+    exclude: tuple[str, ...] = ()
 
 
 def load_fixtures(path: str, *, grades: bool = False) -> FixtureSet:
@@ -95,6 +98,7 @@ def parse_fixtures(text: str, path: str, *, grades: bool = False) -> FixtureSet:
     graded relevance (`--metrics`, `--trec-qrels`, `validate`) pass `grades=True`.
     """
     corpus: str | None = None
+    exclude: tuple[str, ...] = ()
     header_seen = False
     cases: list[Case] = []
     for number, line in enumerate(rust_lines(text), start=1):
@@ -119,11 +123,12 @@ def parse_fixtures(text: str, path: str, *, grades: bool = False) -> FixtureSet:
                 )
             declared = value.get("corpus")
             corpus = declared if isinstance(declared, str) and declared else None
+            exclude = _header_exclude(value, number)
             continue
         cases.append(_parse_case(value, number, grades))
     if not cases:
         raise CceError("fixture set contains no query cases")
-    return FixtureSet(path=path, corpus=corpus, cases=tuple(cases))
+    return FixtureSet(path=path, corpus=corpus, cases=tuple(cases), exclude=exclude)
 
 
 def corpus_dir(fixture_path: str, header_corpus: str) -> str:
@@ -138,6 +143,17 @@ def corpus_dir(fixture_path: str, header_corpus: str) -> str:
     if not parent:
         return header_corpus
     return parent + header_corpus if parent.endswith("/") else f"{parent}/{header_corpus}"
+
+
+def _header_exclude(header: dict[str, object], number: int) -> tuple[str, ...]:
+    """The header's optional `exclude`: an array of gitignore patterns for the corpus (the
+    reference ignores the field, so a set without it reads exactly as there)."""
+    value = header.get("exclude", [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise CceError(f'fixture line {number}: "exclude" must be an array of gitignore patterns, '
+                       'e.g. ["docs/generated/", "*.golden.json"]')
+    compile_patterns(value, f"fixture line {number}")
+    return tuple(value)
 
 
 # --- cases -----------------------------------------------------------------------------------

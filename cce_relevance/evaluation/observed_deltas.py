@@ -1,9 +1,11 @@
 """Per-query deltas read back from a saved comparison, as the pilot data of a power analysis.
 
-Two documents carry them. A run report made with `--compare A,B` holds both backends' per-query
+Three documents carry them. A run report made with `--compare A,B` holds both backends' per-query
 values: the deltas are B − A, query by query (the two lists hold the same cases in the same
 order, so they pair by position; fixture ids need not be unique). A `cce.relevance.compare/v1`
 document holds base and head values per backend and paired query: the deltas are head − base.
+The Action's `compare.json` (`cce.relevance.action/v1`) holds one such document per fixture set
+scored at both sides; each set's backends are comparisons of their own, named `SET: backend`.
 Values are the documents' six-decimal strings, so the deltas are those of the rounded values.
 """
 
@@ -23,7 +25,7 @@ from cce_relevance.evaluation.pairing import metric_values
 class DeltaSample:
     """One comparison's per-query deltas of one metric."""
 
-    comparison: str  # "A → B" for a run report, the backend name for a compare document
+    comparison: str  # "A → B" for a run report, the backend name for a compare document, "SET: backend"
     metric: str  # metric key
     deltas: tuple[float, ...]
 
@@ -74,7 +76,7 @@ def _report_samples(doc: Mapping[str, Any], label: str) -> list[DeltaSample]:
     return _samples(f"{a} → {b}", values)
 
 
-def _compare_samples(doc: Mapping[str, Any], label: str) -> list[DeltaSample]:
+def _compare_samples(doc: Mapping[str, Any], label: str, prefix: str = "") -> list[DeltaSample]:
     samples = []
     for i, entry in enumerate(_list(doc.get("backends"), f'{label} "backends"')):
         backend = _object(entry, f"{label} backends[{i}]")
@@ -91,9 +93,24 @@ def _compare_samples(doc: Mapping[str, Any], label: str) -> list[DeltaSample]:
             where = f"{label} {name}/{query.get('id')}"
             values.append((metric_values(_object(query.get("base"), f"{where} base"), f"{where} base"),
                            metric_values(_object(query.get("head"), f"{where} head"), f"{where} head")))
-        samples += _samples(name, values)
+        samples += _samples(prefix + name, values)
     if not samples:
         raise CceError(f"{label}: no backend was scored at both base and head, so there are no deltas")
+    return samples
+
+
+def _action_samples(doc: Mapping[str, Any], label: str) -> list[DeltaSample]:
+    """Every set's comparison in the Action's `compare.json` (sets scored at one side only have none)."""
+    samples = []
+    for i, entry in enumerate(_list(doc.get("sets"), f'{label} "sets"')):
+        entry = _object(entry, f"{label} sets[{i}]")
+        if entry.get("compare") is None:
+            continue
+        name = entry.get("fixtures")
+        where = f"{label} {name}"
+        samples += _compare_samples(_object(entry["compare"], f'{where} "compare"'), where, f"{name}: ")
+    if not samples:
+        raise CceError(f"{label}: no fixture set was scored at both base and head, so there are no deltas")
     return samples
 
 
@@ -104,5 +121,8 @@ def observed_deltas(doc: Any, label: str) -> list[DeltaSample]:
         return _report_samples(doc, label)
     if schema == schemas.COMPARE:
         return _compare_samples(doc, label)
+    if schema == schemas.ACTION:
+        return _action_samples(doc, label)
     raise CceError(f"{label} is neither a run report nor a compare document "
-                   f"(expected schema {schemas.REPORTS_READ[-1]} with a compare block, or {schemas.COMPARE})")
+                   f"(expected schema {schemas.REPORTS_READ[-1]} with a compare block, {schemas.COMPARE}, "
+                   f"or the Action's {schemas.ACTION})")

@@ -205,12 +205,21 @@ def run_chart(result: RunResult, metric: str = DEFAULT_PRIMARY) -> DeltaChart:
     return reports_chart(result.reports[0], result.reports[1], specs[metric])
 
 
+def charted(comparisons: Sequence[BackendComparison], backend: str | None = None) -> BackendComparison | None:
+    """The comparison a chart shows: `backend`'s, or by default the last backend scored in both
+    reports (the last one a run scored: `hybrid` with the default backends, the one a user ships),
+    the backend the Action's comment features when none regressed. None when there is none."""
+    paired = [c for c in comparisons if c.pair.base_means is not None and c.pair.head_means is not None]
+    if backend is None:
+        return paired[-1] if paired else None
+    return next((c for c in paired if c.pair.backend == backend), None)
+
+
 def compare_chart(comparisons: Sequence[BackendComparison], metric: str = DEFAULT_PRIMARY,
                   backend: str | None = None) -> DeltaChart:
-    """Per-query deltas head − base of `metric` for `backend` (default: the first backend scored
-    in both reports)."""
+    """Per-query deltas head − base of `metric` for `backend` (default: `charted`'s choice)."""
     paired = [c for c in comparisons if c.pair.base_means is not None and c.pair.head_means is not None]
-    chosen = next((c for c in paired if backend is None or c.pair.backend == backend), None)
+    chosen = charted(comparisons, backend)
     if chosen is None:
         wanted = "no backend is" if backend is None else f"backend {rust_debug_str(backend)} is not"
         names = ", ".join(c.pair.backend for c in paired) or "none"

@@ -18,11 +18,10 @@ import pytest
 from cce_relevance.action.git import (
     CommitPair,
     changed_files,
+    commit_files,
     find_repository,
     git,
-    mark_safe_directory,
     resolve_commits,
-    worktree,
 )
 from cce_relevance.action.inputs import ActionInputs, read_inputs
 from cce_relevance.action.workspace import inside
@@ -226,10 +225,26 @@ def test_workflow_dispatch_without_base_ref_scores_head_only(tmp_path: Path, ups
     assert resolve(inputs, upstream.path) == CommitPair(None, upstream.c4)
 
 
-def test_unknown_base_ref_names_the_input(tmp_path: Path, upstream: Upstream) -> None:
-    inputs = event_inputs(tmp_path, upstream.path, "schedule", {}, **{"BASE-REF": "no-such-branch"})
+def test_unknown_base_ref_in_a_full_clone_is_a_misspelt_name_not_missing_history(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    clone = upstream.clone(tmp_path / "full")
+    inputs = event_inputs(tmp_path, clone, "schedule", {}, **{"BASE-REF": "no-such-branch"})
+    with pytest.raises(CceError) as info:
+        resolve(inputs, clone)
+    assert info.value.message == ("input 'base-ref': 'no-such-branch' names no commit: the repository has its full "
+                                  "history and no branch, tag or commit 'no-such-branch' or "
+                                  "'origin/no-such-branch', here or on origin")
+    assert info.value.hint == "check the spelling of 'base-ref' (a branch, tag or commit SHA)"
+    assert "fetch-depth" not in info.value.message + str(info.value.hint)
+
+
+def test_unknown_base_ref_in_a_shallow_clone_asks_for_full_history(tmp_path: Path, upstream: Upstream) -> None:
+    clone = upstream.clone(tmp_path / "shallow", "--depth", "1", "--branch", "feature")
+    sh(clone, "remote", "remove", "origin")  # nothing more can be fetched
+    inputs = event_inputs(tmp_path, clone, "schedule", {}, **{"BASE-REF": "no-such-branch"})
     with pytest.raises(CceError, match=r"input 'base-ref': 'no-such-branch'.*fetch-depth: 0"):
-        resolve(inputs, upstream.path)
+        resolve(inputs, clone)
 
 
 def worktree_dirs(repo: Path) -> list[str]:
@@ -237,48 +252,89 @@ def worktree_dirs(repo: Path) -> list[str]:
     return [line.split(" ", 1)[1] for line in listing.splitlines() if line.startswith("worktree ")]
 
 
-def test_worktree_checks_out_the_commit_and_is_removed(upstream: Upstream) -> None:
-    with worktree(upstream.path, upstream.f1) as tree:
-        assert (tree / "src" / "a.py").read_text() == "a = 10\n"
-        assert not (tree / "src" / "c.py").exists()
-        assert sh(tree, "rev-parse", "HEAD") == upstream.f1
-        assert len(worktree_dirs(upstream.path)) == 2
+def tree_files(root: Path) -> dict[str, str]:
+    """Every entry below `root` (files with their text, symlinks with their target)."""
+    found = {}
+    for path in sorted(root.rglob("*")):
+        name = path.relative_to(root).as_posix()
+        if path.is_symlink():
+            found[name] = f"-> {os.readlink(path)}"
+        elif path.is_file():
+            found[name] = path.read_text()
+    return found
+
+
+def test_commit_files_are_exactly_the_commits_tracked_files(upstream: Upstream) -> None:
+    (upstream.path / "untracked.py").write_text("left over\n")  # in the checkout, not in any commit
+    with commit_files(upstream.path) as files:
+        tree = files.check_out(upstream.f1)
+        assert tree_files(tree) == {"docs/new.md": "# new\n", "eval/relevance/code.jsonl": "{}\n",
+                                    "src/a.py": "a = 10\n", "src/b.py": "b = 2\n"}
+        assert not (tree / ".git").exists()
+        assert files.check_out(upstream.c4) == tree  # the next commit, in the same place
+        assert tree_files(tree) == {"eval/relevance/code.jsonl": "{}\n", "src/a.py": "a = 1\n",
+                                    "src/b.py": "b = 2\n", "src/c.py": "c = 3\n", "src/d.py": "d = 4\n"}
+        assert not (tree / "docs").exists()
         outside = tree.parent
     assert not outside.exists()
-    assert worktree_dirs(upstream.path) == [str(upstream.path)]
-    assert not any((upstream.path / ".git" / "worktrees").glob("*"))
-    assert sh(upstream.path, "status", "--porcelain") == ""  # the main checkout is untouched
+    assert worktree_dirs(upstream.path) == [str(upstream.path)]  # no worktree was ever added
+    assert sh(upstream.path, "status", "--porcelain") == "?? untracked.py"  # the checkout is untouched
+    assert sh(upstream.path, "rev-parse", "HEAD") == upstream.c4
 
 
-def test_worktree_is_removed_when_the_body_raises(upstream: Upstream) -> None:
-    with pytest.raises(RuntimeError, match="boom"), worktree(upstream.path, upstream.c1) as tree:
-        (tree / "scratch.txt").write_text("uncommitted")  # --force must still remove it
+def test_switching_commits_never_keeps_a_file_git_did_not_write(upstream: Upstream) -> None:
+    with commit_files(upstream.path) as files:
+        tree = files.check_out(upstream.c2)
+        (tree / "scratch.txt").write_text("written while scoring")
+        (tree / "src" / "a.py").write_text("edited while scoring")
+        files.check_out(upstream.f1)
+        assert tree_files(tree) == {"docs/new.md": "# new\n", "eval/relevance/code.jsonl": "{}\n",
+                                    "src/a.py": "a = 10\n", "src/b.py": "b = 2\n"}
+        (tree / "src" / "b.py").write_text("edited")  # tracked and unchanged between the commits
+        files.check_out(upstream.c2)
+        assert tree_files(tree) == {"eval/relevance/code.jsonl": "{}\n", "src/a.py": "a = 1\n", "src/b.py": "b = 2\n"}
+
+
+def test_a_changed_gitattributes_file_rewrites_every_file(upstream: Upstream) -> None:
+    """`text eol=crlf` changes how an unchanged blob is checked out: the switch must redo it."""
+    sh(upstream.path, "checkout", "-q", "feature")
+    crlf = commit(upstream.path, {".gitattributes": "*.py text eol=crlf\n"}, "crlf")
+    with commit_files(upstream.path) as files:
+        tree = files.check_out(upstream.f1)
+        assert (tree / "src" / "b.py").read_bytes() == b"b = 2\n"
+        files.check_out(crlf)
+        assert (tree / "src" / "b.py").read_bytes() == b"b = 2\r\n"
+        files.check_out(upstream.f1)
+        assert (tree / "src" / "b.py").read_bytes() == b"b = 2\n"
+        assert not (tree / ".gitattributes").exists()
+
+
+def test_commit_files_are_removed_when_the_body_raises(upstream: Upstream) -> None:
+    with pytest.raises(RuntimeError, match="boom"), commit_files(upstream.path) as files:
+        tree = files.check_out(upstream.c1)
         raise RuntimeError("boom")
     assert not tree.parent.exists()
-    assert worktree_dirs(upstream.path) == [str(upstream.path)]
 
 
-def test_two_worktrees_side_by_side(upstream: Upstream) -> None:
-    with worktree(upstream.path, upstream.c2) as base, worktree(upstream.path, upstream.f1) as head:
-        assert (base / "src" / "a.py").read_text() == "a = 1\n"
-        assert (head / "src" / "a.py").read_text() == "a = 10\n"
-    assert worktree_dirs(upstream.path) == [str(upstream.path)]
-
-
-def test_worktree_never_runs_repository_hooks(upstream: Upstream, tmp_path: Path) -> None:
+def test_checking_out_never_runs_repository_hooks(upstream: Upstream, tmp_path: Path) -> None:
     marker = tmp_path / "hook-ran"
-    hook = upstream.path / ".git" / "hooks" / "post-checkout"
-    hook.write_text(f"#!/bin/sh\ntouch {marker}\n")
-    hook.chmod(0o755)
-    with worktree(upstream.path, upstream.c1):
-        pass
+    for name in ("post-checkout", "post-index-change"):
+        hook = upstream.path / ".git" / "hooks" / name
+        hook.write_text(f"#!/bin/sh\ntouch {marker}\n")
+        hook.chmod(0o755)
+    with commit_files(upstream.path) as files:
+        files.check_out(upstream.c1)
+        files.check_out(upstream.f1)
     assert not marker.exists()
 
 
-def test_worktree_of_a_missing_commit_fails_and_leaves_nothing(upstream: Upstream) -> None:
-    with pytest.raises(CceError, match="worktree add"), worktree(upstream.path, "1234567890" * 4):
-        pass
-    assert worktree_dirs(upstream.path) == [str(upstream.path)]
+def test_checking_out_a_missing_commit_fails_and_leaves_nothing(upstream: Upstream) -> None:
+    with pytest.raises(CceError, match="read-tree"), commit_files(upstream.path) as files:
+        place = files.path.parent
+        files.check_out("1234567890" * 4)
+    assert not place.exists()
+    with pytest.raises(CceError, match="is not a commit"), commit_files(upstream.path) as files:
+        files.check_out("--help")
 
 
 def test_changed_files_between_merge_base_and_head(upstream: Upstream) -> None:
@@ -313,33 +369,44 @@ def test_inside_resolves_dotdot_and_symlinks(tmp_path: Path) -> None:
 
 def test_find_repository_walks_up_to_the_top_level(upstream: Upstream, tmp_path: Path) -> None:
     assert find_repository(upstream.path / "src") == upstream.path
-    with worktree(upstream.path, upstream.c1) as tree:  # `.git` is a file in a worktree
-        assert find_repository(tree / "eval" / "relevance") == tree
+    worktree = tmp_path / "linked"
+    sh(upstream.path, "worktree", "add", "-q", "--detach", str(worktree), upstream.c1)
+    assert find_repository(worktree / "eval" / "relevance") == worktree  # `.git` is a file there
     outside = tmp_path / "plain"
     outside.mkdir()
     with pytest.raises(CceError, match="actions/checkout"):
         find_repository(outside)
 
 
-def test_mark_safe_directory_is_idempotent(upstream: Upstream, isolated_git: Path) -> None:
-    mark_safe_directory(upstream.path)
-    mark_safe_directory(upstream.path / ".")
-    values = sh(upstream.path, "config", "--global", "--get-all", "safe.directory").splitlines()
-    assert values == [str(upstream.path.resolve())]
-    assert isolated_git.is_file()
+def test_git_never_writes_the_global_config_and_needs_no_home(
+    upstream: Upstream, isolated_git: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    before = isolated_git.read_bytes() if isolated_git.exists() else None
+    with commit_files(upstream.path) as files:
+        files.check_out(upstream.f1)
+    assert (isolated_git.read_bytes() if isolated_git.exists() else None) == before
+    monkeypatch.setenv("HOME", str(tmp_path / "no-such-home"))
+    monkeypatch.delenv("GIT_CONFIG_GLOBAL")
+    with commit_files(upstream.path) as files:
+        assert (files.check_out(upstream.f1) / "src" / "a.py").read_text() == "a = 10\n"
+    monkeypatch.delenv("HOME")
+    assert git(upstream.path, "rev-parse", "HEAD").strip() == upstream.c4
+    assert not (tmp_path / "no-such-home").exists()
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to own a repository as another user")
-def test_mark_safe_directory_lets_root_use_a_repository_owned_by_another_user(
-    upstream: Upstream, monkeypatch: pytest.MonkeyPatch
+def test_root_uses_a_repository_owned_by_another_user_without_trusting_it_globally(
+    upstream: Upstream, monkeypatch: pytest.MonkeyPatch, isolated_git: Path
 ) -> None:
     """What GitHub does: the workspace belongs to the runner's uid, the container runs as root."""
     monkeypatch.delenv("SUDO_UID", raising=False)
     for path in [upstream.path, *upstream.path.rglob("*")]:
         os.lchown(path, 65534, 65534)
-    with pytest.raises(CceError, match="dubious ownership"):
-        git(upstream.path, "status")
-    mark_safe_directory(upstream.path)
-    with worktree(upstream.path, upstream.f1) as tree:
-        assert (tree / "docs" / "new.md").is_file()
-    assert worktree_dirs(upstream.path) == [str(upstream.path)]
+    refused = subprocess.run(["git", "status"], cwd=upstream.path, capture_output=True, text=True)
+    assert "dubious ownership" in refused.stderr
+    with commit_files(upstream.path) as files:
+        assert (files.check_out(upstream.f1) / "docs" / "new.md").is_file()
+    assert git(upstream.path, "rev-parse", "HEAD").strip() == upstream.c4
+    assert not isolated_git.exists() or b"safe" not in isolated_git.read_bytes()
+    refused = subprocess.run(["git", "status"], cwd=upstream.path, capture_output=True, text=True)
+    assert "dubious ownership" in refused.stderr  # still untrusted outside the Action's own calls

@@ -301,3 +301,112 @@ def test_a_run_for_an_older_head_leaves_the_comment_to_the_newer_run(
     current = act()
     [comment] = fake_github.comments(REPO, PR_NUMBER)
     assert current.outputs["comment-url"] == comment["html_url"]
+
+
+ROOT_FIXTURE = "eval/root.jsonl"
+ROOT_GOLDEN = "eval/root.golden.json"
+# A set whose corpus is the whole repository, the common layout: the checkout's `.git`, the
+# golden and the fixture file all lie inside it.
+ROOT_FIXTURES = FIXTURES.replace('"../corpus"', '".."').replace('["billing.py"]', '["corpus/billing.py"]') \
+    .replace('["shipping.py"]', '["corpus/shipping.py"]').replace('["auth.py"]', '["corpus/auth.py"]') \
+    .replace('["cache.py#class_definition"]', '["corpus/cache.py#class_definition"]') \
+    + '{"id":"whole-corpus","query":"invoice total","expected":["corpus/billing.py@1-4"],"k":50}\n'
+# k above the number of chunks: every chunk is retrieved, so any file scored besides the commit's
+# own (a worktree's `.git` file, a leftover, the golden) changes this query's token precision.
+
+
+@pytest.mark.parametrize("pr", [{ROOT_FIXTURE: ROOT_FIXTURES}], indirect=True, ids=["root-corpus"])
+def test_a_golden_made_in_a_fresh_clone_is_the_actions_report_byte_for_byte(
+    pr: PullRequest, act: Act, tmp_path: Path
+) -> None:
+    """The golden is refreshed exactly as the comment says, in a plain clone of the head; the
+    Action, scoring that head, reports the same bytes and finds no drift."""
+    head = pr.push(RANKING_CHANGE, "h1: a ranking change")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(pr.workspace), str(clone)], check=True)
+    subprocess.run(["git", "-c", "advice.detachedHead=false", "checkout", "-q", head], cwd=clone, check=True)
+    update = [sys.executable, "-m", "cce_relevance", "run", ROOT_FIXTURE, "--golden", ROOT_GOLDEN, "--update-golden"]
+    subprocess.run(update, cwd=clone, check=True, capture_output=True)
+    golden = (clone / ROOT_GOLDEN).read_bytes()
+    pr.push({ROOT_GOLDEN: golden.decode("utf-8")}, "h2: the golden, refreshed in a clone")
+    (pr.workspace / "untracked-notes.md").write_text("left over in the workspace: not in the commit\n")
+
+    run = act(INPUT_FIXTURES=ROOT_FIXTURE, INPUT_GOLDEN=f"{ROOT_FIXTURE}={ROOT_GOLDEN}", INPUT_COMMENT="false")
+
+    assert run.code == 0, run.stdout + run.stderr
+    assert run.outputs["drift"] == "false"
+    [head_report] = [p for p in compare_document(pr, run)["sets"][0]["reports"].values() if p.endswith("head.json")]
+    assert (pr.workspace / head_report).read_bytes() == golden
+    assert json.loads(golden)["corpus"] == "eval/.."  # the whole repository: `.git` and golden within
+    assert run.stderr == f"warning: not scoring this run's own files found in the corpus: {ROOT_GOLDEN}\n"
+
+
+@pytest.mark.parametrize("home", ["missing", "unset"])
+def test_the_action_needs_no_home_and_never_writes_a_global_git_config(
+    pr: PullRequest, tmp_path: Path, fake_github: FakeGitHub, home: str
+) -> None:
+    """Run locally (`cce-relevance action`), it must not add `safe.directory` to the user's
+    ~/.gitconfig; as root on a workspace another uid owns, git must still accept it."""
+    pr.push(RANKING_CHANGE, "h1")
+    pr.check_out_merge()
+    if os.geteuid() == 0:
+        subprocess.run(["chown", "-R", "1001:1001", str(pr.workspace)], check=True)
+    dirs = RunnerDirs(tmp_path / "runner")
+    dirs.prepare(pr.event())
+    env = action_env(dirs.places(pr.workspace), fake_github.url, fake_github.token,
+                     inputs={"INPUT_COMMENT": "false", "INPUT_FAIL-ON": "none"})
+    missing = tmp_path / "no-such-home"
+    if home == "missing":
+        env["HOME"] = str(missing)
+    else:
+        del env["HOME"]
+
+    run = run_entrypoint(pr.workspace, dirs, env)
+
+    assert run.code == 0, run.stdout + run.stderr
+    assert run.outputs["drift"] == "true"
+    assert not missing.exists()
+
+
+@pytest.mark.parametrize("pr", [{BILLING_FIXTURE: BILLING_FIXTURES}], indirect=True, ids=["billing-set"])
+def test_range_anchors_whose_lines_moved_are_reported_and_left_out_of_the_regression_test(
+    pr: PullRequest, act: Act, fake_github: FakeGitHub
+) -> None:
+    """A function added above billing.py's: `@1-4` and `@7-8` still resolve at head (validate passes
+    them), but they label other functions there; the diff says where their lines went."""
+    billing = (pr.workspace / "corpus/billing.py").read_text(encoding="utf-8")
+    added = 'def tax_rate():\n    """The tax rate."""\n    return 0.2\n\n\n'  # five lines, a function first
+    pr.push({"corpus/billing.py": added + billing.replace("    return f", "    cents = int(cents)\n    return f")},
+            "h1: a constant above, format_price edited")
+
+    run = act(INPUT_FIXTURES=BILLING_FIXTURE, INPUT_GOLDEN="", **{"INPUT_FAIL-ON": "regression"})
+
+    assert run.code == 0, run.stdout + run.stderr
+    [entry] = compare_document(pr, run)["sets"]
+    assert entry["validate"]["head"]["problems"] == [], entry["validate"]["head"]
+    line2 = BILLING_FIXTURES.splitlines()[1]
+    assert entry["anchor_moves"] == [
+        {"id": "invoice-total", "line": 2, "anchor": "billing.py#function_definition@1-4", "status": "moved",
+         "path": "corpus/billing.py", "base_lines": [1, 4], "head_lines": [6, 9],
+         "fixture_line": line2.replace("@1-4", "@6-9")},
+        {"id": "format-price", "line": 3, "anchor": "billing.py@7-8", "status": "changed",
+         "path": "corpus/billing.py", "base_lines": [7, 8], "head_lines": None, "fixture_line": None},
+    ]
+    assert entry["stale_queries"] == [] and entry["left_out_queries"] == ["format-price", "invoice-total"]
+    assert run.outputs["verdict"] == (
+        "⚠️ MRR unchanged on every backend (n = 4, 2 queries with a range anchor whose lines moved or changed "
+        "left out); 2 line-range anchors whose lines moved or changed")
+    warnings = annotations(run, "warning")
+    assert [(props["file"], props["line"], props["title"]) for props, _ in warnings] == [
+        (BILLING_FIXTURE, "2", "cce-relevance: line-range anchor moved"),
+        (BILLING_FIXTURE, "3", "cce-relevance: line-range anchor changed")]
+    assert line2.replace("@1-4", "@6-9") in warnings[0][1]
+    body = fake_github.comments(REPO, PR_NUMBER)[0]["body"]
+    assert "#### ↕️ Line-range anchors that moved or changed" in body
+    assert "| `invoice-total` | `billing.py#function_definition@1-4` | `corpus/billing.py` 1-4 | moved to 6-9 |" \
+        in body
+    assert "| `format-price` | `billing.py@7-8` | `corpus/billing.py` 7-8 | changed |" in body
+    assert f"```\n{BILLING_FIXTURE}:2: {line2.replace('@1-4', '@6-9')}\n```" in body
+    report = (pr.workspace / run.outputs["report"]).read_text(encoding="utf-8")
+    assert "#### ↕️ Line-range anchors that moved or changed" in report
+    assert "| `invoice-total` ↕️ anchor's lines moved |" in report

@@ -10,7 +10,7 @@ import pytest
 
 from cce_relevance import api
 from cce_relevance.errors import CceError
-from cce_relevance.reporting.chart import compare_chart, comparison_chart, mermaid_block
+from cce_relevance.reporting.chart import charted, compare_chart, comparison_chart, mermaid_block
 from tests.cli import saved_reports
 from tests.cli.helpers import cli, cli_process
 
@@ -70,15 +70,19 @@ def saved(tmp_path: Path) -> tuple[str, str]:
     return saved_reports.write(tmp_path / "base.json", base), saved_reports.write(tmp_path / "head.json", head)
 
 
-def test_compare_charts_the_first_backend_in_both_reports_by_default(saved: tuple[str, str], tmp_path: Path) -> None:
+def test_compare_charts_the_last_backend_in_both_reports_by_default_as_the_action_does(
+    saved: tuple[str, str], tmp_path: Path
+) -> None:
     chart = tmp_path / "c.mmd"
     assert cli("compare", *saved, "--chart", str(chart)).code == 0
     text = chart.read_text()
-    assert '    title "MRR per query, base to head, backend bm25"\n' in text
-    assert "    bar [0.500000, -0.500000]\n" in text
-    assert cli("compare", *saved, "--chart", str(chart), "--chart-backend", "hybrid", "--chart-metric",
+    assert '    title "MRR per query, base to head, backend hybrid"\n' in text
+    assert "    bar [0.750000]\n" in text
+    comparisons = api.compare_saved(api.load_report(saved[0]), api.load_report(saved[1]))
+    assert compare_chart(comparisons) == comparison_chart(charted(comparisons) or comparisons[0], "mrr")
+    assert cli("compare", *saved, "--chart", str(chart), "--chart-backend", "bm25", "--chart-metric",
                "recall").code == 0
-    assert "    bar [0.000000]\n" in chart.read_text() and "backend hybrid" in chart.read_text()
+    assert "    bar [0.000000, 0.000000]\n" in chart.read_text() and "backend bm25" in chart.read_text()
 
 
 def test_compare_chart_errors(saved: tuple[str, str], tmp_path: Path) -> None:

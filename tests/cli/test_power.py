@@ -169,3 +169,30 @@ def test_non_finite_values_are_rejected(tmp_path: Path) -> None:
 def test_missing_compare_block_has_a_hint(tmp_path: Path) -> None:
     result = cli("power", _doc_without_compare(tmp_path), "--delta", "0.05")
     assert "hint: make one with `cce-relevance run FIXTURES --compare A,B --json`" in result.err
+
+
+def test_power_reads_the_actions_compare_json(tmp_path: Path) -> None:
+    """The Action's compare.json holds a compare document per set scored at both sides: each set's
+    backends plan like those of `compare --json`, named after their set."""
+    base = {"schema": "cce.relevance.report/v2", "corpus": "c", "embedder": "hash", "cases": 4, "backends": [
+        {"backend": "bm25", "precision_at_k": "0.5", "recall": "0.5", "mrr": "0.5", "f1": "0.5", "per_query": [
+            {"id": f"q{i}", "k": 3, "precision_at_k": "0.333333", "recall": "1.000000", "mrr": mrr,
+             "f1": "0.500000", "first_relevant_rank": 1} for i, mrr in enumerate(["1.0", "0.5", "0.333333", "1.0"])]}]}
+    head = json.loads(json.dumps(base))
+    for query, mrr in zip(head["backends"][0]["per_query"], ["0.5", "0.5", "1.0", "0.25"], strict=True):
+        query["mrr"] = mrr
+    compare_doc = json.loads(cli("compare", write(tmp_path / "b.json", base), write(tmp_path / "h.json", head),
+                                 "--json").out)
+    action_doc = {"schema": "cce.relevance.action/v1", "sets": [
+        {"fixtures": "eval/new.jsonl", "status": "head-only", "compare": None},
+        {"fixtures": "eval/code.jsonl", "status": "paired", "compare": compare_doc}]}
+    from_action = json.loads(cli("power", write(tmp_path / "compare.json", action_doc), "--delta", "0.1",
+                                 "--metric", "mrr", "--json").out)
+    from_compare = json.loads(cli("power", write(tmp_path / "c.json", compare_doc), "--delta", "0.1",
+                                  "--metric", "mrr", "--json").out)
+    assert [r["comparison"] for r in from_action["rows"]] == ["eval/code.jsonl: bm25"]
+    assert [{k: v for k, v in r.items() if k != "comparison"} for r in from_action["rows"]] == \
+        [{k: v for k, v in r.items() if k != "comparison"} for r in from_compare["rows"]]
+    nothing = {"schema": "cce.relevance.action/v1", "sets": [action_doc["sets"][0]]}
+    result = cli("power", write(tmp_path / "none.json", nothing), "--delta", "0.1")
+    assert result.code == 2 and "no fixture set was scored at both base and head" in result.err

@@ -105,9 +105,11 @@ def test_golden_cycle(project: Path) -> None:
     missing = cli("run", "set.jsonl", "--golden", "g.json", cwd=project)
     assert missing.code == 2 and "--update-golden" in missing.err
     created = cli("run", "set.jsonl", "--golden", "g.json", "--update-golden", cwd=project)
-    assert created.code == 0
+    assert created.code == 0 and created.err == "golden report g.json created\n"
     same = cli("run", "set.jsonl", "--golden", "g.json", cwd=project)
-    assert same.code == 0 and same.err == ""
+    assert same.code == 0 and same.err == "golden report g.json matches\n"
+    again = cli("run", "set.jsonl", "--golden", "g.json", "--update-golden", cwd=project)
+    assert again.code == 0 and again.err == "golden report g.json unchanged\n" and again.out == same.out
     # a ranking-relevant change in the corpus moves the report: drift, exit 1, unified diff
     (project / "corpus" / "auth.py").write_text("def unrelated():\n    return 0\n")
     drift = cli("run", "set.jsonl", "--golden", "g.json", cwd=project)
@@ -115,6 +117,8 @@ def test_golden_cycle(project: Path) -> None:
     assert "--- g.json (golden)" in drift.err and "+++ current run" in drift.err
     assert "error: report drifted from golden g.json" in drift.err
     assert drift.out.startswith("CCE relevance")
+    updated = cli("run", "set.jsonl", "--golden", "g.json", "--update-golden", cwd=project)
+    assert updated.code == 0 and updated.err == "golden report g.json updated\n"
 
 
 def test_output_is_deterministic_across_processes(project: Path) -> None:

@@ -70,12 +70,13 @@ _IMPORT = re.compile(rb"^[ \t]*(?:from[ \t]+(cce_relevance[\w.]*)[ \t]+import[ \
 
 
 def default_cache_dir() -> str | None:
-    """`$XDG_CACHE_HOME/cce-relevance`, else `~/.cache/cce-relevance`; None without a home."""
+    """`$XDG_CACHE_HOME/cce-relevance`, else `~/.cache/cce-relevance`; None without a home, or
+    with a HOME that does not exist (a cache is not worth creating someone's home directory)."""
     xdg = os.environ.get("XDG_CACHE_HOME", "")
     if os.path.isabs(xdg):
         return os.path.join(xdg, APP_DIR)
     home = os.path.expanduser("~")
-    return os.path.join(home, ".cache", APP_DIR) if os.path.isabs(home) else None
+    return os.path.join(home, ".cache", APP_DIR) if os.path.isabs(home) and os.path.isdir(home) else None
 
 
 class IndexCache:

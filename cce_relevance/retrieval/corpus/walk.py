@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from cce_relevance.reference import ALWAYS_PRUNED_DIRS, MAX_FILE_SIZE
+from cce_relevance.retrieval.corpus.exclusion import NO_EXCLUSION, Exclusion
 from cce_relevance.retrieval.corpus.gitignore import Gitignore
 from cce_relevance.retrieval.corpus.sensitive import is_sensitive, path_extension
 
@@ -50,15 +51,19 @@ class WalkResult:
     skipped: int  # .jsonl, oversize, non-UTF-8, unreadable files (§file-filters steps 2-4)
     sensitive: int  # sensitive basenames skipped (§file-filters step 1)
     errors: int  # unreadable directories
+    excluded: tuple[str, ...] = ()  # files the exclusion left out (not those below an excluded directory)
 
 
-def walk(root: str | os.PathLike[str], protect_secrets: bool = True) -> WalkResult:
+def walk(root: str | os.PathLike[str], protect_secrets: bool = True,
+         exclude: Exclusion = NO_EXCLUSION) -> WalkResult:
     """Walk `root` and return the files to index with their text, sorted by path.
 
     With `protect_secrets` (the default) files with a sensitive name are counted, not read.
     A root that does not exist counts as one error, like a directory that cannot be read.
+    `exclude` leaves out a run's own files and the user's patterns (corpus/exclusion.py),
+    checked after the `.gitignore` files; without it the walk is the reference's.
     """
-    return _Walk(protect_secrets).run(os.fsencode(root))
+    return _Walk(protect_secrets, exclude).run(os.fsencode(root))
 
 
 def _read_regular_file(path: bytes, follow_symlinks: bool) -> bytes | None:
@@ -95,8 +100,10 @@ def _ignored(scope: _Scope, name: bytes, is_dir: bool) -> bool:
 class _Walk:
     """One walk's state: the files found so far and the counters."""
 
-    def __init__(self, protect_secrets: bool) -> None:
+    def __init__(self, protect_secrets: bool, exclude: Exclusion) -> None:
         self._protect_secrets = protect_secrets
+        self._exclude = exclude
+        self._excluded: list[str] = []
         self._found: list[tuple[str, bytes, str]] = []  # (path, raw path, text)
         self._skipped = 0
         self._sensitive = 0
@@ -107,7 +114,7 @@ class _Walk:
         # The raw path only breaks ties between names that decode to the same string.
         self._found.sort()
         files = [WalkedFile(path, text) for path, _, text in self._found]
-        return WalkResult(files, self._skipped, self._sensitive, self._errors)
+        return WalkResult(files, self._skipped, self._sensitive, self._errors, tuple(sorted(self._excluded)))
 
     def _walk_root(self, root: bytes) -> None:
         """The root is never pruned or ignored, and is followed if it is a symlink. A root that
@@ -171,6 +178,8 @@ class _Walk:
         if is_dir:
             if name in _PRUNED_DIRS or name.startswith(b".") or _ignored(scope, name, True):
                 return
+            if self._exclude and self._exclude.excludes_dir(rel_dir + name):
+                return
             child_scope = tuple((gitignore, prefix + name + b"/") for gitignore, prefix in scope)
             pending.append((entry.path, rel_dir + name + b"/", child_scope))
         elif is_file and not _ignored(scope, name, False):
@@ -179,12 +188,19 @@ class _Walk:
     def _take_file(
         self, path: bytes, rel: bytes, name: bytes, metadata: Callable[[], os.stat_result]
     ) -> None:
-        """The per-file filters, in the reference's order (§file-filters)."""
+        """The per-file filters, in the reference's order (§file-filters); then the exclusion, for
+        a file that would be indexed."""
         lossy_name = name.decode("utf-8", "replace")
         if self._protect_secrets and is_sensitive(lossy_name):
             self._sensitive += 1
             return
-        text = None if path_extension(lossy_name) == "jsonl" else self._read_text(path, metadata)
+        if path_extension(lossy_name) == "jsonl":
+            self._skipped += 1
+            return
+        if rel and self._exclude and self._exclude.excludes_file(rel):
+            self._excluded.append(rel.decode("utf-8", "replace"))
+            return
+        text = self._read_text(path, metadata)
         if text is None:
             self._skipped += 1
             return

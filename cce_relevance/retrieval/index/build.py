@@ -24,6 +24,7 @@ from cce_relevance.retrieval.cache.corpus_splice import splice
 from cce_relevance.retrieval.cache.index_cache import IndexCache
 from cce_relevance.retrieval.chunking.line_weights import unique_paths
 from cce_relevance.retrieval.chunking.packs import REFERENCE_PACKS, PackSet
+from cce_relevance.retrieval.corpus.exclusion import NO_EXCLUSION, Exclusion
 from cce_relevance.retrieval.corpus.walk import walk
 from cce_relevance.retrieval.embedding.buckets import HashEmbeddings
 from cce_relevance.retrieval.embedding.embed import HASH_DOCUMENTS, HASH_EMBEDDER, DocumentEmbedder
@@ -49,7 +50,8 @@ DEFAULT_BUILD = BuildOptions()
 
 def build_index(root: str | os.PathLike[str], protect_secrets: bool = True,
                 embedder: DocumentEmbedder = HASH_DOCUMENTS, languages: PackSet = REFERENCE_PACKS, *,
-                cache: str | None = None, workers: int | None = None, progress: Progress | None = None) -> Index:
+                cache: str | None = None, workers: int | None = None, progress: Progress | None = None,
+                exclude: Exclusion = NO_EXCLUSION) -> Index:
     """Walk, redact, chunk and embed a corpus directory, in the reference's order.
 
     `languages` are the packs that chunk (retrieval/chunking/languages.py `enabled_packs`); the default is
@@ -63,10 +65,12 @@ def build_index(root: str | os.PathLike[str], protect_secrets: bool = True,
     retrieval/cache/index_cache.py: files' records, and whole corpora kept as assembled or spliced
     with the files that changed — retrieval/cache/corpus_record.py, corpus_splice.py), `workers` the
     number of processes (None: one per CPU up to 4, one for a small corpus; retrieval/indexing/workers.py),
-    and `progress` is called with (files done, files in all) as files are indexed.
+    and `progress` is called with (files done, files in all) as files are indexed. `exclude` leaves
+    files out of the walk (a run's own files, the user's patterns: retrieval/corpus/exclusion.py);
+    the index names them in `walk_excluded`.
     """
     with _collector_paused():
-        return _build(root, protect_secrets, embedder, languages, cache, workers, progress)
+        return _build(root, protect_secrets, embedder, languages, cache, workers, progress, exclude)
 
 
 @contextlib.contextmanager
@@ -84,14 +88,17 @@ def _collector_paused() -> Iterator[None]:
 
 
 def _build(root: str | os.PathLike[str], protect_secrets: bool, embedder: DocumentEmbedder, languages: PackSet,
-           cache: str | None, workers: int | None, progress: Progress | None) -> Index:
-    walked = walk(root, protect_secrets=protect_secrets)
+           cache: str | None, workers: int | None, progress: Progress | None, exclude: Exclusion) -> Index:
+    walked = walk(root, protect_secrets=protect_secrets, exclude=exclude)
     files = [(f.path, f.text) for f in walked.files]
     job = FileJob(languages, protect_secrets, embedder is HASH_DOCUMENTS)
     with opened_cache(cache, job) as store:
         if store is None:
-            return _assembled(files, indexed_files(files, job, None, [], workers, progress), embedder, walked.skipped)
-        return _cached_build(store, files, job, workers, progress, walked.skipped)
+            index = _assembled(files, indexed_files(files, job, None, [], workers, progress), embedder, walked.skipped)
+        else:
+            index = _cached_build(store, files, job, workers, progress, walked.skipped)
+    index.walk_excluded = walked.excluded
+    return index
 
 
 def _cached_build(store: IndexCache, files: list[tuple[str, str]], job: FileJob, workers: int | None,

@@ -50,6 +50,8 @@ class Index:
     walked: Sequence[tuple[str, str]] | None = field(default=None, repr=False, compare=False)
     """The (path, text) files the index was made of, in walk order; None for a loaded store or an
     index made of parts. Only `line_counts` reads them."""
+    walk_excluded: tuple[str, ...] = field(default=(), compare=False)
+    """The files the build's exclusion left out of the corpus (retrieval/corpus/exclusion.py)."""
     _bm25: dict[tuple[float, float], BM25] = field(default_factory=dict, repr=False)
 
     @cached_property
