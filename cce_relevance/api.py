@@ -11,7 +11,6 @@ several inputs are wrong.
 from __future__ import annotations
 
 import difflib
-import json
 import math
 import os
 import sys
@@ -20,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from cce_relevance import json_input
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.anchor_fixes import AnchorFix, fixed_lines, suggest_fixes
 from cce_relevance.evaluation.anchor_index import AnchorIndex
@@ -27,9 +27,11 @@ from cce_relevance.evaluation.anchors import Anchor, parse_anchor
 from cce_relevance.evaluation.backend_runs import evaluated_backends
 from cce_relevance.evaluation.comparison import (
     BackendComparison,
+    check_primary,
+    compare_many,
     compare_pair,
     compare_reports,
-    metric_deltas,
+    compared,
 )
 from cce_relevance.evaluation.corpus import (
     OLLAMA_STORE_REFUSAL,
@@ -47,27 +49,32 @@ from cce_relevance.evaluation.corpus import (
     resolve_index,
 )
 from cce_relevance.evaluation.discrimination import Discrimination, discrimination
-from cce_relevance.evaluation.fixtures import FixtureSet, load_fixtures, parse_fixtures
+from cce_relevance.evaluation.fixtures import Case, FixtureSet, load_fixtures, parse_fixtures
 from cce_relevance.evaluation.gate import gated_comparison, gated_test, is_significant_regression
-from cce_relevance.evaluation.harness import BackendReport
-from cce_relevance.evaluation.judgments import judge
+from cce_relevance.evaluation.harness import BackendReport, evaluate_backends
+from cce_relevance.evaluation.judgments import Judgments, judge
 from cce_relevance.evaluation.metrics import DEFAULT_PRIMARY, METRIC_KEYS, METRICS
 from cce_relevance.evaluation.names import (
     DEFAULT_BACKENDS,
     backend_names,
     backend_pair,
     check_backend,
+    compared_backends,
     rank_metric_specs,
 )
 from cce_relevance.evaluation.observed_deltas import observed_deltas
 from cce_relevance.evaluation.pairing import pair_reports
 from cce_relevance.evaluation.proposals import DEFAULT_RULES, FORMS, HARD_FORMS, FileRules, Proposal, propose
 from cce_relevance.evaluation.proposals import check_forms as proposal_forms
+from cce_relevance.evaluation.rank_metrics import rank_metric_for_key
+from cce_relevance.evaluation.run_files import read_runs
 from cce_relevance.evaluation.run_result import Comparison, RunResult
+from cce_relevance.evaluation.rust_debug import rust_debug_str
+from cce_relevance.evaluation.shards import Shard, dumps_shard, merge_shards, parse_shard, shard_document
 from cce_relevance.evaluation.spans import LineWeights
 from cce_relevance.evaluation.validation import STALE_CODES, Validation, validate_cases
 from cce_relevance.evaluation.validation import Finding as AnchorFinding
-from cce_relevance.files import write_atomically
+from cce_relevance.outputs import OutputSet, writes_in_place
 from cce_relevance.project_config import NO_CONFIG, ProjectConfig, find_config, load_config
 from cce_relevance.reporting.fixture_patch import unified_patch
 from cce_relevance.retrieval.cache.index_cache import default_cache_dir
@@ -89,15 +96,16 @@ from cce_relevance.retrieval.index.model import Index
 from cce_relevance.retrieval.search.registry import open_backend
 from cce_relevance.retrieval.store.fingerprint import dumps_fingerprint, fingerprint_path
 from cce_relevance.retrieval.store.store import default_store_path, dumps_store
-from cce_relevance.stats.full_stats import StatsLevel, full_stats
+from cce_relevance.stats.full_stats import StatsLevel
 from cce_relevance.stats.paired import PairedTest
 from cce_relevance.stats.power import PowerAnalysis, PowerRow, plan_from_pilot
 
 __all__ = [
     # The use cases, one per command of the CLI (the Action calls run, validate, compare_saved).
-    "run", "search", "chunks", "validate", "index_corpus", "compare_saved", "power_analysis", "golden_diff",
+    "run", "score_runs", "search", "chunks", "validate", "index_corpus", "compare_saved", "compare_many",
+    "power_analysis", "golden_diff",
     "load_report", "load_config", "fixture_corpus", "build_options", "corpus_symbols", "require_directory",
-    "bootstrap", "suggest", "own_outputs",
+    "bootstrap", "suggest", "own_outputs", "shard_state", "merge_shard_states",
     # Fixture sets and anchors as written (the Action follows range anchors through a diff).
     "load_fixtures", "parse_anchor",
     # Pieces of run and validate, for a caller that scores a set and checks its anchors with one
@@ -105,14 +113,15 @@ __all__ = [
     "fixtures_exclusion", "open_corpus", "check_anchors", "anchor_index", "Exclusion",
     "ParsedFiles",
     # Names checked where the reference checks them (run checks its own; the CLI checks --languages).
-    "check_languages", "check_backend", "backend_names", "backend_pair", "rank_metric_specs", "proposal_forms",
+    "check_languages", "check_backend", "backend_names", "backend_pair", "compared_backends", "rank_metric_specs",
+    "rank_metric_for_key", "proposal_forms", "compare_reports", "parse_shard",
     # The pull-request gate's test.
     "gated_test", "gated_comparison", "is_significant_regression",
     # What the use cases take and give.
     "RunResult", "Comparison", "StoreWritten", "BuildOptions", "ProjectConfig", "NO_CONFIG", "find_config",
     "FixtureSet", "Index",
     "BackendComparison", "Validation", "AnchorFinding", "Anchor", "PairedTest", "PowerAnalysis", "Hit", "Chunk",
-    "Bootstrapped", "Discrimination", "FileRules", "Suggestions", "AnchorFix",
+    "Bootstrapped", "Discrimination", "FileRules", "Suggestions", "AnchorFix", "Shard",
     # Defaults and fixed texts.
     "DEFAULT_BACKENDS", "DEFAULT_PRIMARY", "METRICS", "METRIC_KEYS", "STALE_CODES", "OLLAMA_STORE_REFUSAL",
     "warn_on_stderr", "FORMS", "HARD_FORMS",
@@ -161,7 +170,8 @@ def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
         warn: Warn = warn_on_stderr, stats_level: StatsLevel = "reference", primary: str = DEFAULT_PRIMARY,
         config: ProjectConfig = NO_CONFIG, metrics: Sequence[str] | None = None, trec: bool = False,
         languages: Sequence[str] | None = None, indexing: BuildOptions = DEFAULT_BUILD,
-        outputs: Sequence[str] = (), index: Index | None = None, fixtures: FixtureSet | None = None) -> RunResult:
+        outputs: Sequence[str] = (), shard: Shard | None = None, index: Index | None = None,
+        fixtures: FixtureSet | None = None) -> RunResult:
     """Evaluate a fixture set, in the reference's order of checks (§order).
 
     `backends` names the backends to score (default: the three built-ins); `compare` names two
@@ -179,8 +189,10 @@ def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
     name; own files it held are named once through `warn`. A caller that has indexed the corpus
     directory already passes its index as `index` (`open_corpus` with the same languages and,
     as `exclude`, the `fixtures_exclusion` of the same config and outputs), and one that has read
-    the set already passes it as `fixtures` (`load_fixtures`; not with `metrics` or `trec`, which
-    read grades): the Action scores a set and checks its anchors (`check_anchors`) with one of each.
+    the set already passes it as `fixtures` (`load_fixtures`, with `grades=True` when `metrics`
+    or `trec` is given): the Action scores a set and checks its anchors (`check_anchors`) with one of each.
+    `shard` scores only the queries whose id hashes to it (evaluation/shards.py);
+    `merge_shard_states` puts the shards back together.
     """
     rank_metrics = rank_metric_specs(metrics) if metrics is not None else ()
     judged = bool(rank_metrics) or trec
@@ -191,26 +203,96 @@ def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
     corpus, index = resolve_index(fixtures, fixtures_path, dir, store, languages, indexing, exclusion, index)
     report_excluded(index, exclusion, warn)
     fixtures = bound_fixtures(fixtures, corpus, store, languages)
+    if shard is not None:
+        fixtures = shard.cases(fixtures)
     embed = query_embedder(index, warn)
     if compare is not None:
-        names = list(backend_pair(compare, config))
+        names = compared_backends(compare, config)
     elif backends is not None:
         names = backend_names(backends, config)
     else:
         names = list(DEFAULT_BACKENDS)
     weights = LineWeights.of_index(index)
-    judgments = None
-    if judged:
-        anchors = anchor_index(index)
-        judgments = tuple(judge(c, index.chunks, anchors) for c in fixtures.cases)
-    reports = tuple(evaluated_backends(names, config, index, embed, fixtures.cases, weights, judgments, indexing))
-    comparison = None
+    judgments = _judgments(fixtures.cases, index) if judged else None
+    reports = tuple(evaluated_backends(names, config, index, embed, fixtures.cases, weights, judgments, indexing,
+                                       rank_metrics))
+    comparison, systems = compared(reports, stats_level, primary, rank_metrics) if compare is not None else (None, ())
+    return RunResult(corpus, index.embedder, fixtures, reports, comparison, rank_metrics, judgments, systems)
+
+
+def score_runs(fixtures_path: str, run_paths: Sequence[str], *, dir: str | None = None, store: str | None = None,
+               compare: Sequence[str] | None = None, stats_level: StatsLevel = "reference",
+               primary: str = DEFAULT_PRIMARY, metrics: Sequence[str] | None = None, trec: bool = False,
+               languages: Sequence[str] = (), indexing: BuildOptions = DEFAULT_BUILD,
+               warn: Warn = warn_on_stderr, config: ProjectConfig = NO_CONFIG,
+               outputs: Sequence[str] = ()) -> RunResult:
+    """Score saved rankings (TREC run files, `cce.retriever/v1` JSON lines; evaluation/run_files.py)
+    against a fixture set exactly as `run` scores a backend's results: same corpus resolution
+    (`--store` > `--dir` > the header's corpus), metrics, reports and comparisons.
+
+    `compare` names two or more of the runs. A case a run has no ranking for scores as a query with
+    no results; queries a run ranks that the fixtures lack are ignored, with one warning per run.
+    The corpus leaves out the command's own files as `run`'s does (`outputs`, and the run files).
+    """
+    rank_metrics = rank_metric_specs(metrics) if metrics is not None else ()
+    judged = bool(rank_metrics) or trec
+    fixtures = load_fixtures(fixtures_path, grades=judged)
+    exclusion = NO_EXCLUSION if store is not None else fixtures_exclusion(fixtures, fixtures_path, dir, config,
+                                                                           [*run_paths, *outputs])
+    corpus, index = resolve_index(fixtures, fixtures_path, dir, store, languages, indexing, exclusion)
+    report_excluded(index, exclusion, warn)
+    fixtures = bound_fixtures(fixtures, corpus, store, languages)
+    runs = read_runs(run_paths, index)
     if compare is not None:
-        full = None
-        if stats_level == "full":
-            full = full_stats(metric_deltas(reports[0], reports[1]), primary)
-        comparison = Comparison(names[0], names[1], compare_reports(reports[0], reports[1]), full)
-    return RunResult(corpus, index.embedder, fixtures, reports, comparison, rank_metrics, judgments)
+        by_name = {r.backend: r for r in runs}
+        chosen = list(dict.fromkeys(compare))
+        if any(n not in by_name for n in chosen) or len(chosen) < 2:
+            raise CceError(f"--compare needs two or more runs of {', '.join(by_name)}, got "
+                           f"{rust_debug_str(','.join(compare))}")
+        runs = [by_name[n] for n in chosen]
+    ids = {c.id for c in fixtures.cases}
+    for r in runs:
+        extra = [q for q in r.rankings if q not in ids]
+        if extra:
+            warn(f"run {r.backend}: {len(extra)} ranked quer{'y is' if len(extra) == 1 else 'ies are'} not in "
+                 f"{fixtures_path} and not scored (first: {rust_debug_str(extra[0])})")
+    weights = LineWeights.of_index(index)
+    judgments = _judgments(fixtures.cases, index) if judged else None
+    reports = tuple(evaluate_backends([(r.backend, r.search()) for r in runs], fixtures.cases, weights, judgments,
+                                      specs=rank_metrics))
+    comparison, systems = compared(reports, stats_level, primary, rank_metrics) if compare is not None else (None, ())
+    return RunResult(corpus, index.embedder, fixtures, reports, comparison, rank_metrics, judgments, systems)
+
+
+def shard_state(result: RunResult, fixtures_path: str, shard: Shard) -> str:
+    """The state file of one shard's run (`run(..., shard=shard)`) of the set at `fixtures_path`."""
+    with open(fixtures_path, encoding="utf-8", newline="") as handle:
+        text = handle.read()
+    return dumps_shard(shard_document(result, text, shard))
+
+
+def merge_shard_states(paths: Sequence[str]) -> RunResult:
+    """The whole run rebuilt from its shards' state files (or directories of them: every `*.json`
+    inside, sorted), checked to be one run split once; renders as the unsharded run does."""
+    documents = []
+    for path in paths:
+        files = sorted(os.path.join(path, n) for n in os.listdir(path) if n.endswith(".json")) \
+            if os.path.isdir(path) else [path]
+        for name in files:
+            try:
+                with open(name, "rb") as handle:
+                    documents.append((name, json_input.loads(handle.read())))
+            except OSError as exc:
+                raise CceError(f"could not read shard state {name}: {exc.strerror}") from exc
+            except json_input.JsonInputError as exc:
+                raise CceError(f"{name}: not a JSON shard state ({exc})") from exc
+    return merge_shards(documents)
+
+
+def _judgments(cases: Sequence[Case], index: Index) -> tuple[Judgments, ...]:
+    """Every case's anchors resolved against `index`'s chunks, looked up through one anchor index."""
+    anchors = anchor_index(index)
+    return tuple(judge(c, index.chunks, anchors) for c in cases)
 
 
 SEARCH_QUERY_ID = "search"  # the id an external retriever sees for `search`'s one query
@@ -358,18 +440,21 @@ class Bootstrapped:
 def bootstrap(directory: str, *, queries: int = 50, seed: int = 0, out: str | None = None,
               rules: FileRules = DEFAULT_RULES, forms: Sequence[str] = FORMS,
               backends: Sequence[str] | None = None, score: bool = True, config: ProjectConfig = NO_CONFIG,
-              languages: Sequence[str] | None = None, indexing: BuildOptions = DEFAULT_BUILD) -> Bootstrapped:
+              languages: Sequence[str] | None = None, indexing: BuildOptions = DEFAULT_BUILD,
+              outputs: Sequence[str] = ()) -> Bootstrapped:
     """Propose `queries` labeled cases drawn from `directory` (deterministic for `seed`), and
     score them at each of `backends` (default: the built-in ones) unless `score` is off.
 
     The header's corpus is `directory` relative to the directory `out` will be written in (the
-    working directory when `out` is None). Nothing is written here.
+    working directory when `out` is None). Nothing is written here; `out` and `outputs` (the
+    command's other files, such as its report) are left out of the corpus when inside it, as a
+    run leaves out its own files.
     """
     if queries < 1:
         raise CceError(f"--queries must be at least 1, got {queries}")
     names = backend_names(backends, config) if backends is not None else list(DEFAULT_BACKENDS)
     languages = config.languages if languages is None else languages
-    exclusion = corpus_exclusion(directory, config, [out] if out is not None else [])
+    exclusion = corpus_exclusion(directory, config, [*([out] if out is not None else []), *outputs])
     index = open_corpus(directory, languages=languages, indexing=indexing, exclude=exclusion)
     texts = {f.path: redact(f.text) for f in walk(directory, exclude=exclusion).files}
     proposal = propose(index.chunks, texts, queries, seed, rules, proposal_forms(forms), enabled_packs(languages))
@@ -389,10 +474,11 @@ def bootstrap(directory: str, *, queries: int = 50, seed: int = 0, out: str | No
 
 @dataclass(frozen=True)
 class StoreWritten:
-    """What `index_corpus` wrote: the store, its fingerprint, and what the store holds."""
+    """What `index_corpus` wrote: the store, its fingerprint (None for a store written to a device
+    or pipe, which has no file to describe), and what the store holds."""
 
     path: str
-    fingerprint: str
+    fingerprint: str | None
     embedder: str
     files: int
     chunks: int
@@ -437,14 +523,13 @@ def index_corpus(directory: str, *, out: str | None = None, embedder: str = HASH
         raise CceError(f"embedding with Ollama failed, nothing was written: {exc}") from None
     text = dumps_store(index)
     data = text.encode("utf-8")
-    try:
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    except OSError as exc:
-        raise CceError(f"could not write {path}: {exc.strerror or exc}") from None
-    write_atomically(path, text)
-    fingerprint = fingerprint_path(path)
-    write_atomically(fingerprint, dumps_fingerprint(index, data, redaction=not allow_secrets, model=model,
-                                                    languages=packs.names))
+    fingerprint = None if writes_in_place(path) else fingerprint_path(path)
+    with OutputSet() as outputs:  # both or neither: a store never sits beside another store's fingerprint
+        outputs.stage(path, data)
+        if fingerprint is not None:
+            outputs.stage(fingerprint, dumps_fingerprint(index, data, redaction=not allow_secrets, model=model,
+                                                         languages=packs.names))
+        outputs.commit()
     return StoreWritten(path, fingerprint, index.embedder, len(index.file_token_estimates), len(index.chunks), len(data))
 
 
@@ -472,12 +557,12 @@ def golden_diff(golden_path: str, report_json: str, *, label: str | None = None,
 def load_report(path: str) -> Any:
     """A saved run report (`run --json`), as JSON data; unreadable or invalid files are input errors."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            return json.load(fh)
+        with open(path, "rb") as fh:
+            return json_input.loads(fh.read())
     except OSError as exc:
         raise CceError(f"could not read report {path}: {exc.strerror or exc}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CceError(f"could not read report {path}: invalid JSON: {exc}") from None
+    except ValueError as exc:
+        raise CceError(f"could not read report {path}: {exc}") from None
 
 
 def compare_saved(base: Any, head: Any, base_label: str = "base", head_label: str = "head", *,
@@ -487,7 +572,12 @@ def compare_saved(base: Any, head: Any, base_label: str = "base", head_label: st
     `stats_level="full"` adds each backend's `full_stats` (`BackendComparison.full`), with
     `primary` (a metric key) named the primary metric; the Markdown renderer then shows them.
     """
-    return [compare_pair(p, stats_level, primary) for p in pair_reports(base, head, base_label, head_label)]
+    pairs = pair_reports(base, head, base_label, head_label)
+    if stats_level == "full":
+        for p in pairs:
+            if p.base_means is not None and p.head_means is not None:
+                check_primary(primary, [spec.key for spec in p.specs])
+    return [compare_pair(p, stats_level, primary) for p in pairs]
 
 
 def power_analysis(path: str, delta: float, *, alpha: float = 0.05, power: float = 0.8,
@@ -504,6 +594,11 @@ def power_analysis(path: str, delta: float, *, alpha: float = 0.05, power: float
     if not 0.5 <= power < 1.0:
         raise CceError(f"--power must lie in [0.5, 1), got {power!r}")
     samples = observed_deltas(load_report(path), path)
+    if metric is not None and all(s.metric != metric for s in samples):
+        spec = rank_metric_for_key(metric)
+        raise CceError(f"{path} holds no metric {rust_debug_str(metric)} "
+                       f"(it holds {', '.join(dict.fromkeys(s.metric for s in samples))})",
+                       hint=f"make the reports with --metrics {spec.name}" if spec is not None else None)
     rows = tuple(PowerRow(s.comparison, s.metric, plan_from_pilot(s.deltas, delta, alpha, power))
                  for s in samples if metric is None or s.metric == metric)
     return PowerAnalysis(path, delta, alpha, power, rows)

@@ -2,30 +2,39 @@
 
 Expected failures are `CceError`s: printed as one `error: …` line on stderr with the error's
 exit code (2 for usage and input errors, 1 for a failed gate). Argument-parser errors are
-click's, also exit 2.
+click's, also exit 2. Standard output that cannot be written (a full disk, a closed pipe) is
+exit 2 with a message; any other exception is a bug, reported in one line with exit 70
+(`errors.internal_error`).
+
+Output contract: a command decides everything that can fail before it prints, so an exit 2
+leaves standard output empty; files it writes are staged and committed together (`outputs`).
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
+import traceback
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from cce_relevance import __version__, schemas
-from cce_relevance.errors import CceError, GateFailed
+from cce_relevance.errors import EXIT_USAGE, TRACEBACK_VARIABLE, CceError, GateFailed, internal_error
 from cce_relevance.evaluation.metrics import DEFAULT_PRIMARY, METRIC_KEYS
-from cce_relevance.files import write_atomically
 from cce_relevance.lazy_import import lazy_module
 from cce_relevance.memory_pages import prefer_small_pages
+from cce_relevance.outputs import OutputSet, write_output
 from cce_relevance.progress import progress_bar
 from cce_relevance.reference import BUILTIN_BACKENDS, EMBEDDERS, listed
 from cce_relevance.reporting.canonical_json import dumps_report
 from cce_relevance.retrieval.chunking.languages import EXTRA_LANGUAGES
 from cce_relevance.stats.stats_level import STATS_LEVELS, StatsLevel
 from cce_relevance.strings import rust_trim
+
+PER_QUERY_FORMATS = ("text", "csv", "tsv")  # reporting/per_query.py renders them
 
 # The library (numpy, tree-sitter grammars, requests) loads when a command first uses it, and the
 # renderers are imported inside the commands that print them: `--help` starts fast.
@@ -36,16 +45,75 @@ else:
 
 
 class _Group(click.Group):
-    """Turns `CceError` into `error: <message>` and its exit code, never a traceback."""
+    """Turns `CceError` into `error: <message>` and its exit code, and anything else into the
+    one-line internal error (exit 70); never a traceback."""
+
+    def main(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        try:
+            return super().main(*args, **kwargs)
+        except OSError as exc:  # click's own text (help, usage) met a full or closed stdout
+            _report(_stdout_error(exc))
+            sys.exit(EXIT_USAGE)
+        except SystemExit:
+            if type(sys.stdout).__name__ == "_PacifyFlushWrapper":  # click swallowed a broken pipe
+                _report(_stdout_error(OSError(errno.EPIPE, os.strerror(errno.EPIPE))))
+                sys.exit(EXIT_USAGE)
+            raise
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except (click.exceptions.Exit, click.ClickException, click.Abort):
+            raise
         except CceError as exc:
-            click.echo(f"error: {exc.message}", err=True)
-            if exc.hint:
-                click.echo(f"hint: {exc.hint}", err=True)
+            _report(exc)
             ctx.exit(exc.exit_code)
+        except OSError as exc:
+            if exc.errno in (errno.EPIPE, errno.ENOSPC):  # click's text (a subcommand's --help)
+                _report(_stdout_error(exc))
+                ctx.exit(EXIT_USAGE)
+            _report_bug(exc)
+        except Exception as exc:  # noqa: BLE001 - the boundary: a bug is reported, not a traceback
+            _report_bug(exc)
+
+
+def _report(exc: CceError) -> None:
+    click.echo(f"error: {exc.message}", err=True)
+    if exc.hint:
+        click.echo(f"hint: {exc.hint}", err=True)
+
+
+def _report_bug(exc: Exception) -> None:
+    """Print the one-line internal error (and the traceback when asked for) and exit 70."""
+    if os.environ.get(TRACEBACK_VARIABLE):
+        traceback.print_exception(exc, file=sys.stderr)
+    error = internal_error(exc)
+    _report(error)
+    sys.exit(error.exit_code)
+
+
+def _stdout_error(exc: OSError) -> CceError:
+    """Standard output failed: point it at /dev/null so the exit's own flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+    return CceError(f"could not write to standard output: {exc.strerror or exc}")
+
+
+def _emit(text: str) -> None:
+    """Print a command's result on stdout and flush it, so a full disk or a closed pipe is an
+    `error:` (exit 2) here rather than a traceback at exit."""
+    try:
+        click.echo(text, nl=False)
+        sys.stdout.flush()
+    except UnicodeEncodeError as exc:
+        raise CceError(f"standard output ({exc.encoding}) cannot show {exc.object[exc.start:exc.end]!r}",
+                       hint="set PYTHONIOENCODING=utf-8, or write the report to a file with --output") from None
+    except OSError as exc:
+        raise _stdout_error(exc) from None
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -111,10 +179,10 @@ def chunks(directory: str, as_json: bool, languages_flag: str | None, config_pat
     languages = _languages(languages_flag, config)
     found = api.chunks(api.require_directory(directory), languages, _indexing(cache_dir, no_cache, as_json), config)
     if as_json:
-        click.echo(search_view.conformance_document(found), nl=False)
+        _emit(search_view.conformance_document(found))
     else:
         symbols = api.corpus_symbols(directory, languages)
-        click.echo(search_view.conformance_table(found, symbols.of_chunk), nl=False)
+        _emit(search_view.conformance_table(found, symbols.of_chunk))
 
 
 @main.command()
@@ -137,10 +205,7 @@ def search(directory: str, query: str, backend: str, k: int, as_json: bool, conf
     results = api.search(corpus, query, backend, k, config, _languages(languages_flag, config),
                          _indexing(cache_dir, no_cache, as_json))
     hits = [h for h, _ in results]
-    if as_json:
-        click.echo(search_view.hits_json(hits), nl=False)
-    else:
-        click.echo(search_view.hits_text(hits, [line for _, line in results]), nl=False)
+    _emit(search_view.hits_json(hits) if as_json else search_view.hits_text(hits, [line for _, line in results]))
 
 
 @main.command()
@@ -164,14 +229,19 @@ def index(directory: str, out: str | None, embedder: str, allow_secrets: bool, l
     written = api.index_corpus(directory, out=out, embedder=embedder, allow_secrets=allow_secrets,
                                languages=_languages(languages_flag, config), indexing=_indexing(cache_dir, no_cache, False),
                                config=config)
-    click.echo(f"wrote {written.path}: {written.chunks} chunks from {written.files} files, "
-               f"embedder {written.embedder}, {written.size} bytes")
-    click.echo(f"wrote {written.fingerprint}")
+    fingerprint = f"wrote {written.fingerprint}\n" if written.fingerprint is not None else ""
+    _emit(f"wrote {written.path}: {written.chunks} chunks from {written.files} files, "
+          f"embedder {written.embedder}, {written.size} bytes\n{fingerprint}")
 
 
-def _check_golden(golden: str, report: str) -> None:
+def _golden_drift(golden: str, report: str) -> str:
+    """The diff from `golden` to `report` ('' when identical); a missing or unreadable golden is
+    an input error, raised before anything is printed or written."""
+    return api.golden_diff(golden, report, missing_hint="run again with --update-golden to create it")
+
+
+def _fail_on_drift(golden: str, diff: str) -> None:
     """A drifted golden: its diff on stderr and exit 1; a matching one: one line on stderr."""
-    diff = api.golden_diff(golden, report, missing_hint="run again with --update-golden to create it")
     if not diff:
         click.echo(f"golden report {golden} matches", err=True)
         return
@@ -180,16 +250,15 @@ def _check_golden(golden: str, report: str) -> None:
                      hint="review the diff; if the change is intended, rerun with --update-golden")
 
 
-def _update_golden(golden: str, report: str) -> None:
-    """Write the golden, and say on stderr in one line whether it was created, changed or kept."""
+def _golden_change(golden: str, report: str) -> str:
+    """What `--update-golden` will do to `golden` (created, updated or unchanged), read before the
+    run's outputs are committed; said on stderr in one line once they are."""
     try:
         with open(golden, encoding="utf-8", newline="") as handle:
             before: str | None = handle.read()
     except (OSError, UnicodeDecodeError):
         before = None
-    write_atomically(golden, report)
-    what = "created" if before is None else "unchanged" if before == report else "updated"
-    click.echo(f"golden report {golden} {what}", err=True)
+    return "created" if before is None else "unchanged" if before == report else "updated"
 
 
 _STATS_HELP = ("reference: the paired t-test the reference prints (default). full: also wins/losses/ties, d_z, "
@@ -198,8 +267,9 @@ _STATS_HELP = ("reference: the paired t-test the reference prints (default). ful
 
 def _stats_options(command: Callable[..., None]) -> Callable[..., None]:
     """`--stats` and `--primary-metric`, shared by `run` and `compare`."""
-    command = click.option("--primary-metric", type=click.Choice(METRIC_KEYS),
-                           help=f"With --stats full: the metric named primary (default {DEFAULT_PRIMARY}).")(command)
+    command = click.option("--primary-metric", metavar="KEY",
+                           help=f"With --stats full: the metric named primary (default {DEFAULT_PRIMARY}): "
+                                f"{', '.join(METRIC_KEYS)}, or a --metrics key such as ndcg_at_k.")(command)
     return click.option("--stats", "stats_level", type=click.Choice(STATS_LEVELS), default="reference",
                         show_default=True, help=_STATS_HELP)(command)
 
@@ -213,8 +283,8 @@ def _primary(stats_level: str, primary: str | None) -> str:
 def _chart_options(command: Callable[..., None]) -> Callable[..., None]:
     """`--chart` and `--chart-metric`, shared by `run --compare` and `compare`."""
     command = click.option("--chart-metric", metavar="KEY",
-                           help=f"Metric to chart (default {DEFAULT_PRIMARY}): {', '.join(METRIC_KEYS)} "
-                                "(run: also a --metrics key such as ndcg_at_k).")(command)
+                           help=f"Metric to chart (default {DEFAULT_PRIMARY}): {', '.join(METRIC_KEYS)}, "
+                                "or a --metrics key the run or both reports carry, such as ndcg_at_k.")(command)
     return click.option("--chart", metavar="FILE",
                         help="Also write per-query deltas as a chart: FILE.md (Mermaid block), FILE.mmd "
                              "(Mermaid diagram) or FILE.svg.")(command)
@@ -224,12 +294,6 @@ def _chart_metric(chart: str | None, metric: str | None) -> str:
     if metric is not None and chart is None:
         raise click.UsageError("--chart-metric needs --chart FILE")
     return DEFAULT_PRIMARY if metric is None else metric
-
-
-def _write_side_files(files: dict[str, str]) -> None:
-    """Write extra outputs (TREC files, charts) atomically, before the report is printed."""
-    for path, text in files.items():
-        write_atomically(path, text)
 
 
 def _trec_files(result: api.RunResult, run_path: str | None, qrels_path: str | None) -> dict[str, str]:
@@ -255,7 +319,8 @@ def _trec_files(result: api.RunResult, run_path: str | None, qrels_path: str | N
 @click.option("--store", metavar="STORE", help="Evaluate an existing persisted index file instead of a directory.")
 @click.option("--backend", "backends", metavar="LIST",
               help=f"Comma-separated backends (default {','.join(BUILTIN_BACKENDS)}).")
-@click.option("--compare", metavar="A,B", help="Score exactly two backends, with per-query deltas and a paired t-test.")
+@click.option("--compare", metavar="A,B[,C...]", help="Two backends: per-query deltas and a paired t-test; three or "
+              "more: every pair (Holm-corrected) and a randomised Tukey HSD.")
 @click.option("--json", "as_json", is_flag=True, help=f"Emit the {schemas.REPORT} JSON.")
 @click.option("--output", metavar="FILE", help="Write the report to FILE (atomically) instead of stdout.")
 @click.option("--golden", metavar="FILE", help="Fail (exit 1) with a diff when the JSON report differs from FILE.")
@@ -264,42 +329,43 @@ def _trec_files(result: api.RunResult, run_path: str | None, qrels_path: str | N
 @_languages_option
 @_stats_options
 @click.option("--metrics", metavar="LIST",
-              help="Also report rank metrics: any of ndcg,ap,hit,rprec (docs/metrics.md).")
+              help="Also report rank metrics: any of ndcg,ap,hit,rprec, or cut-offs such as ndcg@10,p@1,recall@20 "
+                   "(docs/metrics.md).")
+@click.option("--per-query", "per_query", type=click.Choice(PER_QUERY_FORMATS),
+              help="Print per-query results instead of the report: text (each query's first relevant rank and "
+                   "top hits), or csv/tsv (one row per query x backend x metric, like trec_eval -q).")
 @click.option("--trec-run", metavar="FILE", help="Write each backend's TREC run; {backend} in FILE is its name.")
 @click.option("--trec-qrels", metavar="FILE", help="Write the TREC qrels (relevant chunk ids) the evaluation used.")
 @_chart_options
 @_cache_options
+@click.option("--shard", "shard_text", metavar="I/N",
+              help="Score only the queries whose id hashes to shard I of N (needs --shard-state).")
+@click.option("--shard-state", metavar="FILE", help="Write the shard's per-query values for `merge` to FILE.")
 def run(fixtures: str, corpus_dir: str | None, store: str | None, backends: str | None, compare: str | None,
         as_json: bool, output: str | None, golden: str | None, update_golden: bool, config_path: str | None,
         languages_flag: str | None, stats_level: StatsLevel, primary_metric: str | None, metrics: str | None, trec_run: str | None,
         trec_qrels: str | None, chart: str | None, chart_metric: str | None, cache_dir: str | None,
-        no_cache: bool) -> None:
+        no_cache: bool, per_query: str | None, shard_text: str | None, shard_state: str | None) -> None:
     """Score the FIXTURES set (cce.relevance/v1 NDJSON) at each backend."""
     from cce_relevance.reporting.chart import chart_renderer, run_chart
-    from cce_relevance.reporting.run_report import run_report_json, run_report_text
 
     if chart is not None and compare is None:
         raise click.UsageError("--chart needs --compare A,B")
     chart_metric = _chart_metric(chart, chart_metric)
     render_chart = chart_renderer(chart) if chart else None
-    if stats_level == "full" and compare is None:
-        raise click.UsageError("--stats full needs --compare A,B")
-    primary = _primary(stats_level, primary_metric)
-    if store is not None and corpus_dir is not None:
-        raise click.UsageError("the argument '--store <STORE>' cannot be used with '--dir <DIR>'")
+    primary = _report_checks(stats_level, primary_metric, compare, store, corpus_dir, update_golden, golden,
+                             per_query, as_json)
     if store is not None and languages_flag is not None:
         raise click.UsageError("--languages applies to a directory; a store's chunks were made when it was indexed")
     if compare is not None and backends is not None:
         raise click.UsageError("the argument '--compare <A,B>' cannot be used with '--backend <LIST>'")
-    if update_golden and golden is None:
-        raise click.UsageError("--update-golden needs --golden FILE")
-    for name, value in (("--dir", corpus_dir), ("--store", store), ("--output", output), ("--golden", golden),
-                        ("--config", config_path), ("--metrics", metrics), ("--trec-run", trec_run),
-                        ("--trec-qrels", trec_qrels), ("--chart", chart)):
-        if value == "":
-            raise click.UsageError(f"a value is required for '{name}' but none was supplied")
+    _require_values(("--dir", corpus_dir), ("--store", store), ("--output", output), ("--golden", golden),
+                    ("--config", config_path), ("--metrics", metrics), ("--trec-run", trec_run),
+                    ("--trec-qrels", trec_qrels), ("--chart", chart))
+    shard = _shard(shard_text, shard_state, compare=compare, metrics=metrics, golden=golden,
+                   trec=trec_run or trec_qrels)
     config = api.load_config(config_path)
-    result = api.run(fixtures, dir=corpus_dir, store=store, config=config,
+    result = api.run(fixtures, dir=corpus_dir, store=store, config=config, shard=shard,
                      backends=None if backends is None else comma_list(backends),
                      compare=None if compare is None else comma_list(compare),
                      stats_level=stats_level, primary=primary,
@@ -308,39 +374,161 @@ def run(fixtures: str, corpus_dir: str | None, store: str | None, backends: str 
                      languages=_languages(languages_flag, config), indexing=_indexing(cache_dir, no_cache, as_json),
                      outputs=api.own_outputs([output, golden, trec_run, trec_qrels, chart], config))
     side_files = _trec_files(result, trec_run, trec_qrels)
+    if shard is not None and shard_state is not None:
+        side_files[shard_state] = api.shard_state(result, fixtures, shard)
     if chart is not None and render_chart is not None:
         side_files[chart] = render_chart(run_chart(result, chart_metric))
-    _write_side_files(side_files)
+    _write_report(result, side_files, as_json, output, golden, update_golden, per_query)
+
+
+def _report_checks(stats_level: StatsLevel, primary_metric: str | None, compare: str | None, store: str | None,
+                   corpus_dir: str | None, update_golden: bool, golden: str | None, per_query: str | None,
+                   as_json: bool) -> str:
+    """The usage checks `run` and `score` share; returns the primary metric."""
+    if stats_level == "full" and compare is None:
+        raise click.UsageError("--stats full needs --compare A,B")
+    primary = _primary(stats_level, primary_metric)
+    if store is not None and corpus_dir is not None:
+        raise click.UsageError("the argument '--store <STORE>' cannot be used with '--dir <DIR>'")
+    if update_golden and golden is None:
+        raise click.UsageError("--update-golden needs --golden FILE")
+    if per_query is not None and as_json:
+        raise click.UsageError("--per-query and --json cannot be used together (the JSON report has per_query)")
+    return primary
+
+
+def _require_values(*options: tuple[str, str | None]) -> None:
+    """A usage error for the first option given an empty value."""
+    for name, value in options:
+        if value == "":
+            raise click.UsageError(f"a value is required for '{name}' but none was supplied")
+
+
+def _write_report(result: api.RunResult, side_files: dict[str, str], as_json: bool, output: str | None,
+                  golden: str | None, update_golden: bool, per_query: str | None) -> None:
+    """Write the run's files and print the report (JSON, text or `--per-query`), then check the golden.
+
+    Everything that can fail (an unreadable golden, an unwritable output) is decided before anything
+    is printed, and the files (side files, golden, `--output`) are committed together or not at all.
+    """
+    from cce_relevance.reporting.run_report import run_report_json, run_report_per_query, run_report_text
+
     report_json = run_report_json(result)
-    if golden is not None and update_golden:
-        _update_golden(golden, report_json)
-    rendered = report_json if as_json else run_report_text(result)
-    if output is not None:
-        write_atomically(output, rendered)
+    if as_json:
+        rendered = report_json
     else:
-        click.echo(rendered, nl=False)
+        rendered = run_report_text(result) if per_query is None else run_report_per_query(result, per_query)
+    golden_change = _golden_change(golden, report_json) if golden is not None and update_golden else ""
+    drift = _golden_drift(golden, report_json) if golden is not None and not update_golden else ""
+    with OutputSet() as outputs:
+        for path, text in side_files.items():
+            outputs.stage(path, text)
+        if golden is not None and update_golden:
+            outputs.stage(golden, report_json)
+        if output is not None:
+            outputs.stage(output, rendered)
+        outputs.commit()
+    if golden_change:
+        click.echo(f"golden report {golden} {golden_change}", err=True)
+    if output is None:
+        _emit(rendered)
     if golden is not None and not update_golden:
-        _check_golden(golden, report_json)
+        _fail_on_drift(golden, drift)
+
+
+def _shard(text: str | None, state: str | None, **refused: str | None) -> api.Shard | None:
+    """The `--shard` of a run, which needs `--shard-state` and scores backends only."""
+    if (text is None) != (state is None):
+        raise click.UsageError("--shard I/N and --shard-state FILE go together")
+    if text is None:
+        return None
+    for name, value in refused.items():
+        if value:
+            raise click.UsageError(f"--shard cannot be used with --{name}: merge the shards, then compare")
+    try:
+        return api.parse_shard(text)
+    except CceError as exc:
+        raise click.UsageError(exc.message) from None
 
 
 @main.command()
-@click.argument("base_report", metavar="BASE.json")
-@click.argument("head_report", metavar="HEAD.json")
-@click.option("--json", "as_json", is_flag=True, help=f"Emit the {schemas.COMPARE} JSON.")
+@click.argument("states", metavar="STATE...", nargs=-1, required=True)
+@click.option("--json", "as_json", is_flag=True, help=f"Emit the {schemas.REPORT} JSON.")
+@click.option("--output", metavar="FILE", help="Write the report to FILE (atomically) instead of stdout.")
+@click.option("--golden", metavar="FILE", help="Fail (exit 1) with a diff when the JSON report differs from FILE.")
+def merge(states: tuple[str, ...], as_json: bool, output: str | None, golden: str | None) -> None:
+    """Put a sharded run back together: the report of the unsharded run, byte for byte.
+
+    Each STATE is a `run --shard I/N --shard-state FILE` file, or a directory of them. The shards
+    must be 1..N of one run (same fixture file, corpus and backends), each query scored once."""
+    _write_report(api.merge_shard_states(states), {}, as_json, output, golden, False, None)
+
+
+@main.command()
+@click.argument("runs", metavar="RUN...", nargs=-1, required=True)
+@click.option("--fixtures", required=True, metavar="FIXTURES",
+              help=f"The {schemas.FIXTURES} fixture set to score against.")
+@click.option("--dir", "corpus_dir", metavar="DIR", help="Corpus directory (overrides the fixture header).")
+@click.option("--store", metavar="STORE", help="Use an existing persisted index file instead of a directory.")
+@click.option("--compare", metavar="A,B[,C...]", help="Compare runs as run --compare compares backends.")
+@click.option("--json", "as_json", is_flag=True, help=f"Emit the {schemas.REPORT} JSON.")
+@click.option("--output", metavar="FILE", help="Write the report to FILE (atomically) instead of stdout.")
+@click.option("--golden", metavar="FILE", help="Fail (exit 1) with a diff when the JSON report differs from FILE.")
+@click.option("--update-golden", is_flag=True, help="Rewrite the --golden file with this report.")
+@_stats_options
+@click.option("--metrics", metavar="LIST", help="Also report rank metrics, e.g. ndcg,ap,hit@1,p@5 (docs/metrics.md).")
+@click.option("--per-query", "per_query", type=click.Choice(PER_QUERY_FORMATS),
+              help="Print per-query results instead of the report (as for run).")
+@click.option("--trec-qrels", metavar="FILE", help="Write the TREC qrels (relevant chunk ids) the scoring used.")
+@click.option("--config", "config_path", metavar="FILE", help="Extra languages to chunk with (as for run).")
+@_languages_option
+@_cache_options
+def score(runs: tuple[str, ...], fixtures: str, corpus_dir: str | None, store: str | None, compare: str | None,
+          as_json: bool, output: str | None, golden: str | None, update_golden: bool, stats_level: StatsLevel,
+          primary_metric: str | None, metrics: str | None, per_query: str | None, trec_qrels: str | None,
+          config_path: str | None, languages_flag: str | None, cache_dir: str | None, no_cache: bool) -> None:
+    """Score rankings made elsewhere: TREC run files (`qid Q0 docno rank score tag`, docno a chunk id
+    or path:start-end) or cce.retriever/v1 JSON lines, exactly as a backend's results are scored."""
+    primary = _report_checks(stats_level, primary_metric, compare, store, corpus_dir, update_golden, golden,
+                             per_query, as_json)
+    _require_values(("--fixtures", fixtures), ("--dir", corpus_dir), ("--store", store), ("--output", output),
+                    ("--golden", golden), ("--config", config_path), ("--metrics", metrics),
+                    ("--trec-qrels", trec_qrels))
+    config = api.load_config(config_path)
+    result = api.score_runs(fixtures, runs, dir=corpus_dir, store=store,
+                            compare=None if compare is None else comma_list(compare), stats_level=stats_level,
+                            primary=primary, metrics=None if metrics is None else comma_list(metrics, str.strip),
+                            trec=trec_qrels is not None, languages=_languages(languages_flag, config),
+                            indexing=_indexing(cache_dir, no_cache, as_json), config=config,
+                            outputs=api.own_outputs([output, golden, trec_qrels], config))
+    _write_report(result, _trec_files(result, None, trec_qrels), as_json, output, golden, update_golden, per_query)
+
+
+@main.command()
+@click.argument("report_paths", metavar="BASE.json HEAD.json [MORE.json...]", nargs=-1, required=True)
+@click.option("--json", "as_json", is_flag=True, help=f"Emit the {schemas.COMPARE} JSON ({schemas.SYSTEMS} "
+              "for three or more reports).")
 @click.option("--markdown", "as_markdown", is_flag=True, help="Emit GitHub-flavoured Markdown.")
 @_stats_options
 @_chart_options
 @click.option("--chart-backend", metavar="NAME", help="Backend to chart (default: the last one in both reports, as the Action charts).")
-def compare(base_report: str, head_report: str, as_json: bool, as_markdown: bool, stats_level: StatsLevel,
+def compare(report_paths: tuple[str, ...], as_json: bool, as_markdown: bool, stats_level: StatsLevel,
             primary_metric: str | None, chart: str | None, chart_metric: str | None, chart_backend: str | None
             ) -> None:
-    """Compare two saved `run --json` reports, pairing backends and queries by name (head − base)."""
+    """Compare saved `run --json` reports, pairing backends and queries by name: two as base → head
+    (head − base), three or more as systems (every pair Holm-corrected, and a randomised Tukey HSD)."""
     from cce_relevance.reporting.chart import chart_renderer, compare_chart
     from cce_relevance.reporting.compare_report import comparison_document, comparison_text
     from cce_relevance.reporting.markdown import comparison_markdown
 
     if as_json and as_markdown:
         raise click.UsageError("--json and --markdown cannot be used together")
+    if len(report_paths) < 2:
+        raise click.UsageError("compare needs at least two reports: BASE.json HEAD.json [MORE.json...]")
+    if len(report_paths) > 2:
+        _compare_systems(report_paths, as_json, as_markdown, stats_level, chart)
+        return
+    base_report, head_report = report_paths
     if chart_backend is not None and chart is None:
         raise click.UsageError("--chart-backend needs --chart FILE")
     chart_metric = _chart_metric(chart, chart_metric)
@@ -348,14 +536,42 @@ def compare(base_report: str, head_report: str, as_json: bool, as_markdown: bool
     primary = _primary(stats_level, primary_metric)
     comparisons = api.compare_saved(api.load_report(base_report), api.load_report(head_report),
                                     base_report, head_report, stats_level=stats_level, primary=primary)
-    if chart and render_chart is not None:
-        _write_side_files({chart: render_chart(compare_chart(comparisons, chart_metric, chart_backend))})
+    chart_text = render_chart(compare_chart(comparisons, chart_metric, chart_backend)) if render_chart else None
     if as_json:
         text = dumps_report(comparison_document(base_report, head_report, comparisons))
     elif as_markdown:
         text = comparison_markdown(comparisons)
     else:
         text = comparison_text(base_report, head_report, comparisons)
+    if chart is not None and chart_text is not None:
+        write_output(chart, chart_text)
+    _emit(text)
+
+
+def _compare_systems(paths: tuple[str, ...], as_json: bool, as_markdown: bool, stats_level: StatsLevel,
+                     chart: str | None) -> None:
+    """`compare R1 R2 R3…`: the reports as systems, per backend they all scored."""
+    from cce_relevance.reporting.systems_report import systems_document, systems_markdown, systems_text
+    from cce_relevance.reporting.terminal import terminal_safe
+
+    if stats_level == "full":
+        raise click.UsageError("--stats full compares two reports; with three or more every pair is tested (Holm) "
+                               "beside a randomised Tukey HSD already")
+    if chart is not None:
+        raise click.UsageError("--chart draws base → head deltas and needs exactly two reports")
+    if len(set(paths)) != len(paths):
+        raise click.UsageError("every report may be named once")
+    results = api.compare_many([api.load_report(p) for p in paths], list(paths))
+    if as_json:
+        text = dumps_report({"backends": [{"backend": name, **systems_document(tests)} for name, tests in results],
+                             "reports": list(paths), "schema": schemas.SYSTEMS})
+    elif as_markdown:
+        text = "".join(systems_markdown(f"Relevance of {len(paths)} reports, backend {name}", tests)
+                       for name, tests in results)
+    else:
+        text = "CCE relevance — comparison of saved reports\n" + "".join(
+            f"  {i}: {terminal_safe(p)}\n" for i, p in enumerate(paths, 1)) + "".join(
+            systems_text(f"backend {terminal_safe(name)}", tests) for name, tests in results)
     click.echo(text, nl=False)
 
 
@@ -392,11 +608,10 @@ def validate(fixtures: str, corpus_dir: str | None, as_json: bool, suggest: bool
         result = suggestions.validation
         explained = validation_text(result) + fixes_text(suggestions.fixes, len(result.stale_anchors()))
         click.echo(explained, err=True, nl=False)
-        click.echo(suggestions.patch, nl=False)
+        _emit(suggestions.patch)
     else:
         result = api.validate(fixtures, dir=corpus_dir, languages=languages, indexing=indexing, config=config)
-        text = dumps_report(validation_document(result)) if as_json else validation_text(result)
-        click.echo(text, nl=False)
+        _emit(dumps_report(validation_document(result)) if as_json else validation_text(result))
     if not result.ok:
         raise GateFailed(f"{len(result.findings)} problem(s) in {fixtures}: anchors that resolve to nothing "
                          "in the corpus, unsatisfiable cases or duplicate ids")
@@ -453,17 +668,20 @@ def bootstrap(directory: str, queries: int, seed: int, out: str | None, force: b
                            backends=comma_list(backends) if backends is not None else None,
                            score=not no_score, config=config,
                            languages=_languages(languages_flag, config),
-                           indexing=_indexing(cache_dir, no_cache, False))
-    if out is not None:
-        write_atomically(out, result.text)
-    else:
-        click.echo(result.text, nl=False)
+                           indexing=_indexing(cache_dir, no_cache, False),
+                           outputs=[report] if report is not None else [])
     p = result.proposal
     summary = proposal_text(out or "stdout", len(p.cases), queries, p.candidates, p.files, p.skipped,
                             result.form_counts(), api.HARD_FORMS, result.discrimination())
-    if report is not None:
-        write_atomically(report, summary)
-    else:
+    with OutputSet() as outputs:
+        if out is not None:
+            outputs.stage(out, result.text)
+        if report is not None:
+            outputs.stage(report, summary)
+        outputs.commit()
+    if out is None:
+        _emit(result.text)
+    if report is None:
         click.echo(summary, err=True, nl=False)
 
 
@@ -472,7 +690,8 @@ def bootstrap(directory: str, queries: int, seed: int, out: str | None, force: b
 @click.option("--delta", type=float, required=True, help="The smallest mean delta worth detecting, e.g. 0.05.")
 @click.option("--alpha", type=float, default=0.05, show_default=True, help="Two-sided significance level.")
 @click.option("--power", type=float, default=0.8, show_default=True, help="Chance of detecting a real delta.")
-@click.option("--metric", type=click.Choice(METRIC_KEYS), help="Plan for this metric only (default: all).")
+@click.option("--metric", metavar="KEY", help=f"Plan for this metric only (default: all): {', '.join(METRIC_KEYS)}, "
+              "or a rank metric key the reports carry, such as ndcg_at_k.")
 @click.option("--json", "as_json", is_flag=True, help=f"Emit the {schemas.POWER} JSON.")
 def power(source: str, delta: float, alpha: float, power: float, metric: str | None, as_json: bool) -> None:
     """Queries needed to detect --delta, from the per-query deltas of a `run --compare` report, a
@@ -481,8 +700,7 @@ def power(source: str, delta: float, alpha: float, power: float, metric: str | N
     from cce_relevance.reporting.power_report import power_document, power_text
 
     analysis = api.power_analysis(source, delta, alpha=alpha, power=power, metric=metric)
-    text = dumps_report(power_document(analysis)) if as_json else power_text(analysis)
-    click.echo(text, nl=False)
+    _emit(dumps_report(power_document(analysis)) if as_json else power_text(analysis))
 
 
 @main.command("action")

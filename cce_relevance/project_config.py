@@ -187,6 +187,9 @@ def load_config(path: str | None = None, cwd: str | None = None) -> ProjectConfi
             data = fh.read()
     except OSError as exc:
         raise CceError(f"could not read config {shown}: {exc.strerror or exc}") from None
+    if data.startswith(b"\xef\xbb\xbf"):
+        raise CceError(f"{shown}: invalid TOML: the file starts with a UTF-8 byte order mark (BOM)",
+                       hint="save it as UTF-8 without a BOM")
     try:
         document = tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
@@ -194,8 +197,29 @@ def load_config(path: str | None = None, cwd: str | None = None) -> ProjectConfi
         raise CceError(f"{shown}: invalid TOML: not UTF-8 text (at line {line})") from None
     except tomllib.TOMLDecodeError as exc:
         raise CceError(f"{shown}: invalid TOML: {exc}") from None
+    except RecursionError:
+        raise CceError(f"{shown}: invalid TOML: arrays or tables nested too deeply "
+                       f"(at most {MAX_TOML_DEPTH} levels)") from None
+    except ValueError:  # tomllib's int(): a number with thousands of digits
+        raise CceError(f"{shown}: invalid TOML: an integer with thousands of digits") from None
+    _check_bounds(document, shown)
     config = parse_config(document, shown, os.path.dirname(os.path.abspath(full)))
     return replace(config, location=os.path.abspath(full))
+
+
+MAX_TOML_DEPTH = 32  # a config nests 3 levels ([backends.NAME] and an array); far deeper is an error
+
+
+def _check_bounds(document: Mapping[str, Any], shown: str) -> None:
+    """Refuse nesting past `MAX_TOML_DEPTH` before any value reaches code that would recurse on it.
+    (Each key checks its own integers' range and names itself; this is the backstop.)"""
+    stack: list[tuple[Any, int]] = [(document, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_TOML_DEPTH:
+            raise CceError(f"{shown}: invalid TOML: arrays or tables nested more than {MAX_TOML_DEPTH} levels deep")
+        children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+        stack.extend((child, depth + 1) for child in children)
 
 
 def parse_config(document: Mapping[str, Any], shown: str, directory: str) -> ProjectConfig:
@@ -261,7 +285,7 @@ def _backend(shown: str, name: str, table: Any, directory: str) -> BackendSpec:
                            f'["python3", "retriever.py"], got {_show(command)}')
         return CommandRetriever(tuple(command), directory, timeout)
     url = table["url"]
-    if not (isinstance(url, str) and urlsplit(url).scheme in ("http", "https") and urlsplit(url).netloc):
+    if not (isinstance(url, str) and _is_http_url(url)):
         raise CceError(f'{where} url: expected an http:// or https:// URL, got {_show(url)}')
     return HttpRetriever(url, timeout)
 
@@ -299,6 +323,15 @@ def _key(key: str) -> str:
     return key if _BARE_KEY.match(key) else quoted(key)
 
 
+def _is_http_url(url: str) -> bool:
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port out of range or not a number
+    except ValueError:  # e.g. an unclosed IPv6 bracket, 'http://[::1'
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.netloc)
+
+
 def _show(value: Any) -> str:
     """A value as TOML writes it (tables and arrays by shape), for error messages."""
     if isinstance(value, bool):
@@ -308,9 +341,11 @@ def _show(value: Any) -> str:
     if isinstance(value, float):
         return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf") if math.isinf(value) else repr(value)
     if isinstance(value, int):
-        return str(value)
+        digits = len(str(abs(value))) if value.bit_length() < 4000 else None
+        return str(value) if digits is not None and digits <= 30 else "an integer of more than 30 digits"
     if isinstance(value, list):
-        return "[" + ", ".join(_show(v) for v in value) + "]"
+        shown = "[" + ", ".join(_show(v) for v in value[:8]) + (", …]" if len(value) > 8 else "]")
+        return shown if len(shown) <= 200 else shown[:200] + "…"
     if isinstance(value, dict):
         return "a table"
     return quoted(str(value))

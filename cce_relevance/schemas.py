@@ -20,6 +20,9 @@ REPORTS_READ = ("cce.relevance.report/v1", REPORT)
 COMPARE = "cce.relevance.compare/v1"
 """`compare --json`."""
 
+SYSTEMS = "cce.relevance.systems/v1"
+"""`compare --json` of three or more reports (a systems comparison)."""
+
 VALIDATE = "cce.relevance.validate/v1"
 """`validate --json`."""
 
@@ -34,3 +37,7 @@ PULL_REQUEST = "cce.relevance.pull-request/v1"
 
 FINGERPRINT = "cce-relevance.fingerprint/v1"
 """The fingerprint written beside an index store."""
+
+SHARD = "cce.relevance.shard/v1"
+"""One shard of a run (`run --shard I/N --shard-state FILE`): per-query values as exact floats, so
+`merge` rebuilds the unsharded report byte for byte."""

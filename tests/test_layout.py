@@ -130,5 +130,5 @@ def test_an_import_against_the_order_is_reported(source, target):
 
 def test_a_new_cycle_is_reported():
     graph = import_graph()
-    graph[f"{PACKAGE}.errors"] = graph[f"{PACKAGE}.errors"] | {f"{PACKAGE}.files"}
-    assert [f"{PACKAGE}.errors", f"{PACKAGE}.files"] in cycles(graph)
+    graph[f"{PACKAGE}.errors"] = graph[f"{PACKAGE}.errors"] | {f"{PACKAGE}.outputs"}
+    assert [f"{PACKAGE}.errors", f"{PACKAGE}.outputs"] in cycles(graph)

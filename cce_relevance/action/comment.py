@@ -117,19 +117,32 @@ def upsert_comment(
 
 
 def _oldest_marked(
-    comments: Iterable[dict[str, Any]], marker: str, author: str | None
+    comments: Iterable[Any], marker: str, author: str | None
 ) -> dict[str, Any] | None:
     matches = [
         comment
         for comment in comments
-        if is_marked(comment.get("body") or "", marker)
+        if _well_formed(comment)
+        and is_marked(comment["body"], marker)
         and (author is None or _login(comment) == author)
     ]
     return min(matches, key=lambda comment: comment["id"], default=None)
 
 
+def _well_formed(comment: Any) -> bool:
+    """A comment we could own: an object with a string body and an integer id (the API's list is
+    untrusted input; anything else in it is skipped, never a crash)."""
+    return (
+        isinstance(comment, dict)
+        and isinstance(comment.get("body"), str)
+        and isinstance(comment.get("id"), int)
+        and not isinstance(comment.get("id"), bool)
+    )
+
+
 def _login(comment: dict[str, Any]) -> str | None:
-    login = (comment.get("user") or {}).get("login")
+    user = comment.get("user")
+    login = user.get("login") if isinstance(user, dict) else None
     return login if isinstance(login, str) else None
 
 

@@ -2,7 +2,8 @@
 
 Everything goes through the `git` executable with list arguments (never a shell) and
 `GIT_TERMINAL_PROMPT=0`, so a fetch that would need credentials fails at once instead of hanging
-the job. Repository hooks are switched off (`core.hooksPath=/dev/null`): the Action must never
+the job; a fetch that gets no answer is stopped after `FETCH_TIMEOUT` seconds (an error, exit 2).
+Repository hooks are switched off (`core.hooksPath=/dev/null`): the Action must never
 execute anything the repository provides.
 
 A side is scored from its commit's tracked files and nothing else, so that its report is byte
@@ -24,6 +25,7 @@ deepened step by step, never re-fetched with `--depth`, which would truncate a f
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -35,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from cce_relevance.errors import CceError
+from cce_relevance.json_input import describe_type
 
 if TYPE_CHECKING:
     from cce_relevance.action.inputs import ActionInputs
@@ -45,6 +48,7 @@ _ZERO_SHA = re.compile(r"^0+$")
 # Each step fetches more history than the last; `--unshallow` ends the loop with everything.
 _DEEPEN_STEPS = ("--deepen=50", "--deepen=1000", "--unshallow")
 _FETCH_DEPTH_HINT = "check the repository out with full history: actions/checkout with `fetch-depth: 0`"
+FETCH_TIMEOUT = 300.0  # seconds for one `git fetch` from origin (a whole deepening step)
 _ATTRIBUTES = ":(glob)**/.gitattributes"  # every .gitattributes file, at any depth
 
 
@@ -171,9 +175,10 @@ def changed_files(repo: Path, base: str, head: str) -> tuple[str, ...]:
 
 
 def _run(repo: Path | None, args: tuple[str, ...], *, check: bool,
-         env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+         env: Mapping[str, str] | None = None, timeout: float | None = None) -> subprocess.CompletedProcess[str]:
     """git with hooks off and, in `repo`, the repository trusted for this call only (§runner-safe-directory): the
-    user's global config is never written, and a missing or unset HOME does not matter."""
+    user's global config is never written, and a missing or unset HOME does not matter. A `timeout` (for
+    network calls) stops git and is an error."""
     trust = ("-c", f"safe.directory={Path(repo).resolve()}") if repo is not None else ()
     try:
         return subprocess.run(
@@ -183,15 +188,22 @@ def _run(repo: Path | None, args: tuple[str, ...], *, check: bool,
             check=check,
             capture_output=True,
             text=True,
+            timeout=timeout,
         )
     except FileNotFoundError as exc:
         raise CceError("git is not installed or not on PATH: the Action needs it") from exc
+    except subprocess.TimeoutExpired:
+        raise CceError(
+            f"git {' '.join(args)} did not finish within {timeout:g} seconds (origin does not answer)",
+            hint="check that the runner can reach the repository's origin, or check it out with "
+            "`fetch-depth: 0` so that nothing needs fetching",
+        ) from None
 
 
 def _pull_request_commits(repo: Path, event_name: str, payload: Mapping[str, Any]) -> CommitPair:
-    pull = payload.get("pull_request") or {}
-    base_sha = _payload_sha(event_name, "pull_request.base.sha", (pull.get("base") or {}).get("sha"))
-    head_sha = _payload_sha(event_name, "pull_request.head.sha", (pull.get("head") or {}).get("sha"))
+    pull = _object(payload.get("pull_request"))
+    base_sha = _payload_sha(event_name, "pull_request.base.sha", _object(pull.get("base")).get("sha"))
+    head_sha = _payload_sha(event_name, "pull_request.head.sha", _object(pull.get("head")).get("sha"))
     _ensure_history(repo, [base_sha, head_sha], lambda: _merge_base(repo, base_sha, head_sha) is not None)
     _require_commits(repo, {"pull_request.base.sha": base_sha, "pull_request.head.sha": head_sha})
     merge_base = _merge_base(repo, base_sha, head_sha)
@@ -221,11 +233,18 @@ def _push_commits(repo: Path, payload: Mapping[str, Any]) -> CommitPair:
     return CommitPair(parents[0] if parents else None, after)
 
 
+def _object(value: object) -> Mapping[str, Any]:
+    """A payload field read as an object; anything else (a string, a list, null) as an empty one,
+    so the SHA check below names the missing field instead of crashing on the wrong type."""
+    return value if isinstance(value, Mapping) else {}
+
+
 def _payload_sha(event_name: str, name: str, value: object) -> str:
+    if value is None:
+        raise CceError(f"the {event_name} event payload has no {name}: expected a commit SHA")
     if not isinstance(value, str) or not _SHA.match(value):
-        raise CceError(
-            f"the {event_name} event payload has no valid {name} (got {value!r}): expected a commit SHA"
-        )
+        shown = json.dumps(value)[:60] if isinstance(value, str) else f"a JSON {describe_type(value)}"
+        raise CceError(f"the {event_name} event payload's {name} is {shown}: expected a commit SHA")
     return value
 
 
@@ -260,11 +279,11 @@ def _ensure_history(repo: Path, wanted: list[str], ready: Callable[[], bool]) ->
     if ready() or "origin" not in git(repo, "remote").split():
         return
     fetch = ("fetch", "--no-tags", "--no-recurse-submodules", "origin")
-    _run(repo, (*fetch, *wanted), check=False)
+    _run(repo, (*fetch, *wanted), check=False, timeout=FETCH_TIMEOUT)
     for step in _DEEPEN_STEPS:
         if ready() or not _is_shallow(repo):
             return
-        _run(repo, (*fetch, step), check=False)
+        _run(repo, (*fetch, step), check=False, timeout=FETCH_TIMEOUT)
 
 
 def _require_commits(repo: Path, commits: dict[str, str]) -> None:
@@ -287,6 +306,9 @@ def _resolve_ref(repo: Path, name: str, ref: str) -> str:
 
     _ensure_history(repo, [ref], lambda: lookup() is not None)
     sha = lookup()
+    if sha is None and not _run(repo, ("rev-list", "-n", "1", "--all"), check=False).stdout.strip():
+        raise CceError(f"input '{name}': {ref!r} names no commit: the repository at {repo} has no commits yet",
+                       hint="commit the fixtures and the corpus first; the Action compares commits")
     if sha is None:
         if _is_shallow(repo):
             raise CceError(f"input '{name}': {ref!r} is not a commit in the repository: {_FETCH_DEPTH_HINT}")

@@ -25,9 +25,12 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
+from cce_relevance import json_input
 from cce_relevance.action.github import DEFAULT_API_URL, DEFAULT_SERVER_URL
+from cce_relevance.action.retriever_policy import INPUT as RETRIEVERS_INPUT
+from cce_relevance.action.retriever_policy import check_repository_retrievers
 from cce_relevance.action.workspace import inside
-from cce_relevance.api import DEFAULT_BACKENDS, DEFAULT_PRIMARY, METRIC_KEYS
+from cce_relevance.api import DEFAULT_BACKENDS, DEFAULT_PRIMARY, METRIC_KEYS, rank_metric_for_key
 from cce_relevance.errors import CceError
 
 FailOn = Literal["drift", "regression", "none"]
@@ -90,7 +93,7 @@ class ActionInputs:
     github_token: str = field(repr=False)
     comment: bool
     fail_on: FailOn
-    regression_metric: str  # a metric key (api.METRIC_KEYS)
+    regression_metric: str  # a metric key (api.METRIC_KEYS), or a rank metric key (then scored with --metrics)
     alpha: float
     base_ref: str | None
     head_ref: str
@@ -102,6 +105,8 @@ class ActionInputs:
     mode: Mode = "evaluate"
     run_id: str = ""  # `mode: publish`: the evaluating run whose artifact to post
     artifact: str = DEFAULT_ARTIFACT
+    # `allow-repository-retrievers`, checked against the event: `command`/`url` backends may run
+    repository_retrievers: bool = False
 
     def golden_for(self, fixture: str) -> str | None:
         """The golden report configured for `fixture` (a path as in `fixtures`), if any."""
@@ -134,15 +139,16 @@ def read_inputs(env: Mapping[str, str]) -> ActionInputs:
         comment=comment == "on-change" or _boolean("comment", comment, default=True),
         comment_on_change=comment == "on-change",
         fail_on=_choice("fail-on", _input(env, "fail-on"), FAIL_ON_CHOICES, "drift"),
-        regression_metric=_choice(
-            "regression-metric", _input(env, "regression-metric"), METRIC_KEYS, DEFAULT_PRIMARY
-        ),
+        regression_metric=_regression_metric(_input(env, "regression-metric")),
         alpha=_alpha(_input(env, "alpha")),
         base_ref=_ref("base-ref", _input(env, "base-ref")),
         head_ref=_ref("head-ref", _input(env, "head-ref")) or "HEAD",
         working_directory=working_directory,
         comment_key=key,
         github=github,
+        repository_retrievers=check_repository_retrievers(
+            _boolean(RETRIEVERS_INPUT, _input(env, RETRIEVERS_INPUT), default=False), github.event_name
+        ),
         cache_dir=_cache_dir(_input(env, "cache-dir") or DEFAULT_CACHE_DIR, github.workspace),
     )
 
@@ -174,8 +180,8 @@ def derived_comment_key(github: GitHubContext, matrix: str) -> str | None:
     if not github.workflow and not github.job:
         return None
     try:
-        values = json.loads(matrix) if matrix else None
-    except json.JSONDecodeError:
+        values = json_input.loads(matrix) if matrix else None
+    except ValueError:  # not JSON, or JSON we refuse to read (too deep, huge numbers): the text itself
         values = matrix
     identity = json.dumps([github.workflow, github.job, github.action, values or None], sort_keys=True)
     return "auto-" + hashlib.sha256(identity.encode()).hexdigest()[:12]
@@ -249,13 +255,14 @@ def _read_event(path: Path | None) -> Mapping[str, Any]:
     if path is None:
         return MappingProxyType({})
     try:
-        payload = json.loads(path.read_text(encoding="utf-8"))
+        payload = json_input.loads(path.read_bytes())
     except OSError as exc:
-        raise CceError(f"GITHUB_EVENT_PATH={path} cannot be read: {exc.strerror}") from exc
-    except json.JSONDecodeError as exc:
-        raise CceError(f"GITHUB_EVENT_PATH={path} is not valid JSON: {exc}") from exc
+        raise CceError(f"GITHUB_EVENT_PATH={path} cannot be read: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise CceError(f"GITHUB_EVENT_PATH={path} is not valid JSON: {exc}") from None
     if not isinstance(payload, dict):
-        raise CceError(f"GITHUB_EVENT_PATH={path} holds a JSON {type(payload).__name__}, expected an object")
+        raise CceError(f"GITHUB_EVENT_PATH={path} holds a JSON {json_input.describe_type(payload)}, "
+                       "expected an object")
     return MappingProxyType(payload)
 
 
@@ -348,6 +355,23 @@ def _choice(name: str, value: str, choices: tuple[Any, ...], default: Any) -> An
     if value not in choices:
         raise CceError(f"input '{name}': {value!r} is not supported: expected one of {', '.join(choices)}")
     return value
+
+
+def _regression_metric(value: str) -> str:
+    """A reference metric key, or a rank metric key (`ndcg_at_k`, `average_precision`, `hit_at_5`,
+    …): then both sides are scored with `--metrics` for it."""
+    if not value or value in METRIC_KEYS or rank_metric_for_key(value) is not None:
+        return value or DEFAULT_PRIMARY
+    raise CceError(f"input 'regression-metric': {value!r} is not supported: expected one of "
+                   f"{', '.join(METRIC_KEYS)}, or a rank metric key such as ndcg_at_k, average_precision, "
+                   "hit_at_5, r_precision")
+
+
+def rank_metric_name(regression_metric: str) -> str | None:
+    """The `--metrics` name a rank regression metric is scored with (`ndcg_at_5` → `ndcg@5`); None
+    for a reference metric, which every run reports."""
+    spec = rank_metric_for_key(regression_metric)
+    return spec.name if spec is not None else None
 
 
 def _alpha(value: str) -> float:

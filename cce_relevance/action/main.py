@@ -12,8 +12,13 @@ One run, in an order chosen so that nothing optional can change the result (§ru
    is a warning and never changes the exit code.
 
 Exit codes: 0 success, 1 a gate failed (`fail-on`), 2 a configuration error (bad inputs,
-missing history, a fixture, corpus or golden outside the repository, a missing golden). Expected
-failures print one `::error::` annotation (and the step summary explains), never a traceback.
+missing history, a fixture, corpus or golden outside the repository, a missing golden, an
+unwritable `GITHUB_OUTPUT`), 70 an internal error (a bug: one `::error::` line asking for a
+report). Expected failures print one `::error::` annotation (and the step summary explains),
+never a traceback.
+
+Bounded time: posting the comment (step 4) has `POSTING_BUDGET` seconds in all, whatever the API
+does (no answer, slow answers, retries); past it the run warns and ends with the decided code.
 
 Log hygiene: untrusted text (anything read from the trees: paths, diffs) reaches the log only
 inside annotations, whose data cannot hold a line break, or through `neutralize_untrusted`; the
@@ -23,7 +28,10 @@ token is never printed.
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
+import threading
+import traceback
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -51,6 +59,7 @@ from cce_relevance.action.output_files import (
 from cce_relevance.action.pr_comment import measurable_change, render_comment
 from cce_relevance.action.publish import publish
 from cce_relevance.action.query_changes import Links
+from cce_relevance.action.retriever_policy import withhold_token
 from cce_relevance.action.scoring import score_commits
 from cce_relevance.action.timings import Stopwatch
 from cce_relevance.action.verdict import TITLE, Markdown, Outcome, action_document, render
@@ -63,13 +72,14 @@ from cce_relevance.action.workflow_commands import (
     neutralize_untrusted,
     set_outputs,
 )
-from cce_relevance.errors import EXIT_GATE_FAILED, EXIT_OK, CceError
+from cce_relevance.errors import EXIT_GATE_FAILED, EXIT_OK, TRACEBACK_VARIABLE, CceError, internal_error
 from cce_relevance.memory_pages import prefer_small_pages
 from cce_relevance.reporting.markdown_safe import code_span, escape_md
 from cce_relevance.reporting.numbers import signed6
 from cce_relevance.strings import quoted
 
 ANNOTATION_CAP = 10  # the runner shows at most 10 annotations of a kind per step (§runner-annotation-caps)
+POSTING_BUDGET = 90.0  # seconds for every GitHub API call made after the gate is decided
 
 
 def main() -> int:
@@ -79,10 +89,19 @@ def main() -> int:
     inputs: ActionInputs | None = None
     try:
         inputs = read_inputs(os.environ)
+        if inputs.repository_retrievers:
+            withhold_token(os.environ)
         return _run(inputs)
     except CceError as exc:
         _report_configuration_error(exc, inputs)
         return exc.exit_code
+    except Exception as exc:  # noqa: BLE001 - the boundary: a bug is one ::error:: line, not a traceback
+        if os.environ.get(TRACEBACK_VARIABLE):
+            traceback.print_exception(exc, file=sys.stderr)
+        error = internal_error(exc)
+        print(error_annotation(f"{error.message} (hint: {error.hint})", title="cce-relevance: internal error"),
+              flush=True)
+        return error.exit_code
 
 
 def _ensure_home() -> None:
@@ -114,18 +133,64 @@ def _run(inputs: ActionInputs) -> int:
         if github.output_path is not None:
             drift = "true" if outcome.drifted else "false"
             outputs = {"report": files.report, "compare": files.compare, "drift": drift, "verdict": verdict}
-            set_outputs(github.output_path, outputs)
+            _set_outputs(github.output_path, outputs)
         if github.step_summary_path is not None:
-            _write_summary(github.step_summary_path, markdown, files)
+            try:
+                _write_summary(github.step_summary_path, markdown, files)
+            except (OSError, ValueError) as exc:  # ValueError: the summary is already at the runner's limit
+                reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+                print(annotation("warning", f"Could not write the job summary GITHUB_STEP_SUMMARY="
+                                            f"{github.step_summary_path}: {reason}. "
+                                            f"The full report is {files.report}."),
+                      flush=True)
     print(verdict, flush=True)
     _print_findings(outcome, inputs, repo)
     print(f"Full report: {files.report}", flush=True)
     print(clock.line(), flush=True)
     code = EXIT_GATE_FAILED if outcome.gate_failed() else EXIT_OK
-    url = _comment(inputs, body, commits.head, measurable_change(outcome)) if _wants_comment(inputs) else ""
+    changed = measurable_change(outcome)
+    url = _comment_within_budget(inputs, body, commits.head, changed) if _wants_comment(inputs) else ""
     if github.output_path is not None:
-        set_outputs(github.output_path, {"comment-url": url})
+        _set_outputs(github.output_path, {"comment-url": url})
     return code
+
+
+def _set_outputs(path: Path, outputs: Mapping[str, str]) -> None:
+    """Step outputs; later steps read them, so a file that cannot be written is an error (exit 2)."""
+    try:
+        set_outputs(path, outputs)
+    except OSError as exc:
+        raise CceError(f"could not write the step outputs to GITHUB_OUTPUT={path}: {exc.strerror or exc}",
+                       hint="GITHUB_OUTPUT must name a writable file (the runner sets it)") from None
+
+
+def _comment_within_budget(inputs: ActionInputs, body: str, head: str, changed: bool) -> str:
+    """`_comment` in a worker thread given `POSTING_BUDGET` seconds: posting is best effort, so an
+    API that never answers (or answers forever) costs a warning, never the job's time or result.
+    Any failure in there, expected or not, is a warning too: the gate is already decided."""
+    outcome: list[tuple[str, list[str]]] = []
+
+    def post() -> None:
+        lines: list[str] = []
+        try:
+            outcome.append((_comment(inputs, body, head, changed, lines), lines))
+        except Exception as exc:  # noqa: BLE001 - e.g. junk in the API's replies
+            lines.append(annotation("warning", f"Could not post the pull request comment: {type(exc).__name__}: "
+                                               f"{str(exc)[:200]}"))
+            outcome.append(("", lines))
+
+    worker = threading.Thread(target=post, name="cce-relevance-comment", daemon=True)
+    worker.start()
+    worker.join(POSTING_BUDGET)
+    if not outcome:
+        print(annotation("warning", f"Gave up posting the pull request comment after {POSTING_BUDGET:g} s: the "
+                                    "GitHub API did not finish in time. The report is in the job summary."),
+              flush=True)
+        return ""
+    url, lines = outcome[0]
+    for line in lines:
+        print(line, flush=True)
+    return url
 
 
 def _evaluate(inputs: ActionInputs, clock: Stopwatch) -> tuple[Path, CommitPair, Outcome]:
@@ -276,9 +341,10 @@ def _wants_comment(inputs: ActionInputs) -> bool:
     return inputs.comment and inputs.github.event_name in PULL_REQUEST_EVENTS
 
 
-def _comment(inputs: ActionInputs, body: str, head: str, changed: bool) -> str:
+def _comment(inputs: ActionInputs, body: str, head: str, changed: bool, lines: list[str]) -> str:
     """Create or update the pull request comment; the URL, or '' (with a warning) when not posted.
     With `comment: on-change` and nothing changed, an existing comment is updated, none created.
+    What it would print goes to `lines` (printed by the caller, so nothing prints after a timeout).
 
     A run that scored `head` leaves the comment alone when the pull request has moved on to
     another head since (a push while it ran): the run for the newer commit writes it, and a
@@ -290,7 +356,7 @@ def _comment(inputs: ActionInputs, body: str, head: str, changed: bool) -> str:
         missing = (
             "github-token" if not inputs.github_token else "the pull request number or GITHUB_REPOSITORY"
         )
-        print(
+        lines.append(
             annotation("warning", f"Not commenting: {missing} is missing. The report is in the job summary.")
         )
         return ""
@@ -298,7 +364,7 @@ def _comment(inputs: ActionInputs, body: str, head: str, changed: bool) -> str:
         with GitHubClient(github.api_url, inputs.github_token) as client:
             current = _pull_request_head(client, github.repository, number)
             if current is not None and current != head:
-                print(annotation("notice", f"Not updating the pull request comment: this run scored {head[:12]}, "
+                lines.append(annotation("notice", f"Not updating the pull request comment: this run scored {head[:12]}, "
                                            f"and the pull request's head is now {current[:12]}; its run writes it."))
                 return ""
             result = upsert_comment(
@@ -308,15 +374,15 @@ def _comment(inputs: ActionInputs, body: str, head: str, changed: bool) -> str:
     except (GitHubError, ValueError) as exc:
         # ValueError: an argument was refused before any request (GITHUB_API_URL, the token's
         # characters, GITHUB_REPOSITORY). The gate is already decided; posting is best effort.
-        print(annotation("warning", f"Could not post the pull request comment: {exc}"))
+        lines.append(annotation("warning", f"Could not post the pull request comment: {exc}"))
         return ""
     if result.warning:
-        print(annotation("warning", result.warning))
+        lines.append(annotation("warning", result.warning))
         return ""
     if result.action == "not needed":
-        print("No pull request comment: nothing changed (`comment: on-change`).", flush=True)
+        lines.append("No pull request comment: nothing changed (`comment: on-change`).")
         return ""
-    print(f"Pull request comment {result.action}: {result.url}", flush=True)
+    lines.append(f"Pull request comment {result.action}: {result.url}")
     return result.url or ""
 
 
@@ -332,7 +398,8 @@ def _pull_request_head(client: GitHubClient, repository: str, number: int) -> st
 
 
 def _pull_request_number(event: Mapping[str, Any]) -> int | None:
-    number = (event.get("pull_request") or {}).get("number")
+    pull = event.get("pull_request")
+    number = pull.get("number") if isinstance(pull, dict) else None
     return number if isinstance(number, int) and not isinstance(number, bool) and number > 0 else None
 
 
@@ -343,7 +410,10 @@ def _report_configuration_error(exc: CceError, inputs: ActionInputs | None) -> N
     if inputs is None or inputs.github.step_summary_path is None:
         return
     hint = f"\n\nHint: {escape_md(exc.hint)}" if exc.hint else ""
-    append_step_summary(
-        inputs.github.step_summary_path,
-        f"{TITLE}\n\n**❌ Configuration error:** {escape_md(exc.message)}{hint}\n",
-    )
+    try:
+        append_step_summary(
+            inputs.github.step_summary_path,
+            f"{TITLE}\n\n**❌ Configuration error:** {escape_md(exc.message)}{hint}\n",
+        )
+    except (OSError, ValueError):
+        pass  # the ::error:: line above already said it; a summary that cannot take it changes nothing

@@ -29,6 +29,7 @@ from typing import Any
 from cce_relevance.action.git import git
 from cce_relevance.action.scoring import SetResult
 from cce_relevance.errors import CceError
+from cce_relevance.outputs import write_output
 from cce_relevance.reporting.canonical_json import dumps_report
 
 OUTPUT_DIR = ".cce-relevance"
@@ -155,7 +156,7 @@ def give_to_workspace_owner(path: Path, workspace: Path) -> None:
 
 
 def _write(path: Path, text: str) -> None:
-    path.write_text(text, encoding="utf-8", newline="")
+    write_output(str(path), text)
 
 
 def _relative(path: Path, workspace: Path) -> str:

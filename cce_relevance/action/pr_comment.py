@@ -50,7 +50,7 @@ from cce_relevance.action.verdict import (
     stale_section,
 )
 from cce_relevance.api import BackendComparison
-from cce_relevance.reporting.full_report import full_cells, interval6, optional6
+from cce_relevance.reporting.full_report import full_cells, interval6, optional6, rank_test_p_cells
 from cce_relevance.reporting.markdown import (
     FULL_LEGEND_MD,
     means_table,
@@ -197,12 +197,12 @@ def _headline_table(g: BackendComparison, metric: str) -> str:
              f"{m.wins}/{m.losses}/{m.ties}"]
     if full is not None and extra is not None:
         _wlt, d_z, perm, boot, holm, *_ = full_cells(full, extra, THREE)
-        cells += [d_z, perm, boot, holm]
+        cells += [d_z, perm, boot, holm, *rank_test_p_cells(extra, THREE)]
     else:
-        cells += ["n/a"] * 4
+        cells += ["n/a"] * 6
     cells.append(optional6(m.mde, digits=THREE))
     header = ["n", "mean Δ", "95% CI", "t-test p", "W/L/T", "d_z", "perm p", "bootstrap 95% CI", "Holm p",
-              "MDE@80%"]
+              "Wilcoxon p", "sign p", "MDE@80%"]
     return "\n".join(["| " + " | ".join(header) + " |", "|" + "---:|" * len(header), "| " + " | ".join(cells) + " |"])
 
 

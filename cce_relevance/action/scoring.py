@@ -4,7 +4,9 @@ Each side is its commit's tracked files, checked out into a temporary directory 
 `CommitFiles`; never the workspace checkout: for a pull request that is GitHub's ephemeral merge
 commit, §runner-head-sha), so a side's report is the one `cce-relevance run` prints in a fresh clone of it.
 Everything read from a tree is data (fixtures, corpora, goldens): nothing from the head commit
-is ever executed, which is what makes running under `pull_request_target` safe for this Action.
+is executed, which is what makes running under `pull_request_target` safe for this Action.
+The one exception is opt-in and refused under that event: `allow-repository-retrievers` runs
+each side's own retriever (retriever_policy).
 Because the head is untrusted, every path it supplies is confined to its tree: a fixture, a
 corpus or a golden that escapes it through `..`, an absolute path or a symlink is a
 configuration error, checked before anything is read.
@@ -32,7 +34,8 @@ from typing import Any, Literal, NamedTuple
 from cce_relevance import api
 from cce_relevance.action.anchor_moves import AnchorMove, SideFixtures, follow_ranges
 from cce_relevance.action.git import CommitFiles, CommitPair, commit_files
-from cce_relevance.action.inputs import ActionInputs, expand_fixtures
+from cce_relevance.action.inputs import ActionInputs, expand_fixtures, rank_metric_name
+from cce_relevance.action.retriever_policy import REFUSED_BY_DEFAULT
 from cce_relevance.action.timings import Stopwatch
 from cce_relevance.action.workspace import inside
 from cce_relevance.api import (
@@ -233,7 +236,7 @@ def _score_side(
     root = tree / subdir
     with _naming_side(side, sha):
         fixtures = expand_fixtures(inputs.fixture_patterns, root, tree, required=required)
-        config = _project_config(tree, root)
+        config = _project_config(tree, root, inputs.repository_retrievers)
         # At base, a variant the change adds is left out, as a fixture set the change adds is: the
         # comparison lists it as head-only. At head an unknown name is an error (a typo).
         backends = inputs.backends if required else tuple(b for b in inputs.backends if b in config.names)
@@ -246,7 +249,9 @@ def _score_side(
         indexes: dict[_IndexKey, api.Index] = {}  # sets of one side sharing a corpus share its index
         with contextlib.chdir(root):
             made = _SideIndexes(indexing, indexes, side_clock, parsed)
-            return {fixture: _score_fixture(tree, subdir, fixture, backends, config, made, goldens.get(fixture))
+            metrics = rank_metric_name(inputs.regression_metric)
+            return {fixture: _score_fixture(tree, subdir, fixture, backends, config, made, goldens.get(fixture),
+                                            metrics)
                     for fixture in fixtures}
 
 
@@ -302,24 +307,23 @@ def top_hits(result: api.RunResult, corpus: str, languages: Sequence[str] = (),
     }
 
 
-EXTERNAL_REFUSED = ("the Action runs no external retriever (it executes nothing from the repository it scores); "
-                    "score it with `cce-relevance run` in a step of your own")
-
-
-def _project_config(tree: Path, root: Path) -> ProjectConfig:
-    """The side's own `cce-relevance.toml` (variants only), vetted like every path the tree supplies."""
+def _project_config(tree: Path, root: Path, retrievers: bool) -> ProjectConfig:
+    """The side's own `cce-relevance.toml`, vetted like every path the tree supplies: variants only,
+    unless repository retrievers are allowed (retriever_policy); a `command` one then runs in the
+    config file's directory of this side's tree, so base code scores base and head code head."""
     found = find_config(str(root), top=str(tree))
     if found is None:
         return NO_CONFIG
     shown = os.path.relpath(found, root)
     if not inside(tree, Path(found)):
         raise CceError(f"{shown} resolves outside the repository")
-    return api.load_config(shown, str(root)).without_external(EXTERNAL_REFUSED)
+    config = api.load_config(shown, str(root))
+    return config if retrievers else config.without_external(REFUSED_BY_DEFAULT)
 
 
 def _score_fixture(
     tree: Path, subdir: Path, fixture: str, backends: tuple[str, ...], config: ProjectConfig,
-    side: _SideIndexes, golden: str | None,
+    side: _SideIndexes, golden: str | None, metrics: str | None = None,
 ) -> SideResult:
     """The fixture's report JSON and anchor check; its corpus is vetted before a single file of
     it is read. The set is read once, as `run` reads it (grades ignored), and the corpus indexed
@@ -348,8 +352,11 @@ def _score_fixture(
                                              exclude=exclusion)
     index = side.made[key]
     with clock.stage("score"):
+        # A rank regression metric reads the set's grades, which the anchor check leaves alone.
+        graded = fixtures if metrics is None else api.load_fixtures(fixture, grades=True)
         result = api.run(fixture, dir=corpus, backends=backends, config=config, indexing=side.indexing,
-                         outputs=outputs, index=index, fixtures=fixtures)
+                         outputs=outputs, index=index, fixtures=graded,
+                         metrics=None if metrics is None else [metrics])
         report = run_report_json(result)
     with clock.stage("validate"):
         anchors = api.check_anchors(fixture, fixtures, corpus, index, config.languages)
@@ -380,7 +387,7 @@ def _check_goldens(
             path = tree / subdir / golden
             if not inside(tree, path):
                 raise CceError(f"input 'golden': {golden} resolves outside the repository")
-            update = update_golden_command(fixture, golden, inputs.backends)
+            update = update_golden_command(fixture, golden, inputs.backends, rank_metric_name(inputs.regression_metric))
             diff = api.golden_diff(str(path), head[fixture].report, label=golden,
                                    missing_hint=f"create it from the working directory with `{update}`, then commit it")
             expected = path.read_text(encoding="utf-8") if diff else None  # read above: it exists, UTF-8
@@ -388,10 +395,13 @@ def _check_goldens(
     return checks
 
 
-def update_golden_command(fixture: str, golden: str, backends: tuple[str, ...]) -> str:
+def update_golden_command(fixture: str, golden: str, backends: tuple[str, ...], metrics: str | None = None) -> str:
     """The command that writes `golden` as this Action scores `fixture`, quoted for pasting (the
-    names come from the pull request); `--backend` only when the input is not the CLI's default."""
+    names come from the pull request); `--backend` only when the input is not the CLI's default,
+    `--metrics` only when the regression metric is a rank metric."""
     words = ["cce-relevance", "run", fixture]
     if backends != DEFAULT_BACKENDS:
         words += ["--backend", ",".join(backends)]
+    if metrics is not None:
+        words += ["--metrics", metrics]
     return shlex.join([*words, "--golden", golden, "--update-golden"])

@@ -26,8 +26,9 @@ from cce_relevance.action.git import CommitPair
 from cce_relevance.action.inputs import FailOn
 from cce_relevance.action.query_changes import stale_notes
 from cce_relevance.action.scoring import SetResult
-from cce_relevance.api import METRICS, BackendComparison, PairedTest, Validation
+from cce_relevance.api import BackendComparison, PairedTest, Validation
 from cce_relevance.reporting.compare_report import comparison_document
+from cce_relevance.reporting.full_report import label
 from cce_relevance.reporting.markdown import FULL_LEGEND_MD, backend_section, means_table, report_means_table
 from cce_relevance.reporting.markdown_safe import code_block, code_span, escape_md
 from cce_relevance.reporting.numbers import SIX, Digits, format6, signed3
@@ -174,7 +175,7 @@ class Outcome:
 
 
 def metric_label(key: str) -> str:
-    return next(spec.label for spec in METRICS if spec.key == key)
+    return label(key)
 
 
 def counted(n: int, noun: str, plural: str | None = None) -> str:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from cce_relevance.evaluation.fixtures import Case
 from cce_relevance.evaluation.harness import BackendReport, can_fork, evaluate_backend, evaluate_backends
 from cce_relevance.evaluation.judgments import Judgments
+from cce_relevance.evaluation.rank_metrics import RankMetricSpec
 from cce_relevance.evaluation.spans import LineWeights
 from cce_relevance.project_config import ProjectConfig
 from cce_relevance.retrieval.embedding.embed import hash_embed
@@ -20,7 +21,7 @@ from cce_relevance.retrieval.search.registry import Variant, open_backend
 
 def evaluated_backends(names: Sequence[str], config: ProjectConfig, index: Index, embed: QueryEmbedder,
                cases: Sequence[Case], weights: LineWeights, judgments: Sequence[Judgments] | None,
-               indexing: BuildOptions) -> list[BackendReport]:
+               indexing: BuildOptions, specs: Sequence[RankMetricSpec] = ()) -> list[BackendReport]:
     """Every backend's report. Built-in rankings over hash embeddings score their cases in worker
     processes when there are several CPUs (`indexing.workers` caps them, as it does indexing);
     anything holding a process, a connection or a remote embedder runs here, one backend after
@@ -29,9 +30,9 @@ def evaluated_backends(names: Sequence[str], config: ProjectConfig, index: Index
     if embed is hash_embed and len(variants) == len(names) and can_fork():
         processes = indexing.workers if indexing.workers is not None else min(available_cpus(), MAX_AUTO_WORKERS)
         searches = [(name, builtin_backend(v.base, index, v.params, embed)) for name, v in zip(names, variants, strict=True)]
-        return evaluate_backends(searches, cases, weights, judgments, processes)
+        return evaluate_backends(searches, cases, weights, judgments, processes, specs)
     evaluated = []
     for name in names:
         with open_backend(name, config.spec(name), index, embed) as search_fn:
-            evaluated.append(evaluate_backend(name, search_fn, cases, weights, judgments))
+            evaluated.append(evaluate_backend(name, search_fn, cases, weights, judgments, specs))
     return evaluated

@@ -122,7 +122,11 @@ def resolve_index(fixtures: FixtureSet, fixtures_arg: str, dir: str | None, stor
     """
     if store is not None:
         return store, load_store(store)
-    corpus = dir if dir is not None else header_corpus(fixtures, fixtures_arg)
+    if dir is None:
+        corpus = header_corpus(fixtures, fixtures_arg)
+        _refuse_sweeping_corpus(corpus, fixtures_arg)
+    else:
+        corpus = dir
     if index is not None:
         return corpus, index
     return corpus, open_corpus(corpus, languages=languages, indexing=indexing, exclude=exclude)
@@ -133,6 +137,22 @@ def header_corpus(fixtures: FixtureSet, fixtures_arg: str) -> str:
     if not fixtures.corpus:
         raise CceError('no corpus: pass --dir <corpus>, or declare "corpus" in the fixture header line')
     return corpus_dir(fixtures_arg, fixtures.corpus)
+
+
+def _refuse_sweeping_corpus(path: str, fixtures_arg: str) -> None:
+    """A header `corpus` that names the filesystem root or the user's home is refused: a fixture
+    file (often from a pull request) must not make a run index, cache and score every file a
+    machine holds. Naming it on the command line (`--dir`) is the explicit opt-in."""
+    try:
+        real = os.path.realpath(path)
+    except (OSError, ValueError):
+        return
+    home = os.path.expanduser("~")
+    sweeping = {os.path.realpath(os.sep)} | ({os.path.realpath(home)} if home not in ("", "~") else set())
+    if real in sweeping:
+        raise CceError(f"the fixture header of {fixtures_arg} names {path} as its corpus, which is "
+                       f"{'the filesystem root' if real == os.path.realpath(os.sep) else 'your home directory'}",
+                       hint=f"pass --dir {path} to index it deliberately, or point \"corpus\" at the code to score")
 
 
 def corpus_symbols(corpus: str, languages: Sequence[str] = (),

@@ -107,7 +107,9 @@ def parse_fixtures(text: str, path: str, *, grades: bool = False) -> FixtureSet:
         try:
             value = _decode_line(line)
         except _InvalidJson as exc:
-            raise CceError(f"fixture line {number}: invalid JSON: {exc}") from None
+            bom = "the file starts with a UTF-8 byte order mark (BOM): save it as UTF-8 without a BOM"
+            raise CceError(f"fixture line {number}: invalid JSON: {exc}",
+                           hint=bom if number == 1 and line.startswith("\ufeff") else None) from None
         if not isinstance(value, dict):
             raise CceError(f"fixture line {number}: expected a JSON object")
         if "schema" in value and "query" not in value:

@@ -37,4 +37,5 @@ def gated_comparison(comparison: BackendComparison, stale_queries: Collection[st
     same queries as the verdict. Backend means stay those of the whole reports."""
     pair = comparison.pair
     kept = tuple(q for q in pair.queries if q.id not in stale_queries)
-    return compare_pair(BackendPair(pair.backend, kept, pair.base_means, pair.head_means), "full", primary)
+    return compare_pair(BackendPair(pair.backend, kept, pair.base_means, pair.head_means, pair.specs), "full",
+                        primary)

@@ -20,7 +20,7 @@ from typing import Any
 from cce_relevance.evaluation.fixtures import Case
 from cce_relevance.evaluation.judgments import Judgments
 from cce_relevance.evaluation.metrics import QueryMetrics, macro_mean, score_query
-from cce_relevance.evaluation.rank_metrics import RankMetrics, score_ranking
+from cce_relevance.evaluation.rank_metrics import RankMetricSpec, score_specs
 from cce_relevance.evaluation.spans import LineWeights, TokenScore, score_tokens
 from cce_relevance.retrieval.hit import Hit, SearchFn
 
@@ -31,7 +31,7 @@ class CaseResult:
     metrics: QueryMetrics
     tokens: TokenScore | None
     hits: tuple[Hit, ...]
-    ranking: RankMetrics | None = None  # only when the run was given corpus judgments
+    ranking: dict[str, float] | None = None  # the rank metrics asked for, by key; only when judged
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ class BackendReport:
     mrr: float
     f1: float
     tokens: TokenAggregate | None
-    ranking: RankMetrics | None = None  # macro means of the per-case rank metrics, when judged
+    ranking: dict[str, float] | None = None  # macro means of the per-case rank metrics, when judged
 
     def metric(self, name: str) -> list[float]:
         """Per-case values of `precision`, `recall`, `mrr` or `f1`, in case order."""
@@ -61,15 +61,22 @@ class BackendReport:
 
 
 def evaluate_backend(name: str, search: SearchFn, cases: Sequence[Case], weights: LineWeights,
-                     judgments: Sequence[Judgments] | None = None) -> BackendReport:
+                     judgments: Sequence[Judgments] | None = None,
+                     specs: Sequence[RankMetricSpec] = ()) -> BackendReport:
     """Run and score every case through one backend; with `judgments` (one per case, same order)
-    also the rank-sensitive metrics."""
-    return evaluate_backends([(name, search)], cases, weights, judgments)[0]
+    also the rank metrics `specs`."""
+    return evaluate_backends([(name, search)], cases, weights, judgments, specs=specs)[0]
 
 
 def evaluate_backends(backends: Sequence[tuple[str, SearchFn]], cases: Sequence[Case], weights: LineWeights,
-                      judgments: Sequence[Judgments] | None = None, processes: int = 1) -> list[BackendReport]:
+                      judgments: Sequence[Judgments] | None = None, processes: int = 1,
+                      specs: Sequence[RankMetricSpec] = ()) -> list[BackendReport]:
     """`evaluate_backend` for each (name, search function), in order.
+
+    A case is searched at its k, and the reference metrics score that ranking. When a rank metric
+    asks for a cut-off deeper than k, the case is searched once more to the deepest cut-off asked,
+    and every cut-off metric reads that one ranking (a backend such as hybrid, whose candidate pool
+    grows with the depth asked, can order its first k differently at depth 20 than at depth k).
 
     With `processes` > 1 the cases are split into contiguous ranges scored in forked worker
     processes, each running every backend over its range (so rankings one backend shares with
@@ -81,12 +88,12 @@ def evaluate_backends(backends: Sequence[tuple[str, SearchFn]], cases: Sequence[
     ranges = _ranges(len(cases), processes)
     with _older_objects_frozen():
         if len(ranges) > 1:
-            scored = _scored_in_workers(backends, cases, weights, judgments, ranges)
+            scored = _scored_in_workers(backends, cases, weights, judgments, ranges, specs)
         else:
-            scored = [[_scored(search, case, weights, judgments[i] if judgments is not None else None)
+            scored = [[_scored(search, case, weights, judgments[i] if judgments is not None else None, specs)
                        for i, case in enumerate(cases)] for _, search in backends]
-    return [_report(name, [CaseResult(case, *parts) for case, parts in zip(cases, per_case, strict=True)],
-                    judgments is not None)
+    return [backend_report(name, [CaseResult(case, *parts) for case, parts in zip(cases, per_case, strict=True)],
+                           [s.key for s in specs] if judgments is not None else None)
             for (name, _), per_case in zip(backends, scored, strict=True)]
 
 
@@ -111,18 +118,27 @@ def _older_objects_frozen() -> Iterator[None]:
         gc.unfreeze()
 
 
-_CaseOutcome = tuple[QueryMetrics, TokenScore | None, tuple[Hit, ...], RankMetrics | None]
+_CaseOutcome = tuple[QueryMetrics, TokenScore | None, tuple[Hit, ...], dict[str, float] | None]
 MIN_CASES_PER_PROCESS = 100  # fewer, and a worker's start costs more than it saves
 
 
-def _scored(search: SearchFn, case: Case, weights: LineWeights, judgment: Judgments | None) -> _CaseOutcome:
+def _scored(search: SearchFn, case: Case, weights: LineWeights, judgment: Judgments | None,
+            specs: Sequence[RankMetricSpec] = ()) -> _CaseOutcome:
     hits = tuple(search(case.query, case.k, case.id)[: case.k])
     tokens = score_tokens(case.anchors, hits, case.k, weights) if case.ranged else None
-    ranking = score_ranking(judgment.hit_gains(hits), judgment.gains, case.k) if judgment is not None else None
+    ranking = None
+    if judgment is not None:
+        gains = judgment.hit_gains(hits)
+        depth = max((s.cutoff for s in specs if s.cutoff is not None), default=0)
+        deep = gains if depth <= case.k else judgment.hit_gains(search(case.query, depth, case.id)[:depth])
+        ranking = score_specs(specs, gains, deep, judgment.gains, case.k)
     return score_query(case.anchors, hits, case.k), tokens, hits, ranking
 
 
-def _report(name: str, results: list[CaseResult], judged: bool) -> BackendReport:
+def backend_report(name: str, results: list[CaseResult], judged: Sequence[str] | None) -> BackendReport:
+    """A backend's report from its per-case results, in case order: the macro means are taken
+    here and only here, so a report rebuilt from saved per-case values (evaluation/shards.py) is
+    the one the run made."""
     ranged = [r.tokens for r in results if r.tokens is not None]
     token_agg = None
     if ranged:
@@ -132,7 +148,7 @@ def _report(name: str, results: list[CaseResult], judged: bool) -> BackendReport
         name, tuple(results),
         macro_mean([r.metrics.precision for r in results]), macro_mean([r.metrics.recall for r in results]),
         macro_mean([r.metrics.mrr for r in results]), macro_mean([r.metrics.f1 for r in results]),
-        token_agg, _mean_ranking([r.ranking for r in results]) if judged else None,
+        token_agg, _mean_ranking([r.ranking for r in results], judged) if judged is not None else None,
     )
 
 
@@ -147,11 +163,12 @@ _JOB: tuple[Any, ...] | None = None  # a worker's job, set by `_take_job` in the
 
 
 def _scored_in_workers(backends: Sequence[tuple[str, SearchFn]], cases: Sequence[Case], weights: LineWeights,
-                       judgments: Sequence[Judgments] | None, ranges: list[range]) -> list[list[_CaseOutcome]]:
+                       judgments: Sequence[Judgments] | None, ranges: list[range],
+                       specs: Sequence[RankMetricSpec]) -> list[list[_CaseOutcome]]:
     """The ranges scored by forked workers, which get the job as they fork (never pickled, and
     never shared with another caller's pool). A worker that dies (killed for memory, say) breaks
     the pool; the cases are then scored here, so a run never hangs on a lost range."""
-    job = (backends, cases, weights, judgments)
+    job = (backends, cases, weights, judgments, specs)
     try:
         with ProcessPoolExecutor(len(ranges), mp_context=multiprocessing.get_context("fork"),
                                  initializer=_take_job, initargs=(job,)) as pool:
@@ -169,8 +186,8 @@ def _take_job(job: tuple[Any, ...]) -> None:
 def _score_range(bounds: tuple[int, int], job: tuple[Any, ...] | None = None) -> list[list[_CaseOutcome]]:
     job = job if job is not None else _JOB
     assert job is not None, "a worker scores after _take_job"
-    backends, cases, weights, judgments = job
-    return [[_scored(search, cases[i], weights, judgments[i] if judgments is not None else None)
+    backends, cases, weights, judgments, specs = job
+    return [[_scored(search, cases[i], weights, judgments[i] if judgments is not None else None, specs)
              for i in range(*bounds)] for _, search in backends]
 
 
@@ -181,7 +198,6 @@ def can_fork() -> bool:
         and not multiprocessing.current_process().daemon
 
 
-def _mean_ranking(per_case: Sequence[RankMetrics | None]) -> RankMetrics:
+def _mean_ranking(per_case: Sequence[dict[str, float] | None], keys: Sequence[str]) -> dict[str, float]:
     ranked = [r for r in per_case if r is not None]
-    return RankMetrics(macro_mean([r.ndcg for r in ranked]), macro_mean([r.ap for r in ranked]),
-                       macro_mean([r.hit for r in ranked]), macro_mean([r.rprec for r in ranked]))
+    return {key: macro_mean([r[key] for r in ranked]) for key in keys}

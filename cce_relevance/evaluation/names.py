@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from cce_relevance.errors import CceError
-from cce_relevance.evaluation.rank_metrics import RANK_METRICS, RankMetricSpec
+from cce_relevance.evaluation.rank_metrics import RANK_METRICS, RankMetricSpec, rank_metric
 from cce_relevance.evaluation.rust_debug import rust_debug_str
 from cce_relevance.project_config import NO_CONFIG, ProjectConfig
 from cce_relevance.reference import BUILTIN_BACKENDS, listed
@@ -54,18 +54,29 @@ def backend_pair(names: Sequence[str], config: ProjectConfig = NO_CONFIG) -> tup
     return chosen[0], chosen[1]
 
 
+def compared_backends(names: Sequence[str], config: ProjectConfig = NO_CONFIG) -> list[str]:
+    """The backends a comparison names: two (A, then B: a paired comparison) or more (systems)."""
+    chosen = backend_names(names, config)
+    if len(chosen) < 2:  # one distinct backend (none is E20): E21 keeps the reference's bytes, §errors
+        raise CceError("--compare requires exactly two distinct backends, e.g. bm25,hybrid")
+    return chosen
+
+
 def rank_metric_specs(names: Sequence[str]) -> tuple[RankMetricSpec, ...]:
-    """Rank metric names (ndcg, ap, hit, rprec) → their specs in first-occurrence order."""
+    """Rank metric names (ndcg, ap, hit, rprec; cut-offs ndcg@5, p@1, recall@20 …) → their specs
+    in first-occurrence order."""
     _refuse_one_string(names, "metrics")
-    by_name = {spec.name: spec for spec in RANK_METRICS}
     chosen: list[RankMetricSpec] = []
     for name in names:
-        if name not in by_name:
-            raise CceError(f"unknown metric {rust_debug_str(name)} (expected {', '.join(by_name)})")
-        if by_name[name] not in chosen:
-            chosen.append(by_name[name])
+        try:
+            spec = rank_metric(name)
+        except ValueError as exc:
+            raise CceError(str(exc)) from None
+        if spec not in chosen:
+            chosen.append(spec)
     if not chosen:
-        raise CceError(f"--metrics requires at least one of {', '.join(by_name)}")
+        raise CceError(f"--metrics requires at least one of {', '.join(s.name for s in RANK_METRICS)} "
+                       "or a cut-off such as ndcg@10")
     return tuple(chosen)
 
 

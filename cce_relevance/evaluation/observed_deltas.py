@@ -17,8 +17,7 @@ from typing import Any
 
 from cce_relevance import schemas
 from cce_relevance.errors import CceError
-from cce_relevance.evaluation.metrics import METRICS
-from cce_relevance.evaluation.pairing import metric_values
+from cce_relevance.evaluation.pairing import metric_values, shared_specs
 
 
 @dataclass(frozen=True)
@@ -31,8 +30,10 @@ class DeltaSample:
 
 
 def _samples(comparison: str, values: Sequence[tuple[dict[str, float], dict[str, float]]]) -> list[DeltaSample]:
+    """One sample per metric: the reference metrics, then each rank metric every query carries."""
+    specs = shared_specs(*(side for pair in values for side in pair)) if values else shared_specs()
     return [DeltaSample(comparison, m.key, tuple(after[m.key] - before[m.key] for before, after in values))
-            for m in METRICS]
+            for m in specs]
 
 
 def _object(value: Any, where: str) -> Mapping[str, Any]:

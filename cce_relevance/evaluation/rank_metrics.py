@@ -3,8 +3,9 @@
 They are computed from relevance judgments over the whole corpus (`judgments.py`): a retrieved
 chunk has gain g ≥ 1 when it matches an anchor of grade g and 0 otherwise, and R is the number of
 relevant chunks in the corpus. Defined that way they equal trec_eval's `ndcg_cut_k`, `map`,
-`success_k` and `Rprec` on the run and qrels that `--trec-run`/`--trec-qrels` export, which the
-tests check against pytrec_eval. The reference metrics (metrics.py) count anchors instead; see
+`success_k` and `Rprec` per query on the run and qrels that `--trec-run`/`--trec-qrels` export
+(a run of k results, so `map` there is AP truncated at k), which the tests check against
+pytrec_eval. The reference metrics (metrics.py) count anchors instead; see
 docs/metrics.md for how the two views differ.
 
 Only the top k results are ever retrieved, so when a case has more relevant chunks than k
@@ -19,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from cce_relevance.evaluation.metrics import MetricSpec
+from cce_relevance.evaluation.rust_debug import rust_debug_str
 from cce_relevance.numeric import seq_sum
 
 
@@ -26,8 +28,9 @@ def dcg(gains: Sequence[int], k: int) -> float:
     """Discounted cumulative gain of the first k gains: Σ_{i ≤ k} g_i / log2(i + 1).
 
     Järvelin & Kekäläinen, "Cumulated gain-based evaluation of IR techniques", ACM TOIS 20(4),
-    2002, with the log2(i + 1) discount of Burges et al. (ICML 2005) that trec_eval's `ndcg_cut`
-    also uses (J&K's original leaves ranks below the log base undiscounted). Gains are linear.
+    2002, with the log2(i + 1) discount that trec_eval's `ndcg_cut` uses (J&K's original leaves
+    ranks below the log base undiscounted). Gains are linear, the grade itself: Burges et al.'s
+    2^g − 1 (ranx `ndcg_burges`) is not what we compute.
     """
     return seq_sum(g / math.log2(i + 1) for i, g in enumerate(gains[:k], start=1))
 
@@ -80,27 +83,60 @@ def hit_at_k(run_gains: Sequence[int], k: int) -> float:
     return 1.0 if any(g > 0 for g in run_gains[:k]) else 0.0
 
 
-@dataclass(frozen=True)
-class RankMetrics:
-    ndcg: float
-    ap: float
-    hit: float
-    rprec: float
+def precision_at(run_gains: Sequence[int], cutoff: int) -> float:
+    """P@n = (relevant results among the first n) / n, dividing by n even when fewer came back
+    (trec_eval's `P_n`)."""
+    return sum(1 for g in run_gains[:cutoff] if g > 0) / cutoff
 
 
-def score_ranking(run_gains: Sequence[int], judged_gains: Sequence[int], k: int) -> RankMetrics:
-    """All four metrics of one case's top-k gains against its corpus judgments."""
-    relevant = len(judged_gains)
-    return RankMetrics(ndcg_at_k(run_gains, judged_gains, k), average_precision(run_gains[:k], relevant),
-                       hit_at_k(run_gains, k), r_precision(run_gains[:k], relevant))
+def recall_at(run_gains: Sequence[int], relevant: int, cutoff: int) -> float:
+    """recall@n = (relevant chunks among the first n) / R; 0 when R = 0 (trec_eval's `recall_n`).
+
+    Judged chunks, not anchors: the reference's `recall` (always reported, at the fixture's k)
+    counts matched anchors out of |E| instead; docs/metrics.md says when the two agree.
+    """
+    return sum(1 for g in run_gains[:cutoff] if g > 0) / relevant if relevant else 0.0
 
 
 @dataclass(frozen=True)
 class RankMetricSpec(MetricSpec):
-    """A rank metric's `--metrics` name besides its JSON key, attribute and table label."""
+    """A rank metric as `--metrics` names it: a measure, at the fixture's k or at a cut-off.
+
+    `name` is what the user typed in canonical form (`ndcg`, `ndcg@5`); `key` the JSON key
+    (`ndcg_at_k`, `ndcg_at_5`); `label` the table label (`nDCG@k`, `nDCG@5`); `attr` the measure.
+    `cutoff` None means the case's own k, on the ranking the reference metrics score.
+    """
 
     name: str = ""
+    cutoff: int | None = None
 
+    def value(self, run_gains: Sequence[int], judged_gains: Sequence[int], k: int) -> float:
+        """This metric of one case: `run_gains` of its ranking (at least `depth` deep when it was
+        retrieved that deep), `judged_gains` every relevant chunk's grade, `k` the case's k."""
+        n = k if self.cutoff is None else self.cutoff
+        relevant = len(judged_gains)
+        if self.attr == "ndcg":
+            return ndcg_at_k(run_gains, judged_gains, n)
+        if self.attr == "ap":
+            return average_precision(run_gains[:n], relevant)
+        if self.attr == "hit":
+            return hit_at_k(run_gains, n)
+        if self.attr == "rprec":
+            return r_precision(run_gains[:n], relevant)
+        if self.attr == "p":
+            return precision_at(run_gains, n)
+        return recall_at(run_gains, relevant, n)
+
+
+# measure → (key stem, label stem, takes the case's k without a cut-off)
+_MEASURES = {
+    "ndcg": ("ndcg", "nDCG", True),
+    "ap": ("average_precision", "AP", True),
+    "hit": ("hit", "hit", True),
+    "rprec": ("r_precision", "R-prec", True),
+    "p": ("precision", "P", False),
+    "recall": ("recall", "recall", False),
+}
 
 RANK_METRICS: tuple[RankMetricSpec, ...] = (
     RankMetricSpec("ndcg_at_k", "ndcg", "nDCG@k", "ndcg"),
@@ -108,3 +144,48 @@ RANK_METRICS: tuple[RankMetricSpec, ...] = (
     RankMetricSpec("hit_at_k", "hit", "hit@k", "hit"),
     RankMetricSpec("r_precision", "rprec", "R-prec", "rprec"),
 )
+MAX_CUTOFF = 10_000  # deeper than any code search is asked to rank
+
+
+def rank_metric(name: str) -> RankMetricSpec:
+    """The spec of one `--metrics` entry: `ndcg`, `ap`, `hit`, `rprec`, or any of `ndcg`, `ap`,
+    `hit`, `p`, `recall` with a cut-off `@n` (1 ≤ n ≤ MAX_CUTOFF). ValueError says what is wrong."""
+    measure, at, depth = name.partition("@")
+    if measure not in _MEASURES:
+        raise ValueError(f"unknown metric {rust_debug_str(name)} (expected ndcg, ap, hit, rprec, or a cut-off "
+                         "such as ndcg@10, ap@10, hit@1, p@5, recall@20)")
+    stem, label, plain = _MEASURES[measure]
+    if not at:
+        if not plain:
+            raise ValueError(f"{measure} needs a cut-off, e.g. {measure}@10 (the fixture's k "
+                             f"{'P@k' if measure == 'p' else 'recall'} is always reported)")
+        return next(s for s in RANK_METRICS if s.name == measure)
+    if measure == "rprec":
+        raise ValueError("rprec takes no cut-off: R-precision cuts at R, the number of relevant chunks")
+    if not (depth.isascii() and depth.isdigit()) or not 1 <= int(depth) <= MAX_CUTOFF:
+        raise ValueError(f"metric {rust_debug_str(name)}: the cut-off must be a whole number from 1 to {MAX_CUTOFF}")
+    n = int(depth)
+    return RankMetricSpec(f"{stem}_at_{n}", measure, f"{label}@{n}", f"{measure}@{n}", n)
+
+
+def rank_metric_for_key(key: str) -> RankMetricSpec | None:
+    """The spec whose JSON key is `key` (`ndcg_at_5`, `average_precision`), or None."""
+    for spec in RANK_METRICS:
+        if spec.key == key:
+            return spec
+    for measure, (stem, _, _) in _MEASURES.items():
+        prefix = f"{stem}_at_"
+        rest = key[len(prefix):]
+        if key.startswith(prefix) and rest.isascii() and rest.isdigit() and rest == str(int(rest)):
+            try:
+                return rank_metric(f"{measure}@{rest}")
+            except ValueError:
+                return None
+    return None
+
+
+def score_specs(specs: Sequence[RankMetricSpec], gains_at_k: Sequence[int], deep_gains: Sequence[int],
+                judged_gains: Sequence[int], k: int) -> dict[str, float]:
+    """Every requested metric of one case, by key: the plain ones on the fixture's top-k ranking
+    (`gains_at_k`), the cut-offs on one ranking retrieved to the largest depth asked (`deep_gains`)."""
+    return {s.key: s.value(gains_at_k if s.cutoff is None else deep_gains, judged_gains, k) for s in specs}

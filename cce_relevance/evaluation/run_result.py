@@ -11,6 +11,7 @@ from cce_relevance.evaluation.harness import BackendReport
 from cce_relevance.evaluation.judgments import Judgments
 from cce_relevance.evaluation.rank_metrics import RankMetricSpec
 from cce_relevance.stats.full_stats import FullStats
+from cce_relevance.stats.multi_system import SystemsTest
 from cce_relevance.stats.paired import PairedTest
 
 
@@ -33,3 +34,4 @@ class RunResult:
     comparison: Comparison | None
     rank_metrics: tuple[RankMetricSpec, ...] = ()  # the `--metrics` selection, in the order asked
     judgments: tuple[Judgments, ...] | None = None  # per case; set when rank metrics or TREC files were asked
+    systems: tuple[SystemsTest, ...] = ()  # `--compare` of three or more backends: one per metric

@@ -28,7 +28,7 @@ from cce_relevance.errors import CceError
 from cce_relevance.evaluation.comparison import BackendComparison
 from cce_relevance.evaluation.harness import BackendReport, CaseResult
 from cce_relevance.evaluation.metrics import DEFAULT_PRIMARY, METRICS, MetricSpec
-from cce_relevance.evaluation.rank_metrics import RANK_METRICS, RankMetricSpec
+from cce_relevance.evaluation.rank_metrics import RankMetricSpec, rank_metric_for_key
 from cce_relevance.evaluation.run_result import RunResult
 from cce_relevance.evaluation.rust_debug import rust_debug_str
 from cce_relevance.reporting.markdown_safe import one_line, shorten
@@ -160,20 +160,25 @@ def svg_chart(chart: DeltaChart) -> str:
 def reports_chart(a: BackendReport, b: BackendReport, spec: MetricSpec) -> DeltaChart:
     """Deltas B − A of one metric between two backends of one run, in case order."""
     def value(result: CaseResult) -> float:
-        return getattr(result.ranking if isinstance(spec, RankMetricSpec) else result.metrics, spec.attr)
+        if isinstance(spec, RankMetricSpec):
+            assert result.ranking is not None, "a rank metric was charted from an unjudged run"
+            return result.ranking[spec.key]
+        return getattr(result.metrics, spec.attr)
 
     bars = [(ra.case.id, value(rb) - value(ra)) for ra, rb in zip(a.cases, b.cases, strict=True)]
     return delta_chart(f"{spec.label} per query, {a.backend} to {b.backend}", spec.label, bars)
 
 
 def comparison_chart(comparison: BackendComparison, key: str = DEFAULT_PRIMARY) -> DeltaChart:
-    """Deltas head − base of one metric (a `METRICS` key) for one backend of a saved-report comparison.
+    """Deltas head − base of one metric (a `METRICS` key, or a rank metric key both reports carry) for
+    one backend of a saved-report comparison.
 
     Raises `CceError` for an unknown key or when no query is paired.
     """
-    spec = next((s for s in METRICS if s.key == key), None)
+    spec = next((s for s in comparison.pair.specs if s.key == key), None)
     if spec is None:
-        raise CceError(f"cannot chart {rust_debug_str(key)}: expected one of {', '.join(m.key for m in METRICS)}")
+        raise CceError(f"cannot chart {rust_debug_str(key)}: expected one of "
+                       f"{', '.join(m.key for m in comparison.pair.specs)}")
     bars = [(q.id, q.delta(key) or 0.0) for q in comparison.pair.paired]
     return delta_chart(f"{spec.label} per query, base to head, backend {comparison.pair.backend}", spec.label, bars)
 
@@ -199,7 +204,8 @@ def run_chart(result: RunResult, metric: str = DEFAULT_PRIMARY) -> DeltaChart:
         raise CceError("a chart needs a comparison: run with --compare A,B")
     specs = {s.key: s for s in (*METRICS, *result.rank_metrics)}
     if metric not in specs:
-        wanted = next((s.name for s in RANK_METRICS if s.key == metric), None)
+        known = rank_metric_for_key(metric)
+        wanted = known.name if known is not None else None
         raise CceError(f"cannot chart {rust_debug_str(metric)}: "
                        + (f"it needs --metrics {wanted}" if wanted else f"expected one of {', '.join(specs)}"))
     return reports_chart(result.reports[0], result.reports[1], specs[metric])

@@ -7,7 +7,6 @@ from typing import Any
 
 from cce_relevance import schemas
 from cce_relevance.evaluation.comparison import BackendComparison
-from cce_relevance.evaluation.metrics import METRICS
 from cce_relevance.reporting.full_report import FULL_LEGEND, MDE_LEGEND, full_document, full_text_block
 from cce_relevance.reporting.json_report import paired_document
 from cce_relevance.reporting.numbers import format6, signed6
@@ -28,7 +27,7 @@ def comparison_document(base_label: str, head_label: str, comparisons: Sequence[
                 "base-only" if q.head is None else "head-only")
             entry: dict[str, Any] = {"id": q.id, "status": status, "base": _values(q.base), "head": _values(q.head)}
             if status == "paired":
-                entry["delta"] = {m.key: signed6(q.delta(m.key)) for m in METRICS}  # type: ignore[arg-type]
+                entry["delta"] = {m.key: signed6(q.delta(m.key)) for m in pair.specs}  # type: ignore[arg-type]
             per_query.append(entry)
         metrics = {}
         for m in c.metrics:
@@ -72,9 +71,9 @@ def comparison_text(base_label: str, head_label: str, comparisons: Sequence[Back
             out.append(_row(m.label, [format6(m.base_mean or 0.0), format6(m.head_mean or 0.0),
                                       signed6((m.head_mean or 0.0) - (m.base_mean or 0.0)), wlt], first=10))
         out.append("\n  per-query deltas (head − base)\n")
-        out.append(_row("query", ["d" + m.label for m in METRICS], first=24))
+        out.append(_row("query", ["d" + m.label for m in pair.specs], first=24))
         for q in pair.paired:
-            out.append(_row(terminal_safe(q.id), [signed6(q.delta(m.key)) for m in METRICS], first=24))  # type: ignore[arg-type]
+            out.append(_row(terminal_safe(q.id), [signed6(q.delta(m.key)) for m in pair.specs], first=24))  # type: ignore[arg-type]
         for qid in pair.only_base:
             out.append(f"  {terminal_safe(qid).ljust(24)}  only in base\n")
         for qid in pair.only_head:

@@ -1,4 +1,4 @@
-"""Renderings of the full statistics (`--stats full`): the human text block and the JSON block.
+"""Renderings of the full statistics (`--stats full`): the human text blocks and the JSON block.
 
 Both appear only when asked for, after (text) or beside (JSON, under a new `full` key) the
 reference's t-test, so the default outputs keep their bytes. Numbers use the report's
@@ -10,8 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 from cce_relevance.evaluation.metrics import METRICS
+from cce_relevance.evaluation.rank_metrics import rank_metric_for_key
 from cce_relevance.reporting.numbers import SIX, Digits, format6, signed6
 from cce_relevance.stats.full_stats import HOLM_BASIS, FullStats, MetricFullStats
+from cce_relevance.stats.rank_tests import EXACT_LIMIT as RANK_EXACT_LIMIT
+from cce_relevance.stats.rank_tests import RankTest
 from cce_relevance.stats.resampling import (
     BOOTSTRAP_RESAMPLES,
     BOOTSTRAP_SEED,
@@ -35,12 +38,17 @@ FULL_LEGEND = (
     f"  boot CI  percentile bootstrap 95% CI of the mean delta ({BOOTSTRAP_RESAMPLES} resamples, "
     f"PCG64 seed {BOOTSTRAP_SEED})\n"
     "  Holm-p   perm-p adjusted by Holm's step-down method across the metrics tested\n"
+    "  W        Wilcoxon signed-rank statistic min(W+, W-) over the m changed queries; sign: improved/m\n"
+    f"  p        two-sided; exact when m <= {RANK_EXACT_LIMIT}, else normal with continuity (and tie) correction\n"
 )
 
 
 def label(key: str) -> str:
-    """The human label of a metric key (`mrr` → `MRR`)."""
-    return _LABELS.get(key, key)
+    """The human label of a metric key (`mrr` → `MRR`, `ndcg_at_5` → `nDCG@5`)."""
+    if key in _LABELS:
+        return _LABELS[key]
+    spec = rank_metric_for_key(key)
+    return spec.label if spec is not None else key
 
 
 def optional6(value: float | None, signed: bool = False, digits: Digits = SIX) -> str:
@@ -82,6 +90,12 @@ def full_cells(full: FullStats, m: MetricFullStats, digits: Digits = SIX) -> lis
     ]
 
 
+def rank_test_p_cells(m: MetricFullStats, digits: Digits = SIX) -> list[str]:
+    """The Wilcoxon signed-rank p and the sign test's p of one metric, or `n/a` (n < 2)."""
+    return [optional6(m.wilcoxon.p if m.wilcoxon is not None else None, digits=digits),
+            optional6(m.sign.p if m.sign is not None else None, digits=digits)]
+
+
 def full_heading(full: FullStats, primary: str | None = None) -> str:
     """`primary metric: MRR; Holm over the permutation p of 4 metrics` (`primary` overrides the label)."""
     tested = sum(1 for m in full.metrics if m.holm_p is not None)
@@ -102,7 +116,35 @@ def full_text_block(full: FullStats) -> str:
     for m in full.metrics:
         *cells, note = full_cells(full, m)
         out.append(_text_row(label(m.key), cells, note))
+    return "".join(out) + rank_tests_text_block(full)
+
+
+def _rank_test_cells(test: RankTest | None, statistic: str) -> list[str]:
+    if test is None:
+        return ["n/a", "n/a", ""]
+    return [statistic, format6(test.p), test.method]
+
+
+def rank_tests_text_block(full: FullStats) -> str:
+    """The Wilcoxon signed-rank and sign tests of each metric, printed after the full block."""
+    widths = (10, 12, 8, 10, 12, 8)
+    out = ["\n  rank-based tests (zero deltas dropped; m = changed queries)\n",
+           "  " + "metric".ljust(10) + "".join(c.rjust(w) for c, w in zip(
+               ["W", "Wilcoxon-p", "", "sign", "sign-p"], widths, strict=False)) + "\n"]
+    for m in full.metrics:
+        w, s = m.wilcoxon, m.sign
+        cells = (_rank_test_cells(w, f"{w.statistic:g}" if w else "")
+                 + _rank_test_cells(s, f"{s.statistic:g}/{s.changed}" if s else ""))
+        out.append(("  " + label(m.key).ljust(10) + "".join(c.rjust(wd) for c, wd in zip(cells, widths, strict=True)))
+                   .rstrip() + "\n")
     return "".join(out)
+
+
+def _rank_test_document(test: RankTest | None) -> dict[str, Any] | None:
+    if test is None:
+        return None
+    statistic = int(test.statistic) if test.statistic.is_integer() else test.statistic  # W may end in .5
+    return {"changed": test.changed, "method": test.method, "p": format6(test.p), "statistic": statistic}
 
 
 def _metric_document(m: MetricFullStats) -> dict[str, Any]:
@@ -119,7 +161,9 @@ def _metric_document(m: MetricFullStats) -> dict[str, Any]:
         "no_change": m.no_change,
         "permutation_method": perm.method if perm is not None else None,
         "permutation_p": format6(perm.p) if perm is not None else None,
+        "sign": _rank_test_document(m.sign),
         "ties": m.ties,
+        "wilcoxon": _rank_test_document(m.wilcoxon),
         "wins": m.wins,
     }
 

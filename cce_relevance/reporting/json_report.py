@@ -13,18 +13,17 @@ from typing import Any
 
 from cce_relevance import schemas
 from cce_relevance.evaluation.harness import BackendReport, CaseResult
-from cce_relevance.evaluation.metrics import METRICS, MetricSpec
-from cce_relevance.evaluation.rank_metrics import RankMetrics
+from cce_relevance.evaluation.metrics import MetricSpec
 from cce_relevance.reporting.full_report import full_document
 from cce_relevance.reporting.numbers import format6, signed6
 from cce_relevance.stats.full_stats import FullStats
 from cce_relevance.stats.paired import PairedTest
 
 
-def _extra(ranking: RankMetrics | None, specs: Sequence[MetricSpec]) -> dict[str, str]:
+def _extra(ranking: Mapping[str, float] | None, specs: Sequence[MetricSpec]) -> dict[str, str]:
     """The `extra` member: the requested rank metrics (`--metrics`), by JSON key."""
     assert ranking is not None, "rank metrics were requested but the run was not judged"
-    return {spec.key: format6(getattr(ranking, spec.attr)) for spec in specs}
+    return {spec.key: format6(ranking[spec.key]) for spec in specs}
 
 
 def _case(result: CaseResult, extra: Sequence[MetricSpec] = ()) -> dict[str, Any]:
@@ -93,7 +92,7 @@ def report_document(corpus: str, embedder: str, queries: int, reports: Sequence[
     if compare is not None:
         a, b, tests = compare
         doc["compare"] = {"a": a, "b": b,
-                          "metrics": {spec.key: paired_document(tests[spec.key]) for spec in METRICS}}
+                          "metrics": {key: paired_document(test) for key, test in tests.items()}}
         if full is not None:
             doc["compare"]["full"] = full_document(full)
     return doc

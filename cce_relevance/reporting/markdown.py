@@ -12,10 +12,11 @@ from typing import Any
 
 from cce_relevance.evaluation.comparison import BackendComparison, MetricStats
 from cce_relevance.evaluation.metrics import METRICS
-from cce_relevance.reporting.full_report import full_cells, full_heading, label
+from cce_relevance.reporting.full_report import full_cells, full_heading, label, rank_test_p_cells
 from cce_relevance.reporting.markdown_safe import code_span, details, escape_md
 from cce_relevance.reporting.numbers import SIX, Digits, signed6
 from cce_relevance.stats.full_stats import FullStats
+from cce_relevance.stats.rank_tests import EXACT_LIMIT as RANK_EXACT_LIMIT
 from cce_relevance.stats.resampling import BOOTSTRAP_RESAMPLES, EXACT_LIMIT, PERMUTATION_DRAWS
 
 
@@ -34,20 +35,24 @@ def _delta_cell(value: float) -> str:
 
 
 def means_table(comparisons: Sequence[BackendComparison], digits: Digits = SIX, arrow: str = " → ") -> str:
-    """Mean metrics per backend, base → head, with the change (`arrow="→"` keeps a cell narrow)."""
+    """Mean metrics per backend, base → head, with the change (`arrow="→"` keeps a cell narrow): the
+    reference metrics, then the rank metrics every backend scored at both sides carries."""
+    paired = [c.pair.specs for c in comparisons if c.pair.base_means is not None and c.pair.head_means is not None]
+    specs = [m for m in paired[0] if all(m in other for other in paired[1:])] if paired else list(METRICS)
     rows = []
     for c in comparisons:
         name = code_span(c.pair.backend, in_table=True)
         if c.pair.base_means is None or c.pair.head_means is None:
             side = "head" if c.pair.base_means is None else "base"
-            rows.append([name] + [f"only in {side}"] + [""] * (len(METRICS) - 1))
+            rows.append([name] + [f"only in {side}"] + [""] * (len(specs) - 1))
             continue
         cells = []
-        for m in c.metrics:
+        for spec in specs:
+            m = c.metric(spec.key)
             base, head = m.base_mean or 0.0, m.head_mean or 0.0
             cells.append(f"{digits.fixed(base)}{arrow}{digits.fixed(head)} ({digits.signed(head - base)})")
         rows.append([name, *cells])
-    return _table(["backend", *(m.label for m in METRICS)], rows)
+    return _table(["backend", *(m.label for m in specs)], rows)
 
 
 def report_means_table(report: Mapping[str, Any], digits: Digits = SIX) -> str:
@@ -85,12 +90,15 @@ FULL_LEGEND_MD = (
     "<sub>d_z = mean Δ / sd of Δ (effect size) · perm p = two-sided sign-flip permutation test, exact over "
     f"all 2^m sign patterns when m ≤ {EXACT_LIMIT} queries changed, else {PERMUTATION_DRAWS} seeded draws · "
     f"bootstrap = percentile 95% CI of the mean Δ, {BOOTSTRAP_RESAMPLES} seeded resamples · "
-    "Holm p = perm p adjusted across the metrics tested.</sub>\n"
+    "Holm p = perm p adjusted across the metrics tested · Wilcoxon p = signed-rank test, sign p = sign test, "
+    f"both over the m changed queries, exact when m ≤ {RANK_EXACT_LIMIT}, else normal with continuity "
+    "correction.</sub>\n"
 )
 
 
 def full_table(full: FullStats, digits: Digits = SIX, legend: bool = True) -> str:
-    """Effect size, permutation p, bootstrap CI and Holm p per metric, the primary one in bold.
+    """Effect size, permutation p, bootstrap CI, Holm p, and the Wilcoxon signed-rank and sign
+    tests' p per metric, the primary one in bold.
 
     The Action's comment always shows it: build the comparisons with
     `api.compare_saved(..., stats_level="full", primary=...)` and `significance_table` adds it.
@@ -99,9 +107,9 @@ def full_table(full: FullStats, digits: Digits = SIX, legend: bool = True) -> st
     for m in full.metrics:
         _wlt, d_z, perm, boot, holm, _mde, note = full_cells(full, m, digits)
         name = f"**{label(m.key)}**" if m.key == full.primary else label(m.key)
-        rows.append([name, d_z, perm, boot, holm, note])
+        rows.append([name, d_z, perm, boot, holm, *rank_test_p_cells(m, digits), note])
     head = f"Beyond the t-test ({full_heading(full, f'**{label(full.primary)}**')}):\n\n"
-    table = _table(["metric", "d_z", "perm p", "bootstrap 95% CI", "Holm p", "note"], rows)
+    table = _table(["metric", "d_z", "perm p", "bootstrap 95% CI", "Holm p", "Wilcoxon p", "sign p", "note"], rows)
     return head + table + ("\n" + FULL_LEGEND_MD if legend else "")
 
 
@@ -111,19 +119,20 @@ def query_tables(c: BackendComparison, notes: Mapping[str, str] | None = None) -
     `notes` maps a query id to Markdown shown after the id in its cell (the Action marks a
     query whose anchors went stale, so its drop does not read as a ranking loss).
     """
-    header = ["query", *(f"Δ{m.label}" for m in METRICS)]
+    header = ["query", *(f"Δ{m.label}" for m in c.pair.specs)]
+    blank = [""] * (len(c.pair.specs) - 1)
     notes = notes or {}
     changed: list[list[str]] = []
     unchanged: list[list[str]] = []
     for q in c.pair.paired:
-        deltas = [q.delta(m.key) or 0.0 for m in METRICS]
+        deltas = [q.delta(m.key) or 0.0 for m in c.pair.specs]
         note = f" {notes[q.id]}" if q.id in notes else ""
         row = [code_span(q.id, in_table=True) + note, *(_delta_cell(d) for d in deltas)]
         (changed if any(signed6(d) != "+0.000000" for d in deltas) else unchanged).append(row)
     for qid in c.pair.only_base:
-        changed.append([code_span(qid, in_table=True), "removed in head", "", "", ""])
+        changed.append([code_span(qid, in_table=True), "removed in head", *blank])
     for qid in c.pair.only_head:
-        changed.append([code_span(qid, in_table=True), "new in head", "", "", ""])
+        changed.append([code_span(qid, in_table=True), "new in head", *blank])
     return (_table(header, changed) if changed else "", _table(header, unchanged) if unchanged else "",
             len(unchanged))
 

@@ -6,6 +6,8 @@ from cce_relevance.evaluation.run_result import RunResult
 from cce_relevance.reporting.canonical_json import dumps_report
 from cce_relevance.reporting.full_report import FULL_LEGEND, MDE_LEGEND, full_text_block
 from cce_relevance.reporting.json_report import report_document
+from cce_relevance.reporting.per_query import render_per_query
+from cce_relevance.reporting.systems_report import systems_document, systems_text
 from cce_relevance.reporting.text import render_compare, render_rank_metrics, render_summary
 
 
@@ -15,17 +17,28 @@ def run_report_json(result: RunResult) -> str:
     if result.comparison is not None:
         compare = (result.comparison.a, result.comparison.b, result.comparison.tests)
     full = result.comparison.full if result.comparison is not None else None
-    return dumps_report(report_document(result.corpus, result.embedder, len(result.fixtures.cases),
-                                        result.reports, compare, full, result.rank_metrics))
+    doc = report_document(result.corpus, result.embedder, len(result.fixtures.cases), result.reports, compare, full,
+                          result.rank_metrics)
+    if result.systems:
+        doc["systems"] = systems_document(result.systems)
+    return dumps_report(doc)
 
 
 def run_report_text(result: RunResult) -> str:
-    """The human summary of `result`: means per backend, rank metrics, the comparison if any."""
+    """The human summary of `result`: means per backend, rank metrics, the comparison (two backends)
+    or the systems comparison (three or more) if any."""
     text = render_summary(result.corpus, result.embedder, len(result.fixtures.cases), result.reports)
     if result.rank_metrics:
         text += render_rank_metrics(result.reports, result.rank_metrics)
     if result.comparison is not None:
-        text += render_compare(result.reports[0], result.reports[1], result.comparison.tests)
+        text += render_compare(result.reports[0], result.reports[1], result.comparison.tests, result.rank_metrics)
         if result.comparison.full is not None:
             text += full_text_block(result.comparison.full) + MDE_LEGEND + FULL_LEGEND
+    if result.systems:
+        text += systems_text(f"comparison of {len(result.reports)} backends", result.systems)
     return text
+
+
+def run_report_per_query(result: RunResult, fmt: str) -> str:
+    """`--per-query` output of `result`: `text`, `csv` or `tsv` (reporting/per_query.py)."""
+    return render_per_query(fmt, result.reports, result.rank_metrics)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from cce_relevance import schemas
-from cce_relevance.evaluation.harness import BackendReport
+from cce_relevance.evaluation.harness import BackendReport, CaseResult
 from cce_relevance.evaluation.metrics import METRICS, MetricSpec
 from cce_relevance.reporting.numbers import format6, signed6
 from cce_relevance.stats.paired import PairedTest
@@ -39,23 +39,34 @@ def render_rank_metrics(reports: Sequence[BackendReport], specs: Sequence[Metric
     out = ["\n", "  rank metrics over corpus judgments (relevant = a chunk matching an anchor)\n",
            _row("backend", [m.label for m in specs])]
     for r in reports:
-        out.append(_row(r.backend, [format6(getattr(r.ranking, m.attr)) for m in specs]))
+        assert r.ranking is not None, "rank metrics were requested but the run was not judged"
+        out.append(_row(r.backend, [format6(r.ranking[m.key]) for m in specs]))
     return "".join(out)
 
 
-def render_compare(a: BackendReport, b: BackendReport, tests: Mapping[str, PairedTest]) -> str:
-    """Per-query deltas (B − A) and the paired t-test block per metric."""
+def _value(holder: BackendReport | CaseResult, spec: MetricSpec, rank: bool) -> float:
+    if rank:
+        assert holder.ranking is not None, "a rank metric was compared in an unjudged run"
+        return holder.ranking[spec.key]
+    return getattr(holder.metrics if isinstance(holder, CaseResult) else holder, spec.attr)
+
+
+def render_compare(a: BackendReport, b: BackendReport, tests: Mapping[str, PairedTest],
+                   rank_metrics: Sequence[MetricSpec] = ()) -> str:
+    """Per-query deltas (B − A) and the paired t-test block per metric (the reference metrics, then
+    the rank metrics of `--metrics`)."""
     n = len(a.cases)
+    specs = [(m, False) for m in METRICS] + [(m, True) for m in rank_metrics]
     out = ["\n", f"  per-query deltas ({a.backend} → {b.backend}; positive = {b.backend} wins)\n",
-           _row("query", ["d" + m.label for m in METRICS], first=24)]
+           _row("query", ["d" + m.label for m, _ in specs], first=24)]
     for ra, rb in zip(a.cases, b.cases, strict=True):
-        deltas = [getattr(rb.metrics, m.attr) - getattr(ra.metrics, m.attr) for m in METRICS]
+        deltas = [_value(rb, m, rank) - _value(ra, m, rank) for m, rank in specs]
         out.append(_row(ra.case.id, [signed6(d) for d in deltas], first=24))
-    out.append(_row("mean", [signed6(getattr(b, m.attr) - getattr(a, m.attr)) for m in METRICS], first=24))
+    out.append(_row("mean", [signed6(_value(b, m, rank) - _value(a, m, rank)) for m, rank in specs], first=24))
     out += ["\n", f"  paired t-test on the per-query deltas (two-sided, n={n}, df={max(n - 1, 0)})\n",
             "  " + "metric".ljust(10) + "mean-delta".rjust(14) + "t".rjust(12) + "p".rjust(12)
             + "95% CI".rjust(26) + "\n"]
-    for m in METRICS:
+    for m, _ in specs:
         t = tests[m.key]
         ci = f"[{signed6(t.ci95[0])}, {signed6(t.ci95[1])}]" if t.ci95 is not None else "n/a"
         out.append("  " + m.label.ljust(10) + signed6(t.mean_delta).rjust(14)

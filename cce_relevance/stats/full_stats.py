@@ -2,8 +2,9 @@
 
 `--stats full` (and the Action's comment, always) reports per metric the paired t-test as the
 reference computes it, plus: wins/losses/ties, the effect size d_z, a sign-flip permutation
-p-value, a bootstrap 95% CI of the mean delta, the minimum detectable effect at 80% power, and
-Holm-adjusted p-values across the metrics with one metric named primary.
+p-value, a bootstrap 95% CI of the mean delta, the minimum detectable effect at 80% power,
+Holm-adjusted p-values across the metrics with one metric named primary, and the Wilcoxon
+signed-rank and sign tests (`rank_tests`).
 
 Holm adjusts the *permutation* p-values, not the t-test's: the permutation test is exact (or,
 above 20 changed queries, a reproducible estimate) without assuming normal deltas, which
@@ -22,6 +23,7 @@ from dataclasses import dataclass, replace
 from cce_relevance.stats.multiplicity import holm_adjust
 from cce_relevance.stats.paired import PairedTest, effect_size_dz, paired_t, win_loss_tie
 from cce_relevance.stats.power import observed_mde
+from cce_relevance.stats.rank_tests import RankTest, sign_test, wilcoxon_signed_rank
 from cce_relevance.stats.resampling import PermutationTest, bootstrap_ci95_of, sign_flip_test
 from cce_relevance.stats.stats_level import STATS_LEVELS as STATS_LEVELS
 from cce_relevance.stats.stats_level import StatsLevel as StatsLevel
@@ -46,6 +48,8 @@ class MetricFullStats:
     bootstrap_ci95: tuple[float, float] | None
     holm_p: float | None
     mde80: float | None
+    wilcoxon: RankTest | None = None
+    sign: RankTest | None = None
 
     @property
     def no_change(self) -> bool:
@@ -81,7 +85,7 @@ def full_stats(deltas_by_metric: Sequence[tuple[str, Sequence[float]]], primary:
         wins, losses, ties = win_loss_tie(deltas)
         partial.append(MetricFullStats(
             key, test, wins, losses, ties, effect_size_dz(deltas, test), sign_flip_test(deltas),
-            interval, None, observed_mde(deltas),
+            interval, None, observed_mde(deltas), wilcoxon_signed_rank(deltas), sign_test(deltas),
         ))
     tested = [m for m in partial if m.permutation is not None]
     adjusted = dict(zip((m.key for m in tested),

@@ -61,16 +61,29 @@ def sample_sd(deltas: Sequence[float], mean: float | None = None) -> float:
     return math.sqrt(seq_sum((d - mean) * (d - mean) for d in deltas) / (n - 1))
 
 
+def no_spread(deltas: Sequence[float]) -> bool:
+    """Whether the deltas are one value for every statistic built on their spread.
+
+    True for n < 2 (no spread exists) and when max − min ≤ 16·ε·max(|min|, |max|): deltas equal
+    in value but computed from different bases (0.6 − 0.4 versus 0.3 − 0.1) differ in their last
+    bits, and their ~1e-17 "standard deviation" would make t ~1e16, d_z absurd, the MDE ~1e-16
+    and a power plan promise 2 queries. The t-test, d_z, the MDE and `power` all ask this one
+    question, so they agree on which inputs have no noise estimate.
+    """
+    if len(deltas) < 2:
+        return True
+    lo = min(deltas)
+    hi = max(deltas)
+    return hi - lo <= _CONSTANCY_ULPS * sys.float_info.epsilon * max(abs(lo), abs(hi))
+
+
 def paired_t(deltas: Sequence[float]) -> PairedTest:
     """Paired t-test of the deltas against zero: t, two-sided p at n − 1 df, and 95% CI.
 
     Degenerate inputs follow the reference (§undefined):
 
     * n < 2 — no variance exists; only n and the mean (0 for n = 0) are reported.
-    * Constant deltas — when max − min ≤ 16·ε·max(|min|, |max|), the deltas are taken as
-      one value. Deltas equal in value but computed from different bases (0.6 − 0.4 versus
-      0.3 − 0.1) differ in the last bits, and their ~1e-17 variance would otherwise give an
-      absurd t of ~1e16. Then t is undefined, mean_delta and both CI bounds are the *first*
+    * Constant deltas (`no_spread`) are taken as one value. Then t is undefined, mean_delta and both CI bounds are the *first*
       delta, and p is 1 when the sequential mean is exactly 0.0 (no effect) and 0 otherwise.
     """
     n = len(deltas)
@@ -79,10 +92,7 @@ def paired_t(deltas: Sequence[float]) -> PairedTest:
         return PairedTest(n=n, mean_delta=mean, t=None, p=None, ci95=None)
 
     first = deltas[0]
-    lo = min(deltas)
-    hi = max(deltas)
-    scale = max(abs(lo), abs(hi))
-    if hi - lo <= _CONSTANCY_ULPS * sys.float_info.epsilon * scale:
+    if no_spread(deltas):
         p = 1.0 if mean == 0.0 else 0.0
         return PairedTest(n=n, mean_delta=first, t=None, p=p, ci95=(first, first))
 

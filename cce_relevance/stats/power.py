@@ -1,7 +1,7 @@
 """Power analysis for the paired t-test: how small an effect a fixture set can see.
 
-A compare block at n = 6 can only call a mean delta significant when it is about 1.4 times
-the per-query delta standard deviation; smaller real effects read "not significant". These
+A paired t-test over n = 6 queries detects (at alpha 0.05, with 80% power) only a mean delta of
+about 1.42 times the per-query delta standard deviation (1.27 at n = 7, 0.89 at n = 12); smaller real effects read "not significant". These
 two functions turn that caution into numbers (seed docs, "Minimum detectable effect"; the
 standard topic-set-size method of Sakai, *Topic Set Size Design*, Inf. Retr. J. 2016):
 
@@ -23,7 +23,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from cce_relevance.stats.paired import sample_sd
+from cce_relevance.stats.paired import no_spread, sample_sd
 from cce_relevance.stats.tdist import t_crit, t_quantile
 
 # Ten million labeled queries is beyond any fixture set, and up to there the t kernels agree
@@ -72,11 +72,13 @@ def min_detectable_effect(sd: float, n: int, alpha: float = 0.05, power: float =
 def observed_mde(deltas: Sequence[float], alpha: float = 0.05, power: float = 0.8) -> float | None:
     """The MDE of a pilot: its own n and the sample sd of its deltas.
 
-    None for n < 2 and when the deltas have no spread (sd = 0): such a pilot gives no
-    estimate of the noise, and an MDE of 0 would read as "detects anything".
+    None for n < 2 and when the deltas have no spread (`no_spread`, the rule the t-test uses:
+    equal up to rounding noise): such a pilot gives no estimate of the noise, and an MDE of 0
+    (or 1e-16) would read as "detects anything".
     """
-    sd = sample_sd(deltas)
-    return min_detectable_effect(sd, len(deltas), alpha, power) if len(deltas) >= 2 and sd > 0 else None
+    if no_spread(deltas):
+        return None
+    return min_detectable_effect(sample_sd(deltas), len(deltas), alpha, power)
 
 
 def queries_needed(sd: float, delta: float, alpha: float = 0.05, power: float = 0.8) -> int:
@@ -130,9 +132,9 @@ class PowerPlan:
 def plan_from_pilot(deltas: Sequence[float], delta: float, alpha: float = 0.05, power: float = 0.8) -> PowerPlan:
     """The seed's topic-set-size recipe on a pilot: s from its deltas, then MDE and queries needed.
 
-    A pilot with n < 2 or sd = 0 estimates no noise, so neither number exists: "2 queries"
-    from a zero spread would be a promise the data cannot back. Raises ValueError for delta,
-    alpha or power out of range (as `queries_needed` does), whatever the pilot.
+    A pilot with n < 2 or no spread (`no_spread`: sd = 0 or rounding noise) estimates no noise,
+    so neither number exists: "2 queries" from a zero spread would be a promise the data cannot
+    back. Raises ValueError for delta, alpha or power out of range (as `queries_needed` does), whatever the pilot.
     """
     _check_levels(alpha, power)
     _check_delta(delta)
@@ -140,7 +142,7 @@ def plan_from_pilot(deltas: Sequence[float], delta: float, alpha: float = 0.05, 
     if n < 2:
         return PowerPlan(n, None, None, None, "fewer than 2 paired queries")
     sd = sample_sd(deltas)
-    if sd == 0.0:
+    if no_spread(deltas):
         return PowerPlan(n, sd, None, None, "no spread: every delta is the same")
     mde = min_detectable_effect(sd, n, alpha, power)
     try:

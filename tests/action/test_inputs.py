@@ -107,6 +107,14 @@ def test_other_inputs_accept_the_underscore_spelling(workspace: Path) -> None:
     assert (got.fail_on, got.regression_metric, got.comment_key) == ("none", "f1", "docs")
 
 
+@pytest.mark.parametrize(("value", "name"), [("ndcg_at_k", "ndcg"), ("hit_at_5", "hit@5"), ("mrr", None)])
+def test_a_rank_regression_metric_is_scored_with_metrics(workspace: Path, value: str, name: str | None) -> None:
+    from cce_relevance.action.inputs import rank_metric_name
+
+    got = read(workspace, **{"regression-metric": value})
+    assert got.regression_metric == value and rank_metric_name(value) == name
+
+
 def test_fixtures_newline_and_comma_separated_sorted_and_deduplicated(workspace: Path) -> None:
     got = read(
         workspace,
@@ -254,7 +262,8 @@ def test_refs_and_comment_key(workspace: Path) -> None:
         ("comment", "on", "expected true or false"),
         ("comment", "1", "expected true or false"),
         ("fail-on", "always", "expected one of drift, regression, none"),
-        ("regression-metric", "ndcg", "expected one of precision_at_k, recall, mrr, f1"),
+        ("regression-metric", "ndcg", "expected one of precision_at_k, recall, mrr, f1, or a rank metric key"),
+        ("regression-metric", "ndcg_at_0", "expected one of precision_at_k, recall, mrr, f1, or a rank metric key"),
         ("alpha", "0", r"expected a number in \(0, 1\)"),
         ("alpha", "1", r"expected a number in \(0, 1\)"),
         ("alpha", "-0.1", r"expected a number in \(0, 1\)"),
@@ -305,7 +314,7 @@ def test_github_context(workspace: Path, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("content", "message"),
-    [("{not json", "is not valid JSON"), ("[1, 2]", "holds a JSON list, expected an object")],
+    [("{not json", "is not valid JSON"), ("[1, 2]", "holds a JSON array, expected an object")],
 )
 def test_bad_event_payload(workspace: Path, tmp_path: Path, content: str, message: str) -> None:
     event = tmp_path / "event.json"

@@ -151,6 +151,21 @@ def test_a_read_only_token_is_a_warning_and_the_gate_still_decides(
     assert fake_github.token not in run.stdout + run.stderr
 
 
+def test_a_rank_metric_can_be_the_regression_metric(pr: PullRequest, act: Act) -> None:
+    """`regression-metric: ndcg_at_k` scores both sides with `--metrics ndcg`, tests nDCG@k as the
+    primary metric, and the golden's update command says `--metrics ndcg`."""
+    pr.push(RANKING_CHANGE, "h1")
+
+    run = act(**{"INPUT_FAIL-ON": "none", "INPUT_COMMENT": "false", "INPUT_REGRESSION-METRIC": "ndcg_at_k"})
+
+    assert run.code == 0, run.stderr
+    doc = compare_document(pr, run)
+    backend = doc["sets"][0]["compare"]["backends"][0]
+    assert "ndcg_at_k" in backend["metrics"] and backend["full"]["primary"] == "ndcg_at_k"
+    report = (pr.workspace / ".cce-relevance/report.md").read_text(encoding="utf-8")
+    assert "--metrics ndcg --golden" in report and "nDCG@&#8203;k" in report
+
+
 def test_fail_on_none_reports_drift_but_passes(pr: PullRequest, act: Act) -> None:
     pr.push(RANKING_CHANGE, "h1")
 

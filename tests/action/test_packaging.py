@@ -25,7 +25,7 @@ from cce_relevance.action.inputs import read_inputs
 
 ROOT = Path(__file__).resolve().parents[2]
 KEBAB = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
-OUR_ACTION = re.compile(r"^(\./|[\w.-]+/cce-relevance@)")
+OUR_ACTION = re.compile(r"^(\./|[\w.-]+/cce-relevance(/runner)?@)")  # the Docker or the runner-native action
 
 
 def load_yaml(path: Path) -> dict[str, Any]:

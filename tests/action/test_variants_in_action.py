@@ -1,8 +1,8 @@
 """The Action's `backends` input with variants from each side's `cce-relevance.toml`, end to end.
 
 The variants a change adds exist at head only, so at base they are left out and the comparison
-lists them as head-only; external retrievers are refused, because the Action executes nothing
-from the repository it scores.
+lists them as head-only; external retrievers are refused unless `allow-repository-retrievers`
+asks for them (test_repository_retrievers.py).
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ def test_an_unknown_backend_at_head_is_a_configuration_error(pr: PullRequest, ac
            "bm25-flat)" in message
 
 
-def test_external_retrievers_are_never_run(pr: PullRequest, act: Act, tmp_path: Path) -> None:
+def test_external_retrievers_are_not_run_by_default(pr: PullRequest, act: Act, tmp_path: Path) -> None:
     marker = tmp_path / "ran"
     pr.push({"cce-relevance.toml": f'[backends.mine]\ncommand = ["touch", "{marker}"]\n'}, "h1: a retriever")
 
@@ -70,7 +70,8 @@ def test_external_retrievers_are_never_run(pr: PullRequest, act: Act, tmp_path: 
 
     assert run.code == 2
     [message] = errors(run)
-    assert 'backend "mine" is an external retriever: the Action runs no external retriever' in message
+    assert 'backend "mine" is an external retriever: the Action runs repository retrievers only when asked' \
+        in message
     assert not marker.exists()
 
 

@@ -229,3 +229,25 @@ def test_backend_chooses_the_columns_and_pairs_of_the_report(project: Path) -> N
     assert [line.strip()[:22] for line in out.err.splitlines() if line.strip().startswith("MRR ")] == [
         "MRR bm25-flat − bm25: "
     ]
+
+
+def test_a_report_and_set_written_into_the_corpus_do_not_change_the_next_proposal(project: Path) -> None:
+    args = (
+        "bootstrap",
+        ".",
+        "--queries",
+        "6",
+        "--out",
+        "proposed.ndjson",
+        "--report",
+        "proposed.txt",
+        "--no-cache",
+    )
+    first = cli(*args, cwd=project)
+    assert first.code == 0, first.err
+    text, report = (project / "proposed.ndjson").read_text(), (project / "proposed.txt").read_text()
+    again = cli(*args, "--force", cwd=project)
+    assert again.code == 0, again.err
+    assert (project / "proposed.ndjson").read_text() == text
+    assert (project / "proposed.txt").read_text() == report  # the same corpus was scored
+    assert "proposed.txt" not in text and "proposed.ndjson" not in text

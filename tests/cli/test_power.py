@@ -163,7 +163,7 @@ def test_non_finite_values_are_rejected(tmp_path: Path) -> None:
     doc = report({"a": rows([[0.1] * 4] * 2), "b": rows([[0.1] * 4] * 2)}, ("a", "b"))
     doc["backends"][1]["per_query"][1]["mrr"] = "NaN"
     result = cli("power", write(tmp_path / "r.json", doc), "--delta", "0.05")
-    assert result.code == 2 and "b/q2 mrr: expected a finite number, got 'NaN'" in result.err
+    assert result.code == 2 and "b/q2 mrr: expected a finite number (a metric, at most 1e+06 in size), got 'NaN'" in result.err
 
 
 def test_missing_compare_block_has_a_hint(tmp_path: Path) -> None:
@@ -171,6 +171,19 @@ def test_missing_compare_block_has_a_hint(tmp_path: Path) -> None:
     assert "hint: make one with `cce-relevance run FIXTURES --compare A,B --json`" in result.err
 
 
+def test_equal_valued_deltas_are_no_spread_in_power_and_compare(tmp_path: Path) -> None:
+    """P@k 0.4/0.1/0.0 at base and 0.6/0.3/0.2 at head: every delta is 0.2 to a reader (the
+    doubles differ in their last bits), so neither the t-test nor the MDE nor a plan exists."""
+    base = report({"bm25": rows([[0.4, 0.5, 1.0, 0.4], [0.1, 0.5, 1.0, 0.4], [0.0, 0.5, 1.0, 0.4]])})
+    head = report({"bm25": rows([[0.6, 0.5, 1.0, 0.4], [0.3, 0.5, 1.0, 0.4], [0.2, 0.5, 1.0, 0.4]])})
+    b, h = write(tmp_path / "b.json", base), write(tmp_path / "h.json", head)
+    compared = json.loads(cli("compare", b, h, "--json").out)
+    p_at_k = compared["backends"][0]["metrics"]["precision_at_k"]
+    assert p_at_k["t"] is None and p_at_k["mde80"] is None
+    write(tmp_path / "c.json", compared)
+    plan = json.loads(cli("power", str(tmp_path / "c.json"), "--delta", "0.05", "--json").out)
+    row = next(r for r in plan["rows"] if r["metric"] == "precision_at_k")
+    assert (row["mde"], row["queries_needed"], row["note"]) == (None, None, "no spread: every delta is the same")
 def test_power_reads_the_actions_compare_json(tmp_path: Path) -> None:
     """The Action's compare.json holds a compare document per set scored at both sides: each set's
     backends plan like those of `compare --json`, named after their set."""

@@ -197,6 +197,28 @@ def test_compare_full_text_and_markdown(saved: tuple[str, str]) -> None:
     assert "| **recall** |" in md and "Beyond the t-test" not in cli("compare", *saved, "--markdown").out
 
 
+def test_compare_full_markdown_shows_the_rank_tests(saved: tuple[str, str]) -> None:
+    """The Markdown full table carries each metric's Wilcoxon and sign p: the JSON's values, and
+    for the sign test scipy's binomtest of the changed queries' directions."""
+    doc = json.loads(cli("compare", *saved, "--json", "--stats", "full").out)
+    md = cli("compare", *saved, "--markdown", "--stats", "full").out
+    header = "| metric | d_z | perm p | bootstrap 95% CI | Holm p | Wilcoxon p | sign p | note |"
+    tables = [block.split("\n\n", 1)[0].splitlines()[1:] for block in md.split(header + "\n")[1:]]
+    compared = [b for b in doc["backends"] if any(q["status"] == "paired" for q in b["per_query"])]
+    assert len(tables) == len(compared) == 2
+    for backend, table in zip(compared, tables, strict=True):
+        for key, row in zip(KEYS, table, strict=True):
+            cells = [c.strip() for c in row.strip("|").split("|")]
+            assert cells[0].strip("*") == LABELS[key]
+            full = backend["full"]["metrics"][key]
+            assert cells[5:7] == [full["wilcoxon"]["p"], full["sign"]["p"]]
+            deltas = [float(q["delta"][key]) for q in backend["per_query"]]
+            up, down = sum(d > 0 for d in deltas), sum(d < 0 for d in deltas)
+            sign = stats.binomtest(up, up + down, 0.5).pvalue if up + down else 1.0  # nothing changed: p = 1
+            assert cells[6] == f"{sign:.6f}"
+    assert "Wilcoxon p = signed-rank test" in md
+
+
 @pytest.mark.slow
 def test_compare_full_is_identical_across_processes(saved: tuple[str, str]) -> None:
     for extra in ((), ("--json",), ("--markdown",)):
@@ -213,10 +235,13 @@ def test_all_zero_deltas_and_fewer_than_two_queries(tmp_path: Path) -> None:
     same, one = (b["full"]["metrics"] for b in doc["backends"])
     assert same["mrr"] == {"bootstrap_ci95_high": "+0.000000", "bootstrap_ci95_low": "+0.000000", "changed": 0,
                            "d_z": None, "holm_p": "1.000000", "losses": 0, "mde80": None, "no_change": True,
-                           "permutation_method": "exact", "permutation_p": "1.000000", "ties": 3, "wins": 0}
+                           "permutation_method": "exact", "permutation_p": "1.000000", "ties": 3, "wins": 0,
+                           "sign": {"changed": 0, "method": "exact", "p": "1.000000", "statistic": 0},
+                           "wilcoxon": {"changed": 0, "method": "exact", "p": "1.000000", "statistic": 0}}
     assert one["mrr"] == {"bootstrap_ci95_high": None, "bootstrap_ci95_low": None, "changed": None, "d_z": None,
                           "holm_p": None, "losses": 1, "mde80": None, "no_change": False,
-                          "permutation_method": None, "permutation_p": None, "ties": 0, "wins": 0}
+                          "permutation_method": None, "permutation_p": None, "ties": 0, "wins": 0,
+                          "sign": None, "wilcoxon": None}
     text = cli("compare", *args).out
     assert "  P@k              0/0/3         n/a    1.000000    [+0.000000, +0.000000]    1.000000         n/a" \
            "  no change\n" in text
@@ -232,7 +257,7 @@ def test_all_zero_deltas_and_fewer_than_two_queries(tmp_path: Path) -> None:
         (["run", CODE_SET, "--compare", "bm25,hybrid", "--primary-metric", "f1"], "--primary-metric needs --stats full"),
         (["run", CODE_SET, "--compare", "bm25,hybrid", "--stats", "fuller"], "'fuller' is not one of"),
         (["run", CODE_SET, "--compare", "bm25,hybrid", "--stats", "full", "--primary-metric", "ndcg"],
-         "'ndcg' is not one of"),
+         'primary metric "ndcg" is not one of the metrics compared'),
     ],
 )
 def test_usage_errors(repo_root: Path, args: list[str], message: str) -> None:

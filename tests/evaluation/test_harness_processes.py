@@ -55,9 +55,9 @@ def forked(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     seen: list[int] = []
     real = harness._scored_in_workers
 
-    def counting(backends, cases, weights, judgments, ranges):
+    def counting(backends, cases, weights, judgments, ranges, specs):
         seen.append(len(ranges))
-        return real(backends, cases, weights, judgments, ranges)
+        return real(backends, cases, weights, judgments, ranges, specs)
 
     monkeypatch.setattr(harness, "_scored_in_workers", counting)
     return seen

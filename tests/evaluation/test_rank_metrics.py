@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import pytrec_eval
@@ -18,8 +19,14 @@ from cce_relevance.evaluation.rank_metrics import (
     hit_at_k,
     ndcg_at_k,
     r_precision,
-    score_ranking,
+    rank_metric,
+    rank_metric_for_key,
 )
+
+
+def score_ranking(run_gains: list[int], judged: list[int], k: int) -> SimpleNamespace:
+    """The four plain metrics of one case, by measure name (ndcg, ap, hit, rprec)."""
+    return SimpleNamespace(**{s.attr: s.value(run_gains, judged, k) for s in RANK_METRICS})
 
 
 def test_graded_ndcg_by_hand() -> None:
@@ -98,3 +105,40 @@ def test_docs_name_every_metric_and_carry_the_worked_example(repo_root: Path) ->
     for spec in RANK_METRICS:
         assert f"| `{spec.name}` | `{spec.key}` |" in text
     assert f"nDCG@3 = 2.392789 / 4.761860 = {ndcg_at_k([0, 3, 1], [3, 2, 1], 3):.6f}" in text
+
+
+@settings(max_examples=300, deadline=None)
+@given(judged_runs(), st.integers(1, 14))
+def test_cutoffs_equal_trec_eval_on_one_deep_ranking(case: tuple[list[int], list[int], int], n: int) -> None:
+    """`--metrics ndcg@n,ap@n,hit@n,p@n,recall@n` on a ranking retrieved deeper than n."""
+    grades, run, _ = case
+    qrels = {"q": {f"d{i}": g for i, g in enumerate(grades) if g > 0} or {"unjudged-filler": 0}}
+    ranked = {"q": {f"d{doc}": float(len(run) - rank) for rank, doc in enumerate(run)}}
+    measures = {f"ndcg_cut.{n}", f"map_cut.{n}", f"success.{n}", f"P.{n}", f"recall.{n}"}
+    trec = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(ranked).get("q")
+    if trec is None:
+        return
+    run_gains = [grades[d] for d in run]
+    judged = [g for g in grades if g > 0]
+    pairs = {"ndcg": f"ndcg_cut_{n}", "ap": f"map_cut_{n}", "hit": f"success_{n}", "p": f"P_{n}",
+             "recall": f"recall_{n}"}
+    for measure, trec_name in pairs.items():
+        spec = rank_metric(f"{measure}@{n}")
+        assert spec.value(run_gains, judged, 99) == pytest.approx(trec[trec_name], rel=1e-12, abs=1e-15), measure
+
+
+@pytest.mark.parametrize(("name", "key", "label"), [
+    ("ndcg@5", "ndcg_at_5", "nDCG@5"), ("ap@10", "average_precision_at_10", "AP@10"), ("hit@1", "hit_at_1", "hit@1"),
+    ("p@1", "precision_at_1", "P@1"), ("recall@20", "recall_at_20", "recall@20"), ("ndcg", "ndcg_at_k", "nDCG@k"),
+    ("rprec", "r_precision", "R-prec"),
+])
+def test_cutoff_names_keys_and_labels_round_trip(name: str, key: str, label: str) -> None:
+    spec = rank_metric(name)
+    assert (spec.key, spec.label, spec.name) == (key, label, name)
+    assert rank_metric_for_key(key) == spec
+
+
+@pytest.mark.parametrize("key", ["precision_at_k", "recall", "mrr", "ndcg_at_05", "ndcg_at_0", "r_precision_at_5",
+                                 "hit_at_", "ndcg_at_٣"])
+def test_keys_that_are_no_rank_metric(key: str) -> None:
+    assert rank_metric_for_key(key) is None

@@ -151,14 +151,14 @@ NOT_JSON_HINT = " (stdout carries responses only; log to stderr)"
 @pytest.mark.parametrize(
     ("template", "message"),
     [
-        ("searching...", "malformed response (Expecting value: line 1 column 1 (char 0)): searching..." + NOT_JSON_HINT),
-        ("", "malformed response (Expecting value: line 1 column 1 (char 0)): (empty)" + NOT_JSON_HINT),
+        ("searching...", "malformed response (invalid JSON: Expecting value: line 1 column 1 (char 0)): searching..." + NOT_JSON_HINT),
+        ("", "malformed response (invalid JSON: Expecting value: line 1 column 1 (char 0)): (empty)" + NOT_JSON_HINT),
         ('{"id": $ID, "results": [{"file_path": "auth.py", "start_line": 1, "end_line": 2, "score": NaN}]}',
          "malformed response (NaN is not a JSON number): "
          '{"id": "q1", "results": [{"file_path": "auth.py", "start_line": 1, "end_line": 2, "score": NaN}]}'
          + NOT_JSON_HINT),
         ('{"id": $ID, "results": [], "note": "\udcff"}',
-         "malformed response ('utf-8' codec can't decode byte 0xff in position 37: invalid start byte): "
+         "malformed response (not UTF-8 text: byte 0xff at line 1): "
          '{"id": "q1", "results": [], "note": "\ufffd"}' + NOT_JSON_HINT),
         ("[1]", 'expected a JSON object with "id" and "results", got [1]'),
         ('{"results": []}', 'the response has no "id"'),

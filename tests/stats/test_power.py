@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from cce_relevance.stats.power import min_detectable_effect, queries_needed
+from cce_relevance.stats.paired import effect_size_dz, no_spread, paired_t
+from cce_relevance.stats.power import min_detectable_effect, observed_mde, plan_from_pilot, queries_needed
 from cce_relevance.stats.tdist import t_crit, t_quantile
 
 
@@ -107,3 +108,32 @@ def test_queries_needed_is_the_first_n_whose_mde_reaches_delta(sd: float, ratio:
 @given(st.floats(min_value=0.0, max_value=2.0), st.integers(min_value=2, max_value=500))
 def test_mde_shrinks_with_more_queries(sd: float, n: int) -> None:
     assert min_detectable_effect(sd, n + 1) <= min_detectable_effect(sd, n)
+
+
+# One "no spread" rule: equal-valued deltas from different bases differ in their last bits.
+# Before the rule was shared, the t-test said n/a while the MDE printed 0.000000 and a power
+# plan promised 2 queries for P@k 0.4/0.1/0.0 → 0.6/0.3/0.2.
+EQUAL_VALUED = [0.6 - 0.4, 0.3 - 0.1, 0.2 - 0.0]
+
+
+def test_equal_valued_deltas_have_no_mde_and_no_plan() -> None:
+    assert len(set(EQUAL_VALUED)) == 3  # distinct doubles, one value to a reader
+    assert paired_t(EQUAL_VALUED).t is None and no_spread(EQUAL_VALUED)
+    assert observed_mde(EQUAL_VALUED) is None
+    plan = plan_from_pilot(EQUAL_VALUED, 0.05)
+    assert (plan.mde, plan.needed, plan.note) == (None, None, "no spread: every delta is the same")
+    assert observed_mde([3 / 5 - 2 / 5, 1 / 5 - 0.0]) is None  # what `run --compare` can produce
+
+
+finite_deltas = st.lists(st.sampled_from([0.0, 0.1, 0.2, 0.3, 1 / 3, 0.5, 0.6 - 0.4, 0.3 - 0.1, -0.2, 1.0]),
+                         min_size=0, max_size=8)
+
+
+@given(finite_deltas)
+def test_t_dz_mde_and_power_agree_on_what_has_no_spread(deltas: list[float]) -> None:
+    test = paired_t(deltas)
+    undefined = no_spread(deltas)
+    assert (test.t is None) == undefined
+    assert (effect_size_dz(deltas, test) is None) == undefined
+    assert (observed_mde(deltas) is None) == undefined
+    assert (plan_from_pilot(deltas, 0.05).mde is None) == undefined

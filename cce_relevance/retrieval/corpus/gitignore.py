@@ -9,12 +9,16 @@ Python byte regex with the same meaning. It does no I/O: the walker reads the fi
 
 Matching is against the path of an entry relative to the directory holding the `.gitignore`,
 as raw bytes (non-UTF-8 names included), and reports the verdict of the last line that matches.
+A line whose regex could make `re` backtrack for longer than a run may (more than two `*`s, as
+in `*a*a*a…b`) is matched by `glob_nfa.LinearMatcher` instead: same verdicts, linear time.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from cce_relevance.retrieval.corpus.glob_nfa import LinearMatcher, backtracking_risk
 
 __all__ = ["GlobError", "Gitignore", "NestLimitError", "Pattern", "compile_line"]
 
@@ -312,6 +316,12 @@ class Pattern:
     dir_only: bool  # a trailing `/`: matches directories only
     regex: re.Pattern[bytes]
     uses_basename: bool  # see `_uses_basename`
+    linear: LinearMatcher | None = field(default=None, compare=False)  # set when `re` could backtrack
+
+    def fullmatch(self, path: bytes) -> bool:
+        """Whether the line's glob matches all of `path`, in time linear in its length when `re`
+        could backtrack."""
+        return self.linear.fullmatch(path) if self.linear is not None else bool(self.regex.fullmatch(path))
 
 
 def compile_line(line: str) -> Pattern | None:
@@ -352,7 +362,8 @@ def compile_line(line: str) -> Pattern | None:
         if whole.height + 1 > _NEST_LIMIT:  # + 1 for the top-level concatenation
             raise NestLimitError
         regex = whole.regex
-    return Pattern(written, glob, negated, dir_only, re.compile(regex, re.DOTALL), _uses_basename(tokens))
+    linear = LinearMatcher(regex) if backtracking_risk(regex) else None
+    return Pattern(written, glob, negated, dir_only, re.compile(regex, re.DOTALL), _uses_basename(tokens), linear)
 
 
 def _split_lines(data: bytes) -> list[str]:
@@ -376,17 +387,16 @@ def _split_lines(data: bytes) -> list[str]:
 class Gitignore:
     """The compiled lines of one `.gitignore` file."""
 
-    __slots__ = ("patterns", "_any")
+    __slots__ = ("patterns", "_any", "_linear")
 
     def __init__(self, patterns: list[Pattern]) -> None:
         self.patterns = tuple(patterns)
         # One combined regex answers "does any line match?" in a single pass; most paths
-        # match nothing, and only the rest pay for finding the last matching line.
-        self._any = (
-            re.compile(b"|".join(b"(?:%s)" % p.regex.pattern for p in patterns), re.DOTALL)
-            if patterns
-            else None
-        )
+        # match nothing, and only the rest pay for finding the last matching line. Lines that
+        # could backtrack stay out of it and are asked one by one, in linear time.
+        plain = [p for p in patterns if p.linear is None]
+        self._any = re.compile(b"|".join(b"(?:%s)" % p.regex.pattern for p in plain), re.DOTALL) if plain else None
+        self._linear = tuple(p for p in patterns if p.linear is not None)
 
     def __eq__(self, other: object) -> bool:
         """Equal when the lines are (an exclusion is then the same: the Action shares an index
@@ -420,7 +430,9 @@ class Gitignore:
         True: ignored; False: re-included by a `!` line; None: no line applies. The last
         matching line wins; a dir-only line is passed over for a non-directory.
         """
-        if self._any is None or self._any.fullmatch(path) is None:
+        if (self._any is None or self._any.fullmatch(path) is None) and not any(
+            p.fullmatch(path) for p in self._linear
+        ):
             return None
         no_basename = path.strip(b".") == b""
         for pattern in reversed(self.patterns):
@@ -428,6 +440,6 @@ class Gitignore:
                 continue
             if no_basename and pattern.uses_basename:
                 continue
-            if pattern.regex.fullmatch(path):
+            if pattern.fullmatch(path):
                 return not pattern.negated
         return None

@@ -27,6 +27,7 @@ from typing import IO, Any
 
 import requests
 
+from cce_relevance import json_input
 from cce_relevance.errors import CceError
 from cce_relevance.numeric import is_finite_number
 from cce_relevance.retrieval._http import connection_reason
@@ -35,7 +36,8 @@ from cce_relevance.retrieval.hit import Hit, SearchFn
 from cce_relevance.retrieval.index.model import Index
 from cce_relevance.strings import escape_unprintable, quoted
 
-DEFAULT_TIMEOUT = 30.0
+DEFAULT_TIMEOUT = 30.0  # seconds for a whole answer, however it arrives
+MAX_ANSWER_BYTES = 16 * 1024 * 1024  # far above any k results; a bigger body is refused unread
 STDERR_TAIL_LINES = 20
 EXTERNAL_CHUNK_TYPE = "external"
 STOP_GRACE_SECONDS = 5.0  # how long a stopping process may take before it is killed
@@ -86,10 +88,6 @@ def _preview(body: bytes) -> str:
     return _clip(body.decode("utf-8", "replace")) if body else "(empty)"
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
-
-
 class AnswerReader:
     """Turns answers into hits over one index, checking every rule of the protocol.
 
@@ -105,8 +103,8 @@ class AnswerReader:
 
     def read(self, body: bytes, query_id: str, k: int) -> list[Hit]:
         try:
-            data = json.loads(body.decode("utf-8"), parse_constant=_reject_constant)
-        except (UnicodeDecodeError, ValueError) as exc:
+            data = json_input.loads(body)
+        except ValueError as exc:
             raise MalformedAnswer(f"malformed response ({exc}): {_preview(body)}") from None
         if not isinstance(data, dict):
             raise AnswerFault(f'expected a JSON object with "id" and "results", got {_show(data)}')
@@ -123,7 +121,7 @@ class AnswerReader:
         hits: list[Hit] = []
         seen: dict[tuple[str, int, int], int] = {}
         for rank, result in enumerate(results, 1):
-            hit = self._hit(rank, result)
+            hit = self.result_hit(rank, result)
             span = (hit.file_path, hit.start_line, hit.end_line)
             if span in seen:
                 raise AnswerFault(f"result {rank} repeats result {seen[span]} "
@@ -132,7 +130,8 @@ class AnswerReader:
             hits.append(hit)
         return hits
 
-    def _hit(self, rank: int, result: Any) -> Hit:
+    def result_hit(self, rank: int, result: Any) -> Hit:
+        """One result object as a hit at `rank`, or `AnswerFault` naming what is wrong with it."""
         if not isinstance(result, dict):
             raise AnswerFault(f"result {rank}: expected an object, got {_show(result)}")
         path = _field(result, "file_path", rank, lambda v: isinstance(v, str), "a string")
@@ -287,24 +286,58 @@ def _open_command(name: str, spec: CommandRetriever, answers: AnswerReader) -> I
         process.stop(graceful=True)
 
 
+def _post_within(session: requests.Session, url: str, body: bytes, timeout: float) -> tuple[int, str, bytes]:
+    """POST `body` and read the whole answer within `timeout` seconds in all.
+
+    `requests` applies its timeout to each read, so a server that drips one byte at a time could
+    hold a run forever; the request runs in a daemon thread that is abandoned at the deadline
+    (raising `requests.Timeout`). The body is read up to `MAX_ANSWER_BYTES`.
+    """
+    done: list[tuple[int, str, bytes] | BaseException] = []
+
+    def post() -> None:
+        try:
+            with session.post(url, data=body, headers={"Content-Type": "application/json"},
+                              timeout=timeout, stream=True) as response:
+                try:
+                    content = response.raw.read(MAX_ANSWER_BYTES + 1, decode_content=True)
+                except Exception as exc:  # noqa: BLE001 - urllib3's read errors are not requests'
+                    raise requests.ConnectionError(str(exc)) from None
+                done.append((response.status_code, response.reason or "", content))
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+            done.append(exc)
+
+    worker = threading.Thread(target=post, name="cce-relevance-url-retriever", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if not done:
+        raise requests.Timeout(f"no complete answer within {timeout:g} seconds")
+    if isinstance(done[0], BaseException):
+        raise done[0]
+    return done[0]
+
+
 @contextmanager
 def _open_http(name: str, spec: HttpRetriever, answers: AnswerReader) -> Iterator[SearchFn]:
     url = escape_unprintable(spec.url)  # as messages show it
     with requests.Session() as session:
         def search(query: str, k: int, query_id: str = "") -> list[Hit]:
             try:
-                response = session.post(spec.url, data=encode_request(query_id, query, k),
-                                        headers={"Content-Type": "application/json"}, timeout=spec.timeout)
+                status, reason, content = _post_within(session, spec.url, encode_request(query_id, query, k),
+                                                       spec.timeout)
             except requests.Timeout:
                 raise _failure(name, query_id, f"no response from {url} within {spec.timeout:g} seconds") \
                     from None
-            except requests.RequestException as exc:
-                raise _failure(name, query_id, f"could not reach {url}: {connection_reason(exc)}") from None
-            if not 200 <= response.status_code < 300:
-                raise _failure(name, query_id, f"{url} answered HTTP {response.status_code} "
-                               f"{escape_unprintable(response.reason or '')}: {_preview(response.content)}")
+            except (requests.RequestException, OSError) as exc:
+                reason_text = connection_reason(exc) if isinstance(exc, requests.RequestException) else str(exc)
+                raise _failure(name, query_id, f"could not reach {url}: {reason_text}") from None
+            if not 200 <= status < 300:
+                raise _failure(name, query_id, f"{url} answered HTTP {status} "
+                               f"{escape_unprintable(reason)}: {_preview(content)}")
+            if len(content) > MAX_ANSWER_BYTES:
+                raise _failure(name, query_id, f"the response is larger than {MAX_ANSWER_BYTES} bytes")
             try:
-                return answers.read(response.content, query_id, k)
+                return answers.read(content, query_id, k)
             except AnswerFault as fault:
                 raise _failure(name, query_id, str(fault)) from None
 

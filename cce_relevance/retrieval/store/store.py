@@ -32,6 +32,9 @@ STORE_FILE = "index.json"
 # Beyond this many integral digits ryu switches to exponent form (`1e16`, not `10000000000000000.0`).
 _MAX_PLAIN_DIGITS = 16
 _USIZE_MAX = 2**64 - 1  # counts and line numbers are `usize` in the reference
+# A chunk's line numbers and token count are summed and offset in 64-bit arrays; no file has more
+# than 2^32 lines or tokens, so larger values (up to usize, which the JSON allows) are refused.
+_COUNT_LIMIT = 2**32 - 1
 
 
 def default_store_path(root: str) -> str:
@@ -145,9 +148,11 @@ def _string(value: Any, what: str) -> str:
     return value
 
 
-def _count(value: Any, what: str) -> int:
+def _count(value: Any, what: str, limit: int = _USIZE_MAX) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= _USIZE_MAX:
         raise _Invalid(f"{what} must be a non-negative integer")
+    if value > limit:
+        raise _Invalid(f"{what} is {value}, more than any file can mean (at most {limit})")
     return value
 
 
@@ -183,7 +188,7 @@ def _chunk(obj: Any, position: int) -> Chunk:
         return _string(obj[key], f'{where} "{key}"')
 
     def count(key: str) -> int:
-        return _count(obj[key], f'{where} "{key}"')
+        return _count(obj[key], f'{where} "{key}"', _COUNT_LIMIT)
 
     kind = _string(obj.get("kind", ""), f'{where} "kind"')
     embedding = _vector(obj.get("embedding", []), f'{where} "embedding"')

@@ -1,0 +1,174 @@
+"""A run split across jobs (`--shard I/N`) and put back together (`merge`), byte for byte.
+
+A slow retriever (an embedding service, a reranker) makes one job too slow for a large fixture
+set, and a CI matrix is the parallel machine a team already has. Each shard scores the queries
+whose id hashes to it, the same split on every machine and for every side of a comparison
+(SHA-256 of the UTF-8 id, so no `PYTHONHASHSEED` and no fixture order matter), and saves
+each query's values as exact floats (JSON numbers are written with `repr`, which round-trips).
+
+`merge` checks that the shards are one run — the same fixture file (by digest), corpus,
+embedder and backends, shard numbers 1..N each once, every query scored exactly once and by the
+shard its id hashes to — then rebuilds the per-query results in fixture order and hands them
+to the same aggregation (`harness.backend_report`) and rendering the unsharded run uses. The
+report is therefore the unsharded run's, not an approximation of it: a mean of rounded
+six-decimal strings would not be.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from cce_relevance import schemas
+from cce_relevance.errors import CceError
+from cce_relevance.evaluation.fixtures import Case, FixtureSet, parse_fixtures
+from cce_relevance.evaluation.harness import CaseResult, backend_report
+from cce_relevance.evaluation.metrics import QueryMetrics
+from cce_relevance.evaluation.run_result import RunResult
+from cce_relevance.evaluation.spans import TokenScore
+
+_SHARD = re.compile(r"([0-9]+)/([0-9]+)\Z")
+_METRICS = ("precision", "recall", "mrr", "f1")
+_TOKENS = ("precision", "recall", "iou")
+
+
+@dataclass(frozen=True)
+class Shard:
+    """Shard `index` of `count` (1-based, as a matrix lists them: 1/3, 2/3, 3/3)."""
+
+    index: int
+    count: int
+
+    def holds(self, case_id: str) -> bool:
+        """Whether the query `case_id` belongs to this shard."""
+        digest = hashlib.sha256(case_id.encode("utf-8")).digest()
+        return int.from_bytes(digest[:8], "big") % self.count == self.index - 1
+
+    def cases(self, fixtures: FixtureSet) -> FixtureSet:
+        """`fixtures` with this shard's queries only, in file order."""
+        return replace(fixtures, cases=tuple(c for c in fixtures.cases if self.holds(c.id)))
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+
+def parse_shard(text: str, source: str = "--shard") -> Shard:
+    """`I/N` with 1 <= I <= N; a `CceError` naming `source` otherwise."""
+    match = _SHARD.match(text.strip())
+    index, count = (int(match.group(1)), int(match.group(2))) if match else (0, 0)
+    if not 1 <= index <= count:
+        raise CceError(f"{source}: {text!r} is not a shard: expected I/N with 1 <= I <= N, for example 2/3")
+    return Shard(index, count)
+
+
+def shard_document(result: RunResult, fixture_text: str, shard: Shard) -> dict[str, Any]:
+    """What one shard saves: the whole fixture file (so `merge` knows every query and its order),
+    and each of its queries' values per backend, as exact floats."""
+    if result.comparison is not None or result.rank_metrics:
+        raise CceError("a sharded run scores backends only: --compare and --metrics are computed after `merge`")
+    return {
+        "schema": schemas.SHARD,
+        "shard": {"index": shard.index, "count": shard.count},
+        "fixtures": {"path": result.fixtures.path, "text": fixture_text,
+                     "sha256": hashlib.sha256(fixture_text.encode("utf-8")).hexdigest()},
+        "corpus": result.corpus,
+        "embedder": result.embedder,
+        "backends": [
+            {"backend": report.backend, "cases": [_case_values(r) for r in report.cases]}
+            for report in result.reports
+        ],
+    }
+
+
+def dumps_shard(document: dict[str, Any]) -> str:
+    """The shard document as text; floats as `repr`, which `json.loads` reads back exactly."""
+    return json.dumps(document, ensure_ascii=False, allow_nan=False, sort_keys=True, indent=1) + "\n"
+
+
+def _case_values(result: CaseResult) -> dict[str, Any]:
+    m, t = result.metrics, result.tokens
+    return {
+        "line": result.case.line, "id": result.case.id,
+        **{name: getattr(m, name) for name in _METRICS},
+        "first_relevant_rank": m.first_relevant_rank,
+        "tokens": None if t is None else {name: getattr(t, name) for name in _TOKENS},
+    }
+
+
+def merge_shards(documents: Sequence[tuple[str, Any]]) -> RunResult:
+    """The unsharded run rebuilt from its shards' documents, given as (source name, parsed JSON)."""
+    try:
+        return _merged(documents)
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+        raise CceError(f"merge: a shard state is malformed ({type(exc).__name__}: {exc}): "
+                       "expected files written by `run --shard-state`") from exc
+
+
+def _merged(documents: Sequence[tuple[str, Any]]) -> RunResult:
+    if not documents:
+        raise CceError("merge: no shard given: expected the state files of shards 1..N")
+    for source, document in documents:
+        if not isinstance(document, dict) or document.get("schema") != schemas.SHARD:
+            raise CceError(f"{source}: not a shard state (expected \"schema\": \"{schemas.SHARD}\")")
+    first_source, first = documents[0]
+    count = _check_numbering(documents)
+    for source, document in documents[1:]:
+        for key in ("fixtures", "corpus", "embedder"):
+            if document[key] != first[key]:
+                raise CceError(f"{source}: its {key} differ from {first_source}'s: the shards are not one run")
+        if [b["backend"] for b in document["backends"]] != [b["backend"] for b in first["backends"]]:
+            raise CceError(f"{source}: its backends differ from {first_source}'s: the shards are not one run")
+    fixtures = parse_fixtures(first["fixtures"]["text"], first["fixtures"]["path"])
+    reports = []
+    for position, block in enumerate(first["backends"]):
+        name = block["backend"]
+        scored: dict[int, tuple[str, dict[str, Any]]] = {}
+        for source, document in documents:
+            shard = Shard(document["shard"]["index"], count)
+            for values in document["backends"][position]["cases"]:
+                line = values["line"]
+                if line in scored:
+                    raise CceError(f"{source}: query {values['id']!r} on {name} is also in {scored[line][0]}: "
+                                   "every query must be scored exactly once")
+                if not shard.holds(values["id"]):
+                    raise CceError(f"{source}: query {values['id']!r} does not belong to shard {shard}")
+                scored[line] = (source, values)
+        reports.append(backend_report(name, [_case_result(case, scored, name) for case in fixtures.cases], None))
+    return RunResult(first["corpus"], first["embedder"], fixtures, tuple(reports), None)
+
+
+def _check_numbering(documents: Sequence[tuple[str, Any]]) -> int:
+    """N, when the shards are numbered 1..N of the same N, each once."""
+    counts = {d["shard"]["count"] for _, d in documents}
+    if len(counts) != 1:
+        raise CceError(f"merge: the shards split the queries {len(counts)} ways ({sorted(counts)}): expected one N")
+    [count] = counts
+    seen: dict[int, str] = {}
+    for source, document in documents:
+        index = document["shard"]["index"]
+        if index in seen:
+            raise CceError(f"{source}: shard {index}/{count} is also {seen[index]}")
+        seen[index] = source
+    missing = sorted(set(range(1, count + 1)) - set(seen))
+    if missing:
+        raise CceError(f"merge: shard {', '.join(f'{i}/{count}' for i in missing)} is missing: expected all {count}")
+    return count
+
+
+def _case_result(case: Case, scored: dict[int, tuple[str, dict[str, Any]]], backend: str) -> CaseResult:
+    if case.line not in scored or scored[case.line][1]["id"] != case.id:
+        raise CceError(f"merge: query {case.id!r} (line {case.line}) was scored by no shard on {backend}")
+    values = scored[case.line][1]
+    tokens = values["tokens"]
+    return CaseResult(
+        case,
+        QueryMetrics(float(values["precision"]), float(values["recall"]), float(values["mrr"]),
+                     float(values["f1"]), values["first_relevant_rank"]),
+        None if tokens is None else TokenScore(float(tokens["precision"]), float(tokens["recall"]),
+                                               float(tokens["iou"])),
+        hits=(),
+    )

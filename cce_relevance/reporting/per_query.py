@@ -1,0 +1,90 @@
+"""Per-query views of a run (`--per-query text|csv|tsv`): every query's numbers, not just the means.
+
+* `csv` / `tsv`: one row per query × backend × metric, like `trec_eval -q` — columns `backend`,
+  `query`, `metric`, `value`; values six-decimal as in the JSON report; metric names are the
+  report's keys (`precision_at_k`, `mrr`, `tokens.iou`, `ndcg_at_5`, …). A spreadsheet or pandas
+  pivots it into any table. Fields are quoted as RFC 4180 says (a query id holding a comma, a
+  quote or a tab stays one field).
+* `text`: for each query its expected anchors and, per backend, the first relevant rank and the
+  top hits (rank, `file:start-end`, kind), the relevant ones marked `*`: what a person writing or
+  checking labels needs to see, without opening the JSON.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterator, Sequence
+
+from cce_relevance.evaluation.harness import BackendReport, CaseResult
+from cce_relevance.evaluation.metrics import METRICS, MetricSpec
+from cce_relevance.reporting.numbers import format6
+from cce_relevance.reporting.terminal import terminal_safe
+
+COLUMNS = ("backend", "query", "metric", "value")
+
+
+def _case_values(result: CaseResult, rank_metrics: Sequence[MetricSpec]) -> Iterator[tuple[str, float]]:
+    for spec in METRICS:
+        yield spec.key, getattr(result.metrics, spec.attr)
+    if result.tokens is not None:
+        t = result.tokens
+        yield from (("tokens.precision", t.precision), ("tokens.recall", t.recall), ("tokens.iou", t.iou))
+    for spec in rank_metrics:
+        assert result.ranking is not None, "rank metrics were requested but the run was not judged"
+        yield spec.key, result.ranking[spec.key]
+
+
+def per_query_rows(reports: Sequence[BackendReport], rank_metrics: Sequence[MetricSpec] = ()
+                   ) -> Iterator[tuple[str, str, str, str]]:
+    """(backend, query id, metric key, six-decimal value), backends in order, then cases, then metrics."""
+    for report in reports:
+        for result in report.cases:
+            for key, value in _case_values(result, rank_metrics):
+                yield report.backend, result.case.id, key, format6(value)
+
+
+def per_query_table(reports: Sequence[BackendReport], rank_metrics: Sequence[MetricSpec] = (),
+                    delimiter: str = ",") -> str:
+    """The rows of `per_query_rows` under a header line, comma- or tab-separated."""
+    out = io.StringIO()
+    writer = csv.writer(out, delimiter=delimiter, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    writer.writerows(per_query_rows(reports, rank_metrics))
+    return out.getvalue()
+
+
+def _hit_line(result: CaseResult, rank: int) -> str:
+    hit = result.hits[rank - 1]
+    relevant = any(a.matches(hit.file_path, hit.kind, hit.start_line, hit.end_line) for a in result.case.anchors)
+    where = f"{hit.file_path}:{hit.start_line}-{hit.end_line}"
+    return f"    {rank:>3} {'*' if relevant else ' '} {terminal_safe(where)}  {terminal_safe(hit.kind)}\n"
+
+
+def per_query_text(reports: Sequence[BackendReport]) -> str:
+    """Each query once, with every backend's first relevant rank and top hits (`*` = relevant)."""
+    if not reports:
+        return ""
+    out = []
+    for i, first in enumerate(reports[0].cases):
+        case = first.case
+        out.append(f"query {terminal_safe(case.id)} (k={case.k}): {terminal_safe(case.query)}\n")
+        out.append("  expected: " + ", ".join(terminal_safe(a.display()) for a in case.anchors) + "\n")
+        for report in reports:
+            result = report.cases[i]
+            rank = result.metrics.first_relevant_rank
+            found = f"first relevant rank {rank}" if rank is not None else f"nothing relevant in the top {case.k}"
+            out.append(f"  {terminal_safe(report.backend)}: {found}\n")
+            out.extend(_hit_line(result, r) for r in range(1, len(result.hits) + 1))
+            if not result.hits:
+                out.append("    (no results)\n")
+        out.append("\n")
+    out.append("  * = the hit matches an expected anchor\n")
+    return "".join(out)
+
+
+def render_per_query(fmt: str, reports: Sequence[BackendReport], rank_metrics: Sequence[MetricSpec] = ()) -> str:
+    """The `--per-query` output in format `fmt`: `text`, `csv` or `tsv`."""
+    if fmt == "text":
+        return per_query_text(reports)
+    return per_query_table(reports, rank_metrics, "\t" if fmt == "tsv" else ",")

@@ -1,0 +1,148 @@
+"""`run --shard I/N --shard-state FILE` and `merge`: a split run put back together byte for byte.
+
+The starter set is scored whole and in three shards, by the built-in backends and by an external
+retriever (docs/examples/retriever.py, a real process); the merged report must be the unsharded
+one, text and JSON, and the committed golden. `merge` refuses shards that are not one run split
+once, naming the file and what is wrong.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cce_relevance.errors import CceError
+from cce_relevance.evaluation.shards import Shard, parse_shard
+from tests.cli.helpers import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURE = "eval/relevance/code.jsonl"
+GOLDEN = ROOT / "test" / "fixture" / "relevance" / "code.golden.json"
+GREP = f'[backends.grep]\ncommand = [{json.dumps(sys.executable)}, "docs/examples/retriever.py", "test/fixture/samples"]\n'
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A copy of the starter set, its corpus and the example retriever, with a config naming it."""
+    for part in ("eval/relevance", "test/fixture/samples", "docs/examples"):
+        shutil.copytree(ROOT / part, tmp_path / part)
+    (tmp_path / "cce-relevance.toml").write_text(GREP, encoding="utf-8")
+    (tmp_path / ".git").mkdir()  # the config lookup stops here
+    return tmp_path
+
+
+def sharded(project: Path, count: int, *options: str) -> list[Path]:
+    states = []
+    for index in range(1, count + 1):
+        state = project / "shards" / f"{index}.json"
+        state.parent.mkdir(exist_ok=True)
+        done = cli("run", FIXTURE, *options, "--shard", f"{index}/{count}", "--shard-state", str(state),
+                   "--no-cache", cwd=project)
+        assert done.code == 0, done.err
+        states.append(state)
+    return states
+
+
+@pytest.mark.parametrize("backends", ["bm25,vector,hybrid", "bm25,grep"])
+def test_three_shards_merge_into_the_unsharded_report_byte_for_byte(project: Path, backends: str) -> None:
+    options = ("--backend", backends)
+    whole_json = cli("run", FIXTURE, *options, "--json", "--no-cache", cwd=project)
+    whole_text = cli("run", FIXTURE, *options, "--no-cache", cwd=project)
+    states = sharded(project, 3, *options)
+    sizes = [sum(len(b["cases"]) for b in json.loads(s.read_text())["backends"]) for s in states]
+    assert all(sizes) and sum(sizes) == 10 * len(backends.split(","))  # a real split: every shard has queries
+
+    merged_json = cli("merge", *map(str, states), "--json", cwd=project)
+    merged_text = cli("merge", str(project / "shards"), cwd=project)  # a directory of states works too
+
+    assert (merged_json.code, merged_text.code) == (0, 0), merged_json.err + merged_text.err
+    assert merged_json.out == whole_json.out
+    assert merged_text.out == whole_text.out
+    if backends == "bm25,vector,hybrid":
+        assert merged_json.out == GOLDEN.read_text(encoding="utf-8")
+        assert cli("merge", *map(str, states), "--golden", str(GOLDEN), cwd=project).code == 0
+
+
+def test_merge_fails_the_gate_when_the_merged_report_drifts_from_the_golden(project: Path) -> None:
+    states = sharded(project, 2, "--backend", "bm25")
+    done = cli("merge", *map(str, states), "--golden", str(GOLDEN), cwd=project)
+    assert done.code == 1 and "report drifted from golden" in done.err
+
+
+def merge_error(*paths: Path) -> str:
+    done = cli("merge", *map(str, paths))
+    assert done.code == 2 and done.out == ""
+    return done.err
+
+
+def test_a_missing_or_repeated_shard_is_refused(project: Path) -> None:
+    one, two, three = sharded(project, 3, "--backend", "bm25")
+    assert "shard 2/3 is missing: expected all 3" in merge_error(one, three)
+    copy = project / "copy.json"
+    shutil.copy(two, copy)
+    assert f"{copy}: shard 2/3 is also {two}" in merge_error(one, two, copy, three)
+
+
+def test_shards_of_different_runs_are_refused(project: Path) -> None:
+    sharded(project, 2, "--backend", "bm25")
+    bm25 = project / "bm25"
+    shutil.move(project / "shards", bm25)
+    [_, grep_2] = sharded(project, 2, "--backend", "grep")
+    assert "its backends differ" in merge_error(bm25 / "1.json", grep_2)
+    assert "split the queries 2 ways ([2, 3])" in merge_error(bm25 / "1.json", *sharded(project, 3, "--backend", "bm25"))
+
+
+def test_a_query_scored_twice_by_the_wrong_shard_or_not_at_all_is_refused(project: Path) -> None:
+    one, two = sharded(project, 2, "--backend", "bm25")
+    first, second = json.loads(one.read_text()), json.loads(two.read_text())
+    moved = first["backends"][0]["cases"].pop()
+    second["backends"][0]["cases"].append(moved)
+    two.write_text(json.dumps(second))
+    assert f"{two}: query {moved['id']!r} on bm25 is also in {one}" in merge_error(one, two)
+    one.write_text(json.dumps(first))
+    assert f"query {moved['id']!r} does not belong to shard 2/2" in merge_error(one, two)
+    second["backends"][0]["cases"].pop()
+    two.write_text(json.dumps(second))
+    assert f"query {moved['id']!r} (line {moved['line']}) was scored by no shard on bm25" in merge_error(one, two)
+
+
+def test_a_file_that_is_not_a_shard_state_is_refused(project: Path, tmp_path: Path) -> None:
+    [one, two] = sharded(project, 2, "--backend", "bm25")
+    assert "not a shard state" in merge_error(one, GOLDEN)
+    broken = json.loads(two.read_text())
+    del broken["backends"][0]["cases"][0]["mrr"]
+    two.write_text(json.dumps(broken))
+    assert "a shard state is malformed (KeyError: 'mrr')" in merge_error(one, two)
+    (tmp_path / "bad.json").write_text("{", encoding="utf-8")
+    assert "not a JSON shard state" in merge_error(tmp_path / "bad.json")
+
+
+@pytest.mark.parametrize("args", [("--shard", "1/2"), ("--shard-state", "x.json")])
+def test_shard_and_shard_state_go_together(args: tuple[str, str]) -> None:
+    done = cli("run", FIXTURE, *args, cwd=ROOT)
+    assert done.code == 2 and "--shard I/N and --shard-state FILE go together" in done.err
+
+
+def test_a_sharded_run_scores_backends_only(tmp_path: Path) -> None:
+    done = cli("run", FIXTURE, "--compare", "bm25,hybrid", "--shard", "1/2", "--shard-state", str(tmp_path / "s"),
+               cwd=ROOT)
+    assert done.code == 2 and "--shard cannot be used with --compare" in done.err
+
+
+@pytest.mark.parametrize("text", ["0/3", "4/3", "3", "a/b", "1/0", "-1/3", ""])
+def test_a_shard_is_i_of_n(text: str) -> None:
+    with pytest.raises(CceError, match="expected I/N with 1 <= I <= N"):
+        parse_shard(text)
+
+
+@given(st.lists(st.text(min_size=1), min_size=1, max_size=30, unique=True), st.integers(1, 9))
+def test_every_query_falls_in_exactly_one_shard(ids: list[str], count: int) -> None:
+    for case_id in ids:
+        assert sum(Shard(i, count).holds(case_id) for i in range(1, count + 1)) == 1
+    assert all(Shard(1, 1).holds(case_id) for case_id in ids)
