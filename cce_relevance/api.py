@@ -22,6 +22,7 @@ from typing import Any
 from cce_relevance import json_input
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.anchor_fixes import AnchorFix, fixed_lines, suggest_fixes
+from cce_relevance.evaluation.anchor_index import AnchorIndex
 from cce_relevance.evaluation.anchors import Anchor, parse_anchor
 from cce_relevance.evaluation.backend_runs import evaluated_backends
 from cce_relevance.evaluation.comparison import (
@@ -48,10 +49,10 @@ from cce_relevance.evaluation.corpus import (
     resolve_index,
 )
 from cce_relevance.evaluation.discrimination import Discrimination, discrimination
-from cce_relevance.evaluation.fixtures import FixtureSet, load_fixtures, parse_fixtures
+from cce_relevance.evaluation.fixtures import Case, FixtureSet, load_fixtures, parse_fixtures
 from cce_relevance.evaluation.gate import gated_comparison, gated_test, is_significant_regression
 from cce_relevance.evaluation.harness import BackendReport, evaluate_backends
-from cce_relevance.evaluation.judgments import judge
+from cce_relevance.evaluation.judgments import Judgments, judge
 from cce_relevance.evaluation.metrics import DEFAULT_PRIMARY, METRIC_KEYS, METRICS
 from cce_relevance.evaluation.names import (
     DEFAULT_BACKENDS,
@@ -79,8 +80,8 @@ from cce_relevance.reporting.fixture_patch import unified_patch
 from cce_relevance.retrieval.cache.index_cache import default_cache_dir
 from cce_relevance.retrieval.chunking.chunk import Chunk
 from cce_relevance.retrieval.chunking.languages import check_languages, enabled_packs
-from cce_relevance.retrieval.chunking.symbols import CorpusSymbols
-from cce_relevance.retrieval.corpus.exclusion import NO_EXCLUSION
+from cce_relevance.retrieval.chunking.symbols import CorpusSymbols, ParsedFiles
+from cce_relevance.retrieval.corpus.exclusion import NO_EXCLUSION, Exclusion
 from cce_relevance.retrieval.corpus.redact import redact
 from cce_relevance.retrieval.corpus.walk import walk
 from cce_relevance.retrieval.embedding.embed import (
@@ -98,7 +99,6 @@ from cce_relevance.retrieval.store.store import default_store_path, dumps_store
 from cce_relevance.stats.full_stats import StatsLevel
 from cce_relevance.stats.paired import PairedTest
 from cce_relevance.stats.power import PowerAnalysis, PowerRow, plan_from_pilot
-from cce_relevance.strings import rust_lines
 
 __all__ = [
     # The use cases, one per command of the CLI (the Action calls run, validate, compare_saved).
@@ -107,7 +107,11 @@ __all__ = [
     "load_report", "load_config", "fixture_corpus", "build_options", "corpus_symbols", "require_directory",
     "bootstrap", "suggest", "own_outputs", "shard_state", "merge_shard_states",
     # Fixture sets and anchors as written (the Action follows range anchors through a diff).
-    "load_fixtures", "parse_anchor", "FixtureSet",
+    "load_fixtures", "parse_anchor",
+    # Pieces of run and validate, for a caller that scores a set and checks its anchors with one
+    # reading of the set and one index of its corpus (the Action).
+    "fixtures_exclusion", "open_corpus", "check_anchors", "anchor_index", "Exclusion",
+    "ParsedFiles",
     # Names checked where the reference checks them (run checks its own; the CLI checks --languages).
     "check_languages", "check_backend", "backend_names", "backend_pair", "compared_backends", "rank_metric_specs",
     "rank_metric_for_key", "proposal_forms", "compare_reports", "parse_shard",
@@ -115,6 +119,7 @@ __all__ = [
     "gated_test", "gated_comparison", "is_significant_regression",
     # What the use cases take and give.
     "RunResult", "Comparison", "StoreWritten", "BuildOptions", "ProjectConfig", "NO_CONFIG", "find_config",
+    "FixtureSet", "Index",
     "BackendComparison", "Validation", "AnchorFinding", "Anchor", "PairedTest", "PowerAnalysis", "Hit", "Chunk",
     "Bootstrapped", "Discrimination", "FileRules", "Suggestions", "AnchorFix", "Shard",
     # Defaults and fixed texts.
@@ -150,13 +155,14 @@ def build_options(cache_dir: str | None = None, *, use_cache: bool = True,
     return BuildOptions(cache=cache_dir, progress=progress)
 
 
-def fixture_corpus(fixtures_path: str) -> str:
-    """The corpus `run(fixtures_path)` would index, without indexing it.
+def fixture_corpus(fixtures_path: str, fixtures: FixtureSet | None = None) -> str:
+    """The corpus `run(fixtures_path)` would index, without indexing it (`fixtures`: the set
+    already read from `fixtures_path`, by `load_fixtures`).
 
     For a caller that must vet the directory first (the Action refuses a corpus that escapes
     the repository) and then pass it to `run` as `dir`, which yields the same report bytes.
     """
-    return header_corpus(load_fixtures(fixtures_path), fixtures_path)
+    return header_corpus(load_fixtures(fixtures_path) if fixtures is None else fixtures, fixtures_path)
 
 
 def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
@@ -164,7 +170,8 @@ def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
         warn: Warn = warn_on_stderr, stats_level: StatsLevel = "reference", primary: str = DEFAULT_PRIMARY,
         config: ProjectConfig = NO_CONFIG, metrics: Sequence[str] | None = None, trec: bool = False,
         languages: Sequence[str] | None = None, indexing: BuildOptions = DEFAULT_BUILD,
-        outputs: Sequence[str] = (), shard: Shard | None = None) -> RunResult:
+        outputs: Sequence[str] = (), shard: Shard | None = None, index: Index | None = None,
+        fixtures: FixtureSet | None = None) -> RunResult:
     """Evaluate a fixture set, in the reference's order of checks (§order).
 
     `backends` names the backends to score (default: the three built-ins); `compare` names two
@@ -180,16 +187,21 @@ def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
     a corpus directory is indexed (`build_options`). A corpus directory never includes the run's
     own files: the fixture file, the config file and `outputs` (the golden and every file the
     run writes, see `own_outputs`), nor what the config's and the header's `exclude` patterns
-    name; own files it held are named once through `warn`.
+    name; own files it held are named once through `warn`. A caller that has indexed the corpus
+    directory already passes its index as `index` (`open_corpus` with the same languages and,
+    as `exclude`, the `fixtures_exclusion` of the same config and outputs), and one that has read
+    the set already passes it as `fixtures` (`load_fixtures`, with `grades=True` when `metrics`
+    or `trec` is given): the Action scores a set and checks its anchors (`check_anchors`) with one of each.
     `shard` scores only the queries whose id hashes to it (evaluation/shards.py);
     `merge_shard_states` puts the shards back together.
     """
     rank_metrics = rank_metric_specs(metrics) if metrics is not None else ()
     judged = bool(rank_metrics) or trec
-    fixtures = load_fixtures(fixtures_path, grades=judged)
+    if fixtures is None:
+        fixtures = load_fixtures(fixtures_path, grades=judged)
     languages = config.languages if languages is None else languages
     exclusion = NO_EXCLUSION if store is not None else fixtures_exclusion(fixtures, fixtures_path, dir, config, outputs)
-    corpus, index = resolve_index(fixtures, fixtures_path, dir, store, languages, indexing, exclusion)
+    corpus, index = resolve_index(fixtures, fixtures_path, dir, store, languages, indexing, exclusion, index)
     report_excluded(index, exclusion, warn)
     fixtures = bound_fixtures(fixtures, corpus, store, languages)
     if shard is not None:
@@ -202,7 +214,7 @@ def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
     else:
         names = list(DEFAULT_BACKENDS)
     weights = LineWeights.of_index(index)
-    judgments = tuple(judge(c, index.chunks) for c in fixtures.cases) if judged else None
+    judgments = _judgments(fixtures.cases, index) if judged else None
     reports = tuple(evaluated_backends(names, config, index, embed, fixtures.cases, weights, judgments, indexing,
                                        rank_metrics))
     comparison, systems = compared(reports, stats_level, primary, rank_metrics) if compare is not None else (None, ())
@@ -246,7 +258,7 @@ def score_runs(fixtures_path: str, run_paths: Sequence[str], *, dir: str | None 
             warn(f"run {r.backend}: {len(extra)} ranked quer{'y is' if len(extra) == 1 else 'ies are'} not in "
                  f"{fixtures_path} and not scored (first: {rust_debug_str(extra[0])})")
     weights = LineWeights.of_index(index)
-    judgments = tuple(judge(c, index.chunks) for c in fixtures.cases) if judged else None
+    judgments = _judgments(fixtures.cases, index) if judged else None
     reports = tuple(evaluate_backends([(r.backend, r.search()) for r in runs], fixtures.cases, weights, judgments,
                                       specs=rank_metrics))
     comparison, systems = compared(reports, stats_level, primary, rank_metrics) if compare is not None else (None, ())
@@ -276,6 +288,12 @@ def merge_shard_states(paths: Sequence[str]) -> RunResult:
             except json_input.JsonInputError as exc:
                 raise CceError(f"{name}: not a JSON shard state ({exc})") from exc
     return merge_shards(documents)
+
+
+def _judgments(cases: Sequence[Case], index: Index) -> tuple[Judgments, ...]:
+    """Every case's anchors resolved against `index`'s chunks, looked up through one anchor index."""
+    anchors = anchor_index(index)
+    return tuple(judge(c, index.chunks, anchors) for c in cases)
 
 
 SEARCH_QUERY_ID = "search"  # the id an external retriever sees for `search`'s one query
@@ -336,10 +354,29 @@ def _validated(fixtures_path: str, dir: str | None, languages: Sequence[str], gr
     fixtures = load_fixtures(fixtures_path, grades=grades)
     exclusion = fixtures_exclusion(fixtures, fixtures_path, dir, config, outputs)
     corpus, index = resolve_index(fixtures, fixtures_path, dir, None, languages, indexing, exclusion)
-    line_counts = {f.path: len(rust_lines(f.text)) for f in walk(corpus, exclude=exclusion).files}
     symbols = corpus_symbols(corpus, languages)
-    validation = validate_cases(fixtures_path, corpus, fixtures.cases, index.chunks, line_counts, symbols)
-    return validation, fixtures, index, symbols
+    return _checked(fixtures_path, fixtures, corpus, index, symbols), fixtures, index, symbols
+
+
+def check_anchors(fixtures_path: str, fixtures: FixtureSet, corpus: str, index: Index,
+                  languages: Sequence[str] = ()) -> Validation:
+    """`validate` of a fixture set already read (`load_fixtures`) against the index already made
+    of its corpus directory `corpus`: what the Action does after scoring a set, so that neither is
+    read or made twice. With `index` made by `open_corpus` with `languages` and, as `exclude`, the
+    `fixtures_exclusion` of a config and outputs, this is `validate` with that config and those
+    outputs: the files, chunks and line counts checked against are the index's own."""
+    return _checked(fixtures_path, fixtures, corpus, index, corpus_symbols(corpus, languages))
+
+
+def _checked(fixtures_path: str, fixtures: FixtureSet, corpus: str, index: Index,
+             symbols: CorpusSymbols) -> Validation:
+    return validate_cases(fixtures_path, corpus, fixtures.cases, anchor_index(index), index.line_counts or {},
+                          symbols)
+
+
+def anchor_index(index: Index) -> AnchorIndex:
+    """Anchor lookups in `index`'s chunks, through the chunks by file that ranking keeps."""
+    return AnchorIndex(index.chunks, index.chunks_by_file)
 
 
 @dataclass(frozen=True)

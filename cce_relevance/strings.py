@@ -37,6 +37,11 @@ def rust_lines(text: str) -> list[str]:
     return lines + [last] if last else lines
 
 
+def rust_line_count(text: str) -> int:
+    """`len(rust_lines(text))` without splitting: one line per LF, and one for a last line without LF."""
+    return text.count("\n") + (not text.endswith("\n") and text != "")
+
+
 def escape_unprintable(text: str) -> str:
     """Spell every unprintable character but TAB as `\\uXXXX`: untrusted text that cannot drive a terminal."""
     return "".join(c if c.isprintable() or c == "\t" else f"\\u{ord(c):04x}" for c in text)

@@ -89,3 +89,18 @@ def test_startup_benchmark_runs():
     figures = json.loads(out)
     assert set(figures["commands"]) == {"python -c pass", "cce-relevance --help"}
     assert "numpy" not in figures["cli_imports"]
+
+
+def test_action_bench_runs_the_whole_check_cold_and_with_the_cache_restored():
+    out = subprocess.run([sys.executable, str(REPO_ROOT / "bench" / "action.py"), str(CORPUS), "--queries", "6",
+                          "--edits", "2", "--runs", "1", "--p-repeats", "1", "--json"],
+                         capture_output=True, text=True, check=True).stdout
+    figures = json.loads(out)
+    assert [r["label"] for r in figures["runs"]] == ["cold", "cached 1"]
+    assert len(figures["p"]) == 3 and figures["edits"] == ["python.py"]  # the one Python file: edits are Python
+    for run in figures["runs"]:
+        stages = [name for name, _, _ in run["stages"]]
+        assert stages == ["commits", *(f"{side} {stage}" for side in ("head", "base")
+                                       for stage in ("materialise", "index", "score", "validate", "hits")), "report"]
+        assert run["wall_s"] >= sum(wall for _, wall, _ in run["stages"]) > 0
+        assert run["cpu_s"] > 0 and run["p_s"] > 0 and run["peak_rss_mb"] > 0

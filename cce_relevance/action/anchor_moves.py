@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Literal
 
 from cce_relevance import api
-from cce_relevance.action.git import git
+from cce_relevance.action.git import changed_files, git
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
@@ -122,6 +122,7 @@ def follow_ranges(repo: Path, base: str, head: str, at_base: SideFixtures,
     base_cases = {c.id: c for c in at_base.fixtures.cases}
     lines = at_head.text.split("\n")
     diffs: dict[str, list[Hunk] | None] = {}
+    changed: set[str] | None = None  # asked once: most anchored files are the same at both sides
     moves = []
     for case in at_head.fixtures.cases:
         before = base_cases.get(case.id)
@@ -133,6 +134,10 @@ def follow_ranges(repo: Path, base: str, head: str, at_base: SideFixtures,
             path = _repository_path(at_head.corpus, anchor.path)
             if path is None or path != _repository_path(at_base.corpus, anchor.path):
                 continue
+            if changed is None:
+                changed = set(changed_files(repo, base, head))
+            if path not in changed:
+                continue  # the same blob (or none) at both sides: nothing moved
             if path not in diffs:
                 diffs[path] = _file_hunks(repo, base, head, path)
             hunks = diffs[path]

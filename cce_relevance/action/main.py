@@ -61,6 +61,7 @@ from cce_relevance.action.publish import publish
 from cce_relevance.action.query_changes import Links
 from cce_relevance.action.retriever_policy import withhold_token
 from cce_relevance.action.scoring import score_commits
+from cce_relevance.action.timings import Stopwatch
 from cce_relevance.action.verdict import TITLE, Markdown, Outcome, action_document, render
 from cce_relevance.action.workflow_commands import (
     STEP_SUMMARY_LIMIT,
@@ -111,34 +112,40 @@ def _ensure_home() -> None:
 def _run(inputs: ActionInputs) -> int:
     if inputs.mode == "publish":
         return publish(inputs)
-    repo, commits, outcome = _evaluate(inputs)
+    clock = Stopwatch()
+    repo, commits, outcome = _evaluate(inputs, clock)
     github = inputs.github
-    verdict = outcome.verdict()
-    marker = comment_marker(inputs.comment_key)
-    run_link = _run_link(github)
-    markdown = render(outcome, verdict, commits, marker, run_link)
-    links = Links(github.server_url, github.repository, commits.base, commits.head) if github.repository else None
-    comment = render_comment(outcome, verdict, commits, marker, links=links, run_link=run_link,
-                             edited=_edited(repo, commits, inputs, outcome))
-    body = fit_body(comment.head, list(comment.sections), comment.tail,
-                    full_report=f"[the job summary]({_run_url(github)})" if _run_url(github) else "the job summary")
-    meta = _pull_request_meta(inputs, commits, measurable_change(outcome))
-    files = _save(github.workspace, outcome, verdict, commits, markdown, body, meta, inputs.cache_dir)
-    if github.output_path is not None:
-        drift = "true" if outcome.drifted else "false"
-        outputs = {"report": files.report, "compare": files.compare, "drift": drift, "verdict": verdict}
-        write_step_outputs(github.output_path, outputs)
-    if github.step_summary_path is not None:
-        try:
-            _write_summary(github.step_summary_path, markdown, files)
-        except (OSError, ValueError) as exc:  # ValueError: the summary is already at the runner's limit
-            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-            print(annotation("warning", f"Could not write the job summary GITHUB_STEP_SUMMARY="
-                                        f"{github.step_summary_path}: {reason}. The full report is {files.report}."),
-                  flush=True)
+    with clock.stage("report"):
+        verdict = outcome.verdict()
+        marker = comment_marker(inputs.comment_key)
+        run_link = _run_link(github)
+        markdown = render(outcome, verdict, commits, marker, run_link)
+        links = (Links(github.server_url, github.repository, commits.base, commits.head)
+                 if github.repository else None)
+        comment = render_comment(outcome, verdict, commits, marker, links=links, run_link=run_link,
+                                 edited=_edited(repo, commits, inputs, outcome))
+        body = fit_body(comment.head, list(comment.sections), comment.tail,
+                        full_report=(f"[the job summary]({_run_url(github)})" if _run_url(github)
+                                     else "the job summary"))
+        meta = _pull_request_meta(inputs, commits, measurable_change(outcome))
+        files = _save(github.workspace, outcome, verdict, commits, markdown, body, meta, inputs.cache_dir)
+        if github.output_path is not None:
+            drift = "true" if outcome.drifted else "false"
+            outputs = {"report": files.report, "compare": files.compare, "drift": drift, "verdict": verdict}
+            write_step_outputs(github.output_path, outputs)
+        if github.step_summary_path is not None:
+            try:
+                _write_summary(github.step_summary_path, markdown, files)
+            except (OSError, ValueError) as exc:  # ValueError: the summary is already at the runner's limit
+                reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+                print(annotation("warning", f"Could not write the job summary GITHUB_STEP_SUMMARY="
+                                            f"{github.step_summary_path}: {reason}. "
+                                            f"The full report is {files.report}."),
+                      flush=True)
     print(verdict, flush=True)
     _print_findings(outcome, inputs, repo)
     print(f"Full report: {files.report}", flush=True)
+    print(clock.line(), flush=True)
     code = EXIT_GATE_FAILED if outcome.gate_failed() else EXIT_OK
     changed = measurable_change(outcome)
     url = _comment_within_budget(inputs, body, commits.head, changed) if _wants_comment(inputs) else ""
@@ -155,14 +162,15 @@ def _comment_within_budget(inputs: ActionInputs, body: str, head: str, changed: 
                          after="The report is in the job summary.")
 
 
-def _evaluate(inputs: ActionInputs) -> tuple[Path, CommitPair, Outcome]:
-    """The repository, the two commits, and every fixture set scored at both."""
-    repo = find_repository(inputs.working_directory)
-    commits = resolve_commits(inputs.github.event_name, inputs.github.event, inputs, repo)
-    print(f"cce-relevance {__version__}: base {commits.base or '(none)'} -> head {commits.head}", flush=True)
-    made = prepare_cache_dir(repo, inputs.github.workspace, inputs.cache_dir)
+def _evaluate(inputs: ActionInputs, clock: Stopwatch) -> tuple[Path, CommitPair, Outcome]:
+    """The repository, the two commits, and every fixture set scored at both (timed on `clock`)."""
+    with clock.stage("commits"):
+        repo = find_repository(inputs.working_directory)
+        commits = resolve_commits(inputs.github.event_name, inputs.github.event, inputs, repo)
+        print(f"cce-relevance {__version__}: base {commits.base or '(none)'} -> head {commits.head}", flush=True)
+        made = prepare_cache_dir(repo, inputs.github.workspace, inputs.cache_dir)
     try:
-        sets = score_commits(repo, commits, inputs)
+        sets = score_commits(repo, commits, inputs, clock)
     finally:  # the runner's user saves it with actions/cache and cleans the workspace up
         give_to_workspace_owner(made, inputs.github.workspace)
     return repo, commits, Outcome(sets, inputs.regression_metric, inputs.alpha, inputs.fail_on)

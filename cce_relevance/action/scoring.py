@@ -14,8 +14,8 @@ configuration error, checked before anything is read.
 Sets are scored with the working directory (inside the tree) as the current directory and the
 corpus passed as the header resolves it, so the report's `corpus` string is the one a local
 `cce-relevance run FIXTURE` from that directory prints, and base, head and the committed golden
-are comparable byte for byte. Each set is also checked for stale anchors (`api.validate`) at
-each side, against the same corpus and languages, so the report can tell a miss caused by a
+are comparable byte for byte. Each set is also checked for stale anchors (`api.check_anchors`) at
+each side, against the index the set was scored with, so the report can tell a miss caused by a
 renamed file or function from a ranking change.
 """
 
@@ -33,9 +33,10 @@ from typing import Any, Literal, NamedTuple
 
 from cce_relevance import api
 from cce_relevance.action.anchor_moves import AnchorMove, SideFixtures, follow_ranges
-from cce_relevance.action.git import CommitPair, commit_files
+from cce_relevance.action.git import CommitFiles, CommitPair, commit_files
 from cce_relevance.action.inputs import ActionInputs, expand_fixtures, rank_metric_name
 from cce_relevance.action.retriever_policy import REFUSED_BY_DEFAULT
+from cce_relevance.action.timings import Stopwatch
 from cce_relevance.action.workspace import inside
 from cce_relevance.api import (
     DEFAULT_BACKENDS,
@@ -172,26 +173,36 @@ class SideResult(NamedTuple):
     fixtures: SideFixtures
 
 
-def score_commits(repo: Path, commits: CommitPair, inputs: ActionInputs) -> tuple[SetResult, ...]:
+def score_commits(repo: Path, commits: CommitPair, inputs: ActionInputs,
+                  clock: Stopwatch | None = None) -> tuple[SetResult, ...]:
     """Every fixture set found at head or base, scored where it exists; goldens checked at head.
 
     At head the fixture patterns must match (a pattern matching nothing is a typo); at base they
     may not (the change can add a set), and a set found on one side only is scored there.
+    `clock` is given each side's stages (materialise, index, score, validate, hits).
     """
+    clock = clock if clock is not None else Stopwatch()
     subdir = inputs.working_directory.relative_to(repo)
     base: dict[str, SideResult] = {}
+    parsed: api.ParsedFiles = {}
     with commit_files(repo) as files:
-        tree = files.check_out(commits.head)
-        head = _score_side("head", commits.head, tree, subdir, inputs, required=True)
+        tree = _checked_out(files, commits.head, clock, "head")
+        head = _score_side("head", commits.head, tree, subdir, inputs, clock, parsed, required=True)
         goldens = _check_goldens(tree, subdir, head, inputs, commits.head)
         if commits.base is not None:
-            tree = files.check_out(commits.base)
-            base = _score_side("base", commits.base, tree, subdir, inputs, required=False)
+            tree = _checked_out(files, commits.base, clock, "base")
+            base = _score_side("base", commits.base, tree, subdir, inputs, clock, parsed, required=False)
     return tuple(
         _set_result(repo, commits, fixture, base.get(fixture), head.get(fixture), goldens.get(fixture),
                     inputs.regression_metric)
         for fixture in sorted(base.keys() | head.keys())
     )
+
+
+def _checked_out(files: CommitFiles, sha: str, clock: Stopwatch, side: str) -> Path:
+    """`files` made to hold `sha`'s tracked files, timed as the side's `materialise`."""
+    with clock.stage(f"{side} materialise"):
+        return files.check_out(sha)
 
 
 def _set_result(repo: Path, commits: CommitPair, fixture: str, base: SideResult | None, head: SideResult | None,
@@ -219,7 +230,8 @@ def _naming_side(side: str, sha: str) -> Iterator[None]:
 
 
 def _score_side(
-    side: str, sha: str, tree: Path, subdir: Path, inputs: ActionInputs, *, required: bool
+    side: str, sha: str, tree: Path, subdir: Path, inputs: ActionInputs, clock: Stopwatch,
+    parsed: api.ParsedFiles, *, required: bool,
 ) -> dict[str, SideResult]:
     root = tree / subdir
     with _naming_side(side, sha):
@@ -233,17 +245,47 @@ def _score_side(
         # One cache for base, head and the anchor checks: the head side reuses what the base indexed.
         indexing = api.BuildOptions(cache=str(inputs.cache_dir))
         goldens = dict(inputs.golden)
+        side_clock = _SideClock(clock, side)
+        indexes: dict[_IndexKey, api.Index] = {}  # sets of one side sharing a corpus share its index
         with contextlib.chdir(root):
+            made = _SideIndexes(indexing, indexes, side_clock, parsed)
             metrics = rank_metric_name(inputs.regression_metric)
-            return {fixture: _score_fixture(tree, subdir, fixture, backends, config, indexing, goldens.get(fixture),
+            return {fixture: _score_fixture(tree, subdir, fixture, backends, config, made, goldens.get(fixture),
                                             metrics)
                     for fixture in fixtures}
 
 
-def top_hits(result: api.RunResult, corpus: str, languages: Sequence[str] = ()) -> Rankings:
+class _SideClock(NamedTuple):
+    clock: Stopwatch
+    side: str
+
+    def stage(self, name: str) -> contextlib.AbstractContextManager[None]:
+        return self.clock.stage(f"{self.side} {name}")
+
+
+_IndexKey = tuple[str, api.Exclusion]
+"""A corpus directory (real path) and what its index leaves out: two sets of one corpus can
+exclude different files (their own goldens, their headers' patterns)."""
+
+
+class _SideIndexes(NamedTuple):
+    """How one side indexes its corpora, the indexes it has made, its stage clock, and the files
+    parsed for symbols (shared by both sides)."""
+
+    indexing: api.BuildOptions
+    made: dict[_IndexKey, api.Index]
+    clock: _SideClock
+    parsed: api.ParsedFiles
+    """The files parsed for the top hits' symbols, at either side."""
+
+
+def top_hits(result: api.RunResult, corpus: str, languages: Sequence[str] = (),
+             parsed: api.ParsedFiles | None = None) -> Rankings:
     """Per backend, each query's first `TOP_HITS` hits, marked relevant when they match one of its
-    anchors, with their symbols as the corpus's chunker names them (only these files are parsed)."""
-    symbols = api.corpus_symbols(corpus, languages)
+    anchors, with their symbols as the corpus's chunker names them (only these files are parsed,
+    each once with `parsed` shared by the sets and sides: a file unchanged between base and head
+    is not parsed again)."""
+    symbols = api.corpus_symbols(corpus, languages, parsed)
 
     def relevant(anchors: tuple[Anchor, ...], file: str, kind: str, start: int, end: int) -> bool:
         return any(a.matches(file, kind, start, end) for a in anchors)
@@ -281,15 +323,20 @@ def _project_config(tree: Path, root: Path, retrievers: bool) -> ProjectConfig:
 
 def _score_fixture(
     tree: Path, subdir: Path, fixture: str, backends: tuple[str, ...], config: ProjectConfig,
-    indexing: api.BuildOptions, golden: str | None, metrics: str | None = None,
+    side: _SideIndexes, golden: str | None, metrics: str | None = None,
 ) -> SideResult:
     """The fixture's report JSON and anchor check; its corpus is vetted before a single file of
-    it is read. The check reads the fixtures as `run` does (grades ignored) with the same corpus
-    and languages, so it can never refuse a set that scores. The golden configured for the set is
-    one of the run's own files, as for `update_golden_command`: left out of a corpus holding it.
-    Runs in the working directory, `tree / subdir`."""
+    it is read. The set is read once, as `run` reads it (grades ignored), and the corpus indexed
+    once (with the config's languages and `run`'s exclusion) for the scores and the anchor check,
+    so the check can never refuse a set that scores and a miss it calls stale is one of the
+    corpus that was scored. The golden configured for the set is one of the run's own files, as
+    for `update_golden_command`: left out of a corpus holding it. Runs in the working directory,
+    `tree / subdir`."""
     root = tree / subdir
-    corpus = api.fixture_corpus(fixture)
+    clock = side.clock
+    with clock.stage("index"):  # the set read, then its corpus indexed
+        fixtures = api.load_fixtures(fixture)
+        corpus = api.fixture_corpus(fixture, fixtures)
     if not inside(tree, root / corpus):
         raise CceError(
             f"fixture {fixture}: its corpus {corpus!r} resolves outside the repository",
@@ -297,16 +344,30 @@ def _score_fixture(
             "fixture file",
         )
     outputs = [golden] if golden is not None else []
-    result = api.run(fixture, dir=corpus, backends=backends, config=config, indexing=indexing, outputs=outputs,
-                     metrics=None if metrics is None else [metrics])
-    anchors = api.validate(fixture, dir=corpus, languages=config.languages, grades=False, indexing=indexing,
-                           config=config, outputs=outputs)
+    exclusion = api.fixtures_exclusion(fixtures, fixture, corpus, config, outputs)
+    key = (os.path.realpath(corpus), exclusion)
+    if key not in side.made:
+        with clock.stage("index"):
+            side.made[key] = api.open_corpus(corpus, languages=config.languages, indexing=side.indexing,
+                                             exclude=exclusion)
+    index = side.made[key]
+    with clock.stage("score"):
+        # A rank regression metric reads the set's grades, which the anchor check leaves alone.
+        graded = fixtures if metrics is None else api.load_fixtures(fixture, grades=True)
+        result = api.run(fixture, dir=corpus, backends=backends, config=config, indexing=side.indexing,
+                         outputs=outputs, index=index, fixtures=graded,
+                         metrics=None if metrics is None else [metrics])
+        report = run_report_json(result)
+    with clock.stage("validate"):
+        anchors = api.check_anchors(fixture, fixtures, corpus, index, config.languages)
+    with clock.stage("hits"):
+        hits = top_hits(result, corpus, config.languages, side.parsed)
     repository_corpus = Path(os.path.relpath((root / corpus).resolve(), tree.resolve())).as_posix()
-    with open(fixture, encoding="utf-8") as handle:  # read (and parsed) by `run` already
+    with open(fixture, encoding="utf-8") as handle:  # read (and parsed) by `load_fixtures` already
         text = handle.read()
     return SideResult(
-        run_report_json(result), anchors, top_hits(result, corpus, config.languages), repository_corpus,
-        {c.id: c.anchors for c in result.fixtures.cases}, SideFixtures(result.fixtures, text, repository_corpus),
+        report, anchors, hits, repository_corpus, {c.id: c.anchors for c in result.fixtures.cases},
+        SideFixtures(result.fixtures, text, repository_corpus),
     )
 
 

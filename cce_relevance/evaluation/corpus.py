@@ -12,7 +12,7 @@ from cce_relevance.evaluation.fixtures import FixtureSet, corpus_dir
 from cce_relevance.evaluation.symbol_anchors import bind_symbols
 from cce_relevance.project_config import NO_CONFIG, ProjectConfig
 from cce_relevance.retrieval.chunking.languages import enabled_packs
-from cce_relevance.retrieval.chunking.symbols import CorpusSymbols
+from cce_relevance.retrieval.chunking.symbols import CorpusSymbols, ParsedFiles
 from cce_relevance.retrieval.corpus.exclusion import (
     NO_EXCLUSION,
     Exclusion,
@@ -113,11 +113,12 @@ def query_embedder(index: Index, warn: Warn) -> QueryEmbedder:
 
 def resolve_index(fixtures: FixtureSet, fixtures_arg: str, dir: str | None, store: str | None,
                   languages: Sequence[str] = (), indexing: BuildOptions = DEFAULT_BUILD,
-                  exclude: Exclusion = NO_EXCLUSION) -> tuple[str, Index]:
+                  exclude: Exclusion = NO_EXCLUSION, index: Index | None = None) -> tuple[str, Index]:
     """The corpus display string and its index: `--store` > `--dir` > header `corpus` (§corpus-choice).
 
     `languages`, `indexing` and `exclude` apply to a directory; a store's chunks were made when
-    it was written.
+    it was written. `index`, when given, is that directory's index made already (with `exclude`),
+    and is not made again.
     """
     if store is not None:
         return store, load_store(store)
@@ -126,6 +127,8 @@ def resolve_index(fixtures: FixtureSet, fixtures_arg: str, dir: str | None, stor
         _refuse_sweeping_corpus(corpus, fixtures_arg)
     else:
         corpus = dir
+    if index is not None:
+        return corpus, index
     return corpus, open_corpus(corpus, languages=languages, indexing=indexing, exclude=exclude)
 
 
@@ -152,9 +155,11 @@ def _refuse_sweeping_corpus(path: str, fixtures_arg: str) -> None:
                        hint=f"pass --dir {path} to index it deliberately, or point \"corpus\" at the code to score")
 
 
-def corpus_symbols(corpus: str, languages: Sequence[str] = ()) -> CorpusSymbols:
-    """The symbols of a corpus directory's chunks, as `open_corpus(corpus, languages=…)` chunks it."""
-    return CorpusSymbols(corpus, enabled_packs(languages))
+def corpus_symbols(corpus: str, languages: Sequence[str] = (),
+                   parsed: ParsedFiles | None = None) -> CorpusSymbols:
+    """The symbols of a corpus directory's chunks, as `open_corpus(corpus, languages=…)` chunks it
+    (`parsed`: files parsed already, shared with other corpora's; see `CorpusSymbols`)."""
+    return CorpusSymbols(corpus, enabled_packs(languages), parsed=parsed)
 
 
 def bound_fixtures(fixtures: FixtureSet, corpus: str, store: str | None, languages: Sequence[str]) -> FixtureSet:

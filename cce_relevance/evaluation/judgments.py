@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from cce_relevance.evaluation.anchor_index import AnchorIndex
 from cce_relevance.evaluation.anchors import Anchor
 from cce_relevance.evaluation.fixtures import Case
 from cce_relevance.retrieval.chunking.chunk import Chunk
@@ -52,12 +53,12 @@ class Judgments:
         return [grade_of(self.case.anchors, grades, h.file_path, h.kind, h.start_line, h.end_line) for h in hits]
 
 
-def judge(case: Case, chunks: Sequence[Chunk]) -> Judgments:
-    """Resolve a case's anchors against every chunk of the corpus."""
-    grades = anchor_grades(case)
-    relevant = []
-    for c in chunks:
-        grade = grade_of(case.anchors, grades, c.file_path, c.kind, c.start_line, c.end_line)
-        if grade:
-            relevant.append((c.chunk_id, grade))
-    return Judgments(case, tuple(relevant))
+def judge(case: Case, chunks: Sequence[Chunk], anchors: AnchorIndex) -> Judgments:
+    """Resolve a case's anchors against the corpus's chunks (`anchors` looks them up): each chunk
+    any anchor matches, with the largest grade among those anchors (grades are at least 1)."""
+    best: dict[int, int] = {}
+    for anchor, grade in zip(case.anchors, anchor_grades(case), strict=True):
+        for position in anchors.matching(anchor):
+            if best.get(position, 0) < grade:
+                best[position] = grade
+    return Judgments(case, tuple((chunks[p].chunk_id, grade) for p, grade in sorted(best.items())))

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from cce_relevance.evaluation.anchors import Anchor
 from cce_relevance.evaluation.fixtures import Case
 from cce_relevance.evaluation.symbol_anchors import SymbolSource, bind_case, named_definitions
-from cce_relevance.retrieval.chunking.chunk import Chunk
 from cce_relevance.retrieval.chunking.symbols import Definition
 from cce_relevance.strings import quoted
 
@@ -64,35 +64,36 @@ class Validation:
         return tuple(f.case_id for f in self.findings if f.code == "unsatisfiable")
 
 
-class _Corpus:
-    """What the diagnosis needs to know about the indexed corpus."""
+class AnchorLookups(Protocol):
+    """What the check asks of the corpus's chunks (`AnchorIndex`; tests hold it equal to a scan)."""
 
-    def __init__(self, chunks: Sequence[Chunk], line_counts: Mapping[str, int],
-                 symbols: SymbolSource | None) -> None:
-        self.chunks = chunks
+    def resolves(self, anchor: Anchor) -> bool: ...
+
+    def kinds_in(self, path: str) -> frozenset[str] | None: ...
+
+
+class _Corpus:
+    """What the diagnosis needs to know about the indexed corpus: its anchor lookups, each file's
+    number of lines and its definitions."""
+
+    def __init__(self, anchors: AnchorLookups, line_counts: Mapping[str, int], symbols: SymbolSource | None) -> None:
+        self.anchors = anchors
         self.symbols = symbols
         self.line_counts = line_counts
-        self.kinds_by_file: dict[str, set[str]] = {}
-        for c in chunks:
-            self.kinds_by_file.setdefault(c.file_path, set()).add(c.kind)
-        self.kinds = set().union(*self.kinds_by_file.values())
-
-    def resolves(self, anchor: Anchor) -> bool:
-        return any(anchor.matches(c.file_path, c.kind, c.start_line, c.end_line) for c in self.chunks)
 
     def diagnose(self, anchor: Anchor) -> tuple[str, str]:
         """(code, message) for an anchor that resolves to nothing."""
         path, kind = anchor.path, anchor.kind
         if path is None:  # `#kind`: the grammar allows no range without a path
             return "missing-kind", f"no chunk of kind {quoted(kind or '')} anywhere in the corpus"
-        if path not in self.kinds_by_file:
+        present = self.anchors.kinds_in(path)
+        if present is None:
             return "missing-file", f"no file {quoted(path)} in the corpus (missing, ignored, or not indexed as text)"
-        present = self.kinds_by_file[path]
         if kind is not None and kind not in present:
             return "missing-kind", (f"{quoted(path)} has no chunk of kind {quoted(kind)} "
                                     f"(its kinds: {', '.join(sorted(present))})")
         if anchor.symbol is not None:
-            return "missing-symbol", self._missing_symbol(anchor)
+            return "missing-symbol", missing_symbol(anchor, self.symbols)
         a, b = anchor.range or (0, 0)  # path exists and the kind occurs in it, so the range is why
         lines = self.line_counts.get(path)
         if lines is not None and a > lines:
@@ -101,29 +102,14 @@ class _Corpus:
         return "no-chunk-in-range", f"no {of_kind} of {quoted(path)} overlaps lines {a}-{b}"
 
 
-    def _missing_symbol(self, anchor: Anchor) -> str:
-        """Why a symbol resolves to nothing, with the definitions of the same last name, if any
-        (a method moved to another class, a function made a method)."""
-        of_kind = f" of kind {quoted(anchor.kind)}" if anchor.kind is not None else ""
-        message = f"{quoted(anchor.path or '')} has no definition{of_kind} named {quoted(anchor.symbol or '')}"
-        if self.symbols is None or anchor.path is None:
-            return message
-        leaf = (anchor.symbol or "").rsplit(".", 1)[-1]
-        similar = [d for d in self.symbols.definitions(anchor.path)
-                   if d.symbol is not None and d.symbol.rsplit(".", 1)[-1] == leaf]
-        if similar:
-            kinds = anchor.kind is not None
-            message += " (same name: " + ", ".join(f"{d.symbol}{f' ({d.kind})' if kinds else ''} at lines "
-                                                   f"{d.start_line}-{d.end_line}" for d in similar) + ")"
-        return message
-
-
-def validate_cases(fixtures: str, corpus: str, cases: Sequence[Case], chunks: Sequence[Chunk],
+def validate_cases(fixtures: str, corpus: str, cases: Sequence[Case], anchors: AnchorLookups,
                    line_counts: Mapping[str, int], symbols: SymbolSource | None = None) -> Validation:
-    """Check every anchor of every case against the corpus chunks; `line_counts` gives each
-    indexed file's number of lines (for the "past the end" reason) and `symbols` the corpus's
-    definitions, which symbol anchors are looked up in (without it they resolve to nothing)."""
-    index = _Corpus(chunks, line_counts, symbols)
+    """Check every anchor of every case against the corpus's chunks (`anchors` looks them up,
+    an `AnchorIndex`);
+    `line_counts` gives each indexed file's number of lines (for the "past the end" reason) and
+    `symbols` the corpus's definitions, which symbol anchors are looked up in (without it they
+    resolve to nothing)."""
+    index = _Corpus(anchors, line_counts, symbols)
     findings: list[Finding] = []
     first_line: dict[str, int] = {}
     for case in cases:
@@ -134,10 +120,10 @@ def validate_cases(fixtures: str, corpus: str, cases: Sequence[Case], chunks: Se
         first_line.setdefault(case.id, case.line)
         stale = 0
         for anchor in (bind_case(case, symbols).anchors if symbols is not None else case.anchors):
-            if index.resolves(anchor):
+            if anchors.resolves(anchor):
                 if anchor.symbol is not None and symbols is not None and len(anchor.bound) > 1:
                     findings.append(Finding("ambiguous-symbol", case.line, case.id, anchor.display(),
-                                            _ambiguity(anchor, named_definitions(anchor, symbols))))
+                                            ambiguity(anchor, named_definitions(anchor, symbols))))
                 continue
             stale += 1
             code, message = index.diagnose(anchor)
@@ -148,7 +134,24 @@ def validate_cases(fixtures: str, corpus: str, cases: Sequence[Case], chunks: Se
     return Validation(fixtures, corpus, len(cases), sum(len(c.anchors) for c in cases), tuple(findings))
 
 
-def _ambiguity(anchor: Anchor, named: Sequence[Definition]) -> str:
+def missing_symbol(anchor: Anchor, symbols: SymbolSource | None) -> str:
+    """Why a symbol resolves to nothing, with the definitions of the same last name, if any
+    (a method moved to another class, a function made a method)."""
+    of_kind = f" of kind {quoted(anchor.kind)}" if anchor.kind is not None else ""
+    message = f"{quoted(anchor.path or '')} has no definition{of_kind} named {quoted(anchor.symbol or '')}"
+    if symbols is None or anchor.path is None:
+        return message
+    leaf = (anchor.symbol or "").rsplit(".", 1)[-1]
+    similar = [d for d in symbols.definitions(anchor.path)
+               if d.symbol is not None and d.symbol.rsplit(".", 1)[-1] == leaf]
+    if similar:
+        kinds = anchor.kind is not None
+        message += " (same name: " + ", ".join(f"{d.symbol}{f' ({d.kind})' if kinds else ''} at lines "
+                                               f"{d.start_line}-{d.end_line}" for d in similar) + ")"
+    return message
+
+
+def ambiguity(anchor: Anchor, named: Sequence[Definition]) -> str:
     """What a symbol naming several definitions matches, and how to name one of them."""
     where = ", ".join(f"{d.kind} at lines {d.start_line}-{d.end_line}" for d in named)
     kinds = {d.kind for d in named}

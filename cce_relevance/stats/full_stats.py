@@ -24,7 +24,7 @@ from cce_relevance.stats.multiplicity import holm_adjust
 from cce_relevance.stats.paired import PairedTest, effect_size_dz, paired_t, win_loss_tie
 from cce_relevance.stats.power import observed_mde
 from cce_relevance.stats.rank_tests import RankTest, sign_test, wilcoxon_signed_rank
-from cce_relevance.stats.resampling import PermutationTest, bootstrap_ci95, sign_flip_test
+from cce_relevance.stats.resampling import PermutationTest, bootstrap_ci95_of, sign_flip_test
 from cce_relevance.stats.stats_level import STATS_LEVELS as STATS_LEVELS
 from cce_relevance.stats.stats_level import StatsLevel as StatsLevel
 
@@ -79,12 +79,13 @@ def full_stats(deltas_by_metric: Sequence[tuple[str, Sequence[float]]], primary:
     if primary not in keys:
         raise ValueError(f"primary metric {primary!r} is not one of {keys}")
     partial = []
-    for key, deltas in deltas_by_metric:
+    intervals = bootstrap_ci95_of([deltas for _, deltas in deltas_by_metric])
+    for (key, deltas), interval in zip(deltas_by_metric, intervals, strict=True):
         test = paired_t(deltas)
         wins, losses, ties = win_loss_tie(deltas)
         partial.append(MetricFullStats(
             key, test, wins, losses, ties, effect_size_dz(deltas, test), sign_flip_test(deltas),
-            bootstrap_ci95(deltas), None, observed_mde(deltas), wilcoxon_signed_rank(deltas), sign_test(deltas),
+            interval, None, observed_mde(deltas), wilcoxon_signed_rank(deltas), sign_test(deltas),
         ))
     tested = [m for m in partial if m.permutation is not None]
     adjusted = dict(zip((m.key for m in tested),

@@ -172,26 +172,37 @@ def _percentile_indices(resamples: int) -> tuple[int, int]:
     return -(-resamples * 25 // 1000) - 1, -(-resamples * 975 // 1000) - 1
 
 
-def bootstrap_means(deltas: Sequence[float], *, resamples: int = BOOTSTRAP_RESAMPLES,
-                    seed: int = BOOTSTRAP_SEED) -> np.ndarray:
-    """The mean of each of `resamples` bootstrap resamples of the deltas, in draw order.
+def bootstrap_means_of(samples: Sequence[Sequence[float]], *, resamples: int = BOOTSTRAP_RESAMPLES,
+                       seed: int = BOOTSTRAP_SEED) -> list[np.ndarray]:
+    """The mean of each of `resamples` bootstrap resamples, in draw order, of each of several
+    samples of one size n (the metrics of one comparison).
 
     Resample r takes n consecutive raw words of PCG64(`seed`); word w picks delta w mod n.
     (The modulo's bias is below n/2^64, far below anything 10,000 resamples could show.)
-    Each mean is a left-to-right sum divided by n, like `paired_t`'s mean.
+    Each mean is a left-to-right sum divided by n, like `paired_t`'s mean. Every sample gets
+    the same picks, so they are drawn once for all: the random words and their remainders are
+    most of the work.
     """
-    values = np.asarray(deltas, dtype=np.float64)
-    n = values.size
+    columns = [np.asarray(deltas, dtype=np.float64) for deltas in samples]
+    n = columns[0].size
+    if any(c.size != n for c in columns):
+        raise ValueError("the samples are of different sizes")
     rows = max(1, _CHUNK_WORDS // n)
     bits = np.random.PCG64(seed)
-    means = np.empty(resamples)
+    size = np.uint64(n)
+    means = [np.empty(resamples) for _ in columns]
     for start in range(0, resamples, rows):
         count = min(rows, resamples - start)
-        picks = values[bits.random_raw(count * n).reshape(count, n) % np.uint64(n)]
-        total = np.zeros(count)
-        for j in range(n):
-            total += picks[:, j]
-        means[start:start + count] = total / n
+        words = bits.random_raw(count * n).reshape(count, n)
+        # w mod n, exactly, as w − ⌊w/n⌋·n: numpy divides by a scalar without a division
+        # instruction per word; the positions are below n, so they read as int64 unchanged.
+        positions = (words - words // size * size).view(np.int64)
+        for values, out in zip(columns, means, strict=True):
+            picks = values.take(positions)
+            total = np.zeros(count)
+            for j in range(n):
+                total += picks[:, j]
+            out[start:start + count] = total / n
     return means
 
 
@@ -205,8 +216,23 @@ def bootstrap_ci95(deltas: Sequence[float], *, resamples: int = BOOTSTRAP_RESAMP
     Bootstrap*, 1993, sec. 13.3). Unlike the t interval it is not symmetric around the mean and
     never extends past the most extreme delta; at small n it is somewhat too narrow.
     """
-    if len(deltas) < 2:
-        return None
-    means = np.sort(bootstrap_means(deltas, resamples=resamples, seed=seed))
+    return bootstrap_ci95_of([deltas], resamples=resamples, seed=seed)[0]
+
+
+def bootstrap_ci95_of(samples: Sequence[Sequence[float]], *, resamples: int = BOOTSTRAP_RESAMPLES,
+                      seed: int = BOOTSTRAP_SEED) -> list[tuple[float, float] | None]:
+    """`bootstrap_ci95` of each of several samples, those of one size resampled together
+    (`bootstrap_means_of`)."""
+    by_size: dict[int, list[int]] = {}
+    for i, deltas in enumerate(samples):
+        by_size.setdefault(len(deltas), []).append(i)
     low, high = _percentile_indices(resamples)
-    return float(means[low]), float(means[high])
+    intervals: list[tuple[float, float] | None] = [None] * len(samples)
+    for size, members in by_size.items():
+        if size < 2:
+            continue
+        for i, means in zip(members, bootstrap_means_of([samples[i] for i in members], resamples=resamples,
+                                                        seed=seed), strict=True):
+            means.sort()
+            intervals[i] = (float(means[low]), float(means[high]))
+    return intervals

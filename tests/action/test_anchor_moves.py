@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cce_relevance import api
+from cce_relevance.action import anchor_moves
 from cce_relevance.action.anchor_moves import (
     AnchorMove,
     Hunk,
@@ -199,3 +200,26 @@ def test_a_line_that_writes_the_anchor_with_escapes_is_reserialised(repo: Path) 
     [_, quote, _] = follow_ranges(repo, base, head, _side(repo, escaped), _side(repo, escaped))
     assert quote.fixture_line == ('{"id":"quote","query":"wrap in quotes","expected":["text/quote.py@5-7",'
                                   '"text/other.py"],"k":3}')
+
+
+def test_anchors_on_files_the_change_leaves_alone_ask_git_nothing_per_file(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One listing of the changed files, then diffs only of anchored files in it: a set anchored in
+    hundreds of files costs a few git processes, not three per file. The result is unchanged."""
+    other = "def other():\n    return 1\n"
+    base = _commit(repo, {"src/text/quote.py": QUOTE, "src/text/other.py": other, "eval/set.jsonl": SET}, "base")
+    head = _commit(repo, {"src/text/quote.py": HEADER + QUOTE}, "head: imports above")
+    calls: list[tuple[str, ...]] = []
+    real_git = anchor_moves.git
+
+    def counting_git(repo_path: Path, *args: str, **options: object) -> str:
+        calls.append(args)
+        return real_git(repo_path, *args, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(anchor_moves, "git", counting_git)
+    ranged = SET + '{"id":"other","query":"other","expected":["text/other.py@1-2"],"k":3}\n'
+    moves = follow_ranges(repo, base, head, _side(repo, ranged), _side(repo, ranged))
+
+    assert {m.path for m in moves} == {"src/text/quote.py"}  # other.py's range did not move
+    assert not any("src/text/other.py" in " ".join(args) for args in calls)
+    assert len(calls) == 3  # ls-tree at base and head, then the diff, for quote.py alone

@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cce_relevance.errors import CceError
+from cce_relevance.evaluation.anchor_index import AnchorIndex
 from cce_relevance.evaluation.anchors import parse_anchor
 from cce_relevance.evaluation.fixtures import parse_fixtures
 from cce_relevance.evaluation.judgments import grade_of, judge
@@ -78,7 +79,7 @@ def test_judgments_list_relevant_chunks_in_index_order() -> None:
     case = parse(case_line(expected=["a.py@3-4", "#class_definition"], grades={"#class_definition": 2}))
     chunks = [chunk("b.py", "class_definition", 1, 9), chunk("a.py", "function_definition", 1, 2),
               chunk("a.py", "function_definition", 4, 8), chunk("a.py", "class_definition", 10, 12)]
-    judged = judge(case, chunks)
+    judged = judge(case, chunks, AnchorIndex(chunks))
     assert judged.relevant == (("b.py:1", 2), ("a.py:4", 1), ("a.py:10", 2))
     assert judged.gains == [2, 1, 2]
 

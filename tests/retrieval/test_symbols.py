@@ -11,9 +11,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cce_relevance.api import open_corpus
+from cce_relevance.retrieval.chunking import symbols as symbols_module
 from cce_relevance.retrieval.chunking.chunk import MODULE, chunk_file
 from cce_relevance.retrieval.chunking.languages import EXTRA_LANGUAGES, enabled_packs
-from cce_relevance.retrieval.chunking.symbols import CorpusSymbols, file_definitions
+from cce_relevance.retrieval.chunking.packs import REFERENCE_PACKS, PackSet
+from cce_relevance.retrieval.chunking.symbols import CorpusSymbols, Definition, ParsedFiles, file_definitions
 from cce_relevance.retrieval.index.build import BuildOptions
 from tests.retrieval.corpora import write_corpus
 from tests.retrieval.test_syntax import _SEEDS, _garble, _mutation
@@ -116,3 +118,31 @@ def test_corpus_symbols_name_the_indexed_chunks_of_a_redacted_file(tmp_path: Pat
     assert [d.symbol for d in unredacted.definitions("app.py")] == ["Api", "Api.call"]
     assert [unredacted.of_chunk(c) for c in index.chunks] == [None, None, None]  # other text, other ids
     assert symbols.definitions("missing.py") == ()
+
+
+def test_corpora_sharing_parsed_files_parse_an_unchanged_file_once(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two trees (the Action's base and head) with a shared `parsed`: a file of the same path and
+    text is parsed once, a changed one, one of another path or under other packs again; each
+    tree's answers are those of its own `CorpusSymbols`."""
+    same, base_only = "def kept():\n    pass\n", "def old():\n    pass\n"
+    write_corpus(tmp_path / "base", {"a.py": same, "b.py": base_only, "c.py": same})
+    write_corpus(tmp_path / "head", {"a.py": same, "b.py": "def new():\n    pass\n", "c.py": same})
+    parsed_paths: list[str] = []
+    real = symbols_module.file_definitions
+
+    def counting(path: str, text: str, packs: PackSet = REFERENCE_PACKS) -> tuple[Definition, ...]:
+        parsed_paths.append(path)
+        return real(path, text, packs)
+
+    monkeypatch.setattr(symbols_module, "file_definitions", counting)
+    parsed: ParsedFiles = {}
+    trees = [CorpusSymbols(str(tmp_path / side), parsed=parsed) for side in ("base", "head")]
+    trees.append(CorpusSymbols(str(tmp_path / "head"), ALL_PACKS, parsed=parsed))
+    answers = [[[d.symbol for d in tree.definitions(p)] for p in ("a.py", "b.py", "c.py")] for tree in trees]
+    assert parsed_paths == ["a.py", "b.py", "c.py", "b.py", "a.py", "b.py", "c.py"]
+    assert answers == [[["kept"], ["old"], ["kept"]], [["kept"], ["new"], ["kept"]], [["kept"], ["new"], ["kept"]]]
+    monkeypatch.setattr(symbols_module, "file_definitions", real)
+    alone = [[[d.symbol for d in CorpusSymbols(str(tmp_path / side)).definitions(p)] for p in ("a.py", "b.py", "c.py")]
+             for side in ("base", "head")]
+    assert answers[:2] == alone

@@ -30,6 +30,7 @@ from cce_relevance.stats.resampling import (
     BOOTSTRAP_SEED,
     PERMUTATION_SEED,
     bootstrap_ci95,
+    bootstrap_ci95_of,
     sign_flip_test,
 )
 
@@ -178,6 +179,15 @@ def test_bootstrap_equals_a_reference_loop_across_chunkings(monkeypatch, n: int,
     monkeypatch.setattr(resampling, "_CHUNK_WORDS", chunk_words)
     deltas = np.random.default_rng(n).uniform(-1, 1, n).tolist()
     assert bootstrap_ci95(deltas, resamples=resamples, seed=5) == reference_bootstrap(deltas, resamples, 5)
+
+
+@settings(deadline=None)
+@given(st.lists(st.lists(st.floats(-1, 1), max_size=9), max_size=5), st.sampled_from([7, 64, 1 << 20]))
+def test_samples_resampled_together_equal_each_resampled_alone(samples: list[list[float]], chunk_words: int) -> None:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(resampling, "_CHUNK_WORDS", chunk_words)
+        together = bootstrap_ci95_of(samples, resamples=101, seed=3)
+    assert together == [reference_bootstrap(s, 101, 3) if len(s) >= 2 else None for s in samples]
 
 
 def test_bootstrap_ci_is_close_to_scipys_percentile_bootstrap() -> None:

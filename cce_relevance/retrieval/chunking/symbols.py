@@ -227,17 +227,25 @@ _NAME_RULES: dict[tuple[str, str], _NameRule] = {
 # --- a corpus's symbols ----------------------------------------------------------------------
 
 
+ParsedFiles = dict[tuple[tuple[str, ...], str, str], tuple[Definition, ...]]
+"""Files' definitions by (pack names, path, text), for `CorpusSymbols` of several trees that hold
+many of the same files (the Action's base and head): a file unchanged between them is parsed once."""
+
+
 class CorpusSymbols:
     """The symbols of a corpus directory's files, read file by file as they are asked for.
 
     `packs` and `protect_secrets` must be the ones the corpus was indexed with, so that the text
-    parsed here is the text that was chunked (same chunk ids, same lines).
+    parsed here is the text that was chunked (same chunk ids, same lines). `parsed`, when given,
+    holds what was parsed and is looked in first (it may be shared with other `CorpusSymbols`).
     """
 
-    def __init__(self, root: str, packs: PackSet = REFERENCE_PACKS, protect_secrets: bool = True) -> None:
+    def __init__(self, root: str, packs: PackSet = REFERENCE_PACKS, protect_secrets: bool = True,
+                 parsed: ParsedFiles | None = None) -> None:
         self._root = root
         self._packs = packs
         self._protect = protect_secrets
+        self._parsed = parsed
         self._files: dict[str, tuple[Definition, ...]] = {}
         self._by_id: dict[str, dict[str, str | None]] = {}
 
@@ -249,7 +257,16 @@ class CorpusSymbols:
             text = _read_text(os.path.join(self._root, *path.split("/")))
             if text is not None and self._protect:
                 text = redact(text)
-            self._files[path] = found = () if text is None else file_definitions(path, text, self._packs)
+            self._files[path] = found = () if text is None else self._parse(path, text)
+        return found
+
+    def _parse(self, path: str, text: str) -> tuple[Definition, ...]:
+        if self._parsed is None:
+            return file_definitions(path, text, self._packs)
+        key = (self._packs.names, path, text)
+        found = self._parsed.get(key)
+        if found is None:
+            self._parsed[key] = found = file_definitions(path, text, self._packs)
         return found
 
     def of_chunk(self, chunk: Chunk) -> str | None:

@@ -398,6 +398,14 @@ class Gitignore:
         self._any = re.compile(b"|".join(b"(?:%s)" % p.regex.pattern for p in plain), re.DOTALL) if plain else None
         self._linear = tuple(p for p in patterns if p.linear is not None)
 
+    def __eq__(self, other: object) -> bool:
+        """Equal when the lines are (an exclusion is then the same: the Action shares an index
+        between fixture sets whose exclusions are equal)."""
+        return isinstance(other, Gitignore) and self.patterns == other.patterns
+
+    def __hash__(self) -> int:
+        return hash(self.patterns)
+
     @classmethod
     def from_bytes(cls, data: bytes) -> Gitignore:
         """Parse a file's bytes. Invalid lines are skipped one by one; never raises."""

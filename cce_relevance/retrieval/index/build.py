@@ -146,11 +146,11 @@ def _assembled(files: list[tuple[str, str]], entries: list[IndexedFile], embedde
     if embedder is not HASH_DOCUMENTS:
         for c, vector in zip(chunks, embedder.embed_all([c.content for c in chunks]), strict=True):
             c.embedding = vector
-        return Index(chunks, file_imports, file_tokens, embedder.name, skipped, weighted_lines=lines)
+        return Index(chunks, file_imports, file_tokens, embedder.name, skipped, weighted_lines=lines, walked=files)
     terms = [entry.terms for entry in entries if entry.terms is not None]
     postings = corpus_postings(terms) if len(terms) == len(entries) else None
     return Index(chunks, file_imports, file_tokens, embedder.name, skipped, postings,
-                 HashEmbeddings.of([entry.counts for entry in entries if entry.counts is not None]), lines)
+                 HashEmbeddings.of([entry.counts for entry in entries if entry.counts is not None]), lines, files)
 
 
 def _decoded(data: memoryview | None) -> CorpusArrays | None:
@@ -166,19 +166,20 @@ def _decoded(data: memoryview | None) -> CorpusArrays | None:
 
 def _from_arrays(arrays: CorpusArrays, files: list[tuple[str, str]], skipped: int) -> Index:
     corpus = materialize(arrays, files)
-    index = Index(corpus.chunks, corpus.file_imports, corpus.file_token_estimates, HASH_EMBEDDER, skipped, arrays.postings,
-                  HashEmbeddings.of([corpus.counts]), arrays.lines([path for path, _ in files]))
+    index = Index(corpus.chunks, corpus.file_imports, corpus.file_token_estimates, HASH_EMBEDDER, skipped,
+                  arrays.postings, HashEmbeddings.of([corpus.counts]), arrays.lines([path for path, _ in files]), files)
     index.id_rank = arrays.id_rank
     index.chunks_by_file = _chunks_by_file(files, arrays.per_file.tolist())
     return index
 
 
 def _chunks_by_file(files: list[tuple[str, str]], sizes: list[int]) -> dict[str, list[int]]:
-    """`Index.chunks_by_file` of files whose chunks come one file after the other."""
+    """`Index.chunks_by_file` of files whose chunks come one file after the other (two files
+    walked under one lossily decoded path are next to each other, and share its list)."""
     by_file: dict[str, list[int]] = {}
     first = 0
     for (path, _), size in zip(files, sizes, strict=True):
         if size:
-            by_file[path] = list(range(first, first + size))
+            by_file.setdefault(path, []).extend(range(first, first + size))
         first += size
     return by_file

@@ -7,7 +7,7 @@ statistics, the cosine matrix, the import graph) is derived on first use.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -23,6 +23,7 @@ from cce_relevance.retrieval.ranking.bm25 import BM25
 from cce_relevance.retrieval.ranking.cosine import CosineIndex
 from cce_relevance.retrieval.ranking.postings import Postings
 from cce_relevance.retrieval.ranking.topk import id_ranks
+from cce_relevance.strings import rust_line_count
 
 
 @dataclass
@@ -46,6 +47,9 @@ class Index:
     """The token weights of the lines of each file (retrieval/chunking/line_weights.py), by path, as
     indexing worked them out; None, or a path missing (two files of one path), when they are
     to be worked out from the chunks (evaluation/spans.py `LineWeights`)."""
+    walked: Sequence[tuple[str, str]] | None = field(default=None, repr=False, compare=False)
+    """The (path, text) files the index was made of, in walk order; None for a loaded store or an
+    index made of parts. Only `line_counts` reads them."""
     walk_excluded: tuple[str, ...] = field(default=(), compare=False)
     """The files the build's exclusion left out of the corpus (retrieval/corpus/exclusion.py)."""
     _bm25: dict[tuple[float, float], BM25] = field(default_factory=dict, repr=False)
@@ -101,6 +105,12 @@ class Index:
         return by_file
 
     @cached_property
+    def line_counts(self) -> Mapping[str, int] | None:
+        """Each walked file's number of lines (Rust's `str::lines`), by path, worked out when first
+        asked for a path; None when the walked files are not known (`walked`)."""
+        return None if self.walked is None else LineCounts(self.walked)
+
+    @cached_property
     def graph(self) -> ImportGraph:
         return ImportGraph(self.file_imports, sorted(self.chunks_by_file))
 
@@ -130,6 +140,27 @@ class LowerContents:
             lower = fast_ascii_lower(content)
             self._made[position] = lower = content if lower == content else lower
         return lower
+
+
+class LineCounts(Mapping[str, int]):
+    """How many lines each walked file has, counted for a path when first asked. Of two files
+    walked under one (lossily decoded) path, the later one counts, as in a dict made in walk order."""
+
+    def __init__(self, files: Sequence[tuple[str, str]]) -> None:
+        self._texts = dict(files)
+        self._counts: dict[str, int] = {}
+
+    def __getitem__(self, path: str) -> int:
+        count = self._counts.get(path)
+        if count is None:
+            count = self._counts[path] = rust_line_count(self._texts[path])
+        return count
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._texts)
+
+    def __len__(self) -> int:
+        return len(self._texts)
 
 
 def fast_ascii_lower(text: str) -> str:

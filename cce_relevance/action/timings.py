@@ -1,0 +1,71 @@
+"""How long each stage of the check took, for the log: one line a maintainer (or bench/action.py)
+can read to see where a slow pull request check spends its time.
+
+First `commits` (the repository found, the two commits resolved, history fetched if need be, the
+cache directory prepared).
+The sides' stages are named `<side> <stage>` and add up when a stage runs more than once (several
+fixture sets): `materialise` (the commit's tracked files checked out, git.py `CommitFiles`),
+`index` (the fixture sets read and their corpus indexed), `score` (the queries run through the
+backends, the report made), `validate` (the anchors checked) and `hits` (each query's first hits
+named by symbol, for the comment, which parses the files they lie in); then `report` (statistics, Markdown, files,
+outputs). Each has its wall time and its CPU time (this process's and that of the processes it
+waited for: git, worker processes), so a runner shared with other jobs shows as wall time well
+above CPU time.
+The figures go to the log only, never into a report or an output: those must be the same bytes
+on every run.
+"""
+
+from __future__ import annotations
+
+import resource
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+TIMINGS_PREFIX = "cce-relevance timings (seconds, wall/CPU): "
+
+
+def _cpu_seconds() -> float:
+    """CPU time of this process and of the children it has waited for, user and system."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+class Stopwatch:
+    """Wall and CPU seconds per stage, in the order the stages first ran."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, tuple[float, float]] = {}
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        """Time the body as (part of) stage `name`; a body that raises is timed too."""
+        started = self.start()
+        try:
+            yield
+        finally:
+            self.stop(name, started)
+
+    @staticmethod
+    def start() -> tuple[float, float]:
+        """The clocks now, for `stop`: for a stage that is not one block of code."""
+        return time.perf_counter(), _cpu_seconds()
+
+    def stop(self, name: str, started: tuple[float, float]) -> None:
+        """Add the time since `started` (from `start`) to stage `name`."""
+        wall, cpu = self.seconds.get(name, (0.0, 0.0))
+        self.seconds[name] = (wall + time.perf_counter() - started[0], cpu + _cpu_seconds() - started[1])
+
+    def line(self) -> str:
+        """The log line: the prefix, then `stage wall/CPU` for each stage, comma-separated."""
+        return TIMINGS_PREFIX + ", ".join(f"{name} {wall:.3f}/{cpu:.3f}" for name, (wall, cpu) in self.seconds.items())
+
+
+def parse_line(line: str) -> dict[str, tuple[float, float]]:
+    """The stages of a `Stopwatch.line`, as (wall, CPU) seconds by name, in order."""
+    stages = {}
+    for item in line.removeprefix(TIMINGS_PREFIX).split(", "):
+        name, _, figures = item.rpartition(" ")
+        wall, _, cpu = figures.partition("/")
+        stages[name] = (float(wall), float(cpu))
+    return stages
