@@ -80,7 +80,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {name:<22} {s['median_s'] * 1000:7.1f} ms  (min {s['min_s'] * 1000:.1f}, "
               f"max {s['max_s'] * 1000:.1f})")
     print(f"  CLI over bare python   {figures['cli_over_python_s'] * 1000:7.1f} ms")
-    print(f"  importing the CLI loads: {', '.join(figures['cli_imports']) or 'none of ' + ', '.join(HEAVY_MODULES)}")
+    loaded = ', '.join(figures['cli_imports']) or 'none of ' + ', '.join(HEAVY_MODULES)
+    print(f"  importing the CLI loads: {loaded}")
     return 0
 
 

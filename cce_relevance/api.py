@@ -175,9 +175,10 @@ def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
     """Evaluate a fixture set, in the reference's order of checks (§order).
 
     `backends` names the backends to score (default: the three built-ins); `compare` names two
-    instead, A then B, and compares them. `metrics` (rank metric names) adds rank metrics; it and `trec` (TREC export wanted) make the
-    run read each case's `grades` and judge every corpus chunk against every case
-    (`RunResult.judgments`). Without them the fixtures are read exactly as the reference does.
+    instead, A then B, and compares them. `metrics` (rank metric names) adds rank metrics; it
+    and `trec` (TREC export wanted) make the run read each case's `grades` and judge every
+    corpus chunk against every case (`RunResult.judgments`). Without them the fixtures are read
+    exactly as the reference does.
 
     With `compare` and `stats_level="full"` the comparison also carries `full_stats`, naming
     `primary` (a metric key) the primary metric. `config` (see `load_config`) adds the project's

@@ -227,17 +227,19 @@ def test_bad_backend_tables(tmp_path: Path, table: str, message: str) -> None:
     ("text", "message"),
     [
         ('[backends.hybrid]\nbase = "hybrid"\n',
-         'cce-relevance.toml: [backends.hybrid]: "hybrid" is a built-in backend; give the variant another name'),
+         'cce-relevance.toml: [backends.hybrid]: "hybrid" is a built-in backend; '
+         'give the variant another name'),
         ('[backends."my retriever"]\nbase = "hybrid"\n',
-         "cce-relevance.toml: [backends.\"my retriever\"]: a backend name is letters, digits, '.', '_' and '-', "
-         "starting with a letter or digit"),
+         "cce-relevance.toml: [backends.\"my retriever\"]: "
+         "a backend name is letters, digits, '.', '_' and '-', starting with a letter or digit"),
         ('[backends."-x"]\nbase = "hybrid"\n',
          "cce-relevance.toml: [backends.-x]: a backend name is letters, digits, '.', '_' and '-', "
          "starting with a letter or digit"),
         ("[backends]\nv = 3\n", "cce-relevance.toml: [backends.v]: expected a table, got 3"),
         ("backends = 3\n", "cce-relevance.toml: backends: expected a table of [backends.NAME] tables, got 3"),
         ("language = []\n",
-         'cce-relevance.toml: unknown key "language" (expected a [backends.NAME] table, languages or exclude)'),
+         'cce-relevance.toml: unknown key "language" '
+         '(expected a [backends.NAME] table, languages or exclude)'),
     ],
 )
 def test_bad_files(tmp_path: Path, text: str, message: str) -> None:

@@ -176,9 +176,9 @@ def changed_files(repo: Path, base: str, head: str) -> tuple[str, ...]:
 
 def _run(repo: Path | None, args: tuple[str, ...], *, check: bool,
          env: Mapping[str, str] | None = None, timeout: float | None = None) -> subprocess.CompletedProcess[str]:
-    """git with hooks off and, in `repo`, the repository trusted for this call only (§runner-safe-directory): the
-    user's global config is never written, and a missing or unset HOME does not matter. A `timeout` (for
-    network calls) stops git and is an error."""
+    """git with hooks off and, in `repo`, the repository trusted for this call only
+    (§runner-safe-directory): the user's global config is never written, and a missing or unset
+    HOME does not matter. A `timeout` (for network calls) stops git and is an error."""
     trust = ("-c", f"safe.directory={Path(repo).resolve()}") if repo is not None else ()
     try:
         return subprocess.run(

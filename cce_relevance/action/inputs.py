@@ -158,7 +158,8 @@ def _publish_inputs(env: Mapping[str, str], github: GitHubContext, key: str | No
     """`mode: publish` reads no fixtures: it posts what an evaluating run left in its artifact."""
     if not run_id.isdigit():
         raise CceError(
-            f"input 'run-id': {run_id!r} is not a workflow run id: `mode: publish` needs the evaluating run's id, "
+            f"input 'run-id': {run_id!r} is not a workflow run id: "
+            "`mode: publish` needs the evaluating run's id, "
             "for example `run-id: ${{ github.event.workflow_run.id }}`"
         )
     artifact = artifact or DEFAULT_ARTIFACT

@@ -49,7 +49,8 @@ def check_repository_retrievers(allowed: bool, event_name: str) -> bool:
             f"input '{INPUT}': repository retrievers never run under {event_name}: that job holds the "
             "repository's secrets and a write token while the code it would run comes from the pull "
             "request, so anyone opening one could take both",
-            hint="score the retriever in a `pull_request` workflow (a fork's job gets a read-only token and no "
+            hint="score the retriever in a `pull_request` workflow "
+            "(a fork's job gets a read-only token and no "
             "secrets) and post its comment from `workflow_run` with `mode: publish`; or set "
             f"`{INPUT}: false` here to score the built-in backends only",
         )

@@ -157,5 +157,5 @@ def ambiguity(anchor: Anchor, named: Sequence[Definition]) -> str:
     kinds = {d.kind for d in named}
     advice = ("a `#kind` tells them apart" if len(kinds) == len(named) and anchor.kind is None
               else "a line range names one of them")
-    return f"{quoted(anchor.symbol or '')} names {len(named)} definitions of {quoted(anchor.path or '')} ({where}); " \
-        f"it matches all of them; {advice}"
+    return f"{quoted(anchor.symbol or '')} names {len(named)} definitions of " \
+        f"{quoted(anchor.path or '')} ({where}); it matches all of them; {advice}"

@@ -130,7 +130,8 @@ def svg_chart(chart: DeltaChart) -> str:
         f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">\n',
         f"<title>{title}</title>\n",
         f'<rect width="{width}" height="{height}" fill="#ffffff"/>\n',
-        f'<text x="{_n(width / 2)}" y="20" text-anchor="middle" font-size="13" fill="{_INK}">{title}</text>\n',
+        f'<text x="{_n(width / 2)}" y="20" text-anchor="middle" font-size="13" '
+        f'fill="{_INK}">{title}</text>\n',
     ]
     for tick in (m, 0.0, -m):
         ty = y(tick)

@@ -57,7 +57,8 @@ def _row(label: str, cells: Sequence[str], first: int, width: int = 12) -> str:
 
 
 def comparison_text(base_label: str, head_label: str, comparisons: Sequence[BackendComparison]) -> str:
-    out = [f"CCE relevance — base → head comparison\n  base: {terminal_safe(base_label)}\n  head: {terminal_safe(head_label)}\n"]
+    out = [f"CCE relevance — base → head comparison\n  base: {terminal_safe(base_label)}\n"
+           f"  head: {terminal_safe(head_label)}\n"]
     for c in comparisons:
         pair = c.pair
         out.append(f"\n  backend {pair.backend}")

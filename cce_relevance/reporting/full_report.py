@@ -33,13 +33,15 @@ FULL_LEGEND = (
     "  W/L/T    queries whose delta is positive / negative / zero\n"
     "  d_z      mean delta / sd of the deltas (Cohen's effect size for paired data)\n"
     "  perm-p   two-sided sign-flip permutation p: exact over all 2^m sign patterns of the m changed\n"
-    f"           queries when m <= {EXACT_LIMIT}, else {PERMUTATION_DRAWS} draws (PCG64 seed {PERMUTATION_SEED}), "
+    f"           queries when m <= {EXACT_LIMIT}, else {PERMUTATION_DRAWS} draws "
+    f"(PCG64 seed {PERMUTATION_SEED}), "
     "(b+1)/(B+1)\n"
     f"  boot CI  percentile bootstrap 95% CI of the mean delta ({BOOTSTRAP_RESAMPLES} resamples, "
     f"PCG64 seed {BOOTSTRAP_SEED})\n"
     "  Holm-p   perm-p adjusted by Holm's step-down method across the metrics tested\n"
     "  W        Wilcoxon signed-rank statistic min(W+, W-) over the m changed queries; sign: improved/m\n"
-    f"  p        two-sided; exact when m <= {RANK_EXACT_LIMIT}, else normal with continuity (and tie) correction\n"
+    f"  p        two-sided; exact when m <= {RANK_EXACT_LIMIT}, "
+    "else normal with continuity (and tie) correction\n"
 )
 
 

@@ -67,7 +67,8 @@ def _scores(scores: Discrimination) -> list[str]:
     for a, b, test in scores.pairs:
         p = "n/a" if test.p is None else f"{test.p:.3f}"
         out.append(
-            f"  MRR {terminal_safe(b)} − {terminal_safe(a)}: {test.mean_delta:+.3f} (paired t-test, p = {p})\n"
+            f"  MRR {terminal_safe(b)} − {terminal_safe(a)}: {test.mean_delta:+.3f} "
+            f"(paired t-test, p = {p})\n"
         )
     return out
 

@@ -83,8 +83,9 @@ def paired_t(deltas: Sequence[float]) -> PairedTest:
     Degenerate inputs follow the reference (§undefined):
 
     * n < 2 — no variance exists; only n and the mean (0 for n = 0) are reported.
-    * Constant deltas (`no_spread`) are taken as one value. Then t is undefined, mean_delta and both CI bounds are the *first*
-      delta, and p is 1 when the sequential mean is exactly 0.0 (no effect) and 0 otherwise.
+    * Constant deltas (`no_spread`) are taken as one value. Then t is undefined, mean_delta and
+      both CI bounds are the *first* delta, and p is 1 when the sequential mean is exactly 0.0
+      (no effect) and 0 otherwise.
     """
     n = len(deltas)
     mean = seq_sum(deltas) / n if n else 0.0

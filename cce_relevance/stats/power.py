@@ -1,9 +1,10 @@
 """Power analysis for the paired t-test: how small an effect a fixture set can see.
 
 A paired t-test over n = 6 queries detects (at alpha 0.05, with 80% power) only a mean delta of
-about 1.42 times the per-query delta standard deviation (1.27 at n = 7, 0.89 at n = 12); smaller real effects read "not significant". These
-two functions turn that caution into numbers (seed docs, "Minimum detectable effect"; the
-standard topic-set-size method of Sakai, *Topic Set Size Design*, Inf. Retr. J. 2016):
+about 1.42 times the per-query delta standard deviation (1.27 at n = 7, 0.89 at n = 12);
+smaller real effects read "not significant". These two functions turn that caution into numbers
+(seed docs, "Minimum detectable effect"; the standard topic-set-size method of Sakai, *Topic Set
+Size Design*, Inf. Retr. J. 2016):
 
     MDE = (t_{α/2,ν} + t_{β,ν}) · s / √n,   ν = n − 1,   β = 1 − power,
 
@@ -134,7 +135,8 @@ def plan_from_pilot(deltas: Sequence[float], delta: float, alpha: float = 0.05, 
 
     A pilot with n < 2 or no spread (`no_spread`: sd = 0 or rounding noise) estimates no noise,
     so neither number exists: "2 queries" from a zero spread would be a promise the data cannot
-    back. Raises ValueError for delta, alpha or power out of range (as `queries_needed` does), whatever the pilot.
+    back. Raises ValueError for delta, alpha or power out of range (as `queries_needed` does),
+    whatever the pilot.
     """
     _check_levels(alpha, power)
     _check_delta(delta)

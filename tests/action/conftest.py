@@ -1,13 +1,17 @@
-"""Fixtures for the Action's GitHub-facing tests: a loopback GitHub and a client that never sleeps."""
+"""Fixtures for the Action's GitHub-facing tests: a loopback GitHub and a client that never sleeps,
+and the end-to-end ones: the scenario's pull request (`pr`) and the Action run on it (`act`)."""
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
 from cce_relevance.action.github import GitHubClient
 from tests.action.fake_github import FakeGitHub
+from tests.action.scenario import Act, ActionRun, PullRequest, RunnerDirs, action_env, run_entrypoint
 
 REPO = "octo/demo"
 NOW = 1_700_000_000.0  # the injected clock, for x-ratelimit-reset arithmetic
@@ -70,3 +74,31 @@ def make_client(sleeps: list[float]) -> Iterator[Callable[..., GitHubClient]]:
 @pytest.fixture
 def client(fake_github: FakeGitHub, make_client: Callable[..., GitHubClient]) -> GitHubClient:
     return make_client(fake_github)
+
+
+@pytest.fixture
+def pr(tmp_path: Path, request: pytest.FixtureRequest) -> PullRequest:
+    """The scenario's pull request; parametrize it indirectly with extra files for c1."""
+    return PullRequest(tmp_path, base_files=getattr(request, "param", None))
+
+
+@pytest.fixture
+def act(pr: PullRequest, tmp_path: Path, fake_github: FakeGitHub) -> Act:
+    """Run the Action on the pull request's current head, as GitHub would after a push."""
+    dirs = RunnerDirs(tmp_path / "runner")
+
+    def run(*, token_input: str = "INPUT_GITHUB-TOKEN", owner: str | None = None, **inputs: str) -> ActionRun:
+        pr.check_out_merge()
+        if owner is not None:  # hand the checkout to the runner's user, as GitHub mounts it
+            subprocess.run(["chown", "-R", owner, str(pr.workspace)], check=True)
+        dirs.prepare(pr.event())
+        env = action_env(
+            dirs.places(pr.workspace),
+            fake_github.url,
+            fake_github.token,
+            token_input=token_input,
+            inputs=inputs,
+        )
+        return run_entrypoint(pr.workspace, dirs, env)
+
+    return run

@@ -5,9 +5,9 @@ collect it: no `test_` prefix). Each runner gets a fresh, byte-identical build o
 (scenario.py fixes every commit date, so the SHAs match) and its own loopback GitHub, and goes
 through the same pull request: a push that drifts the golden (expect exit 1, comment created),
 then a push that updates it (expect exit 0, the same comment updated), then a push that renames
-a corpus file, leaving an anchor stale and the golden drifted (expect exit 1, updated again). When running as root the
-workspace is handed to uid 1001 first, as GitHub mounts it, so git's `safe.directory` and the
-hand-back of the report files are exercised too.
+a corpus file, leaving an anchor stale and the golden drifted (expect exit 1, updated again).
+When running as root the workspace is handed to uid 1001 first, as GitHub mounts it, so git's
+`safe.directory` and the hand-back of the report files are exercised too.
 
 The container sees the runner's directories where GitHub mounts them (/github/workspace,
 /github/workflow, /github/file_commands, /github/home) and reaches the fake API on 127.0.0.1
@@ -160,7 +160,8 @@ def main() -> int:
         zip(direct_result["steps"], container_result["steps"], strict=True), start=1
     ):
         print(
-            f"push {step}: exit direct={d['code']} container={c['code']}; verdict: {c['outputs'].get('verdict')}"
+            f"push {step}: exit direct={d['code']} container={c['code']}; "
+            f"verdict: {c['outputs'].get('verdict')}"
         )
     print(f"comment: {len(container_result['comments'])} comment(s), requests {container_result['requests']}")
     if args.keep:

@@ -24,6 +24,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -88,14 +89,16 @@ FIXTURES = """{"schema":"cce.relevance/v1","corpus":"../corpus"}
 # A second set whose first four queries are anchored in billing.py: renaming that file at head
 # leaves their anchors stale (a drop on every backend that the regression test must not count).
 BILLING_FIXTURE = "eval/billing.jsonl"
-BILLING_FIXTURES = """{"schema":"cce.relevance/v1","corpus":"../corpus"}
-{"id":"invoice-total","query":"compute the invoice total with tax","expected":["billing.py#function_definition@1-4"],"k":3}
-{"id":"format-price","query":"format a price in cents as dollars","expected":["billing.py@7-8"],"k":3}
-{"id":"invoice-lines","query":"sum the invoice lines subtotal","expected":["billing.py"],"k":3}
-{"id":"price-format","query":"format_price cents","expected":["billing.py#function_definition"],"k":3}
-{"id":"record-shipment","query":"record a shipment carrier","expected":["shipping.py"],"k":3}
-{"id":"password-check","query":"check a user password against the hash","expected":["auth.py"],"k":3}
-"""
+BILLING_FIXTURES = (
+    '{"schema":"cce.relevance/v1","corpus":"../corpus"}\n'
+    '{"id":"invoice-total","query":"compute the invoice total with tax",'
+    '"expected":["billing.py#function_definition@1-4"],"k":3}\n'
+    '{"id":"format-price","query":"format a price in cents as dollars","expected":["billing.py@7-8"],"k":3}\n'
+    '{"id":"invoice-lines","query":"sum the invoice lines subtotal","expected":["billing.py"],"k":3}\n'
+    '{"id":"price-format","query":"format_price cents","expected":["billing.py#function_definition"],"k":3}\n'
+    '{"id":"record-shipment","query":"record a shipment carrier","expected":["shipping.py"],"k":3}\n'
+    '{"id":"password-check","query":"check a user password against the hash","expected":["auth.py"],"k":3}\n'
+)
 
 # A new file that answers the invoice query better than billing.py: at head, bm25 ranks the
 # expected file 3rd instead of 1st (MRR 1 -> 1/3 for that query, every other query unchanged).
@@ -314,6 +317,9 @@ class ActionRun:
     stderr: str
     outputs: dict[str, str]
     summary: str
+
+
+Act = Callable[..., ActionRun]  # the `act` fixture (conftest.py): run the Action with these inputs
 
 
 def run_entrypoint(workspace: Path, dirs: RunnerDirs, env: dict[str, str]) -> ActionRun:

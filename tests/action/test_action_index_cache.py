@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from cce_relevance.retrieval.cache.index_cache import DB_FILE
-from tests.action.scenario import RANKING_CHANGE, PullRequest
-from tests.action.test_main_e2e import Act, act, annotations, pr  # noqa: F401 - the end-to-end fixtures
+from tests.action.scenario import RANKING_CHANGE, Act, PullRequest
+from tests.action.test_main_e2e import annotations
 
 QUIET = {"INPUT_FAIL-ON": "none", "INPUT_COMMENT": "false"}
 
@@ -24,7 +24,7 @@ def entries(db_path: Path) -> int:
 
 
 def test_base_and_head_share_the_default_cache_which_outlives_the_run(
-    pr: PullRequest, act: Act  # noqa: F811
+    pr: PullRequest, act: Act
 ) -> None:
     pr.push(RANKING_CHANGE, "h1")
 
@@ -45,7 +45,7 @@ def test_base_and_head_share_the_default_cache_which_outlives_the_run(
     assert {"cache", "report.md", "compare.json", "sets"} <= names
 
 
-def test_cache_dir_elsewhere_in_the_workspace(pr: PullRequest, act: Act) -> None:  # noqa: F811
+def test_cache_dir_elsewhere_in_the_workspace(pr: PullRequest, act: Act) -> None:
     pr.push(RANKING_CHANGE, "h1")
     run = act(**QUIET, **{"INPUT_CACHE-DIR": ".cache/cce"})
     assert run.code == 0, run.stdout
@@ -66,7 +66,7 @@ def test_cache_dir_elsewhere_in_the_workspace(pr: PullRequest, act: Act) -> None
     ],
 )
 def test_a_cache_dir_outside_the_workspace_or_among_the_reports_is_a_configuration_error(
-    pr: PullRequest, act: Act, value: str, message: str  # noqa: F811
+    pr: PullRequest, act: Act, value: str, message: str
 ) -> None:
     run = act(**QUIET, **{"INPUT_CACHE-DIR": value})
     assert run.code == 2
@@ -74,7 +74,7 @@ def test_a_cache_dir_outside_the_workspace_or_among_the_reports_is_a_configurati
     assert text.startswith(message)
 
 
-def test_a_cache_the_repository_supplies_is_never_read(pr: PullRequest, act: Act) -> None:  # noqa: F811
+def test_a_cache_the_repository_supplies_is_never_read(pr: PullRequest, act: Act) -> None:
     """A pull request could commit a crafted cache where the default one lives."""
     planted = {".cce-relevance/cache/index.sqlite3": "not a cache, and certainly not ours\n"}
     pr.push({**RANKING_CHANGE, **planted}, "h1: plants a cache")
@@ -85,7 +85,7 @@ def test_a_cache_the_repository_supplies_is_never_read(pr: PullRequest, act: Act
     assert ".cce-relevance/cache/index.sqlite3" in text
 
 
-def test_a_symlinked_cache_dir_is_refused(pr: PullRequest, act: Act) -> None:  # noqa: F811
+def test_a_symlinked_cache_dir_is_refused(pr: PullRequest, act: Act) -> None:
     pr.push(RANKING_CHANGE, "h1")
     (pr.workspace / "elsewhere").mkdir()
     os.symlink("elsewhere", pr.workspace / "linked")
@@ -97,7 +97,7 @@ def test_a_symlinked_cache_dir_is_refused(pr: PullRequest, act: Act) -> None:  #
 
 
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root, as in the container")
-def test_the_cache_belongs_to_the_runner_user(pr: PullRequest, act: Act) -> None:  # noqa: F811
+def test_the_cache_belongs_to_the_runner_user(pr: PullRequest, act: Act) -> None:
     """actions/cache saves it as the runner's user after the container (root) is gone."""
     pr.push(RANKING_CHANGE, "h1")
     run = act(owner="1001:1001", **QUIET, **{"INPUT_CACHE-DIR": ".cache/cce"})

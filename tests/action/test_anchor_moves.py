@@ -116,12 +116,14 @@ def is_quoted(text):
 '''
 HEADER = "import re\nimport string\n\n\n"  # four lines added above everything at head
 
-SET = """{"schema":"cce.relevance/v1","corpus":"../src"}
-{"id":"unquote","query":"strip quotes","expected":["text/quote.py#function_definition@6-8"],"k":3,"grades":{"text/quote.py#function_definition@6-8":2}}
-{"id":"quote","query":"wrap in quotes","expected":["text/quote.py@1-3", "text/other.py"],"k":3}
-{"id":"is-quoted","query":"is it quoted","expected":["text/quote.py@11-12"],"k":3}
-{"id":"whole","query":"quoting","expected":["text/quote.py"],"k":3}
-"""
+SET = (
+    '{"schema":"cce.relevance/v1","corpus":"../src"}\n'
+    '{"id":"unquote","query":"strip quotes","expected":["text/quote.py#function_definition@6-8"],"k":3,'
+    '"grades":{"text/quote.py#function_definition@6-8":2}}\n'
+    '{"id":"quote","query":"wrap in quotes","expected":["text/quote.py@1-3", "text/other.py"],"k":3}\n'
+    '{"id":"is-quoted","query":"is it quoted","expected":["text/quote.py@11-12"],"k":3}\n'
+    '{"id":"whole","query":"quoting","expected":["text/quote.py"],"k":3}\n'
+)
 
 
 def _git(repo: Path, *args: str) -> str:

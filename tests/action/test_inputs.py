@@ -118,7 +118,8 @@ def test_a_rank_regression_metric_is_scored_with_metrics(workspace: Path, value:
 def test_fixtures_newline_and_comma_separated_sorted_and_deduplicated(workspace: Path) -> None:
     got = read(
         workspace,
-        fixtures="eval/relevance/docs.jsonl, eval/relevance/code.jsonl\n\n  eval/relevance/*.jsonl\n./eval/relevance/code.jsonl",
+        fixtures="eval/relevance/docs.jsonl, eval/relevance/code.jsonl\n\n"
+        "  eval/relevance/*.jsonl\n./eval/relevance/code.jsonl",
     )
     assert got.fixtures == ("eval/relevance/code.jsonl", "eval/relevance/docs.jsonl")
     assert got.fixture_patterns == (

@@ -11,7 +11,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -26,6 +25,7 @@ from tests.action.scenario import (
     PR_NUMBER,
     RANKING_CHANGE,
     REPO,
+    Act,
     ActionRun,
     PullRequest,
     RunnerDirs,
@@ -34,36 +34,6 @@ from tests.action.scenario import (
 )
 from tests.action.test_schemas import validator
 from tests.action.test_workflow_commands import runner_commands
-
-Act = Callable[..., ActionRun]
-
-
-@pytest.fixture
-def pr(tmp_path: Path, request: pytest.FixtureRequest) -> PullRequest:
-    """The scenario's pull request; parametrize it indirectly with extra files for c1."""
-    return PullRequest(tmp_path, base_files=getattr(request, "param", None))
-
-
-@pytest.fixture
-def act(pr: PullRequest, tmp_path: Path, fake_github: FakeGitHub) -> Act:
-    """Run the Action on the pull request's current head, as GitHub would after a push."""
-    dirs = RunnerDirs(tmp_path / "runner")
-
-    def run(*, token_input: str = "INPUT_GITHUB-TOKEN", owner: str | None = None, **inputs: str) -> ActionRun:
-        pr.check_out_merge()
-        if owner is not None:  # hand the checkout to the runner's user, as GitHub mounts it
-            subprocess.run(["chown", "-R", owner, str(pr.workspace)], check=True)
-        dirs.prepare(pr.event())
-        env = action_env(
-            dirs.places(pr.workspace),
-            fake_github.url,
-            fake_github.token,
-            token_input=token_input,
-            inputs=inputs,
-        )
-        return run_entrypoint(pr.workspace, dirs, env)
-
-    return run
 
 
 def annotations(run: ActionRun, kind: str) -> list[tuple[dict[str, str], str]]:
@@ -273,7 +243,8 @@ def test_a_renamed_file_leaves_stale_anchors_that_are_not_counted_as_a_regressio
     # ...but the loss is four stale anchors, so the gate passes and the verdict says why
     assert run.code == 0, run.stdout + run.stderr
     assert run.outputs["verdict"] == (
-        "⚠️ MRR unchanged on every backend (n = 2, 4 queries with a stale anchor left out); 4 stale anchors at head"
+        "⚠️ MRR unchanged on every backend (n = 2, 4 queries with a stale anchor left out); "
+        "4 stale anchors at head"
     )
     assert entry["stale_queries"] == ["format-price", "invoice-lines", "invoice-total", "price-format"]
     assert entry["validate"]["base"]["ok"] and not entry["validate"]["head"]["ok"]

@@ -23,7 +23,6 @@ from tests.action.scenario import (
     action_env,
     run_entrypoint,
 )
-from tests.action.test_main_e2e import pr  # noqa: F401 - the end-to-end fixture
 
 ROOT_ONLY = pytest.mark.skipif(
     not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root, as in the container"
@@ -31,7 +30,7 @@ ROOT_ONLY = pytest.mark.skipif(
 
 
 def run_with_home(
-    pr: PullRequest, tmp_path: Path, fake_github: FakeGitHub, home: str | None  # noqa: F811
+    pr: PullRequest, tmp_path: Path, fake_github: FakeGitHub, home: str | None
 ) -> ActionRun:
     """The Action on the pull request's head, as root on a workspace owned by uid 1001, with
     HOME set to `home` (None: unset)."""
@@ -52,7 +51,7 @@ def run_with_home(
 
 @pytest.mark.slow
 @ROOT_ONLY
-def test_without_home(pr: PullRequest, tmp_path: Path, fake_github: FakeGitHub) -> None:  # noqa: F811
+def test_without_home(pr: PullRequest, tmp_path: Path, fake_github: FakeGitHub) -> None:
     run = run_with_home(pr, tmp_path, fake_github, None)
     assert run.code == 0, run.stdout + run.stderr
     assert run.outputs["report"] == ".cce-relevance/report.md" and "Traceback" not in run.stderr
@@ -60,7 +59,7 @@ def test_without_home(pr: PullRequest, tmp_path: Path, fake_github: FakeGitHub) 
 
 @pytest.mark.slow
 @ROOT_ONLY
-def test_with_home_pointing_at_a_missing_directory(pr: PullRequest, tmp_path: Path,  # noqa: F811
+def test_with_home_pointing_at_a_missing_directory(pr: PullRequest, tmp_path: Path,
                                                    fake_github: FakeGitHub) -> None:
     missing = tmp_path / "no-such-home"
     run = run_with_home(pr, tmp_path, fake_github, str(missing))
@@ -72,7 +71,7 @@ def test_with_home_pointing_at_a_missing_directory(pr: PullRequest, tmp_path: Pa
 @pytest.mark.slow
 @ROOT_ONLY
 def test_nothing_is_written_to_home(
-    pr: PullRequest, tmp_path: Path, fake_github: FakeGitHub  # noqa: F811
+    pr: PullRequest, tmp_path: Path, fake_github: FakeGitHub
 ) -> None:
     home = tmp_path / "home"
     home.mkdir()

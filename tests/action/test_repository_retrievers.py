@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -18,14 +17,9 @@ import pytest
 from cce_relevance.action.inputs import read_inputs
 from cce_relevance.action.retriever_policy import check_repository_retrievers, withhold_token
 from cce_relevance.errors import CceError
-from tests.action import test_main_e2e
-from tests.action.scenario import ActionRun, PullRequest
+from tests.action.scenario import Act, ActionRun, PullRequest
 from tests.action.test_variants_in_action import QUIET, errors, saved_report
 
-Act = Callable[..., ActionRun]
-
-pr = test_main_e2e.pr
-act = test_main_e2e.act
 ALLOW = {"INPUT_ALLOW-REPOSITORY-RETRIEVERS": "true"}
 
 # Ranks whole corpus files by how many query words they hold (base); `ORDER` flips the ranking.

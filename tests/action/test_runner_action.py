@@ -22,14 +22,13 @@ from typing import Any
 
 import pytest
 
-from tests.action import test_main_e2e, test_packaging
+from tests.action import test_packaging
 from tests.action.fake_github import FakeGitHub
 from tests.action.scenario import RANKING_CHANGE, ROOT, PullRequest, RunnerDirs, action_env, run_entrypoint
 from tests.action.test_packaging import load_yaml
 from tests.action.test_repository_retrievers import RETRIEVER, WITH_RETRIEVER
 from tests.action.test_workflow_commands import read_outputs
 
-pr = test_main_e2e.pr
 EXPRESSION = re.compile(r"\$\{\{\s*(.+?)\s*\}\}")
 
 

@@ -11,18 +11,12 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
-from tests.action import test_main_e2e
-from tests.action.scenario import FIXTURE, ActionRun, PullRequest
+from tests.action.scenario import FIXTURE, Act, ActionRun, PullRequest
 from tests.action.test_workflow_commands import runner_commands
 
-Act = Callable[..., ActionRun]
-
 VARIANT = '[backends.bm25-flat]\nbase = "bm25"\nbm25_b = 0\n'
-pr = test_main_e2e.pr  # the end-to-end fixtures: the scenario's pull request, the Action run on it
-act = test_main_e2e.act
 QUIET = {"INPUT_GOLDEN": "", "INPUT_COMMENT": "false"}  # no golden to drift, no comment to post
 
 

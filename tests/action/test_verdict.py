@@ -47,7 +47,8 @@ def test_a_significant_regression_is_named_and_gates_only_when_asked() -> None:
     outcome = Outcome((paired(SIGNIFICANTLY_WORSE, golden=MATCH),), "mrr", 0.05)
 
     assert re.fullmatch(
-        r"⚠️ MRR on hybrid -0\.500 \(paired t-test, n = 6: significantly worse, p = [0-9.e-]+ < 0\.05\); goldens match",
+        r"⚠️ MRR on hybrid -0\.500 \(paired t-test, n = 6: significantly worse, "
+        r"p = [0-9.e-]+ < 0\.05\); goldens match",
         outcome.verdict(),
     )
     assert [outcome.gate_failed(f) for f in ("drift", "regression", "none")] == [False, True, False]
@@ -116,7 +117,8 @@ def test_untrusted_names_cannot_ping_inject_html_or_break_the_fences() -> None:
     assert "<img" not in outside_code and "<b>" not in outside_code
     assert re.findall(r"@(?:team|admin|someone)", outside_code) == []
     assert (  # quoted for pasting into a shell, with the Action's backends
-        "cce-relevance run 'eval/@team <img src=x> `x`.jsonl' --backend bm25 --golden 'g/$(touch pwned).json' "
+        "cce-relevance run 'eval/@team <img src=x> `x`.jsonl' --backend bm25 "
+        "--golden 'g/$(touch pwned).json' "
         "--update-golden" in markdown
     )
     assert "`````diff\n--- g\n+++ h\n-````\n+ok @someone\n`````" in markdown  # a fence the diff cannot close
@@ -233,8 +235,9 @@ def test_stale_anchors_are_listed_per_side_and_marked_in_the_delta_tables() -> N
     ]
     assert "\n".join(rows) in markdown  # head's findings first, then those only at base
     assert "At head, 1 query has no anchor that resolves, so every backend scores it 0." in markdown
-    assert f"| {code_span(HOSTILE_ID, in_table=True)} ⚠️ stale anchor | +0.000000 | +0.000000 | **-1.000000** 🔴 |" in (
-        markdown
+    assert (
+        f"| {code_span(HOSTILE_ID, in_table=True)} ⚠️ stale anchor "
+        "| +0.000000 | +0.000000 | **-1.000000** 🔴 |" in markdown
     )
     assert "| `q2` ⚠️ stale anchor at base | +0.000000 |" in markdown
     assert_nothing_live(markdown, [HOSTILE_ID, "@team/x.py#fn@1-2"])

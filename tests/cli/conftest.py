@@ -9,9 +9,11 @@ import pytest
 from tests.retrieval.corpora import write_corpus
 
 SMALL_CORPUS = {
-    "auth.py": "import hashlib\n\n\ndef hash_password(pw):\n    return hashlib.sha256(pw.encode()).hexdigest()\n\n\n"
+    "auth.py": "import hashlib\n\n\ndef hash_password(pw):\n"
+               "    return hashlib.sha256(pw.encode()).hexdigest()\n\n\n"
                "class Session:\n    def refresh(self, token):\n        return token\n",
-    "payments.py": "import auth\n\n\ndef process_payment(amount):\n    return auth.hash_password(str(amount))\n",
+    "payments.py": "import auth\n\n\ndef process_payment(amount):\n"
+                   "    return auth.hash_password(str(amount))\n",
     "notes.md": "Payments are retried three times.\nPasswords are hashed with sha256.\n",
 }
 
@@ -22,7 +24,8 @@ def small_project(tmp_path: Path) -> Path:
     write_corpus(tmp_path / "corpus", SMALL_CORPUS)
     (tmp_path / "set.jsonl").write_text(
         '{"schema":"cce.relevance/v1","corpus":"corpus"}\n'
-        '{"id":"hash","query":"where is the password hashed","expected":["auth.py#function_definition","notes.md"],'
+        '{"id":"hash","query":"where is the password hashed",'
+        '"expected":["auth.py#function_definition","notes.md"],'
         '"k":3,"grades":{"auth.py#function_definition":3}}\n'
         '{"id":"pay","query":"process payment amount","expected":["payments.py@4-5"],"k":2}\n'
         '{"id":"session","query":"refresh a session token","expected":["auth.py#class_definition"],"k":3}\n',

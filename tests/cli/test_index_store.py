@@ -15,7 +15,8 @@ from tests.retrieval.fake_ollama import FakeOllama, Reply, closed_port_url, hash
 
 CORPUS_A = {  # §hybrid-examples
     "auth.py": 'def hash_password(pw):\n    return pw + "salt"\n',
-    "payments.py": "import auth\n\ndef process_payment(amount):\n    return auth.hash_password(str(amount))\n",
+    "payments.py": "import auth\n\ndef process_payment(amount):\n"
+                   "    return auth.hash_password(str(amount))\n",
 }
 CASES = ('{"id":"hash","query":"where is the password hashed","expected":["auth.py"],"k":3}\n'
          '{"id":"pay","query":"process payment amount","expected":["payments.py@3-4"],"k":2}\n')
@@ -276,9 +277,9 @@ def test_ollama_store_is_refused_when_ollama_is_unreachable(project: Path, ollam
     assert (result.code, result.out) == (2, "")
     assert result.err == f"error: {OLLAMA_STORE_REFUSAL}\n"  # before the backend list is read (§order)
     assert OLLAMA_STORE_REFUSAL == (
-        "this store was built with the ollama embedder but Ollama is unreachable \u2014 refusing to score across "
-        "mismatched embedding spaces. Start Ollama, or evaluate a corpus directory with the deterministic hash "
-        "embedder (--dir).")
+        "this store was built with the ollama embedder but Ollama is unreachable \u2014 "
+        "refusing to score across mismatched embedding spaces. "
+        "Start Ollama, or evaluate a corpus directory with the deterministic hash embedder (--dir).")
 
 
 def test_ollama_store_is_refused_when_the_health_check_reply_is_unusable(project: Path, ollama: FakeOllama) -> None:
@@ -294,7 +295,8 @@ def test_query_time_failure_warns_and_scores_without_vector_recall(project: Path
     result = cli("run", "set.jsonl", "--store", "corpus/.cce/index.json", "--backend", "vector,hybrid", "--json",
                  cwd=project)
     assert result.code == 0
-    warning = (f"warning: Ollama at {ollama.url}/api/embed answered HTTP 500; vector recall disabled for this query\n")
+    warning = (f"warning: Ollama at {ollama.url}/api/embed answered HTTP 500; "
+               "vector recall disabled for this query\n")
     assert result.err == warning * 2  # once per backend that embeds the query
     vector, hybrid = ({q["id"]: q for q in b["per_query"]} for b in json.loads(result.out)["backends"])
     # An empty query vector gives every chunk cosine 0, so the vector backend falls back to chunk-id

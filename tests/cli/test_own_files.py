@@ -22,7 +22,8 @@ SOURCES = {
 SET = ('{"schema":"cce.relevance/v1","corpus":".."}\n'
        '{"id":"total","query":"invoice total with tax","expected":["src/billing.py"],"k":3}\n'
        '{"id":"ship","query":"record the shipment carrier","expected":["src/shipping.py"],"k":3}\n'
-       '{"id":"rate","query":"the golden report mrr precision recall tokens","expected":["docs/guide.md"],"k":3}\n')
+       '{"id":"rate","query":"the golden report mrr precision recall tokens",'
+       '"expected":["docs/guide.md"],"k":3}\n')
 GOLDEN = "eval/set.golden.json"
 
 
@@ -101,13 +102,14 @@ def test_a_config_in_a_parent_directory_excludes_relative_to_itself(tmp_path: Pa
      "error: cce-relevance.toml: exclude: exclude pattern 'src/[a' is not a valid gitignore pattern: "
      "unclosed character class"),
     ("cce-relevance.toml", 'exclude = "docs/"\n',
-     'error: cce-relevance.toml: exclude: expected an array of gitignore patterns, e.g. ["docs/generated/", '
-     '"*.golden.json"], got "docs/"'),
+     'error: cce-relevance.toml: exclude: expected an array of gitignore patterns, '
+     'e.g. ["docs/generated/", "*.golden.json"], got "docs/"'),
     ("eval/set.jsonl", SET.replace('"corpus":".."', '"corpus":"..","exclude":"docs/"'),
-     'error: fixture line 1: "exclude" must be an array of gitignore patterns, e.g. ["docs/generated/", '
-     '"*.golden.json"]'),
+     'error: fixture line 1: "exclude" must be an array of gitignore patterns, '
+     'e.g. ["docs/generated/", "*.golden.json"]'),
     ("eval/set.jsonl", SET.replace('"corpus":".."', '"corpus":"..","exclude":["{a,b"]'),
-     "error: fixture line 1: exclude pattern '{a,b' is not a valid gitignore pattern: unclosed alternate group"),
+     "error: fixture line 1: exclude pattern '{a,b' is not a valid gitignore pattern: "
+     "unclosed alternate group"),
 ])
 def test_bad_exclude_patterns_are_input_errors(repo: Path, where: str, text: str, message: str) -> None:
     (repo / where).write_text(text, encoding="utf-8")

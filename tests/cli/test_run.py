@@ -11,7 +11,8 @@ from tests.cli.helpers import cli, cli_process
 
 CORPUS = {
     "auth.py": 'def hash_password(pw):\n    return pw + "salt"\n',
-    "payments.py": "import auth\n\ndef process_payment(amount):\n    return auth.hash_password(str(amount))\n",
+    "payments.py": "import auth\n\ndef process_payment(amount):\n"
+                   "    return auth.hash_password(str(amount))\n",
 }
 
 

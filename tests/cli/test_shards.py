@@ -24,7 +24,8 @@ from tests.cli.helpers import cli
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = "eval/relevance/code.jsonl"
 GOLDEN = ROOT / "test" / "fixture" / "relevance" / "code.golden.json"
-GREP = f'[backends.grep]\ncommand = [{json.dumps(sys.executable)}, "docs/examples/retriever.py", "test/fixture/samples"]\n'
+GREP = (f'[backends.grep]\ncommand = [{json.dumps(sys.executable)}, '
+        '"docs/examples/retriever.py", "test/fixture/samples"]\n')
 
 
 @pytest.fixture

@@ -70,8 +70,8 @@ def test_validate_reports_a_missing_and_an_ambiguous_symbol(tmp_path: Path) -> N
         ("missing-symbol", "renamed-class", "a.py::Other.post",
          '"a.py" has no definition named "Other.post" (same name: Client.post at lines 2-4)'),
         ("ambiguous-symbol", "twice", "a.py::Prop.x",
-         '"Prop.x" names 2 definitions of "a.py" (function_definition at lines 13-14, function_definition at '
-         "lines 17-18); it matches all of them; a line range names one of them"),
+         '"Prop.x" names 2 definitions of "a.py" (function_definition at lines 13-14, '
+         "function_definition at lines 17-18); it matches all of them; a line range names one of them"),
         ("missing-symbol", "kind", "a.py#class_definition::helper",
          '"a.py" has no definition of kind "class_definition" named "helper" '
          "(same name: helper (function_definition) at lines 7-8)"),

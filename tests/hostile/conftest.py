@@ -9,8 +9,8 @@ import pytest
 from tests.retrieval.corpora import write_corpus
 
 CORPUS = {
-    "auth.py": "def hash_password(pw):\n    return pw[::-1]\n\n\nclass Session:\n    def refresh(self, token):\n"
-               "        return token\n",
+    "auth.py": "def hash_password(pw):\n    return pw[::-1]\n\n\n"
+               "class Session:\n    def refresh(self, token):\n        return token\n",
     "payments.py": "def process_payment(amount):\n    return amount\n",
 }
 FIXTURES = (

@@ -153,9 +153,11 @@ NOT_JSON_HINT = " (stdout carries responses only; log to stderr)"
     [
         ("searching...", "malformed response (invalid JSON: Expecting value: line 1 column 1 (char 0)): searching..." + NOT_JSON_HINT),
         ("", "malformed response (invalid JSON: Expecting value: line 1 column 1 (char 0)): (empty)" + NOT_JSON_HINT),
-        ('{"id": $ID, "results": [{"file_path": "auth.py", "start_line": 1, "end_line": 2, "score": NaN}]}',
+        ('{"id": $ID, "results": [{"file_path": "auth.py", "start_line": 1, "end_line": 2, '
+         '"score": NaN}]}',
          "malformed response (NaN is not a JSON number): "
-         '{"id": "q1", "results": [{"file_path": "auth.py", "start_line": 1, "end_line": 2, "score": NaN}]}'
+         '{"id": "q1", "results": [{"file_path": "auth.py", "start_line": 1, "end_line": 2, '
+         '"score": NaN}]}'
          + NOT_JSON_HINT),
         ('{"id": $ID, "results": [], "note": "\udcff"}',
          "malformed response (not UTF-8 text: byte 0xff at line 1): "

@@ -243,7 +243,8 @@ def test_keyword_test_finds_tokens_only_in_uppercase_text():
     """Vector-only candidates whose query token appears only as `LOADER`/`Loader` (the plain
     search fails, the lowercased one finds it), beside ones that lack it, against the reference."""
     files = {
-        f"m{i}.py": f"def f{i}():\n    return {'LOADER' if i % 3 == 0 else 'Loader' if i % 3 == 1 else 'other'}_x{i} + cfg\n"
+        f"m{i}.py": f"def f{i}():\n"
+        f"    return {'LOADER' if i % 3 == 0 else 'Loader' if i % 3 == 1 else 'other'}_x{i} + cfg\n"
         for i in range(30)
     }
     files["z.py"] = "def loaderish():\n    return cfg\n"

@@ -1,8 +1,9 @@
 """Import graph (§import-graph) and graph expansion (§graph-expansion), with corpora whose imports resolve.
 
 Every expected bonus list below is derived by hand from §import-graph–§graph-expansion; the
-cosines are simple because each corpus is checked (precondition asserts) to have no embedding-bucket collisions
-among the tokens involved, so a cosine is just shared-token counts over the two norms.
+cosines are simple because each corpus is checked (precondition asserts) to have no
+embedding-bucket collisions among the tokens involved, so a cosine is just shared-token counts
+over the two norms.
 """
 
 from __future__ import annotations

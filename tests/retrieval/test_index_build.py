@@ -302,7 +302,8 @@ def test_records_unused_for_a_month_are_dropped_on_the_first_open_of_a_day(corpu
     _forget_corpora(cache)
     today = index_cache._today()
     _execute(db_path, f"UPDATE entries SET used = {today - index_cache._KEEP_DAYS - 1}",
-             f"INSERT OR REPLACE INTO meta (name, value) VALUES ('swept', '{today if swept_today else today - 1}')")
+             "INSERT OR REPLACE INTO meta (name, value) "
+             f"VALUES ('swept', '{today if swept_today else today - 1}')")
     calls.clear()
     assert snapshot(build_index(corpus, cache=cache, workers=1)) == expected
     # Swept already today: the stale records stay and are used; else they were dropped and made again.

@@ -29,7 +29,8 @@ from .test_term_counts import assert_same_bm25
 
 CORPUS_A = {  # §hybrid-examples
     "auth.py": 'def hash_password(pw):\n    return pw + "salt"\n',
-    "payments.py": "import auth\n\ndef process_payment(amount):\n    return auth.hash_password(str(amount))\n",
+    "payments.py": "import auth\n\ndef process_payment(amount):\n"
+                   "    return auth.hash_password(str(amount))\n",
 }
 
 # --------------------------------------------------------------------------- doubles

@@ -127,7 +127,8 @@ _SEEDS = {
          "enum e { A };\nint f(struct s *p) { return sizeof(struct s) + (int)(struct t *)0; }\n",
     "go": "package p\nimport (\n  \"fmt\"\n  y \"a/yaml/v3\"\n)\ntype T struct{}\nfunc (t T) M() {}\n"
           "func F() { g := func() {}; g() }\n",
-    "java": "import a.b.C;\nimport static a.b.C.m;\nclass A { A() {} void m() { new Object() { void n() {} }; } }\n"
+    "java": "import a.b.C;\nimport static a.b.C.m;\n"
+            "class A { A() {} void m() { new Object() { void n() {} }; } }\n"
             "interface I {}\nenum E { X }\nrecord R(int a) {}\n",
     "cpp": "#include <vector>\nclass A { public: void m() {} };\nstruct S { int a; };\n"
            "namespace n { void f() { auto l = [](){}; } }\nenum class E { X };\n",

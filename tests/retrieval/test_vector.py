@@ -199,7 +199,7 @@ def test_vector_returns_all_chunks_when_k_is_large(samples):
     assert len(builtin_backend("vector", samples)("loader", 1000)) == 21
 
 
-# ---------------------------------------------------------------- CosineIndex.top: float32 selection, exact result
+# -------------------------------------------------- CosineIndex.top: float32 selection, exact result
 
 
 def _full_order(q, m, ids):

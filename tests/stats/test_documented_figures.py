@@ -1,4 +1,5 @@
-"""Figures quoted in README.md and docs/statistics.md, recomputed: a doc that drifts from the code fails here."""
+"""Figures quoted in README.md and docs/statistics.md, recomputed: a doc that drifts from the code
+fails here."""
 
 from __future__ import annotations
 

@@ -170,8 +170,8 @@ def decode_corpus(data: bytes | memoryview) -> CorpusArrays:
 
     Every array is a read-only view of `data` (which must outlive them and not change: the
     cache maps a record file that is only ever replaced, never rewritten), so nothing of a
-    record (tens of megabytes for a large corpus) is copied; only strings (the header's, the vocabulary, the chunk ids and keys)
-    become objects."""
+    record (tens of megabytes for a large corpus) is copied; only strings (the header's, the
+    vocabulary, the chunk ids and keys) become objects."""
     header, header_end = _header(data)
     try:
         n_files, n, counted, n_terms, n_entries, weighed = (

@@ -25,10 +25,11 @@ Beside the database, the directory `corpora/` keeps whole corpora as assembled
 all the corpus's files' records in walk order; the most recent of a context is where a run
 over a changed tree starts from (retrieval/cache/corpus_splice.py). A file holds the SHA-256 of its
 record and the record, is written to a temporary name and renamed into place (so a reader sees
-a whole file or none), and is touched when used; only the `_KEEP_CORPORA` most recently used are kept, as each is about as
-large as its files' records together. Plain files, not rows: a record of tens of megabytes is
-read much faster from a file than from a chain of database overflow pages — here it is
-mapped, and its arrays are used where they lie — and using one writes nothing to the database.
+a whole file or none), and is touched when used; only the `_KEEP_CORPORA` most recently used
+are kept, as each is about as large as its files' records together. Plain files, not rows: a
+record of tens of megabytes is read much faster from a file than from a chain of database
+overflow pages — here it is mapped, and its arrays are used where they lie — and using one
+writes nothing to the database.
 """
 
 from __future__ import annotations

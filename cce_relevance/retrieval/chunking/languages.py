@@ -77,7 +77,8 @@ _CSHARP_NAMES = ("identifier", "qualified_name", "generic_name", "alias_qualifie
 
 
 def _csharp_import_names(node: Node) -> list[str]:
-    """`using A.B;` → `B`, `using static A.Math;` → `Math`, `using J = A.Json<T>;` → `Json` (not the alias)."""
+    """`using A.B;` → `B`, `using static A.Math;` → `Math`,
+    `using J = A.Json<T>;` → `Json` (not the alias)."""
     alias = node.child_by_field_name("name")
     target = next((c for c in node.named_children if c.type in _CSHARP_NAMES and c != alias), None)
     if target is None:

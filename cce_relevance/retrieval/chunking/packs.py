@@ -138,7 +138,8 @@ def path_stem(path: str) -> str:
 
 
 def first_string_stem(node: Node) -> str:
-    """The file stem of the first `string_content` inside `node` (pre-order), "" if none (a require/include)."""
+    """The file stem of the first `string_content` inside `node` (pre-order),
+    "" if none (a require/include)."""
     content = next((n for n in preorder(node) if n.type == "string_content"), None)
     return path_stem(node_text(content)) if content is not None else ""
 

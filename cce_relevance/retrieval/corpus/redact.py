@@ -106,7 +106,8 @@ _ASSIGNMENT_RE = re.compile(f"({_case_insensitive(_KEY_NAMES)})({_WHITESPACE}*[:
 
 
 def _alternatives(alternation: str) -> list[list[str]]:
-    """Each alternative of `alternation` (ASCII letters and `[_-]?`) as its list of characters and `[_-]?`s."""
+    """Each alternative of `alternation` (ASCII letters and `[_-]?`) as its list of characters
+    and `[_-]?`s."""
     return [re.findall(r"\[_-\]\?|[a-z]", alternative) for alternative in alternation.split("|")]
 
 

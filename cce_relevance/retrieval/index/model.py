@@ -41,8 +41,8 @@ class Index:
     embeddings: HashEmbeddings | None = field(default=None, repr=False, compare=False)
     """A hash-embedder build's embeddings, kept sparse: the chunks get theirs (`Chunk.embedding`,
     rows of `matrix`) only when `attach_embeddings` or `matrix` is called — ranking never needs
-    the float64 matrix (chunks × 256 doubles) of a large corpus (retrieval/ranking/cosine.py). None otherwise: the
-    chunks hold their embeddings."""
+    the float64 matrix (chunks × 256 doubles) of a large corpus (retrieval/ranking/cosine.py).
+    None otherwise: the chunks hold their embeddings."""
     weighted_lines: Mapping[str, FileLineWeights] | None = field(default=None, repr=False, compare=False)
     """The token weights of the lines of each file (retrieval/chunking/line_weights.py), by path, as
     indexing worked them out; None, or a path missing (two files of one path), when they are

@@ -140,8 +140,9 @@ def rank_core(index: Index, qvec: np.ndarray, query: str, top_k: int,
 def fuse(index: Index, query: str, top_k: int, cosines: Mapping[int, float] | None, by_cosine: Sequence[int],
          by_bm25: Sequence[int], params: RankingParams = REFERENCE_PARAMS) -> list[SearchResult]:
     """§intent and §hybrid-candidates–§diversity-cap, given the two candidate lists (chunk indices,
-    best first: the first cosines, and the first chunks with a positive BM25 score for the query's tokens) and each
-    candidate's cosine with the query (None without a query vector: all cosines count as 0.0)."""
+    best first: the first cosines, and the first chunks with a positive BM25 score for the
+    query's tokens) and each candidate's cosine with the query (None without a query vector:
+    all cosines count as 0.0)."""
     w = params.fts_boost_code_lookup if is_code_lookup(query) else 1.0
     terms = unique_tokens(query)
     rrf_k = params.rrf_k
