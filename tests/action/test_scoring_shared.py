@@ -15,8 +15,7 @@ from cce_relevance.action.inputs import read_inputs
 from cce_relevance.action.scoring import score_commits
 from cce_relevance.action.timings import TIMINGS_PREFIX, Stopwatch, parse_line
 from cce_relevance.reporting.run_report import run_report_json
-from tests.action.scenario import BILLING_FIXTURE, BILLING_FIXTURES, FIXTURE, RANKING_CHANGE, PullRequest
-from tests.action.test_main_e2e import Act, act, pr  # noqa: F401 - the end-to-end fixtures
+from tests.action.scenario import BILLING_FIXTURE, BILLING_FIXTURES, FIXTURE, RANKING_CHANGE, Act, PullRequest
 
 STAGES = ("materialise", "index", "score", "validate", "hits")
 
@@ -31,7 +30,7 @@ EXCLUDING_SETS = {"eval/narrow.jsonl": EXCLUDING, "eval/narrower.jsonl": EXCLUDI
                                                      ({BILLING_FIXTURE: BILLING_FIXTURES, **EXCLUDING_SETS}, 2)],
                          indirect=["pr"])
 def test_sets_sharing_a_corpus_and_exclusion_are_indexed_once_a_side_with_the_plain_results(
-        pr: PullRequest, indexes_a_side: int, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+        pr: PullRequest, indexes_a_side: int, monkeypatch: pytest.MonkeyPatch) -> None:
     pr.push(RANKING_CHANGE, "h1: a new module")
     head = pr.rename("corpus/billing.py", "corpus/invoices.py", "h2: billing.py renamed")
     base = pr.merge_base()
@@ -65,7 +64,7 @@ def test_sets_sharing_a_corpus_and_exclusion_are_indexed_once_a_side_with_the_pl
                 assert (result.base_anchors if side == "base" else result.head_anchors) == plain_anchors
 
 
-def test_the_log_has_one_timings_line(pr: PullRequest, act: Act) -> None:  # noqa: F811
+def test_the_log_has_one_timings_line(pr: PullRequest, act: Act) -> None:
     pr.push(RANKING_CHANGE, "h1")
     run = act(**{"INPUT_FAIL-ON": "none", "INPUT_COMMENT": "false"})
     assert run.code == 0, run.stdout + run.stderr
