@@ -64,8 +64,9 @@ _GIT_ENV = {
 
 
 def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(["git", *args], cwd=repo, env={**os.environ, **_GIT_ENV}, check=True,
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        ["git", *args], cwd=repo, env={**os.environ, **_GIT_ENV}, check=True, capture_output=True, text=True
+    )
     return done.stdout.strip()
 
 
@@ -91,11 +92,15 @@ def edit(text: str, i: int) -> str:
     moves down one line) and a new function at the end."""
     first, newline, rest = text.partition("\n")
     ending = "" if text.endswith("\n") or not text else "\n"
-    return (f"{first}{newline}# edited by the benchmark\n{rest}{ending}\n\n"
-            f"def bench_added_function_{i}(value):\n    return value + {i}\n")
+    return (
+        f"{first}{newline}# edited by the benchmark\n{rest}{ending}\n\n"
+        f"def bench_added_function_{i}(value):\n    return value + {i}\n"
+    )
 
 
-def make_repository(workspace: Path, corpus: str, n_queries: int, edits: int, seed: int) -> tuple[str, str, list[str]]:
+def make_repository(
+    workspace: Path, corpus: str, n_queries: int, edits: int, seed: int
+) -> tuple[str, str, list[str]]:
     """The base and head commits of the repository at `workspace`, and the files the head edits."""
     shutil.copytree(corpus, workspace / "corpus", symlinks=True)
     (workspace / "eval").mkdir()
@@ -108,13 +113,18 @@ def make_repository(workspace: Path, corpus: str, n_queries: int, edits: int, se
     edited = sorted(random.Random(seed).sample(candidates, min(edits, len(candidates))))
     for i, path in enumerate(edited):
         target = workspace / "corpus" / path
-        target.write_text(edit(target.read_text(encoding="utf-8", errors="surrogateescape"), i),
-                          encoding="utf-8", errors="surrogateescape")
+        target.write_text(
+            edit(target.read_text(encoding="utf-8", errors="surrogateescape"), i),
+            encoding="utf-8",
+            errors="surrogateescape",
+        )
     git(workspace, "commit", "-q", "-am", f"head: {len(edited)} files edited")
     return base, git(workspace, "rev-parse", "HEAD"), edited
 
 
-def action_env(workspace: Path, scratch: Path, base: str, head: str, checkout: str | None = None) -> dict[str, str]:
+def action_env(
+    workspace: Path, scratch: Path, base: str, head: str, checkout: str | None = None
+) -> dict[str, str]:
     """A `workflow_dispatch` step's variables, built from scratch (PATH only from this process);
     `checkout` (another copy of cce-relevance, to compare) goes first on the Action's PYTHONPATH."""
     runner = scratch / "runner"
@@ -147,7 +157,9 @@ def run_action(workspace: Path, env: dict[str, str]) -> dict:
     worker processes) and the stage times it logged."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", _ACTION], cwd=workspace, env=env, capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-c", _ACTION], cwd=workspace, env=env, capture_output=True, text=True
+    )
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
@@ -158,12 +170,18 @@ def run_action(workspace: Path, env: dict[str, str]) -> dict:
     rss = _PEAK_RSS.search(done.stderr)
     peaks = (int(rss.group(1)) / 1024, int(rss.group(2)) / 1024) if rss else (0.0, 0.0)
     stages = [[name, w, c] for name, (w, c) in parse_line(match.group(0)).items()] if match else []
-    return {"wall_s": wall, "cpu_s": cpu, "stages": stages, "peak_rss_mb": peaks[0],
-            "child_peak_rss_mb": peaks[1]}
+    return {
+        "wall_s": wall,
+        "cpu_s": cpu,
+        "stages": stages,
+        "peak_rss_mb": peaks[0],
+        "child_peak_rss_mb": peaks[1],
+    }
 
 
-def benchmark(corpus: str, n_queries: int, edits: int, runs: int, seed: int, p_repeats: int,
-              checkout: str | None = None) -> dict:
+def benchmark(
+    corpus: str, n_queries: int, edits: int, runs: int, seed: int, p_repeats: int, checkout: str | None = None
+) -> dict:
     """The repository made, then P, and after each Action run P again: each run is divided by
     the mean of the P measured just before and just after it (the load of a shared machine
     drifts within minutes)."""
@@ -182,8 +200,15 @@ def benchmark(corpus: str, n_queries: int, edits: int, runs: int, seed: int, p_r
             result["p_s"] = (ps[-2]["p_s"] + ps[-1]["p_s"]) / 2
             result["p_cpu_s"] = (ps[-2]["p_cpu_s"] + ps[-1]["p_cpu_s"]) / 2
             done.append(result)
-    return {"corpus": corpus, "machine": bench_run.machine(), "p": ps, "queries": n_queries, "edits": edited,
-            "runs": done, "checkout": checkout}
+    return {
+        "corpus": corpus,
+        "machine": bench_run.machine(),
+        "p": ps,
+        "queries": n_queries,
+        "edits": edited,
+        "runs": done,
+        "checkout": checkout,
+    }
 
 
 def _row(label: str, seconds: float, p: float, extra: str = "") -> str:
@@ -192,33 +217,53 @@ def _row(label: str, seconds: float, p: float, extra: str = "") -> str:
 
 def render(figures: dict) -> str:
     m, ps = figures["machine"], figures["p"]
-    out = [f"corpus {figures['corpus']}: {ps[0]['files']:,} files, {figures['queries']:,} queries, "
-           f"head edits {len(figures['edits'])} files"
-           + (f"; the Action of {figures['checkout']}" if figures.get("checkout") else ""),
-           f"machine: {m['cpu']}, {m['nproc']} CPUs, Python {m['python']}, load average at the end "
-           f"{', '.join(f'{x:.2f}' for x in m['load_average'] or ())}",
-           "P (tree-sitter parse, median of each measurement): "
-           + ", ".join(f"{p['p_s']:.3f} s" for p in ps) + " wall; "
-           + ", ".join(f"{p['p_cpu_s']:.3f} s" for p in ps) + " CPU"]
+    out = [
+        f"corpus {figures['corpus']}: {ps[0]['files']:,} files, {figures['queries']:,} queries, "
+        f"head edits {len(figures['edits'])} files"
+        + (f"; the Action of {figures['checkout']}" if figures.get("checkout") else ""),
+        f"machine: {m['cpu']}, {m['nproc']} CPUs, Python {m['python']}, load average at the end "
+        f"{', '.join(f'{x:.2f}' for x in m['load_average'] or ())}",
+        "P (tree-sitter parse, median of each measurement): "
+        + ", ".join(f"{p['p_s']:.3f} s" for p in ps)
+        + " wall; "
+        + ", ".join(f"{p['p_cpu_s']:.3f} s" for p in ps)
+        + " CPU",
+    ]
     for r in figures["runs"]:
         p = r["p_s"]
         out.append(f"{r['label']}: P {p:.3f} s (the mean of the P before and after)")
         out.append(_row("whole Action process, wall", r["wall_s"], p))
-        out.append(_row("whole Action process, CPU (with children)", r["cpu_s"], r["p_cpu_s"],
-                        f"(CPU P {r['p_cpu_s']:.3f} s)"))
+        out.append(
+            _row(
+                "whole Action process, CPU (with children)",
+                r["cpu_s"],
+                r["p_cpu_s"],
+                f"(CPU P {r['p_cpu_s']:.3f} s)",
+            )
+        )
         for stage, wall, cpu in r["stages"]:
             out.append(_row(f"  {stage}", wall, p, f"CPU {cpu:6.3f} s  {cpu / r['p_cpu_s']:6.3f} P"))
         rest_wall = r["wall_s"] - sum(wall for _, wall, _ in r["stages"])
         rest_cpu = r["cpu_s"] - sum(cpu for _, _, cpu in r["stages"])
-        out.append(_row("  the rest (start-up, imports, output)", rest_wall, p,
-                        f"CPU {rest_cpu:6.3f} s  {rest_cpu / r['p_cpu_s']:6.3f} P"))
+        out.append(
+            _row(
+                "  the rest (start-up, imports, output)",
+                rest_wall,
+                p,
+                f"CPU {rest_cpu:6.3f} s  {rest_cpu / r['p_cpu_s']:6.3f} P",
+            )
+        )
     cached = [r for r in figures["runs"] if r["label"] != "cold"]
     if cached:
-        out.append("cache restored, median of the runs: "
-                   f"{statistics.median(r['wall_s'] / r['p_s'] for r in cached):.3f} P wall, "
-                   f"{statistics.median(r['cpu_s'] / r['p_cpu_s'] for r in cached):.3f} P CPU")
-    out.append("peak RSS of the Action process / its largest child (a worker, git): " + ", ".join(
-        f"{r['peak_rss_mb']:,.0f} / {r['child_peak_rss_mb']:,.0f} MB" for r in figures["runs"]))
+        out.append(
+            "cache restored, median of the runs: "
+            f"{statistics.median(r['wall_s'] / r['p_s'] for r in cached):.3f} P wall, "
+            f"{statistics.median(r['cpu_s'] / r['p_cpu_s'] for r in cached):.3f} P CPU"
+        )
+    out.append(
+        "peak RSS of the Action process / its largest child (a worker, git): "
+        + ", ".join(f"{r['peak_rss_mb']:,.0f} / {r['child_peak_rss_mb']:,.0f} MB" for r in figures["runs"])
+    )
     return "\n".join(out)
 
 
@@ -230,14 +275,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=2, help="runs with the cache restored (default 2)")
     parser.add_argument("--seed", type=int, default=0, help="query and edit sampling seed (default 0)")
     parser.add_argument("--p-repeats", type=int, default=3, help="P is the median of this many parses")
-    parser.add_argument("--checkout", metavar="DIR",
-                        help="measure the Action of another checkout of cce-relevance (put first on its PYTHONPATH)")
+    parser.add_argument(
+        "--checkout",
+        metavar="DIR",
+        help="measure the Action of another checkout of cce-relevance (put first on its PYTHONPATH)",
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
     if not os.path.isdir(args.corpus):
         parser.error(f"not a directory: {args.corpus}")
-    figures = benchmark(os.path.abspath(args.corpus), max(1, args.queries), max(0, args.edits), max(0, args.runs),
-                        args.seed, max(1, args.p_repeats), args.checkout and os.path.abspath(args.checkout))
+    figures = benchmark(
+        os.path.abspath(args.corpus),
+        max(1, args.queries),
+        max(0, args.edits),
+        max(0, args.runs),
+        args.seed,
+        max(1, args.p_repeats),
+        args.checkout and os.path.abspath(args.checkout),
+    )
     print(json.dumps(figures, indent=2, sort_keys=True) if args.json else render(figures))
     return 0
 

@@ -69,14 +69,19 @@ from cce_relevance.retrieval.ranking.postings import corpus_postings, term_count
 from cce_relevance.retrieval.search.backends import BUILTIN_BACKENDS, builtin_backend
 from cce_relevance.retrieval.tokens import tokenize
 
-_NAME_RE = re.compile(r"\b(?:def|class|function|fn|func|fun|struct|enum|trait|interface|module)\s+"
-                      r"([A-Za-z_][A-Za-z0-9_]*)")
+_NAME_RE = re.compile(
+    r"\b(?:def|class|function|fn|func|fun|struct|enum|trait|interface|module)\s+"
+    r"([A-Za-z_][A-Za-z0-9_]*)"
+)
 _WORD_RE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
-_DOC_RE = re.compile(r"""^\s*(?:[rRuUbB]{0,2}(?:\"\"\"|''')|#+|//+!?|/\*+|\*)\s*(.*?)\s*(?:\"\"\"|'''|\*/)?\s*$""")
+_DOC_RE = re.compile(
+    r"""^\s*(?:[rRuUbB]{0,2}(?:\"\"\"|''')|#+|//+!?|/\*+|\*)\s*(.*?)\s*(?:\"\"\"|'''|\*/)?\s*$"""
+)
 _K = 10
 
 
 # --------------------------------------------------------------------------- measurement helpers
+
 
 def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     start = time.perf_counter()
@@ -130,6 +135,7 @@ def line_weights(index: Index) -> LineWeights:
 
 # --------------------------------------------------------------------------- P and the stages
 
+
 def measure_p(root: str, repeats: int) -> dict:
     """Median wall time of parsing every walked file's bytes (already in memory) with its pack's parser."""
     walked = walk(root)
@@ -149,8 +155,14 @@ def measure_p(root: str, repeats: int) -> dict:
         start = time.process_time()
         times.append(timed(parse_all)[0])
         cpu.append(time.process_time() - start)
-    return {"p_s": statistics.median(times), "p_runs_s": times, "p_cpu_s": statistics.median(cpu),
-            "files": len(walked.files), "parsed_files": len(jobs), "bytes": sum(len(source) for _, source in jobs)}
+    return {
+        "p_s": statistics.median(times),
+        "p_runs_s": times,
+        "p_cpu_s": statistics.median(cpu),
+        "files": len(walked.files),
+        "parsed_files": len(jobs),
+        "bytes": sum(len(source) for _, source in jobs),
+    }
 
 
 def measure_stages(root: str) -> dict:
@@ -173,9 +185,16 @@ def measure_stages(root: str) -> dict:
         return BM25.from_postings(p.term_id, p.indptr, p.docs, p.tfs, p.doc_len, ids)
 
     merge_s, _ = timed(from_postings)
-    return {"walk_read_s": walk_s, "chunk_s": chunk_s, "embed_s": embed_s, "bm25_build_s": bm25_s,
-            "term_counts_s": count_s, "bm25_postings_s": merge_s, "chunks": len(chunks),
-            "peak_rss_mb": peak_rss_mb()}
+    return {
+        "walk_read_s": walk_s,
+        "chunk_s": chunk_s,
+        "embed_s": embed_s,
+        "bm25_build_s": bm25_s,
+        "term_counts_s": count_s,
+        "bm25_postings_s": merge_s,
+        "chunks": len(chunks),
+        "peak_rss_mb": peak_rss_mb(),
+    }
 
 
 def index_options(**wanted: Any) -> dict:
@@ -200,8 +219,12 @@ def ready_index(root: str, options: dict) -> tuple[Index, float, float]:
 
 
 def _index_figures(index: Index, build_s: float, derive_s: float) -> dict:
-    return {"cold_index_s": build_s + derive_s, "build_index_s": build_s, "derive_s": derive_s,
-            "chunks": len(index.chunks)}
+    return {
+        "cold_index_s": build_s + derive_s,
+        "build_index_s": build_s,
+        "derive_s": derive_s,
+        "chunks": len(index.chunks),
+    }
 
 
 def measure_index_and_queries(root: str, n_queries: int, seed: int) -> dict:
@@ -210,8 +233,13 @@ def measure_index_and_queries(root: str, n_queries: int, seed: int) -> dict:
     index, build_s, derive_s = ready_index(root, options)
     index_rss = peak_rss_mb()
     queries = run_queries(index, corpus_cases(index, n_queries, seed)) if n_queries > 0 else None
-    return {**_index_figures(index, build_s, derive_s), "index_peak_rss_mb": index_rss, "queries": queries,
-            "peak_rss_mb": peak_rss_mb(), "one_process": "workers" in options}
+    return {
+        **_index_figures(index, build_s, derive_s),
+        "index_peak_rss_mb": index_rss,
+        "queries": queries,
+        "peak_rss_mb": peak_rss_mb(),
+        "one_process": "workers" in options,
+    }
 
 
 def measure_parallel_index(root: str, workers: int, n_queries: int = 0, seed: int = 0) -> dict:
@@ -219,11 +247,18 @@ def measure_parallel_index(root: str, workers: int, n_queries: int = 0, seed: in
     processes, as the CLI scores them on several CPUs."""
     index, build_s, derive_s = ready_index(root, index_options(workers=workers))
     children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    queries = run_parallel_queries(index, corpus_cases(index, n_queries, seed), workers) if n_queries > 0 else None
+    queries = (
+        run_parallel_queries(index, corpus_cases(index, n_queries, seed), workers) if n_queries > 0 else None
+    )
     if queries is not None:  # the largest child so far: a scoring worker counts the parent's pages it reads
         queries["worker_peak_rss_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    return {**_index_figures(index, build_s, derive_s), "workers": workers, "peak_rss_mb": peak_rss_mb(),
-            "worker_peak_rss_mb": children, "queries": queries}
+    return {
+        **_index_figures(index, build_s, derive_s),
+        "workers": workers,
+        "peak_rss_mb": peak_rss_mb(),
+        "worker_peak_rss_mb": children,
+        "queries": queries,
+    }
 
 
 def measure_warm_index(root: str, workers: int | None) -> dict:
@@ -243,9 +278,15 @@ def measure_warm_index(root: str, workers: int | None) -> dict:
         with open(os.path.join(tree, largest.path), "a", encoding="utf-8") as f:
             f.write("\n")
         changed = in_fresh_process(_cached_run, tree, options)
-    return {"cache_fill_s": fill["total_s"], "warm_index_s": warm["total_s"], "warm_build_index_s": warm["build_s"],
-            "one_changed_s": changed["total_s"], "one_changed_build_index_s": changed["build_s"],
-            "changed_file": largest.path, "peak_rss_mb": max(r["peak_rss_mb"] for r in (fill, warm, changed))}
+    return {
+        "cache_fill_s": fill["total_s"],
+        "warm_index_s": warm["total_s"],
+        "warm_build_index_s": warm["build_s"],
+        "one_changed_s": changed["total_s"],
+        "one_changed_build_index_s": changed["build_s"],
+        "changed_file": largest.path,
+        "peak_rss_mb": max(r["peak_rss_mb"] for r in (fill, warm, changed)),
+    }
 
 
 def _cached_run(tree: str, options: dict) -> dict:
@@ -254,6 +295,7 @@ def _cached_run(tree: str, options: dict) -> dict:
 
 
 # --------------------------------------------------------------------------- queries
+
 
 def name_query(chunk: Chunk) -> str | None:
     """The defined name on the chunk's first line when it has at least two words (`read_config`)."""
@@ -311,14 +353,24 @@ def run_queries(index: Index, cases: tuple[Case, ...]) -> dict:
     per_backend = {}
     reports = []
     for name, search in backends:
-        seconds, report = timed(lambda name=name, search=search: evaluate_backend(name, search, cases, weights))
+        seconds, report = timed(
+            lambda name=name, search=search: evaluate_backend(name, search, cases, weights)
+        )
         reports.append(report)
-        per_backend[name] = {"seconds": seconds, "mrr": report.mrr, "recall": report.recall,
-                             "precision": report.precision}
+        per_backend[name] = {
+            "seconds": seconds,
+            "mrr": report.mrr,
+            "recall": report.recall,
+            "precision": report.precision,
+        }
     t_tests = compare_reports(reports[0], reports[-1])
     total = time.perf_counter() - start
-    return {"n": len(cases), "total_s": total, "backends": per_backend,
-            "t_bm25_to_hybrid_mrr": t_tests["mrr"].t}
+    return {
+        "n": len(cases),
+        "total_s": total,
+        "backends": per_backend,
+        "t_bm25_to_hybrid_mrr": t_tests["mrr"].t,
+    }
 
 
 def run_parallel_queries(index: Index, cases: tuple[Case, ...], workers: int) -> dict:
@@ -341,10 +393,15 @@ def machine() -> dict:
             versions[package] = metadata.version(package)
         except metadata.PackageNotFoundError:
             versions[package] = None
-    return {"nproc": os.cpu_count(), "cpu": cpu, "python": platform.python_version(),
-            "platform": platform.platform(), "packages": versions,
-            "numpy_huge_pages": os.environ.get("NUMPY_MADVISE_HUGEPAGE", "1") != "0",
-            "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None}
+    return {
+        "nproc": os.cpu_count(),
+        "cpu": cpu,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "packages": versions,
+        "numpy_huge_pages": os.environ.get("NUMPY_MADVISE_HUGEPAGE", "1") != "0",
+        "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None,
+    }
 
 
 def benchmark(root: str, n_queries: int, seed: int, workers: int, p_repeats: int) -> dict:
@@ -358,8 +415,15 @@ def benchmark(root: str, n_queries: int, seed: int, workers: int, p_repeats: int
         if one is not None and several["mrr"] != [b["mrr"] for b in one["backends"].values()]:
             raise RuntimeError("the queries scored in worker processes gave other metrics")
     warm = measure_warm_index(root, workers) if accepts(build_index, "cache") else None
-    return {"corpus": root, "machine": machine(), "p": p, "stages": stages, "index": cold,
-            "parallel": parallel, "warm": warm}
+    return {
+        "corpus": root,
+        "machine": machine(),
+        "p": p,
+        "stages": stages,
+        "index": cold,
+        "parallel": parallel,
+        "warm": warm,
+    }
 
 
 def _row(label: str, seconds: float | None, p: float, extra: str = "") -> str:
@@ -393,32 +457,71 @@ def render(figures: dict) -> str:
         _row("  derived: BM25, cosine index, graph", ix["derive_s"], p),
     ]
     if par is not None:
-        out.append(_row(f"cold index total, {par['workers']} workers", par["cold_index_s"], p,
-                        f"{par['chunks'] / par['cold_index_s']:,.0f} chunks/s"))
+        out.append(
+            _row(
+                f"cold index total, {par['workers']} workers",
+                par["cold_index_s"],
+                p,
+                f"{par['chunks'] / par['cold_index_s']:,.0f} chunks/s",
+            )
+        )
     if warm is None:
         out.append(_row("warm index total (cached)", None, p, "n/a (no cache yet)"))
     else:
-        out.append(_row("warm index total (cached, unchanged tree)", warm["warm_index_s"], p,
-                        f"build_index {warm['warm_build_index_s']:.3f} s; cache fill {warm['cache_fill_s']:.3f} s"))
-        out.append(_row("warm index, one file changed", warm["one_changed_s"], p,
-                        f"build_index {warm['one_changed_build_index_s']:.3f} s"))
+        out.append(
+            _row(
+                "warm index total (cached, unchanged tree)",
+                warm["warm_index_s"],
+                p,
+                f"build_index {warm['warm_build_index_s']:.3f} s; cache fill {warm['cache_fill_s']:.3f} s",
+            )
+        )
+        out.append(
+            _row(
+                "warm index, one file changed",
+                warm["one_changed_s"],
+                p,
+                f"build_index {warm['one_changed_build_index_s']:.3f} s",
+            )
+        )
     if q is None:
         out.append(_row("queries", None, p, "not run (--queries 0)"))
     else:
         out.append(_row(f"{q['n']:,} queries x 3 backends with metrics", q["total_s"], p, "1 process"))
         for name, b in q["backends"].items():
-            out.append(_row(f"  {name}", b["seconds"], p, f"{b['seconds'] / q['n'] * 1000:.3f} ms/query  "
-                                                          f"MRR@10 {b['mrr']:.3f}  R@10 {b['recall']:.3f}"))
+            out.append(
+                _row(
+                    f"  {name}",
+                    b["seconds"],
+                    p,
+                    f"{b['seconds'] / q['n'] * 1000:.3f} ms/query  "
+                    f"MRR@10 {b['mrr']:.3f}  R@10 {b['recall']:.3f}",
+                )
+            )
     if q is not None and par is not None and par.get("queries"):
-        out.append(_row(f"{q['n']:,} queries x 3 backends, {par['queries']['processes']} processes",
-                        par["queries"]["seconds"], p, "as the CLI scores them on several CPUs; same metrics"))
+        out.append(
+            _row(
+                f"{q['n']:,} queries x 3 backends, {par['queries']['processes']} processes",
+                par["queries"]["seconds"],
+                p,
+                "as the CLI scores them on several CPUs; same metrics",
+            )
+        )
         if "worker_peak_rss_mb" in par["queries"]:
-            out.append(f"  peak RSS of a scoring worker: {par['queries']['worker_peak_rss_mb']:,.0f} MB (pages "
-                       "shared with the parent included)")
-    out.append(f"  peak RSS: {ix['peak_rss_mb']:,.0f} MB cold index (1 process) + queries "
-               f"({ix['index_peak_rss_mb']:,.0f} MB after indexing), {st['peak_rss_mb']:,.0f} MB stages"
-               + (f", {par['peak_rss_mb']:,.0f} MB parent + {par['worker_peak_rss_mb']:,.0f} MB largest worker "
-                  f"with {par['workers']} workers" if par is not None else ""))
+            out.append(
+                f"  peak RSS of a scoring worker: {par['queries']['worker_peak_rss_mb']:,.0f} MB (pages "
+                "shared with the parent included)"
+            )
+    out.append(
+        f"  peak RSS: {ix['peak_rss_mb']:,.0f} MB cold index (1 process) + queries "
+        f"({ix['index_peak_rss_mb']:,.0f} MB after indexing), {st['peak_rss_mb']:,.0f} MB stages"
+        + (
+            f", {par['peak_rss_mb']:,.0f} MB parent + {par['worker_peak_rss_mb']:,.0f} MB largest worker "
+            f"with {par['workers']} workers"
+            if par is not None
+            else ""
+        )
+    )
     return "\n".join(out)
 
 
@@ -434,17 +537,25 @@ def _as_the_cli_runs() -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("corpus", metavar="CORPUS", help="directory to index")
-    parser.add_argument("--queries", type=int, default=1000, help="generated queries (default 1000; 0 indexes only)")
+    parser.add_argument(
+        "--queries", type=int, default=1000, help="generated queries (default 1000; 0 indexes only)"
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
-    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1,
-                        help="worker processes for the parallel cold index and the warm runs (default: CPUs)")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="worker processes for the parallel cold index and the warm runs (default: CPUs)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="query sampling seed (default 0)")
     parser.add_argument("--p-repeats", type=int, default=3, help="P is the median of this many parses")
     args = parser.parse_args(argv)
     _as_the_cli_runs()
     if not os.path.isdir(args.corpus):
         parser.error(f"not a directory: {args.corpus}")
-    figures = benchmark(args.corpus, max(0, args.queries), args.seed, max(1, args.workers), max(1, args.p_repeats))
+    figures = benchmark(
+        args.corpus, max(0, args.queries), args.seed, max(1, args.workers), max(1, args.p_repeats)
+    )
     print(json.dumps(figures, indent=2, sort_keys=True) if args.json else render(figures))
     return 0
 

@@ -40,8 +40,9 @@ def time_once(command: list[str]) -> float:
 
 def imported_heavy_modules() -> list[str]:
     """Which of HEAVY_MODULES `import cce_relevance.cli` brings in, in a fresh interpreter."""
-    probe = ("import sys, cce_relevance.cli; "
-             f"print(' '.join(m for m in {HEAVY_MODULES!r} if m in sys.modules))")
+    probe = (
+        f"import sys, cce_relevance.cli; print(' '.join(m for m in {HEAVY_MODULES!r} if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True, text=True)
     return out.stdout.split()
 
@@ -54,14 +55,17 @@ def measure(runs: int) -> dict:
     for _ in range(runs):
         for name, command in commands.items():
             samples[name].append(time_once(command))
-    summary = {name: {"median_s": statistics.median(v), "min_s": min(v), "max_s": max(v)}
-               for name, v in samples.items()}
+    summary = {
+        name: {"median_s": statistics.median(v), "min_s": min(v), "max_s": max(v)}
+        for name, v in samples.items()
+    }
     return {
         "runs": runs,
         "python": sys.version.split()[0],
         "nproc": os.cpu_count(),
         "commands": summary,
-        "cli_over_python_s": summary["cce-relevance --help"]["median_s"] - summary["python -c pass"]["median_s"],
+        "cli_over_python_s": summary["cce-relevance --help"]["median_s"]
+        - summary["python -c pass"]["median_s"],
         "cli_imports": imported_heavy_modules(),
     }
 
@@ -77,10 +81,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     print(f"start-up, median of {figures['runs']} fresh processes (Python {figures['python']}):")
     for name, s in figures["commands"].items():
-        print(f"  {name:<22} {s['median_s'] * 1000:7.1f} ms  (min {s['min_s'] * 1000:.1f}, "
-              f"max {s['max_s'] * 1000:.1f})")
+        print(
+            f"  {name:<22} {s['median_s'] * 1000:7.1f} ms  (min {s['min_s'] * 1000:.1f}, "
+            f"max {s['max_s'] * 1000:.1f})"
+        )
     print(f"  CLI over bare python   {figures['cli_over_python_s'] * 1000:7.1f} ms")
-    loaded = ', '.join(figures['cli_imports']) or 'none of ' + ', '.join(HEAVY_MODULES)
+    loaded = ", ".join(figures["cli_imports"]) or "none of " + ", ".join(HEAVY_MODULES)
     print(f"  importing the CLI loads: {loaded}")
     return 0
 

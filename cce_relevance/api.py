@@ -102,29 +102,87 @@ from cce_relevance.stats.power import PowerAnalysis, PowerRow, plan_from_pilot
 
 __all__ = [
     # The use cases, one per command of the CLI (the Action calls run, validate, compare_saved).
-    "run", "score_runs", "search", "chunks", "validate", "index_corpus", "compare_saved", "compare_many",
-    "power_analysis", "golden_diff",
-    "load_report", "load_config", "fixture_corpus", "build_options", "corpus_symbols", "require_directory",
-    "bootstrap", "suggest", "own_outputs", "shard_state", "merge_shard_states",
+    "run",
+    "score_runs",
+    "search",
+    "chunks",
+    "validate",
+    "index_corpus",
+    "compare_saved",
+    "compare_many",
+    "power_analysis",
+    "golden_diff",
+    "load_report",
+    "load_config",
+    "fixture_corpus",
+    "build_options",
+    "corpus_symbols",
+    "require_directory",
+    "bootstrap",
+    "suggest",
+    "own_outputs",
+    "shard_state",
+    "merge_shard_states",
     # Fixture sets and anchors as written (the Action follows range anchors through a diff).
-    "load_fixtures", "parse_anchor",
+    "load_fixtures",
+    "parse_anchor",
     # Pieces of run and validate, for a caller that scores a set and checks its anchors with one
     # reading of the set and one index of its corpus (the Action).
-    "fixtures_exclusion", "open_corpus", "check_anchors", "anchor_index", "Exclusion",
+    "fixtures_exclusion",
+    "open_corpus",
+    "check_anchors",
+    "anchor_index",
+    "Exclusion",
     "ParsedFiles",
     # Names checked where the reference checks them (run checks its own; the CLI checks --languages).
-    "check_languages", "check_backend", "backend_names", "backend_pair", "compared_backends", "rank_metric_specs",
-    "rank_metric_for_key", "proposal_forms", "compare_reports", "parse_shard",
+    "check_languages",
+    "check_backend",
+    "backend_names",
+    "backend_pair",
+    "compared_backends",
+    "rank_metric_specs",
+    "rank_metric_for_key",
+    "proposal_forms",
+    "compare_reports",
+    "parse_shard",
     # The pull-request gate's test.
-    "gated_test", "gated_comparison", "is_significant_regression",
+    "gated_test",
+    "gated_comparison",
+    "is_significant_regression",
     # What the use cases take and give.
-    "RunResult", "Comparison", "StoreWritten", "BuildOptions", "ProjectConfig", "NO_CONFIG", "find_config",
-    "FixtureSet", "Index",
-    "BackendComparison", "Validation", "AnchorFinding", "Anchor", "PairedTest", "PowerAnalysis", "Hit", "Chunk",
-    "Bootstrapped", "Discrimination", "FileRules", "Suggestions", "AnchorFix", "Shard",
+    "RunResult",
+    "Comparison",
+    "StoreWritten",
+    "BuildOptions",
+    "ProjectConfig",
+    "NO_CONFIG",
+    "find_config",
+    "FixtureSet",
+    "Index",
+    "BackendComparison",
+    "Validation",
+    "AnchorFinding",
+    "Anchor",
+    "PairedTest",
+    "PowerAnalysis",
+    "Hit",
+    "Chunk",
+    "Bootstrapped",
+    "Discrimination",
+    "FileRules",
+    "Suggestions",
+    "AnchorFix",
+    "Shard",
     # Defaults and fixed texts.
-    "DEFAULT_BACKENDS", "DEFAULT_PRIMARY", "METRICS", "METRIC_KEYS", "STALE_CODES", "OLLAMA_STORE_REFUSAL",
-    "warn_on_stderr", "FORMS", "HARD_FORMS",
+    "DEFAULT_BACKENDS",
+    "DEFAULT_PRIMARY",
+    "METRICS",
+    "METRIC_KEYS",
+    "STALE_CODES",
+    "OLLAMA_STORE_REFUSAL",
+    "warn_on_stderr",
+    "FORMS",
+    "HARD_FORMS",
 ]
 
 
@@ -134,8 +192,12 @@ def warn_on_stderr(message: str) -> None:
     sys.stderr.flush()
 
 
-def build_options(cache_dir: str | None = None, *, use_cache: bool = True,
-                  progress: Callable[[int, int], None] | None = None) -> BuildOptions:
+def build_options(
+    cache_dir: str | None = None,
+    *,
+    use_cache: bool = True,
+    progress: Callable[[int, int], None] | None = None,
+) -> BuildOptions:
     """How the front doors index: with the index cache in `cache_dir` (default: the user's cache
     directory, where one is known) unless `use_cache` is off, reporting to `progress`.
 
@@ -165,13 +227,26 @@ def fixture_corpus(fixtures_path: str, fixtures: FixtureSet | None = None) -> st
     return header_corpus(load_fixtures(fixtures_path) if fixtures is None else fixtures, fixtures_path)
 
 
-def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
-        backends: Sequence[str] | None = None, compare: Sequence[str] | None = None,
-        warn: Warn = warn_on_stderr, stats_level: StatsLevel = "reference", primary: str = DEFAULT_PRIMARY,
-        config: ProjectConfig = NO_CONFIG, metrics: Sequence[str] | None = None, trec: bool = False,
-        languages: Sequence[str] | None = None, indexing: BuildOptions = DEFAULT_BUILD,
-        outputs: Sequence[str] = (), shard: Shard | None = None, index: Index | None = None,
-        fixtures: FixtureSet | None = None) -> RunResult:
+def run(
+    fixtures_path: str,
+    *,
+    dir: str | None = None,
+    store: str | None = None,
+    backends: Sequence[str] | None = None,
+    compare: Sequence[str] | None = None,
+    warn: Warn = warn_on_stderr,
+    stats_level: StatsLevel = "reference",
+    primary: str = DEFAULT_PRIMARY,
+    config: ProjectConfig = NO_CONFIG,
+    metrics: Sequence[str] | None = None,
+    trec: bool = False,
+    languages: Sequence[str] | None = None,
+    indexing: BuildOptions = DEFAULT_BUILD,
+    outputs: Sequence[str] = (),
+    shard: Shard | None = None,
+    index: Index | None = None,
+    fixtures: FixtureSet | None = None,
+) -> RunResult:
     """Evaluate a fixture set, in the reference's order of checks (§order).
 
     `backends` names the backends to score (default: the three built-ins); `compare` names two
@@ -200,7 +275,11 @@ def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
     if fixtures is None:
         fixtures = load_fixtures(fixtures_path, grades=judged)
     languages = config.languages if languages is None else languages
-    exclusion = NO_EXCLUSION if store is not None else fixtures_exclusion(fixtures, fixtures_path, dir, config, outputs)
+    exclusion = (
+        NO_EXCLUSION
+        if store is not None
+        else fixtures_exclusion(fixtures, fixtures_path, dir, config, outputs)
+    )
     corpus, index = resolve_index(fixtures, fixtures_path, dir, store, languages, indexing, exclusion, index)
     report_excluded(index, exclusion, warn)
     fixtures = bound_fixtures(fixtures, corpus, store, languages)
@@ -215,18 +294,34 @@ def run(fixtures_path: str, *, dir: str | None = None, store: str | None = None,
         names = list(DEFAULT_BACKENDS)
     weights = LineWeights.of_index(index)
     judgments = _judgments(fixtures.cases, index) if judged else None
-    reports = tuple(evaluated_backends(names, config, index, embed, fixtures.cases, weights, judgments, indexing,
-                                       rank_metrics))
-    comparison, systems = compared(reports, stats_level, primary, rank_metrics) if compare is not None else (None, ())
+    reports = tuple(
+        evaluated_backends(
+            names, config, index, embed, fixtures.cases, weights, judgments, indexing, rank_metrics
+        )
+    )
+    comparison, systems = (
+        compared(reports, stats_level, primary, rank_metrics) if compare is not None else (None, ())
+    )
     return RunResult(corpus, index.embedder, fixtures, reports, comparison, rank_metrics, judgments, systems)
 
 
-def score_runs(fixtures_path: str, run_paths: Sequence[str], *, dir: str | None = None, store: str | None = None,
-               compare: Sequence[str] | None = None, stats_level: StatsLevel = "reference",
-               primary: str = DEFAULT_PRIMARY, metrics: Sequence[str] | None = None, trec: bool = False,
-               languages: Sequence[str] = (), indexing: BuildOptions = DEFAULT_BUILD,
-               warn: Warn = warn_on_stderr, config: ProjectConfig = NO_CONFIG,
-               outputs: Sequence[str] = ()) -> RunResult:
+def score_runs(
+    fixtures_path: str,
+    run_paths: Sequence[str],
+    *,
+    dir: str | None = None,
+    store: str | None = None,
+    compare: Sequence[str] | None = None,
+    stats_level: StatsLevel = "reference",
+    primary: str = DEFAULT_PRIMARY,
+    metrics: Sequence[str] | None = None,
+    trec: bool = False,
+    languages: Sequence[str] = (),
+    indexing: BuildOptions = DEFAULT_BUILD,
+    warn: Warn = warn_on_stderr,
+    config: ProjectConfig = NO_CONFIG,
+    outputs: Sequence[str] = (),
+) -> RunResult:
     """Score saved rankings (TREC run files, `cce.retriever/v1` JSON lines; evaluation/run_files.py)
     against a fixture set exactly as `run` scores a backend's results: same corpus resolution
     (`--store` > `--dir` > the header's corpus), metrics, reports and comparisons.
@@ -238,8 +333,11 @@ def score_runs(fixtures_path: str, run_paths: Sequence[str], *, dir: str | None 
     rank_metrics = rank_metric_specs(metrics) if metrics is not None else ()
     judged = bool(rank_metrics) or trec
     fixtures = load_fixtures(fixtures_path, grades=judged)
-    exclusion = NO_EXCLUSION if store is not None else fixtures_exclusion(fixtures, fixtures_path, dir, config,
-                                                                           [*run_paths, *outputs])
+    exclusion = (
+        NO_EXCLUSION
+        if store is not None
+        else fixtures_exclusion(fixtures, fixtures_path, dir, config, [*run_paths, *outputs])
+    )
     corpus, index = resolve_index(fixtures, fixtures_path, dir, store, languages, indexing, exclusion)
     report_excluded(index, exclusion, warn)
     fixtures = bound_fixtures(fixtures, corpus, store, languages)
@@ -248,20 +346,29 @@ def score_runs(fixtures_path: str, run_paths: Sequence[str], *, dir: str | None 
         by_name = {r.backend: r for r in runs}
         chosen = list(dict.fromkeys(compare))
         if any(n not in by_name for n in chosen) or len(chosen) < 2:
-            raise CceError(f"--compare needs two or more runs of {', '.join(by_name)}, got "
-                           f"{rust_debug_str(','.join(compare))}")
+            raise CceError(
+                f"--compare needs two or more runs of {', '.join(by_name)}, got "
+                f"{rust_debug_str(','.join(compare))}"
+            )
         runs = [by_name[n] for n in chosen]
     ids = {c.id for c in fixtures.cases}
     for r in runs:
         extra = [q for q in r.rankings if q not in ids]
         if extra:
-            warn(f"run {r.backend}: {len(extra)} ranked quer{'y is' if len(extra) == 1 else 'ies are'} not in "
-                 f"{fixtures_path} and not scored (first: {rust_debug_str(extra[0])})")
+            warn(
+                f"run {r.backend}: {len(extra)} ranked quer{'y is' if len(extra) == 1 else 'ies are'} not in "
+                f"{fixtures_path} and not scored (first: {rust_debug_str(extra[0])})"
+            )
     weights = LineWeights.of_index(index)
     judgments = _judgments(fixtures.cases, index) if judged else None
-    reports = tuple(evaluate_backends([(r.backend, r.search()) for r in runs], fixtures.cases, weights, judgments,
-                                      specs=rank_metrics))
-    comparison, systems = compared(reports, stats_level, primary, rank_metrics) if compare is not None else (None, ())
+    reports = tuple(
+        evaluate_backends(
+            [(r.backend, r.search()) for r in runs], fixtures.cases, weights, judgments, specs=rank_metrics
+        )
+    )
+    comparison, systems = (
+        compared(reports, stats_level, primary, rank_metrics) if compare is not None else (None, ())
+    )
     return RunResult(corpus, index.embedder, fixtures, reports, comparison, rank_metrics, judgments, systems)
 
 
@@ -277,8 +384,11 @@ def merge_shard_states(paths: Sequence[str]) -> RunResult:
     inside, sorted), checked to be one run split once; renders as the unsharded run does."""
     documents = []
     for path in paths:
-        files = sorted(os.path.join(path, n) for n in os.listdir(path) if n.endswith(".json")) \
-            if os.path.isdir(path) else [path]
+        files = (
+            sorted(os.path.join(path, n) for n in os.listdir(path) if n.endswith(".json"))
+            if os.path.isdir(path)
+            else [path]
+        )
         for name in files:
             try:
                 with open(name, "rb") as handle:
@@ -299,16 +409,26 @@ def _judgments(cases: Sequence[Case], index: Index) -> tuple[Judgments, ...]:
 SEARCH_QUERY_ID = "search"  # the id an external retriever sees for `search`'s one query
 
 
-def search(corpus: str, query: str, backend: str = "hybrid", k: int = 10,
-           config: ProjectConfig = NO_CONFIG, languages: Sequence[str] | None = None,
-           indexing: BuildOptions = DEFAULT_BUILD) -> list[tuple[Hit, str]]:
+def search(
+    corpus: str,
+    query: str,
+    backend: str = "hybrid",
+    k: int = 10,
+    config: ProjectConfig = NO_CONFIG,
+    languages: Sequence[str] | None = None,
+    indexing: BuildOptions = DEFAULT_BUILD,
+) -> list[tuple[Hit, str]]:
     """One query through one backend over a corpus directory, with each hit's first line.
 
     `languages` (extra language packs) defaults to the config's `languages`.
     """
     check_backend(backend, config)
-    index = open_corpus(corpus, languages=config.languages if languages is None else languages, indexing=indexing,
-                        exclude=corpus_exclusion(corpus, config))
+    index = open_corpus(
+        corpus,
+        languages=config.languages if languages is None else languages,
+        indexing=indexing,
+        exclude=corpus_exclusion(corpus, config),
+    )
     with open_backend(backend, config.spec(backend), index) as search_fn:
         hits = search_fn(query, k, SEARCH_QUERY_ID)
     first_line = {c.chunk_id: c.content.split("\n", 1)[0] for c in index.chunks}
@@ -327,16 +447,29 @@ def _line_at(index: Index, hit: Hit) -> str:
     return ""
 
 
-def chunks(corpus: str, languages: Sequence[str] = (), indexing: BuildOptions = DEFAULT_BUILD,
-           config: ProjectConfig = NO_CONFIG) -> list[Chunk]:
+def chunks(
+    corpus: str,
+    languages: Sequence[str] = (),
+    indexing: BuildOptions = DEFAULT_BUILD,
+    config: ProjectConfig = NO_CONFIG,
+) -> list[Chunk]:
     """Every chunk of a corpus directory in index order (the conformance listing's input); the
     config's `exclude` patterns and the config file itself are left out, as a run leaves them."""
-    return open_corpus(corpus, languages=languages, indexing=indexing, exclude=corpus_exclusion(corpus, config)).chunks
+    return open_corpus(
+        corpus, languages=languages, indexing=indexing, exclude=corpus_exclusion(corpus, config)
+    ).chunks
 
 
-def validate(fixtures_path: str, *, dir: str | None = None, languages: Sequence[str] = (),
-             grades: bool = True, indexing: BuildOptions = DEFAULT_BUILD, config: ProjectConfig = NO_CONFIG,
-             outputs: Sequence[str] = ()) -> Validation:
+def validate(
+    fixtures_path: str,
+    *,
+    dir: str | None = None,
+    languages: Sequence[str] = (),
+    grades: bool = True,
+    indexing: BuildOptions = DEFAULT_BUILD,
+    config: ProjectConfig = NO_CONFIG,
+    outputs: Sequence[str] = (),
+) -> Validation:
     """Anchor hygiene of a fixture set against its corpus (`--dir`, else the header's corpus).
 
     Grades are read and checked too, unless `grades=False`: the Action reads a set as `run` does,
@@ -348,9 +481,15 @@ def validate(fixtures_path: str, *, dir: str | None = None, languages: Sequence[
     return _validated(fixtures_path, dir, languages, grades, indexing, config, outputs)[0]
 
 
-def _validated(fixtures_path: str, dir: str | None, languages: Sequence[str], grades: bool,
-               indexing: BuildOptions, config: ProjectConfig = NO_CONFIG, outputs: Sequence[str] = ()
-               ) -> tuple[Validation, FixtureSet, Index, CorpusSymbols]:
+def _validated(
+    fixtures_path: str,
+    dir: str | None,
+    languages: Sequence[str],
+    grades: bool,
+    indexing: BuildOptions,
+    config: ProjectConfig = NO_CONFIG,
+    outputs: Sequence[str] = (),
+) -> tuple[Validation, FixtureSet, Index, CorpusSymbols]:
     fixtures = load_fixtures(fixtures_path, grades=grades)
     exclusion = fixtures_exclusion(fixtures, fixtures_path, dir, config, outputs)
     corpus, index = resolve_index(fixtures, fixtures_path, dir, None, languages, indexing, exclusion)
@@ -358,8 +497,9 @@ def _validated(fixtures_path: str, dir: str | None, languages: Sequence[str], gr
     return _checked(fixtures_path, fixtures, corpus, index, symbols), fixtures, index, symbols
 
 
-def check_anchors(fixtures_path: str, fixtures: FixtureSet, corpus: str, index: Index,
-                  languages: Sequence[str] = ()) -> Validation:
+def check_anchors(
+    fixtures_path: str, fixtures: FixtureSet, corpus: str, index: Index, languages: Sequence[str] = ()
+) -> Validation:
     """`validate` of a fixture set already read (`load_fixtures`) against the index already made
     of its corpus directory `corpus`: what the Action does after scoring a set, so that neither is
     read or made twice. With `index` made by `open_corpus` with `languages` and, as `exclude`, the
@@ -368,10 +508,12 @@ def check_anchors(fixtures_path: str, fixtures: FixtureSet, corpus: str, index: 
     return _checked(fixtures_path, fixtures, corpus, index, corpus_symbols(corpus, languages))
 
 
-def _checked(fixtures_path: str, fixtures: FixtureSet, corpus: str, index: Index,
-             symbols: CorpusSymbols) -> Validation:
-    return validate_cases(fixtures_path, corpus, fixtures.cases, anchor_index(index), index.line_counts or {},
-                          symbols)
+def _checked(
+    fixtures_path: str, fixtures: FixtureSet, corpus: str, index: Index, symbols: CorpusSymbols
+) -> Validation:
+    return validate_cases(
+        fixtures_path, corpus, fixtures.cases, anchor_index(index), index.line_counts or {}, symbols
+    )
 
 
 def anchor_index(index: Index) -> AnchorIndex:
@@ -389,8 +531,14 @@ class Suggestions:
     patch: str
 
 
-def suggest(fixtures_path: str, *, dir: str | None = None, languages: Sequence[str] = (),
-            indexing: BuildOptions = DEFAULT_BUILD, config: ProjectConfig = NO_CONFIG) -> Suggestions:
+def suggest(
+    fixtures_path: str,
+    *,
+    dir: str | None = None,
+    languages: Sequence[str] = (),
+    indexing: BuildOptions = DEFAULT_BUILD,
+    config: ProjectConfig = NO_CONFIG,
+) -> Suggestions:
     """`validate`, and for stale and moved anchors the fixture lines they most likely should be
     (evaluation/anchor_fixes.py), as a patch to apply with `git apply` or `patch -p1` from the
     working directory."""
@@ -438,11 +586,21 @@ class Bootstrapped:
         return discrimination(self.reports, ordered)
 
 
-def bootstrap(directory: str, *, queries: int = 50, seed: int = 0, out: str | None = None,
-              rules: FileRules = DEFAULT_RULES, forms: Sequence[str] = FORMS,
-              backends: Sequence[str] | None = None, score: bool = True, config: ProjectConfig = NO_CONFIG,
-              languages: Sequence[str] | None = None, indexing: BuildOptions = DEFAULT_BUILD,
-              outputs: Sequence[str] = ()) -> Bootstrapped:
+def bootstrap(
+    directory: str,
+    *,
+    queries: int = 50,
+    seed: int = 0,
+    out: str | None = None,
+    rules: FileRules = DEFAULT_RULES,
+    forms: Sequence[str] = FORMS,
+    backends: Sequence[str] | None = None,
+    score: bool = True,
+    config: ProjectConfig = NO_CONFIG,
+    languages: Sequence[str] | None = None,
+    indexing: BuildOptions = DEFAULT_BUILD,
+    outputs: Sequence[str] = (),
+) -> Bootstrapped:
     """Propose `queries` labeled cases drawn from `directory` (deterministic for `seed`), and
     score them at each of `backends` (default: the built-in ones) unless `score` is off.
 
@@ -458,18 +616,32 @@ def bootstrap(directory: str, *, queries: int = 50, seed: int = 0, out: str | No
     exclusion = corpus_exclusion(directory, config, [*([out] if out is not None else []), *outputs])
     index = open_corpus(directory, languages=languages, indexing=indexing, exclude=exclusion)
     texts = {f.path: redact(f.text) for f in walk(directory, exclude=exclusion).files}
-    proposal = propose(index.chunks, texts, queries, seed, rules, proposal_forms(forms), enabled_packs(languages))
+    proposal = propose(
+        index.chunks, texts, queries, seed, rules, proposal_forms(forms), enabled_packs(languages)
+    )
     if not proposal.cases:
-        raise CceError(f"nothing to propose in {directory}: no definition with a usable name or doc sentence "
-                       f"in {proposal.files} file(s) kept",
-                       hint="--include-tests, --include-vendored or --include-generated keep more files")
+        raise CceError(
+            f"nothing to propose in {directory}: no definition with a usable name or doc sentence "
+            f"in {proposal.files} file(s) kept",
+            hint="--include-tests, --include-vendored or --include-generated keep more files",
+        )
     where = os.path.dirname(os.path.abspath(out)) if out is not None else os.getcwd()
     text = proposal.fixture_text(os.path.relpath(os.path.abspath(directory), where).replace(os.sep, "/"))
     reports: tuple[BackendReport, ...] = ()
     if score:
         cases = bound_fixtures(parse_fixtures(text, out or "<bootstrap>"), directory, None, languages).cases
-        reports = tuple(evaluated_backends(names, config, index, query_embedder(index, warn_on_stderr), cases,
-                                           LineWeights.of_index(index), None, indexing))
+        reports = tuple(
+            evaluated_backends(
+                names,
+                config,
+                index,
+                query_embedder(index, warn_on_stderr),
+                cases,
+                LineWeights.of_index(index),
+                None,
+                indexing,
+            )
+        )
     return Bootstrapped(text, proposal, reports)
 
 
@@ -496,15 +668,23 @@ def _document_embedder(name: str) -> tuple[DocumentEmbedder, str | None]:
     try:
         client.check_health()
     except OllamaError as exc:
-        raise CceError(f"Ollama is not ready: {exc}",
-                       hint="start Ollama (or set CCE_OLLAMA_URL / CCE_OLLAMA_MODEL), or index with --embedder hash"
-                       ) from None
+        raise CceError(
+            f"Ollama is not ready: {exc}",
+            hint="start Ollama (or set CCE_OLLAMA_URL / CCE_OLLAMA_MODEL), or index with --embedder hash",
+        ) from None
     return client.documents(), client.model
 
 
-def index_corpus(directory: str, *, out: str | None = None, embedder: str = HASH_EMBEDDER,
-                 allow_secrets: bool = False, languages: Sequence[str] = (),
-                 indexing: BuildOptions = DEFAULT_BUILD, config: ProjectConfig = NO_CONFIG) -> StoreWritten:
+def index_corpus(
+    directory: str,
+    *,
+    out: str | None = None,
+    embedder: str = HASH_EMBEDDER,
+    allow_secrets: bool = False,
+    languages: Sequence[str] = (),
+    indexing: BuildOptions = DEFAULT_BUILD,
+    config: ProjectConfig = NO_CONFIG,
+) -> StoreWritten:
     """Index `directory` and write the reference's store (§store) plus our fingerprint beside it.
 
     The default path is `<directory>/.cce/index.json`, whose `.cce` the walker never indexes; a
@@ -518,8 +698,16 @@ def index_corpus(directory: str, *, out: str | None = None, embedder: str = HASH
     path = out if out is not None else default_store_path(directory)
     exclude = corpus_exclusion(directory, config, [path, fingerprint_path(path)])
     try:
-        index = build_index(directory, not allow_secrets, documents, packs, cache=indexing.cache,
-                            workers=indexing.workers, progress=indexing.progress, exclude=exclude)
+        index = build_index(
+            directory,
+            not allow_secrets,
+            documents,
+            packs,
+            cache=indexing.cache,
+            workers=indexing.workers,
+            progress=indexing.progress,
+            exclude=exclude,
+        )
     except OllamaError as exc:
         raise CceError(f"embedding with Ollama failed, nothing was written: {exc}") from None
     text = dumps_store(index)
@@ -528,10 +716,16 @@ def index_corpus(directory: str, *, out: str | None = None, embedder: str = HASH
     with OutputSet() as outputs:  # both or neither: a store never sits beside another store's fingerprint
         outputs.stage(path, data)
         if fingerprint is not None:
-            outputs.stage(fingerprint, dumps_fingerprint(index, data, redaction=not allow_secrets, model=model,
-                                                         languages=packs.names))
+            outputs.stage(
+                fingerprint,
+                dumps_fingerprint(
+                    index, data, redaction=not allow_secrets, model=model, languages=packs.names
+                ),
+            )
         outputs.commit()
-    return StoreWritten(path, fingerprint, index.embedder, len(index.file_token_estimates), len(index.chunks), len(data))
+    return StoreWritten(
+        path, fingerprint, index.embedder, len(index.file_token_estimates), len(index.chunks), len(data)
+    )
 
 
 def golden_diff(golden_path: str, report_json: str, *, label: str | None = None, missing_hint: str) -> str:
@@ -551,8 +745,14 @@ def golden_diff(golden_path: str, report_json: str, *, label: str | None = None,
         raise CceError(f"could not read golden report {label}: {exc}") from None
     if expected == report_json:
         return ""
-    return "".join(difflib.unified_diff(expected.splitlines(keepends=True), report_json.splitlines(keepends=True),
-                                        fromfile=f"{label} (golden)", tofile="current run"))
+    return "".join(
+        difflib.unified_diff(
+            expected.splitlines(keepends=True),
+            report_json.splitlines(keepends=True),
+            fromfile=f"{label} (golden)",
+            tofile="current run",
+        )
+    )
 
 
 def load_report(path: str) -> Any:
@@ -566,8 +766,15 @@ def load_report(path: str) -> Any:
         raise CceError(f"could not read report {path}: {exc}") from None
 
 
-def compare_saved(base: Any, head: Any, base_label: str = "base", head_label: str = "head", *,
-                  stats_level: StatsLevel = "reference", primary: str = DEFAULT_PRIMARY) -> list[BackendComparison]:
+def compare_saved(
+    base: Any,
+    head: Any,
+    base_label: str = "base",
+    head_label: str = "head",
+    *,
+    stats_level: StatsLevel = "reference",
+    primary: str = DEFAULT_PRIMARY,
+) -> list[BackendComparison]:
     """Pair two run reports by backend and query id, with paired statistics per metric.
 
     `stats_level="full"` adds each backend's `full_stats` (`BackendComparison.full`), with
@@ -581,8 +788,9 @@ def compare_saved(base: Any, head: Any, base_label: str = "base", head_label: st
     return [compare_pair(p, stats_level, primary) for p in pairs]
 
 
-def power_analysis(path: str, delta: float, *, alpha: float = 0.05, power: float = 0.8,
-                   metric: str | None = None) -> PowerAnalysis:
+def power_analysis(
+    path: str, delta: float, *, alpha: float = 0.05, power: float = 0.8, metric: str | None = None
+) -> PowerAnalysis:
     """Queries needed to detect `delta`, and the MDE now, from a saved comparison's per-query deltas.
 
     `path` is a run report made with `--compare` or a `compare --json` document; `metric` (a
@@ -597,10 +805,14 @@ def power_analysis(path: str, delta: float, *, alpha: float = 0.05, power: float
     samples = observed_deltas(load_report(path), path)
     if metric is not None and all(s.metric != metric for s in samples):
         spec = rank_metric_for_key(metric)
-        raise CceError(f"{path} holds no metric {rust_debug_str(metric)} "
-                       f"(it holds {', '.join(dict.fromkeys(s.metric for s in samples))})",
-                       hint=f"make the reports with --metrics {spec.name}" if spec is not None else None)
-    rows = tuple(PowerRow(s.comparison, s.metric, plan_from_pilot(s.deltas, delta, alpha, power))
-                 for s in samples if metric is None or s.metric == metric)
+        raise CceError(
+            f"{path} holds no metric {rust_debug_str(metric)} "
+            f"(it holds {', '.join(dict.fromkeys(s.metric for s in samples))})",
+            hint=f"make the reports with --metrics {spec.name}" if spec is not None else None,
+        )
+    rows = tuple(
+        PowerRow(s.comparison, s.metric, plan_from_pilot(s.deltas, delta, alpha, power))
+        for s in samples
+        if metric is None or s.metric == metric
+    )
     return PowerAnalysis(path, delta, alpha, power, rows)
-

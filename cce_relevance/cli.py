@@ -110,8 +110,10 @@ def _emit(text: str) -> None:
         click.echo(text, nl=False)
         sys.stdout.flush()
     except UnicodeEncodeError as exc:
-        raise CceError(f"standard output ({exc.encoding}) cannot show {exc.object[exc.start:exc.end]!r}",
-                       hint="set PYTHONIOENCODING=utf-8, or write the report to a file with --output") from None
+        raise CceError(
+            f"standard output ({exc.encoding}) cannot show {exc.object[exc.start : exc.end]!r}",
+            hint="set PYTHONIOENCODING=utf-8, or write the report to a file with --output",
+        ) from None
     except OSError as exc:
         raise _stdout_error(exc) from None
 
@@ -123,15 +125,21 @@ def main() -> None:
     prefer_small_pages()
 
 
-_CONFIG_HELP = ("Backend variants, external retrievers and extra languages (default: cce-relevance.toml in the "
-                "working directory or the nearest one above it, up to the repository root).")
+_CONFIG_HELP = (
+    "Backend variants, external retrievers and extra languages (default: cce-relevance.toml in the "
+    "working directory or the nearest one above it, up to the repository root)."
+)
 
 
 def _languages_option(command: Callable[..., None]) -> Callable[..., None]:
     """`--languages`, shared by every command that indexes a directory."""
-    return click.option("--languages", "languages_flag", metavar="LIST",
-                        help=f"Also chunk these languages: any of {','.join(EXTRA_LANGUAGES)} (replaces the "
-                             "config file's `languages`; '' for none). Default: the reference's six only.")(command)
+    return click.option(
+        "--languages",
+        "languages_flag",
+        metavar="LIST",
+        help=f"Also chunk these languages: any of {','.join(EXTRA_LANGUAGES)} (replaces the "
+        "config file's `languages`; '' for none). Default: the reference's six only.",
+    )(command)
 
 
 def comma_list(value: str, trim: Callable[[str], str] = rust_trim) -> list[str]:
@@ -148,11 +156,16 @@ def _languages(flag: str | None, config: api.ProjectConfig) -> tuple[str, ...]:
 
 def _cache_options(command: Callable[..., None]) -> Callable[..., None]:
     """`--cache DIR` and `--no-cache`, shared by every command that indexes a directory."""
-    command = click.option("--no-cache", is_flag=True, help="Index every file again; do not read or write the "
-                           "index cache.")(command)
-    return click.option("--cache", "cache_dir", metavar="DIR",
-                        help="Index cache directory: unchanged files are not indexed again (default: "
-                             "$XDG_CACHE_HOME/cce-relevance, else ~/.cache/cce-relevance).")(command)
+    command = click.option(
+        "--no-cache", is_flag=True, help="Index every file again; do not read or write the index cache."
+    )(command)
+    return click.option(
+        "--cache",
+        "cache_dir",
+        metavar="DIR",
+        help="Index cache directory: unchanged files are not indexed again (default: "
+        "$XDG_CACHE_HOME/cce-relevance, else ~/.cache/cce-relevance).",
+    )(command)
 
 
 def _indexing(cache_dir: str | None, no_cache: bool, quiet: bool) -> api.BuildOptions:
@@ -161,7 +174,9 @@ def _indexing(cache_dir: str | None, no_cache: bool, quiet: bool) -> api.BuildOp
         raise click.UsageError("--cache and --no-cache cannot be used together")
     if cache_dir == "":
         raise click.UsageError("a value is required for '--cache' but none was supplied")
-    return api.build_options(cache_dir, use_cache=not no_cache, progress=progress_bar(sys.stderr, quiet=quiet))
+    return api.build_options(
+        cache_dir, use_cache=not no_cache, progress=progress_bar(sys.stderr, quiet=quiet)
+    )
 
 
 @main.command()
@@ -170,14 +185,22 @@ def _indexing(cache_dir: str | None, no_cache: bool, quiet: bool) -> api.BuildOp
 @_languages_option
 @click.option("--config", "config_path", metavar="FILE", help=_CONFIG_HELP)
 @_cache_options
-def chunks(directory: str, as_json: bool, languages_flag: str | None, config_path: str | None,
-           cache_dir: str | None, no_cache: bool) -> None:
+def chunks(
+    directory: str,
+    as_json: bool,
+    languages_flag: str | None,
+    config_path: str | None,
+    cache_dir: str | None,
+    no_cache: bool,
+) -> None:
     """List every chunk of DIR with its symbol (the conformance listing)."""
     from cce_relevance.reporting import search_view
 
     config = api.load_config(config_path)
     languages = _languages(languages_flag, config)
-    found = api.chunks(api.require_directory(directory), languages, _indexing(cache_dir, no_cache, as_json), config)
+    found = api.chunks(
+        api.require_directory(directory), languages, _indexing(cache_dir, no_cache, as_json), config
+    )
     if as_json:
         _emit(search_view.conformance_document(found))
     else:
@@ -188,50 +211,97 @@ def chunks(directory: str, as_json: bool, languages_flag: str | None, config_pat
 @main.command()
 @click.argument("directory", metavar="DIR")
 @click.argument("query")
-@click.option("--backend", metavar="NAME", default="hybrid", show_default=True,
-              help=f"Ranking backend: {listed(BUILTIN_BACKENDS)}, or one of the config file's backends.")
+@click.option(
+    "--backend",
+    metavar="NAME",
+    default="hybrid",
+    show_default=True,
+    help=f"Ranking backend: {listed(BUILTIN_BACKENDS)}, or one of the config file's backends.",
+)
 @click.option("-k", "k", type=click.IntRange(min=1), default=10, show_default=True, help="Number of results.")
 @click.option("--json", "as_json", is_flag=True, help="Print result records as JSON.")
 @click.option("--config", "config_path", metavar="FILE", help=_CONFIG_HELP)
 @_languages_option
 @_cache_options
-def search(directory: str, query: str, backend: str, k: int, as_json: bool, config_path: str | None,
-           languages_flag: str | None, cache_dir: str | None, no_cache: bool) -> None:
+def search(
+    directory: str,
+    query: str,
+    backend: str,
+    k: int,
+    as_json: bool,
+    config_path: str | None,
+    languages_flag: str | None,
+    cache_dir: str | None,
+    no_cache: bool,
+) -> None:
     """Run QUERY over DIR through one backend and show ranks, scores, spans and kinds."""
     from cce_relevance.reporting import search_view
 
     config = api.load_config(config_path)
     corpus = api.require_directory(directory)
-    results = api.search(corpus, query, backend, k, config, _languages(languages_flag, config),
-                         _indexing(cache_dir, no_cache, as_json))
+    results = api.search(
+        corpus,
+        query,
+        backend,
+        k,
+        config,
+        _languages(languages_flag, config),
+        _indexing(cache_dir, no_cache, as_json),
+    )
     hits = [h for h, _ in results]
-    _emit(search_view.hits_json(hits) if as_json else search_view.hits_text(hits, [line for _, line in results]))
+    _emit(
+        search_view.hits_json(hits) if as_json else search_view.hits_text(hits, [line for _, line in results])
+    )
 
 
 @main.command()
 @click.argument("directory", metavar="DIR")
 @click.option("--out", metavar="PATH", help="Store file to write (default DIR/.cce/index.json).")
-@click.option("--embedder", type=click.Choice(list(EMBEDDERS)), default="hash", show_default=True,
-              help="Chunk embedder; ollama reads CCE_OLLAMA_URL and CCE_OLLAMA_MODEL.")
-@click.option("--allow-secrets", is_flag=True,
-              help="Turn secret protection off: index sensitive files and unredacted text.")
+@click.option(
+    "--embedder",
+    type=click.Choice(list(EMBEDDERS)),
+    default="hash",
+    show_default=True,
+    help="Chunk embedder; ollama reads CCE_OLLAMA_URL and CCE_OLLAMA_MODEL.",
+)
+@click.option(
+    "--allow-secrets",
+    is_flag=True,
+    help="Turn secret protection off: index sensitive files and unredacted text.",
+)
 @_languages_option
 @click.option("--config", "config_path", metavar="FILE", help=_CONFIG_HELP)
 @_cache_options
-def index(directory: str, out: str | None, embedder: str, allow_secrets: bool, languages_flag: str | None,
-          config_path: str | None, cache_dir: str | None, no_cache: bool) -> None:
+def index(
+    directory: str,
+    out: str | None,
+    embedder: str,
+    allow_secrets: bool,
+    languages_flag: str | None,
+    config_path: str | None,
+    cache_dir: str | None,
+    no_cache: bool,
+) -> None:
     """Index DIR and write the reference's persisted store (index.json) with a fingerprint beside it."""
     if out == "":
         raise click.UsageError("a value is required for '--out' but none was supplied")
     config = api.load_config(config_path)
     if allow_secrets:
         click.echo("warning: --allow-secrets: secret protection is off; files are indexed verbatim", err=True)
-    written = api.index_corpus(directory, out=out, embedder=embedder, allow_secrets=allow_secrets,
-                               languages=_languages(languages_flag, config), indexing=_indexing(cache_dir, no_cache, False),
-                               config=config)
+    written = api.index_corpus(
+        directory,
+        out=out,
+        embedder=embedder,
+        allow_secrets=allow_secrets,
+        languages=_languages(languages_flag, config),
+        indexing=_indexing(cache_dir, no_cache, False),
+        config=config,
+    )
     fingerprint = f"wrote {written.fingerprint}\n" if written.fingerprint is not None else ""
-    _emit(f"wrote {written.path}: {written.chunks} chunks from {written.files} files, "
-          f"embedder {written.embedder}, {written.size} bytes\n{fingerprint}")
+    _emit(
+        f"wrote {written.path}: {written.chunks} chunks from {written.files} files, "
+        f"embedder {written.embedder}, {written.size} bytes\n{fingerprint}"
+    )
 
 
 def _golden_drift(golden: str, report: str) -> str:
@@ -246,8 +316,10 @@ def _fail_on_drift(golden: str, diff: str) -> None:
         click.echo(f"golden report {golden} matches", err=True)
         return
     sys.stderr.write(diff)
-    raise GateFailed(f"report drifted from golden {golden}",
-                     hint="review the diff; if the change is intended, rerun with --update-golden")
+    raise GateFailed(
+        f"report drifted from golden {golden}",
+        hint="review the diff; if the change is intended, rerun with --update-golden",
+    )
 
 
 def _golden_change(golden: str, report: str) -> str:
@@ -261,17 +333,28 @@ def _golden_change(golden: str, report: str) -> str:
     return "created" if before is None else "unchanged" if before == report else "updated"
 
 
-_STATS_HELP = ("reference: the paired t-test the reference prints (default). full: also wins/losses/ties, d_z, "
-               "a permutation p, a bootstrap CI, Holm-adjusted p and the MDE (docs/statistics.md).")
+_STATS_HELP = (
+    "reference: the paired t-test the reference prints (default). full: also wins/losses/ties, d_z, "
+    "a permutation p, a bootstrap CI, Holm-adjusted p and the MDE (docs/statistics.md)."
+)
 
 
 def _stats_options(command: Callable[..., None]) -> Callable[..., None]:
     """`--stats` and `--primary-metric`, shared by `run` and `compare`."""
-    command = click.option("--primary-metric", metavar="KEY",
-                           help=f"With --stats full: the metric named primary (default {DEFAULT_PRIMARY}): "
-                                f"{', '.join(METRIC_KEYS)}, or a --metrics key such as ndcg_at_k.")(command)
-    return click.option("--stats", "stats_level", type=click.Choice(STATS_LEVELS), default="reference",
-                        show_default=True, help=_STATS_HELP)(command)
+    command = click.option(
+        "--primary-metric",
+        metavar="KEY",
+        help=f"With --stats full: the metric named primary (default {DEFAULT_PRIMARY}): "
+        f"{', '.join(METRIC_KEYS)}, or a --metrics key such as ndcg_at_k.",
+    )(command)
+    return click.option(
+        "--stats",
+        "stats_level",
+        type=click.Choice(STATS_LEVELS),
+        default="reference",
+        show_default=True,
+        help=_STATS_HELP,
+    )(command)
 
 
 def _primary(stats_level: str, primary: str | None) -> str:
@@ -282,12 +365,18 @@ def _primary(stats_level: str, primary: str | None) -> str:
 
 def _chart_options(command: Callable[..., None]) -> Callable[..., None]:
     """`--chart` and `--chart-metric`, shared by `run --compare` and `compare`."""
-    command = click.option("--chart-metric", metavar="KEY",
-                           help=f"Metric to chart (default {DEFAULT_PRIMARY}): {', '.join(METRIC_KEYS)}, "
-                                "or a --metrics key the run or both reports carry, such as ndcg_at_k.")(command)
-    return click.option("--chart", metavar="FILE",
-                        help="Also write per-query deltas as a chart: FILE.md (Mermaid block), FILE.mmd "
-                             "(Mermaid diagram) or FILE.svg.")(command)
+    command = click.option(
+        "--chart-metric",
+        metavar="KEY",
+        help=f"Metric to chart (default {DEFAULT_PRIMARY}): {', '.join(METRIC_KEYS)}, "
+        "or a --metrics key the run or both reports carry, such as ndcg_at_k.",
+    )(command)
+    return click.option(
+        "--chart",
+        metavar="FILE",
+        help="Also write per-query deltas as a chart: FILE.md (Mermaid block), FILE.mmd "
+        "(Mermaid diagram) or FILE.svg.",
+    )(command)
 
 
 def _chart_metric(chart: str | None, metric: str | None) -> str:
@@ -306,8 +395,10 @@ def _trec_files(result: api.RunResult, run_path: str | None, qrels_path: str | N
     if run_path is not None:
         runs = run_files(result)
         if len(runs) > 1 and "{backend}" not in run_path:
-            raise click.UsageError("--trec-run needs a {backend} placeholder when more than one backend is scored "
-                                   "(trec_eval reads one run per file), e.g. --trec-run 'runs/{backend}.run'")
+            raise click.UsageError(
+                "--trec-run needs a {backend} placeholder when more than one backend is scored "
+                "(trec_eval reads one run per file), e.g. --trec-run 'runs/{backend}.run'"
+            )
         for name, text in runs.items():
             files[run_path.replace("{backend}", name)] = text
     return files
@@ -315,37 +406,86 @@ def _trec_files(result: api.RunResult, run_path: str | None, qrels_path: str | N
 
 @main.command()
 @click.argument("fixtures")
-@click.option("--dir", "corpus_dir", metavar="DIR", help="Corpus directory to index (overrides the fixture header).")
-@click.option("--store", metavar="STORE", help="Evaluate an existing persisted index file instead of a directory.")
-@click.option("--backend", "backends", metavar="LIST",
-              help=f"Comma-separated backends (default {','.join(BUILTIN_BACKENDS)}).")
-@click.option("--compare", metavar="A,B[,C...]", help="Two backends: per-query deltas and a paired t-test; three or "
-              "more: every pair (Holm-corrected) and a randomised Tukey HSD.")
+@click.option(
+    "--dir", "corpus_dir", metavar="DIR", help="Corpus directory to index (overrides the fixture header)."
+)
+@click.option(
+    "--store", metavar="STORE", help="Evaluate an existing persisted index file instead of a directory."
+)
+@click.option(
+    "--backend",
+    "backends",
+    metavar="LIST",
+    help=f"Comma-separated backends (default {','.join(BUILTIN_BACKENDS)}).",
+)
+@click.option(
+    "--compare",
+    metavar="A,B[,C...]",
+    help="Two backends: per-query deltas and a paired t-test; three or "
+    "more: every pair (Holm-corrected) and a randomised Tukey HSD.",
+)
 @click.option("--json", "as_json", is_flag=True, help=f"Emit the {schemas.REPORT} JSON.")
 @click.option("--output", metavar="FILE", help="Write the report to FILE (atomically) instead of stdout.")
-@click.option("--golden", metavar="FILE", help="Fail (exit 1) with a diff when the JSON report differs from FILE.")
+@click.option(
+    "--golden", metavar="FILE", help="Fail (exit 1) with a diff when the JSON report differs from FILE."
+)
 @click.option("--update-golden", is_flag=True, help="Rewrite the --golden file with this run's JSON report.")
 @click.option("--config", "config_path", metavar="FILE", help=_CONFIG_HELP)
 @_languages_option
 @_stats_options
-@click.option("--metrics", metavar="LIST",
-              help="Also report rank metrics: any of ndcg,ap,hit,rprec, or cut-offs such as ndcg@10,p@1,recall@20 "
-                   "(docs/metrics.md).")
-@click.option("--per-query", "per_query", type=click.Choice(PER_QUERY_FORMATS),
-              help="Print per-query results instead of the report: text (each query's first relevant rank and "
-                   "top hits), or csv/tsv (one row per query x backend x metric, like trec_eval -q).")
-@click.option("--trec-run", metavar="FILE", help="Write each backend's TREC run; {backend} in FILE is its name.")
-@click.option("--trec-qrels", metavar="FILE", help="Write the TREC qrels (relevant chunk ids) the evaluation used.")
+@click.option(
+    "--metrics",
+    metavar="LIST",
+    help="Also report rank metrics: any of ndcg,ap,hit,rprec, or cut-offs such as ndcg@10,p@1,recall@20 "
+    "(docs/metrics.md).",
+)
+@click.option(
+    "--per-query",
+    "per_query",
+    type=click.Choice(PER_QUERY_FORMATS),
+    help="Print per-query results instead of the report: text (each query's first relevant rank and "
+    "top hits), or csv/tsv (one row per query x backend x metric, like trec_eval -q).",
+)
+@click.option(
+    "--trec-run", metavar="FILE", help="Write each backend's TREC run; {backend} in FILE is its name."
+)
+@click.option(
+    "--trec-qrels", metavar="FILE", help="Write the TREC qrels (relevant chunk ids) the evaluation used."
+)
 @_chart_options
 @_cache_options
-@click.option("--shard", "shard_text", metavar="I/N",
-              help="Score only the queries whose id hashes to shard I of N (needs --shard-state).")
+@click.option(
+    "--shard",
+    "shard_text",
+    metavar="I/N",
+    help="Score only the queries whose id hashes to shard I of N (needs --shard-state).",
+)
 @click.option("--shard-state", metavar="FILE", help="Write the shard's per-query values for `merge` to FILE.")
-def run(fixtures: str, corpus_dir: str | None, store: str | None, backends: str | None, compare: str | None,
-        as_json: bool, output: str | None, golden: str | None, update_golden: bool, config_path: str | None,
-        languages_flag: str | None, stats_level: StatsLevel, primary_metric: str | None, metrics: str | None, trec_run: str | None,
-        trec_qrels: str | None, chart: str | None, chart_metric: str | None, cache_dir: str | None,
-        no_cache: bool, per_query: str | None, shard_text: str | None, shard_state: str | None) -> None:
+def run(
+    fixtures: str,
+    corpus_dir: str | None,
+    store: str | None,
+    backends: str | None,
+    compare: str | None,
+    as_json: bool,
+    output: str | None,
+    golden: str | None,
+    update_golden: bool,
+    config_path: str | None,
+    languages_flag: str | None,
+    stats_level: StatsLevel,
+    primary_metric: str | None,
+    metrics: str | None,
+    trec_run: str | None,
+    trec_qrels: str | None,
+    chart: str | None,
+    chart_metric: str | None,
+    cache_dir: str | None,
+    no_cache: bool,
+    per_query: str | None,
+    shard_text: str | None,
+    shard_state: str | None,
+) -> None:
     """Score the FIXTURES set (cce.relevance/v1 NDJSON) at each backend."""
     from cce_relevance.reporting.chart import chart_renderer, run_chart
 
@@ -353,26 +493,46 @@ def run(fixtures: str, corpus_dir: str | None, store: str | None, backends: str 
         raise click.UsageError("--chart needs --compare A,B")
     chart_metric = _chart_metric(chart, chart_metric)
     render_chart = chart_renderer(chart) if chart else None
-    primary = _report_checks(stats_level, primary_metric, compare, store, corpus_dir, update_golden, golden,
-                             per_query, as_json)
+    primary = _report_checks(
+        stats_level, primary_metric, compare, store, corpus_dir, update_golden, golden, per_query, as_json
+    )
     if store is not None and languages_flag is not None:
-        raise click.UsageError("--languages applies to a directory; a store's chunks were made when it was indexed")
+        raise click.UsageError(
+            "--languages applies to a directory; a store's chunks were made when it was indexed"
+        )
     if compare is not None and backends is not None:
         raise click.UsageError("the argument '--compare <A,B>' cannot be used with '--backend <LIST>'")
-    _require_values(("--dir", corpus_dir), ("--store", store), ("--output", output), ("--golden", golden),
-                    ("--config", config_path), ("--metrics", metrics), ("--trec-run", trec_run),
-                    ("--trec-qrels", trec_qrels), ("--chart", chart))
-    shard = _shard(shard_text, shard_state, compare=compare, metrics=metrics, golden=golden,
-                   trec=trec_run or trec_qrels)
+    _require_values(
+        ("--dir", corpus_dir),
+        ("--store", store),
+        ("--output", output),
+        ("--golden", golden),
+        ("--config", config_path),
+        ("--metrics", metrics),
+        ("--trec-run", trec_run),
+        ("--trec-qrels", trec_qrels),
+        ("--chart", chart),
+    )
+    shard = _shard(
+        shard_text, shard_state, compare=compare, metrics=metrics, golden=golden, trec=trec_run or trec_qrels
+    )
     config = api.load_config(config_path)
-    result = api.run(fixtures, dir=corpus_dir, store=store, config=config, shard=shard,
-                     backends=None if backends is None else comma_list(backends),
-                     compare=None if compare is None else comma_list(compare),
-                     stats_level=stats_level, primary=primary,
-                     metrics=None if metrics is None else comma_list(metrics, str.strip),
-                     trec=trec_run is not None or trec_qrels is not None,
-                     languages=_languages(languages_flag, config), indexing=_indexing(cache_dir, no_cache, as_json),
-                     outputs=api.own_outputs([output, golden, trec_run, trec_qrels, chart], config))
+    result = api.run(
+        fixtures,
+        dir=corpus_dir,
+        store=store,
+        config=config,
+        shard=shard,
+        backends=None if backends is None else comma_list(backends),
+        compare=None if compare is None else comma_list(compare),
+        stats_level=stats_level,
+        primary=primary,
+        metrics=None if metrics is None else comma_list(metrics, str.strip),
+        trec=trec_run is not None or trec_qrels is not None,
+        languages=_languages(languages_flag, config),
+        indexing=_indexing(cache_dir, no_cache, as_json),
+        outputs=api.own_outputs([output, golden, trec_run, trec_qrels, chart], config),
+    )
     side_files = _trec_files(result, trec_run, trec_qrels)
     if shard is not None and shard_state is not None:
         side_files[shard_state] = api.shard_state(result, fixtures, shard)
@@ -381,9 +541,17 @@ def run(fixtures: str, corpus_dir: str | None, store: str | None, backends: str 
     _write_report(result, side_files, as_json, output, golden, update_golden, per_query)
 
 
-def _report_checks(stats_level: StatsLevel, primary_metric: str | None, compare: str | None, store: str | None,
-                   corpus_dir: str | None, update_golden: bool, golden: str | None, per_query: str | None,
-                   as_json: bool) -> str:
+def _report_checks(
+    stats_level: StatsLevel,
+    primary_metric: str | None,
+    compare: str | None,
+    store: str | None,
+    corpus_dir: str | None,
+    update_golden: bool,
+    golden: str | None,
+    per_query: str | None,
+    as_json: bool,
+) -> str:
     """The usage checks `run` and `score` share; returns the primary metric."""
     if stats_level == "full" and compare is None:
         raise click.UsageError("--stats full needs --compare A,B")
@@ -393,7 +561,9 @@ def _report_checks(stats_level: StatsLevel, primary_metric: str | None, compare:
     if update_golden and golden is None:
         raise click.UsageError("--update-golden needs --golden FILE")
     if per_query is not None and as_json:
-        raise click.UsageError("--per-query and --json cannot be used together (the JSON report has per_query)")
+        raise click.UsageError(
+            "--per-query and --json cannot be used together (the JSON report has per_query)"
+        )
     return primary
 
 
@@ -404,8 +574,15 @@ def _require_values(*options: tuple[str, str | None]) -> None:
             raise click.UsageError(f"a value is required for '{name}' but none was supplied")
 
 
-def _write_report(result: api.RunResult, side_files: dict[str, str], as_json: bool, output: str | None,
-                  golden: str | None, update_golden: bool, per_query: str | None) -> None:
+def _write_report(
+    result: api.RunResult,
+    side_files: dict[str, str],
+    as_json: bool,
+    output: str | None,
+    golden: str | None,
+    update_golden: bool,
+    per_query: str | None,
+) -> None:
     """Write the run's files and print the report (JSON, text or `--per-query`), then check the golden.
 
     Everything that can fail (an unreadable golden, an unwritable output) is decided before anything
@@ -455,7 +632,9 @@ def _shard(text: str | None, state: str | None, **refused: str | None) -> api.Sh
 @click.argument("states", metavar="STATE...", nargs=-1, required=True)
 @click.option("--json", "as_json", is_flag=True, help=f"Emit the {schemas.REPORT} JSON.")
 @click.option("--output", metavar="FILE", help="Write the report to FILE (atomically) instead of stdout.")
-@click.option("--golden", metavar="FILE", help="Fail (exit 1) with a diff when the JSON report differs from FILE.")
+@click.option(
+    "--golden", metavar="FILE", help="Fail (exit 1) with a diff when the JSON report differs from FILE."
+)
 def merge(states: tuple[str, ...], as_json: bool, output: str | None, golden: str | None) -> None:
     """Put a sharded run back together: the report of the unsharded run, byte for byte.
 
@@ -466,55 +645,119 @@ def merge(states: tuple[str, ...], as_json: bool, output: str | None, golden: st
 
 @main.command()
 @click.argument("runs", metavar="RUN...", nargs=-1, required=True)
-@click.option("--fixtures", required=True, metavar="FIXTURES",
-              help=f"The {schemas.FIXTURES} fixture set to score against.")
+@click.option(
+    "--fixtures",
+    required=True,
+    metavar="FIXTURES",
+    help=f"The {schemas.FIXTURES} fixture set to score against.",
+)
 @click.option("--dir", "corpus_dir", metavar="DIR", help="Corpus directory (overrides the fixture header).")
 @click.option("--store", metavar="STORE", help="Use an existing persisted index file instead of a directory.")
 @click.option("--compare", metavar="A,B[,C...]", help="Compare runs as run --compare compares backends.")
 @click.option("--json", "as_json", is_flag=True, help=f"Emit the {schemas.REPORT} JSON.")
 @click.option("--output", metavar="FILE", help="Write the report to FILE (atomically) instead of stdout.")
-@click.option("--golden", metavar="FILE", help="Fail (exit 1) with a diff when the JSON report differs from FILE.")
+@click.option(
+    "--golden", metavar="FILE", help="Fail (exit 1) with a diff when the JSON report differs from FILE."
+)
 @click.option("--update-golden", is_flag=True, help="Rewrite the --golden file with this report.")
 @_stats_options
-@click.option("--metrics", metavar="LIST", help="Also report rank metrics, e.g. ndcg,ap,hit@1,p@5 (docs/metrics.md).")
-@click.option("--per-query", "per_query", type=click.Choice(PER_QUERY_FORMATS),
-              help="Print per-query results instead of the report (as for run).")
-@click.option("--trec-qrels", metavar="FILE", help="Write the TREC qrels (relevant chunk ids) the scoring used.")
+@click.option(
+    "--metrics", metavar="LIST", help="Also report rank metrics, e.g. ndcg,ap,hit@1,p@5 (docs/metrics.md)."
+)
+@click.option(
+    "--per-query",
+    "per_query",
+    type=click.Choice(PER_QUERY_FORMATS),
+    help="Print per-query results instead of the report (as for run).",
+)
+@click.option(
+    "--trec-qrels", metavar="FILE", help="Write the TREC qrels (relevant chunk ids) the scoring used."
+)
 @click.option("--config", "config_path", metavar="FILE", help="Extra languages to chunk with (as for run).")
 @_languages_option
 @_cache_options
-def score(runs: tuple[str, ...], fixtures: str, corpus_dir: str | None, store: str | None, compare: str | None,
-          as_json: bool, output: str | None, golden: str | None, update_golden: bool, stats_level: StatsLevel,
-          primary_metric: str | None, metrics: str | None, per_query: str | None, trec_qrels: str | None,
-          config_path: str | None, languages_flag: str | None, cache_dir: str | None, no_cache: bool) -> None:
+def score(
+    runs: tuple[str, ...],
+    fixtures: str,
+    corpus_dir: str | None,
+    store: str | None,
+    compare: str | None,
+    as_json: bool,
+    output: str | None,
+    golden: str | None,
+    update_golden: bool,
+    stats_level: StatsLevel,
+    primary_metric: str | None,
+    metrics: str | None,
+    per_query: str | None,
+    trec_qrels: str | None,
+    config_path: str | None,
+    languages_flag: str | None,
+    cache_dir: str | None,
+    no_cache: bool,
+) -> None:
     """Score rankings made elsewhere: TREC run files (`qid Q0 docno rank score tag`, docno a chunk id
     or path:start-end) or cce.retriever/v1 JSON lines, exactly as a backend's results are scored."""
-    primary = _report_checks(stats_level, primary_metric, compare, store, corpus_dir, update_golden, golden,
-                             per_query, as_json)
-    _require_values(("--fixtures", fixtures), ("--dir", corpus_dir), ("--store", store), ("--output", output),
-                    ("--golden", golden), ("--config", config_path), ("--metrics", metrics),
-                    ("--trec-qrels", trec_qrels))
+    primary = _report_checks(
+        stats_level, primary_metric, compare, store, corpus_dir, update_golden, golden, per_query, as_json
+    )
+    _require_values(
+        ("--fixtures", fixtures),
+        ("--dir", corpus_dir),
+        ("--store", store),
+        ("--output", output),
+        ("--golden", golden),
+        ("--config", config_path),
+        ("--metrics", metrics),
+        ("--trec-qrels", trec_qrels),
+    )
     config = api.load_config(config_path)
-    result = api.score_runs(fixtures, runs, dir=corpus_dir, store=store,
-                            compare=None if compare is None else comma_list(compare), stats_level=stats_level,
-                            primary=primary, metrics=None if metrics is None else comma_list(metrics, str.strip),
-                            trec=trec_qrels is not None, languages=_languages(languages_flag, config),
-                            indexing=_indexing(cache_dir, no_cache, as_json), config=config,
-                            outputs=api.own_outputs([output, golden, trec_qrels], config))
-    _write_report(result, _trec_files(result, None, trec_qrels), as_json, output, golden, update_golden, per_query)
+    result = api.score_runs(
+        fixtures,
+        runs,
+        dir=corpus_dir,
+        store=store,
+        compare=None if compare is None else comma_list(compare),
+        stats_level=stats_level,
+        primary=primary,
+        metrics=None if metrics is None else comma_list(metrics, str.strip),
+        trec=trec_qrels is not None,
+        languages=_languages(languages_flag, config),
+        indexing=_indexing(cache_dir, no_cache, as_json),
+        config=config,
+        outputs=api.own_outputs([output, golden, trec_qrels], config),
+    )
+    _write_report(
+        result, _trec_files(result, None, trec_qrels), as_json, output, golden, update_golden, per_query
+    )
 
 
 @main.command()
 @click.argument("report_paths", metavar="BASE.json HEAD.json [MORE.json...]", nargs=-1, required=True)
-@click.option("--json", "as_json", is_flag=True, help=f"Emit the {schemas.COMPARE} JSON ({schemas.SYSTEMS} "
-              "for three or more reports).")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help=f"Emit the {schemas.COMPARE} JSON ({schemas.SYSTEMS} for three or more reports).",
+)
 @click.option("--markdown", "as_markdown", is_flag=True, help="Emit GitHub-flavoured Markdown.")
 @_stats_options
 @_chart_options
-@click.option("--chart-backend", metavar="NAME", help="Backend to chart (default: the last one in both reports, as the Action charts).")
-def compare(report_paths: tuple[str, ...], as_json: bool, as_markdown: bool, stats_level: StatsLevel,
-            primary_metric: str | None, chart: str | None, chart_metric: str | None, chart_backend: str | None
-            ) -> None:
+@click.option(
+    "--chart-backend",
+    metavar="NAME",
+    help="Backend to chart (default: the last one in both reports, as the Action charts).",
+)
+def compare(
+    report_paths: tuple[str, ...],
+    as_json: bool,
+    as_markdown: bool,
+    stats_level: StatsLevel,
+    primary_metric: str | None,
+    chart: str | None,
+    chart_metric: str | None,
+    chart_backend: str | None,
+) -> None:
     """Compare saved `run --json` reports, pairing backends and queries by name: two as base → head
     (head − base), three or more as systems (every pair Holm-corrected, and a randomised Tukey HSD)."""
     from cce_relevance.reporting.chart import chart_renderer, compare_chart
@@ -534,9 +777,17 @@ def compare(report_paths: tuple[str, ...], as_json: bool, as_markdown: bool, sta
     chart_metric = _chart_metric(chart, chart_metric)
     render_chart = chart_renderer(chart) if chart else None
     primary = _primary(stats_level, primary_metric)
-    comparisons = api.compare_saved(api.load_report(base_report), api.load_report(head_report),
-                                    base_report, head_report, stats_level=stats_level, primary=primary)
-    chart_text = render_chart(compare_chart(comparisons, chart_metric, chart_backend)) if render_chart else None
+    comparisons = api.compare_saved(
+        api.load_report(base_report),
+        api.load_report(head_report),
+        base_report,
+        head_report,
+        stats_level=stats_level,
+        primary=primary,
+    )
+    chart_text = (
+        render_chart(compare_chart(comparisons, chart_metric, chart_backend)) if render_chart else None
+    )
     if as_json:
         text = dumps_report(comparison_document(base_report, head_report, comparisons))
     elif as_markdown:
@@ -548,45 +799,70 @@ def compare(report_paths: tuple[str, ...], as_json: bool, as_markdown: bool, sta
     _emit(text)
 
 
-def _compare_systems(paths: tuple[str, ...], as_json: bool, as_markdown: bool, stats_level: StatsLevel,
-                     chart: str | None) -> None:
+def _compare_systems(
+    paths: tuple[str, ...], as_json: bool, as_markdown: bool, stats_level: StatsLevel, chart: str | None
+) -> None:
     """`compare R1 R2 R3…`: the reports as systems, per backend they all scored."""
     from cce_relevance.reporting.systems_report import systems_document, systems_markdown, systems_text
     from cce_relevance.reporting.terminal import terminal_safe
 
     if stats_level == "full":
-        raise click.UsageError("--stats full compares two reports; with three or more every pair is tested (Holm) "
-                               "beside a randomised Tukey HSD already")
+        raise click.UsageError(
+            "--stats full compares two reports; with three or more every pair is tested (Holm) "
+            "beside a randomised Tukey HSD already"
+        )
     if chart is not None:
         raise click.UsageError("--chart draws base → head deltas and needs exactly two reports")
     if len(set(paths)) != len(paths):
         raise click.UsageError("every report may be named once")
     results = api.compare_many([api.load_report(p) for p in paths], list(paths))
     if as_json:
-        text = dumps_report({"backends": [{"backend": name, **systems_document(tests)} for name, tests in results],
-                             "reports": list(paths), "schema": schemas.SYSTEMS})
+        text = dumps_report(
+            {
+                "backends": [{"backend": name, **systems_document(tests)} for name, tests in results],
+                "reports": list(paths),
+                "schema": schemas.SYSTEMS,
+            }
+        )
     elif as_markdown:
-        text = "".join(systems_markdown(f"Relevance of {len(paths)} reports, backend {name}", tests)
-                       for name, tests in results)
+        text = "".join(
+            systems_markdown(f"Relevance of {len(paths)} reports, backend {name}", tests)
+            for name, tests in results
+        )
     else:
-        text = "CCE relevance — comparison of saved reports\n" + "".join(
-            f"  {i}: {terminal_safe(p)}\n" for i, p in enumerate(paths, 1)) + "".join(
-            systems_text(f"backend {terminal_safe(name)}", tests) for name, tests in results)
+        text = (
+            "CCE relevance — comparison of saved reports\n"
+            + "".join(f"  {i}: {terminal_safe(p)}\n" for i, p in enumerate(paths, 1))
+            + "".join(systems_text(f"backend {terminal_safe(name)}", tests) for name, tests in results)
+        )
     click.echo(text, nl=False)
 
 
 @main.command()
 @click.argument("fixtures")
-@click.option("--dir", "corpus_dir", metavar="DIR", help="Corpus directory to check against (overrides the header).")
+@click.option(
+    "--dir", "corpus_dir", metavar="DIR", help="Corpus directory to check against (overrides the header)."
+)
 @click.option("--json", "as_json", is_flag=True, help=f"Emit the {schemas.VALIDATE} JSON.")
-@click.option("--suggest", is_flag=True,
-              help="Print fixes for stale and moved anchors as a unified diff on stdout (apply with "
-                   "`git apply` or `patch -p1`); the findings go to stderr.")
+@click.option(
+    "--suggest",
+    is_flag=True,
+    help="Print fixes for stale and moved anchors as a unified diff on stdout (apply with "
+    "`git apply` or `patch -p1`); the findings go to stderr.",
+)
 @_languages_option
 @click.option("--config", "config_path", metavar="FILE", help=_CONFIG_HELP)
 @_cache_options
-def validate(fixtures: str, corpus_dir: str | None, as_json: bool, suggest: bool, languages_flag: str | None,
-             config_path: str | None, cache_dir: str | None, no_cache: bool) -> None:
+def validate(
+    fixtures: str,
+    corpus_dir: str | None,
+    as_json: bool,
+    suggest: bool,
+    languages_flag: str | None,
+    config_path: str | None,
+    cache_dir: str | None,
+    no_cache: bool,
+) -> None:
     """Check that every anchor of FIXTURES resolves to a chunk of the corpus (a gate: exit 1 on problems).
 
     Reports anchors whose file, kind or line range is not in the corpus, cases no backend can
@@ -604,7 +880,9 @@ def validate(fixtures: str, corpus_dir: str | None, as_json: bool, suggest: bool
     languages = _languages(languages_flag, config)
     indexing = _indexing(cache_dir, no_cache, as_json)
     if suggest:
-        suggestions = api.suggest(fixtures, dir=corpus_dir, languages=languages, indexing=indexing, config=config)
+        suggestions = api.suggest(
+            fixtures, dir=corpus_dir, languages=languages, indexing=indexing, config=config
+        )
         result = suggestions.validation
         explained = validation_text(result) + fixes_text(suggestions.fixes, len(result.stale_anchors()))
         click.echo(explained, err=True, nl=False)
@@ -613,40 +891,77 @@ def validate(fixtures: str, corpus_dir: str | None, as_json: bool, suggest: bool
         result = api.validate(fixtures, dir=corpus_dir, languages=languages, indexing=indexing, config=config)
         _emit(dumps_report(validation_document(result)) if as_json else validation_text(result))
     if not result.ok:
-        raise GateFailed(f"{len(result.findings)} problem(s) in {fixtures}: anchors that resolve to nothing "
-                         "in the corpus, unsatisfiable cases or duplicate ids")
+        raise GateFailed(
+            f"{len(result.findings)} problem(s) in {fixtures}: anchors that resolve to nothing "
+            "in the corpus, unsatisfiable cases or duplicate ids"
+        )
 
 
 @main.command()
 @click.argument("directory", metavar="DIR")
-@click.option("--queries", type=click.IntRange(min=1), default=50, show_default=True,
-              help="Cases to propose.")
-@click.option("--seed", type=int, default=0, show_default=True,
-              help="Seed of the draw: the same seed, the same set.")
-@click.option("--out", metavar="FILE",
-              help="Write the set to FILE (default: stdout); its header's corpus is DIR relative to FILE.")
-@click.option("--force", is_flag=True,
-              help="Replace --out FILE when it exists (a reviewed set is not overwritten by accident).")
-@click.option("--forms", metavar="LIST",
-              help="Query forms to draw: any of name,doc (easy), doc-unnamed,callers (hard); default all.")
+@click.option(
+    "--queries", type=click.IntRange(min=1), default=50, show_default=True, help="Cases to propose."
+)
+@click.option(
+    "--seed", type=int, default=0, show_default=True, help="Seed of the draw: the same seed, the same set."
+)
+@click.option(
+    "--out",
+    metavar="FILE",
+    help="Write the set to FILE (default: stdout); its header's corpus is DIR relative to FILE.",
+)
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Replace --out FILE when it exists (a reviewed set is not overwritten by accident).",
+)
+@click.option(
+    "--forms",
+    metavar="LIST",
+    help="Query forms to draw: any of name,doc (easy), doc-unnamed,callers (hard); default all.",
+)
 @click.option("--include-tests", is_flag=True, help="Also draw from test files (left out by default).")
 @click.option("--include-vendored", is_flag=True, help="Also draw from vendored code (left out by default).")
-@click.option("--include-generated", is_flag=True,
-              help="Also draw from generated files (left out by default).")
-@click.option("--skip", multiple=True, metavar="PATTERN",
-              help="Draw no case from paths PATTERN matches (a gitignore line, relative to DIR; they stay in "
-                   "the corpus). Repeatable.")
-@click.option("--backend", "backends", metavar="LIST",
-              help=f"Backends to score the set at (default {','.join(BUILTIN_BACKENDS)}).")
+@click.option(
+    "--include-generated", is_flag=True, help="Also draw from generated files (left out by default)."
+)
+@click.option(
+    "--skip",
+    multiple=True,
+    metavar="PATTERN",
+    help="Draw no case from paths PATTERN matches (a gitignore line, relative to DIR; they stay in "
+    "the corpus). Repeatable.",
+)
+@click.option(
+    "--backend",
+    "backends",
+    metavar="LIST",
+    help=f"Backends to score the set at (default {','.join(BUILTIN_BACKENDS)}).",
+)
 @click.option("--no-score", is_flag=True, help="Only propose; do not score the set.")
 @click.option("--report", metavar="FILE", help="Write the summary and scores to FILE instead of stderr.")
 @_languages_option
 @click.option("--config", "config_path", metavar="FILE", help=_CONFIG_HELP)
 @_cache_options
-def bootstrap(directory: str, queries: int, seed: int, out: str | None, force: bool, forms: str | None,
-              include_tests: bool, include_vendored: bool, include_generated: bool, skip: tuple[str, ...],
-              backends: str | None, no_score: bool, report: str | None, languages_flag: str | None,
-              config_path: str | None, cache_dir: str | None, no_cache: bool) -> None:
+def bootstrap(
+    directory: str,
+    queries: int,
+    seed: int,
+    out: str | None,
+    force: bool,
+    forms: str | None,
+    include_tests: bool,
+    include_vendored: bool,
+    include_generated: bool,
+    skip: tuple[str, ...],
+    backends: str | None,
+    no_score: bool,
+    report: str | None,
+    languages_flag: str | None,
+    config_path: str | None,
+    cache_dir: str | None,
+    no_cache: bool,
+) -> None:
     """Propose a fixture set drawn from DIR for a person to review: queries from definitions'
     names and doc lines (easy) and paraphrases (hard), each anchored to its definition, with a
     note saying where it came from; then report how each backend scores it."""
@@ -656,23 +971,42 @@ def bootstrap(directory: str, queries: int, seed: int, out: str | None, force: b
         if value == "":
             raise click.UsageError(f"a value is required for '{name}' but none was supplied")
     if out is not None and os.path.exists(out) and not force:
-        raise CceError(f"{out} exists; a proposed set would replace it",
-                       hint="pass --force to replace it, or choose another --out")
+        raise CceError(
+            f"{out} exists; a proposed set would replace it",
+            hint="pass --force to replace it, or choose another --out",
+        )
     if no_score and backends is not None:
         raise click.UsageError("--backend needs scoring; it cannot be used with --no-score")
     config = api.load_config(config_path)
-    rules = api.FileRules(tests=not include_tests, vendored=not include_vendored,
-                          generated=not include_generated, skip=skip)
-    result = api.bootstrap(api.require_directory(directory), queries=queries, seed=seed, out=out, rules=rules,
-                           forms=comma_list(forms) if forms is not None else api.FORMS,
-                           backends=comma_list(backends) if backends is not None else None,
-                           score=not no_score, config=config,
-                           languages=_languages(languages_flag, config),
-                           indexing=_indexing(cache_dir, no_cache, False),
-                           outputs=[report] if report is not None else [])
+    rules = api.FileRules(
+        tests=not include_tests, vendored=not include_vendored, generated=not include_generated, skip=skip
+    )
+    result = api.bootstrap(
+        api.require_directory(directory),
+        queries=queries,
+        seed=seed,
+        out=out,
+        rules=rules,
+        forms=comma_list(forms) if forms is not None else api.FORMS,
+        backends=comma_list(backends) if backends is not None else None,
+        score=not no_score,
+        config=config,
+        languages=_languages(languages_flag, config),
+        indexing=_indexing(cache_dir, no_cache, False),
+        outputs=[report] if report is not None else [],
+    )
     p = result.proposal
-    summary = proposal_text(out or "stdout", len(p.cases), queries, p.candidates, p.files, p.skipped,
-                            result.form_counts(), api.HARD_FORMS, result.discrimination())
+    summary = proposal_text(
+        out or "stdout",
+        len(p.cases),
+        queries,
+        p.candidates,
+        p.files,
+        p.skipped,
+        result.form_counts(),
+        api.HARD_FORMS,
+        result.discrimination(),
+    )
     with OutputSet() as outputs:
         if out is not None:
             outputs.stage(out, result.text)
@@ -687,11 +1021,17 @@ def bootstrap(directory: str, queries: int, seed: int, out: str | None, force: b
 
 @main.command()
 @click.argument("source", metavar="REPORT_OR_COMPARE.json")
-@click.option("--delta", type=float, required=True, help="The smallest mean delta worth detecting, e.g. 0.05.")
+@click.option(
+    "--delta", type=float, required=True, help="The smallest mean delta worth detecting, e.g. 0.05."
+)
 @click.option("--alpha", type=float, default=0.05, show_default=True, help="Two-sided significance level.")
 @click.option("--power", type=float, default=0.8, show_default=True, help="Chance of detecting a real delta.")
-@click.option("--metric", metavar="KEY", help=f"Plan for this metric only (default: all): {', '.join(METRIC_KEYS)}, "
-              "or a rank metric key the reports carry, such as ndcg_at_k.")
+@click.option(
+    "--metric",
+    metavar="KEY",
+    help=f"Plan for this metric only (default: all): {', '.join(METRIC_KEYS)}, "
+    "or a rank metric key the reports carry, such as ndcg_at_k.",
+)
 @click.option("--json", "as_json", is_flag=True, help=f"Emit the {schemas.POWER} JSON.")
 def power(source: str, delta: float, alpha: float, power: float, metric: str | None, as_json: bool) -> None:
     """Queries needed to detect --delta, from the per-query deltas of a `run --compare` report, a

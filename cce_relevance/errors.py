@@ -53,5 +53,5 @@ def internal_error(exc: BaseException) -> InternalError:
     return InternalError(
         f"internal error: {type(exc).__name__}{': ' + detail if detail else ''}",
         hint="this is a bug in cce-relevance; please report it to its issue tracker with the command and "
-             f"the inputs that caused it (set {TRACEBACK_VARIABLE}=1 to print the traceback)",
+        f"the inputs that caused it (set {TRACEBACK_VARIABLE}=1 to print the traceback)",
     )

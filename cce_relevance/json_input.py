@@ -38,7 +38,9 @@ class JsonInputError(ValueError):
 def decode_utf8(data: bytes) -> str:
     """`data` as UTF-8 text; a BOM or an invalid byte is a `JsonInputError` naming the line."""
     if data.startswith(b"\xef\xbb\xbf"):
-        raise JsonInputError("starts with a UTF-8 byte order mark (BOM): save the file as UTF-8 without a BOM")
+        raise JsonInputError(
+            "starts with a UTF-8 byte order mark (BOM): save the file as UTF-8 without a BOM"
+        )
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -56,7 +58,9 @@ def loads(data: str | bytes, *, max_depth: int = MAX_DEPTH) -> Any:
     """Parse JSON by the rules above, or raise `JsonInputError`."""
     text = decode_utf8(data) if isinstance(data, bytes) else data
     if text.startswith("\ufeff"):
-        raise JsonInputError("starts with a UTF-8 byte order mark (BOM): save the file as UTF-8 without a BOM")
+        raise JsonInputError(
+            "starts with a UTF-8 byte order mark (BOM): save the file as UTF-8 without a BOM"
+        )
     depth = nesting_depth(text)
     if depth > max_depth:
         raise JsonInputError(f"nested {depth} levels deep; at most {max_depth} are allowed")
@@ -69,8 +73,9 @@ def loads(data: str | bytes, *, max_depth: int = MAX_DEPTH) -> Any:
     try:
         json.dumps(value, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise JsonInputError(f"a string holds {exc.object[exc.start:exc.end]!r}, a lone surrogate that "
-                             "UTF-8 cannot encode") from None
+        raise JsonInputError(
+            f"a string holds {exc.object[exc.start : exc.end]!r}, a lone surrogate that UTF-8 cannot encode"
+        ) from None
     return value
 
 

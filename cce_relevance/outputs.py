@@ -88,8 +88,9 @@ class OutputSet:
     def __enter__(self) -> OutputSet:
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
-                 traceback: TracebackType | None) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None
+    ) -> None:
         if not self._done:
             self.discard()
 
@@ -109,10 +110,14 @@ class OutputSet:
         if target is None:
             if not os.access(path, os.W_OK):
                 raise CceError(f"could not write {path}: {os.strerror(errno.EACCES)}")
-            self._staged.append(_Staged(path, path, data, None, append=mode is not None and stat.S_ISREG(mode)))
+            self._staged.append(
+                _Staged(path, path, data, None, append=mode is not None and stat.S_ISREG(mode))
+            )
             return
         if any(s.temp is not None and s.target == target for s in self._staged):
-            raise CceError(f"{path} is named as two outputs of this run", hint="give each output its own file")
+            raise CceError(
+                f"{path} is named as two outputs of this run", hint="give each output its own file"
+            )
         self._make_parents(path, target)
         self._staged.append(_Staged(path, target, data, _write_temp(path, target, data, mode)))
 
@@ -164,8 +169,9 @@ class OutputSet:
             except FileExistsError:
                 continue
             except OSError as exc:
-                raise CceError(f"could not write {path}: cannot create directory {directory}: "
-                               f"{exc.strerror or exc}") from None
+                raise CceError(
+                    f"could not write {path}: cannot create directory {directory}: {exc.strerror or exc}"
+                ) from None
             self._created_dirs.append(directory)
         parent = os.path.dirname(target) or "."
         if not os.path.isdir(parent):
@@ -195,8 +201,10 @@ def _encode(path: str, content: Content) -> bytes:
     try:
         return content.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise CceError(f"could not write {path}: the text holds {exc.object[exc.start:exc.end]!r}, "
-                       "which UTF-8 cannot encode (a lone surrogate)") from None
+        raise CceError(
+            f"could not write {path}: the text holds {exc.object[exc.start : exc.end]!r}, "
+            "which UTF-8 cannot encode (a lone surrogate)"
+        ) from None
 
 
 def _target(path: str) -> tuple[str | None, int | None]:
@@ -233,8 +241,9 @@ def _write_temp(path: str, target: str, data: bytes, mode: int | None) -> str:
     try:
         fd, temp = tempfile.mkstemp(prefix=".cce-relevance-", suffix=".tmp", dir=directory)
     except OSError as exc:
-        raise CceError(f"could not write {path}: cannot create a temporary file in {directory}: "
-                       f"{exc.strerror or exc}") from None
+        raise CceError(
+            f"could not write {path}: cannot create a temporary file in {directory}: {exc.strerror or exc}"
+        ) from None
     try:
         with os.fdopen(fd, "wb") as handle:
             os.fchmod(handle.fileno(), stat.S_IMODE(mode) if mode is not None else 0o666 & ~_UMASK)

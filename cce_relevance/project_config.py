@@ -77,33 +77,39 @@ _POSITIVE = _number("a number > 0", lambda v: v > 0)
 _NON_NEGATIVE = _number("a number >= 0", lambda v: v >= 0)
 _FRACTION = _number("a number from 0 to 1", lambda v: 0 <= v <= 1)
 
-PARAMETERS: Mapping[str, _Param] = MappingProxyType({
-    "rrf_k": _POSITIVE,
-    "confidence_weight": _FRACTION,
-    "fts_boost_code_lookup": _NON_NEGATIVE,
-    "max_chunks_per_file": _integer("an integer >= 1", lambda v: v >= 1),
-    "bm25_k1": _NON_NEGATIVE,
-    "bm25_b": _FRACTION,
-    "candidate_multiplier": _integer("an integer >= 1", lambda v: v >= 1),
-    "w_vector": _NON_NEGATIVE,
-    "w_keyword": _NON_NEGATIVE,
-    "w_recency": _NON_NEGATIVE,
-    "path_penalty": _NON_NEGATIVE,
-    "path_penalty_markers": _Param("an array of non-empty strings",
-                                   lambda v: isinstance(v, list) and all(isinstance(m, str) and m for m in v),
-                                   tuple),
-    "graph_enabled": _Param("true or false", lambda v: isinstance(v, bool), bool),
-    "graph_max_bonus_files": _integer("an integer >= 0", lambda v: v >= 0),
-    "graph_bonus_chunk_scale": _NON_NEGATIVE,
-})
+PARAMETERS: Mapping[str, _Param] = MappingProxyType(
+    {
+        "rrf_k": _POSITIVE,
+        "confidence_weight": _FRACTION,
+        "fts_boost_code_lookup": _NON_NEGATIVE,
+        "max_chunks_per_file": _integer("an integer >= 1", lambda v: v >= 1),
+        "bm25_k1": _NON_NEGATIVE,
+        "bm25_b": _FRACTION,
+        "candidate_multiplier": _integer("an integer >= 1", lambda v: v >= 1),
+        "w_vector": _NON_NEGATIVE,
+        "w_keyword": _NON_NEGATIVE,
+        "w_recency": _NON_NEGATIVE,
+        "path_penalty": _NON_NEGATIVE,
+        "path_penalty_markers": _Param(
+            "an array of non-empty strings",
+            lambda v: isinstance(v, list) and all(isinstance(m, str) and m for m in v),
+            tuple,
+        ),
+        "graph_enabled": _Param("true or false", lambda v: isinstance(v, bool), bool),
+        "graph_max_bonus_files": _integer("an integer >= 0", lambda v: v >= 0),
+        "graph_bonus_chunk_scale": _NON_NEGATIVE,
+    }
+)
 """Every RankingParams field, with the type and range a config file may give it."""
 
 # Which parameters each base reads; setting one its base ignores would measure nothing.
-BASE_PARAMETERS: Mapping[str, tuple[str, ...]] = MappingProxyType({
-    "bm25": ("bm25_k1", "bm25_b"),
-    "vector": (),
-    "hybrid": tuple(f.name for f in fields(REFERENCE_PARAMS)),
-})
+BASE_PARAMETERS: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "bm25": ("bm25_k1", "bm25_b"),
+        "vector": (),
+        "hybrid": tuple(f.name for f in fields(REFERENCE_PARAMS)),
+    }
+)
 
 _EXTERNAL_KEYS = ("timeout",)
 MAX_TIMEOUT = 86_400.0  # a day: longer than any CI job, and far inside what the clock functions take
@@ -190,8 +196,10 @@ def load_config(path: str | None = None, cwd: str | None = None) -> ProjectConfi
     except OSError as exc:
         raise CceError(f"could not read config {shown}: {exc.strerror or exc}") from None
     if data.startswith(b"\xef\xbb\xbf"):
-        raise CceError(f"{shown}: invalid TOML: the file starts with a UTF-8 byte order mark (BOM)",
-                       hint="save it as UTF-8 without a BOM")
+        raise CceError(
+            f"{shown}: invalid TOML: the file starts with a UTF-8 byte order mark (BOM)",
+            hint="save it as UTF-8 without a BOM",
+        )
     try:
         document = tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
@@ -200,8 +208,9 @@ def load_config(path: str | None = None, cwd: str | None = None) -> ProjectConfi
     except tomllib.TOMLDecodeError as exc:
         raise CceError(f"{shown}: invalid TOML: {exc}") from None
     except RecursionError:
-        raise CceError(f"{shown}: invalid TOML: arrays or tables nested too deeply "
-                       f"(at most {MAX_TOML_DEPTH} levels)") from None
+        raise CceError(
+            f"{shown}: invalid TOML: arrays or tables nested too deeply (at most {MAX_TOML_DEPTH} levels)"
+        ) from None
     except ValueError:  # tomllib's int(): a number with thousands of digits
         raise CceError(f"{shown}: invalid TOML: an integer with thousands of digits") from None
     _check_bounds(document, shown)
@@ -219,7 +228,9 @@ def _check_bounds(document: Mapping[str, Any], shown: str) -> None:
     while stack:
         value, depth = stack.pop()
         if depth > MAX_TOML_DEPTH:
-            raise CceError(f"{shown}: invalid TOML: arrays or tables nested more than {MAX_TOML_DEPTH} levels deep")
+            raise CceError(
+                f"{shown}: invalid TOML: arrays or tables nested more than {MAX_TOML_DEPTH} levels deep"
+            )
         children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
         stack.extend((child, depth + 1) for child in children)
 
@@ -228,21 +239,28 @@ def parse_config(document: Mapping[str, Any], shown: str, directory: str) -> Pro
     """Validate a parsed file; `shown` names it in errors, `directory` is where commands run."""
     for key in document:
         if key not in ("backends", "languages", "exclude"):
-            raise CceError(f"{shown}: unknown key {quoted(key)} "
-                           "(expected a [backends.NAME] table, languages or exclude)")
+            raise CceError(
+                f"{shown}: unknown key {quoted(key)} (expected a [backends.NAME] table, languages or exclude)"
+            )
     tables = document.get("backends", {})
     if not isinstance(tables, dict):
         raise CceError(f"{shown}: backends: expected a table of [backends.NAME] tables, got {_show(tables)}")
     backends = {name: _backend(shown, name, tables[name], directory) for name in sorted(tables)}
-    return ProjectConfig(shown, MappingProxyType(backends), languages=_languages(shown, document.get("languages", [])),
-                         exclude=_exclude(shown, document.get("exclude", [])))
+    return ProjectConfig(
+        shown,
+        MappingProxyType(backends),
+        languages=_languages(shown, document.get("languages", [])),
+        exclude=_exclude(shown, document.get("exclude", [])),
+    )
 
 
 def _exclude(shown: str, value: Any) -> tuple[str, ...]:
     """The top-level `exclude` array: gitignore patterns, each checked to compile."""
     if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
-        raise CceError(f'{shown}: exclude: expected an array of gitignore patterns, e.g. ["docs/generated/", '
-                       f'"*.golden.json"], got {_show(value)}')
+        raise CceError(
+            f'{shown}: exclude: expected an array of gitignore patterns, e.g. ["docs/generated/", '
+            f'"*.golden.json"], got {_show(value)}'
+        )
     compile_patterns(value, f"{shown}: exclude")
     return tuple(value)
 
@@ -250,8 +268,10 @@ def _exclude(shown: str, value: Any) -> tuple[str, ...]:
 def _languages(shown: str, value: Any) -> tuple[str, ...]:
     """The top-level `languages` array, checked against the packs there are."""
     if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
-        raise CceError(f'{shown}: languages: expected an array of language names, e.g. ["go", "java"], '
-                       f"got {_show(value)}")
+        raise CceError(
+            f'{shown}: languages: expected an array of language names, e.g. ["go", "java"], '
+            f"got {_show(value)}"
+        )
     try:
         return check_languages(value)
     except CceError as exc:
@@ -267,15 +287,18 @@ def _backend(shown: str, name: str, table: Any, directory: str) -> BackendSpec:
     if name in BUILTIN_BACKENDS:
         raise CceError(f"{where}: {quoted(name)} is a built-in backend; give the variant another name")
     if not _NAME.match(name):
-        raise CceError(f"{where}: a backend name is letters, digits, '.', '_' and '-', starting with a "
-                       "letter or digit")
+        raise CceError(
+            f"{where}: a backend name is letters, digits, '.', '_' and '-', starting with a letter or digit"
+        )
     if not isinstance(table, dict):
         raise CceError(f"{where}: expected a table, got {_show(table)}")
     kinds = [k for k in ("base", "command", "url") if k in table]
     if len(kinds) != 1:
         got = "none" if not kinds else " and ".join(kinds)
-        raise CceError(f'{where}: expected exactly one of base = "bm25"|"vector"|"hybrid", '
-                       f'command = ["program", "arg", ...] or url = "http://..."; got {got}')
+        raise CceError(
+            f'{where}: expected exactly one of base = "bm25"|"vector"|"hybrid", '
+            f'command = ["program", "arg", ...] or url = "http://..."; got {got}'
+        )
     if kinds == ["base"]:
         return _variant(where, table)
     _check_keys(where, table, kinds[0], _EXTERNAL_KEYS, f"a {kinds[0]} retriever")
@@ -283,12 +306,14 @@ def _backend(shown: str, name: str, table: Any, directory: str) -> BackendSpec:
     if kinds == ["command"]:
         command = table["command"]
         if not (isinstance(command, list) and command and all(isinstance(a, str) and a for a in command)):
-            raise CceError(f'{where} command: expected a non-empty array of non-empty strings, e.g. '
-                           f'["python3", "retriever.py"], got {_show(command)}')
+            raise CceError(
+                f"{where} command: expected a non-empty array of non-empty strings, e.g. "
+                f'["python3", "retriever.py"], got {_show(command)}'
+            )
         return CommandRetriever(tuple(command), directory, timeout)
     url = table["url"]
     if not (isinstance(url, str) and _is_http_url(url)):
-        raise CceError(f'{where} url: expected an http:// or https:// URL, got {_show(url)}')
+        raise CceError(f"{where} url: expected an http:// or https:// URL, got {_show(url)}")
     return HttpRetriever(url, timeout)
 
 
@@ -341,7 +366,13 @@ def _show(value: Any) -> str:
     if isinstance(value, str):
         return quoted(value)
     if isinstance(value, float):
-        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf") if math.isinf(value) else repr(value)
+        return (
+            "nan"
+            if math.isnan(value)
+            else ("inf" if value > 0 else "-inf")
+            if math.isinf(value)
+            else repr(value)
+        )
     if isinstance(value, int):
         digits = len(str(abs(value))) if value.bit_length() < 4000 else None
         return str(value) if digits is not None and digits <= 30 else "an integer of more than 30 digits"

@@ -26,7 +26,10 @@ def listed(names: tuple[str, ...], last: str = "") -> str:
         return ", ".join(names)
     return f"{', '.join(names[:-1])}, {last} {names[-1]}"
 
-ALWAYS_PRUNED_DIRS = frozenset({".git", ".cce", "node_modules", ".venv", "venv", "__pycache__", "dist", "build"})
+
+ALWAYS_PRUNED_DIRS = frozenset(
+    {".git", ".cce", "node_modules", ".venv", "venv", "__pycache__", "dist", "build"}
+)
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,11 @@ import re
 
 # Unicode White_Space: TAB..CR, space, NEL, NBSP, OGHAM SPACE MARK, U+2000..U+200A,
 # LINE/PARAGRAPH SEPARATOR, NARROW NBSP, MEDIUM MATHEMATICAL SPACE, IDEOGRAPHIC SPACE.
-WHITE_SPACE = "\t\n\x0b\x0c\r \x85\xa0\u1680" + "".join(chr(c) for c in range(0x2000, 0x200B)) + \
-    "\u2028\u2029\u202f\u205f\u3000"
+WHITE_SPACE = (
+    "\t\n\x0b\x0c\r \x85\xa0\u1680"
+    + "".join(chr(c) for c in range(0x2000, 0x200B))
+    + "\u2028\u2029\u202f\u205f\u3000"
+)
 _SPLIT_RE = re.compile(f"[{re.escape(WHITE_SPACE)}]+")
 
 

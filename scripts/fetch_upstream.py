@@ -95,8 +95,9 @@ def _download(url: str) -> bytes:
 def fetch(dest: Path, manifest: Manifest, base_url: str) -> list[str]:
     """Download into a sibling temporary directory, verify, then move it to `dest`."""
     if dest.is_dir() and not problems(dest, manifest):
-        print(f"fetch_upstream: {dest} already holds the {len(manifest.files)} files "
-              f"at {manifest.commit[:12]}")
+        print(
+            f"fetch_upstream: {dest} already holds the {len(manifest.files)} files at {manifest.commit[:12]}"
+        )
         return []
     dest.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}-", dir=dest.parent))
@@ -118,8 +119,10 @@ def fetch(dest: Path, manifest: Manifest, base_url: str) -> list[str]:
         os.replace(staging, dest)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    print(f"fetch_upstream: {len(manifest.files)} files of {manifest.repository}@{manifest.commit[:12]} "
-          f"verified in {dest}")
+    print(
+        f"fetch_upstream: {len(manifest.files)} files of {manifest.repository}@{manifest.commit[:12]} "
+        f"verified in {dest}"
+    )
     return []
 
 
@@ -140,8 +143,9 @@ def main(argv: list[str] | None = None) -> int:
         found = problems(args.dir, manifest)
         where = str(args.dir)
         if not found:
-            print(f"fetch_upstream: {args.dir} holds the {len(manifest.files)} files "
-                  f"at {manifest.commit[:12]}")
+            print(
+                f"fetch_upstream: {args.dir} holds the {len(manifest.files)} files at {manifest.commit[:12]}"
+            )
     for line in found:
         print(f"fetch_upstream: {line}", file=sys.stderr)
     if found:

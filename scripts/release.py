@@ -132,7 +132,8 @@ def check_sources_agree(version: Version, root: Path) -> None:
         problems.append(f"CHANGELOG.md has no '## [{text}] - YYYY-MM-DD' section")
     if problems:
         raise ReleaseError(
-            f"cannot release {text}: " + "; ".join(problems)
+            f"cannot release {text}: "
+            + "; ".join(problems)
             + ". Commit the version bump and the changelog section first (RELEASING.md)"
         )
 

@@ -60,8 +60,10 @@ def render() -> str:
         + ". Runs on the runner itself (Linux, macOS, Windows) rather than in a container.",
         "author": docker["author"],
         "inputs": docker["inputs"],
-        "outputs": {name: {**spec, "value": f"${{{{ steps.run.outputs.{name} }}}}"}
-                    for name, spec in docker["outputs"].items()},
+        "outputs": {
+            name: {**spec, "value": f"${{{{ steps.run.outputs.{name} }}}}"}
+            for name, spec in docker["outputs"].items()
+        },
     }
     env = {
         f"INPUT_{name.upper().replace('-', '_')}": f"${{{{ inputs.{name} }}}}" for name in docker["inputs"]
@@ -93,8 +95,13 @@ def render() -> str:
             },
         ],
     }
-    body = yaml.dump({**meta, "runs": runs, "branding": docker["branding"]}, Dumper=_Dumper,
-                     sort_keys=False, width=100, allow_unicode=True)
+    body = yaml.dump(
+        {**meta, "runs": runs, "branding": docker["branding"]},
+        Dumper=_Dumper,
+        sort_keys=False,
+        width=100,
+        allow_unicode=True,
+    )
     return HEADER + body
 
 
@@ -115,8 +122,10 @@ def main(argv: list[str]) -> int:
     if argv == ["--check"]:
         current = TARGET.read_text(encoding="utf-8") if TARGET.exists() else ""
         if current != text:
-            print(f"{TARGET.relative_to(ROOT)} is out of date: run python scripts/runner_action.py",
-                  file=sys.stderr)
+            print(
+                f"{TARGET.relative_to(ROOT)} is out of date: run python scripts/runner_action.py",
+                file=sys.stderr,
+            )
             return 1
         return 0
     if argv:

@@ -93,9 +93,13 @@ def isolated_index_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[P
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--update-goldens", action="store_true", default=False,
-                     help="rewrite the rendered-comment golden files under tests/action/comments/ "
-                          "instead of comparing with them")
+    parser.addoption(
+        "--update-goldens",
+        action="store_true",
+        default=False,
+        help="rewrite the rendered-comment golden files under tests/action/comments/ "
+        "instead of comparing with them",
+    )
 
 
 @pytest.fixture

@@ -26,8 +26,21 @@ def _load_bench():
 
 
 def test_run_prints_every_figure_as_json():
-    out = subprocess.run([sys.executable, str(REPO_ROOT / "bench" / "run.py"), str(CORPUS), "--queries", "8",
-                          "--p-repeats", "1", "--json"], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(REPO_ROOT / "bench" / "run.py"),
+            str(CORPUS),
+            "--queries",
+            "8",
+            "--p-repeats",
+            "1",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     figures = json.loads(out)
     assert figures["p"]["p_s"] > 0 and figures["p"]["parsed_files"] == 6
     for key in ("walk_read_s", "chunk_s", "embed_s", "bm25_build_s", "term_counts_s", "bm25_postings_s"):
@@ -47,8 +60,20 @@ def test_run_prints_every_figure_as_json():
 
 
 def test_queries_zero_indexes_only():
-    out = subprocess.run([sys.executable, str(REPO_ROOT / "bench" / "run.py"), str(CORPUS), "--queries", "0",
-                          "--p-repeats", "1"], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(REPO_ROOT / "bench" / "run.py"),
+            str(CORPUS),
+            "--queries",
+            "0",
+            "--p-repeats",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert "not run (--queries 0)" in out and "cold index total" in out and "queries x 3 backends" not in out
 
 
@@ -79,28 +104,61 @@ def test_queries_run_against_a_library_without_kept_line_weights(monkeypatch):
     expected = bench.run_queries(index, cases)
     monkeypatch.delattr(bench.LineWeights, "of_index")
     report = bench.run_queries(index, cases)
-    assert [b["mrr"] for b in report["backends"].values()] == [b["mrr"] for b in expected["backends"].values()]
-    assert bench.run_parallel_queries(index, cases, 2)["mrr"] == [b["mrr"] for b in expected["backends"].values()]
+    assert [b["mrr"] for b in report["backends"].values()] == [
+        b["mrr"] for b in expected["backends"].values()
+    ]
+    assert bench.run_parallel_queries(index, cases, 2)["mrr"] == [
+        b["mrr"] for b in expected["backends"].values()
+    ]
 
 
 def test_startup_benchmark_runs():
-    out = subprocess.run([sys.executable, str(REPO_ROOT / "bench" / "startup.py"), "--runs", "1", "--json"],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "bench" / "startup.py"), "--runs", "1", "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     figures = json.loads(out)
     assert set(figures["commands"]) == {"python -c pass", "cce-relevance --help"}
     assert "numpy" not in figures["cli_imports"]
 
 
 def test_action_bench_runs_the_whole_check_cold_and_with_the_cache_restored():
-    out = subprocess.run([sys.executable, str(REPO_ROOT / "bench" / "action.py"), str(CORPUS), "--queries", "6",
-                          "--edits", "2", "--runs", "1", "--p-repeats", "1", "--json"],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(REPO_ROOT / "bench" / "action.py"),
+            str(CORPUS),
+            "--queries",
+            "6",
+            "--edits",
+            "2",
+            "--runs",
+            "1",
+            "--p-repeats",
+            "1",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     figures = json.loads(out)
     assert [r["label"] for r in figures["runs"]] == ["cold", "cached 1"]
-    assert len(figures["p"]) == 3 and figures["edits"] == ["python.py"]  # the one Python file: edits are Python
+    assert len(figures["p"]) == 3 and figures["edits"] == [
+        "python.py"
+    ]  # the one Python file: edits are Python
     for run in figures["runs"]:
         stages = [name for name, _, _ in run["stages"]]
-        assert stages == ["commits", *(f"{side} {stage}" for side in ("head", "base")
-                                       for stage in ("materialise", "index", "score", "validate", "hits")), "report"]
+        assert stages == [
+            "commits",
+            *(
+                f"{side} {stage}"
+                for side in ("head", "base")
+                for stage in ("materialise", "index", "score", "validate", "hits")
+            ),
+            "report",
+        ]
         assert run["wall_s"] >= sum(wall for _, wall, _ in run["stages"]) > 0
         assert run["cpu_s"] > 0 and run["p_s"] > 0 and run["peak_rss_mb"] > 0

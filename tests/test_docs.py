@@ -22,8 +22,11 @@ CITATION = re.compile(r"§([a-z][a-z0-9-]*[a-z0-9])")
 def _package_text() -> dict[str, str]:
     """The package's and the tests' sources: both cite the reference's behaviour."""
     sources = [*PACKAGE_DIR.rglob("*.py"), *(REPO / "tests").rglob("*.py")]
-    return {str(p.relative_to(REPO)): p.read_text(encoding="utf-8") for p in sorted(sources)
-            if p.name != "test_docs.py"}
+    return {
+        str(p.relative_to(REPO)): p.read_text(encoding="utf-8")
+        for p in sorted(sources)
+        if p.name != "test_docs.py"
+    }
 
 
 def _headings() -> dict[str, str]:
@@ -40,14 +43,22 @@ def _headings() -> dict[str, str]:
 def test_every_citation_in_the_code_and_the_docs_is_a_heading_of_a_repository_document():
     headings = _headings()
     texts = {**_package_text(), **{str(d.relative_to(REPO)): d.read_text(encoding="utf-8") for d in DOCS}}
-    unresolved = sorted({f"{path}: §{cited}" for path, text in texts.items()
-                         for cited in CITATION.findall(text) if cited not in headings})
+    unresolved = sorted(
+        {
+            f"{path}: §{cited}"
+            for path, text in texts.items()
+            for cited in CITATION.findall(text)
+            if cited not in headings
+        }
+    )
     assert unresolved == []
 
 
 def test_the_code_cites_no_document_outside_the_repository():
     outside = re.compile(r"\b(pipeline\.md|harness\.md|anchors-mission|ARCHITECTURE\.md|issue #\d+)|§\d")
-    found = [f"{path}: {m.group(0)}" for path, text in _package_text().items() for m in outside.finditer(text)]
+    found = [
+        f"{path}: {m.group(0)}" for path, text in _package_text().items() for m in outside.finditer(text)
+    ]
     assert found == []
 
 

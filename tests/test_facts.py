@@ -17,10 +17,13 @@ from cce_relevance.reference import BUILTIN_BACKENDS
 
 from .import_graph import PACKAGE_DIR
 
-FACTS = sorted({
-    *(value for name, value in vars(schemas).items() if name.isupper() and isinstance(value, str)),
-    github.DEFAULT_API_URL, github.DEFAULT_SERVER_URL,
-})
+FACTS = sorted(
+    {
+        *(value for name, value in vars(schemas).items() if name.isupper() and isinstance(value, str)),
+        github.DEFAULT_API_URL,
+        github.DEFAULT_SERVER_URL,
+    }
+)
 
 
 def _constants() -> list[tuple[Path, str]]:
@@ -30,8 +33,11 @@ def _constants() -> list[tuple[Path, str]]:
     for path in sorted(PACKAGE_DIR.rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         prose = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)}
-        found += [(path, node.value) for node in ast.walk(tree)
-                  if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in prose]
+        found += [
+            (path, node.value)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in prose
+        ]
     return found
 
 
@@ -40,8 +46,9 @@ CONSTANTS = _constants()
 
 @pytest.mark.parametrize("fact", FACTS)
 def test_a_fact_is_written_once(fact):
-    holders = [f"{path.relative_to(PACKAGE_DIR.parent)}: {value!r}"
-               for path, value in CONSTANTS if fact in value]
+    holders = [
+        f"{path.relative_to(PACKAGE_DIR.parent)}: {value!r}" for path, value in CONSTANTS if fact in value
+    ]
     assert len(holders) == 1, holders
 
 

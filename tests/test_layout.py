@@ -29,12 +29,28 @@ import pytest
 
 from .import_graph import PACKAGE, cycles, import_graph
 
-ROOMS = [{"stats", "retrieval"}, {"project_config"}, {"evaluation"}, {"reporting"}, {"api"}, {"action"}, {"cli"},
-         {"__main__"}]
+ROOMS = [
+    {"stats", "retrieval"},
+    {"project_config"},
+    {"evaluation"},
+    {"reporting"},
+    {"api"},
+    {"action"},
+    {"cli"},
+    {"__main__"},
+]
 """Rooms after the shared helpers, in import order (position + 1 is the rank; helpers are 0)."""
 
-STAGES = [{"tokens", "_http", "hit"}, {"corpus"}, {"chunking", "embedding"}, {"ranking"}, {"indexing"},
-          {"cache"}, {"index"}, {"search", "store"}]
+STAGES = [
+    {"tokens", "_http", "hit"},
+    {"corpus"},
+    {"chunking", "embedding"},
+    {"ranking"},
+    {"indexing"},
+    {"cache"},
+    {"index"},
+    {"search", "store"},
+]
 """`retrieval/` packages and modules by rank."""
 
 FACADE_ONLY = {"action": {"api", "errors", "reporting", "action"}}
@@ -75,19 +91,23 @@ def violations(graph: dict[str, set[str]]) -> list[str]:
                 continue  # shared helpers among themselves: only cycles are refused
             allowed = FACADE_ONLY.get(source_room[1])
             if allowed is not None and target_room[0] != 0 and target_room[1] not in allowed:
-                found.append(f"{source} → {target}: room {source_room[1]} reaches the library only "
-                             f"through {', '.join(sorted(allowed))}")
+                found.append(
+                    f"{source} → {target}: room {source_room[1]} reaches the library only "
+                    f"through {', '.join(sorted(allowed))}"
+                )
                 continue
             if source_room[1] != target_room[1] and source_room[0] <= target_room[0]:
-                found.append(f"{source} → {target}: room {source_room[1]} "
-                             f"may not import room {target_room[1]}")
+                found.append(
+                    f"{source} → {target}: room {source_room[1]} may not import room {target_room[1]}"
+                )
                 continue
             source_stage, target_stage = _stage(source), _stage(target)
             if source_stage is None or target_stage is None or source_stage[1] == target_stage[1]:
                 continue
             if source_stage[0] <= target_stage[0]:
-                found.append(f"{source} → {target}: stage {source_stage[1]} "
-                             f"may not import stage {target_stage[1]}")
+                found.append(
+                    f"{source} → {target}: stage {source_stage[1]} may not import stage {target_stage[1]}"
+                )
     return found
 
 
@@ -106,20 +126,23 @@ def test_every_retrieval_package_has_a_stage_and_every_stage_exists():
     assert all(_stage(module) is not None for module in graph if module.startswith(f"{PACKAGE}.retrieval."))
 
 
-@pytest.mark.parametrize(("source", "target"), [
-    ("retrieval.corpus.walk", "retrieval.chunking.packs"),  # one line of stages
-    ("retrieval.ranking.bm25", "retrieval.index.model"),  # a later stage
-    ("retrieval.hit", "retrieval.tokens"),
-    ("stats.paired", "evaluation.metrics"),  # a later room
-    ("stats.paired", "retrieval.tokens"),  # a room on the same line
-    ("retrieval.hit", "stats.paired"),
-    ("evaluation.metrics", "reporting.numbers"),
-    ("errors", "retrieval.hit"),  # a shared helper reaching into a room
-    ("api", "cli"),
-    ("action.verdict", "evaluation.metrics"),  # past the facade
-    ("action.scoring", "stats.paired"),
-    ("action.main", "project_config"),
-])
+@pytest.mark.parametrize(
+    ("source", "target"),
+    [
+        ("retrieval.corpus.walk", "retrieval.chunking.packs"),  # one line of stages
+        ("retrieval.ranking.bm25", "retrieval.index.model"),  # a later stage
+        ("retrieval.hit", "retrieval.tokens"),
+        ("stats.paired", "evaluation.metrics"),  # a later room
+        ("stats.paired", "retrieval.tokens"),  # a room on the same line
+        ("retrieval.hit", "stats.paired"),
+        ("evaluation.metrics", "reporting.numbers"),
+        ("errors", "retrieval.hit"),  # a shared helper reaching into a room
+        ("api", "cli"),
+        ("action.verdict", "evaluation.metrics"),  # past the facade
+        ("action.scoring", "stats.paired"),
+        ("action.main", "project_config"),
+    ],
+)
 def test_an_import_against_the_order_is_reported(source, target):
     graph = import_graph()
     source, target = f"{PACKAGE}.{source}", f"{PACKAGE}.{target}"

@@ -16,7 +16,9 @@ SETTING = "import numpy; print(numpy._core.multiarray._set_madvise_hugepage(True
 
 def run(code: str, **env: str) -> str:
     environment = {k: v for k, v in os.environ.items() if k != "NUMPY_MADVISE_HUGEPAGE"} | env
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=environment, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=environment, check=True
+    )
     return done.stdout.strip()
 
 
@@ -27,7 +29,9 @@ def test_numpy_advises_huge_pages_by_default():
 @pytest.mark.parametrize("numpy_first", [True, False])
 def test_small_pages_before_or_after_numpy_is_imported(numpy_first):
     first = "import numpy; " if numpy_first else ""
-    code = f"{first}from cce_relevance.memory_pages import prefer_small_pages; prefer_small_pages(); {SETTING}"
+    code = (
+        f"{first}from cce_relevance.memory_pages import prefer_small_pages; prefer_small_pages(); {SETTING}"
+    )
     assert run(code) == "False"
 
 
@@ -38,8 +42,10 @@ def test_the_users_choice_stands():
 
 def test_every_cli_command_asks_for_small_pages(tmp_path):
     (tmp_path / "a.py").write_text("def f():\n    return 1\n", encoding="utf-8")
-    code = ("import contextlib, io\nfrom cce_relevance.cli import main\n"
-            "with contextlib.redirect_stdout(io.StringIO()):\n"
-            f"    main.main(args=['chunks', {str(tmp_path)!r}, '--no-cache'], standalone_mode=False)\n"
-            f"{SETTING}")
+    code = (
+        "import contextlib, io\nfrom cce_relevance.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    main.main(args=['chunks', {str(tmp_path)!r}, '--no-cache'], standalone_mode=False)\n"
+        f"{SETTING}"
+    )
     assert run(code) == "False"

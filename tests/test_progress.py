@@ -24,10 +24,15 @@ def test_draws_in_place_throttled_and_erases_at_the_end():
     now[0] = 2.0
     bar(20, 40)
     drawn = stream.getvalue()
-    assert drawn == ("\rindexing [........................] 0/40 files"
-                     "\rindexing [############............] 20/40 files  10 files/s")
+    assert drawn == (
+        "\rindexing [........................] 0/40 files"
+        "\rindexing [############............] 20/40 files  10 files/s"
+    )
     bar(40, 40)
-    assert stream.getvalue() == drawn + "\r" + " " * len("indexing [############............] 20/40 files  10 files/s") + "\r"
+    assert (
+        stream.getvalue()
+        == drawn + "\r" + " " * len("indexing [############............] 20/40 files  10 files/s") + "\r"
+    )
 
 
 def test_a_shorter_line_covers_the_longer_one_before_it():

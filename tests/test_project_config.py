@@ -82,8 +82,11 @@ def test_names_are_the_builtins_then_the_configured_ones_sorted(tmp_path: Path) 
 
 
 def test_external_retrievers_run_in_the_config_files_directory(tmp_path: Path) -> None:
-    write(tmp_path, '[backends.cmd]\ncommand = ["python3", "r.py"]\ntimeout = 2\n'
-                    '[backends.web]\nurl = "http://127.0.0.1:9/search"\n')
+    write(
+        tmp_path,
+        '[backends.cmd]\ncommand = ["python3", "r.py"]\ntimeout = 2\n'
+        '[backends.web]\nurl = "http://127.0.0.1:9/search"\n',
+    )
     sub = tmp_path / "sub"
     sub.mkdir()
     config = load_config(None, str(sub))
@@ -132,20 +135,28 @@ def toml_value(value: object) -> str:
     return json.dumps(value, ensure_ascii=False) if isinstance(value, str) else str(value)
 
 
-SCALAR = st.booleans() | st.integers(-5, 10**20) | st.floats() | st.text(st.characters(exclude_categories=["Cs", "Cc"]))
+SCALAR = (
+    st.booleans()
+    | st.integers(-5, 10**20)
+    | st.floats()
+    | st.text(st.characters(exclude_categories=["Cs", "Cc"]))
+)
 VALUE = SCALAR | st.lists(SCALAR, max_size=3)
 
 
 @settings(max_examples=400, deadline=None)
 @given(key=st.sampled_from(sorted(PARAMETERS)), value=VALUE)
 def test_any_value_is_taken_as_written_or_refused_naming_the_key(
-        tmp_path_factory: pytest.TempPathFactory, key: str, value: object) -> None:
+    tmp_path_factory: pytest.TempPathFactory, key: str, value: object
+) -> None:
     directory = tmp_path_factory.mktemp("cfg")
     write(directory, f'[backends.v]\nbase = "hybrid"\n{key} = {toml_value(value)}\n')
     try:
         spec = load_config(None, str(directory)).spec("v")
     except CceError as exc:
-        assert exc.message.startswith(f"cce-relevance.toml: [backends.v] {key}: expected {PARAMETERS[key].expected}, ")
+        assert exc.message.startswith(
+            f"cce-relevance.toml: [backends.v] {key}: expected {PARAMETERS[key].expected}, "
+        )
         assert not PARAMETERS[key].valid(value)
         return
     got, reference = getattr(spec.params, key), getattr(REFERENCE_PARAMS, key)
@@ -180,15 +191,24 @@ TIMEOUT_RANGE = "a number of seconds > 0 and at most 86400"
         ("graph_max_bonus_files = -1", f"{WHERE} graph_max_bonus_files: expected an integer >= 0, got -1"),
         ("graph_enabled = 1", f"{WHERE} graph_enabled: expected true or false, got 1"),
         ('graph_enabled = "no"', f'{WHERE} graph_enabled: expected true or false, got "no"'),
-        ('path_penalty_markers = "tests/"',
-         f'{WHERE} path_penalty_markers: expected an array of non-empty strings, got "tests/"'),
-        ('path_penalty_markers = ["tests/", ""]',
-         f'{WHERE} path_penalty_markers: expected an array of non-empty strings, got ["tests/", ""]'),
-        ("path_penalty_markers = [{a = 1}]",
-         f"{WHERE} path_penalty_markers: expected an array of non-empty strings, got [a table]"),
-        ("rrf = 30", f"{WHERE} rrf: unknown key (base \"hybrid\" takes {', '.join(PARAMETERS)})"),
-        ('"r f" = 30', f"{WHERE} \"r f\": unknown key (base \"hybrid\" takes {', '.join(PARAMETERS)})"),
-        ("timeout = 3", f"{WHERE} timeout: does not apply here (base \"hybrid\" takes {', '.join(PARAMETERS)})"),
+        (
+            'path_penalty_markers = "tests/"',
+            f'{WHERE} path_penalty_markers: expected an array of non-empty strings, got "tests/"',
+        ),
+        (
+            'path_penalty_markers = ["tests/", ""]',
+            f'{WHERE} path_penalty_markers: expected an array of non-empty strings, got ["tests/", ""]',
+        ),
+        (
+            "path_penalty_markers = [{a = 1}]",
+            f"{WHERE} path_penalty_markers: expected an array of non-empty strings, got [a table]",
+        ),
+        ("rrf = 30", f'{WHERE} rrf: unknown key (base "hybrid" takes {", ".join(PARAMETERS)})'),
+        ('"r f" = 30', f'{WHERE} "r f": unknown key (base "hybrid" takes {", ".join(PARAMETERS)})'),
+        (
+            "timeout = 3",
+            f'{WHERE} timeout: does not apply here (base "hybrid" takes {", ".join(PARAMETERS)})',
+        ),
     ],
 )
 def test_bad_hybrid_parameters(tmp_path: Path, body: str, message: str) -> None:
@@ -198,27 +218,49 @@ def test_bad_hybrid_parameters(tmp_path: Path, body: str, message: str) -> None:
 @pytest.mark.parametrize(
     ("table", "message"),
     [
-        ('base = "bm25"\nrrf_k = 30', f'{WHERE} rrf_k: does not apply here (base "bm25" takes bm25_k1, bm25_b)'),
-        ('base = "vector"\nbm25_b = 0.5', f'{WHERE} bm25_b: does not apply here (base "vector" takes no parameters)'),
+        (
+            'base = "bm25"\nrrf_k = 30',
+            f'{WHERE} rrf_k: does not apply here (base "bm25" takes bm25_k1, bm25_b)',
+        ),
+        (
+            'base = "vector"\nbm25_b = 0.5',
+            f'{WHERE} bm25_b: does not apply here (base "vector" takes no parameters)',
+        ),
         ('base = "hybird"', f'{WHERE} base: expected "bm25", "vector" or "hybrid", got "hybird"'),
         ("base = 3", f'{WHERE} base: expected "bm25", "vector" or "hybrid", got 3'),
-        ("rrf_k = 30", f'{WHERE}: expected exactly one of base = "bm25"|"vector"|"hybrid", '
-                       'command = ["program", "arg", ...] or url = "http://..."; got none'),
-        ('base = "hybrid"\nurl = "http://127.0.0.1:1/"',
-         f'{WHERE}: expected exactly one of base = "bm25"|"vector"|"hybrid", '
-         'command = ["program", "arg", ...] or url = "http://..."; got base and url'),
-        ('command = ["r"]\nrrf_k = 30', f"{WHERE} rrf_k: does not apply here (a command retriever takes timeout)"),
+        (
+            "rrf_k = 30",
+            f'{WHERE}: expected exactly one of base = "bm25"|"vector"|"hybrid", '
+            'command = ["program", "arg", ...] or url = "http://..."; got none',
+        ),
+        (
+            'base = "hybrid"\nurl = "http://127.0.0.1:1/"',
+            f'{WHERE}: expected exactly one of base = "bm25"|"vector"|"hybrid", '
+            'command = ["program", "arg", ...] or url = "http://..."; got base and url',
+        ),
+        (
+            'command = ["r"]\nrrf_k = 30',
+            f"{WHERE} rrf_k: does not apply here (a command retriever takes timeout)",
+        ),
         ('url = "http://h/"\nretries = 3', f"{WHERE} retries: unknown key (a url retriever takes timeout)"),
-        ("command = []", f'{WHERE} command: expected a non-empty array of non-empty strings, e.g. '
-                         '["python3", "retriever.py"], got []'),
-        ('command = "python3 r.py"', f'{WHERE} command: expected a non-empty array of non-empty strings, e.g. '
-                                     '["python3", "retriever.py"], got "python3 r.py"'),
+        (
+            "command = []",
+            f"{WHERE} command: expected a non-empty array of non-empty strings, e.g. "
+            '["python3", "retriever.py"], got []',
+        ),
+        (
+            'command = "python3 r.py"',
+            f"{WHERE} command: expected a non-empty array of non-empty strings, e.g. "
+            '["python3", "retriever.py"], got "python3 r.py"',
+        ),
         ('command = ["r"]\ntimeout = 0', f"{WHERE} timeout: expected {TIMEOUT_RANGE}, got 0"),
         ('command = ["r"]\ntimeout = "10"', f'{WHERE} timeout: expected {TIMEOUT_RANGE}, got "10"'),
         ('url = "http://h/"\ntimeout = 1e308', f"{WHERE} timeout: expected {TIMEOUT_RANGE}, got 1e+308"),
         ('url = "ftp://h/search"', f'{WHERE} url: expected an http:// or https:// URL, got "ftp://h/search"'),
-        ('url = "127.0.0.1:8000/search"',
-         f'{WHERE} url: expected an http:// or https:// URL, got "127.0.0.1:8000/search"'),
+        (
+            'url = "127.0.0.1:8000/search"',
+            f'{WHERE} url: expected an http:// or https:// URL, got "127.0.0.1:8000/search"',
+        ),
     ],
 )
 def test_bad_backend_tables(tmp_path: Path, table: str, message: str) -> None:
@@ -228,20 +270,28 @@ def test_bad_backend_tables(tmp_path: Path, table: str, message: str) -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ('[backends.hybrid]\nbase = "hybrid"\n',
-         'cce-relevance.toml: [backends.hybrid]: "hybrid" is a built-in backend; '
-         'give the variant another name'),
-        ('[backends."my retriever"]\nbase = "hybrid"\n',
-         "cce-relevance.toml: [backends.\"my retriever\"]: "
-         "a backend name is letters, digits, '.', '_' and '-', starting with a letter or digit"),
-        ('[backends."-x"]\nbase = "hybrid"\n',
-         "cce-relevance.toml: [backends.-x]: a backend name is letters, digits, '.', '_' and '-', "
-         "starting with a letter or digit"),
+        (
+            '[backends.hybrid]\nbase = "hybrid"\n',
+            'cce-relevance.toml: [backends.hybrid]: "hybrid" is a built-in backend; '
+            "give the variant another name",
+        ),
+        (
+            '[backends."my retriever"]\nbase = "hybrid"\n',
+            'cce-relevance.toml: [backends."my retriever"]: '
+            "a backend name is letters, digits, '.', '_' and '-', starting with a letter or digit",
+        ),
+        (
+            '[backends."-x"]\nbase = "hybrid"\n',
+            "cce-relevance.toml: [backends.-x]: a backend name is letters, digits, '.', '_' and '-', "
+            "starting with a letter or digit",
+        ),
         ("[backends]\nv = 3\n", "cce-relevance.toml: [backends.v]: expected a table, got 3"),
         ("backends = 3\n", "cce-relevance.toml: backends: expected a table of [backends.NAME] tables, got 3"),
-        ("language = []\n",
-         'cce-relevance.toml: unknown key "language" '
-         '(expected a [backends.NAME] table, languages or exclude)'),
+        (
+            "language = []\n",
+            'cce-relevance.toml: unknown key "language" '
+            "(expected a [backends.NAME] table, languages or exclude)",
+        ),
     ],
 )
 def test_bad_files(tmp_path: Path, text: str, message: str) -> None:
@@ -276,17 +326,36 @@ DOCS = (REPO_ROOT / "docs" / "retrievers.md").read_text(encoding="utf-8")
 def test_the_documented_config_file_loads(tmp_path: Path) -> None:
     [example] = re.findall(r"```toml\n(.*?)```", DOCS, re.S)
     config = load_config(str(write(tmp_path, example)), str(tmp_path))
-    assert config.names == ("bm25", "vector", "hybrid", "bm25-short-docs", "grep", "hybrid-cap1", "hybrid-rrf30")
+    assert config.names == (
+        "bm25",
+        "vector",
+        "hybrid",
+        "bm25-short-docs",
+        "grep",
+        "hybrid-cap1",
+        "hybrid-rrf30",
+    )
 
 
 def test_the_documented_parameter_table_matches_the_code() -> None:
     rows = re.findall(r"^\| `(\w+)` \| (.+?) \| (.+?) \| (.+?) \|$", DOCS, re.M)
-    table = {name: (default, accepted, bases) for name, default, accepted, bases in rows if name in PARAMETERS}
+    table = {
+        name: (default, accepted, bases) for name, default, accepted, bases in rows if name in PARAMETERS
+    }
     assert list(table) == list(PARAMETERS)
     for name, (default, accepted, bases) in table.items():
         reference = getattr(REFERENCE_PARAMS, name)
-        shown = str(reference).lower() if isinstance(reference, bool) else (
-            "[" + ", ".join(f'"{m}"' for m in reference) + "]" if isinstance(reference, tuple) else str(reference))
+        shown = (
+            str(reference).lower()
+            if isinstance(reference, bool)
+            else (
+                "[" + ", ".join(f'"{m}"' for m in reference) + "]"
+                if isinstance(reference, tuple)
+                else str(reference)
+            )
+        )
         assert default == shown, name
         assert accepted == PARAMETERS[name].expected, name
-        assert bases.split(", ") == [b for b in ("bm25", "vector", "hybrid") if name in BASE_PARAMETERS[b]], name
+        assert bases.split(", ") == [b for b in ("bm25", "vector", "hybrid") if name in BASE_PARAMETERS[b]], (
+            name
+        )

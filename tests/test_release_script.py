@@ -108,8 +108,11 @@ def test_a_patch_to_an_older_line_moves_its_minor_tag_only() -> None:
     source = "a" * 40
     plan = release.plan((1, 2, 5), source, "o", {(1, 2, 4), (1, 3, 0), (0, 9, 0)})
     assert plan.git_tags == ("v1.2.5", "v1.2")
-    assert plan.image_tags == ("ghcr.io/o/cce-relevance:1.2.5", "ghcr.io/o/cce-relevance:1.2",
-                               f"ghcr.io/o/cce-relevance:{source}")
+    assert plan.image_tags == (
+        "ghcr.io/o/cce-relevance:1.2.5",
+        "ghcr.io/o/cce-relevance:1.2",
+        f"ghcr.io/o/cce-relevance:{source}",
+    )
     newest = release.plan((1, 3, 1), source, "o", {(1, 2, 4), (1, 3, 0)})
     assert newest.git_tags == ("v1.3.1", "v1.3", "v1")
 
@@ -169,8 +172,17 @@ def test_pin_action_changes_only_the_image_line(tmp_path: Path) -> None:
     action = tmp_path / "action.yml"
     shutil.copy(ROOT / "action.yml", action)
     before = action.read_text(encoding="utf-8")
-    done = run("pin-action", "--version", "1.2.3", "--image", "ghcr.io/o/cce-relevance", "--digest", DIGEST,
-               "--file", str(action))
+    done = run(
+        "pin-action",
+        "--version",
+        "1.2.3",
+        "--image",
+        "ghcr.io/o/cce-relevance",
+        "--digest",
+        DIGEST,
+        "--file",
+        str(action),
+    )
     assert done.returncode == 0, done.stderr
     after = action.read_text(encoding="utf-8")
     changed = [(a, b) for a, b in zip(before.splitlines(), after.splitlines(), strict=True) if a != b]
@@ -178,23 +190,53 @@ def test_pin_action_changes_only_the_image_line(tmp_path: Path) -> None:
     pinned = f"docker://ghcr.io/o/cce-relevance:1.2.3@{DIGEST}"
     assert yaml.safe_load(after)["runs"] == {"using": "docker", "image": pinned}
     # a release commit is never released again
-    twice = run("pin-action", "--version", "1.2.3", "--image", "ghcr.io/o/cce-relevance", "--digest", DIGEST,
-                "--file", str(action))
+    twice = run(
+        "pin-action",
+        "--version",
+        "1.2.3",
+        "--image",
+        "ghcr.io/o/cce-relevance",
+        "--digest",
+        DIGEST,
+        "--file",
+        str(action),
+    )
     assert twice.returncode == 2 and "exactly one '  image: Dockerfile' line" in twice.stderr
 
 
 def test_pin_action_refuses_a_digest_that_is_not_one(tmp_path: Path) -> None:
     action = tmp_path / "action.yml"
     shutil.copy(ROOT / "action.yml", action)
-    done = run("pin-action", "--version", "1.2.3", "--image", "ghcr.io/o/cce-relevance", "--digest", "latest",
-               "--file", str(action))
+    done = run(
+        "pin-action",
+        "--version",
+        "1.2.3",
+        "--image",
+        "ghcr.io/o/cce-relevance",
+        "--digest",
+        "latest",
+        "--file",
+        str(action),
+    )
     assert done.returncode == 2 and "is not sha256:<64 lowercase hex digits>" in done.stderr
     assert action.read_text() == (ROOT / "action.yml").read_text()
 
 
 def publish(repo: Path, version: str, *extra: str) -> subprocess.CompletedProcess[str]:
-    return run("publish", "--version", version, "--source", head(repo), "--owner", "o", "--digest", DIGEST,
-               "--root", str(repo), *extra)
+    return run(
+        "publish",
+        "--version",
+        version,
+        "--source",
+        head(repo),
+        "--owner",
+        "o",
+        "--digest",
+        DIGEST,
+        "--root",
+        str(repo),
+        *extra,
+    )
 
 
 def test_publish_dry_run_makes_the_release_commit_and_tags_but_pushes_nothing(repo: Path) -> None:
@@ -228,7 +270,10 @@ def test_publish_pushes_and_moves_the_line_tags(repo: Path) -> None:
     assert second.returncode == 0, second.stderr
     second_commit = outputs(second.stdout)["release-commit"]
     assert remote_tags(repo) == {
-        "v1.0.0": first_commit, "v1.0": first_commit, "v1.1.0": second_commit, "v1.1": second_commit,
+        "v1.0.0": first_commit,
+        "v1.0": first_commit,
+        "v1.1.0": second_commit,
+        "v1.1": second_commit,
         "v1": second_commit,
     }
 
@@ -239,7 +284,19 @@ def test_publish_refuses_a_checkout_that_is_not_the_source(repo: Path) -> None:
     dirty = publish(repo, "1.0.0", "--dry-run")
     assert dirty.returncode == 2 and "uncommitted changes" in dirty.stderr
     git(repo, "checkout", "--quiet", "action.yml")
-    other = run("publish", "--version", "1.0.0", "--source", "f" * 40, "--owner", "o", "--digest", DIGEST,
-                "--root", str(repo), "--dry-run")
+    other = run(
+        "publish",
+        "--version",
+        "1.0.0",
+        "--source",
+        "f" * 40,
+        "--owner",
+        "o",
+        "--digest",
+        DIGEST,
+        "--root",
+        str(repo),
+        "--dry-run",
+    )
     assert other.returncode == 2 and f"not the source commit {'f' * 40}" in other.stderr
     assert head(repo) == source and git(repo, "tag") == ""

@@ -66,8 +66,9 @@ def test_the_manifest_pins_the_specs_commit_and_every_file_of_the_local_copy(ups
     assert done.returncode == 0, done.stderr
 
 
-def test_fetch_downloads_and_verifies_then_reuses_a_verified_copy(served: tuple[str, Path], tmp_path: Path,
-                                                                  upstream: Path) -> None:
+def test_fetch_downloads_and_verifies_then_reuses_a_verified_copy(
+    served: tuple[str, Path], tmp_path: Path, upstream: Path
+) -> None:
     url, _ = served
     dest = tmp_path / "data" / "upstream-cce"
     done = run(str(SCRIPT), "fetch", str(dest), "--base-url", url)

@@ -61,10 +61,16 @@ class AnchorMove:
 
     def document(self) -> dict[str, object]:
         """The JSON form, in the Action's `compare.json`."""
-        return {"id": self.case_id, "line": self.line, "anchor": self.anchor, "status": self.status,
-                "path": self.path, "base_lines": list(self.base_lines),
-                "head_lines": None if self.head_lines is None else list(self.head_lines),
-                "fixture_line": self.fixture_line}
+        return {
+            "id": self.case_id,
+            "line": self.line,
+            "anchor": self.anchor,
+            "status": self.status,
+            "path": self.path,
+            "base_lines": list(self.base_lines),
+            "head_lines": None if self.head_lines is None else list(self.head_lines),
+            "fixture_line": self.fixture_line,
+        }
 
 
 @dataclass(frozen=True)
@@ -77,8 +83,9 @@ class SideFixtures:
     corpus: str
 
 
-def map_range(hunks: Sequence[Hunk], start: int, end: int) -> tuple[Literal["same", "moved", "changed"],
-                                                                     tuple[int, int]]:
+def map_range(
+    hunks: Sequence[Hunk], start: int, end: int
+) -> tuple[Literal["same", "moved", "changed"], tuple[int, int]]:
     """Where base lines `start`-`end` are at head, given the file's hunks in order.
 
     `changed` when a hunk replaces or deletes one of them, or inserts between two of them;
@@ -107,13 +114,20 @@ def parse_hunks(diff: str) -> list[Hunk]:
         match = _HUNK.match(line)
         if match:
             old_start, old_count, new_start, new_count = match.groups()
-            hunks.append(Hunk(int(old_start), 1 if old_count is None else int(old_count),
-                              int(new_start), 1 if new_count is None else int(new_count)))
+            hunks.append(
+                Hunk(
+                    int(old_start),
+                    1 if old_count is None else int(old_count),
+                    int(new_start),
+                    1 if new_count is None else int(new_count),
+                )
+            )
     return hunks
 
 
-def follow_ranges(repo: Path, base: str, head: str, at_base: SideFixtures,
-                  at_head: SideFixtures) -> tuple[AnchorMove, ...]:
+def follow_ranges(
+    repo: Path, base: str, head: str, at_base: SideFixtures, at_head: SideFixtures
+) -> tuple[AnchorMove, ...]:
     """The moved and changed range anchors of one fixture set, in fixture order at head.
 
     Only anchors written identically in a case of the same id at both sides are followed (an
@@ -148,9 +162,18 @@ def follow_ranges(repo: Path, base: str, head: str, at_base: SideFixtures,
                 continue
             moved = status == "moved"
             line_text = lines[case.line - 1] if case.line <= len(lines) else ""
-            moves.append(AnchorMove(case.id, case.line, anchor.display(), status, path, anchor.range,
-                                    lines_now if moved else None,
-                                    _rewritten(line_text, anchor, lines_now) if moved else None))
+            moves.append(
+                AnchorMove(
+                    case.id,
+                    case.line,
+                    anchor.display(),
+                    status,
+                    path,
+                    anchor.range,
+                    lines_now if moved else None,
+                    _rewritten(line_text, anchor, lines_now) if moved else None,
+                )
+            )
     return tuple(moves)
 
 
@@ -164,8 +187,19 @@ def _file_hunks(repo: Path, base: str, head: str, path: str) -> list[Hunk] | Non
     """The file's hunks from base to head; None unless it is a text file at both sides."""
     if not (_blob_exists(repo, base, path) and _blob_exists(repo, head, path)):
         return None
-    diff = git(repo, "diff", "-U0", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames",
-               base, head, "--", f":(literal){path}")
+    diff = git(
+        repo,
+        "diff",
+        "-U0",
+        "--no-color",
+        "--no-ext-diff",
+        "--no-textconv",
+        "--no-renames",
+        base,
+        head,
+        "--",
+        f":(literal){path}",
+    )
     hunks = parse_hunks(diff)
     return None if diff and not hunks else hunks  # output without hunks: a binary file
 
@@ -188,7 +222,9 @@ def _rewritten(line: str, anchor: api.Anchor, lines_now: tuple[int, int]) -> str
     written = [a for a in case.get("expected", []) if isinstance(a, str) and _names(a, anchor)]
     replaced = line
     for text in written:
-        replaced = replaced.replace(json.dumps(text, ensure_ascii=False), json.dumps(updated, ensure_ascii=False))
+        replaced = replaced.replace(
+            json.dumps(text, ensure_ascii=False), json.dumps(updated, ensure_ascii=False)
+        )
     if replaced != line:
         return replaced
     case["expected"] = [updated if isinstance(a, str) and _names(a, anchor) else a for a in case["expected"]]

@@ -44,8 +44,13 @@ def within_budget(work: Callable[[list[str]], str], task: str, *, failed: str, a
     worker.start()
     worker.join(budget)
     if not outcome:
-        print(annotation("warning", f"Gave up {task} after {budget:g} s: the GitHub API did not finish in time. "
-                                    f"{after}"), flush=True)
+        print(
+            annotation(
+                "warning",
+                f"Gave up {task} after {budget:g} s: the GitHub API did not finish in time. {after}",
+            ),
+            flush=True,
+        )
         return ""
     url, lines = outcome[0]
     for line in lines:

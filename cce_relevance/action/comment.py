@@ -116,9 +116,7 @@ def upsert_comment(
         return CommentResult(None, "skipped", _warning(exc, step, repo, issue_number))
 
 
-def _oldest_marked(
-    comments: Iterable[Any], marker: str, author: str | None
-) -> dict[str, Any] | None:
+def _oldest_marked(comments: Iterable[Any], marker: str, author: str | None) -> dict[str, Any] | None:
     matches = [
         comment
         for comment in comments
@@ -244,7 +242,9 @@ def _cut_section(section: str, budget: int, measure: Callable[[str], int]) -> st
         closers = ("\n" + fence if fence else "") + _DETAILS_END * depth
         if size + measure(closers) > budget:
             break
-        splits_table = count < len(lines) and fence is None and _TABLE_DELIMITER.match(lines[count]) is not None
+        splits_table = (
+            count < len(lines) and fence is None and _TABLE_DELIMITER.match(lines[count]) is not None
+        )
         if (fence is None or not diagram) and not splits_table:
             best_count, best_closers = count, closers
     return "\n".join(lines[:best_count]) + best_closers if best_count else ""

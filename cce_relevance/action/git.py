@@ -155,7 +155,9 @@ class CommitFiles:
     def _git(self, *args: str) -> str:
         # checkout.workers=0: files are written by one worker per CPU (docs/performance.md,
         # "The Action's checkouts").
-        return git(self._repo, "-c", "checkout.workers=0", "--work-tree", str(self.path), *args, env=self._env)
+        return git(
+            self._repo, "-c", "checkout.workers=0", "--work-tree", str(self.path), *args, env=self._env
+        )
 
 
 @contextmanager
@@ -176,8 +178,14 @@ def changed_files(repo: Path, base: str, head: str) -> tuple[str, ...]:
     return tuple(sorted(name for name in out.split("\0") if name))
 
 
-def _run(repo: Path | None, args: tuple[str, ...], *, check: bool,
-         env: Mapping[str, str] | None = None, timeout: float | None = None) -> subprocess.CompletedProcess[str]:
+def _run(
+    repo: Path | None,
+    args: tuple[str, ...],
+    *,
+    check: bool,
+    env: Mapping[str, str] | None = None,
+    timeout: float | None = None,
+) -> subprocess.CompletedProcess[str]:
     """git with hooks off and, in `repo`, the repository trusted for this call only
     (§runner-safe-directory): the user's global config is never written, and a missing or unset
     HOME does not matter. A `timeout` (for network calls) stops git and raises
@@ -321,13 +329,17 @@ def _resolve_ref(repo: Path, name: str, ref: str) -> str:
     _ensure_history(repo, [ref], lambda: lookup() is not None)
     sha = lookup()
     if sha is None and not _run(repo, ("rev-list", "-n", "1", "--all"), check=False).stdout.strip():
-        raise CceError(f"input '{name}': {ref!r} names no commit: the repository at {repo} has no commits yet",
-                       hint="commit the fixtures and the corpus first; the Action compares commits")
+        raise CceError(
+            f"input '{name}': {ref!r} names no commit: the repository at {repo} has no commits yet",
+            hint="commit the fixtures and the corpus first; the Action compares commits",
+        )
     if sha is None:
         if _is_shallow(repo):
             raise CceError(f"input '{name}': {ref!r} is not a commit in the repository: {_FETCH_DEPTH_HINT}")
         names = " or ".join(repr(c) for c in candidates)
-        raise CceError(f"input '{name}': {ref!r} names no commit: the repository has its full history and no "
-                       f"branch, tag or commit {names}, here or on origin",
-                       hint=f"check the spelling of '{name}' (a branch, tag or commit SHA)")
+        raise CceError(
+            f"input '{name}': {ref!r} names no commit: the repository has its full history and no "
+            f"branch, tag or commit {names}, here or on origin",
+            hint=f"check the spelling of '{name}' (a branch, tag or commit SHA)",
+        )
     return sha

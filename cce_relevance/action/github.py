@@ -168,7 +168,9 @@ class GitHubClient:
                         raise GitHubError(None, f"GitHub API {where}: larger than {limit} bytes, refused")
                 return bytes(data)
         except requests.RequestException as exc:
-            raise GitHubError(None, self._redact(f"GitHub API {where} failed: {type(exc).__name__}: {exc}")) from None
+            raise GitHubError(
+                None, self._redact(f"GitHub API {where} failed: {type(exc).__name__}: {exc}")
+            ) from None
 
     def delete(self, path: str) -> None:
         """DELETE `path`. Deleting twice gives 404 the second time, so it is not repeated blindly:

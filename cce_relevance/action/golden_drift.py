@@ -36,7 +36,9 @@ def _keyed(document: Any) -> Any:
             return document
         queries = b.get("per_query")
         entry = dict(b)
-        if isinstance(queries, list) and all(isinstance(q, dict) and isinstance(q.get("id"), str) for q in queries):
+        if isinstance(queries, list) and all(
+            isinstance(q, dict) and isinstance(q.get("id"), str) for q in queries
+        ):
             entry["per_query"] = {q["id"]: {k: v for k, v in q.items() if k != "id"} for q in queries}
         backends[str(b.get("backend"))] = {k: v for k, v in entry.items() if k != "backend"}
     return {**document, "backends": backends}
@@ -86,6 +88,12 @@ def keyed_diff(golden_text: str, head_text: str, label: str) -> str:
         new = json.dumps(_keyed(json.loads(head_text)), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     except ValueError:
         old, new = golden_text, head_text
-    return "".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
-                                        fromfile=f"{label} (golden, by query id)", tofile="head (by query id)",
-                                        n=2))
+    return "".join(
+        difflib.unified_diff(
+            old.splitlines(keepends=True),
+            new.splitlines(keepends=True),
+            fromfile=f"{label} (golden, by query id)",
+            tofile="head (by query id)",
+            n=2,
+        )
+    )

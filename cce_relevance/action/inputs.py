@@ -93,7 +93,9 @@ class ActionInputs:
     github_token: str = field(repr=False)
     comment: bool
     fail_on: FailOn
-    regression_metric: str  # a metric key (api.METRIC_KEYS), or a rank metric key (then scored with --metrics)
+    regression_metric: (
+        str  # a metric key (api.METRIC_KEYS), or a rank metric key (then scored with --metrics)
+    )
     alpha: float
     base_ref: str | None
     head_ref: str
@@ -153,8 +155,9 @@ def read_inputs(env: Mapping[str, str]) -> ActionInputs:
     )
 
 
-def _publish_inputs(env: Mapping[str, str], github: GitHubContext, key: str | None, run_id: str,
-                    artifact: str) -> ActionInputs:
+def _publish_inputs(
+    env: Mapping[str, str], github: GitHubContext, key: str | None, run_id: str, artifact: str
+) -> ActionInputs:
     """`mode: publish` reads no fixtures: it posts what an evaluating run left in its artifact."""
     if not run_id.isdigit():
         raise CceError(
@@ -164,12 +167,27 @@ def _publish_inputs(env: Mapping[str, str], github: GitHubContext, key: str | No
         )
     artifact = artifact or DEFAULT_ARTIFACT
     if not _ARTIFACT_NAME.match(artifact):
-        raise CceError(f"input 'artifact': {artifact!r} is not an artifact name: expected letters, digits, '.', '_', '-'")
+        raise CceError(
+            f"input 'artifact': {artifact!r} is not an artifact name: expected letters, digits, '.', '_', '-'"
+        )
     return ActionInputs(
-        fixture_patterns=(), fixtures=(), golden=(), backends=DEFAULT_BACKENDS,
-        github_token=_input(env, "github-token"), comment=True, fail_on="none", regression_metric="mrr",
-        alpha=0.05, base_ref=None, head_ref="HEAD", working_directory=github.workspace, comment_key=key,
-        github=github, cache_dir=github.workspace / DEFAULT_CACHE_DIR, mode="publish", run_id=run_id,
+        fixture_patterns=(),
+        fixtures=(),
+        golden=(),
+        backends=DEFAULT_BACKENDS,
+        github_token=_input(env, "github-token"),
+        comment=True,
+        fail_on="none",
+        regression_metric="mrr",
+        alpha=0.05,
+        base_ref=None,
+        head_ref="HEAD",
+        working_directory=github.workspace,
+        comment_key=key,
+        github=github,
+        cache_dir=github.workspace / DEFAULT_CACHE_DIR,
+        mode="publish",
+        run_id=run_id,
         artifact=artifact,
     )
 
@@ -262,8 +280,9 @@ def _read_event(path: Path | None) -> Mapping[str, Any]:
     except ValueError as exc:
         raise CceError(f"GITHUB_EVENT_PATH={path} is not valid JSON: {exc}") from None
     if not isinstance(payload, dict):
-        raise CceError(f"GITHUB_EVENT_PATH={path} holds a JSON {json_input.describe_type(payload)}, "
-                       "expected an object")
+        raise CceError(
+            f"GITHUB_EVENT_PATH={path} holds a JSON {json_input.describe_type(payload)}, expected an object"
+        )
     return MappingProxyType(payload)
 
 
@@ -363,9 +382,11 @@ def _regression_metric(value: str) -> str:
     …): then both sides are scored with `--metrics` for it."""
     if not value or value in METRIC_KEYS or rank_metric_for_key(value) is not None:
         return value or DEFAULT_PRIMARY
-    raise CceError(f"input 'regression-metric': {value!r} is not supported: expected one of "
-                   f"{', '.join(METRIC_KEYS)}, or a rank metric key such as ndcg_at_k, average_precision, "
-                   "hit_at_5, r_precision")
+    raise CceError(
+        f"input 'regression-metric': {value!r} is not supported: expected one of "
+        f"{', '.join(METRIC_KEYS)}, or a rank metric key such as ndcg_at_k, average_precision, "
+        "hit_at_5, r_precision"
+    )
 
 
 def rank_metric_name(regression_metric: str) -> str | None:

@@ -98,8 +98,10 @@ def main() -> int:
         if os.environ.get(TRACEBACK_VARIABLE):
             traceback.print_exception(exc, file=sys.stderr)
         error = internal_error(exc)
-        print(error_annotation(f"{error.message} (hint: {error.hint})", title="cce-relevance: internal error"),
-              flush=True)
+        print(
+            error_annotation(f"{error.message} (hint: {error.hint})", title="cce-relevance: internal error"),
+            flush=True,
+        )
         return error.exit_code
 
 
@@ -120,13 +122,26 @@ def _run(inputs: ActionInputs) -> int:
         marker = comment_marker(inputs.comment_key)
         run_link = _run_link(github)
         markdown = render(outcome, verdict, commits, marker, run_link)
-        links = (Links(github.server_url, github.repository, commits.base, commits.head)
-                 if github.repository else None)
-        comment = render_comment(outcome, verdict, commits, marker, links=links, run_link=run_link,
-                                 edited=_edited(repo, commits, inputs, outcome))
-        body = fit_body(comment.head, list(comment.sections), comment.tail,
-                        full_report=(f"[the job summary]({_run_url(github)})" if _run_url(github)
-                                     else "the job summary"))
+        links = (
+            Links(github.server_url, github.repository, commits.base, commits.head)
+            if github.repository
+            else None
+        )
+        comment = render_comment(
+            outcome,
+            verdict,
+            commits,
+            marker,
+            links=links,
+            run_link=run_link,
+            edited=_edited(repo, commits, inputs, outcome),
+        )
+        body = fit_body(
+            comment.head,
+            list(comment.sections),
+            comment.tail,
+            full_report=(f"[the job summary]({_run_url(github)})" if _run_url(github) else "the job summary"),
+        )
         meta = _pull_request_meta(inputs, commits, measurable_change(outcome))
         files = _save(github.workspace, outcome, verdict, commits, markdown, body, meta, inputs.cache_dir)
         if github.output_path is not None:
@@ -138,10 +153,15 @@ def _run(inputs: ActionInputs) -> int:
                 _write_summary(github.step_summary_path, markdown, files)
             except (OSError, ValueError) as exc:  # ValueError: the summary is already at the runner's limit
                 reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-                print(annotation("warning", f"Could not write the job summary GITHUB_STEP_SUMMARY="
-                                            f"{github.step_summary_path}: {reason}. "
-                                            f"The full report is {files.report}."),
-                      flush=True)
+                print(
+                    annotation(
+                        "warning",
+                        f"Could not write the job summary GITHUB_STEP_SUMMARY="
+                        f"{github.step_summary_path}: {reason}. "
+                        f"The full report is {files.report}.",
+                    ),
+                    flush=True,
+                )
     print(verdict, flush=True)
     _print_findings(outcome, inputs, repo)
     print(f"Full report: {files.report}", flush=True)
@@ -157,9 +177,12 @@ def _run(inputs: ActionInputs) -> int:
 def _comment_within_budget(inputs: ActionInputs, body: str, head: str, changed: bool) -> str:
     """`_comment` under the overall posting deadline (`budget.POSTING_BUDGET`): an API that never
     answers costs a warning, never the job's time or result."""
-    return within_budget(lambda lines: _comment(inputs, body, head, changed, lines),
-                         "posting the pull request comment", failed="Could not post the pull request comment",
-                         after="The report is in the job summary.")
+    return within_budget(
+        lambda lines: _comment(inputs, body, head, changed, lines),
+        "posting the pull request comment",
+        failed="Could not post the pull request comment",
+        after="The report is in the job summary.",
+    )
 
 
 def _evaluate(inputs: ActionInputs, clock: Stopwatch) -> tuple[Path, CommitPair, Outcome]:
@@ -167,7 +190,9 @@ def _evaluate(inputs: ActionInputs, clock: Stopwatch) -> tuple[Path, CommitPair,
     with clock.stage("commits"):
         repo = find_repository(inputs.working_directory)
         commits = resolve_commits(inputs.github.event_name, inputs.github.event, inputs, repo)
-        print(f"cce-relevance {__version__}: base {commits.base or '(none)'} -> head {commits.head}", flush=True)
+        print(
+            f"cce-relevance {__version__}: base {commits.base or '(none)'} -> head {commits.head}", flush=True
+        )
         made = prepare_cache_dir(repo, inputs.github.workspace, inputs.cache_dir)
     try:
         sets = score_commits(repo, commits, inputs, clock)
@@ -177,8 +202,14 @@ def _evaluate(inputs: ActionInputs, clock: Stopwatch) -> tuple[Path, CommitPair,
 
 
 def _save(
-    workspace: Path, outcome: Outcome, verdict: str, commits: CommitPair, markdown: Markdown, comment: str,
-    meta: dict[str, Any] | None, cache_dir: Path,
+    workspace: Path,
+    outcome: Outcome,
+    verdict: str,
+    commits: CommitPair,
+    markdown: Markdown,
+    comment: str,
+    meta: dict[str, Any] | None,
+    cache_dir: Path,
 ) -> OutputFiles:
     directory = fresh_output_dir(workspace, keep=cache_dir)
     try:
@@ -223,8 +254,14 @@ def _pull_request_meta(inputs: ActionInputs, commits: CommitPair, changed: bool)
     number = _pull_request_number(inputs.github.event)
     if inputs.github.event_name not in PULL_REQUEST_EVENTS or number is None:
         return None
-    return {"schema": schemas.PULL_REQUEST, "number": number, "head": commits.head,
-            "comment_key": inputs.comment_key, "changed": changed, "on_change": inputs.comment_on_change}
+    return {
+        "schema": schemas.PULL_REQUEST,
+        "number": number,
+        "head": commits.head,
+        "comment_key": inputs.comment_key,
+        "changed": changed,
+        "on_change": inputs.comment_on_change,
+    }
 
 
 def _write_summary(path: Path, markdown: Markdown, files: OutputFiles) -> None:
@@ -287,8 +324,12 @@ def _print_findings(outcome: Outcome, inputs: ActionInputs, repo: Path) -> None:
             "warning",
             f"Query {quoted(m.case_id)}: the lines {m.path} {m.base_lines[0]}-{m.base_lines[1]} that anchor "
             f"{quoted(m.anchor)} labels at base "
-            + (f"are lines {m.head_lines[0]}-{m.head_lines[1]} at head; the fixture line naming them: "
-               f"{m.fixture_line}" if m.head_lines is not None else "were changed at head")
+            + (
+                f"are lines {m.head_lines[0]}-{m.head_lines[1]} at head; the fixture line naming them: "
+                f"{m.fixture_line}"
+                if m.head_lines is not None
+                else "were changed at head"
+            )
             + ". The query is left out of the regression test.",
             file=(subdir / s.fixture).as_posix(),
             line=m.line,
@@ -333,11 +374,20 @@ def _comment(inputs: ActionInputs, body: str, head: str, changed: bool, lines: l
         with GitHubClient(github.api_url, inputs.github_token) as client:
             current = _pull_request_head(client, github.repository, number)
             if current is not None and current != head:
-                lines.append(annotation("notice", f"Not updating the pull request comment: this run scored {head[:12]}, "
-                                           f"and the pull request's head is now {current[:12]}; its run writes it."))
+                lines.append(
+                    annotation(
+                        "notice",
+                        f"Not updating the pull request comment: this run scored {head[:12]}, "
+                        f"and the pull request's head is now {current[:12]}; its run writes it.",
+                    )
+                )
                 return ""
             result = upsert_comment(
-                client, github.repository, number, body, comment_marker(inputs.comment_key),
+                client,
+                github.repository,
+                number,
+                body,
+                comment_marker(inputs.comment_key),
                 create=changed or not inputs.comment_on_change,
             )
     except (GitHubError, ValueError) as exc:

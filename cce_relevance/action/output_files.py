@@ -89,12 +89,16 @@ def prepare_cache_dir(repo: Path, workspace: Path, cache_dir: Path) -> Path:
     shown = relative.as_posix()
     output = workspace / OUTPUT_DIR
     if cache_dir.is_relative_to(output) and not cache_dir.is_relative_to(output / "cache"):
-        raise CceError(f"input 'cache-dir': {shown} would be replaced with the reports on every run",
-                       hint=f"inside {OUTPUT_DIR}/ only {OUTPUT_DIR}/cache (the default) is kept")
+        raise CceError(
+            f"input 'cache-dir': {shown} would be replaced with the reports on every run",
+            hint=f"inside {OUTPUT_DIR}/ only {OUTPUT_DIR}/cache (the default) is kept",
+        )
     for depth in range(1, len(relative.parts) + 1):
         if (workspace / Path(*relative.parts[:depth])).is_symlink():
-            raise CceError(f"input 'cache-dir': {shown} passes through a symlink in the workspace",
-                           hint="use a plain directory, such as the default .cce-relevance/cache")
+            raise CceError(
+                f"input 'cache-dir': {shown} passes through a symlink in the workspace",
+                hint="use a plain directory, such as the default .cce-relevance/cache",
+            )
     if cache_dir.is_relative_to(repo):
         tracked = git(repo, "ls-files", "-z", "--", str(cache_dir)).split("\0")[0]
         if tracked:
@@ -105,8 +109,9 @@ def prepare_cache_dir(repo: Path, workspace: Path, cache_dir: Path) -> Path:
             )
     if cache_dir.exists() and not cache_dir.is_dir():
         raise CceError(f"input 'cache-dir': {shown} exists and is not a directory")
-    created = next((p for p in reversed(cache_dir.parents) if p.is_relative_to(workspace) and not p.exists()),
-                   cache_dir)
+    created = next(
+        (p for p in reversed(cache_dir.parents) if p.is_relative_to(workspace) and not p.exists()), cache_dir
+    )
     cache_dir.mkdir(parents=True, exist_ok=True)
     ignore = cache_dir / ".gitignore"
     if not ignore.exists():

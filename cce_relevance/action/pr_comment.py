@@ -82,21 +82,37 @@ def set_views(outcome: Outcome) -> list[SetView]:
         paired = scored_at_both(s)
         if not paired:
             continue
-        featured = (headline.backend if headline is not None and headline.fixture == s.fixture
-                    and any(c.pair.backend == headline.backend for c in paired) else paired[-1].pair.backend)
+        featured = (
+            headline.backend
+            if headline is not None
+            and headline.fixture == s.fixture
+            and any(c.pair.backend == headline.backend for c in paired)
+            else paired[-1].pair.backend
+        )
         rows, unchanged = changed_queries(s, paired, outcome.metric, featured)
         views.append(SetView(s, featured, rows, unchanged))
     return views
 
 
-def render_comment(outcome: Outcome, verdict: str, commits: CommitPair, marker: str, *,
-                   links: Links | None, run_link: str | None, edited: Sequence[str] = ()) -> Markdown:
+def render_comment(
+    outcome: Outcome,
+    verdict: str,
+    commits: CommitPair,
+    marker: str,
+    *,
+    links: Links | None,
+    run_link: str | None,
+    edited: Sequence[str] = (),
+) -> Markdown:
     """The comment in the parts `comment.fit_body` budgets (the head is never trimmed)."""
     views = set_views(outcome)
     head = [f"{marker}\n{TITLE}", f"**{escape_md(verdict)}**", _counts(outcome, views)]
     if edited:
-        head.append("✏️ This pull request edits " + ", ".join(code_span(p) for p in edited)
-                    + ": the labels or goldens changed too, not only the ranking.")
+        head.append(
+            "✏️ This pull request edits "
+            + ", ".join(code_span(p) for p in edited)
+            + ": the labels or goldens changed too, not only the ranking."
+        )
     head += [_drift_line(s) for s in outcome.drifted]
     if not measurable_change(outcome):
         return Markdown("\n\n".join(head), (), footer(commits, run_link))
@@ -129,26 +145,43 @@ def _set_section(view: SetView, outcome: Outcome, links: Links | None, named: bo
     left_out = len(s.left_out_queries & ids)
     scope = f"all {counted(view.unchanged + len(view.changes), 'query', 'queries')}"
     means = f"Means over {scope}, base → head (change)" + (
-        f"; the regression test leaves out the {left_out} with {left_out_reason(s, ids)}:" if left_out else ":")
+        f"; the regression test leaves out the {left_out} with {left_out_reason(s, ids)}:"
+        if left_out
+        else ":"
+    )
     parts += [means, means_table(paired, THREE, arrow="→").rstrip("\n")]
     if view.changes:
         notes = {qid: "⚠️" for qid in stale_notes(s)}  # the why cell says what is stale
         backends = [c.pair.backend for c in paired]
-        lead = (f"**{counted(len(view.changes), 'changed query', 'changed queries')}**, worst first by Δ{label} "
-                f"on {code_span(view.featured)}: first relevant rank base → head per backend (— not in the top k)")
-        parts += [lead, changes_table(s, view.changes[:VISIBLE_ROWS], backends, label, view.featured, notes,
-                                      links, THREE)]
+        lead = (
+            f"**{counted(len(view.changes), 'changed query', 'changed queries')}**, worst first by Δ{label} "
+            f"on {code_span(view.featured)}: first relevant rank base → head per backend (— not in the top k)"
+        )
+        parts += [
+            lead,
+            changes_table(
+                s, view.changes[:VISIBLE_ROWS], backends, label, view.featured, notes, links, THREE
+            ),
+        ]
         rest = view.changes[VISIBLE_ROWS:]
         if rest:
             shown = rest[:FOLDED_ROWS]
-            more = (f"\n\n{len(rest) - len(shown)} more are in `report.md` (the job summary)."
-                    if len(rest) > len(shown) else "")
-            parts.append(details(f"{counted(len(rest), 'more changed query', 'more changed queries')}",
-                                 changes_table(s, shown, backends, label, view.featured, notes, links, THREE)
-                                 + more))
+            more = (
+                f"\n\n{len(rest) - len(shown)} more are in `report.md` (the job summary)."
+                if len(rest) > len(shown)
+                else ""
+            )
+            parts.append(
+                details(
+                    f"{counted(len(rest), 'more changed query', 'more changed queries')}",
+                    changes_table(s, shown, backends, label, view.featured, notes, links, THREE) + more,
+                )
+            )
     if view.unchanged:
-        parts.append(f"{counted(view.unchanged, 'query', 'queries')} unchanged on every backend "
-                     f"{'is' if view.unchanged == 1 else 'are'} not listed.")
+        parts.append(
+            f"{counted(view.unchanged, 'query', 'queries')} unchanged on every backend "
+            f"{'is' if view.unchanged == 1 else 'are'} not listed."
+        )
     parts += [part for part in (stale_section(s, digits=THREE), moves_section(s)) if part]
     return "\n\n".join(parts)
 
@@ -156,11 +189,15 @@ def _set_section(view: SetView, outcome: Outcome, links: Links | None, named: bo
 def _one_side(s: SetResult) -> str:
     side: Literal["base", "head"] = "head" if s.status == "head-only" else "base"
     what = "new in this change" if side == "head" else "removed in this change"
-    return "\n\n".join(p for p in [
-        f"### {code_span(s.fixture)}: scored at {side} only ({what})",
-        report_means_table(s.document(side), THREE).rstrip("\n"),
-        stale_section(s, digits=THREE),
-    ] if p)
+    return "\n\n".join(
+        p
+        for p in [
+            f"### {code_span(s.fixture)}: scored at {side} only ({what})",
+            report_means_table(s.document(side), THREE).rstrip("\n"),
+            stale_section(s, digits=THREE),
+        ]
+        if p
+    )
 
 
 def _statistics(outcome: Outcome) -> str:
@@ -172,18 +209,27 @@ def _statistics(outcome: Outcome) -> str:
     featured = next(s for s in outcome.sets if s.fixture == headline.fixture)
     gated = next(g for g in featured.gated_comparisons if g.pair.backend == headline.backend)
     n = len(gated.pair.paired)
-    stale = f", leaving out {counted(headline.left_out, 'query', 'queries')} with a stale anchor" if (
-        headline.left_out) else ""
-    lead = (f"**Statistics** of {headline.label} on {code_span(headline.backend)}, the verdict's test "
-            f"({counted(n, 'query', 'queries')}{stale}):")
+    stale = (
+        f", leaving out {counted(headline.left_out, 'query', 'queries')} with a stale anchor"
+        if (headline.left_out)
+        else ""
+    )
+    lead = (
+        f"**Statistics** of {headline.label} on {code_span(headline.backend)}, the verdict's test "
+        f"({counted(n, 'query', 'queries')}{stale}):"
+    )
     parts = [lead, _headline_table(gated, outcome.metric)]
     blocks = []
     for s in outcome.sets:
         for g in s.gated_comparisons:
-            name = code_span(g.pair.backend) + (f" in {code_span(s.fixture)}" if len(outcome.sets) > 1 else "")
+            name = code_span(g.pair.backend) + (
+                f" in {code_span(s.fixture)}" if len(outcome.sets) > 1 else ""
+            )
             blocks.append(f"#### {name}\n\n" + significance_table(g, THREE, legend=False).rstrip("\n"))
     blocks.append(FULL_LEGEND_MD.rstrip("\n"))
-    parts.append(details("Every backend and metric (the same queries), and how to read them", "\n\n".join(blocks)))
+    parts.append(
+        details("Every backend and metric (the same queries), and how to read them", "\n\n".join(blocks))
+    )
     return "\n\n".join(parts)
 
 
@@ -193,17 +239,36 @@ def _headline_table(g: BackendComparison, metric: str) -> str:
     t = m.test
     full = g.full
     extra = next((f for f in full.metrics if f.key == metric), None) if full is not None else None
-    cells = [str(t.n), optional6(t.mean_delta, True, THREE), interval6(t.ci95, THREE), optional6(t.p, digits=THREE),
-             f"{m.wins}/{m.losses}/{m.ties}"]
+    cells = [
+        str(t.n),
+        optional6(t.mean_delta, True, THREE),
+        interval6(t.ci95, THREE),
+        optional6(t.p, digits=THREE),
+        f"{m.wins}/{m.losses}/{m.ties}",
+    ]
     if full is not None and extra is not None:
         _wlt, d_z, perm, boot, holm, *_ = full_cells(full, extra, THREE)
         cells += [d_z, perm, boot, holm, *rank_test_p_cells(extra, THREE)]
     else:
         cells += ["n/a"] * 6
     cells.append(optional6(m.mde, digits=THREE))
-    header = ["n", "mean Δ", "95% CI", "t-test p", "W/L/T", "d_z", "perm p", "bootstrap 95% CI", "Holm p",
-              "Wilcoxon p", "sign p", "MDE@80%"]
-    return "\n".join(["| " + " | ".join(header) + " |", "|" + "---:|" * len(header), "| " + " | ".join(cells) + " |"])
+    header = [
+        "n",
+        "mean Δ",
+        "95% CI",
+        "t-test p",
+        "W/L/T",
+        "d_z",
+        "perm p",
+        "bootstrap 95% CI",
+        "Holm p",
+        "Wilcoxon p",
+        "sign p",
+        "MDE@80%",
+    ]
+    return "\n".join(
+        ["| " + " | ".join(header) + " |", "|" + "---:|" * len(header), "| " + " | ".join(cells) + " |"]
+    )
 
 
 def _drift_changes(s: SetResult) -> list[ValueChange] | None:
@@ -219,11 +284,14 @@ def _drift_line(s: SetResult) -> str:
     changes = _drift_changes(s)
     queries = list(dict.fromkeys(c.query for c in changes or () if c.query))
     named = ", ".join(code_span(shorten(q, ID_LIMIT)) for q in queries[:5]) + (
-        f" and {len(queries) - 5} more" if len(queries) > 5 else "")
+        f" and {len(queries) - 5} more" if len(queries) > 5 else ""
+    )
     what = f": {counted(len(queries), 'query', 'queries')} moved ({named})" if queries else ""
-    return (f"**Golden drift**: the head report of {code_span(s.fixture)} no longer matches "
-            f"{code_span(golden.path)}{what}. If that is intended, update it from the working directory "
-            f"and commit it:\n\n{code_block(golden.update, 'sh')}")
+    return (
+        f"**Golden drift**: the head report of {code_span(s.fixture)} no longer matches "
+        f"{code_span(golden.path)}{what}. If that is intended, update it from the working directory "
+        f"and commit it:\n\n{code_block(golden.update, 'sh')}"
+    )
 
 
 def _drift_details(s: SetResult) -> str:
@@ -232,14 +300,19 @@ def _drift_details(s: SetResult) -> str:
     assert golden is not None and s.head is not None
     changes = _drift_changes(s)
     diff = keyed_diff(golden.expected, s.head, golden.path) if golden.expected is not None else golden.diff
-    fold = details(f"Diff of {golden.path} by query id ({counted(diff.count(chr(10)), 'line')})",
-                   code_block(diff, "diff"))
+    fold = details(
+        f"Diff of {golden.path} by query id ({counted(diff.count(chr(10)), 'line')})",
+        code_block(diff, "diff"),
+    )
     if not changes:
         return fold
     per_query = [c for c in changes if c.query]
     means = len(changes) - len(per_query)
-    lead = (f"{code_span(golden.path)}: {counted(len(per_query), 'per-query value')} differ"
-            + (f", and {counted(means, 'other value')} (backend means, report fields)" if means else "") + ":")
+    lead = (
+        f"{code_span(golden.path)}: {counted(len(per_query), 'per-query value')} differ"
+        + (f", and {counted(means, 'other value')} (backend means, report fields)" if means else "")
+        + ":"
+    )
     return "\n\n".join([lead, _drift_table(per_query or changes), fold])
 
 
@@ -250,12 +323,19 @@ def _drift_table(changes: list[ValueChange]) -> str:
     for c in changes:
         cell = f"{escape_md(shorten(_plain(c.golden), 20))} → {escape_md(shorten(_plain(c.head), 20))}"
         rows.setdefault((c.query, c.field), {})[c.backend] = cell
-    lines = ["| query | value | " + " | ".join(code_span(b, in_table=True) if b else "report" for b in backends) + " |",
-             "| --- | --- |" + " ---: |" * len(backends)]
+    lines = [
+        "| query | value | "
+        + " | ".join(code_span(b, in_table=True) if b else "report" for b in backends)
+        + " |",
+        "| --- | --- |" + " ---: |" * len(backends),
+    ]
     for (query, field), cells in list(rows.items())[:DRIFT_ROWS]:
         shown = code_span(shorten(query, ID_LIMIT), in_table=True) if query else ""
-        lines.append(f"| {shown} | {code_span(field, in_table=True)} | " + " | ".join(cells.get(b, "")
-                                                                                     for b in backends) + " |")
+        lines.append(
+            f"| {shown} | {code_span(field, in_table=True)} | "
+            + " | ".join(cells.get(b, "") for b in backends)
+            + " |"
+        )
     table = "\n".join(lines)
     if len(rows) > DRIFT_ROWS:
         table += f"\n\n{len(rows) - DRIFT_ROWS} more in the diff below."

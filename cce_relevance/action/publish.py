@@ -55,9 +55,11 @@ def publish(inputs: ActionInputs) -> int:
     github = inputs.github
     run = github.event.get("workflow_run")
     if github.event_name != "workflow_run" or not isinstance(run, dict):
-        raise CceError("`mode: publish` runs in a `workflow_run` job (after the evaluating workflow), "
-                       f"not on {github.event_name or 'this event'!r}",
-                       hint="see docs/examples/fork-safe/relevance-publish.yml")
+        raise CceError(
+            "`mode: publish` runs in a `workflow_run` job (after the evaluating workflow), "
+            f"not on {github.event_name or 'this event'!r}",
+            hint="see docs/examples/fork-safe/relevance-publish.yml",
+        )
     head = run.get("head_sha")
     if not isinstance(head, str) or not _SHA.match(head):
         raise CceError("the workflow_run event has no valid workflow_run.head_sha")
@@ -80,9 +82,12 @@ def publish(inputs: ActionInputs) -> int:
             lines.append(annotation("warning", f"Not publishing: {exc}"))
         return ""
 
-    url = within_budget(attempt, "publishing the pull request comment",
-                        failed="Could not publish the pull request comment",
-                        after="Re-run this job to try again; the report is in the evaluating run's job summary.")
+    url = within_budget(
+        attempt,
+        "publishing the pull request comment",
+        failed="Could not publish the pull request comment",
+        after="Re-run this job to try again; the report is in the evaluating run's job summary.",
+    )
     if github.output_path is not None:
         write_step_outputs(github.output_path, {"comment-url": url})
     return EXIT_OK
@@ -93,12 +98,19 @@ class ArtifactError(Exception):
 
 
 def _artifact_files(client: GitHubClient, repo: str, run_id: str, name: str) -> tuple[str, dict[str, Any]]:
-    listing = client.get(f"/repos/{repo}/actions/runs/{run_id}/artifacts", params={"name": name, "per_page": 100})
-    found = [a for a in (listing or {}).get("artifacts") or []
-             if isinstance(a, dict) and a.get("name") == name and not a.get("expired")]
+    listing = client.get(
+        f"/repos/{repo}/actions/runs/{run_id}/artifacts", params={"name": name, "per_page": 100}
+    )
+    found = [
+        a
+        for a in (listing or {}).get("artifacts") or []
+        if isinstance(a, dict) and a.get("name") == name and not a.get("expired")
+    ]
     if not found:
-        raise ArtifactError(f"run {run_id} has no artifact named {name!r} (did the evaluating run upload "
-                            "`.cce-relevance/` under that name?)")
+        raise ArtifactError(
+            f"run {run_id} has no artifact named {name!r} (did the evaluating run upload "
+            "`.cce-relevance/` under that name?)"
+        )
     artifact = found[0]
     size = artifact.get("size_in_bytes")
     if not isinstance(size, int) or size > ARTIFACT_LIMIT:
@@ -127,8 +139,15 @@ def _member(archive: zipfile.ZipFile, name: str, limit: int) -> bytes:
     return data
 
 
-def _post(client: GitHubClient, repo: str, comment: str, meta: dict[str, Any], head: str, run_id: str,
-          lines: list[str]) -> str:
+def _post(
+    client: GitHubClient,
+    repo: str,
+    comment: str,
+    meta: dict[str, Any],
+    head: str,
+    run_id: str,
+    lines: list[str],
+) -> str:
     """Post `comment` on the artifact's pull request; the URL, or '' (what it says goes to `lines`)."""
     number = meta.get("number")
     if isinstance(number, bool) or not isinstance(number, int) or number < 1:
@@ -141,13 +160,21 @@ def _post(client: GitHubClient, repo: str, comment: str, meta: dict[str, Any], h
     pull = client.get(f"/repos/{repo}/pulls/{number}")
     current = ((pull or {}).get("head") or {}).get("sha") if isinstance(pull, dict) else None
     if current != head:
-        lines.append(annotation("notice", f"Not publishing: pull request #{number} is now at "
-                                          f"{str(current)[:12]}, not the evaluated {head[:12]}; its own run publishes."))
+        lines.append(
+            annotation(
+                "notice",
+                f"Not publishing: pull request #{number} is now at "
+                f"{str(current)[:12]}, not the evaluated {head[:12]}; its own run publishes.",
+            )
+        )
         return ""
     marker = comment_marker(key)
-    body = fit_body(marker, [untrusted_comment(comment)],
-                    f"<sub>Published from the artifact of run {run_id} (`mode: publish`).</sub>",
-                    full_report="the evaluating run's job summary")
+    body = fit_body(
+        marker,
+        [untrusted_comment(comment)],
+        f"<sub>Published from the artifact of run {run_id} (`mode: publish`).</sub>",
+        full_report="the evaluating run's job summary",
+    )
     create = bool(meta.get("changed", True)) or not bool(meta.get("on_change", False))
     result = upsert_comment(client, repo, number, body, marker, create=create)
     if result.warning:

@@ -72,12 +72,15 @@ class Links:
 
 def _ranks(document: Any) -> dict[str, dict[str, int | None]]:
     """backend → query id → first relevant rank, from a saved run report."""
-    return {b["backend"]: {q["id"]: q.get("first_relevant_rank") for q in b["per_query"]}
-            for b in document["backends"]}
+    return {
+        b["backend"]: {q["id"]: q.get("first_relevant_rank") for q in b["per_query"]}
+        for b in document["backends"]
+    }
 
 
-def changed_queries(s: SetResult, comparisons: list[BackendComparison], metric: str,
-                    featured: str) -> tuple[list[QueryChange], int]:
+def changed_queries(
+    s: SetResult, comparisons: list[BackendComparison], metric: str, featured: str
+) -> tuple[list[QueryChange], int]:
     """The paired queries that changed on any backend, worst first (by the `featured` backend's
     delta of `metric`, then the worst delta on any backend, then id; queries with a stale anchor
     last: their change is the label's), and how many did not."""
@@ -116,7 +119,11 @@ def rank_cell(move: BackendMove | None) -> str:
 def bar(delta: float) -> str:
     """A diverging bar in a code span: zero in the middle, worse to the left, better to the
     right, one cell per 1/`BAR_HALF` of the metric's [−1, 1] range (any non-zero change shows)."""
-    cells = 0 if format6(delta) in ("0.000000", "-0.000000") else max(1, min(BAR_HALF, round(abs(delta) * BAR_HALF)))
+    cells = (
+        0
+        if format6(delta) in ("0.000000", "-0.000000")
+        else max(1, min(BAR_HALF, round(abs(delta) * BAR_HALF)))
+    )
     left = "·" * (BAR_HALF - cells) + "█" * cells if delta < 0 else "·" * BAR_HALF
     right = "█" * cells + "·" * (BAR_HALF - cells) if delta > 0 else "·" * BAR_HALF
     return f"`{left}│{right}`"
@@ -171,8 +178,10 @@ def _ordinal(n: int) -> str:
 def why_cell(s: SetResult, change: QueryChange, featured: str, links: Links | None) -> str:
     """What ranks above the expected chunk at head on the backend that explains the row (the
     featured one when it moved, else the one that lost most), with links; '' when unknown."""
-    move = next((m for m in change.moves if m.backend == featured
-                 and (m.base_rank != m.head_rank or m.delta != 0.0)), change.worst)
+    move = next(
+        (m for m in change.moves if m.backend == featured and (m.base_rank != m.head_rank or m.delta != 0.0)),
+        change.worst,
+    )
     head_hits = (s.head_rankings or {}).get(move.backend, {}).get(change.id, ())
     base_hits = (s.base_rankings or {}).get(move.backend, {}).get(change.id, ())
     head_sha, base_sha = (links.head, links.base) if links is not None else (None, None)
@@ -185,33 +194,59 @@ def why_cell(s: SetResult, change: QueryChange, featured: str, links: Links | No
         first = above[0]
         more = f" (+{len(above) - 1} more)" if len(above) > 1 else ""
         if move.head_rank is None:
-            parts.append(f"now 1st: {_hit(first, s.corpus, links, head_sha)} {_what(first)}; expected not in the top k")
+            parts.append(
+                f"now 1st: {_hit(first, s.corpus, links, head_sha)} {_what(first)}; expected not in the top k"
+            )
         else:
             parts.append(f"{_hit(first, s.corpus, links, head_sha)} {_what(first)}{more} above it")
     elif move.head_rank is not None:
         parts.append(f"expected now {_ordinal(move.head_rank)}")
     base_top = next(iter(base_hits), None)
-    if base_top is not None and (not above or base_top.file != above[0].file or base_top.start != above[0].start):
+    if base_top is not None and (
+        not above or base_top.file != above[0].file or base_top.start != above[0].start
+    ):
         parts.append(f"1st at base: {_hit(base_top, s.corpus, links, base_sha)}")
     expected = [a for a in (s.anchors or {}).get(change.id, ()) if a.path is not None or a.kind is not None]
     if expected:
-        parts.append("expected " + _anchor(expected[0], s.corpus, links)
-                     + (f" (+{len(expected) - 1})" if len(expected) > 1 else ""))
+        parts.append(
+            "expected "
+            + _anchor(expected[0], s.corpus, links)
+            + (f" (+{len(expected) - 1})" if len(expected) > 1 else "")
+        )
     return prefix + "; ".join(parts)
 
 
-def changes_table(s: SetResult, rows: list[QueryChange], backends: list[str], metric_label: str,
-                  featured: str, notes: dict[str, str], links: Links | None, digits: Digits) -> str:
+def changes_table(
+    s: SetResult,
+    rows: list[QueryChange],
+    backends: list[str],
+    metric_label: str,
+    featured: str,
+    notes: dict[str, str],
+    links: Links | None,
+    digits: Digits,
+) -> str:
     """One row per changed query: rank per backend, the featured backend's delta and bar, why."""
-    header = ["query", *(code_span(b, in_table=True) for b in backends),
-              f"Δ{metric_label} {code_span(featured, in_table=True)}", "", "why (at head)"]
-    lines = ["| " + " | ".join(header) + " |",
-             "| --- | " + " | ".join(":-:" for _ in backends) + " | ---: | :-: | --- |"]
+    header = [
+        "query",
+        *(code_span(b, in_table=True) for b in backends),
+        f"Δ{metric_label} {code_span(featured, in_table=True)}",
+        "",
+        "why (at head)",
+    ]
+    lines = [
+        "| " + " | ".join(header) + " |",
+        "| --- | " + " | ".join(":-:" for _ in backends) + " | ---: | :-: | --- |",
+    ]
     for row in rows:
         by_backend = {m.backend: m for m in row.moves}
-        cells = [query_cell(row.id, notes), *(rank_cell(by_backend.get(b)) for b in backends),
-                 delta_cell(row.delta(featured), digits), bar(row.delta(featured)),
-                 why_cell(s, row, featured, links)]
+        cells = [
+            query_cell(row.id, notes),
+            *(rank_cell(by_backend.get(b)) for b in backends),
+            delta_cell(row.delta(featured), digits),
+            bar(row.delta(featured)),
+            why_cell(s, row, featured, links),
+        ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

@@ -120,8 +120,14 @@ class SetResult:
         shows them); None unless the set was scored on both sides."""
         if self.base is None or self.head is None:
             return None
-        return api.compare_saved(json.loads(self.base), json.loads(self.head), "base", "head",
-                                 stats_level="full", primary=self.primary)
+        return api.compare_saved(
+            json.loads(self.base),
+            json.loads(self.head),
+            "base",
+            "head",
+            stats_level="full",
+            primary=self.primary,
+        )
 
     @cached_property
     def gated_comparisons(self) -> list[BackendComparison]:
@@ -129,8 +135,11 @@ class SetResult:
         test keeps (none with a stale anchor at either side, nor a range anchor whose lines moved or
         changed), with the full statistics: the one query set behind the gate, the verdict and every
         statistic the comment shows."""
-        return [api.gated_comparison(c, self.left_out_queries, self.primary) for c in self.comparisons or ()
-                if c.pair.base_means is not None and c.pair.head_means is not None]
+        return [
+            api.gated_comparison(c, self.left_out_queries, self.primary)
+            for c in self.comparisons or ()
+            if c.pair.base_means is not None and c.pair.head_means is not None
+        ]
 
     def stale(self, side: Literal["base", "head"]) -> dict[str, tuple[str, ...]]:
         """Query id → its anchors that resolve to nothing at `side` (empty when not checked there)."""
@@ -173,8 +182,9 @@ class SideResult(NamedTuple):
     fixtures: SideFixtures
 
 
-def score_commits(repo: Path, commits: CommitPair, inputs: ActionInputs,
-                  clock: Stopwatch | None = None) -> tuple[SetResult, ...]:
+def score_commits(
+    repo: Path, commits: CommitPair, inputs: ActionInputs, clock: Stopwatch | None = None
+) -> tuple[SetResult, ...]:
     """Every fixture set found at head or base, scored where it exists; goldens checked at head.
 
     At head the fixture patterns must match (a pattern matching nothing is a typo); at base they
@@ -193,8 +203,15 @@ def score_commits(repo: Path, commits: CommitPair, inputs: ActionInputs,
             tree = _checked_out(files, commits.base, clock, "base")
             base = _score_side("base", commits.base, tree, subdir, inputs, clock, parsed, required=False)
     return tuple(
-        _set_result(repo, commits, fixture, base.get(fixture), head.get(fixture), goldens.get(fixture),
-                    inputs.regression_metric)
+        _set_result(
+            repo,
+            commits,
+            fixture,
+            base.get(fixture),
+            head.get(fixture),
+            goldens.get(fixture),
+            inputs.regression_metric,
+        )
         for fixture in sorted(base.keys() | head.keys())
     )
 
@@ -205,18 +222,33 @@ def _checked_out(files: CommitFiles, sha: str, clock: Stopwatch, side: str) -> P
         return files.check_out(sha)
 
 
-def _set_result(repo: Path, commits: CommitPair, fixture: str, base: SideResult | None, head: SideResult | None,
-                golden: GoldenCheck | None, primary: str) -> SetResult:
+def _set_result(
+    repo: Path,
+    commits: CommitPair,
+    fixture: str,
+    base: SideResult | None,
+    head: SideResult | None,
+    golden: GoldenCheck | None,
+    primary: str,
+) -> SetResult:
     either = head or base
     assert either is not None
     moves: tuple[AnchorMove, ...] = ()
     if base is not None and head is not None and commits.base is not None:
         moves = follow_ranges(repo, commits.base, commits.head, base.fixtures, head.fixtures)
     return SetResult(
-        fixture, base.report if base else None, head.report if head else None, golden, primary=primary,
-        base_anchors=base.anchors if base else None, head_anchors=head.anchors if head else None,
-        base_rankings=base.rankings if base else None, head_rankings=head.rankings if head else None,
-        corpus=either.corpus, anchors=either.expected, moves=moves,
+        fixture,
+        base.report if base else None,
+        head.report if head else None,
+        golden,
+        primary=primary,
+        base_anchors=base.anchors if base else None,
+        head_anchors=head.anchors if head else None,
+        base_rankings=base.rankings if base else None,
+        head_rankings=head.rankings if head else None,
+        corpus=either.corpus,
+        anchors=either.expected,
+        moves=moves,
     )
 
 
@@ -230,8 +262,15 @@ def _naming_side(side: str, sha: str) -> Iterator[None]:
 
 
 def _score_side(
-    side: str, sha: str, tree: Path, subdir: Path, inputs: ActionInputs, clock: Stopwatch,
-    parsed: api.ParsedFiles, *, required: bool,
+    side: str,
+    sha: str,
+    tree: Path,
+    subdir: Path,
+    inputs: ActionInputs,
+    clock: Stopwatch,
+    parsed: api.ParsedFiles,
+    *,
+    required: bool,
 ) -> dict[str, SideResult]:
     root = tree / subdir
     with _naming_side(side, sha):
@@ -250,9 +289,12 @@ def _score_side(
         with contextlib.chdir(root):
             made = _SideIndexes(indexing, indexes, side_clock, parsed)
             metrics = rank_metric_name(inputs.regression_metric)
-            return {fixture: _score_fixture(tree, subdir, fixture, backends, config, made, goldens.get(fixture),
-                                            metrics)
-                    for fixture in fixtures}
+            return {
+                fixture: _score_fixture(
+                    tree, subdir, fixture, backends, config, made, goldens.get(fixture), metrics
+                )
+                for fixture in fixtures
+            }
 
 
 class _SideClock(NamedTuple):
@@ -279,8 +321,9 @@ class _SideIndexes(NamedTuple):
     """The files parsed for the top hits' symbols, at either side."""
 
 
-def top_hits(result: api.RunResult, corpus: str, languages: Sequence[str] = (),
-             parsed: api.ParsedFiles | None = None) -> Rankings:
+def top_hits(
+    result: api.RunResult, corpus: str, languages: Sequence[str] = (), parsed: api.ParsedFiles | None = None
+) -> Rankings:
     """Per backend, each query's first `TOP_HITS` hits, marked relevant when they match one of its
     anchors, with their symbols as the corpus's chunker names them (only these files are parsed,
     each once with `parsed` shared by the sets and sides: a file unchanged between base and head
@@ -296,9 +339,15 @@ def top_hits(result: api.RunResult, corpus: str, languages: Sequence[str] = (),
     return {
         report.backend: {
             r.case.id: tuple(
-                TopHit(h.rank, h.file_path, h.start_line, h.end_line, h.kind,
-                       relevant(r.case.anchors, h.file_path, h.kind, h.start_line, h.end_line),
-                       symbol(h.file_path, h.chunk_id))
+                TopHit(
+                    h.rank,
+                    h.file_path,
+                    h.start_line,
+                    h.end_line,
+                    h.kind,
+                    relevant(r.case.anchors, h.file_path, h.kind, h.start_line, h.end_line),
+                    symbol(h.file_path, h.chunk_id),
+                )
                 for h in r.hits[:TOP_HITS]
             )
             for r in report.cases
@@ -322,8 +371,14 @@ def _project_config(tree: Path, root: Path, retrievers: bool) -> ProjectConfig:
 
 
 def _score_fixture(
-    tree: Path, subdir: Path, fixture: str, backends: tuple[str, ...], config: ProjectConfig,
-    side: _SideIndexes, golden: str | None, metrics: str | None = None,
+    tree: Path,
+    subdir: Path,
+    fixture: str,
+    backends: tuple[str, ...],
+    config: ProjectConfig,
+    side: _SideIndexes,
+    golden: str | None,
+    metrics: str | None = None,
 ) -> SideResult:
     """The fixture's report JSON and anchor check; its corpus is vetted before a single file of
     it is read. The set is read once, as `run` reads it (grades ignored), and the corpus indexed
@@ -348,15 +403,24 @@ def _score_fixture(
     key = (os.path.realpath(corpus), exclusion)
     if key not in side.made:
         with clock.stage("index"):
-            side.made[key] = api.open_corpus(corpus, languages=config.languages, indexing=side.indexing,
-                                             exclude=exclusion)
+            side.made[key] = api.open_corpus(
+                corpus, languages=config.languages, indexing=side.indexing, exclude=exclusion
+            )
     index = side.made[key]
     with clock.stage("score"):
         # A rank regression metric reads the set's grades, which the anchor check leaves alone.
         graded = fixtures if metrics is None else api.load_fixtures(fixture, grades=True)
-        result = api.run(fixture, dir=corpus, backends=backends, config=config, indexing=side.indexing,
-                         outputs=outputs, index=index, fixtures=graded,
-                         metrics=None if metrics is None else [metrics])
+        result = api.run(
+            fixture,
+            dir=corpus,
+            backends=backends,
+            config=config,
+            indexing=side.indexing,
+            outputs=outputs,
+            index=index,
+            fixtures=graded,
+            metrics=None if metrics is None else [metrics],
+        )
         report = run_report_json(result)
     with clock.stage("validate"):
         anchors = api.check_anchors(fixture, fixtures, corpus, index, config.languages)
@@ -366,10 +430,13 @@ def _score_fixture(
     with open(fixture, encoding="utf-8") as handle:  # read (and parsed) by `load_fixtures` already
         text = handle.read()
     return SideResult(
-        report, anchors, hits, repository_corpus, {c.id: c.anchors for c in result.fixtures.cases},
+        report,
+        anchors,
+        hits,
+        repository_corpus,
+        {c.id: c.anchors for c in result.fixtures.cases},
         SideFixtures(result.fixtures, text, repository_corpus),
     )
-
 
 
 def _check_goldens(
@@ -387,15 +454,23 @@ def _check_goldens(
             path = tree / subdir / golden
             if not inside(tree, path):
                 raise CceError(f"input 'golden': {golden} resolves outside the repository")
-            update = update_golden_command(fixture, golden, inputs.backends, rank_metric_name(inputs.regression_metric))
-            diff = api.golden_diff(str(path), head[fixture].report, label=golden,
-                                   missing_hint=f"create it from the working directory with `{update}`, then commit it")
+            update = update_golden_command(
+                fixture, golden, inputs.backends, rank_metric_name(inputs.regression_metric)
+            )
+            diff = api.golden_diff(
+                str(path),
+                head[fixture].report,
+                label=golden,
+                missing_hint=f"create it from the working directory with `{update}`, then commit it",
+            )
             expected = path.read_text(encoding="utf-8") if diff else None  # read above: it exists, UTF-8
             checks[fixture] = GoldenCheck(golden, diff, update, expected)
     return checks
 
 
-def update_golden_command(fixture: str, golden: str, backends: tuple[str, ...], metrics: str | None = None) -> str:
+def update_golden_command(
+    fixture: str, golden: str, backends: tuple[str, ...], metrics: str | None = None
+) -> str:
     """The command that writes `golden` as this Action scores `fixture`, quoted for pasting (the
     names come from the pull request); `--backend` only when the input is not the CLI's default,
     `--metrics` only when the regression metric is a rank metric."""

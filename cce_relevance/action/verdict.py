@@ -158,8 +158,11 @@ class Outcome:
             return "no set scored at both base and head, nothing to compare"
         test = h.test
         the_set = next(s for s in self.sets if s.fixture == h.fixture)
-        stale = f", {counted(h.left_out, 'query', 'queries')} with {left_out_reason(the_set)} left out" \
-            if h.left_out else ""
+        stale = (
+            f", {counted(h.left_out, 'query', 'queries')} with {left_out_reason(the_set)} left out"
+            if h.left_out
+            else ""
+        )
         n = f"n = {test.n}{stale}"
         if all(format6(f.test.mean_delta) in ("0.000000", "-0.000000") for f in self.findings):
             scope = "every backend" if len(self.findings) > 1 else self._where(h.backend, h.fixture)
@@ -195,7 +198,9 @@ class Markdown:
         return "\n\n".join(part for part in (self.head, *self.sections, self.tail) if part)
 
 
-def render(outcome: Outcome, verdict: str, commits: CommitPair, marker: str, run_link: str | None) -> Markdown:
+def render(
+    outcome: Outcome, verdict: str, commits: CommitPair, marker: str, run_link: str | None
+) -> Markdown:
     """The Markdown report: marker, verdict and overview; a section per set and per drift; the
     statistics' legend once; footer."""
     head = "\n\n".join([f"{marker}\n{TITLE}", f"**{escape_md(verdict)}**", _overview(outcome.sets, commits)])
@@ -238,8 +243,12 @@ def _set_section(s: SetResult, commits: CommitPair) -> str:
         parts = [title, lead, report_means_table(s.document(side)).rstrip("\n"), stale_section(s)]
         return "\n\n".join(part for part in parts if part)
     left_out = len(s.left_out_queries)
-    scope = (f" The tables and statistics below keep every query; the regression test (the verdict) leaves out "
-             f"the {counted(left_out, 'query', 'queries')} with {left_out_reason(s)}." if left_out else "")
+    scope = (
+        f" The tables and statistics below keep every query; the regression test (the verdict) leaves out "
+        f"the {counted(left_out, 'query', 'queries')} with {left_out_reason(s)}."
+        if left_out
+        else ""
+    )
     parts = [
         title,
         "Mean metrics per backend, base → head (change):" + scope,
@@ -248,7 +257,9 @@ def _set_section(s: SetResult, commits: CommitPair) -> str:
         moves_section(s),
     ]
     notes = stale_notes(s)
-    parts += [backend_section(c, heading_level=4, notes=notes, legend=False).rstrip("\n") for c in s.comparisons]
+    parts += [
+        backend_section(c, heading_level=4, notes=notes, legend=False).rstrip("\n") for c in s.comparisons
+    ]
     return "\n\n".join(part for part in parts if part)
 
 
@@ -268,15 +279,19 @@ def moves_section(s: SetResult) -> str:
     the fixture lines to paste ('' when there is none)."""
     if not s.moves:
         return ""
-    lead = ("The pull request moved or edited the lines these range anchors label, so at head they "
-            "would label other text; their queries are left out of the regression test. Moved: the "
-            "same lines are now at the range shown (the fixture lines below name it). Changed: the "
-            "labelled lines were edited; check what the anchor should name.")
+    lead = (
+        "The pull request moved or edited the lines these range anchors label, so at head they "
+        "would label other text; their queries are left out of the regression test. Moved: the "
+        "same lines are now at the range shown (the fixture lines below name it). Changed: the "
+        "labelled lines were edited; check what the anchor should name."
+    )
     rows = ["| query | anchor | lines | at head |", "| --- | --- | --- | --- |"]
     for m in s.moves:
         now = f"moved to {m.head_lines[0]}-{m.head_lines[1]}" if m.head_lines is not None else "changed"
-        rows.append(f"| {code_span(m.case_id, in_table=True)} | {code_span(m.anchor, in_table=True)} | "
-                    f"{code_span(m.path, in_table=True)} {m.base_lines[0]}-{m.base_lines[1]} | {now} |")
+        rows.append(
+            f"| {code_span(m.case_id, in_table=True)} | {code_span(m.anchor, in_table=True)} | "
+            f"{code_span(m.path, in_table=True)} {m.base_lines[0]}-{m.base_lines[1]} | {now} |"
+        )
     parts = ["#### ↕️ Line-range anchors that moved or changed", lead, "\n".join(rows)]
     pasted = [f"{s.fixture}:{m.line}: {m.fixture_line}" for m in s.moves if m.fixture_line is not None]
     if pasted:
@@ -302,15 +317,21 @@ def stale_section(s: SetResult, digits: Digits = SIX) -> str:
     )
     rows = ["| query | anchor | base | head |", "| --- | --- | --- | --- |"]
     for (qid, anchor), by_side in reasons.items():
-        cells = [code_span(qid, in_table=True), code_span(anchor, in_table=True),
-                 _reason(s.base_anchors, by_side.get("base")), _reason(s.head_anchors, by_side.get("head"))]
+        cells = [
+            code_span(qid, in_table=True),
+            code_span(anchor, in_table=True),
+            _reason(s.base_anchors, by_side.get("base")),
+            _reason(s.head_anchors, by_side.get("head")),
+        ]
         rows.append(f"| {' | '.join(cells)} |")
     parts = ["#### ⚠️ Stale anchors", lead, "\n".join(rows)]
     hopeless = s.head_anchors.unsatisfiable() if s.head_anchors is not None else ()
     if hopeless:
         who = counted(len(hopeless), "query has", "queries have")
-        parts.append(f"At head, {who} no anchor that resolves, so every backend scores "
-                     f"{'it' if len(hopeless) == 1 else 'them'} 0.")
+        parts.append(
+            f"At head, {who} no anchor that resolves, so every backend scores "
+            f"{'it' if len(hopeless) == 1 else 'them'} 0."
+        )
     return "\n\n".join([*parts, gated] if gated else parts)
 
 
@@ -322,7 +343,9 @@ def _gated_line(s: SetResult, digits: Digits) -> str:
         test, _ = api.gated_test(c, s.primary, s.left_out_queries)
         p = "no test" if test.p is None else f"p={test.p:.3g}"
         tests.append(f"{code_span(c.pair.backend)} {digits.signed(test.mean_delta)} (n={test.n}, {p})")
-    return f"The regression test of {metric_label(s.primary)} without them: {', '.join(tests)}." if tests else ""
+    return (
+        f"The regression test of {metric_label(s.primary)} without them: {', '.join(tests)}." if tests else ""
+    )
 
 
 def _reason(anchors: Validation | None, code: str | None) -> str:
@@ -372,8 +395,10 @@ def action_document(
                 "status": s.status,
                 "reports": report_paths.get(s.fixture, {}),
                 "golden": None if s.golden is None else {"path": s.golden.path, "drift": s.golden.drifted},
-                "validate": {side: None if v is None else validation_document(v)
-                             for side, v in (("base", s.base_anchors), ("head", s.head_anchors))},
+                "validate": {
+                    side: None if v is None else validation_document(v)
+                    for side, v in (("base", s.base_anchors), ("head", s.head_anchors))
+                },
                 "stale_queries": sorted(s.stale_queries),
                 "anchor_moves": [m.document() for m in s.moves],
                 "left_out_queries": sorted(s.left_out_queries),

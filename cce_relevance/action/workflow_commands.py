@@ -62,8 +62,10 @@ def write_step_outputs(path: str | os.PathLike[str], mapping: Mapping[str, str])
     try:
         set_outputs(path, mapping)
     except OSError as exc:
-        raise CceError(f"could not write the step outputs to GITHUB_OUTPUT={path}: {exc.strerror or exc}",
-                       hint="GITHUB_OUTPUT must name a writable file (the runner sets it)") from None
+        raise CceError(
+            f"could not write the step outputs to GITHUB_OUTPUT={path}: {exc.strerror or exc}",
+            hint="GITHUB_OUTPUT must name a writable file (the runner sets it)",
+        ) from None
 
 
 def append_step_summary(path: str | os.PathLike[str], markdown: str) -> None:

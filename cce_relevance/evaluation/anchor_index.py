@@ -118,8 +118,11 @@ class AnchorIndex:
         # A symbol anchor names a file: its lines, bound in the corpus at hand, are tested on that
         # file's chunks (of its kind, in its range) one by one.
         chunks = self._chunks
-        return [p for p in positions
-                if anchor.matches(chunks[p].file_path, chunks[p].kind, chunks[p].start_line, chunks[p].end_line)]
+        return [
+            p
+            for p in positions
+            if anchor.matches(chunks[p].file_path, chunks[p].kind, chunks[p].start_line, chunks[p].end_line)
+        ]
 
     def kinds_in(self, path: str) -> frozenset[str] | None:
         """The kinds of the chunks of file `path`; None when the corpus has no chunk of that path."""

@@ -169,8 +169,14 @@ def _check_symbol(text: str, symbol: str, path: str, line_range: tuple[int, int]
     if not symbol:
         raise AnchorError("S1", f"anchor {rust_debug_str(text)} has an empty symbol after '::'")
     if not path:
-        raise AnchorError("S2", f"anchor {rust_debug_str(text)} names a symbol but no file path — "
-                                "a symbol needs `path::Name` or `path#kind::Name`")
+        raise AnchorError(
+            "S2",
+            f"anchor {rust_debug_str(text)} names a symbol but no file path — "
+            "a symbol needs `path::Name` or `path#kind::Name`",
+        )
     if line_range is not None:
-        raise AnchorError("S3", f"anchor {rust_debug_str(text)} has both a symbol and a line range — "
-                                "a symbol anchor finds its own lines; drop the `@a-b`")
+        raise AnchorError(
+            "S3",
+            f"anchor {rust_debug_str(text)} has both a symbol and a line range — "
+            "a symbol anchor finds its own lines; drop the `@a-b`",
+        )

@@ -19,17 +19,30 @@ from cce_relevance.retrieval.search.hybrid import QueryEmbedder
 from cce_relevance.retrieval.search.registry import Variant, open_backend
 
 
-def evaluated_backends(names: Sequence[str], config: ProjectConfig, index: Index, embed: QueryEmbedder,
-               cases: Sequence[Case], weights: LineWeights, judgments: Sequence[Judgments] | None,
-               indexing: BuildOptions, specs: Sequence[RankMetricSpec] = ()) -> list[BackendReport]:
+def evaluated_backends(
+    names: Sequence[str],
+    config: ProjectConfig,
+    index: Index,
+    embed: QueryEmbedder,
+    cases: Sequence[Case],
+    weights: LineWeights,
+    judgments: Sequence[Judgments] | None,
+    indexing: BuildOptions,
+    specs: Sequence[RankMetricSpec] = (),
+) -> list[BackendReport]:
     """Every backend's report. Built-in rankings over hash embeddings score their cases in worker
     processes when there are several CPUs (`indexing.workers` caps them, as it does indexing);
     anything holding a process, a connection or a remote embedder runs here, one backend after
     the other, each opened only for its own run."""
     variants = [spec for spec in map(config.spec, names) if isinstance(spec, Variant)]
     if embed is hash_embed and len(variants) == len(names) and can_fork():
-        processes = indexing.workers if indexing.workers is not None else min(available_cpus(), MAX_AUTO_WORKERS)
-        searches = [(name, builtin_backend(v.base, index, v.params, embed)) for name, v in zip(names, variants, strict=True)]
+        processes = (
+            indexing.workers if indexing.workers is not None else min(available_cpus(), MAX_AUTO_WORKERS)
+        )
+        searches = [
+            (name, builtin_backend(v.base, index, v.params, embed))
+            for name, v in zip(names, variants, strict=True)
+        ]
         return evaluate_backends(searches, cases, weights, judgments, processes, specs)
     evaluated = []
     for name in names:

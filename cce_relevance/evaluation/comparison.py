@@ -31,7 +31,9 @@ class MetricStats:
     wins: int
     losses: int
     ties: int
-    mde: float | None  # smallest mean delta detectable at alpha 0.05 with 80% power; None if n < 2 or no spread
+    mde: (
+        float | None
+    )  # smallest mean delta detectable at alpha 0.05 with 80% power; None if n < 2 or no spread
 
 
 @dataclass(frozen=True)
@@ -44,40 +46,59 @@ class BackendComparison:
         return next(m for m in self.metrics if m.key == key)
 
 
-def compare_pair(pair: BackendPair, stats_level: StatsLevel = "reference", primary: str = DEFAULT_PRIMARY) -> BackendComparison:
+def compare_pair(
+    pair: BackendPair, stats_level: StatsLevel = "reference", primary: str = DEFAULT_PRIMARY
+) -> BackendComparison:
     """Paired statistics of every metric of the pair (`pair.specs`) over the queries present on both
     sides; `"full"` adds `full_stats`."""
     stats = []
     for spec in pair.specs:
         deltas = pair.deltas(spec.key)
         wins, losses, ties = win_loss_tie(deltas)
-        stats.append(MetricStats(
-            spec.key, spec.label,
-            pair.base_means[spec.key] if pair.base_means else None,
-            pair.head_means[spec.key] if pair.head_means else None,
-            paired_t(deltas), wins, losses, ties,
-            observed_mde(deltas),
-        ))
+        stats.append(
+            MetricStats(
+                spec.key,
+                spec.label,
+                pair.base_means[spec.key] if pair.base_means else None,
+                pair.head_means[spec.key] if pair.head_means else None,
+                paired_t(deltas),
+                wins,
+                losses,
+                ties,
+                observed_mde(deltas),
+            )
+        )
     full = None
     if stats_level == "full":
         full = full_stats([(spec.key, pair.deltas(spec.key)) for spec in pair.specs], primary)
     return BackendComparison(pair, tuple(stats), full)
 
 
-def metric_deltas(a: BackendReport, b: BackendReport,
-                  rank_metrics: Sequence[RankMetricSpec] = ()) -> list[tuple[str, list[float]]]:
+def metric_deltas(
+    a: BackendReport, b: BackendReport, rank_metrics: Sequence[RankMetricSpec] = ()
+) -> list[tuple[str, list[float]]]:
     """Per metric key, the per-case deltas B − A in case order (§deltas): the reference
     metrics, then the rank metrics the run computed (`rank_metrics`)."""
-    deltas = [(spec.key, [vb - va for va, vb in zip(a.metric(spec.attr), b.metric(spec.attr), strict=True)])
-              for spec in METRICS]
+    deltas = [
+        (spec.key, [vb - va for va, vb in zip(a.metric(spec.attr), b.metric(spec.attr), strict=True)])
+        for spec in METRICS
+    ]
     for spec in rank_metrics:
-        deltas.append((spec.key, [rb.ranking[spec.key] - ra.ranking[spec.key]  # type: ignore[index]
-                                  for ra, rb in zip(a.cases, b.cases, strict=True)]))
+        deltas.append(
+            (
+                spec.key,
+                [
+                    rb.ranking[spec.key] - ra.ranking[spec.key]  # type: ignore[index]
+                    for ra, rb in zip(a.cases, b.cases, strict=True)
+                ],
+            )
+        )
     return deltas
 
 
-def compare_reports(a: BackendReport, b: BackendReport,
-                    rank_metrics: Sequence[RankMetricSpec] = ()) -> dict[str, PairedTest]:
+def compare_reports(
+    a: BackendReport, b: BackendReport, rank_metrics: Sequence[RankMetricSpec] = ()
+) -> dict[str, PairedTest]:
     """Paired t-test per metric over the per-case deltas B − A (§deltas)."""
     return {key: paired_t(deltas) for key, deltas in metric_deltas(a, b, rank_metrics)}
 
@@ -87,12 +108,19 @@ def check_primary(primary: str, keys: Sequence[str]) -> None:
     if primary not in keys:
         spec = rank_metric_for_key(primary)
         hint = f"score both sides with --metrics {spec.name}" if spec is not None else None
-        raise CceError(f"primary metric {rust_debug_str(primary)} is not one of the metrics compared "
-                       f"({', '.join(keys)})", hint=hint)
+        raise CceError(
+            f"primary metric {rust_debug_str(primary)} is not one of the metrics compared "
+            f"({', '.join(keys)})",
+            hint=hint,
+        )
 
 
-def paired_comparison(reports: Sequence[BackendReport], stats_level: StatsLevel, primary: str,
-                      rank_metrics: Sequence[RankMetricSpec]) -> Comparison:
+def paired_comparison(
+    reports: Sequence[BackendReport],
+    stats_level: StatsLevel,
+    primary: str,
+    rank_metrics: Sequence[RankMetricSpec],
+) -> Comparison:
     """The paired comparison of the first two reports (B − A), with `full_stats` on request."""
     full = None
     deltas = metric_deltas(reports[0], reports[1], rank_metrics)
@@ -102,24 +130,40 @@ def paired_comparison(reports: Sequence[BackendReport], stats_level: StatsLevel,
     return Comparison(reports[0].backend, reports[1].backend, {key: paired_t(d) for key, d in deltas}, full)
 
 
-def compared(reports: Sequence[BackendReport], stats_level: StatsLevel, primary: str,
-             rank_metrics: Sequence[RankMetricSpec]) -> tuple[Comparison | None, tuple[SystemsTest, ...]]:
+def compared(
+    reports: Sequence[BackendReport],
+    stats_level: StatsLevel,
+    primary: str,
+    rank_metrics: Sequence[RankMetricSpec],
+) -> tuple[Comparison | None, tuple[SystemsTest, ...]]:
     """A run's comparison of its reports: two are paired (B − A), three or more compared as systems."""
     if len(reports) == 2:
         return paired_comparison(reports, stats_level, primary, rank_metrics), ()
     if stats_level == "full":
-        raise CceError("--stats full compares two backends; with three or more every pair is tested "
-                       "(Holm) beside a randomised Tukey HSD already")
+        raise CceError(
+            "--stats full compares two backends; with three or more every pair is tested "
+            "(Holm) beside a randomised Tukey HSD already"
+        )
     return None, systems_tests(reports, rank_metrics)
 
 
-def systems_tests(reports: Sequence[BackendReport], rank_metrics: Sequence[RankMetricSpec] = ()
-                  ) -> tuple[SystemsTest, ...]:
+def systems_tests(
+    reports: Sequence[BackendReport], rank_metrics: Sequence[RankMetricSpec] = ()
+) -> tuple[SystemsTest, ...]:
     """Per metric (reference ones, then `rank_metrics`), the comparison of every report's per-case values."""
     names = [r.backend for r in reports]
     tests = [compare_systems(spec.key, names, [r.metric(spec.attr) for r in reports]) for spec in METRICS]
-    tests += [compare_systems(spec.key, names, [[c.ranking[spec.key] for c in r.cases]  # type: ignore[index]
-                                                for r in reports]) for spec in rank_metrics]
+    tests += [
+        compare_systems(
+            spec.key,
+            names,
+            [
+                [c.ranking[spec.key] for c in r.cases]  # type: ignore[index]
+                for r in reports
+            ],
+        )
+        for spec in rank_metrics
+    ]
     return tuple(tests)
 
 
@@ -128,8 +172,15 @@ def compare_many(docs: Sequence[Any], labels: Sequence[str]) -> list[tuple[str, 
     carry, every pair's tests and the randomised Tukey HSD over the queries all of them hold."""
     out = []
     for aligned in align_reports(list(docs), list(labels)):
-        out.append((aligned.backend, tuple(compare_systems(spec.key, list(labels), aligned.metric(spec.key))
-                                           for spec in aligned.specs)))
+        out.append(
+            (
+                aligned.backend,
+                tuple(
+                    compare_systems(spec.key, list(labels), aligned.metric(spec.key))
+                    for spec in aligned.specs
+                ),
+            )
+        )
     if not out:
         raise CceError("no backend is scored in every report, nothing to compare")
     return out

@@ -32,12 +32,19 @@ Warn = Callable[[str], None]
 OLLAMA_STORE_REFUSAL = (  # §errors E16, the reference's words
     "this store was built with the ollama embedder but Ollama is unreachable — refusing to score across "
     "mismatched embedding spaces. Start Ollama, or evaluate a corpus directory with the deterministic hash "
-    "embedder (--dir).")
+    "embedder (--dir)."
+)
 
 
-def open_corpus(path: str, *, protect_secrets: bool = True, embedder: DocumentEmbedder = HASH_DOCUMENTS,
-                languages: Sequence[str] = (), indexing: BuildOptions = DEFAULT_BUILD,
-                exclude: Exclusion = NO_EXCLUSION) -> Index:
+def open_corpus(
+    path: str,
+    *,
+    protect_secrets: bool = True,
+    embedder: DocumentEmbedder = HASH_DOCUMENTS,
+    languages: Sequence[str] = (),
+    indexing: BuildOptions = DEFAULT_BUILD,
+    exclude: Exclusion = NO_EXCLUSION,
+) -> Index:
     """Index a corpus directory in memory (E18 when it is not one).
 
     `languages` names extra language packs to chunk with (none: the reference's six only);
@@ -45,28 +52,48 @@ def open_corpus(path: str, *, protect_secrets: bool = True, embedder: DocumentEm
     to leave out (see `corpus_exclusion`).
     """
     packs = enabled_packs(languages)
-    return build_index(require_directory(path), protect_secrets, embedder, packs, cache=indexing.cache,
-                       workers=indexing.workers, progress=indexing.progress, exclude=exclude)
+    return build_index(
+        require_directory(path),
+        protect_secrets,
+        embedder,
+        packs,
+        cache=indexing.cache,
+        workers=indexing.workers,
+        progress=indexing.progress,
+        exclude=exclude,
+    )
 
 
-def corpus_exclusion(corpus: str, config: ProjectConfig = NO_CONFIG, own: Sequence[str] = (),
-                     fixtures: FixtureSet | None = None) -> Exclusion:
+def corpus_exclusion(
+    corpus: str,
+    config: ProjectConfig = NO_CONFIG,
+    own: Sequence[str] = (),
+    fixtures: FixtureSet | None = None,
+) -> Exclusion:
     """What an index of the corpus directory `corpus` leaves out (retrieval/corpus/exclusion.py):
     the command's own files that lie inside it (`own`: fixture file, golden, output paths,
     relative to the current directory; and the config file), and the `exclude` patterns of the
     config file (relative to its directory) and of the fixture header (relative to the corpus)."""
     sets = []
     if config.exclude and config.location is not None:
-        sets.append(pattern_set(compile_patterns(config.exclude, f"{config.path}: exclude"),
-                                os.path.dirname(config.location), corpus))
+        sets.append(
+            pattern_set(
+                compile_patterns(config.exclude, f"{config.path}: exclude"),
+                os.path.dirname(config.location),
+                corpus,
+            )
+        )
     if fixtures is not None and fixtures.exclude:
-        sets.append(pattern_set(compile_patterns(fixtures.exclude, f"{fixtures.path}: exclude"), corpus, corpus))
+        sets.append(
+            pattern_set(compile_patterns(fixtures.exclude, f"{fixtures.path}: exclude"), corpus, corpus)
+        )
     paths = [*own, *([config.location] if config.location is not None else [])]
     return Exclusion(own_files(paths, corpus), tuple(p for p in sets if p is not None))
 
 
-def fixtures_exclusion(fixtures: FixtureSet, fixtures_arg: str, dir: str | None, config: ProjectConfig,
-                       outputs: Sequence[str]) -> Exclusion:
+def fixtures_exclusion(
+    fixtures: FixtureSet, fixtures_arg: str, dir: str | None, config: ProjectConfig, outputs: Sequence[str]
+) -> Exclusion:
     """`corpus_exclusion` of the corpus directory a fixture set is scored against (`--dir`, else
     its header's), with the fixture file and `outputs` as the command's own files."""
     corpus = dir if dir is not None else header_corpus(fixtures, fixtures_arg)
@@ -76,8 +103,12 @@ def fixtures_exclusion(fixtures: FixtureSet, fixtures_arg: str, dir: str | None,
 def own_outputs(paths: Sequence[str | None], config: ProjectConfig = NO_CONFIG) -> list[str]:
     """A command's output paths, `{backend}` (in a `--trec-run` path) written out for every backend
     name `config` knows, whether or not this run scores it."""
-    return [p.replace("{backend}", name) if "{backend}" in p else p
-            for p in paths if p is not None for name in (config.names if "{backend}" in p else ("",))]
+    return [
+        p.replace("{backend}", name) if "{backend}" in p else p
+        for p in paths
+        if p is not None
+        for name in (config.names if "{backend}" in p else ("",))
+    ]
 
 
 def report_excluded(index: Index, exclusion: Exclusion, warn: Warn) -> None:
@@ -111,9 +142,16 @@ def query_embedder(index: Index, warn: Warn) -> QueryEmbedder:
     return client.forgiving_query_embedder(warn)
 
 
-def resolve_index(fixtures: FixtureSet, fixtures_arg: str, dir: str | None, store: str | None,
-                  languages: Sequence[str] = (), indexing: BuildOptions = DEFAULT_BUILD,
-                  exclude: Exclusion = NO_EXCLUSION, index: Index | None = None) -> tuple[str, Index]:
+def resolve_index(
+    fixtures: FixtureSet,
+    fixtures_arg: str,
+    dir: str | None,
+    store: str | None,
+    languages: Sequence[str] = (),
+    indexing: BuildOptions = DEFAULT_BUILD,
+    exclude: Exclusion = NO_EXCLUSION,
+    index: Index | None = None,
+) -> tuple[str, Index]:
     """The corpus display string and its index: `--store` > `--dir` > header `corpus` (§corpus-choice).
 
     `languages`, `indexing` and `exclude` apply to a directory; a store's chunks were made when
@@ -150,23 +188,31 @@ def _refuse_sweeping_corpus(path: str, fixtures_arg: str) -> None:
     home = os.path.expanduser("~")
     sweeping = {os.path.realpath(os.sep)} | ({os.path.realpath(home)} if home not in ("", "~") else set())
     if real in sweeping:
-        raise CceError(f"the fixture header of {fixtures_arg} names {path} as its corpus, which is "
-                       f"{'the filesystem root' if real == os.path.realpath(os.sep) else 'your home directory'}",
-                       hint=f"pass --dir {path} to index it deliberately, or point \"corpus\" at the code to score")
+        raise CceError(
+            f"the fixture header of {fixtures_arg} names {path} as its corpus, which is "
+            f"{'the filesystem root' if real == os.path.realpath(os.sep) else 'your home directory'}",
+            hint=f'pass --dir {path} to index it deliberately, or point "corpus" at the code to score',
+        )
 
 
-def corpus_symbols(corpus: str, languages: Sequence[str] = (),
-                   parsed: ParsedFiles | None = None) -> CorpusSymbols:
+def corpus_symbols(
+    corpus: str, languages: Sequence[str] = (), parsed: ParsedFiles | None = None
+) -> CorpusSymbols:
     """The symbols of a corpus directory's chunks, as `open_corpus(corpus, languages=…)` chunks it
     (`parsed`: files parsed already, shared with other corpora's; see `CorpusSymbols`)."""
     return CorpusSymbols(corpus, enabled_packs(languages), parsed=parsed)
 
 
-def bound_fixtures(fixtures: FixtureSet, corpus: str, store: str | None, languages: Sequence[str]) -> FixtureSet:
+def bound_fixtures(
+    fixtures: FixtureSet, corpus: str, store: str | None, languages: Sequence[str]
+) -> FixtureSet:
     """`fixtures` with their symbol anchors (`path::Name`) given their lines in the corpus directory."""
     if not any(c.has_symbols for c in fixtures.cases):
         return fixtures
     if store is not None:
-        raise CceError("symbol anchors (`path::Name`) are looked up in a corpus directory, and a store keeps "
-                       "no syntax trees", hint="score the directory (--dir), or use line-range anchors")
+        raise CceError(
+            "symbol anchors (`path::Name`) are looked up in a corpus directory, and a store keeps "
+            "no syntax trees",
+            hint="score the directory (--dir), or use line-range anchors",
+        )
     return bind_symbols(fixtures, corpus_symbols(corpus, languages))

@@ -108,8 +108,10 @@ def parse_fixtures(text: str, path: str, *, grades: bool = False) -> FixtureSet:
             value = _decode_line(line)
         except _InvalidJson as exc:
             bom = "the file starts with a UTF-8 byte order mark (BOM): save it as UTF-8 without a BOM"
-            raise CceError(f"fixture line {number}: invalid JSON: {exc}",
-                           hint=bom if number == 1 and line.startswith("\ufeff") else None) from None
+            raise CceError(
+                f"fixture line {number}: invalid JSON: {exc}",
+                hint=bom if number == 1 and line.startswith("\ufeff") else None,
+            ) from None
         if not isinstance(value, dict):
             raise CceError(f"fixture line {number}: expected a JSON object")
         if "schema" in value and "query" not in value:
@@ -152,8 +154,10 @@ def _header_exclude(header: dict[str, object], number: int) -> tuple[str, ...]:
     reference ignores the field, so a set without it reads exactly as there)."""
     value = header.get("exclude", [])
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise CceError(f'fixture line {number}: "exclude" must be an array of gitignore patterns, '
-                       'e.g. ["docs/generated/", "*.golden.json"]')
+        raise CceError(
+            f'fixture line {number}: "exclude" must be an array of gitignore patterns, '
+            'e.g. ["docs/generated/", "*.golden.json"]'
+        )
     compile_patterns(value, f"fixture line {number}")
     return tuple(value)
 
@@ -204,15 +208,21 @@ def _parse_grades(obj: dict[str, object], expected: list[object], number: int) -
         return None
     grades = obj["grades"]
     if not isinstance(grades, dict):
-        raise CceError(f'fixture line {number}: "grades" must be an object mapping anchors of "expected" '
-                       "to positive integer grades")
+        raise CceError(
+            f'fixture line {number}: "grades" must be an object mapping anchors of "expected" '
+            "to positive integer grades"
+        )
     checked: dict[str, int] = {}
     for key, value in grades.items():
         if key not in expected:
-            raise CceError(f'fixture line {number}: "grades" names {rust_debug_str(key)}, '
-                           'which is not an anchor in "expected"')
+            raise CceError(
+                f'fixture line {number}: "grades" names {rust_debug_str(key)}, '
+                'which is not an anchor in "expected"'
+            )
         if type(value) is not int or value < 1:
-            raise CceError(f"fixture line {number}: grade of {rust_debug_str(key)} must be a positive integer")
+            raise CceError(
+                f"fixture line {number}: grade of {rust_debug_str(key)} must be a positive integer"
+            )
         checked[key] = value
     return tuple(checked.get(text, 1) if isinstance(text, str) else 1 for text in expected)
 

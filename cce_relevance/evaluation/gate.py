@@ -16,13 +16,15 @@ from cce_relevance.evaluation.pairing import BackendPair
 from cce_relevance.stats.paired import PairedTest, paired_t
 
 
-def gated_test(comparison: BackendComparison, metric: str,
-               stale_queries: Collection[str]) -> tuple[PairedTest, int]:
+def gated_test(
+    comparison: BackendComparison, metric: str, stale_queries: Collection[str]
+) -> tuple[PairedTest, int]:
     """The t-test of `metric` (a metric key) over the paired queries not in `stale_queries`, and how
     many paired queries it left out."""
     paired = comparison.pair.paired
-    deltas = [d for q, d in zip(paired, comparison.pair.deltas(metric), strict=True)
-              if q.id not in stale_queries]
+    deltas = [
+        d for q, d in zip(paired, comparison.pair.deltas(metric), strict=True) if q.id not in stale_queries
+    ]
     return paired_t(deltas), len(paired) - len(deltas)
 
 
@@ -31,11 +33,14 @@ def is_significant_regression(test: PairedTest, alpha: float) -> bool:
     return test.mean_delta < 0 and test.p is not None and test.p < alpha
 
 
-def gated_comparison(comparison: BackendComparison, stale_queries: Collection[str], primary: str) -> BackendComparison:
+def gated_comparison(
+    comparison: BackendComparison, stale_queries: Collection[str], primary: str
+) -> BackendComparison:
     """The comparison over the queries `gated_test` keeps, with the full statistics (`primary` the
     gated metric): every statistic a report shows next to the gate's verdict then describes the
     same queries as the verdict. Backend means stay those of the whole reports."""
     pair = comparison.pair
     kept = tuple(q for q in pair.queries if q.id not in stale_queries)
-    return compare_pair(BackendPair(pair.backend, kept, pair.base_means, pair.head_means, pair.specs), "full",
-                        primary)
+    return compare_pair(
+        BackendPair(pair.backend, kept, pair.base_means, pair.head_means, pair.specs), "full", primary
+    )

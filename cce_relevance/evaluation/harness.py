@@ -60,17 +60,27 @@ class BackendReport:
         return [getattr(r.metrics, name) for r in self.cases]
 
 
-def evaluate_backend(name: str, search: SearchFn, cases: Sequence[Case], weights: LineWeights,
-                     judgments: Sequence[Judgments] | None = None,
-                     specs: Sequence[RankMetricSpec] = ()) -> BackendReport:
+def evaluate_backend(
+    name: str,
+    search: SearchFn,
+    cases: Sequence[Case],
+    weights: LineWeights,
+    judgments: Sequence[Judgments] | None = None,
+    specs: Sequence[RankMetricSpec] = (),
+) -> BackendReport:
     """Run and score every case through one backend; with `judgments` (one per case, same order)
     also the rank metrics `specs`."""
     return evaluate_backends([(name, search)], cases, weights, judgments, specs=specs)[0]
 
 
-def evaluate_backends(backends: Sequence[tuple[str, SearchFn]], cases: Sequence[Case], weights: LineWeights,
-                      judgments: Sequence[Judgments] | None = None, processes: int = 1,
-                      specs: Sequence[RankMetricSpec] = ()) -> list[BackendReport]:
+def evaluate_backends(
+    backends: Sequence[tuple[str, SearchFn]],
+    cases: Sequence[Case],
+    weights: LineWeights,
+    judgments: Sequence[Judgments] | None = None,
+    processes: int = 1,
+    specs: Sequence[RankMetricSpec] = (),
+) -> list[BackendReport]:
     """`evaluate_backend` for each (name, search function), in order.
 
     A case is searched at its k, and the reference metrics score that ranking. When a rank metric
@@ -90,11 +100,21 @@ def evaluate_backends(backends: Sequence[tuple[str, SearchFn]], cases: Sequence[
         if len(ranges) > 1:
             scored = _scored_in_workers(backends, cases, weights, judgments, ranges, specs)
         else:
-            scored = [[_scored(search, case, weights, judgments[i] if judgments is not None else None, specs)
-                       for i, case in enumerate(cases)] for _, search in backends]
-    return [backend_report(name, [CaseResult(case, *parts) for case, parts in zip(cases, per_case, strict=True)],
-                           [s.key for s in specs] if judgments is not None else None)
-            for (name, _), per_case in zip(backends, scored, strict=True)]
+            scored = [
+                [
+                    _scored(search, case, weights, judgments[i] if judgments is not None else None, specs)
+                    for i, case in enumerate(cases)
+                ]
+                for _, search in backends
+            ]
+    return [
+        backend_report(
+            name,
+            [CaseResult(case, *parts) for case, parts in zip(cases, per_case, strict=True)],
+            [s.key for s in specs] if judgments is not None else None,
+        )
+        for (name, _), per_case in zip(backends, scored, strict=True)
+    ]
 
 
 @contextlib.contextmanager
@@ -122,8 +142,13 @@ _CaseOutcome = tuple[QueryMetrics, TokenScore | None, tuple[Hit, ...], dict[str,
 MIN_CASES_PER_PROCESS = 100  # fewer, and a worker's start costs more than it saves
 
 
-def _scored(search: SearchFn, case: Case, weights: LineWeights, judgment: Judgments | None,
-            specs: Sequence[RankMetricSpec] = ()) -> _CaseOutcome:
+def _scored(
+    search: SearchFn,
+    case: Case,
+    weights: LineWeights,
+    judgment: Judgments | None,
+    specs: Sequence[RankMetricSpec] = (),
+) -> _CaseOutcome:
     hits = tuple(search(case.query, case.k, case.id)[: case.k])
     tokens = score_tokens(case.anchors, hits, case.k, weights) if case.ranged else None
     ranking = None
@@ -142,13 +167,21 @@ def backend_report(name: str, results: list[CaseResult], judged: Sequence[str] |
     ranged = [r.tokens for r in results if r.tokens is not None]
     token_agg = None
     if ranged:
-        token_agg = TokenAggregate(len(ranged), macro_mean([t.precision for t in ranged]),
-                                   macro_mean([t.recall for t in ranged]), macro_mean([t.iou for t in ranged]))
+        token_agg = TokenAggregate(
+            len(ranged),
+            macro_mean([t.precision for t in ranged]),
+            macro_mean([t.recall for t in ranged]),
+            macro_mean([t.iou for t in ranged]),
+        )
     return BackendReport(
-        name, tuple(results),
-        macro_mean([r.metrics.precision for r in results]), macro_mean([r.metrics.recall for r in results]),
-        macro_mean([r.metrics.mrr for r in results]), macro_mean([r.metrics.f1 for r in results]),
-        token_agg, _mean_ranking([r.ranking for r in results], judged) if judged is not None else None,
+        name,
+        tuple(results),
+        macro_mean([r.metrics.precision for r in results]),
+        macro_mean([r.metrics.recall for r in results]),
+        macro_mean([r.metrics.mrr for r in results]),
+        macro_mean([r.metrics.f1 for r in results]),
+        token_agg,
+        _mean_ranking([r.ranking for r in results], judged) if judged is not None else None,
     )
 
 
@@ -162,16 +195,25 @@ def _ranges(n: int, processes: int) -> list[range]:
 _JOB: tuple[Any, ...] | None = None  # a worker's job, set by `_take_job` in the forked process
 
 
-def _scored_in_workers(backends: Sequence[tuple[str, SearchFn]], cases: Sequence[Case], weights: LineWeights,
-                       judgments: Sequence[Judgments] | None, ranges: list[range],
-                       specs: Sequence[RankMetricSpec]) -> list[list[_CaseOutcome]]:
+def _scored_in_workers(
+    backends: Sequence[tuple[str, SearchFn]],
+    cases: Sequence[Case],
+    weights: LineWeights,
+    judgments: Sequence[Judgments] | None,
+    ranges: list[range],
+    specs: Sequence[RankMetricSpec],
+) -> list[list[_CaseOutcome]]:
     """The ranges scored by forked workers, which get the job as they fork (never pickled, and
     never shared with another caller's pool). A worker that dies (killed for memory, say) breaks
     the pool; the cases are then scored here, so a run never hangs on a lost range."""
     job = (backends, cases, weights, judgments, specs)
     try:
-        with ProcessPoolExecutor(len(ranges), mp_context=multiprocessing.get_context("fork"),
-                                 initializer=_take_job, initargs=(job,)) as pool:
+        with ProcessPoolExecutor(
+            len(ranges),
+            mp_context=multiprocessing.get_context("fork"),
+            initializer=_take_job,
+            initargs=(job,),
+        ) as pool:
             parts = list(pool.map(_score_range, [(r.start, r.stop) for r in ranges]))
     except BrokenProcessPool:
         parts = [_score_range((0, len(cases)), job)]
@@ -187,15 +229,23 @@ def _score_range(bounds: tuple[int, int], job: tuple[Any, ...] | None = None) ->
     job = job if job is not None else _JOB
     assert job is not None, "a worker scores after _take_job"
     backends, cases, weights, judgments, specs = job
-    return [[_scored(search, cases[i], weights, judgments[i] if judgments is not None else None, specs)
-             for i in range(*bounds)] for _, search in backends]
+    return [
+        [
+            _scored(search, cases[i], weights, judgments[i] if judgments is not None else None, specs)
+            for i in range(*bounds)
+        ]
+        for _, search in backends
+    ]
 
 
 def can_fork() -> bool:
     """Whether worker processes can be forked here (not on Windows or macOS' default, nor inside
     a daemonic process)."""
-    return "fork" in multiprocessing.get_all_start_methods() and sys.platform == "linux" \
+    return (
+        "fork" in multiprocessing.get_all_start_methods()
+        and sys.platform == "linux"
         and not multiprocessing.current_process().daemon
+    )
 
 
 def _mean_ranking(per_case: Sequence[dict[str, float] | None], keys: Sequence[str]) -> dict[str, float]:

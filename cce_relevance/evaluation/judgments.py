@@ -28,11 +28,19 @@ def anchor_grades(case: Case) -> tuple[int, ...]:
     return case.grades if case.grades is not None else (1,) * len(case.anchors)
 
 
-def grade_of(anchors: Sequence[Anchor], grades: Sequence[int], file_path: str, kind: str,
-             start_line: int, end_line: int) -> int:
+def grade_of(
+    anchors: Sequence[Anchor],
+    grades: Sequence[int],
+    file_path: str,
+    kind: str,
+    start_line: int,
+    end_line: int,
+) -> int:
     """The largest grade among the anchors a span matches; 0 when it matches none."""
-    return max((g for a, g in zip(anchors, grades, strict=True)
-                if a.matches(file_path, kind, start_line, end_line)), default=0)
+    return max(
+        (g for a, g in zip(anchors, grades, strict=True) if a.matches(file_path, kind, start_line, end_line)),
+        default=0,
+    )
 
 
 @dataclass(frozen=True)
@@ -50,7 +58,9 @@ class Judgments:
     def hit_gains(self, hits: Sequence[Hit]) -> list[int]:
         """The grade of each retrieved hit, in rank order (0 for a hit no anchor matches)."""
         grades = anchor_grades(self.case)
-        return [grade_of(self.case.anchors, grades, h.file_path, h.kind, h.start_line, h.end_line) for h in hits]
+        return [
+            grade_of(self.case.anchors, grades, h.file_path, h.kind, h.start_line, h.end_line) for h in hits
+        ]
 
 
 def judge(case: Case, chunks: Sequence[Chunk], anchors: AnchorIndex) -> Judgments:

@@ -25,7 +25,9 @@ def check_backend(name: str, config: ProjectConfig = NO_CONFIG) -> None:
     if name not in config.names:
         expected = listed(BUILTIN_BACKENDS, "or")
         if config.backends:
-            expected = f"{listed(BUILTIN_BACKENDS)}, or a backend of {config.path}: {', '.join(config.backends)}"
+            expected = (
+                f"{listed(BUILTIN_BACKENDS)}, or a backend of {config.path}: {', '.join(config.backends)}"
+            )
         raise CceError(f"unknown backend {rust_debug_str(name)} (expected {expected})")
 
 
@@ -75,8 +77,10 @@ def rank_metric_specs(names: Sequence[str]) -> tuple[RankMetricSpec, ...]:
         if spec not in chosen:
             chosen.append(spec)
     if not chosen:
-        raise CceError(f"--metrics requires at least one of {', '.join(s.name for s in RANK_METRICS)} "
-                       "or a cut-off such as ndcg@10")
+        raise CceError(
+            f"--metrics requires at least one of {', '.join(s.name for s in RANK_METRICS)} "
+            "or a cut-off such as ndcg@10"
+        )
     return tuple(chosen)
 
 

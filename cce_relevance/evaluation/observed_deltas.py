@@ -29,11 +29,15 @@ class DeltaSample:
     deltas: tuple[float, ...]
 
 
-def _samples(comparison: str, values: Sequence[tuple[dict[str, float], dict[str, float]]]) -> list[DeltaSample]:
+def _samples(
+    comparison: str, values: Sequence[tuple[dict[str, float], dict[str, float]]]
+) -> list[DeltaSample]:
     """One sample per metric: the reference metrics, then each rank metric every query carries."""
     specs = shared_specs(*(side for pair in values for side in pair)) if values else shared_specs()
-    return [DeltaSample(comparison, m.key, tuple(after[m.key] - before[m.key] for before, after in values))
-            for m in specs]
+    return [
+        DeltaSample(comparison, m.key, tuple(after[m.key] - before[m.key] for before, after in values))
+        for m in specs
+    ]
 
 
 def _object(value: Any, where: str) -> Mapping[str, Any]:
@@ -50,9 +54,11 @@ def _list(value: Any, where: str) -> list[Any]:
 
 def _report_samples(doc: Mapping[str, Any], label: str) -> list[DeltaSample]:
     if "compare" not in doc:
-        raise CceError(f"{label} has no compare block, so no per-query deltas",
-                       hint="make one with `cce-relevance run FIXTURES --compare A,B --json`, or pass a "
-                            "`cce-relevance compare BASE.json HEAD.json --json` document")
+        raise CceError(
+            f"{label} has no compare block, so no per-query deltas",
+            hint="make one with `cce-relevance run FIXTURES --compare A,B --json`, or pass a "
+            "`cce-relevance compare BASE.json HEAD.json --json` document",
+        )
     compare = _object(doc["compare"], f'{label} "compare"')
     a, b = compare.get("a"), compare.get("b")
     backends = {}
@@ -61,19 +67,27 @@ def _report_samples(doc: Mapping[str, Any], label: str) -> list[DeltaSample]:
         backends[entry.get("backend")] = entry
     for name in (a, b):
         if not isinstance(name, str) or name not in backends:
-            raise CceError(f'{label}: the compare block names backend {name!r}, which the report does not hold')
+            raise CceError(
+                f"{label}: the compare block names backend {name!r}, which the report does not hold"
+            )
     rows_a = _list(backends[a].get("per_query"), f"{label} {a} per_query")
     rows_b = _list(backends[b].get("per_query"), f"{label} {b} per_query")
     if len(rows_a) != len(rows_b):
-        raise CceError(f"{label}: backends {a} and {b} scored different numbers of queries "
-                       f"({len(rows_a)} and {len(rows_b)})")
+        raise CceError(
+            f"{label}: backends {a} and {b} scored different numbers of queries "
+            f"({len(rows_a)} and {len(rows_b)})"
+        )
     values = []
     for i, (qa, qb) in enumerate(zip(rows_a, rows_b, strict=True)):
         qa, qb = _object(qa, f"{label} {a} per_query[{i}]"), _object(qb, f"{label} {b} per_query[{i}]")
         if qa.get("id") != qb.get("id"):
             raise CceError(f"{label}: query {i + 1} is {qa.get('id')!r} in {a} but {qb.get('id')!r} in {b}")
-        values.append((metric_values(qa, f"{label} {a}/{qa.get('id')}"),
-                       metric_values(qb, f"{label} {b}/{qb.get('id')}")))
+        values.append(
+            (
+                metric_values(qa, f"{label} {a}/{qa.get('id')}"),
+                metric_values(qb, f"{label} {b}/{qb.get('id')}"),
+            )
+        )
     return _samples(f"{a} → {b}", values)
 
 
@@ -92,8 +106,12 @@ def _compare_samples(doc: Mapping[str, Any], label: str, prefix: str = "") -> li
             if query.get("status") != "paired":
                 continue
             where = f"{label} {name}/{query.get('id')}"
-            values.append((metric_values(_object(query.get("base"), f"{where} base"), f"{where} base"),
-                           metric_values(_object(query.get("head"), f"{where} head"), f"{where} head")))
+            values.append(
+                (
+                    metric_values(_object(query.get("base"), f"{where} base"), f"{where} base"),
+                    metric_values(_object(query.get("head"), f"{where} head"), f"{where} head"),
+                )
+            )
         samples += _samples(prefix + name, values)
     if not samples:
         raise CceError(f"{label}: no backend was scored at both base and head, so there are no deltas")
@@ -124,6 +142,8 @@ def observed_deltas(doc: Any, label: str) -> list[DeltaSample]:
         return _compare_samples(doc, label)
     if schema == schemas.ACTION:
         return _action_samples(doc, label)
-    raise CceError(f"{label} is neither a run report nor a compare document "
-                   f"(expected schema {schemas.REPORTS_READ[-1]} with a compare block, {schemas.COMPARE}, "
-                   f"or the Action's {schemas.ACTION})")
+    raise CceError(
+        f"{label} is neither a run report nor a compare document "
+        f"(expected schema {schemas.REPORTS_READ[-1]} with a compare block, {schemas.COMPARE}, "
+        f"or the Action's {schemas.ACTION})"
+    )

@@ -68,14 +68,17 @@ _MAX_MAGNITUDE = 1e6
 def _number(value: Any, where: str) -> float:
     """A metric value: a finite number or numeric string of modest size (see `_MAX_MAGNITUDE`)."""
     try:
-        number = float(value) if isinstance(value, int | float | str) and not isinstance(value, bool) else math.nan
+        number = (
+            float(value) if isinstance(value, int | float | str) and not isinstance(value, bool) else math.nan
+        )
     except (ValueError, OverflowError):
         number = math.nan
     # NaN and infinities would poison every statistic; so would a value whose square overflows.
     if not abs(number) <= _MAX_MAGNITUDE:
         shown = "null" if value is None else repr(value) if len(repr(value)) <= 40 else repr(value)[:40] + "…"
-        raise CceError(f"{where}: expected a finite number (a metric, at most {_MAX_MAGNITUDE:g} in size), "
-                       f"got {shown}")
+        raise CceError(
+            f"{where}: expected a finite number (a metric, at most {_MAX_MAGNITUDE:g} in size), got {shown}"
+        )
     return number
 
 
@@ -115,7 +118,11 @@ def _backends(doc: Any, label: str) -> dict[str, Mapping[str, Any]]:
         raise CceError(f'{label}: "backends" must be an array')
     out: dict[str, Mapping[str, Any]] = {}
     for b in backends:
-        if not isinstance(b, dict) or not isinstance(b.get("backend"), str) or not isinstance(b.get("per_query"), list):
+        if (
+            not isinstance(b, dict)
+            or not isinstance(b.get("backend"), str)
+            or not isinstance(b.get("per_query"), list)
+        ):
             raise CceError(f"{label}: every backend needs a name and a per_query array")
         out[b["backend"]] = b
     return out
@@ -127,13 +134,17 @@ def _queries(backend: Mapping[str, Any], label: str) -> dict[str, dict[str, floa
         if not isinstance(q, dict) or not isinstance(q.get("id"), str):
             raise CceError(f"{label}: every per_query entry needs a string id")
         if q["id"] in out:
-            raise CceError(f"{label}: duplicate query id {q['id']!r} in backend {backend['backend']!r} "
-                           "(ids must be unique to pair base and head)")
+            raise CceError(
+                f"{label}: duplicate query id {q['id']!r} in backend {backend['backend']!r} "
+                "(ids must be unique to pair base and head)"
+            )
         out[q["id"]] = metric_values(q, f"{label} {backend['backend']}/{q['id']}")
     return out
 
 
-def pair_reports(base: Any, head: Any, base_label: str = "base", head_label: str = "head") -> list[BackendPair]:
+def pair_reports(
+    base: Any, head: Any, base_label: str = "base", head_label: str = "head"
+) -> list[BackendPair]:
     """Backends in base order then head-only ones; within each, queries paired by id."""
     base_b, head_b = _backends(base, base_label), _backends(head, head_label)
     pairs = []

@@ -152,18 +152,24 @@ def rank_metric(name: str) -> RankMetricSpec:
     `hit`, `p`, `recall` with a cut-off `@n` (1 ≤ n ≤ MAX_CUTOFF). ValueError says what is wrong."""
     measure, at, depth = name.partition("@")
     if measure not in _MEASURES:
-        raise ValueError(f"unknown metric {rust_debug_str(name)} (expected ndcg, ap, hit, rprec, or a cut-off "
-                         "such as ndcg@10, ap@10, hit@1, p@5, recall@20)")
+        raise ValueError(
+            f"unknown metric {rust_debug_str(name)} (expected ndcg, ap, hit, rprec, or a cut-off "
+            "such as ndcg@10, ap@10, hit@1, p@5, recall@20)"
+        )
     stem, label, plain = _MEASURES[measure]
     if not at:
         if not plain:
-            raise ValueError(f"{measure} needs a cut-off, e.g. {measure}@10 (the fixture's k "
-                             f"{'P@k' if measure == 'p' else 'recall'} is always reported)")
+            raise ValueError(
+                f"{measure} needs a cut-off, e.g. {measure}@10 (the fixture's k "
+                f"{'P@k' if measure == 'p' else 'recall'} is always reported)"
+            )
         return next(s for s in RANK_METRICS if s.name == measure)
     if measure == "rprec":
         raise ValueError("rprec takes no cut-off: R-precision cuts at R, the number of relevant chunks")
     if not (depth.isascii() and depth.isdigit()) or not 1 <= int(depth) <= MAX_CUTOFF:
-        raise ValueError(f"metric {rust_debug_str(name)}: the cut-off must be a whole number from 1 to {MAX_CUTOFF}")
+        raise ValueError(
+            f"metric {rust_debug_str(name)}: the cut-off must be a whole number from 1 to {MAX_CUTOFF}"
+        )
     n = int(depth)
     return RankMetricSpec(f"{stem}_at_{n}", measure, f"{label}@{n}", f"{measure}@{n}", n)
 
@@ -175,7 +181,7 @@ def rank_metric_for_key(key: str) -> RankMetricSpec | None:
             return spec
     for measure, (stem, _, _) in _MEASURES.items():
         prefix = f"{stem}_at_"
-        rest = key[len(prefix):]
+        rest = key[len(prefix) :]
         if key.startswith(prefix) and rest.isascii() and rest.isdigit() and rest == str(int(rest)):
             try:
                 return rank_metric(f"{measure}@{rest}")
@@ -184,8 +190,13 @@ def rank_metric_for_key(key: str) -> RankMetricSpec | None:
     return None
 
 
-def score_specs(specs: Sequence[RankMetricSpec], gains_at_k: Sequence[int], deep_gains: Sequence[int],
-                judged_gains: Sequence[int], k: int) -> dict[str, float]:
+def score_specs(
+    specs: Sequence[RankMetricSpec],
+    gains_at_k: Sequence[int],
+    deep_gains: Sequence[int],
+    judged_gains: Sequence[int],
+    k: int,
+) -> dict[str, float]:
     """Every requested metric of one case, by key: the plain ones on the fixture's top-k ranking
     (`gains_at_k`), the cut-offs on one ranking retrieved to the largest depth asked (`deep_gains`)."""
     return {s.key: s.value(gains_at_k if s.cutoff is None else deep_gains, judged_gains, k) for s in specs}

@@ -46,8 +46,10 @@ class SavedRun:
     def search(self) -> SearchFn:
         """A search function that answers each case with its saved ranking (none: no results),
         like a backend; `k` cuts it as a backend's own top k would be cut."""
+
         def search(query: str, k: int, query_id: str = "") -> list[Hit]:
             return list(self.rankings.get(query_id, ())[:k])
+
         return search
 
 
@@ -58,7 +60,9 @@ def _read_text(path: str) -> str:
     except OSError as exc:
         raise CceError(f"could not read run file {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
-        raise CceError(f"could not read run file {path}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
+        raise CceError(
+            f"could not read run file {path}: not UTF-8 ({exc.reason} at byte {exc.start})"
+        ) from None
 
 
 def read_run_file(path: str, index: Index) -> list[SavedRun]:
@@ -83,9 +87,13 @@ def _json_lines(path: str, text: str, index: Index) -> SavedRun:
             raise CceError(f"{where}: not a JSON object ({exc})") from None
         query_id = data.get("id") if isinstance(data, dict) else None
         if not isinstance(query_id, str):
-            raise CceError(f'{where}: expected {{"id": "<query id>", "results": [...]}}, a cce.retriever/v1 answer')
+            raise CceError(
+                f'{where}: expected {{"id": "<query id>", "results": [...]}}, a cce.retriever/v1 answer'
+            )
         if query_id in first_line:
-            raise CceError(f"{where}: query {quoted(query_id)} was answered on line {first_line[query_id]} already")
+            raise CceError(
+                f"{where}: query {quoted(query_id)} was answered on line {first_line[query_id]} already"
+            )
         try:
             hits = reader.read(line.encode("utf-8"), query_id, _ANY_DEPTH)
         except AnswerFault as exc:
@@ -100,7 +108,9 @@ def _span_docno(docno: str) -> tuple[str, int, int] | None:
     """`path:start-end` → (path, start, end), or None when `docno` is not of that form."""
     path, colon, lines = docno.rpartition(":")
     start, dash, end = lines.partition("-")
-    if not (colon and dash and path and start.isascii() and start.isdigit() and end.isascii() and end.isdigit()):
+    if not (
+        colon and dash and path and start.isascii() and start.isdigit() and end.isascii() and end.isdigit()
+    ):
         return None
     return path, int(start), int(end)
 
@@ -117,18 +127,31 @@ class _Documents:
     def hit(self, docno: str, rank: int, score: float, where: str) -> Hit:
         chunk = self.by_id.get(docno)
         if chunk is not None:
-            return Hit(rank, chunk.chunk_id, chunk.file_path, chunk.start_line, chunk.end_line, chunk.chunk_type,
-                       chunk.kind, score)
+            return Hit(
+                rank,
+                chunk.chunk_id,
+                chunk.file_path,
+                chunk.start_line,
+                chunk.end_line,
+                chunk.chunk_type,
+                chunk.kind,
+                score,
+            )
         span = _span_docno(docno)
         if span is None:
-            raise CceError(f"{where}: document {quoted(docno)} is neither a chunk id of the corpus nor a span "
-                           "path:start-end", hint="chunk ids are what `cce-relevance chunks DIR` and --trec-run list")
+            raise CceError(
+                f"{where}: document {quoted(docno)} is neither a chunk id of the corpus nor a span "
+                "path:start-end",
+                hint="chunk ids are what `cce-relevance chunks DIR` and --trec-run list",
+            )
         path, start, end = span
         result = {"file_path": path, "start_line": start, "end_line": end, "score": score}
         try:
             return self.reader.result_hit(rank, result)  # the external retrievers' checks and chunk lookup
         except AnswerFault as exc:
-            raise CceError(f"{where}: document {quoted(docno)}: {str(exc).removeprefix(f'result {rank}: ')}") from None
+            raise CceError(
+                f"{where}: document {quoted(docno)}: {str(exc).removeprefix(f'result {rank}: ')}"
+            ) from None
 
 
 def _trec_run(path: str, text: str, index: Index) -> list[SavedRun]:
@@ -151,8 +174,10 @@ def _trec_run(path: str, text: str, index: Index) -> list[SavedRun]:
             raise CceError(f"{where}: the score {quoted(score_text)} is not a finite number")
         key = (tag, qid, docno)
         if key in seen:
-            raise CceError(f"{where}: document {quoted(docno)} is listed for query {quoted(qid)} of run {quoted(tag)} "
-                           f"on line {seen[key]} already (a document appears once per query)")
+            raise CceError(
+                f"{where}: document {quoted(docno)} is listed for query {quoted(qid)} of run {quoted(tag)} "
+                f"on line {seen[key]} already (a document appears once per query)"
+            )
         seen[key] = number
         lines.setdefault(tag, {}).setdefault(qid, []).append((score, docno, where))
     runs = []
@@ -160,11 +185,15 @@ def _trec_run(path: str, text: str, index: Index) -> list[SavedRun]:
         rankings = {}
         for qid, entries in queries.items():
             ordered = sorted(entries, key=lambda e: (e[0], e[1]), reverse=True)  # trec_eval's order
-            rankings[qid] = tuple(documents.hit(docno, rank, score, where)
-                                  for rank, (score, docno, where) in enumerate(ordered, 1))
+            rankings[qid] = tuple(
+                documents.hit(docno, rank, score, where)
+                for rank, (score, docno, where) in enumerate(ordered, 1)
+            )
         runs.append(SavedRun(tag, rankings))
     if not runs:
-        raise CceError(f"{path}: no run lines (expected `qid Q0 docno rank score tag`, or cce.retriever/v1 JSON lines)")
+        raise CceError(
+            f"{path}: no run lines (expected `qid Q0 docno rank score tag`, or cce.retriever/v1 JSON lines)"
+        )
     return runs
 
 
@@ -175,8 +204,10 @@ def read_runs(paths: Sequence[str], index: Index) -> list[SavedRun]:
     for path in paths:
         for run in read_run_file(path, index):
             if run.backend in origin:
-                raise CceError(f"{path}: run {quoted(run.backend)} is also in {origin[run.backend]}; "
-                               "every scored run needs its own name")
+                raise CceError(
+                    f"{path}: run {quoted(run.backend)} is also in {origin[run.backend]}; "
+                    "every scored run needs its own name"
+                )
             origin[run.backend] = path
             runs.append(run)
     return runs

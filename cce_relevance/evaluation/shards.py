@@ -69,12 +69,17 @@ def shard_document(result: RunResult, fixture_text: str, shard: Shard) -> dict[s
     """What one shard saves: the whole fixture file (so `merge` knows every query and its order),
     and each of its queries' values per backend, as exact floats."""
     if result.comparison is not None or result.rank_metrics:
-        raise CceError("a sharded run scores backends only: --compare and --metrics are computed after `merge`")
+        raise CceError(
+            "a sharded run scores backends only: --compare and --metrics are computed after `merge`"
+        )
     return {
         "schema": schemas.SHARD,
         "shard": {"index": shard.index, "count": shard.count},
-        "fixtures": {"path": result.fixtures.path, "text": fixture_text,
-                     "sha256": hashlib.sha256(fixture_text.encode("utf-8")).hexdigest()},
+        "fixtures": {
+            "path": result.fixtures.path,
+            "text": fixture_text,
+            "sha256": hashlib.sha256(fixture_text.encode("utf-8")).hexdigest(),
+        },
         "corpus": result.corpus,
         "embedder": result.embedder,
         "backends": [
@@ -92,7 +97,8 @@ def dumps_shard(document: dict[str, Any]) -> str:
 def _case_values(result: CaseResult) -> dict[str, Any]:
     m, t = result.metrics, result.tokens
     return {
-        "line": result.case.line, "id": result.case.id,
+        "line": result.case.line,
+        "id": result.case.id,
         **{name: getattr(m, name) for name in _METRICS},
         "first_relevant_rank": m.first_relevant_rank,
         "tokens": None if t is None else {name: getattr(t, name) for name in _TOKENS},
@@ -104,8 +110,10 @@ def merge_shards(documents: Sequence[tuple[str, Any]]) -> RunResult:
     try:
         return _merged(documents)
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
-        raise CceError(f"merge: a shard state is malformed ({type(exc).__name__}: {exc}): "
-                       "expected files written by `run --shard-state`") from exc
+        raise CceError(
+            f"merge: a shard state is malformed ({type(exc).__name__}: {exc}): "
+            "expected files written by `run --shard-state`"
+        ) from exc
 
 
 def _merged(documents: Sequence[tuple[str, Any]]) -> RunResult:
@@ -113,13 +121,15 @@ def _merged(documents: Sequence[tuple[str, Any]]) -> RunResult:
         raise CceError("merge: no shard given: expected the state files of shards 1..N")
     for source, document in documents:
         if not isinstance(document, dict) or document.get("schema") != schemas.SHARD:
-            raise CceError(f"{source}: not a shard state (expected \"schema\": \"{schemas.SHARD}\")")
+            raise CceError(f'{source}: not a shard state (expected "schema": "{schemas.SHARD}")')
     first_source, first = documents[0]
     count = _check_numbering(documents)
     for source, document in documents[1:]:
         for key in ("fixtures", "corpus", "embedder"):
             if document[key] != first[key]:
-                raise CceError(f"{source}: its {key} differ from {first_source}'s: the shards are not one run")
+                raise CceError(
+                    f"{source}: its {key} differ from {first_source}'s: the shards are not one run"
+                )
         if [b["backend"] for b in document["backends"]] != [b["backend"] for b in first["backends"]]:
             raise CceError(f"{source}: its backends differ from {first_source}'s: the shards are not one run")
     fixtures = parse_fixtures(first["fixtures"]["text"], first["fixtures"]["path"])
@@ -132,12 +142,16 @@ def _merged(documents: Sequence[tuple[str, Any]]) -> RunResult:
             for values in document["backends"][position]["cases"]:
                 line = values["line"]
                 if line in scored:
-                    raise CceError(f"{source}: query {values['id']!r} on {name} is also in {scored[line][0]}: "
-                                   "every query must be scored exactly once")
+                    raise CceError(
+                        f"{source}: query {values['id']!r} on {name} is also in {scored[line][0]}: "
+                        "every query must be scored exactly once"
+                    )
                 if not shard.holds(values["id"]):
                     raise CceError(f"{source}: query {values['id']!r} does not belong to shard {shard}")
                 scored[line] = (source, values)
-        reports.append(backend_report(name, [_case_result(case, scored, name) for case in fixtures.cases], None))
+        reports.append(
+            backend_report(name, [_case_result(case, scored, name) for case in fixtures.cases], None)
+        )
     return RunResult(first["corpus"], first["embedder"], fixtures, tuple(reports), None)
 
 
@@ -145,7 +159,9 @@ def _check_numbering(documents: Sequence[tuple[str, Any]]) -> int:
     """N, when the shards are numbered 1..N of the same N, each once."""
     counts = {d["shard"]["count"] for _, d in documents}
     if len(counts) != 1:
-        raise CceError(f"merge: the shards split the queries {len(counts)} ways ({sorted(counts)}): expected one N")
+        raise CceError(
+            f"merge: the shards split the queries {len(counts)} ways ({sorted(counts)}): expected one N"
+        )
     [count] = counts
     seen: dict[int, str] = {}
     for source, document in documents:
@@ -155,7 +171,9 @@ def _check_numbering(documents: Sequence[tuple[str, Any]]) -> int:
         seen[index] = source
     missing = sorted(set(range(1, count + 1)) - set(seen))
     if missing:
-        raise CceError(f"merge: shard {', '.join(f'{i}/{count}' for i in missing)} is missing: expected all {count}")
+        raise CceError(
+            f"merge: shard {', '.join(f'{i}/{count}' for i in missing)} is missing: expected all {count}"
+        )
     return count
 
 
@@ -166,9 +184,15 @@ def _case_result(case: Case, scored: dict[int, tuple[str, dict[str, Any]]], back
     tokens = values["tokens"]
     return CaseResult(
         case,
-        QueryMetrics(float(values["precision"]), float(values["recall"]), float(values["mrr"]),
-                     float(values["f1"]), values["first_relevant_rank"]),
-        None if tokens is None else TokenScore(float(tokens["precision"]), float(tokens["recall"]),
-                                               float(tokens["iou"])),
+        QueryMetrics(
+            float(values["precision"]),
+            float(values["recall"]),
+            float(values["mrr"]),
+            float(values["f1"]),
+            values["first_relevant_rank"],
+        ),
+        None
+        if tokens is None
+        else TokenScore(float(tokens["precision"]), float(tokens["recall"]), float(tokens["iou"])),
         hits=(),
     )

@@ -27,17 +27,23 @@ def named_definitions(anchor: Anchor, symbols: SymbolSource) -> tuple[Definition
     """The definitions a symbol anchor names: in its file, of its kind if it has one, with its symbol."""
     if anchor.symbol is None or anchor.path is None:
         return ()
-    return tuple(d for d in symbols.definitions(anchor.path)
-                 if d.symbol == anchor.symbol and (anchor.kind is None or d.kind == anchor.kind))
+    return tuple(
+        d
+        for d in symbols.definitions(anchor.path)
+        if d.symbol == anchor.symbol and (anchor.kind is None or d.kind == anchor.kind)
+    )
 
 
 def bind_case(case: Case, symbols: SymbolSource) -> Case:
     """The case with each symbol anchor given the lines of the definitions it names."""
     if not case.has_symbols:
         return case
-    anchors = tuple(a if a.symbol is None else a.bind(tuple((d.start_line, d.end_line)
-                                                            for d in named_definitions(a, symbols)))
-                    for a in case.anchors)
+    anchors = tuple(
+        a
+        if a.symbol is None
+        else a.bind(tuple((d.start_line, d.end_line) for d in named_definitions(a, symbols)))
+        for a in case.anchors
+    )
     return dataclasses.replace(case, anchors=anchors)
 
 

@@ -76,7 +76,9 @@ class _Corpus:
     """What the diagnosis needs to know about the indexed corpus: its anchor lookups, each file's
     number of lines and its definitions."""
 
-    def __init__(self, anchors: AnchorLookups, line_counts: Mapping[str, int], symbols: SymbolSource | None) -> None:
+    def __init__(
+        self, anchors: AnchorLookups, line_counts: Mapping[str, int], symbols: SymbolSource | None
+    ) -> None:
         self.anchors = anchors
         self.symbols = symbols
         self.line_counts = line_counts
@@ -88,10 +90,15 @@ class _Corpus:
             return "missing-kind", f"no chunk of kind {quoted(kind or '')} anywhere in the corpus"
         present = self.anchors.kinds_in(path)
         if present is None:
-            return "missing-file", f"no file {quoted(path)} in the corpus (missing, ignored, or not indexed as text)"
+            return (
+                "missing-file",
+                f"no file {quoted(path)} in the corpus (missing, ignored, or not indexed as text)",
+            )
         if kind is not None and kind not in present:
-            return "missing-kind", (f"{quoted(path)} has no chunk of kind {quoted(kind)} "
-                                    f"(its kinds: {', '.join(sorted(present))})")
+            return "missing-kind", (
+                f"{quoted(path)} has no chunk of kind {quoted(kind)} "
+                f"(its kinds: {', '.join(sorted(present))})"
+            )
         if anchor.symbol is not None:
             return "missing-symbol", missing_symbol(anchor, self.symbols)
         a, b = anchor.range or (0, 0)  # path exists and the kind occurs in it, so the range is why
@@ -102,8 +109,14 @@ class _Corpus:
         return "no-chunk-in-range", f"no {of_kind} of {quoted(path)} overlaps lines {a}-{b}"
 
 
-def validate_cases(fixtures: str, corpus: str, cases: Sequence[Case], anchors: AnchorLookups,
-                   line_counts: Mapping[str, int], symbols: SymbolSource | None = None) -> Validation:
+def validate_cases(
+    fixtures: str,
+    corpus: str,
+    cases: Sequence[Case],
+    anchors: AnchorLookups,
+    line_counts: Mapping[str, int],
+    symbols: SymbolSource | None = None,
+) -> Validation:
     """Check every anchor of every case against the corpus's chunks (`anchors` looks them up,
     an `AnchorIndex`);
     `line_counts` gives each indexed file's number of lines (for the "past the end" reason) and
@@ -114,23 +127,43 @@ def validate_cases(fixtures: str, corpus: str, cases: Sequence[Case], anchors: A
     first_line: dict[str, int] = {}
     for case in cases:
         if case.id in first_line:
-            findings.append(Finding("duplicate-id", case.line, case.id, None,
-                                    f"the id is also used on line {first_line[case.id]}; "
-                                    "comparisons pair queries by id"))
+            findings.append(
+                Finding(
+                    "duplicate-id",
+                    case.line,
+                    case.id,
+                    None,
+                    f"the id is also used on line {first_line[case.id]}; comparisons pair queries by id",
+                )
+            )
         first_line.setdefault(case.id, case.line)
         stale = 0
-        for anchor in (bind_case(case, symbols).anchors if symbols is not None else case.anchors):
+        for anchor in bind_case(case, symbols).anchors if symbols is not None else case.anchors:
             if anchors.resolves(anchor):
                 if anchor.symbol is not None and symbols is not None and len(anchor.bound) > 1:
-                    findings.append(Finding("ambiguous-symbol", case.line, case.id, anchor.display(),
-                                            ambiguity(anchor, named_definitions(anchor, symbols))))
+                    findings.append(
+                        Finding(
+                            "ambiguous-symbol",
+                            case.line,
+                            case.id,
+                            anchor.display(),
+                            ambiguity(anchor, named_definitions(anchor, symbols)),
+                        )
+                    )
                 continue
             stale += 1
             code, message = index.diagnose(anchor)
             findings.append(Finding(code, case.line, case.id, anchor.display(), message))
         if stale == len(case.anchors):
-            findings.append(Finding("unsatisfiable", case.line, case.id, None,
-                                    "no backend can satisfy this case: none of its anchors resolves to a chunk"))
+            findings.append(
+                Finding(
+                    "unsatisfiable",
+                    case.line,
+                    case.id,
+                    None,
+                    "no backend can satisfy this case: none of its anchors resolves to a chunk",
+                )
+            )
     return Validation(fixtures, corpus, len(cases), sum(len(c.anchors) for c in cases), tuple(findings))
 
 
@@ -142,12 +175,21 @@ def missing_symbol(anchor: Anchor, symbols: SymbolSource | None) -> str:
     if symbols is None or anchor.path is None:
         return message
     leaf = (anchor.symbol or "").rsplit(".", 1)[-1]
-    similar = [d for d in symbols.definitions(anchor.path)
-               if d.symbol is not None and d.symbol.rsplit(".", 1)[-1] == leaf]
+    similar = [
+        d
+        for d in symbols.definitions(anchor.path)
+        if d.symbol is not None and d.symbol.rsplit(".", 1)[-1] == leaf
+    ]
     if similar:
         kinds = anchor.kind is not None
-        message += " (same name: " + ", ".join(f"{d.symbol}{f' ({d.kind})' if kinds else ''} at lines "
-                                               f"{d.start_line}-{d.end_line}" for d in similar) + ")"
+        message += (
+            " (same name: "
+            + ", ".join(
+                f"{d.symbol}{f' ({d.kind})' if kinds else ''} at lines {d.start_line}-{d.end_line}"
+                for d in similar
+            )
+            + ")"
+        )
     return message
 
 
@@ -155,7 +197,12 @@ def ambiguity(anchor: Anchor, named: Sequence[Definition]) -> str:
     """What a symbol naming several definitions matches, and how to name one of them."""
     where = ", ".join(f"{d.kind} at lines {d.start_line}-{d.end_line}" for d in named)
     kinds = {d.kind for d in named}
-    advice = ("a `#kind` tells them apart" if len(kinds) == len(named) and anchor.kind is None
-              else "a line range names one of them")
-    return f"{quoted(anchor.symbol or '')} names {len(named)} definitions of " \
+    advice = (
+        "a `#kind` tells them apart"
+        if len(kinds) == len(named) and anchor.kind is None
+        else "a line range names one of them"
+    )
+    return (
+        f"{quoted(anchor.symbol or '')} names {len(named)} definitions of "
         f"{quoted(anchor.path or '')} ({where}); it matches all of them; {advice}"
+    )

@@ -68,8 +68,10 @@ def axis_limit(values: Sequence[float]) -> float:
 
 def mermaid_string(text: str, limit: int = LABEL_LIMIT) -> str:
     """`text` as a quoted Mermaid string that reads the same and cannot change the diagram."""
-    out = [ch if (ch.isascii() and ch.isalnum()) or ch in _MERMAID_PLAIN else f"#{ord(ch)};"
-           for ch in shorten(text, limit)]
+    out = [
+        ch if (ch.isascii() and ch.isalnum()) or ch in _MERMAID_PLAIN else f"#{ord(ch)};"
+        for ch in shorten(text, limit)
+    ]
     return '"' + ("".join(out) or " ") + '"'  # the grammar has no empty string: "" is a parse error
 
 
@@ -135,22 +137,32 @@ def svg_chart(chart: DeltaChart) -> str:
     ]
     for tick in (m, 0.0, -m):
         ty = y(tick)
-        out.append(f'<line x1="{_LEFT}" y1="{_n(ty)}" x2="{width - _RIGHT}" y2="{_n(ty)}" '
-                   f'stroke="{_INK if tick == 0 else _GRID}" stroke-width="1"/>\n')
-        out.append(f'<text x="{_LEFT - 6}" y="{_n(ty + 4)}" text-anchor="end" fill="{_INK}">'
-                   f"{signed6(tick)[:5]}</text>\n")
-    out.append(f'<text x="14" y="{_n(zero)}" text-anchor="middle" fill="{_INK}" '
-               f'transform="rotate(-90 14 {_n(zero)})">{xml_text("delta " + chart.metric)}</text>\n')
+        out.append(
+            f'<line x1="{_LEFT}" y1="{_n(ty)}" x2="{width - _RIGHT}" y2="{_n(ty)}" '
+            f'stroke="{_INK if tick == 0 else _GRID}" stroke-width="1"/>\n'
+        )
+        out.append(
+            f'<text x="{_LEFT - 6}" y="{_n(ty + 4)}" text-anchor="end" fill="{_INK}">'
+            f"{signed6(tick)[:5]}</text>\n"
+        )
+    out.append(
+        f'<text x="14" y="{_n(zero)}" text-anchor="middle" fill="{_INK}" '
+        f'transform="rotate(-90 14 {_n(zero)})">{xml_text("delta " + chart.metric)}</text>\n'
+    )
     for i, (query, delta) in enumerate(chart.bars):
         x = _LEFT + _SLOT * i + 4
         top, bottom = sorted((y(delta), zero))
         shown = signed6(delta)
         colour = _SAME if shown in ("+0.000000", "-0.000000") else (_BETTER if delta > 0 else _WORSE)
-        out.append(f'<rect x="{_n(x)}" y="{_n(top)}" width="{_SLOT - 8}" height="{_n(max(bottom - top, 1.0))}" '
-                   f'fill="{colour}"><title>{xml_text(query)}: {shown}</title></rect>\n')
+        out.append(
+            f'<rect x="{_n(x)}" y="{_n(top)}" width="{_SLOT - 8}" height="{_n(max(bottom - top, 1.0))}" '
+            f'fill="{colour}"><title>{xml_text(query)}: {shown}</title></rect>\n'
+        )
         lx, ly = x + (_SLOT - 8) / 2 + 4, _TOP + _PLOT_HEIGHT + 8
-        out.append(f'<text x="{_n(lx)}" y="{_n(ly)}" text-anchor="end" fill="{_INK}" '
-                   f'transform="rotate(-90 {_n(lx)} {_n(ly)})">{xml_text(shorten(query, LABEL_LIMIT))}</text>\n')
+        out.append(
+            f'<text x="{_n(lx)}" y="{_n(ly)}" text-anchor="end" fill="{_INK}" '
+            f'transform="rotate(-90 {_n(lx)} {_n(ly)})">{xml_text(shorten(query, LABEL_LIMIT))}</text>\n'
+        )
     out.append("</svg>\n")
     return "".join(out)
 
@@ -160,6 +172,7 @@ def svg_chart(chart: DeltaChart) -> str:
 
 def reports_chart(a: BackendReport, b: BackendReport, spec: MetricSpec) -> DeltaChart:
     """Deltas B − A of one metric between two backends of one run, in case order."""
+
     def value(result: CaseResult) -> float:
         if isinstance(spec, RankMetricSpec):
             assert result.ranking is not None, "a rank metric was charted from an unjudged run"
@@ -178,10 +191,14 @@ def comparison_chart(comparison: BackendComparison, key: str = DEFAULT_PRIMARY) 
     """
     spec = next((s for s in comparison.pair.specs if s.key == key), None)
     if spec is None:
-        raise CceError(f"cannot chart {rust_debug_str(key)}: expected one of "
-                       f"{', '.join(m.key for m in comparison.pair.specs)}")
+        raise CceError(
+            f"cannot chart {rust_debug_str(key)}: expected one of "
+            f"{', '.join(m.key for m in comparison.pair.specs)}"
+        )
     bars = [(q.id, q.delta(key) or 0.0) for q in comparison.pair.paired]
-    return delta_chart(f"{spec.label} per query, base to head, backend {comparison.pair.backend}", spec.label, bars)
+    return delta_chart(
+        f"{spec.label} per query, base to head, backend {comparison.pair.backend}", spec.label, bars
+    )
 
 
 # --- files -----------------------------------------------------------------------------------
@@ -207,8 +224,10 @@ def run_chart(result: RunResult, metric: str = DEFAULT_PRIMARY) -> DeltaChart:
     if metric not in specs:
         known = rank_metric_for_key(metric)
         wanted = known.name if known is not None else None
-        raise CceError(f"cannot chart {rust_debug_str(metric)}: "
-                       + (f"it needs --metrics {wanted}" if wanted else f"expected one of {', '.join(specs)}"))
+        raise CceError(
+            f"cannot chart {rust_debug_str(metric)}: "
+            + (f"it needs --metrics {wanted}" if wanted else f"expected one of {', '.join(specs)}")
+        )
     return reports_chart(result.reports[0], result.reports[1], specs[metric])
 
 
@@ -222,8 +241,9 @@ def charted(comparisons: Sequence[BackendComparison], backend: str | None = None
     return next((c for c in paired if c.pair.backend == backend), None)
 
 
-def compare_chart(comparisons: Sequence[BackendComparison], metric: str = DEFAULT_PRIMARY,
-                  backend: str | None = None) -> DeltaChart:
+def compare_chart(
+    comparisons: Sequence[BackendComparison], metric: str = DEFAULT_PRIMARY, backend: str | None = None
+) -> DeltaChart:
     """Per-query deltas head − base of `metric` for `backend` (default: `charted`'s choice)."""
     paired = [c for c in comparisons if c.pair.base_means is not None and c.pair.head_means is not None]
     chosen = charted(comparisons, backend)

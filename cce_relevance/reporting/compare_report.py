@@ -17,32 +17,47 @@ def _values(values: dict[str, float] | None) -> dict[str, str] | None:
     return {k: format6(v) for k, v in values.items()} if values is not None else None
 
 
-def comparison_document(base_label: str, head_label: str, comparisons: Sequence[BackendComparison]) -> dict[str, Any]:
+def comparison_document(
+    base_label: str, head_label: str, comparisons: Sequence[BackendComparison]
+) -> dict[str, Any]:
     backends = []
     for c in comparisons:
         pair = c.pair
         per_query = []
         for q in pair.queries:
-            status = "paired" if q.base is not None and q.head is not None else (
-                "base-only" if q.head is None else "head-only")
-            entry: dict[str, Any] = {"id": q.id, "status": status, "base": _values(q.base), "head": _values(q.head)}
+            status = (
+                "paired"
+                if q.base is not None and q.head is not None
+                else ("base-only" if q.head is None else "head-only")
+            )
+            entry: dict[str, Any] = {
+                "id": q.id,
+                "status": status,
+                "base": _values(q.base),
+                "head": _values(q.head),
+            }
             if status == "paired":
                 entry["delta"] = {m.key: signed6(q.delta(m.key)) for m in pair.specs}  # type: ignore[arg-type]
             per_query.append(entry)
         metrics = {}
         for m in c.metrics:
             block = paired_document(m.test)
-            block.update({
-                "base": format6(m.base_mean) if m.base_mean is not None else None,
-                "head": format6(m.head_mean) if m.head_mean is not None else None,
-                "wins": m.wins, "losses": m.losses, "ties": m.ties,
-                "mde80": format6(m.mde) if m.mde is not None else None,
-            })
+            block.update(
+                {
+                    "base": format6(m.base_mean) if m.base_mean is not None else None,
+                    "head": format6(m.head_mean) if m.head_mean is not None else None,
+                    "wins": m.wins,
+                    "losses": m.losses,
+                    "ties": m.ties,
+                    "mde80": format6(m.mde) if m.mde is not None else None,
+                }
+            )
             metrics[m.key] = block
         backend: dict[str, Any] = {
             "backend": pair.backend,
-            "status": "paired" if pair.base_means and pair.head_means else (
-                "base-only" if pair.head_means is None else "head-only"),
+            "status": "paired"
+            if pair.base_means and pair.head_means
+            else ("base-only" if pair.head_means is None else "head-only"),
             "metrics": metrics,
             "per_query": per_query,
         }
@@ -57,8 +72,10 @@ def _row(label: str, cells: Sequence[str], first: int, width: int = 12) -> str:
 
 
 def comparison_text(base_label: str, head_label: str, comparisons: Sequence[BackendComparison]) -> str:
-    out = [f"CCE relevance — base → head comparison\n  base: {terminal_safe(base_label)}\n"
-           f"  head: {terminal_safe(head_label)}\n"]
+    out = [
+        f"CCE relevance — base → head comparison\n  base: {terminal_safe(base_label)}\n"
+        f"  head: {terminal_safe(head_label)}\n"
+    ]
     for c in comparisons:
         pair = c.pair
         out.append(f"\n  backend {pair.backend}")
@@ -69,8 +86,18 @@ def comparison_text(base_label: str, head_label: str, comparisons: Sequence[Back
         out.append(_row("metric", ["base", "head", "delta", "W/L/T"], first=10, width=12))
         for m in c.metrics:
             wlt = f"{m.wins}/{m.losses}/{m.ties}"
-            out.append(_row(m.label, [format6(m.base_mean or 0.0), format6(m.head_mean or 0.0),
-                                      signed6((m.head_mean or 0.0) - (m.base_mean or 0.0)), wlt], first=10))
+            out.append(
+                _row(
+                    m.label,
+                    [
+                        format6(m.base_mean or 0.0),
+                        format6(m.head_mean or 0.0),
+                        signed6((m.head_mean or 0.0) - (m.base_mean or 0.0)),
+                        wlt,
+                    ],
+                    first=10,
+                )
+            )
         out.append("\n  per-query deltas (head − base)\n")
         out.append(_row("query", ["d" + m.label for m in pair.specs], first=24))
         for q in pair.paired:
@@ -81,15 +108,29 @@ def comparison_text(base_label: str, head_label: str, comparisons: Sequence[Back
             out.append(f"  {terminal_safe(qid).ljust(24)}  only in head\n")
         n = len(pair.paired)
         out.append(f"\n  paired t-test on the per-query deltas (two-sided, n={n}, df={max(n - 1, 0)})\n")
-        out.append("  " + "metric".ljust(10) + "mean-delta".rjust(14) + "t".rjust(12) + "p".rjust(12)
-                   + "95% CI".rjust(26) + "MDE@80%".rjust(12) + "\n")
+        out.append(
+            "  "
+            + "metric".ljust(10)
+            + "mean-delta".rjust(14)
+            + "t".rjust(12)
+            + "p".rjust(12)
+            + "95% CI".rjust(26)
+            + "MDE@80%".rjust(12)
+            + "\n"
+        )
         for m in c.metrics:
             t = m.test
             ci = f"[{signed6(t.ci95[0])}, {signed6(t.ci95[1])}]" if t.ci95 is not None else "n/a"
-            out.append("  " + m.label.ljust(10) + signed6(t.mean_delta).rjust(14)
-                       + (signed6(t.t) if t.t is not None else "n/a").rjust(12)
-                       + (format6(t.p) if t.p is not None else "n/a").rjust(12) + ci.rjust(26)
-                       + (format6(m.mde) if m.mde is not None else "n/a").rjust(12) + "\n")
+            out.append(
+                "  "
+                + m.label.ljust(10)
+                + signed6(t.mean_delta).rjust(14)
+                + (signed6(t.t) if t.t is not None else "n/a").rjust(12)
+                + (format6(t.p) if t.p is not None else "n/a").rjust(12)
+                + ci.rjust(26)
+                + (format6(m.mde) if m.mde is not None else "n/a").rjust(12)
+                + "\n"
+            )
         if c.full is not None:
             out.append(full_text_block(c.full))
     out.append(MDE_LEGEND)

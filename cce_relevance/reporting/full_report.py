@@ -25,8 +25,10 @@ from cce_relevance.stats.resampling import (
 
 _LABELS = {m.key: m.label for m in METRICS}
 
-MDE_LEGEND = ("\n  MDE@80%: the smallest mean delta this many queries detect at alpha 0.05 with 80% power,\n"
-              "  (t_{0.025,n-1} + t_{0.20,n-1}) * sd / sqrt(n) from the observed spread of the deltas.\n")
+MDE_LEGEND = (
+    "\n  MDE@80%: the smallest mean delta this many queries detect at alpha 0.05 with 80% power,\n"
+    "  (t_{0.025,n-1} + t_{0.20,n-1}) * sd / sqrt(n) from the observed spread of the deltas.\n"
+)
 
 FULL_LEGEND = (
     "\n  reading the full statistics (docs/statistics.md has the details):\n"
@@ -94,8 +96,10 @@ def full_cells(full: FullStats, m: MetricFullStats, digits: Digits = SIX) -> lis
 
 def rank_test_p_cells(m: MetricFullStats, digits: Digits = SIX) -> list[str]:
     """The Wilcoxon signed-rank p and the sign test's p of one metric, or `n/a` (n < 2)."""
-    return [optional6(m.wilcoxon.p if m.wilcoxon is not None else None, digits=digits),
-            optional6(m.sign.p if m.sign is not None else None, digits=digits)]
+    return [
+        optional6(m.wilcoxon.p if m.wilcoxon is not None else None, digits=digits),
+        optional6(m.sign.p if m.sign is not None else None, digits=digits),
+    ]
 
 
 def full_heading(full: FullStats, primary: str | None = None) -> str:
@@ -113,8 +117,10 @@ def _text_row(name: str, cells: list[str], note: str = "") -> str:
 
 def full_text_block(full: FullStats) -> str:
     """The text block printed after the t-test block: one row per metric, notes at the end."""
-    out = [f"\n  full statistics ({full_heading(full)})\n",
-           _text_row("metric", ["W/L/T", "d_z", "perm-p", "boot 95% CI", "Holm-p", "MDE@80%"])]
+    out = [
+        f"\n  full statistics ({full_heading(full)})\n",
+        _text_row("metric", ["W/L/T", "d_z", "perm-p", "boot 95% CI", "Holm-p", "MDE@80%"]),
+    ]
     for m in full.metrics:
         *cells, note = full_cells(full, m)
         out.append(_text_row(label(m.key), cells, note))
@@ -130,15 +136,26 @@ def _rank_test_cells(test: RankTest | None, statistic: str) -> list[str]:
 def rank_tests_text_block(full: FullStats) -> str:
     """The Wilcoxon signed-rank and sign tests of each metric, printed after the full block."""
     widths = (10, 12, 8, 10, 12, 8)
-    out = ["\n  rank-based tests (zero deltas dropped; m = changed queries)\n",
-           "  " + "metric".ljust(10) + "".join(c.rjust(w) for c, w in zip(
-               ["W", "Wilcoxon-p", "", "sign", "sign-p"], widths, strict=False)) + "\n"]
+    out = [
+        "\n  rank-based tests (zero deltas dropped; m = changed queries)\n",
+        "  "
+        + "metric".ljust(10)
+        + "".join(c.rjust(w) for c, w in zip(["W", "Wilcoxon-p", "", "sign", "sign-p"], widths, strict=False))
+        + "\n",
+    ]
     for m in full.metrics:
         w, s = m.wilcoxon, m.sign
-        cells = (_rank_test_cells(w, f"{w.statistic:g}" if w else "")
-                 + _rank_test_cells(s, f"{s.statistic:g}/{s.changed}" if s else ""))
-        out.append(("  " + label(m.key).ljust(10) + "".join(c.rjust(wd) for c, wd in zip(cells, widths, strict=True)))
-                   .rstrip() + "\n")
+        cells = _rank_test_cells(w, f"{w.statistic:g}" if w else "") + _rank_test_cells(
+            s, f"{s.statistic:g}/{s.changed}" if s else ""
+        )
+        out.append(
+            (
+                "  "
+                + label(m.key).ljust(10)
+                + "".join(c.rjust(wd) for c, wd in zip(cells, widths, strict=True))
+            ).rstrip()
+            + "\n"
+        )
     return "".join(out)
 
 

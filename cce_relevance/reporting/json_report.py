@@ -39,7 +39,11 @@ def _case(result: CaseResult, extra: Sequence[MetricSpec] = ()) -> dict[str, Any
     }
     if result.tokens is not None:
         t = result.tokens
-        doc["tokens"] = {"iou": format6(t.iou), "precision": format6(t.precision), "recall": format6(t.recall)}
+        doc["tokens"] = {
+            "iou": format6(t.iou),
+            "precision": format6(t.precision),
+            "recall": format6(t.recall),
+        }
     if extra:
         doc["extra"] = _extra(result.ranking, extra)
     return doc
@@ -57,8 +61,12 @@ def backend_document(report: BackendReport, extra: Sequence[MetricSpec] = ()) ->
     }
     if report.tokens is not None:
         t = report.tokens
-        doc["tokens"] = {"iou": format6(t.iou), "precision": format6(t.precision), "queries": t.queries,
-                         "recall": format6(t.recall)}
+        doc["tokens"] = {
+            "iou": format6(t.iou),
+            "precision": format6(t.precision),
+            "queries": t.queries,
+            "recall": format6(t.recall),
+        }
     if extra:
         doc["extra"] = _extra(report.ranking, extra)
     return doc
@@ -77,9 +85,15 @@ def paired_document(test: PairedTest) -> dict[str, Any]:
     }
 
 
-def report_document(corpus: str, embedder: str, queries: int, reports: Sequence[BackendReport],
-                    compare: tuple[str, str, Mapping[str, PairedTest]] | None = None,
-                    full: FullStats | None = None, extra: Sequence[MetricSpec] = ()) -> dict[str, Any]:
+def report_document(
+    corpus: str,
+    embedder: str,
+    queries: int,
+    reports: Sequence[BackendReport],
+    compare: tuple[str, str, Mapping[str, PairedTest]] | None = None,
+    full: FullStats | None = None,
+    extra: Sequence[MetricSpec] = (),
+) -> dict[str, Any]:
     """The report as plain data; `full` (only with `compare`) adds `compare.full`, and `extra`
     (the `--metrics` selection) adds an `extra` member to every backend and per-query entry."""
     doc: dict[str, Any] = {
@@ -91,8 +105,11 @@ def report_document(corpus: str, embedder: str, queries: int, reports: Sequence[
     }
     if compare is not None:
         a, b, tests = compare
-        doc["compare"] = {"a": a, "b": b,
-                          "metrics": {key: paired_document(test) for key, test in tests.items()}}
+        doc["compare"] = {
+            "a": a,
+            "b": b,
+            "metrics": {key: paired_document(test) for key, test in tests.items()},
+        }
         if full is not None:
             doc["compare"]["full"] = full_document(full)
     return doc

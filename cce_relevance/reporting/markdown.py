@@ -37,7 +37,9 @@ def _delta_cell(value: float) -> str:
 def means_table(comparisons: Sequence[BackendComparison], digits: Digits = SIX, arrow: str = " → ") -> str:
     """Mean metrics per backend, base → head, with the change (`arrow="→"` keeps a cell narrow): the
     reference metrics, then the rank metrics every backend scored at both sides carries."""
-    paired = [c.pair.specs for c in comparisons if c.pair.base_means is not None and c.pair.head_means is not None]
+    paired = [
+        c.pair.specs for c in comparisons if c.pair.base_means is not None and c.pair.head_means is not None
+    ]
     specs = [m for m in paired[0] if all(m in other for other in paired[1:])] if paired else list(METRICS)
     rows = []
     for c in comparisons:
@@ -57,23 +59,32 @@ def means_table(comparisons: Sequence[BackendComparison], digits: Digits = SIX, 
 
 def report_means_table(report: Mapping[str, Any], digits: Digits = SIX) -> str:
     """Mean metrics per backend of one saved run report: a set scored on one side only."""
+
     def cell(value: Any) -> str:
         try:
             return digits.fixed(float(value))
         except (TypeError, ValueError):
             return escape_md(str(value))
 
-    rows = [[code_span(str(b["backend"]), in_table=True), *(cell(b[m.key]) for m in METRICS)]
-            for b in report["backends"]]
+    rows = [
+        [code_span(str(b["backend"]), in_table=True), *(cell(b[m.key]) for m in METRICS)]
+        for b in report["backends"]
+    ]
     return _table(["backend", *(m.label for m in METRICS)], rows)
 
 
 def _significance_row(m: MetricStats, digits: Digits) -> list[str]:
     t = m.test
     ci = f"[{digits.signed(t.ci95[0])}, {digits.signed(t.ci95[1])}]" if t.ci95 is not None else "n/a"
-    return [m.label, digits.signed(t.mean_delta), digits.signed(t.t) if t.t is not None else "n/a",
-            digits.fixed(t.p) if t.p is not None else "n/a", ci, f"{m.wins}/{m.losses}/{m.ties}",
-            digits.fixed(m.mde) if m.mde is not None else "n/a"]
+    return [
+        m.label,
+        digits.signed(t.mean_delta),
+        digits.signed(t.t) if t.t is not None else "n/a",
+        digits.fixed(t.p) if t.p is not None else "n/a",
+        ci,
+        f"{m.wins}/{m.losses}/{m.ties}",
+        digits.fixed(m.mde) if m.mde is not None else "n/a",
+    ]
 
 
 def significance_table(c: BackendComparison, digits: Digits = SIX, legend: bool = True) -> str:
@@ -81,8 +92,10 @@ def significance_table(c: BackendComparison, digits: Digits = SIX, legend: bool 
     its legend unless `legend=False`: a page that shows several gives the legend once)."""
     n = len(c.pair.paired)
     head = f"Paired t-test on per-query deltas (two-sided, n={n}, df={max(n - 1, 0)}):\n\n"
-    table = head + _table(["metric", "mean Δ", "t", "p", "95% CI", "W/L/T", "MDE@80%"],
-                          [_significance_row(m, digits) for m in c.metrics])
+    table = head + _table(
+        ["metric", "mean Δ", "t", "p", "95% CI", "W/L/T", "MDE@80%"],
+        [_significance_row(m, digits) for m in c.metrics],
+    )
     return table if c.full is None else table + "\n" + full_table(c.full, digits, legend)
 
 
@@ -109,7 +122,9 @@ def full_table(full: FullStats, digits: Digits = SIX, legend: bool = True) -> st
         name = f"**{label(m.key)}**" if m.key == full.primary else label(m.key)
         rows.append([name, d_z, perm, boot, holm, *rank_test_p_cells(m, digits), note])
     head = f"Beyond the t-test ({full_heading(full, f'**{label(full.primary)}**')}):\n\n"
-    table = _table(["metric", "d_z", "perm p", "bootstrap 95% CI", "Holm p", "Wilcoxon p", "sign p", "note"], rows)
+    table = _table(
+        ["metric", "d_z", "perm p", "bootstrap 95% CI", "Holm p", "Wilcoxon p", "sign p", "note"], rows
+    )
     return head + table + ("\n" + FULL_LEGEND_MD if legend else "")
 
 
@@ -133,8 +148,11 @@ def query_tables(c: BackendComparison, notes: Mapping[str, str] | None = None) -
         changed.append([code_span(qid, in_table=True), "removed in head", *blank])
     for qid in c.pair.only_head:
         changed.append([code_span(qid, in_table=True), "new in head", *blank])
-    return (_table(header, changed) if changed else "", _table(header, unchanged) if unchanged else "",
-            len(unchanged))
+    return (
+        _table(header, changed) if changed else "",
+        _table(header, unchanged) if unchanged else "",
+        len(unchanged),
+    )
 
 
 def backend_section(
@@ -156,7 +174,9 @@ def backend_section(
     return "".join(parts)
 
 
-def comparison_markdown(comparisons: Sequence[BackendComparison], title: str = "Relevance: base → head") -> str:
+def comparison_markdown(
+    comparisons: Sequence[BackendComparison], title: str = "Relevance: base → head"
+) -> str:
     """Means table then one section per backend; `title` is our own text, not escaped."""
     parts = [f"### {title}\n\n", means_table(comparisons)]
     for c in comparisons:

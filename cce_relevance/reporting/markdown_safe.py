@@ -119,6 +119,7 @@ def html_text(text: str) -> str:
     """`text` as literal HTML text, on one line: for the inside of an HTML block such as
     ``<summary>``, where Markdown is not processed (a backslash escape would show as a backslash).
     Mentions and issue references get the same zero-width space as in `escape_md`."""
+
     def escape(match: re.Match[str]) -> str:
         char = match.group(0)
         return _HTML_ENTITIES.get(char) or char + ZERO_WIDTH_SPACE

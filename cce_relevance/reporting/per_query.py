@@ -35,8 +35,9 @@ def _case_values(result: CaseResult, rank_metrics: Sequence[MetricSpec]) -> Iter
         yield spec.key, result.ranking[spec.key]
 
 
-def per_query_rows(reports: Sequence[BackendReport], rank_metrics: Sequence[MetricSpec] = ()
-                   ) -> Iterator[tuple[str, str, str, str]]:
+def per_query_rows(
+    reports: Sequence[BackendReport], rank_metrics: Sequence[MetricSpec] = ()
+) -> Iterator[tuple[str, str, str, str]]:
     """(backend, query id, metric key, six-decimal value), backends in order, then cases, then metrics."""
     for report in reports:
         for result in report.cases:
@@ -44,8 +45,9 @@ def per_query_rows(reports: Sequence[BackendReport], rank_metrics: Sequence[Metr
                 yield report.backend, result.case.id, key, format6(value)
 
 
-def per_query_table(reports: Sequence[BackendReport], rank_metrics: Sequence[MetricSpec] = (),
-                    delimiter: str = ",") -> str:
+def per_query_table(
+    reports: Sequence[BackendReport], rank_metrics: Sequence[MetricSpec] = (), delimiter: str = ","
+) -> str:
     """The rows of `per_query_rows` under a header line, comma- or tab-separated."""
     out = io.StringIO()
     writer = csv.writer(out, delimiter=delimiter, lineterminator="\n")
@@ -56,7 +58,9 @@ def per_query_table(reports: Sequence[BackendReport], rank_metrics: Sequence[Met
 
 def _hit_line(result: CaseResult, rank: int) -> str:
     hit = result.hits[rank - 1]
-    relevant = any(a.matches(hit.file_path, hit.kind, hit.start_line, hit.end_line) for a in result.case.anchors)
+    relevant = any(
+        a.matches(hit.file_path, hit.kind, hit.start_line, hit.end_line) for a in result.case.anchors
+    )
     where = f"{hit.file_path}:{hit.start_line}-{hit.end_line}"
     return f"    {rank:>3} {'*' if relevant else ' '} {terminal_safe(where)}  {terminal_safe(hit.kind)}\n"
 
@@ -73,7 +77,9 @@ def per_query_text(reports: Sequence[BackendReport]) -> str:
         for report in reports:
             result = report.cases[i]
             rank = result.metrics.first_relevant_rank
-            found = f"first relevant rank {rank}" if rank is not None else f"nothing relevant in the top {case.k}"
+            found = (
+                f"first relevant rank {rank}" if rank is not None else f"nothing relevant in the top {case.k}"
+            )
             out.append(f"  {terminal_safe(report.backend)}: {found}\n")
             out.extend(_hit_line(result, r) for r in range(1, len(result.hits) + 1))
             if not result.hits:
@@ -83,7 +89,9 @@ def per_query_text(reports: Sequence[BackendReport]) -> str:
     return "".join(out)
 
 
-def render_per_query(fmt: str, reports: Sequence[BackendReport], rank_metrics: Sequence[MetricSpec] = ()) -> str:
+def render_per_query(
+    fmt: str, reports: Sequence[BackendReport], rank_metrics: Sequence[MetricSpec] = ()
+) -> str:
     """The `--per-query` output in format `fmt`: `text`, `csv` or `tsv`."""
     if fmt == "text":
         return per_query_text(reports)

@@ -17,8 +17,15 @@ def run_report_json(result: RunResult) -> str:
     if result.comparison is not None:
         compare = (result.comparison.a, result.comparison.b, result.comparison.tests)
     full = result.comparison.full if result.comparison is not None else None
-    doc = report_document(result.corpus, result.embedder, len(result.fixtures.cases), result.reports, compare, full,
-                          result.rank_metrics)
+    doc = report_document(
+        result.corpus,
+        result.embedder,
+        len(result.fixtures.cases),
+        result.reports,
+        compare,
+        full,
+        result.rank_metrics,
+    )
     if result.systems:
         doc["systems"] = systems_document(result.systems)
     return dumps_report(doc)
@@ -31,7 +38,9 @@ def run_report_text(result: RunResult) -> str:
     if result.rank_metrics:
         text += render_rank_metrics(result.reports, result.rank_metrics)
     if result.comparison is not None:
-        text += render_compare(result.reports[0], result.reports[1], result.comparison.tests, result.rank_metrics)
+        text += render_compare(
+            result.reports[0], result.reports[1], result.comparison.tests, result.rank_metrics
+        )
         if result.comparison.full is not None:
             text += full_text_block(result.comparison.full) + MDE_LEGEND + FULL_LEGEND
     if result.systems:

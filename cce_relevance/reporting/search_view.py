@@ -18,9 +18,18 @@ def conformance_document(chunks: Sequence[Chunk], impl_language: str = "python")
     doc = {
         "spec_version": CONFORMANCE_SPEC_VERSION,
         "impl_language": impl_language,
-        "chunks": [{"file_path": c.file_path, "start_line": c.start_line, "end_line": c.end_line,
-                    "chunk_type": c.chunk_type, "kind": c.kind, "chunk_id": c.chunk_id,
-                    "token_count": c.token_count} for c in rows],
+        "chunks": [
+            {
+                "file_path": c.file_path,
+                "start_line": c.start_line,
+                "end_line": c.end_line,
+                "chunk_type": c.chunk_type,
+                "kind": c.kind,
+                "chunk_id": c.chunk_id,
+                "token_count": c.token_count,
+            }
+            for c in rows
+        ],
     }
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
@@ -30,19 +39,33 @@ def conformance_table(chunks: Sequence[Chunk], symbol_of: Callable[[Chunk], str 
     `path::Name` anchor names it by; `-` for a chunk without one)."""
     rows = sorted(chunks, key=lambda c: (c.file_path, c.start_line, c.chunk_id))
     width = max([len("file"), *(len(c.file_path) for c in rows)])
-    out = [f"{'file'.ljust(width)}  {'lines':>11}  {'type':<8}  {'kind':<24}  {'chunk_id':<16}  tokens  symbol\n"]
+    out = [
+        f"{'file'.ljust(width)}  {'lines':>11}  {'type':<8}  {'kind':<24}  {'chunk_id':<16}  tokens  symbol\n"
+    ]
     for c in rows:
         lines = f"{c.start_line}-{c.end_line}"
-        out.append(f"{terminal_safe(c.file_path).ljust(width)}  {lines:>11}  {c.chunk_type:<8}  {c.kind:<24}  "
-                   f"{c.chunk_id:<16}  {c.token_count:>6}  {terminal_safe(symbol_of(c) or '-')}\n")
+        out.append(
+            f"{terminal_safe(c.file_path).ljust(width)}  {lines:>11}  {c.chunk_type:<8}  {c.kind:<24}  "
+            f"{c.chunk_id:<16}  {c.token_count:>6}  {terminal_safe(symbol_of(c) or '-')}\n"
+        )
     out.append(f"{len(rows)} chunks\n")
     return "".join(out)
 
 
 def hits_json(hits: Sequence[Hit]) -> str:
-    records = [{"rank": h.rank, "score": format6(h.score), "chunk_id": h.chunk_id, "file_path": h.file_path,
-                "start_line": h.start_line, "end_line": h.end_line, "chunk_type": h.chunk_type, "kind": h.kind}
-               for h in hits]
+    records = [
+        {
+            "rank": h.rank,
+            "score": format6(h.score),
+            "chunk_id": h.chunk_id,
+            "file_path": h.file_path,
+            "start_line": h.start_line,
+            "end_line": h.end_line,
+            "chunk_type": h.chunk_type,
+            "kind": h.kind,
+        }
+        for h in hits
+    ]
     return json.dumps(records, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -51,8 +74,10 @@ def hits_text(hits: Sequence[Hit], first_lines: Sequence[str]) -> str:
     out = []
     width = len(str(len(hits)))
     for h, line in zip(hits, first_lines, strict=True):
-        out.append(f"{str(h.rank).rjust(max(width, 2))}. [{format6(h.score)}] {terminal_safe(h.file_path)}:"
-                   f"{h.start_line}-{h.end_line} ({h.chunk_type}/{h.kind})\n")
+        out.append(
+            f"{str(h.rank).rjust(max(width, 2))}. [{format6(h.score)}] {terminal_safe(h.file_path)}:"
+            f"{h.start_line}-{h.end_line} ({h.chunk_type}/{h.kind})\n"
+        )
         out.append(f"      {terminal_safe(line)}\n")
     if not hits:
         out.append("no results\n")

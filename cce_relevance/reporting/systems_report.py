@@ -20,7 +20,7 @@ from cce_relevance.stats.multi_system import HSD_SEED, HSD_TRIALS, SystemsTest
 ALPHA = 0.05  # what the matrix marks
 
 SYSTEMS_LEGEND = (
-    "\n  reading the systems comparison (docs/statistics.md, \"More than two systems\"):\n"
+    '\n  reading the systems comparison (docs/statistics.md, "More than two systems"):\n'
     "  perm-p   two-sided sign-flip permutation p of the pair's per-query deltas\n"
     "  Holm-p   perm-p adjusted by Holm's method across the pairs of the metric\n"
     f"  HSD-p    randomised Tukey HSD (Carterette 2012), {HSD_TRIALS} trials, "
@@ -54,16 +54,42 @@ def systems_text(title: str, tests: Sequence[SystemsTest]) -> str:
         out.append("  " + "system".ljust(first) + "mean".rjust(12) + "\n")
         for name, mean in zip(names, test.means, strict=True):
             out.append("  " + name.ljust(first) + format6(mean).rjust(12) + "\n")
-        pair_width = max(16, *(len(names[test.systems.index(p.a)]) + len(names[test.systems.index(p.b)]) + 5
-                               for p in test.pairs))
-        out.append("  " + "pair".ljust(pair_width) + "".join(h.rjust(w) for h, w in zip(
-            ("mean-delta", "W/L/T", "t-p", "perm-p", "Holm-p", "HSD-p"), (12, 10, 10, 10, 10, 11), strict=True)) + "\n")
+        pair_width = max(
+            16,
+            *(
+                len(names[test.systems.index(p.a)]) + len(names[test.systems.index(p.b)]) + 5
+                for p in test.pairs
+            ),
+        )
+        out.append(
+            "  "
+            + "pair".ljust(pair_width)
+            + "".join(
+                h.rjust(w)
+                for h, w in zip(
+                    ("mean-delta", "W/L/T", "t-p", "perm-p", "Holm-p", "HSD-p"),
+                    (12, 10, 10, 10, 10, 11),
+                    strict=True,
+                )
+            )
+            + "\n"
+        )
         for p in test.pairs:
             pair = f"{names[test.systems.index(p.a)]} → {names[test.systems.index(p.b)]}"
-            cells = (signed6(p.mean_delta), f"{p.wins}/{p.losses}/{p.ties}", optional6(p.t_p), optional6(p.perm_p),
-                     optional6(p.holm_p), _hsd_cell(p.hsd_p))
-            out.append("  " + pair.ljust(pair_width) + "".join(c.rjust(w) for c, w in zip(
-                cells, (12, 10, 10, 10, 10, 11), strict=True)) + "\n")
+            cells = (
+                signed6(p.mean_delta),
+                f"{p.wins}/{p.losses}/{p.ties}",
+                optional6(p.t_p),
+                optional6(p.perm_p),
+                optional6(p.holm_p),
+                _hsd_cell(p.hsd_p),
+            )
+            out.append(
+                "  "
+                + pair.ljust(pair_width)
+                + "".join(c.rjust(w) for c, w in zip(cells, (12, 10, 10, 10, 10, 11), strict=True))
+                + "\n"
+            )
         out.append("  HSD-p matrix\n  " + "".ljust(first) + "".join(n[:10].rjust(11) for n in names) + "\n")
         for name, row in zip(names, _matrix(test), strict=True):
             out.append("  " + name.ljust(first) + "".join(c.rjust(11) for c in row) + "\n")
@@ -87,15 +113,33 @@ def systems_markdown(title: str, tests: Sequence[SystemsTest]) -> str:
         parts.append(f"\n#### {escape_md(label(test.key))} ({test.n} queries)\n\n")
         rows = []
         for a, name in zip(test.systems, names, strict=True):
-            rows.append([name, format6(test.means[test.systems.index(a)]),
-                         *("–" if a == b else _hsd_cell(test.pair(a, b).hsd_p).strip() for b in test.systems)])
+            rows.append(
+                [
+                    name,
+                    format6(test.means[test.systems.index(a)]),
+                    *("–" if a == b else _hsd_cell(test.pair(a, b).hsd_p).strip() for b in test.systems),
+                ]
+            )
         parts.append(_md_table(["system", "mean", *(f"HSD p vs {n}" for n in names)], rows))
-        pair_rows = [[f"{names[test.systems.index(p.a)]} → {names[test.systems.index(p.b)]}", signed6(p.mean_delta),
-                      f"{p.wins}/{p.losses}/{p.ties}", optional6(p.t_p), optional6(p.perm_p), optional6(p.holm_p),
-                      _hsd_cell(p.hsd_p).strip()] for p in test.pairs]
-        parts.append("\n" + _md_table(["pair", "mean Δ", "W/L/T", "t p", "perm p", "Holm p", "HSD p"], pair_rows))
-    parts.append(f"\n<sub>Holm p = permutation p adjusted across the pairs · HSD p = randomised Tukey HSD "
-                 f"(Carterette 2012), {HSD_TRIALS} seeded trials · * = HSD p below {ALPHA:g}.</sub>\n")
+        pair_rows = [
+            [
+                f"{names[test.systems.index(p.a)]} → {names[test.systems.index(p.b)]}",
+                signed6(p.mean_delta),
+                f"{p.wins}/{p.losses}/{p.ties}",
+                optional6(p.t_p),
+                optional6(p.perm_p),
+                optional6(p.holm_p),
+                _hsd_cell(p.hsd_p).strip(),
+            ]
+            for p in test.pairs
+        ]
+        parts.append(
+            "\n" + _md_table(["pair", "mean Δ", "W/L/T", "t p", "perm p", "Holm p", "HSD p"], pair_rows)
+        )
+    parts.append(
+        f"\n<sub>Holm p = permutation p adjusted across the pairs · HSD p = randomised Tukey HSD "
+        f"(Carterette 2012), {HSD_TRIALS} seeded trials · * = HSD p below {ALPHA:g}.</sub>\n"
+    )
     return "".join(parts)
 
 
@@ -107,13 +151,27 @@ def systems_document(tests: Sequence[SystemsTest]) -> dict[str, Any]:
     """The JSON block: systems, settings, and per metric the means and the pairs."""
     return {
         "hsd": {"seed": HSD_SEED, "trials": HSD_TRIALS},
-        "metrics": {t.key: {
-            "means": {s: format6(m) for s, m in zip(t.systems, t.means, strict=True)},
-            "n": t.n,
-            "pairs": [{"a": p.a, "b": p.b, "holm_p": _optional_doc(p.holm_p), "hsd_p": _optional_doc(p.hsd_p),
-                       "losses": p.losses, "mean_delta": signed6(p.mean_delta),
-                       "permutation_p": _optional_doc(p.perm_p), "t_p": _optional_doc(p.t_p), "ties": p.ties,
-                       "wins": p.wins} for p in t.pairs],
-        } for t in tests},
+        "metrics": {
+            t.key: {
+                "means": {s: format6(m) for s, m in zip(t.systems, t.means, strict=True)},
+                "n": t.n,
+                "pairs": [
+                    {
+                        "a": p.a,
+                        "b": p.b,
+                        "holm_p": _optional_doc(p.holm_p),
+                        "hsd_p": _optional_doc(p.hsd_p),
+                        "losses": p.losses,
+                        "mean_delta": signed6(p.mean_delta),
+                        "permutation_p": _optional_doc(p.perm_p),
+                        "t_p": _optional_doc(p.t_p),
+                        "ties": p.ties,
+                        "wins": p.wins,
+                    }
+                    for p in t.pairs
+                ],
+            }
+            for t in tests
+        },
         "systems": list(tests[0].systems) if tests else [],
     }

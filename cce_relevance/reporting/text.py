@@ -20,15 +20,24 @@ def _row(label: str, cells: Sequence[str], first: int = 10, width: int = 12) -> 
 
 def render_summary(corpus: str, embedder: str, queries: int, reports: Sequence[BackendReport]) -> str:
     """Header lines, the metric table, and the token-level table when any case is ranged."""
-    out = [f"{TITLE}\n", f"  corpus  : {corpus}\n", f"  embedder: {embedder}\n", f"  queries : {queries}\n", "\n",
-           _row("backend", [m.label for m in METRICS])]
+    out = [
+        f"{TITLE}\n",
+        f"  corpus  : {corpus}\n",
+        f"  embedder: {embedder}\n",
+        f"  queries : {queries}\n",
+        "\n",
+        _row("backend", [m.label for m in METRICS]),
+    ]
     for r in reports:
         out.append(_row(r.backend, [format6(getattr(r, m.attr)) for m in METRICS]))
     with_tokens = [(r.backend, r.tokens) for r in reports if r.tokens is not None]
     if with_tokens:
         m = with_tokens[0][1].queries
-        out += ["\n", f"  token-level span metrics ({m} of {queries} queries carry ranged anchors)\n",
-                _row("backend", ["tok-P", "tok-recall", "tok-IoU"])]
+        out += [
+            "\n",
+            f"  token-level span metrics ({m} of {queries} queries carry ranged anchors)\n",
+            _row("backend", ["tok-P", "tok-recall", "tok-IoU"]),
+        ]
         for backend, t in with_tokens:
             out.append(_row(backend, [format6(t.precision), format6(t.recall), format6(t.iou)]))
     return "".join(out)
@@ -36,8 +45,11 @@ def render_summary(corpus: str, embedder: str, queries: int, reports: Sequence[B
 
 def render_rank_metrics(reports: Sequence[BackendReport], specs: Sequence[MetricSpec]) -> str:
     """The `--metrics` table: macro means of the requested rank metrics per backend."""
-    out = ["\n", "  rank metrics over corpus judgments (relevant = a chunk matching an anchor)\n",
-           _row("backend", [m.label for m in specs])]
+    out = [
+        "\n",
+        "  rank metrics over corpus judgments (relevant = a chunk matching an anchor)\n",
+        _row("backend", [m.label for m in specs]),
+    ]
     for r in reports:
         assert r.ranking is not None, "rank metrics were requested but the run was not judged"
         out.append(_row(r.backend, [format6(r.ranking[m.key]) for m in specs]))
@@ -51,25 +63,48 @@ def _value(holder: BackendReport | CaseResult, spec: MetricSpec, rank: bool) -> 
     return getattr(holder.metrics if isinstance(holder, CaseResult) else holder, spec.attr)
 
 
-def render_compare(a: BackendReport, b: BackendReport, tests: Mapping[str, PairedTest],
-                   rank_metrics: Sequence[MetricSpec] = ()) -> str:
+def render_compare(
+    a: BackendReport,
+    b: BackendReport,
+    tests: Mapping[str, PairedTest],
+    rank_metrics: Sequence[MetricSpec] = (),
+) -> str:
     """Per-query deltas (B − A) and the paired t-test block per metric (the reference metrics, then
     the rank metrics of `--metrics`)."""
     n = len(a.cases)
     specs = [(m, False) for m in METRICS] + [(m, True) for m in rank_metrics]
-    out = ["\n", f"  per-query deltas ({a.backend} → {b.backend}; positive = {b.backend} wins)\n",
-           _row("query", ["d" + m.label for m, _ in specs], first=24)]
+    out = [
+        "\n",
+        f"  per-query deltas ({a.backend} → {b.backend}; positive = {b.backend} wins)\n",
+        _row("query", ["d" + m.label for m, _ in specs], first=24),
+    ]
     for ra, rb in zip(a.cases, b.cases, strict=True):
         deltas = [_value(rb, m, rank) - _value(ra, m, rank) for m, rank in specs]
         out.append(_row(ra.case.id, [signed6(d) for d in deltas], first=24))
-    out.append(_row("mean", [signed6(_value(b, m, rank) - _value(a, m, rank)) for m, rank in specs], first=24))
-    out += ["\n", f"  paired t-test on the per-query deltas (two-sided, n={n}, df={max(n - 1, 0)})\n",
-            "  " + "metric".ljust(10) + "mean-delta".rjust(14) + "t".rjust(12) + "p".rjust(12)
-            + "95% CI".rjust(26) + "\n"]
+    out.append(
+        _row("mean", [signed6(_value(b, m, rank) - _value(a, m, rank)) for m, rank in specs], first=24)
+    )
+    out += [
+        "\n",
+        f"  paired t-test on the per-query deltas (two-sided, n={n}, df={max(n - 1, 0)})\n",
+        "  "
+        + "metric".ljust(10)
+        + "mean-delta".rjust(14)
+        + "t".rjust(12)
+        + "p".rjust(12)
+        + "95% CI".rjust(26)
+        + "\n",
+    ]
     for m, _ in specs:
         t = tests[m.key]
         ci = f"[{signed6(t.ci95[0])}, {signed6(t.ci95[1])}]" if t.ci95 is not None else "n/a"
-        out.append("  " + m.label.ljust(10) + signed6(t.mean_delta).rjust(14)
-                   + (signed6(t.t) if t.t is not None else "n/a").rjust(12)
-                   + (format6(t.p) if t.p is not None else "n/a").rjust(12) + ci.rjust(26) + "\n")
+        out.append(
+            "  "
+            + m.label.ljust(10)
+            + signed6(t.mean_delta).rjust(14)
+            + (signed6(t.t) if t.t is not None else "n/a").rjust(12)
+            + (format6(t.p) if t.p is not None else "n/a").rjust(12)
+            + ci.rjust(26)
+            + "\n"
+        )
     return "".join(out)

@@ -44,8 +44,11 @@ def query_ids(cases: Sequence[Case]) -> list[str]:
         if problem is None and case.id in first_line:
             problem = f"fixture line {first_line[case.id]} has the same id (TREC query ids must be unique)"
         if problem is not None:
-            raise CceError(f"fixture line {case.line}: case id {rust_debug_str(case.id)} cannot be a TREC query id: "
-                           f"{problem}", hint='give every case a distinct "id" without spaces')
+            raise CceError(
+                f"fixture line {case.line}: case id {rust_debug_str(case.id)} cannot be a TREC query id: "
+                f"{problem}",
+                hint='give every case a distinct "id" without spaces',
+            )
         first_line[case.id] = case.line
     return list(first_line)
 
@@ -53,8 +56,11 @@ def query_ids(cases: Sequence[Case]) -> list[str]:
 def qrels_text(judgments: Sequence[Judgments]) -> str:
     """The qrels file of the judgments the evaluation used."""
     qids = query_ids([j.case for j in judgments])
-    return "".join(f"{qid} 0 {docno} {grade}\n" for qid, j in zip(qids, judgments, strict=True)
-                   for docno, grade in j.relevant)
+    return "".join(
+        f"{qid} 0 {docno} {grade}\n"
+        for qid, j in zip(qids, judgments, strict=True)
+        for docno, grade in j.relevant
+    )
 
 
 def run_text(report: BackendReport) -> str:
@@ -72,8 +78,10 @@ def run_text(report: BackendReport) -> str:
         seen: set[str] = set()
         for rank, hit in enumerate(result.hits, start=1):
             if hit.chunk_id in seen:
-                raise CceError(f"backend {report.backend} returned chunk {hit.chunk_id} twice for case "
-                               f"{rust_debug_str(qid)}; a TREC run lists a document once per query")
+                raise CceError(
+                    f"backend {report.backend} returned chunk {hit.chunk_id} twice for case "
+                    f"{rust_debug_str(qid)}; a TREC run lists a document once per query"
+                )
             seen.add(hit.chunk_id)
             lines.append(f"{qid} Q0 {hit.chunk_id} {rank} {result.case.k + 1 - rank} {report.backend}\n")
     return "".join(lines)

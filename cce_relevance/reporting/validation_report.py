@@ -20,16 +20,21 @@ def validation_document(v: Validation) -> dict[str, Any]:
         "corpus": v.corpus,
         "fixtures": v.fixtures,
         "ok": v.ok,
-        "problems": [{"anchor": f.anchor, "code": f.code, "id": f.case_id, "line": f.line, "message": f.message}
-                     for f in v.findings],
+        "problems": [
+            {"anchor": f.anchor, "code": f.code, "id": f.case_id, "line": f.line, "message": f.message}
+            for f in v.findings
+        ],
         "schema": schemas.VALIDATE,
     }
 
 
 def validation_text(v: Validation) -> str:
     """A header, then one line per problem; names from the fixtures are quoted and escaped."""
-    out = [f"cce-relevance validate — {terminal_safe(v.fixtures)}\n", f"  corpus  : {terminal_safe(v.corpus)}\n",
-           f"  checked : {v.cases} cases, {v.anchors} anchors\n"]
+    out = [
+        f"cce-relevance validate — {terminal_safe(v.fixtures)}\n",
+        f"  corpus  : {terminal_safe(v.corpus)}\n",
+        f"  checked : {v.cases} cases, {v.anchors} anchors\n",
+    ]
     if v.ok:
         out.append("  ok: every anchor resolves to a chunk of the corpus\n")
         return "".join(out)
@@ -46,8 +51,10 @@ def fixes_text(fixes: Sequence[AnchorFix], stale_cases: int) -> str:
         return ""
     out = [f"\n  suggested fixes: {len(fixes)} (cases with stale anchors: {stale_cases})\n"]
     for f in fixes:
-        out.append(f"  line {f.line}: case {quoted(f.case_id)}: {quoted(f.old.display())} -> "
-                   f"{quoted(f.new)}: {terminal_safe(f.why)}\n")
+        out.append(
+            f"  line {f.line}: case {quoted(f.case_id)}: {quoted(f.old.display())} -> "
+            f"{quoted(f.new)}: {terminal_safe(f.why)}\n"
+        )
     if fixes:
         out.append("  review the patch on stdout, then apply it: git apply FILE (or patch -p1 < FILE)\n")
     return "".join(out)

@@ -83,12 +83,28 @@ def full_stats(deltas_by_metric: Sequence[tuple[str, Sequence[float]]], primary:
     for (key, deltas), interval in zip(deltas_by_metric, intervals, strict=True):
         test = paired_t(deltas)
         wins, losses, ties = win_loss_tie(deltas)
-        partial.append(MetricFullStats(
-            key, test, wins, losses, ties, effect_size_dz(deltas, test), sign_flip_test(deltas),
-            interval, None, observed_mde(deltas), wilcoxon_signed_rank(deltas), sign_test(deltas),
-        ))
+        partial.append(
+            MetricFullStats(
+                key,
+                test,
+                wins,
+                losses,
+                ties,
+                effect_size_dz(deltas, test),
+                sign_flip_test(deltas),
+                interval,
+                None,
+                observed_mde(deltas),
+                wilcoxon_signed_rank(deltas),
+                sign_test(deltas),
+            )
+        )
     tested = [m for m in partial if m.permutation is not None]
-    adjusted = dict(zip((m.key for m in tested),
-                        holm_adjust([m.permutation.p for m in tested]),  # type: ignore[union-attr]
-                        strict=True))
+    adjusted = dict(
+        zip(
+            (m.key for m in tested),
+            holm_adjust([m.permutation.p for m in tested]),  # type: ignore[union-attr]
+            strict=True,
+        )
+    )
     return FullStats(primary, tuple(replace(m, holm_p=adjusted.get(m.key)) for m in partial))

@@ -90,8 +90,9 @@ def _hsd_counts(values: np.ndarray, thresholds: np.ndarray, trials: int, seed: i
     return counts
 
 
-def randomised_tukey_hsd(values: Sequence[Sequence[float]], *, trials: int = HSD_TRIALS,
-                         seed: int = HSD_SEED) -> list[list[float]] | None:
+def randomised_tukey_hsd(
+    values: Sequence[Sequence[float]], *, trials: int = HSD_TRIALS, seed: int = HSD_SEED
+) -> list[list[float]] | None:
     """The HSD p of every pair of systems, as a symmetric s × s matrix (diagonal 1).
 
     `values[i]` holds system i's per-query values, every system the same queries in the same
@@ -112,8 +113,14 @@ def randomised_tukey_hsd(values: Sequence[Sequence[float]], *, trials: int = HSD
     return out
 
 
-def compare_systems(key: str, systems: Sequence[str], values: Sequence[Sequence[float]], *,
-                    trials: int = HSD_TRIALS, seed: int = HSD_SEED) -> SystemsTest:
+def compare_systems(
+    key: str,
+    systems: Sequence[str],
+    values: Sequence[Sequence[float]],
+    *,
+    trials: int = HSD_TRIALS,
+    seed: int = HSD_SEED,
+) -> SystemsTest:
     """Pairwise tests (Holm over the pairs) and the randomised Tukey HSD of one metric."""
     if len(systems) != len(values) or len(set(systems)) != len(systems):
         raise ValueError("one distinct name per system's values")
@@ -128,9 +135,20 @@ def compare_systems(key: str, systems: Sequence[str], values: Sequence[Sequence[
             deltas = [b - a for a, b in zip(values[i], values[j], strict=True)]
             test, perm = paired_t(deltas), sign_flip_test(deltas)
             wins, losses, ties = win_loss_tie(deltas)
-            partial.append(PairResult(systems[i], systems[j], test.mean_delta, wins, losses, ties, test.p,
-                                      perm.p if perm is not None else None, None,
-                                      hsd[i][j] if hsd is not None else None))
+            partial.append(
+                PairResult(
+                    systems[i],
+                    systems[j],
+                    test.mean_delta,
+                    wins,
+                    losses,
+                    ties,
+                    test.p,
+                    perm.p if perm is not None else None,
+                    None,
+                    hsd[i][j] if hsd is not None else None,
+                )
+            )
     tested = [k for k, p in enumerate(partial) if p.perm_p is not None]
     adjusted = holm_adjust([partial[k].perm_p for k in tested])  # type: ignore[misc]
     pairs = list(partial)

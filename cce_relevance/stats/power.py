@@ -130,7 +130,9 @@ class PowerPlan:
     note: str | None
 
 
-def plan_from_pilot(deltas: Sequence[float], delta: float, alpha: float = 0.05, power: float = 0.8) -> PowerPlan:
+def plan_from_pilot(
+    deltas: Sequence[float], delta: float, alpha: float = 0.05, power: float = 0.8
+) -> PowerPlan:
     """The seed's topic-set-size recipe on a pilot: s from its deltas, then MDE and queries needed.
 
     A pilot with n < 2 or no spread (`no_spread`: sd = 0 or rounding noise) estimates no noise,

@@ -69,7 +69,7 @@ def midranks(values: Sequence[float]) -> tuple[list[float], list[int]]:
         end = start
         while end + 1 < len(order) and keys[order[end + 1]] == keys[order[start]]:
             end += 1
-        for i in order[start:end + 1]:
+        for i in order[start : end + 1]:
             ranks[i] = (start + end + 2) / 2.0
         groups.append(end - start + 1)
         start = end + 1
@@ -141,6 +141,6 @@ def sign_test(deltas: Sequence[float], exact_limit: int = EXACT_LIMIT) -> RankTe
         return RankTest(0.0, 1.0, "exact", 0)
     if m <= exact_limit:
         tail = sum(math.comb(m, i) for i in range(min(wins, m - wins) + 1))
-        return RankTest(float(wins), min(1.0, 2 * tail / 2 ** m), "exact", m)
+        return RankTest(float(wins), min(1.0, 2 * tail / 2**m), "exact", m)
     distance = max(abs(wins - m / 2.0) - 0.5, 0.0)
     return RankTest(float(wins), min(1.0, _normal_two_sided(distance / (math.sqrt(m) / 2.0))), "normal", m)

@@ -92,7 +92,7 @@ def _byte_tables(values: np.ndarray) -> np.ndarray:
     """
     groups = -(-values.size // 8)
     padded = np.zeros(groups * 8)
-    padded[:values.size] = values
+    padded[: values.size] = values
     patterns = np.arange(256)
     tables = np.zeros((groups, 256))
     for i in range(8):
@@ -124,8 +124,13 @@ def _sampled_count(values: np.ndarray, threshold: float, draws: int, seed: int) 
     return hits
 
 
-def sign_flip_test(deltas: Sequence[float], *, exact_limit: int = EXACT_LIMIT, draws: int = PERMUTATION_DRAWS,
-                   seed: int = PERMUTATION_SEED) -> PermutationTest | None:
+def sign_flip_test(
+    deltas: Sequence[float],
+    *,
+    exact_limit: int = EXACT_LIMIT,
+    draws: int = PERMUTATION_DRAWS,
+    seed: int = PERMUTATION_SEED,
+) -> PermutationTest | None:
     """Two-sided paired permutation test: how often does a random sign pattern look as extreme?
 
     Under the null hypothesis that head and base are exchangeable per query, each delta is as
@@ -172,8 +177,9 @@ def _percentile_indices(resamples: int) -> tuple[int, int]:
     return -(-resamples * 25 // 1000) - 1, -(-resamples * 975 // 1000) - 1
 
 
-def bootstrap_means_of(samples: Sequence[Sequence[float]], *, resamples: int = BOOTSTRAP_RESAMPLES,
-                       seed: int = BOOTSTRAP_SEED) -> list[np.ndarray]:
+def bootstrap_means_of(
+    samples: Sequence[Sequence[float]], *, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED
+) -> list[np.ndarray]:
     """The mean of each of `resamples` bootstrap resamples, in draw order, of each of several
     samples of one size n (the metrics of one comparison).
 
@@ -202,12 +208,13 @@ def bootstrap_means_of(samples: Sequence[Sequence[float]], *, resamples: int = B
             total = np.zeros(count)
             for j in range(n):
                 total += picks[:, j]
-            out[start:start + count] = total / n
+            out[start : start + count] = total / n
     return means
 
 
-def bootstrap_ci95(deltas: Sequence[float], *, resamples: int = BOOTSTRAP_RESAMPLES,
-                   seed: int = BOOTSTRAP_SEED) -> tuple[float, float] | None:
+def bootstrap_ci95(
+    deltas: Sequence[float], *, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED
+) -> tuple[float, float] | None:
     """Percentile bootstrap 95% confidence interval of the mean delta; None for n < 2.
 
     Resample the n deltas with replacement `resamples` times and take the 2.5% and 97.5%
@@ -219,8 +226,9 @@ def bootstrap_ci95(deltas: Sequence[float], *, resamples: int = BOOTSTRAP_RESAMP
     return bootstrap_ci95_of([deltas], resamples=resamples, seed=seed)[0]
 
 
-def bootstrap_ci95_of(samples: Sequence[Sequence[float]], *, resamples: int = BOOTSTRAP_RESAMPLES,
-                      seed: int = BOOTSTRAP_SEED) -> list[tuple[float, float] | None]:
+def bootstrap_ci95_of(
+    samples: Sequence[Sequence[float]], *, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED
+) -> list[tuple[float, float] | None]:
     """`bootstrap_ci95` of each of several samples, those of one size resampled together
     (`bootstrap_means_of`)."""
     by_size: dict[int, list[int]] = {}
@@ -231,8 +239,11 @@ def bootstrap_ci95_of(samples: Sequence[Sequence[float]], *, resamples: int = BO
     for size, members in by_size.items():
         if size < 2:
             continue
-        for i, means in zip(members, bootstrap_means_of([samples[i] for i in members], resamples=resamples,
-                                                        seed=seed), strict=True):
+        for i, means in zip(
+            members,
+            bootstrap_means_of([samples[i] for i in members], resamples=resamples, seed=seed),
+            strict=True,
+        ):
             means.sort()
             intervals[i] = (float(means[low]), float(means[high]))
     return intervals

@@ -135,7 +135,9 @@ def check(direct_result: dict[str, Any], container_result: dict[str, Any]) -> li
             problems.append(
                 f"{name}: expected one comment, created then updated; requests {result['requests']}"
             )
-        if not any("| `invoice-total` | `billing.py` | — | missing-file |" in c["body"] for c in result["comments"]):
+        if not any(
+            "| `invoice-total` | `billing.py` | — | missing-file |" in c["body"] for c in result["comments"]
+        ):
             problems.append(f"{name}: the last comment does not list the stale anchor")
         if any(step["not_owned_by_runner"] for step in result["steps"]):
             problems.append(

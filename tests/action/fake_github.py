@@ -134,13 +134,27 @@ class FakeGitHub:
             self._repos.setdefault(repo, 100_000 + len(self._repos))
             return self._public(self._create(repo, issue, body, login))
 
-    def add_artifact(self, repo: str, run_id: int, name: str, data: bytes, *, expired: bool = False,
-                     size: int | None = None) -> int:
+    def add_artifact(
+        self,
+        repo: str,
+        run_id: int,
+        name: str,
+        data: bytes,
+        *,
+        expired: bool = False,
+        size: int | None = None,
+    ) -> int:
         """An artifact of workflow run `run_id`; `size` overrides the size GitHub reports."""
         with self._lock:
             artifact_id = 5000 + len(self._artifacts)
-            self._artifacts[artifact_id] = {"repo": repo, "run": run_id, "name": name, "data": data,
-                                            "expired": expired, "size": len(data) if size is None else size}
+            self._artifacts[artifact_id] = {
+                "repo": repo,
+                "run": run_id,
+                "name": name,
+                "data": data,
+                "expired": expired,
+                "size": len(data) if size is None else size,
+            }
             return artifact_id
 
     def comments(self, repo: str, issue: int) -> list[dict[str, Any]]:
@@ -218,10 +232,17 @@ class FakeGitHub:
             return self._delete(match["repo"], int(match["id"]))
         elif (match := _ARTIFACTS.fullmatch(path)) and method == "GET":
             name = query.get("name", [None])[0]
-            found = [{"id": i, "name": a["name"], "size_in_bytes": a["size"], "expired": a["expired"],
-                      "archive_download_url": f"{self.url}/repos/{a['repo']}/actions/artifacts/{i}/zip"}
-                     for i, a in self._artifacts.items()
-                     if a["repo"] == match["repo"] and a["run"] == int(match["run"]) and name in (None, a["name"])]
+            found = [
+                {
+                    "id": i,
+                    "name": a["name"],
+                    "size_in_bytes": a["size"],
+                    "expired": a["expired"],
+                    "archive_download_url": f"{self.url}/repos/{a['repo']}/actions/artifacts/{i}/zip",
+                }
+                for i, a in self._artifacts.items()
+                if a["repo"] == match["repo"] and a["run"] == int(match["run"]) and name in (None, a["name"])
+            ]
             return _Reply(200, {"total_count": len(found), "artifacts": found})
         elif (match := _ARTIFACT_ZIP.fullmatch(path)) and method == "GET":
             if int(match["id"]) in self._artifacts:

@@ -23,9 +23,7 @@ def entries(db_path: Path) -> int:
         return db.execute("SELECT count(*) FROM entries").fetchone()[0]
 
 
-def test_base_and_head_share_the_default_cache_which_outlives_the_run(
-    pr: PullRequest, act: Act
-) -> None:
+def test_base_and_head_share_the_default_cache_which_outlives_the_run(pr: PullRequest, act: Act) -> None:
     pr.push(RANKING_CHANGE, "h1")
 
     cold = act(**QUIET)
@@ -51,8 +49,9 @@ def test_cache_dir_elsewhere_in_the_workspace(pr: PullRequest, act: Act) -> None
     assert run.code == 0, run.stdout
     assert entries(pr.workspace / ".cache" / "cce" / DB_FILE) > 0
     assert not (pr.workspace / ".cce-relevance" / "cache").exists()
-    status = subprocess.run(["git", "-C", str(pr.workspace), "status", "--porcelain"], capture_output=True,
-                            text=True, check=True).stdout
+    status = subprocess.run(
+        ["git", "-C", str(pr.workspace), "status", "--porcelain"], capture_output=True, text=True, check=True
+    ).stdout
     assert status == ""  # both directories ignore themselves
 
 

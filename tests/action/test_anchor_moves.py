@@ -37,7 +37,9 @@ def _hunks(draw: st.DrawFn) -> tuple[int, list[Hunk]]:
         if old_count == 0:  # an insertion after base line start - 1
             hunks.append(Hunk(start - 1, 0, start - 1 + offset + 1, new_count))
         else:
-            hunks.append(Hunk(start, old_count, start + offset if new_count else start + offset - 1, new_count))
+            hunks.append(
+                Hunk(start, old_count, start + offset if new_count else start + offset - 1, new_count)
+            )
         offset += new_count - old_count
         line = start + old_count + (0 if old_count else 1)
     return length, hunks
@@ -59,21 +61,25 @@ def _model(length: int, hunks: list[Hunk]) -> tuple[dict[int, int], set[int], se
             head_line += 1
             where[base_line] = head_line
         for h in hunks:
-            if (h.old_count == 0 and h.old_start == base_line) or \
-                    (h.old_count and h.old_start + h.old_count - 1 == base_line):
+            if (h.old_count == 0 and h.old_start == base_line) or (
+                h.old_count and h.old_start + h.old_count - 1 == base_line
+            ):
                 head_line += h.new_count
     return where, replaced, inserted_after
 
 
 @given(_hunks(), st.data())
-def test_map_range_agrees_with_a_line_by_line_model(diff: tuple[int, list[Hunk]], data: st.DataObject) -> None:
+def test_map_range_agrees_with_a_line_by_line_model(
+    diff: tuple[int, list[Hunk]], data: st.DataObject
+) -> None:
     length, hunks = diff
     start = data.draw(st.integers(1, length))
     end = data.draw(st.integers(start, length))
     where, replaced, inserted_after = _model(length, hunks)
     status, (a, b) = map_range(hunks, start, end)
-    touched = any(line in replaced for line in range(start, end + 1)) or \
-        any(start <= line < end for line in inserted_after)
+    touched = any(line in replaced for line in range(start, end + 1)) or any(
+        start <= line < end for line in inserted_after
+    )
     if touched:
         assert (status, a, b) == ("changed", start, end)
         return
@@ -94,8 +100,10 @@ def test_map_range_cases() -> None:
 
 
 def test_parse_hunks_reads_git_headers() -> None:
-    diff = ("diff --git a/f.py b/f.py\n--- a/f.py\n+++ b/f.py\n@@ -0,0 +1,3 @@\n+a\n+b\n+c\n"
-            "@@ -7 +10 @@ def f():\n-x\n+y\n@@ -20,2 +22,0 @@\n-p\n-q\n")
+    diff = (
+        "diff --git a/f.py b/f.py\n--- a/f.py\n+++ b/f.py\n@@ -0,0 +1,3 @@\n+a\n+b\n+c\n"
+        "@@ -7 +10 @@ def f():\n-x\n+y\n@@ -20,2 +22,0 @@\n-p\n-q\n"
+    )
     assert parse_hunks(diff) == [Hunk(0, 0, 1, 3), Hunk(7, 1, 10, 1), Hunk(20, 2, 22, 0)]
 
 
@@ -128,8 +136,9 @@ SET = (
 
 def _git(repo: Path, *args: str) -> str:
     env_args = ["-c", "user.name=T", "-c", "user.email=t@example.invalid"]
-    return subprocess.run(["git", *env_args, *args], cwd=repo, check=True, capture_output=True,
-                          text=True).stdout.strip()
+    return subprocess.run(
+        ["git", *env_args, *args], cwd=repo, check=True, capture_output=True, text=True
+    ).stdout.strip()
 
 
 def _commit(repo: Path, files: dict[str, str], message: str) -> str:
@@ -159,18 +168,37 @@ def test_anchors_rebound_by_lines_added_above_are_reported_as_moved(repo: Path) 
     """The trial's reproduction: after edits above them, range anchors point at other functions
     (`@6-8` would cover `quote`'s neighbour); the diff says where their lines went."""
     base = _commit(repo, {"src/text/quote.py": QUOTE, "eval/set.jsonl": SET}, "base")
-    edited = HEADER + QUOTE.replace('    return text.startswith(\'"\')', '    text = text.strip()\n'
-                                    '    return text.startswith(\'"\')')
+    edited = HEADER + QUOTE.replace(
+        "    return text.startswith('\"')", "    text = text.strip()\n    return text.startswith('\"')"
+    )
     head = _commit(repo, {"src/text/quote.py": edited}, "head: imports above, is_quoted edited")
 
     moves = follow_ranges(repo, base, head, _side(repo, SET), _side(repo, SET))
 
     assert moves == (
-        AnchorMove("unquote", 2, "text/quote.py#function_definition@6-8", "moved", "src/text/quote.py", (6, 8),
-                   (10, 12), SET.splitlines()[1].replace("@6-8", "@10-12")),
-        AnchorMove("quote", 3, "text/quote.py@1-3", "moved", "src/text/quote.py", (1, 3), (5, 7),
-                   SET.splitlines()[2].replace("@1-3", "@5-7")),
-        AnchorMove("is-quoted", 4, "text/quote.py@11-12", "changed", "src/text/quote.py", (11, 12), None, None),
+        AnchorMove(
+            "unquote",
+            2,
+            "text/quote.py#function_definition@6-8",
+            "moved",
+            "src/text/quote.py",
+            (6, 8),
+            (10, 12),
+            SET.splitlines()[1].replace("@6-8", "@10-12"),
+        ),
+        AnchorMove(
+            "quote",
+            3,
+            "text/quote.py@1-3",
+            "moved",
+            "src/text/quote.py",
+            (1, 3),
+            (5, 7),
+            SET.splitlines()[2].replace("@1-3", "@5-7"),
+        ),
+        AnchorMove(
+            "is-quoted", 4, "text/quote.py@11-12", "changed", "src/text/quote.py", (11, 12), None, None
+        ),
     )
     pasted = json.loads(moves[0].fixture_line or "")
     assert pasted["grades"] == {"text/quote.py#function_definition@10-12": 2}  # the grade follows it
@@ -180,8 +208,11 @@ def test_anchors_rebound_by_lines_added_above_are_reported_as_moved(repo: Path) 
 
 def test_only_anchors_written_the_same_at_both_sides_on_a_file_at_both_are_followed(repo: Path) -> None:
     base_set = SET.replace('"text/quote.py@11-12"', '"text/gone.py@1-2"')
-    base = _commit(repo, {"src/text/quote.py": QUOTE, "src/text/gone.py": "a = 1\nb = 2\n",
-                          "eval/set.jsonl": base_set}, "base")
+    base = _commit(
+        repo,
+        {"src/text/quote.py": QUOTE, "src/text/gone.py": "a = 1\nb = 2\n", "eval/set.jsonl": base_set},
+        "base",
+    )
     (repo / "src/text/gone.py").unlink()
     head_set = SET.replace("@6-8", "@10-12").replace('"text/quote.py@11-12"', '"text/gone.py@1-2"')
     head = _commit(repo, {"src/text/quote.py": HEADER + QUOTE, "eval/set.jsonl": head_set}, "head")
@@ -193,21 +224,27 @@ def test_only_anchors_written_the_same_at_both_sides_on_a_file_at_both_are_follo
 
 
 def test_a_line_that_writes_the_anchor_with_escapes_is_reserialised(repo: Path) -> None:
-    escaped = SET.replace('"expected":["text/quote.py@1-3", "text/other.py"]',
-                          '"expected":["text\\/quote.py@1-3", "text/other.py"]')
+    escaped = SET.replace(
+        '"expected":["text/quote.py@1-3", "text/other.py"]',
+        '"expected":["text\\/quote.py@1-3", "text/other.py"]',
+    )
     base = _commit(repo, {"src/text/quote.py": QUOTE, "eval/set.jsonl": escaped}, "base")
     head = _commit(repo, {"src/text/quote.py": HEADER + QUOTE}, "head")
     [_, quote, _] = follow_ranges(repo, base, head, _side(repo, escaped), _side(repo, escaped))
-    assert quote.fixture_line == ('{"id":"quote","query":"wrap in quotes","expected":["text/quote.py@5-7",'
-                                  '"text/other.py"],"k":3}')
+    assert quote.fixture_line == (
+        '{"id":"quote","query":"wrap in quotes","expected":["text/quote.py@5-7","text/other.py"],"k":3}'
+    )
 
 
 def test_anchors_on_files_the_change_leaves_alone_ask_git_nothing_per_file(
-        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """One listing of the changed files, then diffs only of anchored files in it: a set anchored in
     hundreds of files costs a few git processes, not three per file. The result is unchanged."""
     other = "def other():\n    return 1\n"
-    base = _commit(repo, {"src/text/quote.py": QUOTE, "src/text/other.py": other, "eval/set.jsonl": SET}, "base")
+    base = _commit(
+        repo, {"src/text/quote.py": QUOTE, "src/text/other.py": other, "eval/set.jsonl": SET}, "base"
+    )
     head = _commit(repo, {"src/text/quote.py": HEADER + QUOTE}, "head: imports above")
     calls: list[tuple[str, ...]] = []
     real_git = anchor_moves.git

@@ -212,7 +212,9 @@ def test_a_marker_inside_fixture_text_does_not_make_a_comment_ours(
     assert bodies == [_body(f"| `{MARKER}` | 1 → 3 |", keyed), _body("the unkeyed step's report")]
 
 
-def test_two_first_runs_that_both_create_keep_the_oldest(fake_github: FakeGitHub, client: GitHubClient) -> None:
+def test_two_first_runs_that_both_create_keep_the_oldest(
+    fake_github: FakeGitHub, client: GitHubClient
+) -> None:
     fake_github.racing_posts.append(_body("the other run's report"))  # lands between our list and post
 
     result = upsert_comment(client, REPO, PR, _body("this run's report"), MARKER)
@@ -224,7 +226,10 @@ def test_two_first_runs_that_both_create_keep_the_oldest(fake_github: FakeGitHub
 
 
 def test_on_change_creates_nothing_but_still_updates(fake_github: FakeGitHub, client: GitHubClient) -> None:
-    assert upsert_comment(client, REPO, PR, _body("nothing changed"), MARKER, create=False).action == "not needed"
+    assert (
+        upsert_comment(client, REPO, PR, _body("nothing changed"), MARKER, create=False).action
+        == "not needed"
+    )
     assert fake_github.comments(REPO, PR) == []
     upsert_comment(client, REPO, PR, _body("a change"), MARKER)
     result = upsert_comment(client, REPO, PR, _body("nothing changed now"), MARKER, create=False)
@@ -287,7 +292,7 @@ def test_tilde_fence_is_closed_with_tildes() -> None:
 
 @pytest.mark.parametrize("budget", range(40, 400, 7))
 def test_a_mermaid_chart_is_kept_whole_or_dropped(budget: int) -> None:
-    chart = "```mermaid\nxychart-beta\n    x-axis [\"a\", \"b\"]\n    bar [0.5, -0.5]\n    line [0, 0]\n```"
+    chart = '```mermaid\nxychart-beta\n    x-axis ["a", "b"]\n    bar [0.5, -0.5]\n    line [0, 0]\n```'
     section = "### Set\n\nlead\n\n" + chart + "\n\nafter\n" + "\n".join(f"row {i}" for i in range(100))
 
     note = 130  # the truncation note and its separators
@@ -336,7 +341,9 @@ def test_a_cut_never_separates_a_table_header_from_its_delimiter_row() -> None:
     rows = "".join(f"\n| `q{i}` | -0.5 |" for i in range(20))
     section = "Lead paragraph of the section.\n\n| query | Δ |\n| --- | ---: |" + rows
     whole = fit_body("<!-- m -->", [section], "tail")
-    smallest = len("<!-- m -->\n\n> **Detail truncated** to fit GitHub's size limit. The full report is in x.\n\ntail")
+    smallest = len(
+        "<!-- m -->\n\n> **Detail truncated** to fit GitHub's size limit. The full report is in x.\n\ntail"
+    )
     headers = 0
     for limit in range(smallest, len(whole)):
         lines = fit_body("<!-- m -->", [section], "tail", limit=limit, full_report="x").split("\n")

@@ -39,8 +39,15 @@ HOSTILE_IDS = ["<!-- cce-relevance:v1 -->", "@admin <img src=x> #12", "a|b `c` *
 def _query(qid: str, rank: int | None) -> dict[str, object]:
     mrr = 0.0 if rank is None else 1.0 / rank
     hit = 0.0 if rank is None else 1.0
-    return {"f1": format6(hit / 2), "first_relevant_rank": rank, "id": qid, "k": 3, "mrr": format6(mrr),
-            "precision_at_k": format6(hit / 3), "recall": format6(hit)}
+    return {
+        "f1": format6(hit / 2),
+        "first_relevant_rank": rank,
+        "id": qid,
+        "k": 3,
+        "mrr": format6(mrr),
+        "precision_at_k": format6(hit / 3),
+        "recall": format6(hit),
+    }
 
 
 def _report(ranks: dict[str, dict[str, int | None]]) -> str:
@@ -48,11 +55,20 @@ def _report(ranks: dict[str, dict[str, int | None]]) -> str:
     backends = []
     for name, by_query in ranks.items():
         queries = [_query(qid, rank) for qid, rank in by_query.items()]
-        means = {key: format6(sum(float(q[key]) for q in queries) / len(queries))  # type: ignore[arg-type]
-                 for key in ("f1", "mrr", "precision_at_k", "recall")}
+        means = {
+            key: format6(sum(float(q[key]) for q in queries) / len(queries))  # type: ignore[arg-type]
+            for key in ("f1", "mrr", "precision_at_k", "recall")
+        }
         backends.append({"backend": name, **means, "per_query": queries})
-    return dumps_report({"backends": backends, "corpus": "../corpus", "embedder": "hash-v1",
-                         "queries": len(next(iter(ranks.values()))), "schema": "cce.relevance.report/v2"})
+    return dumps_report(
+        {
+            "backends": backends,
+            "corpus": "../corpus",
+            "embedder": "hash-v1",
+            "queries": len(next(iter(ranks.values()))),
+            "schema": "cce.relevance.report/v2",
+        }
+    )
 
 
 def _hits(rank: int | None, expected: str, intruder: str) -> tuple[TopHit, ...]:
@@ -62,40 +78,84 @@ def _hits(rank: int | None, expected: str, intruder: str) -> tuple[TopHit, ...]:
         if slot == rank:
             hits.append(TopHit(slot, expected, 1, 4, "function_definition", True))
         else:
-            hits.append(TopHit(slot, intruder, 10 * position, 10 * position + 5, "function_definition", False,
-                               f"InvoiceReport.total_{position}"))
+            hits.append(
+                TopHit(
+                    slot,
+                    intruder,
+                    10 * position,
+                    10 * position + 5,
+                    "function_definition",
+                    False,
+                    f"InvoiceReport.total_{position}",
+                )
+            )
             position += 1
     return tuple(hits)
 
 
-def _set(base: dict[str, int | None], head: dict[str, int | None], *, fixture: str = "eval/search.jsonl",
-         golden: GoldenCheck | None = None, stale: tuple[str, ...] = (), worse_on: tuple[str, ...] = BACKENDS,
-         ) -> SetResult:
+def _set(
+    base: dict[str, int | None],
+    head: dict[str, int | None],
+    *,
+    fixture: str = "eval/search.jsonl",
+    golden: GoldenCheck | None = None,
+    stale: tuple[str, ...] = (),
+    worse_on: tuple[str, ...] = BACKENDS,
+) -> SetResult:
     """One set: every backend ranks as `base` at base; at head the backends in `worse_on` rank as `head`."""
     base_ranks = {b: dict(base) for b in BACKENDS}
     head_ranks = {b: dict(head) if b in worse_on else dict(base) for b in BACKENDS}
     anchors = {qid: (parse_anchor("billing.py#function_definition@1-4"),) for qid in base}
-    findings = tuple(Finding("missing-file", 2 + i, qid, "billing.py#function_definition@1-4",
-                             "billing.py: no such file in the corpus") for i, qid in enumerate(stale))
+    findings = tuple(
+        Finding(
+            "missing-file",
+            2 + i,
+            qid,
+            "billing.py#function_definition@1-4",
+            "billing.py: no such file in the corpus",
+        )
+        for i, qid in enumerate(stale)
+    )
 
     def rankings(ranks: dict[str, dict[str, int | None]]) -> dict[str, dict[str, tuple[TopHit, ...]]]:
-        return {b: {q: _hits(r, "billing.py", "reports.py") for q, r in by.items()} for b, by in ranks.items()}
+        return {
+            b: {q: _hits(r, "billing.py", "reports.py") for q, r in by.items()} for b, by in ranks.items()
+        }
 
     return SetResult(
-        fixture, _report(base_ranks), _report(head_ranks), golden,
+        fixture,
+        _report(base_ranks),
+        _report(head_ranks),
+        golden,
         base_anchors=Validation(fixture, "corpus", len(base), len(base), ()),
         head_anchors=Validation(fixture, "corpus", len(base), len(base), findings),
-        base_rankings=rankings(base_ranks), head_rankings=rankings(head_ranks), corpus="corpus", anchors=anchors,
+        base_rankings=rankings(base_ranks),
+        head_rankings=rankings(head_ranks),
+        corpus="corpus",
+        anchors=anchors,
     )
 
 
 def _drifted(s: SetResult) -> SetResult:
     assert s.base is not None and s.head is not None
-    golden = GoldenCheck("eval/search.golden.json", "--- golden\n+++ head\n(see the keyed diff)\n",
-                         "cce-relevance run eval/search.jsonl --golden eval/search.golden.json --update-golden",
-                         s.base)
-    return SetResult(s.fixture, s.base, s.head, golden, base_anchors=s.base_anchors, head_anchors=s.head_anchors,
-                     base_rankings=s.base_rankings, head_rankings=s.head_rankings, corpus=s.corpus, anchors=s.anchors)
+    golden = GoldenCheck(
+        "eval/search.golden.json",
+        "--- golden\n+++ head\n(see the keyed diff)\n",
+        "cce-relevance run eval/search.jsonl --golden eval/search.golden.json --update-golden",
+        s.base,
+    )
+    return SetResult(
+        s.fixture,
+        s.base,
+        s.head,
+        golden,
+        base_anchors=s.base_anchors,
+        head_anchors=s.head_anchors,
+        base_rankings=s.base_rankings,
+        head_rankings=s.head_rankings,
+        corpus=s.corpus,
+        anchors=s.anchors,
+    )
 
 
 FIVE = {"invoice-total": 1, "record-shipment": 1, "password-check": 1, "lru-evict": 2, "format-price": 1}
@@ -128,11 +188,25 @@ SCENARIOS = ["small-drift", "no-change", "stale-anchors", "large-trimmed", "host
 
 def rendered_comment(name: str) -> str:
     outcome, limit = scenario(name)
-    markdown = render_comment(outcome, outcome.verdict(), CommitPair(BASE, HEAD), comment_marker("auto-0123456789ab"),
-                              links=LINKS, run_link="[job `relevance` of run 42](https://github.example/run/42)",
-                              edited=("eval/search.golden.json",) if name == "small-drift" else ())
-    return fit_body(markdown.head, list(markdown.sections), markdown.tail, limit,
-                    full_report="[the job summary](https://github.example/run/42)") + "\n"
+    markdown = render_comment(
+        outcome,
+        outcome.verdict(),
+        CommitPair(BASE, HEAD),
+        comment_marker("auto-0123456789ab"),
+        links=LINKS,
+        run_link="[job `relevance` of run 42](https://github.example/run/42)",
+        edited=("eval/search.golden.json",) if name == "small-drift" else (),
+    )
+    return (
+        fit_body(
+            markdown.head,
+            list(markdown.sections),
+            markdown.tail,
+            limit,
+            full_report="[the job summary](https://github.example/run/42)",
+        )
+        + "\n"
+    )
 
 
 @pytest.mark.parametrize("name", SCENARIOS)
@@ -142,7 +216,9 @@ def test_the_rendered_comment_matches_its_golden(name: str, update_goldens: bool
     if update_goldens:
         GOLDENS.mkdir(exist_ok=True)
         path.write_text(body, encoding="utf-8", newline="")
-    assert path.read_text(encoding="utf-8") == body, f"{path} differs; rerun with --update-goldens if intended"
+    assert path.read_text(encoding="utf-8") == body, (
+        f"{path} differs; rerun with --update-goldens if intended"
+    )
 
 
 def gfm(body: str) -> str:
@@ -153,18 +229,58 @@ def gfm(body: str) -> str:
 def test_each_golden_renders_as_github_would(name: str) -> None:
     body = (GOLDENS / f"{name}.md").read_text(encoding="utf-8")
     html = gfm(body)
-    assert html.count("<details>") == html.count("</details>") and "</details>" not in html.split("<details>")[0]
+    assert (
+        html.count("<details>") == html.count("</details>") and "</details>" not in html.split("<details>")[0]
+    )
     for table in re.findall(r"<table>.*?</table>", html, flags=re.S):
         head, rows = table.split("</thead>")
         width = len(re.findall(r"<th\b", head))
-        assert all(len(re.findall(r"<td\b", row)) == width for row in re.findall(r"<tr>.*?</tr>", rows, flags=re.S))
+        assert all(
+            len(re.findall(r"<td\b", row)) == width for row in re.findall(r"<tr>.*?</tr>", rows, flags=re.S)
+        )
     for summary in re.findall(r"<summary>(.*?)</summary>", html, flags=re.S):
         assert "\\" not in summary
     # The only raw HTML is ours: the marker, folds, <sub>; fixture text never becomes a tag.
     assert set(re.findall(r"<(/?[a-z0-9]+)", html)) <= {
-        "h2", "/h2", "p", "/p", "strong", "/strong", "code", "/code", "pre", "/pre", "table", "/table", "thead",
-        "/thead", "tbody", "/tbody", "tr", "/tr", "th", "/th", "td", "/td", "details", "/details", "summary",
-        "/summary", "sub", "/sub", "a", "/a", "em", "/em", "h3", "/h3", "h4", "/h4", "blockquote", "/blockquote"}
+        "h2",
+        "/h2",
+        "p",
+        "/p",
+        "strong",
+        "/strong",
+        "code",
+        "/code",
+        "pre",
+        "/pre",
+        "table",
+        "/table",
+        "thead",
+        "/thead",
+        "tbody",
+        "/tbody",
+        "tr",
+        "/tr",
+        "th",
+        "/th",
+        "td",
+        "/td",
+        "details",
+        "/details",
+        "summary",
+        "/summary",
+        "sub",
+        "/sub",
+        "a",
+        "/a",
+        "em",
+        "/em",
+        "h3",
+        "/h3",
+        "h4",
+        "/h4",
+        "blockquote",
+        "/blockquote",
+    }
     assert body.startswith(comment_marker("auto-0123456789ab") + "\n")
     assert html.count("<!--") == 1  # the marker, and no other HTML comment (a forged marker is text)
     assert len(body) <= COMMENT_LIMIT
@@ -175,16 +291,24 @@ def test_the_small_drift_comment_answers_which_how_much_and_why() -> None:
     first_screen = body.split("**Statistics**")[0]
     row = next(line for line in first_screen.splitlines() if line.startswith("| `invoice-total` |"))
     assert row.startswith("| `invoice-total` | 1 → 3 | 1 → 3 | 1 → 3 | **-0.667** 🔴 | `···█████│········` |")
-    assert (f"[`reports.py:10-15`](https://github.example/octo/demo/blob/{HEAD}/corpus/reports.py#L10-L15) "
-            "`function_definition` `InvoiceReport.total_1` (+1 more) above it" in row)
+    assert (
+        f"[`reports.py:10-15`](https://github.example/octo/demo/blob/{HEAD}/corpus/reports.py#L10-L15) "
+        "`function_definition` `InvoiceReport.total_1` (+1 more) above it" in row
+    )
     lines = first_screen.splitlines()
-    assert lines.index(row) < lines.index(next(x for x in lines if x.startswith("| `lru-evict` |")))  # worst first
+    assert lines.index(row) < lines.index(
+        next(x for x in lines if x.startswith("| `lru-evict` |"))
+    )  # worst first
     assert "--update-golden" in first_screen and "✏️ This pull request edits `eval/search.golden.json`" in body
 
 
 def test_nothing_changed_is_three_lines_and_a_footer() -> None:
     body = (GOLDENS / "no-change.md").read_text(encoding="utf-8")
-    assert body.count("\n") <= 8 and "<table" not in gfm(body) and "MRR unchanged on every backend (n = 5)" in gfm(body)
+    assert (
+        body.count("\n") <= 8
+        and "<table" not in gfm(body)
+        and "MRR unchanged on every backend (n = 5)" in gfm(body)
+    )
 
 
 def test_the_verdict_agrees_with_the_statistics_and_the_json() -> None:
@@ -193,7 +317,9 @@ def test_the_verdict_agrees_with_the_statistics_and_the_json() -> None:
     headline = outcome.headline
     assert headline is not None and headline.test.n == 3 and headline.left_out == 3
     assert "n = 3, 3 queries with a stale anchor left out" in body  # the verdict
-    assert "the verdict's test (3 queries, leaving out 3 queries with a stale anchor)" in body  # the statistics
+    assert (
+        "the verdict's test (3 queries, leaving out 3 queries with a stale anchor)" in body
+    )  # the statistics
     assert re.search(r"\n\| 3 \| \+0\.000 \|", body)  # its n and mean delta
     s = outcome.sets[0]
     compare = json.loads(s.head or "{}")

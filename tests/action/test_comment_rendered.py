@@ -23,8 +23,10 @@ HOSTILE = ["<!-- cce-relevance:v1 -->", "@admin <img src=x> #12", "a|b `c` **d**
 
 def report(mrr: list[float], ids: list[str]) -> str:
     fixed = {"precision_at_k": "0.200000", "recall": "1.000000", "f1": "0.333333"}
-    per_query = [{"id": q, "mrr": format6(v), "first_relevant_rank": 1 if v else None, **fixed}
-                 for q, v in zip(ids, mrr, strict=True)]
+    per_query = [
+        {"id": q, "mrr": format6(v), "first_relevant_rank": 1 if v else None, **fixed}
+        for q, v in zip(ids, mrr, strict=True)
+    ]
     entry = {"backend": "hybrid", "mrr": format6(sum(mrr) / len(mrr)), "per_query": per_query, **fixed}
     return json.dumps({"schema": "cce.relevance.report/v2", "backends": [entry]})
 
@@ -36,8 +38,14 @@ def rendered(body: str) -> str:
 def comment(ids: list[str], head: list[float], limit: int = 65_536) -> str:
     s = SetResult("eval/a.jsonl", report([1.0] * len(ids), ids), report(head, ids), None)
     outcome = Outcome((s,), "mrr", 0.05)
-    md = render_comment(outcome, outcome.verdict(), CommitPair("a" * 40, "b" * 40), comment_marker("k"),
-                        links=Links("https://github.example", "octo/demo", "a" * 40, "b" * 40), run_link=None)
+    md = render_comment(
+        outcome,
+        outcome.verdict(),
+        CommitPair("a" * 40, "b" * 40),
+        comment_marker("k"),
+        links=Links("https://github.example", "octo/demo", "a" * 40, "b" * 40),
+        run_link=None,
+    )
     return fit_body(md.head, list(md.sections), md.tail, limit)
 
 
@@ -55,7 +63,9 @@ def test_hostile_ids_render_as_text_and_cannot_forge_the_marker() -> None:
     body = comment(HOSTILE, [0.0, 1.0, 0.5, 0.0])
     html = rendered(body)
     check(html)
-    assert "<img" not in html and "<!-- cce-relevance:v1 -->" not in html.replace("&lt;", "<").split("\n", 1)[0]
+    assert (
+        "<img" not in html and "<!-- cce-relevance:v1 -->" not in html.replace("&lt;", "<").split("\n", 1)[0]
+    )
     assert body.startswith(comment_marker("k") + "\n") and body.count(comment_marker("k")) == 1
     assert "x" * 39 + "…" in body and "x" * 41 not in body  # a long id is cut with an ellipsis
     assert not re.search(r"@admin(?!&#8203;|\u200b)", re.sub(r"<code>.*?</code>", "", html))

@@ -232,14 +232,18 @@ def test_unknown_base_ref_in_a_full_clone_is_a_misspelt_name_not_missing_history
     inputs = event_inputs(tmp_path, clone, "schedule", {}, **{"BASE-REF": "no-such-branch"})
     with pytest.raises(CceError) as info:
         resolve(inputs, clone)
-    assert info.value.message == ("input 'base-ref': 'no-such-branch' names no commit: the repository has its full "
-                                  "history and no branch, tag or commit 'no-such-branch' or "
-                                  "'origin/no-such-branch', here or on origin")
+    assert info.value.message == (
+        "input 'base-ref': 'no-such-branch' names no commit: the repository has its full "
+        "history and no branch, tag or commit 'no-such-branch' or "
+        "'origin/no-such-branch', here or on origin"
+    )
     assert info.value.hint == "check the spelling of 'base-ref' (a branch, tag or commit SHA)"
     assert "fetch-depth" not in info.value.message + str(info.value.hint)
 
 
-def test_unknown_base_ref_in_a_shallow_clone_asks_for_full_history(tmp_path: Path, upstream: Upstream) -> None:
+def test_unknown_base_ref_in_a_shallow_clone_asks_for_full_history(
+    tmp_path: Path, upstream: Upstream
+) -> None:
     clone = upstream.clone(tmp_path / "shallow", "--depth", "1", "--branch", "feature")
     sh(clone, "remote", "remove", "origin")  # nothing more can be fetched
     inputs = event_inputs(tmp_path, clone, "schedule", {}, **{"BASE-REF": "no-such-branch"})
@@ -268,12 +272,21 @@ def test_commit_files_are_exactly_the_commits_tracked_files(upstream: Upstream) 
     (upstream.path / "untracked.py").write_text("left over\n")  # in the checkout, not in any commit
     with commit_files(upstream.path) as files:
         tree = files.check_out(upstream.f1)
-        assert tree_files(tree) == {"docs/new.md": "# new\n", "eval/relevance/code.jsonl": "{}\n",
-                                    "src/a.py": "a = 10\n", "src/b.py": "b = 2\n"}
+        assert tree_files(tree) == {
+            "docs/new.md": "# new\n",
+            "eval/relevance/code.jsonl": "{}\n",
+            "src/a.py": "a = 10\n",
+            "src/b.py": "b = 2\n",
+        }
         assert not (tree / ".git").exists()
         assert files.check_out(upstream.c4) == tree  # the next commit, in the same place
-        assert tree_files(tree) == {"eval/relevance/code.jsonl": "{}\n", "src/a.py": "a = 1\n",
-                                    "src/b.py": "b = 2\n", "src/c.py": "c = 3\n", "src/d.py": "d = 4\n"}
+        assert tree_files(tree) == {
+            "eval/relevance/code.jsonl": "{}\n",
+            "src/a.py": "a = 1\n",
+            "src/b.py": "b = 2\n",
+            "src/c.py": "c = 3\n",
+            "src/d.py": "d = 4\n",
+        }
         assert not (tree / "docs").exists()
         outside = tree.parent
     assert not outside.exists()
@@ -288,11 +301,19 @@ def test_switching_commits_never_keeps_a_file_git_did_not_write(upstream: Upstre
         (tree / "scratch.txt").write_text("written while scoring")
         (tree / "src" / "a.py").write_text("edited while scoring")
         files.check_out(upstream.f1)
-        assert tree_files(tree) == {"docs/new.md": "# new\n", "eval/relevance/code.jsonl": "{}\n",
-                                    "src/a.py": "a = 10\n", "src/b.py": "b = 2\n"}
+        assert tree_files(tree) == {
+            "docs/new.md": "# new\n",
+            "eval/relevance/code.jsonl": "{}\n",
+            "src/a.py": "a = 10\n",
+            "src/b.py": "b = 2\n",
+        }
         (tree / "src" / "b.py").write_text("edited")  # tracked and unchanged between the commits
         files.check_out(upstream.c2)
-        assert tree_files(tree) == {"eval/relevance/code.jsonl": "{}\n", "src/a.py": "a = 1\n", "src/b.py": "b = 2\n"}
+        assert tree_files(tree) == {
+            "eval/relevance/code.jsonl": "{}\n",
+            "src/a.py": "a = 1\n",
+            "src/b.py": "b = 2\n",
+        }
 
 
 def test_a_changed_gitattributes_file_rewrites_every_file(upstream: Upstream) -> None:

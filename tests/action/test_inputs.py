@@ -108,7 +108,9 @@ def test_other_inputs_accept_the_underscore_spelling(workspace: Path) -> None:
 
 
 @pytest.mark.parametrize(("value", "name"), [("ndcg_at_k", "ndcg"), ("hit_at_5", "hit@5"), ("mrr", None)])
-def test_a_rank_regression_metric_is_scored_with_metrics(workspace: Path, value: str, name: str | None) -> None:
+def test_a_rank_regression_metric_is_scored_with_metrics(
+    workspace: Path, value: str, name: str | None
+) -> None:
     from cce_relevance.action.inputs import rank_metric_name
 
     got = read(workspace, **{"regression-metric": value})
@@ -263,8 +265,16 @@ def test_refs_and_comment_key(workspace: Path) -> None:
         ("comment", "on", "expected true or false"),
         ("comment", "1", "expected true or false"),
         ("fail-on", "always", "expected one of drift, regression, none"),
-        ("regression-metric", "ndcg", "expected one of precision_at_k, recall, mrr, f1, or a rank metric key"),
-        ("regression-metric", "ndcg_at_0", "expected one of precision_at_k, recall, mrr, f1, or a rank metric key"),
+        (
+            "regression-metric",
+            "ndcg",
+            "expected one of precision_at_k, recall, mrr, f1, or a rank metric key",
+        ),
+        (
+            "regression-metric",
+            "ndcg_at_0",
+            "expected one of precision_at_k, recall, mrr, f1, or a rank metric key",
+        ),
         ("alpha", "0", r"expected a number in \(0, 1\)"),
         ("alpha", "1", r"expected a number in \(0, 1\)"),
         ("alpha", "-0.1", r"expected a number in \(0, 1\)"),
@@ -344,7 +354,10 @@ def test_the_default_comment_key_tells_steps_and_matrix_jobs_apart(workspace: Pa
         return read_inputs({**env_for(workspace), **env}).comment_key
 
     job = {"GITHUB_WORKFLOW": "Relevance", "GITHUB_JOB": "relevance", "GITHUB_ACTION": "score"}
-    python311, python312 = key(**job, INPUT_MATRIX='{"python": "3.11"}'), key(**job, INPUT_MATRIX='{"python": "3.12"}')
+    python311, python312 = (
+        key(**job, INPUT_MATRIX='{"python": "3.11"}'),
+        key(**job, INPUT_MATRIX='{"python": "3.12"}'),
+    )
     assert python311 is not None and python311.startswith("auto-") and python311 != python312
     assert python311 == key(**job, INPUT_MATRIX='{ "python" : "3.11" }')  # the same job on the next run
     assert key(**job, INPUT_MATRIX="null") == key(**job) != python311  # no matrix

@@ -67,9 +67,13 @@ def test_drift_fails_then_the_updated_golden_passes_and_one_comment_is_updated(
     # the one changed query, across backends: bm25 and hybrid rank billing.py 3rd instead of 1st;
     # vector loses it from the top 3; why: the new reports.py ranks above it, linked at head
     row = next(line for line in body.splitlines() if line.startswith("| `invoice-total` |"))
-    assert row.startswith("| `invoice-total` | 1 → 3 | 3 → — | 1 → 3 | **-0.667** 🔴 | `···█████│········` | ")
+    assert row.startswith(
+        "| `invoice-total` | 1 → 3 | 3 → — | 1 → 3 | **-0.667** 🔴 | `···█████│········` | "
+    )
     head_link = f"https://github.example/{REPO}/blob/{pr.head_sha}/corpus/reports.py#L1-L3"
-    assert f"[`reports.py:1-3`]({head_link}) `function_definition` `invoice_total_report`" in row  # its symbol
+    assert (
+        f"[`reports.py:1-3`]({head_link}) `function_definition` `invoice_total_report`" in row
+    )  # its symbol
     assert f"https://github.example/{REPO}/blob/{pr.merge_base()}/corpus/billing.py#L1-L4" in row  # before
     assert "3 queries unchanged on every backend are not listed." in body
     assert f"```sh\ncce-relevance run {FIXTURE} --golden {GOLDEN} --update-golden\n```" in body
@@ -249,7 +253,9 @@ def test_a_renamed_file_leaves_stale_anchors_that_are_not_counted_as_a_regressio
     assert entry["stale_queries"] == ["format-price", "invoice-lines", "invoice-total", "price-format"]
     assert entry["validate"]["base"]["ok"] and not entry["validate"]["head"]["ok"]
     warnings = annotations(run, "warning")
-    assert [(props["file"], props["line"]) for props, _ in warnings] == [(BILLING_FIXTURE, str(n)) for n in (2, 3, 4, 5)]
+    assert [(props["file"], props["line"]) for props, _ in warnings] == [
+        (BILLING_FIXTURE, str(n)) for n in (2, 3, 4, 5)
+    ]
     assert warnings[0][1].startswith(
         'Query "invoice-total": anchor "billing.py#function_definition@1-4" is stale at head (missing-file: '
     )
@@ -293,10 +299,14 @@ ROOT_FIXTURE = "eval/root.jsonl"
 ROOT_GOLDEN = "eval/root.golden.json"
 # A set whose corpus is the whole repository, the common layout: the checkout's `.git`, the
 # golden and the fixture file all lie inside it.
-ROOT_FIXTURES = FIXTURES.replace('"../corpus"', '".."').replace('["billing.py"]', '["corpus/billing.py"]') \
-    .replace('["shipping.py"]', '["corpus/shipping.py"]').replace('["auth.py"]', '["corpus/auth.py"]') \
-    .replace('["cache.py#class_definition"]', '["corpus/cache.py#class_definition"]') \
+ROOT_FIXTURES = (
+    FIXTURES.replace('"../corpus"', '".."')
+    .replace('["billing.py"]', '["corpus/billing.py"]')
+    .replace('["shipping.py"]', '["corpus/shipping.py"]')
+    .replace('["auth.py"]', '["corpus/auth.py"]')
+    .replace('["cache.py#class_definition"]', '["corpus/cache.py#class_definition"]')
     + '{"id":"whole-corpus","query":"invoice total","expected":["corpus/billing.py@1-4"],"k":50}\n'
+)
 # k above the number of chunks: every chunk is retrieved, so any file scored besides the commit's
 # own (a worktree's `.git` file, a leftover, the golden) changes this query's token precision.
 
@@ -311,17 +321,30 @@ def test_a_golden_made_in_a_fresh_clone_is_the_actions_report_byte_for_byte(
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", str(pr.workspace), str(clone)], check=True)
     subprocess.run(["git", "-c", "advice.detachedHead=false", "checkout", "-q", head], cwd=clone, check=True)
-    update = [sys.executable, "-m", "cce_relevance", "run", ROOT_FIXTURE, "--golden", ROOT_GOLDEN, "--update-golden"]
+    update = [
+        sys.executable,
+        "-m",
+        "cce_relevance",
+        "run",
+        ROOT_FIXTURE,
+        "--golden",
+        ROOT_GOLDEN,
+        "--update-golden",
+    ]
     subprocess.run(update, cwd=clone, check=True, capture_output=True)
     golden = (clone / ROOT_GOLDEN).read_bytes()
     pr.push({ROOT_GOLDEN: golden.decode("utf-8")}, "h2: the golden, refreshed in a clone")
     (pr.workspace / "untracked-notes.md").write_text("left over in the workspace: not in the commit\n")
 
-    run = act(INPUT_FIXTURES=ROOT_FIXTURE, INPUT_GOLDEN=f"{ROOT_FIXTURE}={ROOT_GOLDEN}", INPUT_COMMENT="false")
+    run = act(
+        INPUT_FIXTURES=ROOT_FIXTURE, INPUT_GOLDEN=f"{ROOT_FIXTURE}={ROOT_GOLDEN}", INPUT_COMMENT="false"
+    )
 
     assert run.code == 0, run.stdout + run.stderr
     assert run.outputs["drift"] == "false"
-    [head_report] = [p for p in compare_document(pr, run)["sets"][0]["reports"].values() if p.endswith("head.json")]
+    [head_report] = [
+        p for p in compare_document(pr, run)["sets"][0]["reports"].values() if p.endswith("head.json")
+    ]
     assert (pr.workspace / head_report).read_bytes() == golden
     assert json.loads(golden)["corpus"] == "eval/.."  # the whole repository: `.git` and golden within
     assert run.stderr == f"warning: not scoring this run's own files found in the corpus: {ROOT_GOLDEN}\n"
@@ -339,8 +362,12 @@ def test_the_action_needs_no_home_and_never_writes_a_global_git_config(
         subprocess.run(["chown", "-R", "1001:1001", str(pr.workspace)], check=True)
     dirs = RunnerDirs(tmp_path / "runner")
     dirs.prepare(pr.event())
-    env = action_env(dirs.places(pr.workspace), fake_github.url, fake_github.token,
-                     inputs={"INPUT_COMMENT": "false", "INPUT_FAIL-ON": "none"})
+    env = action_env(
+        dirs.places(pr.workspace),
+        fake_github.url,
+        fake_github.token,
+        inputs={"INPUT_COMMENT": "false", "INPUT_FAIL-ON": "none"},
+    )
     missing = tmp_path / "no-such-home"
     if home == "missing":
         env["HOME"] = str(missing)
@@ -362,8 +389,13 @@ def test_range_anchors_whose_lines_moved_are_reported_and_left_out_of_the_regres
     them), but they label other functions there; the diff says where their lines went."""
     billing = (pr.workspace / "corpus/billing.py").read_text(encoding="utf-8")
     added = 'def tax_rate():\n    """The tax rate."""\n    return 0.2\n\n\n'  # five lines, a function first
-    pr.push({"corpus/billing.py": added + billing.replace("    return f", "    cents = int(cents)\n    return f")},
-            "h1: a constant above, format_price edited")
+    pr.push(
+        {
+            "corpus/billing.py": added
+            + billing.replace("    return f", "    cents = int(cents)\n    return f")
+        },
+        "h1: a constant above, format_price edited",
+    )
 
     run = act(INPUT_FIXTURES=BILLING_FIXTURE, INPUT_GOLDEN="", **{"INPUT_FAIL-ON": "regression"})
 
@@ -372,25 +404,44 @@ def test_range_anchors_whose_lines_moved_are_reported_and_left_out_of_the_regres
     assert entry["validate"]["head"]["problems"] == [], entry["validate"]["head"]
     line2 = BILLING_FIXTURES.splitlines()[1]
     assert entry["anchor_moves"] == [
-        {"id": "invoice-total", "line": 2, "anchor": "billing.py#function_definition@1-4", "status": "moved",
-         "path": "corpus/billing.py", "base_lines": [1, 4], "head_lines": [6, 9],
-         "fixture_line": line2.replace("@1-4", "@6-9")},
-        {"id": "format-price", "line": 3, "anchor": "billing.py@7-8", "status": "changed",
-         "path": "corpus/billing.py", "base_lines": [7, 8], "head_lines": None, "fixture_line": None},
+        {
+            "id": "invoice-total",
+            "line": 2,
+            "anchor": "billing.py#function_definition@1-4",
+            "status": "moved",
+            "path": "corpus/billing.py",
+            "base_lines": [1, 4],
+            "head_lines": [6, 9],
+            "fixture_line": line2.replace("@1-4", "@6-9"),
+        },
+        {
+            "id": "format-price",
+            "line": 3,
+            "anchor": "billing.py@7-8",
+            "status": "changed",
+            "path": "corpus/billing.py",
+            "base_lines": [7, 8],
+            "head_lines": None,
+            "fixture_line": None,
+        },
     ]
     assert entry["stale_queries"] == [] and entry["left_out_queries"] == ["format-price", "invoice-total"]
     assert run.outputs["verdict"] == (
         "⚠️ MRR unchanged on every backend (n = 4, 2 queries with a range anchor whose lines moved or changed "
-        "left out); 2 line-range anchors whose lines moved or changed")
+        "left out); 2 line-range anchors whose lines moved or changed"
+    )
     warnings = annotations(run, "warning")
     assert [(props["file"], props["line"], props["title"]) for props, _ in warnings] == [
         (BILLING_FIXTURE, "2", "cce-relevance: line-range anchor moved"),
-        (BILLING_FIXTURE, "3", "cce-relevance: line-range anchor changed")]
+        (BILLING_FIXTURE, "3", "cce-relevance: line-range anchor changed"),
+    ]
     assert line2.replace("@1-4", "@6-9") in warnings[0][1]
     body = fake_github.comments(REPO, PR_NUMBER)[0]["body"]
     assert "#### ↕️ Line-range anchors that moved or changed" in body
-    assert "| `invoice-total` | `billing.py#function_definition@1-4` | `corpus/billing.py` 1-4 | moved to 6-9 |" \
+    assert (
+        "| `invoice-total` | `billing.py#function_definition@1-4` | `corpus/billing.py` 1-4 | moved to 6-9 |"
         in body
+    )
     assert "| `format-price` | `billing.py@7-8` | `corpus/billing.py` 7-8 | changed |" in body
     assert f"```\n{BILLING_FIXTURE}:2: {line2.replace('@1-4', '@6-9')}\n```" in body
     report = (pr.workspace / run.outputs["report"]).read_text(encoding="utf-8")

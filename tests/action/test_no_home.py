@@ -29,9 +29,7 @@ ROOT_ONLY = pytest.mark.skipif(
 )
 
 
-def run_with_home(
-    pr: PullRequest, tmp_path: Path, fake_github: FakeGitHub, home: str | None
-) -> ActionRun:
+def run_with_home(pr: PullRequest, tmp_path: Path, fake_github: FakeGitHub, home: str | None) -> ActionRun:
     """The Action on the pull request's head, as root on a workspace owned by uid 1001, with
     HOME set to `home` (None: unset)."""
     pr.push(RANKING_CHANGE, "h1")
@@ -41,8 +39,12 @@ def run_with_home(
         os.chown(path, 1001, 1001, follow_symlinks=False)
     dirs = RunnerDirs(tmp_path / "runner")
     dirs.prepare(pr.event())
-    env = action_env(dirs.places(pr.workspace), fake_github.url, fake_github.token,
-                     inputs={"INPUT_FAIL-ON": "none", "INPUT_COMMENT": "false"})
+    env = action_env(
+        dirs.places(pr.workspace),
+        fake_github.url,
+        fake_github.token,
+        inputs={"INPUT_FAIL-ON": "none", "INPUT_COMMENT": "false"},
+    )
     env.pop("HOME")
     if home is not None:
         env["HOME"] = home
@@ -59,8 +61,9 @@ def test_without_home(pr: PullRequest, tmp_path: Path, fake_github: FakeGitHub) 
 
 @pytest.mark.slow
 @ROOT_ONLY
-def test_with_home_pointing_at_a_missing_directory(pr: PullRequest, tmp_path: Path,
-                                                   fake_github: FakeGitHub) -> None:
+def test_with_home_pointing_at_a_missing_directory(
+    pr: PullRequest, tmp_path: Path, fake_github: FakeGitHub
+) -> None:
     missing = tmp_path / "no-such-home"
     run = run_with_home(pr, tmp_path, fake_github, str(missing))
     assert run.code == 0, run.stdout + run.stderr
@@ -70,9 +73,7 @@ def test_with_home_pointing_at_a_missing_directory(pr: PullRequest, tmp_path: Pa
 
 @pytest.mark.slow
 @ROOT_ONLY
-def test_nothing_is_written_to_home(
-    pr: PullRequest, tmp_path: Path, fake_github: FakeGitHub
-) -> None:
+def test_nothing_is_written_to_home(pr: PullRequest, tmp_path: Path, fake_github: FakeGitHub) -> None:
     home = tmp_path / "home"
     home.mkdir()
     run = run_with_home(pr, tmp_path, fake_github, str(home))

@@ -349,7 +349,10 @@ def test_release_workflow_builds_attests_pins_and_verifies() -> None:
     assert jobs["test"]["uses"] == "./.github/workflows/ci.yml"
     assert set(jobs["image"]["needs"]) == {"plan", "test"}
     assert jobs["image"]["permissions"] == {
-        "contents": "read", "packages": "write", "id-token": "write", "attestations": "write"
+        "contents": "read",
+        "packages": "write",
+        "id-token": "write",
+        "attestations": "write",
     }
     build = next(s for s in jobs["image"]["steps"] if s.get("id") == "build")
     assert build["with"]["platforms"] == "linux/amd64,linux/arm64"

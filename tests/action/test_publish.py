@@ -34,9 +34,17 @@ def evaluate(pr: PullRequest, tmp_path: Path, fake: FakeGitHub) -> bytes:
     pr.check_out_merge()
     dirs = RunnerDirs(tmp_path / "evaluate")
     dirs.prepare(pr.event())
-    env = action_env(dirs.places(pr.workspace), fake.url, fake.token,
-                     inputs={"INPUT_COMMENT": "false", "GITHUB_WORKFLOW": "Relevance (evaluate)",
-                             "GITHUB_JOB": "evaluate", "INPUT_MATRIX": "null"})
+    env = action_env(
+        dirs.places(pr.workspace),
+        fake.url,
+        fake.token,
+        inputs={
+            "INPUT_COMMENT": "false",
+            "GITHUB_WORKFLOW": "Relevance (evaluate)",
+            "GITHUB_JOB": "evaluate",
+            "INPUT_MATRIX": "null",
+        },
+    )
     run = run_entrypoint(pr.workspace, dirs, env)
     assert run.code == 1 and fake.comments(REPO, PR_NUMBER) == []  # the golden drifted; nothing posted
     buffer = io.BytesIO()
@@ -49,12 +57,28 @@ def evaluate(pr: PullRequest, tmp_path: Path, fake: FakeGitHub) -> bytes:
 
 def publish(pr: PullRequest, tmp_path: Path, fake: FakeGitHub, head: str | None = None) -> ActionRun:
     dirs = RunnerDirs(tmp_path / "publish")
-    event = {"workflow_run": {"id": EVALUATING_RUN, "event": "pull_request", "head_sha": head or pr.head_sha,
-                              "pull_requests": []}}
+    event = {
+        "workflow_run": {
+            "id": EVALUATING_RUN,
+            "event": "pull_request",
+            "head_sha": head or pr.head_sha,
+            "pull_requests": [],
+        }
+    }
     dirs.prepare(event)
-    env = action_env(dirs.places(pr.workspace), fake.url, fake.token, inputs={
-        "GITHUB_EVENT_NAME": "workflow_run", "INPUT_MODE": "publish", "INPUT_RUN-ID": str(EVALUATING_RUN),
-        "INPUT_FIXTURES": "", "GITHUB_WORKFLOW": "Relevance (publish)", "GITHUB_JOB": "publish"})
+    env = action_env(
+        dirs.places(pr.workspace),
+        fake.url,
+        fake.token,
+        inputs={
+            "GITHUB_EVENT_NAME": "workflow_run",
+            "INPUT_MODE": "publish",
+            "INPUT_RUN-ID": str(EVALUATING_RUN),
+            "INPUT_FIXTURES": "",
+            "GITHUB_WORKFLOW": "Relevance (publish)",
+            "GITHUB_JOB": "publish",
+        },
+    )
     return run_entrypoint(pr.workspace, dirs, env)
 
 
@@ -76,9 +100,13 @@ def test_a_fork_pull_request_gets_the_evaluating_runs_comment(
     [comment] = fake_github.comments(REPO, PR_NUMBER)
     assert run.outputs["comment-url"] == comment["html_url"]
     marker = evaluated.split("\n", 1)[0]
-    assert marker.startswith("<!-- cce-relevance:v1 key=auto-")  # the evaluating step's key, not the publisher's
+    assert marker.startswith(
+        "<!-- cce-relevance:v1 key=auto-"
+    )  # the evaluating step's key, not the publisher's
     assert comment["body"].startswith(marker + "\n") and "`invoice-total` | 1 → 3 |" in comment["body"]
-    assert comment["body"].endswith(f"<sub>Published from the artifact of run {EVALUATING_RUN} (`mode: publish`).</sub>")
+    assert comment["body"].endswith(
+        f"<sub>Published from the artifact of run {EVALUATING_RUN} (`mode: publish`).</sub>"
+    )
     [download] = fake_github.blob_requests
     assert "authorization" not in download.headers  # the token stayed with the API host
     assert fake_github.token not in run.stdout + run.stderr
@@ -110,10 +138,20 @@ def zipped(files: dict[str, str]) -> bytes:
 
 
 def test_the_artifact_is_untrusted(pr: PullRequest, tmp_path: Path, fake_github: FakeGitHub) -> None:
-    meta = {"number": PR_NUMBER, "head": pr.head_sha, "comment_key": None, "changed": True, "on_change": False}
+    meta = {
+        "number": PR_NUMBER,
+        "head": pr.head_sha,
+        "comment_key": None,
+        "changed": True,
+        "on_change": False,
+    }
     forged = "<!-- cce-relevance:v1 key=someone-else -->\nPing @admin and @org/team about #12.\n"
-    fake_github.add_artifact(REPO, EVALUATING_RUN, "cce-relevance",
-                             zipped({"comment.md": forged, "pull-request.json": json.dumps(meta)}))
+    fake_github.add_artifact(
+        REPO,
+        EVALUATING_RUN,
+        "cce-relevance",
+        zipped({"comment.md": forged, "pull-request.json": json.dumps(meta)}),
+    )
     fake_github.pull_heads[(REPO, PR_NUMBER)] = pr.head_sha
 
     run = publish(pr, tmp_path, fake_github)
@@ -121,7 +159,11 @@ def test_the_artifact_is_untrusted(pr: PullRequest, tmp_path: Path, fake_github:
     [comment] = fake_github.comments(REPO, PR_NUMBER)
     assert comment["body"].startswith("<!-- cce-relevance:v1 -->\n")  # our marker; theirs is dropped
     assert "someone-else" not in comment["body"]
-    assert "@\u200badmin" in comment["body"] and "@\u200borg/team" in comment["body"] and "#\u200b12" in comment["body"]
+    assert (
+        "@\u200badmin" in comment["body"]
+        and "@\u200borg/team" in comment["body"]
+        and "#\u200b12" in comment["body"]
+    )
     assert run.code == 0
 
 
@@ -130,14 +172,27 @@ def test_the_artifact_is_untrusted(pr: PullRequest, tmp_path: Path, fake_github:
     [
         ({"comment.md": "<!-- m -->\nx\n"}, None, "no pull-request.json"),
         ({"comment.md": "x", "pull-request.json": "{}"}, 10**9, "over the"),
-        ({"comment.md": "x" * 300_000, "pull-request.json": "{}"}, None, "comment.md in the artifact is over"),
-        ({"comment.md": "x", "pull-request.json": json.dumps({"number": PR_NUMBER, "head": "0" * 40})}, None,
-         "another commit"),
+        (
+            {"comment.md": "x" * 300_000, "pull-request.json": "{}"},
+            None,
+            "comment.md in the artifact is over",
+        ),
+        (
+            {"comment.md": "x", "pull-request.json": json.dumps({"number": PR_NUMBER, "head": "0" * 40})},
+            None,
+            "another commit",
+        ),
     ],
     ids=["missing-file", "too-large", "huge-comment", "other-head"],
 )
-def test_a_bad_artifact_posts_nothing(pr: PullRequest, tmp_path: Path, fake_github: FakeGitHub,
-                                      files: dict[str, str], size: int | None, why: str) -> None:
+def test_a_bad_artifact_posts_nothing(
+    pr: PullRequest,
+    tmp_path: Path,
+    fake_github: FakeGitHub,
+    files: dict[str, str],
+    size: int | None,
+    why: str,
+) -> None:
     fake_github.add_artifact(REPO, EVALUATING_RUN, "cce-relevance", zipped(files), size=size)
     fake_github.pull_heads[(REPO, PR_NUMBER)] = pr.head_sha
 
@@ -153,7 +208,11 @@ def test_publish_outside_workflow_run_is_a_configuration_error(
 ) -> None:
     dirs = RunnerDirs(tmp_path / "publish")
     dirs.prepare(pr.event())
-    env = action_env(dirs.places(pr.workspace), fake_github.url, fake_github.token,
-                     inputs={"INPUT_MODE": "publish", "INPUT_RUN-ID": "5"})
+    env = action_env(
+        dirs.places(pr.workspace),
+        fake_github.url,
+        fake_github.token,
+        inputs={"INPUT_MODE": "publish", "INPUT_RUN-ID": "5"},
+    )
     run = run_entrypoint(pr.workspace, dirs, env)
     assert run.code == 2 and "workflow_run" in annotations(run, "error")[0][1]

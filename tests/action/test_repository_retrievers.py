@@ -24,7 +24,7 @@ ALLOW = {"INPUT_ALLOW-REPOSITORY-RETRIEVERS": "true"}
 
 # Ranks whole corpus files by how many query words they hold (base); `ORDER` flips the ranking.
 # Each answer also names the tree it ran in, through the stderr log, to show where it ran.
-RETRIEVER = '''import json, os, re, sys
+RETRIEVER = """import json, os, re, sys
 ORDER = {order}
 words = re.compile(r"[a-z0-9]+")
 root = sys.argv[1]
@@ -40,7 +40,7 @@ for request in map(json.loads, sys.stdin):
     ranked = sorted(files, key=lambda n: (ORDER * -len(query & files[n][0]), n))[: request["k"]]
     results = [{{"file_path": n, "start_line": 1, "end_line": files[n][1]}} for n in ranked]
     print(json.dumps({{"id": request["id"], "results": results}}), flush=True)
-'''
+"""
 CONFIG = f'[backends.mine]\ncommand = [{json.dumps(sys.executable)}, "tools/retriever.py", "corpus"]\n'
 WITH_RETRIEVER = {"cce-relevance.toml": CONFIG, "tools/retriever.py": RETRIEVER.format(order=1)}
 
@@ -59,7 +59,9 @@ def run_with_log(act: Act, log: Path, **inputs: str) -> ActionRun:
 
 @pytest.mark.parametrize("pr", [WITH_RETRIEVER], indirect=True)
 def test_each_side_runs_its_own_retriever_in_its_own_tree(pr: PullRequest, act: Act, log: Path) -> None:
-    pr.push({"tools/retriever.py": RETRIEVER.format(order=-1)}, "h1: the retriever ranks the worst match first")
+    pr.push(
+        {"tools/retriever.py": RETRIEVER.format(order=-1)}, "h1: the retriever ranks the worst match first"
+    )
 
     run = run_with_log(act, log, **ALLOW)
 
@@ -73,8 +75,10 @@ def test_each_side_runs_its_own_retriever_in_its_own_tree(pr: PullRequest, act: 
     # head is scored first, by head's script, then base by base's: each in that side's tree (a
     # checkout of the commit's files), never in the workspace; the token input is not inherited
     assert [line.split()[1:] for line in calls] == [["-1", "None"], ["1", "None"]]
-    assert all(pr.workspace not in Path(line.split()[0]).parents and Path(line.split()[0]) != pr.workspace
-               for line in calls)
+    assert all(
+        pr.workspace not in Path(line.split()[0]).parents and Path(line.split()[0]) != pr.workspace
+        for line in calls
+    )
     comment = (pr.workspace / ".cce-relevance" / "comment.md").read_text(encoding="utf-8")
     assert "| `mine` | 0.333→0.000 (-0.333) | 1.000→0.000 (-1.000) |" in comment
 
@@ -94,7 +98,9 @@ def test_without_the_input_the_retriever_is_refused_and_never_started(
 
 @pytest.mark.parametrize("pr", [WITH_RETRIEVER], indirect=True)
 @pytest.mark.parametrize("event", ["pull_request_target", "workflow_run"])
-def test_privileged_events_refuse_repository_retrievers(pr: PullRequest, act: Act, log: Path, event: str) -> None:
+def test_privileged_events_refuse_repository_retrievers(
+    pr: PullRequest, act: Act, log: Path, event: str
+) -> None:
     run = run_with_log(act, log, GITHUB_EVENT_NAME=event, **ALLOW)
 
     assert run.code == 2

@@ -41,8 +41,11 @@ def runner() -> dict[str, Any]:
 
 
 def test_it_is_generated_from_action_yml_and_up_to_date() -> None:
-    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "runner_action.py"), "--check"],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "runner_action.py"), "--check"],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr
 
 
@@ -50,7 +53,9 @@ def test_the_inputs_and_their_defaults_are_the_docker_actions(action: dict, runn
     assert list(runner["inputs"]) == list(action["inputs"])
     for name, spec in action["inputs"].items():
         mine = runner["inputs"][name]
-        assert (mine.get("required"), mine.get("default")) == (spec.get("required"), spec.get("default")), name
+        assert (mine.get("required"), mine.get("default")) == (spec.get("required"), spec.get("default")), (
+            name
+        )
 
 
 def test_the_outputs_are_the_docker_actions_taken_from_the_run_step(action: dict, runner: dict) -> None:
@@ -62,7 +67,9 @@ def test_the_outputs_are_the_docker_actions_taken_from_the_run_step(action: dict
 def test_every_input_reaches_the_entry_point(runner: dict) -> None:
     [run] = [s for s in runner["runs"]["steps"] if s["id"] == "run"]
     mapped = {key: value for key, value in run["env"].items() if key.startswith("INPUT_")}
-    assert mapped == {f"INPUT_{n.upper().replace('-', '_')}": f"${{{{ inputs.{n} }}}}" for n in runner["inputs"]}
+    assert mapped == {
+        f"INPUT_{n.upper().replace('-', '_')}": f"${{{{ inputs.{n} }}}}" for n in runner["inputs"]
+    }
 
 
 def test_every_step_runs_in_bash_so_it_works_on_each_os(runner: dict) -> None:
@@ -73,8 +80,15 @@ def test_every_step_runs_in_bash_so_it_works_on_each_os(runner: dict) -> None:
 class CompositeRun:
     """One use of the composite action on a Linux runner layout (see the module docstring)."""
 
-    def __init__(self, action: dict[str, Any], action_path: Path, temp: Path, base_env: dict[str, str],
-                 with_: dict[str, str], github: dict[str, str]) -> None:
+    def __init__(
+        self,
+        action: dict[str, Any],
+        action_path: Path,
+        temp: Path,
+        base_env: dict[str, str],
+        with_: dict[str, str],
+        github: dict[str, str],
+    ) -> None:
         self.action, self.action_path, self.temp = action, action_path, temp
         self.base_env = {k: v for k, v in base_env.items() if not k.startswith("INPUT_")}
         self.context = {"github.action_path": str(action_path), "runner.temp": str(temp), **github}
@@ -96,11 +110,22 @@ class CompositeRun:
             script.write_text(step["run"], encoding="utf-8")
             output = self.temp / f"output-{number}"
             output.write_text("", encoding="utf-8")
-            env = {**self.base_env, "GITHUB_ACTION_PATH": str(self.action_path), "RUNNER_TEMP": str(self.temp),
-                   "RUNNER_OS": "Linux", "GITHUB_OUTPUT": str(output),
-                   **{key: self.evaluate(str(value)) for key, value in step.get("env", {}).items()}}
-            done = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)], cwd=cwd,
-                                  env=env, capture_output=True, text=True, timeout=600)
+            env = {
+                **self.base_env,
+                "GITHUB_ACTION_PATH": str(self.action_path),
+                "RUNNER_TEMP": str(self.temp),
+                "RUNNER_OS": "Linux",
+                "GITHUB_OUTPUT": str(output),
+                **{key: self.evaluate(str(value)) for key, value in step.get("env", {}).items()},
+            }
+            done = subprocess.run(
+                ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
+                cwd=cwd,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
             log += done.stdout + done.stderr
             for key, value in read_outputs(output).items():
                 self.context[f"steps.{step['id']}.outputs.{key}"] = value
@@ -108,8 +133,10 @@ class CompositeRun:
             if code:
                 break
         # an output its step did not set is empty, as on GitHub
-        outputs = {name: EXPRESSION.sub(lambda m: self.context.get(m.group(1), ""), spec["value"])
-                   for name, spec in self.action["outputs"].items()}
+        outputs = {
+            name: EXPRESSION.sub(lambda m: self.context.get(m.group(1), ""), spec["value"])
+            for name, spec in self.action["outputs"].items()
+        }
         return code, log, outputs
 
 
@@ -123,11 +150,18 @@ def test_on_a_linux_runner_it_scores_comments_and_gates_as_the_docker_action_doe
 
     dirs = RunnerDirs(tmp_path / "docker-runner")
     dirs.prepare(pr.event())
-    env = action_env(dirs.places(pr.workspace), fake_github.url, fake_github.token,
-                     inputs={f"INPUT_{k.upper()}": v for k, v in inputs.items()})
+    env = action_env(
+        dirs.places(pr.workspace),
+        fake_github.url,
+        fake_github.token,
+        inputs={f"INPUT_{k.upper()}": v for k, v in inputs.items()},
+    )
     expected = run_entrypoint(pr.workspace, dirs, env)
-    expected_files = {p.relative_to(pr.workspace): p.read_bytes()
-                      for p in sorted((pr.workspace / ".cce-relevance").rglob("*")) if p.is_file()}
+    expected_files = {
+        p.relative_to(pr.workspace): p.read_bytes()
+        for p in sorted((pr.workspace / ".cce-relevance").rglob("*"))
+        if p.is_file()
+    }
     shutil.rmtree(pr.workspace / ".cce-relevance")
 
     temp = tmp_path / "runner-temp"
@@ -136,15 +170,24 @@ def test_on_a_linux_runner_it_scores_comments_and_gates_as_the_docker_action_doe
     base_env = {**action_env(composite, fake_github.url, fake_github.token), "RUNNER_TEMP": str(temp)}
     (dirs.file_commands / "summary").write_text("", encoding="utf-8")
     with_ = {"fixtures": base_env["INPUT_FIXTURES"], "golden": base_env["INPUT_GOLDEN"], **inputs}
-    run = CompositeRun(runner, ROOT / "runner", temp, base_env, with_,
-                       {"github.token": fake_github.token, "toJSON(matrix)": "null"})
+    run = CompositeRun(
+        runner,
+        ROOT / "runner",
+        temp,
+        base_env,
+        with_,
+        {"github.token": fake_github.token, "toJSON(matrix)": "null"},
+    )
     code, log, outputs = run.run(pr.workspace)
 
     assert expected.code == 1, expected.stdout + expected.stderr  # the regression gate failed
     assert code == expected.code, log
     assert outputs == expected.outputs
-    files = {p.relative_to(pr.workspace): p.read_bytes()
-             for p in sorted((pr.workspace / ".cce-relevance").rglob("*")) if p.is_file()}
+    files = {
+        p.relative_to(pr.workspace): p.read_bytes()
+        for p in sorted((pr.workspace / ".cce-relevance").rglob("*"))
+        if p.is_file()
+    }
     assert files == expected_files  # report.md, compare.json, comment.md, every saved report
     assert dirs.summary() == expected.summary
     assert Path(outputs["report"]).as_posix() == ".cce-relevance/report.md"
@@ -160,12 +203,24 @@ TEAM_CONFIG = '[backends.mine]\ncommand = ["python3", "tools/retriever.py", "cor
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("pr", [{**WITH_RETRIEVER, "cce-relevance.toml": TEAM_CONFIG,
-                                 "tools/retriever.py": TEAM_RETRIEVER.format(order=1)}], indirect=True)
+@pytest.mark.parametrize(
+    "pr",
+    [
+        {
+            **WITH_RETRIEVER,
+            "cce-relevance.toml": TEAM_CONFIG,
+            "tools/retriever.py": TEAM_RETRIEVER.format(order=1),
+        }
+    ],
+    indirect=True,
+)
 def test_the_teams_retriever_runs_with_the_teams_packages_at_base_and_head(
     pr: PullRequest, tmp_path: Path, fake_github: FakeGitHub, runner: dict
 ) -> None:
-    pr.push({"tools/retriever.py": TEAM_RETRIEVER.format(order=-1)}, "h1: the retriever ranks the worst match first")
+    pr.push(
+        {"tools/retriever.py": TEAM_RETRIEVER.format(order=-1)},
+        "h1: the retriever ranks the worst match first",
+    )
     pr.check_out_merge()
     dirs = RunnerDirs(tmp_path / "runner")
     dirs.prepare(pr.event())
@@ -173,10 +228,17 @@ def test_the_teams_retriever_runs_with_the_teams_packages_at_base_and_head(
     temp.mkdir()
     log.mkdir()
     team_bin = str(Path(sys.executable).parent)  # the workflow's setup-python + pip install: yaml importable
-    base_env = {**action_env(dirs.places(pr.workspace), fake_github.url, fake_github.token),
-                "PATH": f"{team_bin}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}", "RETRIEVER_LOG": str(log)}
-    with_ = {"fixtures": base_env["INPUT_FIXTURES"], "backends": "bm25,mine", "comment": "false",
-             "allow-repository-retrievers": "true"}
+    base_env = {
+        **action_env(dirs.places(pr.workspace), fake_github.url, fake_github.token),
+        "PATH": f"{team_bin}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}",
+        "RETRIEVER_LOG": str(log),
+    }
+    with_ = {
+        "fixtures": base_env["INPUT_FIXTURES"],
+        "backends": "bm25,mine",
+        "comment": "false",
+        "allow-repository-retrievers": "true",
+    }
     github = {"github.token": fake_github.token, "toJSON(matrix)": "null"}
     run = CompositeRun(runner, ROOT / "runner", temp, base_env, with_, github)
 
@@ -186,11 +248,14 @@ def test_the_teams_retriever_runs_with_the_teams_packages_at_base_and_head(
     comment = (pr.workspace / ".cce-relevance" / "comment.md").read_text(encoding="utf-8")
     assert "| `mine` | 0.333→0.000 (-0.333) | 1.000→0.000 (-1.000) |" in comment  # head's script scored head
     assert len((log / "calls").read_text(encoding="utf-8").splitlines()) == 2  # once per side
-    isolated = subprocess.run([run.context["steps.install.outputs.python"], "-c", "import yaml"], capture_output=True)
+    isolated = subprocess.run(
+        [run.context["steps.install.outputs.python"], "-c", "import yaml"], capture_output=True
+    )
     assert isolated.returncode != 0  # the action's own venv does not lend the retriever its packages
 
-    refused = CompositeRun(runner, ROOT / "runner", temp, {**base_env, "GITHUB_EVENT_NAME": "pull_request_target"},
-                           with_, github)
+    refused = CompositeRun(
+        runner, ROOT / "runner", temp, {**base_env, "GITHUB_EVENT_NAME": "pull_request_target"}, with_, github
+    )
     refused.context.update({k: v for k, v in run.context.items() if k.startswith("steps.")})
     code, output_log, _ = refused.run(pr.workspace, only="run")
     assert code == 2
@@ -201,7 +266,11 @@ def test_the_teams_retriever_runs_with_the_teams_packages_at_base_and_head(
 def test_the_documented_workflow_uses_the_runner_action_with_its_inputs(runner: dict) -> None:
     workflow = load_yaml(ROOT / "docs" / "examples" / "own-retriever" / "relevance.yml")
     assert "pull_request_target" not in workflow[True] and "workflow_run" not in workflow[True]  # `on:`
-    [step] = [s for job in workflow["jobs"].values() for s in job["steps"]
-              if s.get("uses", "").split("@")[0].endswith("/cce-relevance/runner")]
+    [step] = [
+        s
+        for job in workflow["jobs"].values()
+        for s in job["steps"]
+        if s.get("uses", "").split("@")[0].endswith("/cce-relevance/runner")
+    ]
     assert set(step["with"]) <= set(runner["inputs"])
     assert step["with"]["allow-repository-retrievers"] is True

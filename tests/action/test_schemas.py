@@ -40,8 +40,14 @@ def documents() -> list[dict[str, Any]]:
     out = []
     for name in SCENARIOS:
         outcome, _ = scenario(name)
-        reports = {s.fixture: {"base": "sets/01/base.json", "head": "sets/01/head.json"} for s in outcome.sets}
-        out.append(json.loads(json.dumps(action_document(outcome, outcome.verdict(), CommitPair(BASE, HEAD), reports))))
+        reports = {
+            s.fixture: {"base": "sets/01/base.json", "head": "sets/01/head.json"} for s in outcome.sets
+        }
+        out.append(
+            json.loads(
+                json.dumps(action_document(outcome, outcome.verdict(), CommitPair(BASE, HEAD), reports))
+            )
+        )
     return out
 
 
@@ -67,8 +73,9 @@ def test_compare_json_from_the_cli_is_valid(tmp_path: Path) -> None:
     (tmp_path / "b.json").write_text(s.base or "", encoding="utf-8")
     (tmp_path / "h.json").write_text(s.head or "", encoding="utf-8")
     for extra in ([], ["--stats", "full"]):
-        done = CliRunner().invoke(cli_main, ["compare", str(tmp_path / "b.json"), str(tmp_path / "h.json"), "--json",
-                                             *extra])
+        done = CliRunner().invoke(
+            cli_main, ["compare", str(tmp_path / "b.json"), str(tmp_path / "h.json"), "--json", *extra]
+        )
         assert done.exit_code == 0, done.output
         validator("cce.relevance.compare.v1").validate(json.loads(done.output))
 
@@ -80,8 +87,13 @@ def _systems_reports(tmp_path: Path) -> list[str]:
         "r2": [[0.4, 0.5, 1.0, 0.4], [0.4, 1.0, 1.0, 0.6], [0.2, 0.5, 0.5, 0.3]],
         "r3": [[0.6, 1.0, 1.0, 0.7], [0.6, 1.0, 1.0, 0.7], [0.4, 1.0, 1.0, 0.6]],
     }
-    return [write(tmp_path / f"{name}.json", report({"bm25": rows(v), "hybrid": rows(v[:1]), f"only-{name}": rows(v)}))
-            for name, v in values.items()]
+    return [
+        write(
+            tmp_path / f"{name}.json",
+            report({"bm25": rows(v), "hybrid": rows(v[:1]), f"only-{name}": rows(v)}),
+        )
+        for name, v in values.items()
+    ]
 
 
 def test_systems_json_from_the_cli_is_valid(tmp_path: Path) -> None:
@@ -89,10 +101,15 @@ def test_systems_json_from_the_cli_is_valid(tmp_path: Path) -> None:
     document = json.loads(cli("compare", *_systems_reports(tmp_path), "--json").out)
     check.validate(document)
     pairs = {b["backend"]: b["metrics"]["mrr"]["pairs"] for b in document["backends"]}
-    assert set(pairs) == {"bm25", "hybrid"} and pairs["hybrid"][0]["t_p"] is None  # both branches of fixedOrNull
+    assert (
+        set(pairs) == {"bm25", "hybrid"} and pairs["hybrid"][0]["t_p"] is None
+    )  # both branches of fixedOrNull
     assert pairs["bm25"][0]["permutation_p"] is not None
-    for broken in ({**document, "surprise": 1}, {**document, "reports": document["reports"][:2]},
-                   {**document, "backends": [{**document["backends"][0], "extra": 1}]}):
+    for broken in (
+        {**document, "surprise": 1},
+        {**document, "reports": document["reports"][:2]},
+        {**document, "backends": [{**document["backends"][0], "extra": 1}]},
+    ):
         with pytest.raises(ValidationError):
             check.validate(broken)
     pair = document["backends"][0]["metrics"]["mrr"]["pairs"][0]
@@ -102,11 +119,24 @@ def test_systems_json_from_the_cli_is_valid(tmp_path: Path) -> None:
 
 
 def test_a_run_reports_systems_block_is_valid(repo_root: Path) -> None:
-    run = json.loads(cli("run", "eval/relevance/code.jsonl", "--compare", "bm25,vector,hybrid", "--json",
-                         "--metrics", "ndcg@5,ap", cwd=repo_root).out)
+    run = json.loads(
+        cli(
+            "run",
+            "eval/relevance/code.jsonl",
+            "--compare",
+            "bm25,vector,hybrid",
+            "--json",
+            "--metrics",
+            "ndcg@5,ap",
+            cwd=repo_root,
+        ).out
+    )
     block = validator("cce.relevance.systems.v1").evolve(
-        schema={"$ref": "cce.relevance.systems.v1.schema.json#/$defs/runReportSystems",
-                "$id": "https://github.com/your-org/cce-relevance/docs/schemas/run.json"})
+        schema={
+            "$ref": "cce.relevance.systems.v1.schema.json#/$defs/runReportSystems",
+            "$id": "https://github.com/your-org/cce-relevance/docs/schemas/run.json",
+        }
+    )
     block.validate(run["systems"])
     assert "ndcg_at_5" in run["systems"]["metrics"]
     with pytest.raises(ValidationError):
@@ -114,7 +144,10 @@ def test_a_run_reports_systems_block_is_valid(repo_root: Path) -> None:
 
 
 def test_the_schema_files_name_the_ids_we_write() -> None:
-    for name, schema_id in (("cce.relevance.action.v1", schemas.ACTION), ("cce.relevance.compare.v1", schemas.COMPARE),
-                            ("cce.relevance.systems.v1", schemas.SYSTEMS)):
+    for name, schema_id in (
+        ("cce.relevance.action.v1", schemas.ACTION),
+        ("cce.relevance.compare.v1", schemas.COMPARE),
+        ("cce.relevance.systems.v1", schemas.SYSTEMS),
+    ):
         document = json.loads((SCHEMAS / f"{name}.schema.json").read_text(encoding="utf-8"))
         assert document["properties"]["schema"] == {"const": schema_id} and document["title"] == schema_id

@@ -22,15 +22,20 @@ STAGES = ("materialise", "index", "score", "validate", "hits")
 
 # Two more sets on the same corpus that leave shipping.py out (a header's `exclude`): their index
 # is not the other sets', and the two share one, as their exclusions are equal.
-EXCLUDING = BILLING_FIXTURES.replace('"corpus":"../corpus"}', '"corpus":"../corpus","exclude":["shipping.py"]}')
+EXCLUDING = BILLING_FIXTURES.replace(
+    '"corpus":"../corpus"}', '"corpus":"../corpus","exclude":["shipping.py"]}'
+)
 EXCLUDING_SETS = {"eval/narrow.jsonl": EXCLUDING, "eval/narrower.jsonl": EXCLUDING}
 
 
-@pytest.mark.parametrize(("pr", "indexes_a_side"), [({BILLING_FIXTURE: BILLING_FIXTURES}, 1),
-                                                     ({BILLING_FIXTURE: BILLING_FIXTURES, **EXCLUDING_SETS}, 2)],
-                         indirect=["pr"])
+@pytest.mark.parametrize(
+    ("pr", "indexes_a_side"),
+    [({BILLING_FIXTURE: BILLING_FIXTURES}, 1), ({BILLING_FIXTURE: BILLING_FIXTURES, **EXCLUDING_SETS}, 2)],
+    indirect=["pr"],
+)
 def test_sets_sharing_a_corpus_and_exclusion_are_indexed_once_a_side_with_the_plain_results(
-        pr: PullRequest, indexes_a_side: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    pr: PullRequest, indexes_a_side: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     pr.push(RANKING_CHANGE, "h1: a new module")
     head = pr.rename("corpus/billing.py", "corpus/invoices.py", "h2: billing.py renamed")
     base = pr.merge_base()
@@ -42,8 +47,13 @@ def test_sets_sharing_a_corpus_and_exclusion_are_indexed_once_a_side_with_the_pl
         return real_open(path, **options)  # type: ignore[arg-type]
 
     monkeypatch.setattr(api, "open_corpus", counting_open)
-    env = {"GITHUB_WORKSPACE": str(pr.workspace), "GITHUB_EVENT_NAME": "workflow_dispatch",
-           "INPUT_FIXTURES": "eval/*.jsonl", "INPUT_BASE-REF": base, "INPUT_HEAD-REF": head}
+    env = {
+        "GITHUB_WORKSPACE": str(pr.workspace),
+        "GITHUB_EVENT_NAME": "workflow_dispatch",
+        "INPUT_FIXTURES": "eval/*.jsonl",
+        "INPUT_BASE-REF": base,
+        "INPUT_HEAD-REF": head,
+    }
     clock = Stopwatch()
     results = score_commits(pr.workspace, CommitPair(base, head), read_inputs(env), clock)
     monkeypatch.setattr(api, "open_corpus", real_open)
@@ -70,7 +80,10 @@ def test_the_log_has_one_timings_line(pr: PullRequest, act: Act) -> None:
     assert run.code == 0, run.stdout + run.stderr
     [line] = [line for line in run.stdout.splitlines() if line.startswith(TIMINGS_PREFIX)]
     seconds = parse_line(line)
-    assert list(seconds) == ["commits", *(f"{side} {stage}" for side in ("head", "base") for stage in STAGES),
-                             "report"]
+    assert list(seconds) == [
+        "commits",
+        *(f"{side} {stage}" for side in ("head", "base") for stage in STAGES),
+        "report",
+    ]
     assert all(wall >= 0 and cpu >= 0 for wall, cpu in seconds.values())
     assert os.fspath(pr.workspace) not in line

@@ -40,8 +40,13 @@ def test_a_variant_added_by_the_change_is_scored_at_head_only(pr: PullRequest, a
     base = saved_report(pr, run, "base")
     assert [b["backend"] for b in head["backends"]] == ["bm25", "bm25-flat"]
     assert [b["backend"] for b in base["backends"]] == ["bm25"]
-    local = subprocess.run([sys.executable, "-m", "cce_relevance", "run", FIXTURE, "--backend", "bm25,bm25-flat",
-                            "--json"], cwd=pr.workspace, check=True, capture_output=True, text=True)
+    local = subprocess.run(
+        [sys.executable, "-m", "cce_relevance", "run", FIXTURE, "--backend", "bm25,bm25-flat", "--json"],
+        cwd=pr.workspace,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     assert head["backends"] == json.loads(local.stdout)["backends"]  # what the CLI scores in that checkout
 
 
@@ -52,8 +57,10 @@ def test_an_unknown_backend_at_head_is_a_configuration_error(pr: PullRequest, ac
 
     assert run.code == 2
     [message] = errors(run)
-    assert 'unknown backend "bm25-flt" (expected bm25, vector, hybrid, or a backend of cce-relevance.toml: ' \
-           "bm25-flat)" in message
+    assert (
+        'unknown backend "bm25-flt" (expected bm25, vector, hybrid, or a backend of cce-relevance.toml: '
+        "bm25-flat)" in message
+    )
 
 
 def test_external_retrievers_are_not_run_by_default(pr: PullRequest, act: Act, tmp_path: Path) -> None:
@@ -64,8 +71,10 @@ def test_external_retrievers_are_not_run_by_default(pr: PullRequest, act: Act, t
 
     assert run.code == 2
     [message] = errors(run)
-    assert 'backend "mine" is an external retriever: the Action runs repository retrievers only when asked' \
+    assert (
+        'backend "mine" is an external retriever: the Action runs repository retrievers only when asked'
         in message
+    )
     assert not marker.exists()
 
 

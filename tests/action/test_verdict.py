@@ -57,8 +57,9 @@ def test_a_significant_regression_is_named_and_gates_only_when_asked() -> None:
 def test_drift_comes_first_and_gates_unless_none() -> None:
     outcome = Outcome((paired(SIGNIFICANTLY_WORSE, golden=DRIFT),), "mrr", 0.05)
 
-    assert outcome.verdict().startswith("❌ Golden drift in 1 report; MRR on hybrid -0.500 (paired t-test, n = 6: "
-                                        "significantly worse")
+    assert outcome.verdict().startswith(
+        "❌ Golden drift in 1 report; MRR on hybrid -0.500 (paired t-test, n = 6: significantly worse"
+    )
     assert Outcome(outcome.sets, "mrr", 0.05, "none").verdict().startswith("⚠️ Golden drift")  # no ❌: passes
     assert [outcome.gate_failed(f) for f in ("drift", "regression", "none")] == [True, True, False]
 
@@ -129,7 +130,9 @@ def test_a_huge_diff_is_trimmed_but_the_verdict_and_footer_survive() -> None:
     outcome = Outcome(
         (paired([1.0, 0.5], golden=GoldenCheck("g.json", diff, "cce-relevance run ...")),), "mrr", 0.05
     )
-    markdown = render(outcome, outcome.verdict(), CommitPair(BASE, HEAD), comment_marker(), "[run](https://x/run)")
+    markdown = render(
+        outcome, outcome.verdict(), CommitPair(BASE, HEAD), comment_marker(), "[run](https://x/run)"
+    )
 
     body = fit_body(markdown.head, list(markdown.sections), markdown.tail)
 
@@ -163,16 +166,25 @@ HOSTILE_ID = "@admin <b>x</b> #12 | ```"
 
 def anchors(*stale: tuple[str, str, str, int], unsatisfiable: tuple[str, ...] = ()) -> Validation:
     """A hand-made `validate` result: (query id, anchor, reason, fixture line) per stale anchor."""
-    findings = [AnchorFinding(code, line, qid, anchor, f"{anchor} resolves to nothing") for qid, anchor, code, line
-                in stale]
+    findings = [
+        AnchorFinding(code, line, qid, anchor, f"{anchor} resolves to nothing")
+        for qid, anchor, code, line in stale
+    ]
     findings += [AnchorFinding("unsatisfiable", 0, qid, None, "no anchor resolves") for qid in unsatisfiable]
     return Validation("eval/a.jsonl", "corpus", 6, 6, tuple(findings))
 
 
-def stale_set(head_mrr: list[float], ids: list[str], *, base: Validation | None = None,
-              head: Validation | None = None) -> SetResult:
-    return SetResult("eval/a.jsonl", report([1.0] * len(ids), ids=ids), report(head_mrr, ids=ids), None,
-                     base_anchors=base or anchors(), head_anchors=head or anchors())
+def stale_set(
+    head_mrr: list[float], ids: list[str], *, base: Validation | None = None, head: Validation | None = None
+) -> SetResult:
+    return SetResult(
+        "eval/a.jsonl",
+        report([1.0] * len(ids), ids=ids),
+        report(head_mrr, ids=ids),
+        None,
+        base_anchors=base or anchors(),
+        head_anchors=head or anchors(),
+    )
 
 
 def whole(outcome: Outcome) -> str:
@@ -199,31 +211,36 @@ def test_a_regression_among_the_other_queries_still_fails_and_says_what_was_left
     ids = [f"q{i}" for i in range(8)]
     outcome = Outcome(
         (stale_set([0.0, 0.0, *SIGNIFICANTLY_WORSE], ids, head=anchors(("q0", "a.py", "missing-file", 2))),),
-        "mrr", 0.05,
+        "mrr",
+        0.05,
     )
 
     [finding] = outcome.regressions
     assert (finding.test.n, finding.left_out) == (7, 1) and outcome.gate_failed("regression")
-    assert outcome.verdict().startswith("⚠️ MRR on hybrid -0.571 (paired t-test, n = 7, 1 query with a stale anchor "
-                                        "left out: significantly worse, p = ")
+    assert outcome.verdict().startswith(
+        "⚠️ MRR on hybrid -0.571 (paired t-test, n = 7, 1 query with a stale anchor "
+        "left out: significantly worse, p = "
+    )
     assert outcome.verdict().endswith("; 1 stale anchor at head")
 
 
 def test_a_query_stale_only_at_base_is_left_out_but_is_no_warning() -> None:
     ids = ["q0", "q1"]
-    outcome = Outcome((stale_set([1.0, 1.0], ids, base=anchors(("q1", "a.py@9-12", "range-past-end", 3))),),
-                      "mrr", 0.05)
-
-    assert outcome.verdict() == (
-        "✅ MRR unchanged on hybrid (n = 1, 1 query with a stale anchor left out)"
+    outcome = Outcome(
+        (stale_set([1.0, 1.0], ids, base=anchors(("q1", "a.py@9-12", "range-past-end", 3))),), "mrr", 0.05
     )
+
+    assert outcome.verdict() == ("✅ MRR unchanged on hybrid (n = 1, 1 query with a stale anchor left out)")
     assert "| `q1` ⚠️ stale anchor at base |" in whole(outcome)
 
 
 def test_stale_anchors_are_listed_per_side_and_marked_in_the_delta_tables() -> None:
     ids = [HOSTILE_ID, "q1", "q2"]
-    head = anchors((HOSTILE_ID, "@team/x.py#fn@1-2", "missing-file", 2), ("q1", "b.py#class", "missing-kind", 3),
-                   unsatisfiable=(HOSTILE_ID,))
+    head = anchors(
+        (HOSTILE_ID, "@team/x.py#fn@1-2", "missing-file", 2),
+        ("q1", "b.py#class", "missing-kind", 3),
+        unsatisfiable=(HOSTILE_ID,),
+    )
     base = anchors(("q1", "b.py#class", "missing-kind", 3), ("q2", "c.py@40-50", "no-chunk-in-range", 4))
     markdown = whole(Outcome((stale_set([0.0, 1.0, 1.0], ids, base=base, head=head),), "mrr", 0.05))
 
@@ -256,8 +273,13 @@ def assert_nothing_live(markdown: str, untrusted: list[str]) -> None:
 
 
 def test_a_set_scored_on_one_side_lists_its_stale_anchors_there() -> None:
-    head_only = SetResult("eval/a.jsonl", None, report([0.0], ids=["q0"]), None,
-                          head_anchors=anchors(("q0", "gone.py", "missing-file", 2)))
+    head_only = SetResult(
+        "eval/a.jsonl",
+        None,
+        report([0.0], ids=["q0"]),
+        None,
+        head_anchors=anchors(("q0", "gone.py", "missing-file", 2)),
+    )
     markdown = whole(Outcome((head_only,), "mrr", 0.05))
 
     assert "| `q0` | `gone.py` | not scored | missing-file |" in markdown
@@ -273,6 +295,7 @@ def test_no_stale_anchor_no_section_and_the_same_verdict() -> None:
 
 def two_backends(head_mrr: list[float], ids: list[str]) -> SetResult:
     """bm25 unchanged, hybrid at `head_mrr` (both from 1.0): the chart must show hybrid, the last."""
+
     def doc(hybrid: list[float]) -> str:
         a, b = json.loads(report([1.0] * len(ids), "bm25", ids)), json.loads(report(hybrid, "hybrid", ids))
         return json.dumps({**a, "backends": a["backends"] + b["backends"]})

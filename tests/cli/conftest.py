@@ -10,10 +10,10 @@ from tests.retrieval.corpora import write_corpus
 
 SMALL_CORPUS = {
     "auth.py": "import hashlib\n\n\ndef hash_password(pw):\n"
-               "    return hashlib.sha256(pw.encode()).hexdigest()\n\n\n"
-               "class Session:\n    def refresh(self, token):\n        return token\n",
+    "    return hashlib.sha256(pw.encode()).hexdigest()\n\n\n"
+    "class Session:\n    def refresh(self, token):\n        return token\n",
     "payments.py": "import auth\n\n\ndef process_payment(amount):\n"
-                   "    return auth.hash_password(str(amount))\n",
+    "    return auth.hash_password(str(amount))\n",
     "notes.md": "Payments are retried three times.\nPasswords are hashed with sha256.\n",
 }
 
@@ -29,5 +29,6 @@ def small_project(tmp_path: Path) -> Path:
         '"k":3,"grades":{"auth.py#function_definition":3}}\n'
         '{"id":"pay","query":"process payment amount","expected":["payments.py@4-5"],"k":2}\n'
         '{"id":"session","query":"refresh a session token","expected":["auth.py#class_definition"],"k":3}\n',
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     return tmp_path

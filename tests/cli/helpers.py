@@ -35,6 +35,12 @@ def cli(*args: str, cwd: str | Path | None = None) -> Outcome:
 
 def cli_process(*args: str, cwd: str | Path | None = None) -> Outcome:
     """The installed console entry point in a real child process."""
-    proc = subprocess.run([sys.executable, "-m", "cce_relevance", *args], cwd=cwd, capture_output=True,
-                          text=True, encoding="utf-8", timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "cce_relevance", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=120,
+    )
     return Outcome(proc.returncode, proc.stdout, proc.stderr)

@@ -16,20 +16,47 @@ def _report(backends: dict[str, dict[str, float]]) -> dict:
     """A minimal saved run report: per backend, query id → MRR (other metrics derived)."""
     out = []
     for name, queries in backends.items():
-        per_query = [{"id": qid, "k": 5, "first_relevant_rank": None, "precision_at_k": f"{v / 5:.6f}",
-                      "recall": f"{min(1.0, v * 2):.6f}", "mrr": f"{v:.6f}", "f1": "0.000000"}
-                     for qid, v in queries.items()]
+        per_query = [
+            {
+                "id": qid,
+                "k": 5,
+                "first_relevant_rank": None,
+                "precision_at_k": f"{v / 5:.6f}",
+                "recall": f"{min(1.0, v * 2):.6f}",
+                "mrr": f"{v:.6f}",
+                "f1": "0.000000",
+            }
+            for qid, v in queries.items()
+        ]
         mean = sum(queries.values()) / len(queries)
-        out.append({"backend": name, "per_query": per_query, "mrr": f"{mean:.6f}", "precision_at_k": "0.000000",
-                    "recall": "0.000000", "f1": "0.000000"})
-    return {"schema": "cce.relevance.report/v2", "corpus": "c", "embedder": "hash", "queries": 1, "backends": out}
+        out.append(
+            {
+                "backend": name,
+                "per_query": per_query,
+                "mrr": f"{mean:.6f}",
+                "precision_at_k": "0.000000",
+                "recall": "0.000000",
+                "f1": "0.000000",
+            }
+        )
+    return {
+        "schema": "cce.relevance.report/v2",
+        "corpus": "c",
+        "embedder": "hash",
+        "queries": 1,
+        "backends": out,
+    }
 
 
 @pytest.fixture()
 def reports(tmp_path: Path) -> tuple[Path, Path]:
-    base = _report({"bm25": {"a": 1.0, "b": 0.5, "c": 0.0, "gone": 1.0}, "hybrid": {"a": 1.0, "b": 1.0, "c": 0.5}})
+    base = _report(
+        {"bm25": {"a": 1.0, "b": 0.5, "c": 0.0, "gone": 1.0}, "hybrid": {"a": 1.0, "b": 1.0, "c": 0.5}}
+    )
     # head lists queries in another order, drops `gone`, adds `new`; pairing must be by id
-    head = _report({"hybrid": {"c": 0.25, "a": 1.0, "b": 0.5}, "bm25": {"b": 1.0, "a": 1.0, "c": 0.5, "new": 0.2}})
+    head = _report(
+        {"hybrid": {"c": 0.25, "a": 1.0, "b": 0.5}, "bm25": {"b": 1.0, "a": 1.0, "c": 0.5, "new": 0.2}}
+    )
     (tmp_path / "base.json").write_text(json.dumps(base))
     (tmp_path / "head.json").write_text(json.dumps(head))
     return tmp_path / "base.json", tmp_path / "head.json"

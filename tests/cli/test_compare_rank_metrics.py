@@ -55,11 +55,19 @@ def test_compare_pairs_and_tests_the_rank_metrics(saved: tuple[str, str]) -> Non
     assert (ndcg["wins"], ndcg["losses"], ndcg["ties"]) == (5, 1, 3)
     full = backend["full"]
     assert full["primary"] == "ndcg_at_k" and set(full["metrics"]) == {
-        "precision_at_k", "recall", "mrr", "f1", "ndcg_at_k", "hit_at_5"}
+        "precision_at_k",
+        "recall",
+        "mrr",
+        "f1",
+        "ndcg_at_k",
+        "hit_at_5",
+    }
     # the permutation p over the 7 changed queries, enumerated independently
     changed = [d for d in deltas if d != 0]
-    sums = [abs(sum(s * d for s, d in zip(signs, changed, strict=True)))
-            for signs in itertools.product([1, -1], repeat=len(changed))]
+    sums = [
+        abs(sum(s * d for s, d in zip(signs, changed, strict=True)))
+        for signs in itertools.product([1, -1], repeat=len(changed))
+    ]
     perm = sum(1 for x in sums if x >= abs(sum(changed)) - 1e-12) / len(sums)
     assert float(full["metrics"]["ndcg_at_k"]["permutation_p"]) == pytest.approx(perm, abs=5e-7) == 10 / 64
     # two |deltas| tie (0.36907), so scipy's exact method does not apply; its permutation method enumerates
@@ -76,7 +84,8 @@ def test_compare_pairs_and_tests_the_rank_metrics(saved: tuple[str, str]) -> Non
     means = np.sort(np.array(deltas)[words].sum(axis=1) / n)
     boot = full["metrics"]["ndcg_at_k"]
     assert (float(boot["bootstrap_ci95_low"]), float(boot["bootstrap_ci95_high"])) == pytest.approx(
-        (means[249], means[9749]), abs=5e-7)
+        (means[249], means[9749]), abs=5e-7
+    )
 
 
 def test_compare_text_and_markdown_show_the_rank_metrics(saved: tuple[str, str]) -> None:
@@ -86,7 +95,9 @@ def test_compare_text_and_markdown_show_the_rank_metrics(saved: tuple[str, str])
     assert "| ΔnDCG@k | Δhit@5 |" in md and "| nDCG@k |" in md
 
 
-def test_reports_without_extra_on_both_sides_compare_as_before(tmp_path: Path, saved: tuple[str, str]) -> None:
+def test_reports_without_extra_on_both_sides_compare_as_before(
+    tmp_path: Path, saved: tuple[str, str]
+) -> None:
     plain = report({"bm25": rows([[0.2, 0.5, 1.0, 0.3]] * 9)})
     p = write(tmp_path / "plain.json", plain)
     one_sided = json.loads(cli("compare", p, saved[1], "--json").out)["backends"][0]
@@ -100,10 +111,14 @@ def test_reports_without_extra_on_both_sides_compare_as_before(tmp_path: Path, s
 def test_power_plans_a_rank_metric(tmp_path: Path, saved: tuple[str, str]) -> None:
     compared = cli("compare", *saved, "--json").out
     (tmp_path / "c.json").write_text(compared, encoding="utf-8")
-    doc = json.loads(cli("power", str(tmp_path / "c.json"), "--delta", "0.1", "--metric", "ndcg_at_k", "--json").out)
+    doc = json.loads(
+        cli("power", str(tmp_path / "c.json"), "--delta", "0.1", "--metric", "ndcg_at_k", "--json").out
+    )
     (row,) = doc["rows"]
     deltas = [h - b for b, h in zip(NDCG_BASE, NDCG_HEAD, strict=True)]
-    assert row["metric"] == "ndcg_at_k" and float(row["sd"]) == pytest.approx(np.std(deltas, ddof=1), abs=5e-7)
+    assert row["metric"] == "ndcg_at_k" and float(row["sd"]) == pytest.approx(
+        np.std(deltas, ddof=1), abs=5e-7
+    )
     missing = cli_process("power", str(tmp_path / "c.json"), "--delta", "0.1", "--metric", "ndcg_at_5")
     assert missing.code == 2 and 'holds no metric "ndcg_at_5"' in missing.err
 

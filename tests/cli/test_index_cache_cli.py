@@ -53,10 +53,13 @@ def test_cache_dir_option(small_project, cache_home, tmp_path):
     assert (chosen / DB_FILE).is_file() and not cache_home.exists()
 
 
-@pytest.mark.parametrize(("extra", "message"), [
-    (["--cache", "x", "--no-cache"], "--cache and --no-cache cannot be used together"),
-    (["--cache", ""], "a value is required for '--cache'"),
-])
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--cache", "x", "--no-cache"], "--cache and --no-cache cannot be used together"),
+        (["--cache", ""], "a value is required for '--cache'"),
+    ],
+)
 def test_cache_usage_errors(small_project, extra, message):
     outcome = cli(*COMMANDS["chunks"](small_project), *extra)
     assert outcome.code == 2 and message in outcome.err and outcome.out == ""
@@ -76,8 +79,13 @@ def test_a_cache_directory_that_cannot_be_made_is_an_input_error(small_project, 
 def _run_with_terminal_stderr(args: list[str], env: dict[str, str]) -> tuple[int, str, str]:
     """The CLI in a child whose stderr is a pseudo-terminal (stdout a pipe): (code, stdout, terminal)."""
     leader, follower = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "cce_relevance", *args], stdout=subprocess.PIPE,
-                            stderr=follower, stdin=subprocess.DEVNULL, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cce_relevance", *args],
+        stdout=subprocess.PIPE,
+        stderr=follower,
+        stdin=subprocess.DEVNULL,
+        env=env,
+    )
     os.close(follower)
     seen = bytearray()
     deadline = time.monotonic() + 120
@@ -114,13 +122,19 @@ def test_progress_bar_on_a_terminal_then_erased(small_project, terminal_env):
 
 @pytest.mark.parametrize(("extra", "env_extra"), [(["--json"], {}), ([], {"CI": "true"})])
 def test_no_progress_bar_with_json_or_in_ci(small_project, terminal_env, extra, env_extra):
-    code, out, terminal = _run_with_terminal_stderr(["chunks", str(small_project / "corpus"), *extra],
-                                                    {**terminal_env, **env_extra})
+    code, out, terminal = _run_with_terminal_stderr(
+        ["chunks", str(small_project / "corpus"), *extra], {**terminal_env, **env_extra}
+    )
     assert code == 0 and out
     assert terminal == ""
 
 
 def test_no_progress_bar_when_stderr_is_not_a_terminal(small_project, terminal_env):
-    proc = subprocess.run([sys.executable, "-m", "cce_relevance", "chunks", str(small_project / "corpus")],
-                          capture_output=True, text=True, env=terminal_env, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "cce_relevance", "chunks", str(small_project / "corpus")],
+        capture_output=True,
+        text=True,
+        env=terminal_env,
+        timeout=120,
+    )
     assert proc.returncode == 0 and proc.stdout and proc.stderr == ""

@@ -16,10 +16,12 @@ from tests.retrieval.fake_ollama import FakeOllama, Reply, closed_port_url, hash
 CORPUS_A = {  # §hybrid-examples
     "auth.py": 'def hash_password(pw):\n    return pw + "salt"\n',
     "payments.py": "import auth\n\ndef process_payment(amount):\n"
-                   "    return auth.hash_password(str(amount))\n",
+    "    return auth.hash_password(str(amount))\n",
 }
-CASES = ('{"id":"hash","query":"where is the password hashed","expected":["auth.py"],"k":3}\n'
-         '{"id":"pay","query":"process payment amount","expected":["payments.py@3-4"],"k":2}\n')
+CASES = (
+    '{"id":"hash","query":"where is the password hashed","expected":["auth.py"],"k":3}\n'
+    '{"id":"pay","query":"process payment amount","expected":["payments.py@3-4"],"k":2}\n'
+)
 
 
 def write_files(root: Path, files: dict[str, str]) -> Path:
@@ -51,14 +53,19 @@ def test_index_writes_the_default_store_and_fingerprint(project: Path) -> None:
     assert result.code == 0, result.err
     store = project / "corpus/.cce/index.json"
     fingerprint = project / "corpus/.cce/fingerprint.json"
-    assert result.out == ("wrote corpus/.cce/index.json: 2 chunks from 2 files, embedder hash, 2904 bytes\n"
-                          "wrote corpus/.cce/fingerprint.json\n")
+    assert result.out == (
+        "wrote corpus/.cce/index.json: 2 chunks from 2 files, embedder hash, 2904 bytes\n"
+        "wrote corpus/.cce/fingerprint.json\n"
+    )
     assert result.err == ""
     data = store.read_bytes()
     assert len(data) == 2904  # §hybrid-examples
     doc = json.loads(fingerprint.read_text())
     assert doc["store_sha256"] == hashlib.sha256(data).hexdigest() and doc["redaction"] is True
-    assert sorted(p.name for p in store.parent.iterdir()) == ["fingerprint.json", "index.json"]  # no temp files
+    assert sorted(p.name for p in store.parent.iterdir()) == [
+        "fingerprint.json",
+        "index.json",
+    ]  # no temp files
 
 
 def test_index_is_deterministic_and_ignores_its_own_store(project: Path) -> None:
@@ -78,7 +85,9 @@ def test_out_names_the_store_and_its_fingerprint(project: Path) -> None:
     assert not (project / "corpus/.cce").exists()
 
 
-@pytest.mark.parametrize(("corpus", "size"), [("test/fixture/samples", 28924), ("eval/relevance/docs-corpus", 9915)])
+@pytest.mark.parametrize(
+    ("corpus", "size"), [("test/fixture/samples", 28924), ("eval/relevance/docs-corpus", 9915)]
+)
 def test_upstream_corpora_store_sizes(upstream: Path, tmp_path: Path, corpus: str, size: int) -> None:
     result = cli("index", str(upstream / corpus), "--out", str(tmp_path / "index.json"))
     assert result.code == 0, result.err
@@ -90,7 +99,10 @@ def test_upstream_corpora_store_sizes(upstream: Path, tmp_path: Path, corpus: st
     [
         (["index", "nope"], "error: corpus is not a directory: nope\n"),
         (["index", "set.jsonl"], "error: corpus is not a directory: set.jsonl\n"),
-        (["index", "corpus", "--out", "set.jsonl/index.json"], "error: could not write set.jsonl/index.json: "),
+        (
+            ["index", "corpus", "--out", "set.jsonl/index.json"],
+            "error: could not write set.jsonl/index.json: ",
+        ),
         (["index", "corpus", "--out", "corpus"], "error: could not write corpus: Is a directory\n"),
     ],
 )
@@ -164,8 +176,9 @@ def test_upstream_golden_reproduces_from_a_store(upstream: Path, tmp_path: Path)
     result = cli("run", "eval/relevance/code.jsonl", "--store", str(store), "--json", cwd=upstream)
     assert result.code == 0, result.err
     golden = (upstream / "test/fixture/relevance/code.golden.json").read_text(encoding="utf-8")
-    expected = golden.replace('"corpus": "eval/relevance/../../test/fixture/samples"',
-                              f'"corpus": {json.dumps(str(store))}')
+    expected = golden.replace(
+        '"corpus": "eval/relevance/../../test/fixture/samples"', f'"corpus": {json.dumps(str(store))}'
+    )
     assert expected != golden
     assert result.out == expected
 
@@ -188,7 +201,10 @@ def test_garbled_store_is_e15(project: Path) -> None:
     (project / "bad.json").write_text(text.replace('"start_line":1', '"start_line":"one"', 1))
     result = cli_process("run", "set.jsonl", "--store", "bad.json", cwd=project)
     assert (result.code, result.out) == (2, "")
-    assert result.err == 'error: could not load store bad.json: chunk 0 "start_line" must be a non-negative integer\n'
+    assert (
+        result.err
+        == 'error: could not load store bad.json: chunk 0 "start_line" must be a non-negative integer\n'
+    )
 
 
 def test_store_that_is_a_directory_is_e15(project: Path) -> None:
@@ -215,12 +231,20 @@ def test_index_with_ollama_records_the_embedder_and_model(project: Path, ollama:
     store = json.loads((project / "corpus/.cce/index.json").read_text())
     assert store["embedder"] == "ollama"
     contents = [c["content"] for c in store["chunks"]]
-    assert contents == ['def hash_password(pw):\n    return pw + "salt"',
-                        "def process_payment(amount):\n    return auth.hash_password(str(amount))"]
-    assert ollama.requests == [{"model": "fake-embed", "input": ["ping"]},  # the health check comes first
-                               {"model": "fake-embed", "input": contents}]
+    assert contents == [
+        'def hash_password(pw):\n    return pw + "salt"',
+        "def process_payment(amount):\n    return auth.hash_password(str(amount))",
+    ]
+    assert ollama.requests == [
+        {"model": "fake-embed", "input": ["ping"]},  # the health check comes first
+        {"model": "fake-embed", "input": contents},
+    ]
     fingerprint = json.loads((project / "corpus/.cce/fingerprint.json").read_text())
-    assert (fingerprint["embedder"], fingerprint["model"], fingerprint["embed_dim"]) == ("ollama", "fake-embed", 256)
+    assert (fingerprint["embedder"], fingerprint["model"], fingerprint["embed_dim"]) == (
+        "ollama",
+        "fake-embed",
+        256,
+    )
 
 
 def test_ollama_index_batches_chunks_by_64(tmp_path: Path, ollama: FakeOllama) -> None:
@@ -231,7 +255,9 @@ def test_ollama_index_batches_chunks_by_64(tmp_path: Path, ollama: FakeOllama) -
     assert [c["content"] for c in store["chunks"]] == [t for batch in ollama.inputs[1:] for t in batch]
 
 
-def test_ollama_index_refuses_to_start_when_unreachable(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ollama_index_refuses_to_start_when_unreachable(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     url = closed_port_url()
     monkeypatch.setenv("CCE_OLLAMA_URL", url)
     result = cli("index", "corpus", "--embedder", "ollama", cwd=project)
@@ -245,44 +271,61 @@ def test_a_failing_ollama_batch_writes_nothing(tmp_path: Path, ollama: FakeOllam
     write_files(tmp_path / "many", {f"f{i:03}.md": f"note {i}\n" for i in range(100)})
     assert cli("index", "many", "--out", "old.json", cwd=tmp_path).code == 0
     before = (tmp_path / "old.json").read_bytes()
-    ollama.reply = lambda r: Reply(500, b'{"error":"out of memory"}') if len(r["input"]) == 36 else hash_vectors(r)
+    ollama.reply = lambda r: (
+        Reply(500, b'{"error":"out of memory"}') if len(r["input"]) == 36 else hash_vectors(r)
+    )
     result = cli("index", "many", "--embedder", "ollama", "--out", "old.json", cwd=tmp_path)
     assert (result.code, result.out) == (2, "")
-    assert result.err == (f"error: embedding with Ollama failed, nothing was written: Ollama at {ollama.url}/api/embed "
-                          'answered HTTP 500: "out of memory"\n')
+    assert result.err == (
+        f"error: embedding with Ollama failed, nothing was written: Ollama at {ollama.url}/api/embed "
+        'answered HTTP 500: "out of memory"\n'
+    )
     assert (tmp_path / "old.json").read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["many", "old.json", "old.json.fingerprint.json"]
     assert [len(batch) for batch in ollama.inputs] == [1, 64, 36]  # the last batch failed
 
 
-def test_ollama_store_scores_like_hash_when_the_vectors_agree(repo_root: Path, tmp_path: Path,
-                                                               ollama: FakeOllama) -> None:
+def test_ollama_store_scores_like_hash_when_the_vectors_agree(
+    repo_root: Path, tmp_path: Path, ollama: FakeOllama
+) -> None:
     """The fake answers with hash vectors, so an Ollama store must rank exactly as `--dir` does."""
     store = str(tmp_path / "docs.json")
-    assert cli("index", "eval/relevance/docs-corpus", "--embedder", "ollama", "--out", store, cwd=repo_root).code == 0
+    assert (
+        cli("index", "eval/relevance/docs-corpus", "--embedder", "ollama", "--out", store, cwd=repo_root).code
+        == 0
+    )
     ollama.requests.clear()
     from_store = run_json("eval/relevance/docs.jsonl", "--store", store, cwd=repo_root)
     from_dir = run_json("eval/relevance/docs.jsonl", cwd=repo_root)
     assert from_store["embedder"] == "ollama"
     assert from_store["backends"] == from_dir["backends"]
-    queries = [json.loads(line)["query"] for line in (repo_root / "eval/relevance/docs.jsonl").read_text().splitlines()[1:]]
+    queries = [
+        json.loads(line)["query"]
+        for line in (repo_root / "eval/relevance/docs.jsonl").read_text().splitlines()[1:]
+    ]
     assert ollama.inputs == [["ping"]] + [[q] for q in queries]  # one request per query, shared by backends
 
 
-def test_ollama_store_is_refused_when_ollama_is_unreachable(project: Path, ollama: FakeOllama,
-                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ollama_store_is_refused_when_ollama_is_unreachable(
+    project: Path, ollama: FakeOllama, monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert cli("index", "corpus", "--embedder", "ollama", cwd=project).code == 0
     monkeypatch.setenv("CCE_OLLAMA_URL", closed_port_url())
-    result = cli_process("run", "set.jsonl", "--store", "corpus/.cce/index.json", "--backend", "nope", cwd=project)
+    result = cli_process(
+        "run", "set.jsonl", "--store", "corpus/.cce/index.json", "--backend", "nope", cwd=project
+    )
     assert (result.code, result.out) == (2, "")
     assert result.err == f"error: {OLLAMA_STORE_REFUSAL}\n"  # before the backend list is read (§order)
     assert OLLAMA_STORE_REFUSAL == (
         "this store was built with the ollama embedder but Ollama is unreachable \u2014 "
         "refusing to score across mismatched embedding spaces. "
-        "Start Ollama, or evaluate a corpus directory with the deterministic hash embedder (--dir).")
+        "Start Ollama, or evaluate a corpus directory with the deterministic hash embedder (--dir)."
+    )
 
 
-def test_ollama_store_is_refused_when_the_health_check_reply_is_unusable(project: Path, ollama: FakeOllama) -> None:
+def test_ollama_store_is_refused_when_the_health_check_reply_is_unusable(
+    project: Path, ollama: FakeOllama
+) -> None:
     assert cli("index", "corpus", "--embedder", "ollama", cwd=project).code == 0
     ollama.reply = lambda r: Reply.json({"embeddings": [[]]})
     result = cli("run", "set.jsonl", "--store", "corpus/.cce/index.json", cwd=project)
@@ -292,11 +335,21 @@ def test_ollama_store_is_refused_when_the_health_check_reply_is_unusable(project
 def test_query_time_failure_warns_and_scores_without_vector_recall(project: Path, ollama: FakeOllama) -> None:
     assert cli("index", "corpus", "--embedder", "ollama", cwd=project).code == 0
     ollama.reply = lambda r: Reply(500, b"") if r["input"] == ["process payment amount"] else hash_vectors(r)
-    result = cli("run", "set.jsonl", "--store", "corpus/.cce/index.json", "--backend", "vector,hybrid", "--json",
-                 cwd=project)
+    result = cli(
+        "run",
+        "set.jsonl",
+        "--store",
+        "corpus/.cce/index.json",
+        "--backend",
+        "vector,hybrid",
+        "--json",
+        cwd=project,
+    )
     assert result.code == 0
-    warning = (f"warning: Ollama at {ollama.url}/api/embed answered HTTP 500; "
-               "vector recall disabled for this query\n")
+    warning = (
+        f"warning: Ollama at {ollama.url}/api/embed answered HTTP 500; "
+        "vector recall disabled for this query\n"
+    )
     assert result.err == warning * 2  # once per backend that embeds the query
     vector, hybrid = ({q["id"]: q for q in b["per_query"]} for b in json.loads(result.out)["backends"])
     # An empty query vector gives every chunk cosine 0, so the vector backend falls back to chunk-id
@@ -305,7 +358,10 @@ def test_query_time_failure_warns_and_scores_without_vector_recall(project: Path
     assert vector["hash"]["first_relevant_rank"] == 1
     assert hybrid["pay"]["first_relevant_rank"] == 1  # BM25 alone still finds payments.py
     healthy = run_json("set.jsonl", "--dir", "corpus", "--backend", "vector", cwd=project)
-    assert {q["id"]: q["first_relevant_rank"] for q in healthy["backends"][0]["per_query"]} == {"hash": 1, "pay": 1}
+    assert {q["id"]: q["first_relevant_rank"] for q in healthy["backends"][0]["per_query"]} == {
+        "hash": 1,
+        "pay": 1,
+    }
 
 
 def test_hash_store_never_touches_the_network(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:

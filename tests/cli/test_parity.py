@@ -76,7 +76,9 @@ def test_run_text_equals_seed_quick_start(upstream: Path) -> None:
 def test_compare_bm25_hybrid_equals_seed(upstream: Path) -> None:
     result = cli("run", "eval/relevance/code.jsonl", "--compare", "bm25,hybrid", cwd=upstream)
     assert result.code == 0, result.err
-    summary = "".join(line for line in SEED_SUMMARY.splitlines(keepends=True) if not line.startswith("  vector"))
+    summary = "".join(
+        line for line in SEED_SUMMARY.splitlines(keepends=True) if not line.startswith("  vector")
+    )
     assert result.out == summary + SEED_COMPARE_TAIL
 
 
@@ -86,8 +88,12 @@ def test_compare_json_block(upstream: Path) -> None:
     assert [b["backend"] for b in doc["backends"]] == ["bm25", "hybrid"]
     assert doc["compare"]["a"] == "bm25" and doc["compare"]["b"] == "hybrid"
     assert doc["compare"]["metrics"]["mrr"] == {
-        "ci95_high": "+0.082069", "ci95_low": "-0.034450", "mean_delta": "+0.023810", "n": 7,
-        "p": "0.355918", "t": "+1.000000",
+        "ci95_high": "+0.082069",
+        "ci95_low": "-0.034450",
+        "mean_delta": "+0.023810",
+        "n": 7,
+        "p": "0.355918",
+        "t": "+1.000000",
     }
     assert doc["compare"]["metrics"]["recall"]["t"] is None
     assert doc["compare"]["metrics"]["recall"]["p"] == "1.000000"
@@ -101,6 +107,10 @@ def test_docs_set_matches_spec_prototype(upstream: Path) -> None:
     assert doc["corpus"] == "eval/relevance/docs-corpus"
     for backend in doc["backends"]:
         assert (backend["precision_at_k"], backend["recall"], backend["mrr"], backend["f1"]) == (
-            "0.333333", "1.000000", "1.000000", "0.500000")
+            "0.333333",
+            "1.000000",
+            "1.000000",
+            "0.500000",
+        )
     again = cli_process("run", "eval/relevance/docs.jsonl", "--json", cwd=upstream)
     assert again.out == result.out

@@ -13,8 +13,9 @@ from tests.cli.helpers import cli, cli_process
 
 
 @pytest.mark.parametrize(("fmt", "delimiter"), [("csv", ","), ("tsv", "\t")])
-def test_one_row_per_query_backend_and_metric_equal_to_the_json(small_project: Path, fmt: str,
-                                                                delimiter: str) -> None:
+def test_one_row_per_query_backend_and_metric_equal_to_the_json(
+    small_project: Path, fmt: str, delimiter: str
+) -> None:
     args = ("run", "set.jsonl", "--metrics", "ndcg,p@1,recall@10")
     doc = json.loads(cli(*args, "--json", cwd=small_project).out)
     table = cli(*args, "--per-query", fmt, cwd=small_project).out
@@ -25,8 +26,9 @@ def test_one_row_per_query_backend_and_metric_equal_to_the_json(small_project: P
         for entry in backend["per_query"]:
             for key in ("precision_at_k", "recall", "mrr", "f1"):
                 expected.append([backend["backend"], entry["id"], key, entry[key]])
-            for key, value in sorted(entry.get("tokens", {}).items(), key=lambda kv: ["precision", "recall",
-                                                                                         "iou"].index(kv[0])):
+            for key, value in sorted(
+                entry.get("tokens", {}).items(), key=lambda kv: ["precision", "recall", "iou"].index(kv[0])
+            ):
                 expected.append([backend["backend"], entry["id"], f"tokens.{key}", value])
             for key in ("ndcg_at_k", "precision_at_1", "recall_at_10"):
                 expected.append([backend["backend"], entry["id"], key, entry["extra"][key]])
@@ -35,11 +37,19 @@ def test_one_row_per_query_backend_and_metric_equal_to_the_json(small_project: P
 
 
 def test_awkward_query_ids_stay_one_field(small_project: Path) -> None:
-    text = (small_project / "set.jsonl").read_text(encoding="utf-8").replace('"id":"pay"', '"id":"pay, \\"now\\"\\tx"')
+    text = (
+        (small_project / "set.jsonl")
+        .read_text(encoding="utf-8")
+        .replace('"id":"pay"', '"id":"pay, \\"now\\"\\tx"')
+    )
     (small_project / "odd.jsonl").write_text(text, encoding="utf-8")
     for fmt, delimiter in (("csv", ","), ("tsv", "\t")):
-        rows = list(csv.reader(io.StringIO(cli("run", "odd.jsonl", "--per-query", fmt, cwd=small_project).out),
-                               delimiter=delimiter))
+        rows = list(
+            csv.reader(
+                io.StringIO(cli("run", "odd.jsonl", "--per-query", fmt, cwd=small_project).out),
+                delimiter=delimiter,
+            )
+        )
         assert {r[1] for r in rows[1:]} == {"hash", 'pay, "now"\tx', "session"}
         assert all(len(r) == 4 for r in rows)
 
@@ -47,12 +57,14 @@ def test_awkward_query_ids_stay_one_field(small_project: Path) -> None:
 def test_text_shows_the_first_relevant_rank_and_the_top_hits(small_project: Path) -> None:
     doc = json.loads(cli("run", "set.jsonl", "--backend", "bm25", "--json", cwd=small_project).out)
     text = cli("run", "set.jsonl", "--backend", "bm25", "--per-query", "text", cwd=small_project).out
-    assert text.startswith("query hash (k=3): where is the password hashed\n"
-                           "  expected: auth.py#function_definition, notes.md\n  bm25: ")
+    assert text.startswith(
+        "query hash (k=3): where is the password hashed\n"
+        "  expected: auth.py#function_definition, notes.md\n  bm25: "
+    )
     for entry in doc["backends"][0]["per_query"]:
         rank = entry["first_relevant_rank"]
-        block = text[text.index(f"query {entry['id']} "):]
-        block = block[:block.index("\n\n")]
+        block = text[text.index(f"query {entry['id']} ") :]
+        block = block[: block.index("\n\n")]
         assert (f"first relevant rank {rank}" if rank else "nothing relevant in the top") in block
         hits = [line for line in block.splitlines() if line.startswith("    ")]
         assert 0 < len(hits) <= entry["k"]

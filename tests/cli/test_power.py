@@ -20,7 +20,9 @@ from tests.cli.saved_reports import KEYS, report, rows, write
 CODE_SET = "eval/relevance/code.jsonl"
 
 
-def scipy_plan(deltas: list[float], delta: float, alpha: float = 0.05, power: float = 0.8) -> tuple[float, float, int]:
+def scipy_plan(
+    deltas: list[float], delta: float, alpha: float = 0.05, power: float = 0.8
+) -> tuple[float, float, int]:
     """sd, MDE now and queries needed, by the seed's formula with scipy's quantiles."""
     n, sd = len(deltas), float(np.std(deltas, ddof=1))
 
@@ -47,11 +49,18 @@ def test_run_report_rows_match_scipy(run_report: Path) -> None:
     result = cli("power", str(run_report), "--delta", "0.05", "--json")
     assert result.code == 0 and result.err == ""
     out = json.loads(result.out)
-    assert (out["schema"], out["delta"], out["alpha"], out["power"]) == ("cce.relevance.power/v1", "0.050000", 0.05, 0.8)
+    assert (out["schema"], out["delta"], out["alpha"], out["power"]) == (
+        "cce.relevance.power/v1",
+        "0.050000",
+        0.05,
+        0.8,
+    )
     assert [(r["comparison"], r["metric"]) for r in out["rows"]] == [("bm25 → hybrid", k) for k in KEYS]
     for row in out["rows"]:
-        deltas = [float(qb[row["metric"]]) - float(qa[row["metric"]])
-                  for qa, qb in zip(a["per_query"], b["per_query"], strict=True)]
+        deltas = [
+            float(qb[row["metric"]]) - float(qa[row["metric"]])
+            for qa, qb in zip(a["per_query"], b["per_query"], strict=True)
+        ]
         sd, mde, needed = scipy_plan(deltas, 0.05)
         assert row["n"] == 10 and row["note"] is None
         assert float(row["sd"]) == pytest.approx(sd, abs=5e-7)
@@ -62,10 +71,26 @@ def test_run_report_rows_match_scipy(run_report: Path) -> None:
 def test_levels_and_metric_filter(run_report: Path) -> None:
     doc = json.loads(run_report.read_text())
     a, b = doc["backends"]
-    out = json.loads(cli("power", str(run_report), "--delta", "0.1", "--alpha", "0.01", "--power", "0.9",
-                         "--metric", "recall", "--json").out)
+    out = json.loads(
+        cli(
+            "power",
+            str(run_report),
+            "--delta",
+            "0.1",
+            "--alpha",
+            "0.01",
+            "--power",
+            "0.9",
+            "--metric",
+            "recall",
+            "--json",
+        ).out
+    )
     [row] = out["rows"]
-    deltas = [float(qb["recall"]) - float(qa["recall"]) for qa, qb in zip(a["per_query"], b["per_query"], strict=True)]
+    deltas = [
+        float(qb["recall"]) - float(qa["recall"])
+        for qa, qb in zip(a["per_query"], b["per_query"], strict=True)
+    ]
     _, mde, needed = scipy_plan(deltas, 0.1, alpha=0.01, power=0.9)
     assert row["metric"] == "recall" and row["queries_needed"] == needed
     assert float(row["mde"]) == pytest.approx(mde, abs=5e-7)
@@ -103,18 +128,31 @@ def test_compare_document_gives_one_comparison_per_paired_backend(tmp_path: Path
 
 def test_missing_numbers_are_explained(tmp_path: Path) -> None:
     same = [[0.2, 0.5, 1.0, 0.3]] * 4
-    doc = report({"a": rows(same), "b": rows([[0.2, 0.5, 1.0, 0.3]] * 3 + [[0.2, 0.5, 0.0, 0.3]])}, ("a", "b"))
+    doc = report(
+        {"a": rows(same), "b": rows([[0.2, 0.5, 1.0, 0.3]] * 3 + [[0.2, 0.5, 0.0, 0.3]])}, ("a", "b")
+    )
     out = json.loads(cli("power", write(tmp_path / "r.json", doc), "--delta", "1e-6", "--json").out)
     by_metric = {r["metric"]: r for r in out["rows"]}
-    assert by_metric["recall"] == {"comparison": "a → b", "mde": None, "metric": "recall", "n": 4,
-                                   "note": "no spread: every delta is the same", "queries_needed": None,
-                                   "sd": "0.000000"}
-    assert by_metric["mrr"]["queries_needed"] is None and by_metric["mrr"]["note"] == "more than 10000000 queries"
+    assert by_metric["recall"] == {
+        "comparison": "a → b",
+        "mde": None,
+        "metric": "recall",
+        "n": 4,
+        "note": "no spread: every delta is the same",
+        "queries_needed": None,
+        "sd": "0.000000",
+    }
+    assert (
+        by_metric["mrr"]["queries_needed"] is None
+        and by_metric["mrr"]["note"] == "more than 10000000 queries"
+    )
     assert by_metric["mrr"]["mde"] is not None
     single = report({"a": rows([[0.1] * 4]), "b": rows([[0.2] * 4])}, ("a", "b"))
     text = cli("power", write(tmp_path / "s.json", single), "--delta", "0.05").out
-    assert "  a → b                   MRR            1         n/a         n/a             n/a  " \
-           "fewer than 2 paired queries\n" in text
+    assert (
+        "  a → b                   MRR            1         n/a         n/a             n/a  "
+        "fewer than 2 paired queries\n" in text
+    )
 
 
 @pytest.mark.slow
@@ -133,18 +171,43 @@ def _doc_without_compare(tmp_path: Path) -> str:
     ("make", "extra", "message"),
     [
         (_doc_without_compare, [], "has no compare block, so no per-query deltas"),
-        (lambda p: write(p / "x.json", {"schema": "something/v9"}), [],
-         "is neither a run report nor a compare document"),
+        (
+            lambda p: write(p / "x.json", {"schema": "something/v9"}),
+            [],
+            "is neither a run report nor a compare document",
+        ),
         (lambda p: str(p / "missing.json"), [], "could not read report"),
         (lambda p: (p / "bad.json").write_text("{") and str(p / "bad.json"), [], "invalid JSON"),
-        (lambda p: write(p / "r.json", report({"a": rows([[0.1] * 4])}, ("a", "zzz"))), [],
-         "names backend 'zzz', which the report does not hold"),
-        (lambda p: write(p / "r.json", report({"a": rows([[0.1] * 4]), "b": rows([[0.1] * 4], prefix="x")},
-                                               ("a", "b"))), [], "query 1 is 'q1' in a but 'x1' in b"),
-        (lambda p: write(p / "r.json", report({"a": rows([[0.1] * 4] * 2), "b": rows([[0.1] * 4])}, ("a", "b"))),
-         [], "scored different numbers of queries (2 and 1)"),
-        (lambda p: write(p / "c.json", {"schema": "cce.relevance.compare/v1", "backends": [
-            {"backend": "a", "status": "base-only", "per_query": []}]}), [], "no backend was scored at both"),
+        (
+            lambda p: write(p / "r.json", report({"a": rows([[0.1] * 4])}, ("a", "zzz"))),
+            [],
+            "names backend 'zzz', which the report does not hold",
+        ),
+        (
+            lambda p: write(
+                p / "r.json", report({"a": rows([[0.1] * 4]), "b": rows([[0.1] * 4], prefix="x")}, ("a", "b"))
+            ),
+            [],
+            "query 1 is 'q1' in a but 'x1' in b",
+        ),
+        (
+            lambda p: write(
+                p / "r.json", report({"a": rows([[0.1] * 4] * 2), "b": rows([[0.1] * 4])}, ("a", "b"))
+            ),
+            [],
+            "scored different numbers of queries (2 and 1)",
+        ),
+        (
+            lambda p: write(
+                p / "c.json",
+                {
+                    "schema": "cce.relevance.compare/v1",
+                    "backends": [{"backend": "a", "status": "base-only", "per_query": []}],
+                },
+            ),
+            [],
+            "no backend was scored at both",
+        ),
         (_doc_without_compare, ["--delta", "0"], "--delta must be a finite number greater than 0"),
         (_doc_without_compare, ["--delta", "nan"], "--delta must be a finite number greater than 0"),
         (_doc_without_compare, ["--alpha", "1"], "--alpha must lie strictly between 0 and 1"),
@@ -163,7 +226,10 @@ def test_non_finite_values_are_rejected(tmp_path: Path) -> None:
     doc = report({"a": rows([[0.1] * 4] * 2), "b": rows([[0.1] * 4] * 2)}, ("a", "b"))
     doc["backends"][1]["per_query"][1]["mrr"] = "NaN"
     result = cli("power", write(tmp_path / "r.json", doc), "--delta", "0.05")
-    assert result.code == 2 and "b/q2 mrr: expected a finite number (a metric, at most 1e+06 in size), got 'NaN'" in result.err
+    assert (
+        result.code == 2
+        and "b/q2 mrr: expected a finite number (a metric, at most 1e+06 in size), got 'NaN'" in result.err
+    )
 
 
 def test_missing_compare_block_has_a_hint(tmp_path: Path) -> None:
@@ -183,29 +249,76 @@ def test_equal_valued_deltas_are_no_spread_in_power_and_compare(tmp_path: Path) 
     write(tmp_path / "c.json", compared)
     plan = json.loads(cli("power", str(tmp_path / "c.json"), "--delta", "0.05", "--json").out)
     row = next(r for r in plan["rows"] if r["metric"] == "precision_at_k")
-    assert (row["mde"], row["queries_needed"], row["note"]) == (None, None, "no spread: every delta is the same")
+    assert (row["mde"], row["queries_needed"], row["note"]) == (
+        None,
+        None,
+        "no spread: every delta is the same",
+    )
+
+
 def test_power_reads_the_actions_compare_json(tmp_path: Path) -> None:
     """The Action's compare.json holds a compare document per set scored at both sides: each set's
     backends plan like those of `compare --json`, named after their set."""
-    base = {"schema": "cce.relevance.report/v2", "corpus": "c", "embedder": "hash", "cases": 4, "backends": [
-        {"backend": "bm25", "precision_at_k": "0.5", "recall": "0.5", "mrr": "0.5", "f1": "0.5", "per_query": [
-            {"id": f"q{i}", "k": 3, "precision_at_k": "0.333333", "recall": "1.000000", "mrr": mrr,
-             "f1": "0.500000", "first_relevant_rank": 1} for i, mrr in enumerate(["1.0", "0.5", "0.333333", "1.0"])]}]}
+    base = {
+        "schema": "cce.relevance.report/v2",
+        "corpus": "c",
+        "embedder": "hash",
+        "cases": 4,
+        "backends": [
+            {
+                "backend": "bm25",
+                "precision_at_k": "0.5",
+                "recall": "0.5",
+                "mrr": "0.5",
+                "f1": "0.5",
+                "per_query": [
+                    {
+                        "id": f"q{i}",
+                        "k": 3,
+                        "precision_at_k": "0.333333",
+                        "recall": "1.000000",
+                        "mrr": mrr,
+                        "f1": "0.500000",
+                        "first_relevant_rank": 1,
+                    }
+                    for i, mrr in enumerate(["1.0", "0.5", "0.333333", "1.0"])
+                ],
+            }
+        ],
+    }
     head = json.loads(json.dumps(base))
     for query, mrr in zip(head["backends"][0]["per_query"], ["0.5", "0.5", "1.0", "0.25"], strict=True):
         query["mrr"] = mrr
-    compare_doc = json.loads(cli("compare", write(tmp_path / "b.json", base), write(tmp_path / "h.json", head),
-                                 "--json").out)
-    action_doc = {"schema": "cce.relevance.action/v1", "sets": [
-        {"fixtures": "eval/new.jsonl", "status": "head-only", "compare": None},
-        {"fixtures": "eval/code.jsonl", "status": "paired", "compare": compare_doc}]}
-    from_action = json.loads(cli("power", write(tmp_path / "compare.json", action_doc), "--delta", "0.1",
-                                 "--metric", "mrr", "--json").out)
-    from_compare = json.loads(cli("power", write(tmp_path / "c.json", compare_doc), "--delta", "0.1",
-                                  "--metric", "mrr", "--json").out)
+    compare_doc = json.loads(
+        cli("compare", write(tmp_path / "b.json", base), write(tmp_path / "h.json", head), "--json").out
+    )
+    action_doc = {
+        "schema": "cce.relevance.action/v1",
+        "sets": [
+            {"fixtures": "eval/new.jsonl", "status": "head-only", "compare": None},
+            {"fixtures": "eval/code.jsonl", "status": "paired", "compare": compare_doc},
+        ],
+    }
+    from_action = json.loads(
+        cli(
+            "power",
+            write(tmp_path / "compare.json", action_doc),
+            "--delta",
+            "0.1",
+            "--metric",
+            "mrr",
+            "--json",
+        ).out
+    )
+    from_compare = json.loads(
+        cli(
+            "power", write(tmp_path / "c.json", compare_doc), "--delta", "0.1", "--metric", "mrr", "--json"
+        ).out
+    )
     assert [r["comparison"] for r in from_action["rows"]] == ["eval/code.jsonl: bm25"]
-    assert [{k: v for k, v in r.items() if k != "comparison"} for r in from_action["rows"]] == \
-        [{k: v for k, v in r.items() if k != "comparison"} for r in from_compare["rows"]]
+    assert [{k: v for k, v in r.items() if k != "comparison"} for r in from_action["rows"]] == [
+        {k: v for k, v in r.items() if k != "comparison"} for r in from_compare["rows"]
+    ]
     nothing = {"schema": "cce.relevance.action/v1", "sets": [action_doc["sets"][0]]}
     result = cli("power", write(tmp_path / "none.json", nothing), "--delta", "0.1")
     assert result.code == 2 and "no fixture set was scored at both base and head" in result.err

@@ -12,7 +12,7 @@ from tests.cli.helpers import cli, cli_process
 CORPUS = {
     "auth.py": 'def hash_password(pw):\n    return pw + "salt"\n',
     "payments.py": "import auth\n\ndef process_payment(amount):\n"
-                   "    return auth.hash_password(str(amount))\n",
+    "    return auth.hash_password(str(amount))\n",
 }
 
 
@@ -40,7 +40,9 @@ def test_header_corpus_is_resolved_against_the_fixture_file(project: Path, tmp_p
 
 
 def test_dir_overrides_header_and_is_shown_as_typed(project: Path) -> None:
-    result = cli("run", "set.jsonl", "--dir", "corpus/", "--backend", " hybrid , bm25,hybrid", "--json", cwd=project)
+    result = cli(
+        "run", "set.jsonl", "--dir", "corpus/", "--backend", " hybrid , bm25,hybrid", "--json", cwd=project
+    )
     doc = json.loads(result.out)
     assert doc["corpus"] == "corpus/"
     assert [b["backend"] for b in doc["backends"]] == ["hybrid", "bm25"]
@@ -56,20 +58,37 @@ def test_hybrid_scores_of_worked_example(project: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["missing.jsonl"], "error: could not read fixtures missing.jsonl: No such file or directory (os error 2)\n"),
+        (
+            ["missing.jsonl"],
+            "error: could not read fixtures missing.jsonl: No such file or directory (os error 2)\n",
+        ),
         (["set.jsonl", "--dir", "nope"], "error: corpus is not a directory: nope\n"),
-        (["set.jsonl", "--backend", "bm25,BM25"], 'error: unknown backend "BM25" (expected bm25, vector, or hybrid)\n'),
-        (["set.jsonl", "--backend", " , "], "error: --backend requires at least one of bm25, vector, hybrid\n"),
+        (
+            ["set.jsonl", "--backend", "bm25,BM25"],
+            'error: unknown backend "BM25" (expected bm25, vector, or hybrid)\n',
+        ),
+        (
+            ["set.jsonl", "--backend", " , "],
+            "error: --backend requires at least one of bm25, vector, hybrid\n",
+        ),
         (["set.jsonl", "--compare", ","], "error: --backend requires at least one of bm25, vector, hybrid\n"),
-        (["set.jsonl", "--compare", "bm25,bm25"],
-         "error: --compare requires exactly two distinct backends, e.g. bm25,hybrid\n"),
-        (["set.jsonl", "--compare", "hybrid"],  # E21 keeps the reference's words though 3+ are allowed
-         "error: --compare requires exactly two distinct backends, e.g. bm25,hybrid\n"),
-        (["set.jsonl", "--store", "nowhere.json"],
-         "error: could not load store nowhere.json: No such file or directory (os error 2)\n"),
+        (
+            ["set.jsonl", "--compare", "bm25,bm25"],
+            "error: --compare requires exactly two distinct backends, e.g. bm25,hybrid\n",
+        ),
+        (
+            ["set.jsonl", "--compare", "hybrid"],  # E21 keeps the reference's words though 3+ are allowed
+            "error: --compare requires exactly two distinct backends, e.g. bm25,hybrid\n",
+        ),
+        (
+            ["set.jsonl", "--store", "nowhere.json"],
+            "error: could not load store nowhere.json: No such file or directory (os error 2)\n",
+        ),
     ],
 )
-def test_input_errors_exit_2_with_one_line_and_empty_stdout(project: Path, args: list[str], message: str) -> None:
+def test_input_errors_exit_2_with_one_line_and_empty_stdout(
+    project: Path, args: list[str], message: str
+) -> None:
     result = cli_process("run", *args, cwd=project)
     assert (result.code, result.out, result.err) == (2, "", message)
 
@@ -78,12 +97,20 @@ def test_missing_corpus_error(tmp_path: Path) -> None:
     (tmp_path / "f.jsonl").write_text('{"query":"x","expected":["a.py"]}\n')
     result = cli("run", "f.jsonl", cwd=tmp_path)
     assert result.code == 2 and result.out == ""
-    assert result.err == 'error: no corpus: pass --dir <corpus>, or declare "corpus" in the fixture header line\n'
+    assert (
+        result.err
+        == 'error: no corpus: pass --dir <corpus>, or declare "corpus" in the fixture header line\n'
+    )
 
 
 @pytest.mark.parametrize(
     "args",
-    [["--store", "s.json", "--dir", "corpus"], ["--compare", "bm25,hybrid", "--backend", "bm25"], ["--bogus"], []],
+    [
+        ["--store", "s.json", "--dir", "corpus"],
+        ["--compare", "bm25,hybrid", "--backend", "bm25"],
+        ["--bogus"],
+        [],
+    ],
 )
 def test_parser_usage_errors_exit_2(project: Path, args: list[str]) -> None:
     fixture = [] if args == [] else ["set.jsonl"]
@@ -133,9 +160,19 @@ def test_search_human_and_json(project: Path) -> None:
     assert lines[1].strip() == "def hash_password(pw):"
     assert lines[2] == " 2. [0.816803] payments.py:3-4 (function/function_definition)"
     records = json.loads(cli("search", "corpus", "where is the password hashed", "--json", cwd=project).out)
-    assert records[0] == {"rank": 1, "score": "0.825000", "chunk_id": "188febb74a94633e", "file_path": "auth.py",
-                          "start_line": 1, "end_line": 2, "chunk_type": "function", "kind": "function_definition"}
-    bm25 = json.loads(cli("search", "corpus", "process_payment", "--backend", "bm25", "--json", cwd=project).out)
+    assert records[0] == {
+        "rank": 1,
+        "score": "0.825000",
+        "chunk_id": "188febb74a94633e",
+        "file_path": "auth.py",
+        "start_line": 1,
+        "end_line": 2,
+        "chunk_type": "function",
+        "kind": "function_definition",
+    }
+    bm25 = json.loads(
+        cli("search", "corpus", "process_payment", "--backend", "bm25", "--json", cwd=project).out
+    )
     assert [r["file_path"] for r in bm25] == ["payments.py"]
 
 

@@ -24,8 +24,10 @@ from tests.cli.helpers import cli
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = "eval/relevance/code.jsonl"
 GOLDEN = ROOT / "test" / "fixture" / "relevance" / "code.golden.json"
-GREP = (f'[backends.grep]\ncommand = [{json.dumps(sys.executable)}, '
-        '"docs/examples/retriever.py", "test/fixture/samples"]\n')
+GREP = (
+    f"[backends.grep]\ncommand = [{json.dumps(sys.executable)}, "
+    '"docs/examples/retriever.py", "test/fixture/samples"]\n'
+)
 
 
 @pytest.fixture
@@ -43,8 +45,17 @@ def sharded(project: Path, count: int, *options: str) -> list[Path]:
     for index in range(1, count + 1):
         state = project / "shards" / f"{index}.json"
         state.parent.mkdir(exist_ok=True)
-        done = cli("run", FIXTURE, *options, "--shard", f"{index}/{count}", "--shard-state", str(state),
-                   "--no-cache", cwd=project)
+        done = cli(
+            "run",
+            FIXTURE,
+            *options,
+            "--shard",
+            f"{index}/{count}",
+            "--shard-state",
+            str(state),
+            "--no-cache",
+            cwd=project,
+        )
         assert done.code == 0, done.err
         states.append(state)
     return states
@@ -96,7 +107,9 @@ def test_shards_of_different_runs_are_refused(project: Path) -> None:
     shutil.move(project / "shards", bm25)
     [_, grep_2] = sharded(project, 2, "--backend", "grep")
     assert "its backends differ" in merge_error(bm25 / "1.json", grep_2)
-    assert "split the queries 2 ways ([2, 3])" in merge_error(bm25 / "1.json", *sharded(project, 3, "--backend", "bm25"))
+    assert "split the queries 2 ways ([2, 3])" in merge_error(
+        bm25 / "1.json", *sharded(project, 3, "--backend", "bm25")
+    )
 
 
 def test_a_query_scored_twice_by_the_wrong_shard_or_not_at_all_is_refused(project: Path) -> None:
@@ -110,7 +123,9 @@ def test_a_query_scored_twice_by_the_wrong_shard_or_not_at_all_is_refused(projec
     assert f"query {moved['id']!r} does not belong to shard 2/2" in merge_error(one, two)
     second["backends"][0]["cases"].pop()
     two.write_text(json.dumps(second))
-    assert f"query {moved['id']!r} (line {moved['line']}) was scored by no shard on bm25" in merge_error(one, two)
+    assert f"query {moved['id']!r} (line {moved['line']}) was scored by no shard on bm25" in merge_error(
+        one, two
+    )
 
 
 def test_a_file_that_is_not_a_shard_state_is_refused(project: Path, tmp_path: Path) -> None:
@@ -131,8 +146,17 @@ def test_shard_and_shard_state_go_together(args: tuple[str, str]) -> None:
 
 
 def test_a_sharded_run_scores_backends_only(tmp_path: Path) -> None:
-    done = cli("run", FIXTURE, "--compare", "bm25,hybrid", "--shard", "1/2", "--shard-state", str(tmp_path / "s"),
-               cwd=ROOT)
+    done = cli(
+        "run",
+        FIXTURE,
+        "--compare",
+        "bm25,hybrid",
+        "--shard",
+        "1/2",
+        "--shard-state",
+        str(tmp_path / "s"),
+        cwd=ROOT,
+    )
     assert done.code == 2 and "--shard cannot be used with --compare" in done.err
 
 

@@ -33,13 +33,17 @@ def test_importing_the_cli_loads_nothing_heavy():
 
 
 def test_help_loads_nothing_heavy():
-    setup = ("from cce_relevance.cli import main\n"
-             "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
-             "try:\n    main(['run', '--help'])\nexcept SystemExit:\n    pass")
+    setup = (
+        "from cce_relevance.cli import main\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "try:\n    main(['run', '--help'])\nexcept SystemExit:\n    pass"
+    )
     assert _loaded_after(setup) == []
 
 
 def test_a_command_still_loads_the_library():
-    setup = ("from cce_relevance.cli import main\n"
-             "try:\n    main(['chunks', 'test/fixture/samples'])\nexcept SystemExit:\n    pass")
+    setup = (
+        "from cce_relevance.cli import main\n"
+        "try:\n    main(['chunks', 'test/fixture/samples'])\nexcept SystemExit:\n    pass"
+    )
     assert "cce_relevance.api" in _loaded_after(setup)

@@ -63,7 +63,10 @@ def check_full_block(full: dict[str, Any], deltas: dict[str, list[str]], rounded
         values = [float(d) for d in exact]
         n = len(values)
         assert (block["wins"], block["losses"], block["ties"]) == (
-            sum(d > 0 for d in exact), sum(d < 0 for d in exact), sum(d == 0 for d in exact))
+            sum(d > 0 for d in exact),
+            sum(d < 0 for d in exact),
+            sum(d == 0 for d in exact),
+        )
         assert block["no_change"] == all(d == 0 for d in exact)
         assert block["permutation_method"] == "exact" and block["changed"] == sum(d != 0 for d in exact)
         assert float(block["permutation_p"]) == pytest.approx(float(enumerated_p(exact)), abs=5e-7)
@@ -86,8 +89,12 @@ def code_runs(repo_root: Path) -> dict[str, str]:
     """`run --compare bm25,hybrid` on our code set, text and JSON, default and full."""
     args = ("run", CODE_SET, "--compare", "bm25,hybrid")
     out = {}
-    for name, extra in {"text": (), "json": ("--json",), "full-text": ("--stats", "full"),
-                        "full-json": ("--stats", "full", "--json")}.items():
+    for name, extra in {
+        "text": (),
+        "json": ("--json",),
+        "full-text": ("--stats", "full"),
+        "full-json": ("--stats", "full", "--json"),
+    }.items():
         result = cli(*args, *extra, cwd=repo_root)
         assert result.code == 0 and result.err == "", result.err
         out[name] = result.out
@@ -96,7 +103,9 @@ def code_runs(repo_root: Path) -> dict[str, str]:
 
 def test_stats_reference_is_the_default(repo_root: Path, code_runs: dict[str, str]) -> None:
     for extra, key in (((), "text"), (("--json",), "json")):
-        result = cli("run", CODE_SET, "--compare", "bm25,hybrid", "--stats", "reference", *extra, cwd=repo_root)
+        result = cli(
+            "run", CODE_SET, "--compare", "bm25,hybrid", "--stats", "reference", *extra, cwd=repo_root
+        )
         assert result.out == code_runs[key]
     assert "full" not in json.loads(code_runs["json"])["compare"]
 
@@ -104,12 +113,16 @@ def test_stats_reference_is_the_default(repo_root: Path, code_runs: dict[str, st
 def test_full_text_appends_one_block_after_the_t_test(code_runs: dict[str, str]) -> None:
     full = code_runs["full-text"]
     assert full.startswith(code_runs["text"])
-    extra = full[len(code_runs["text"]):]
-    assert extra.startswith("\n  full statistics (primary metric: MRR; Holm over the permutation p of 4 metrics)\n"
-                            "  metric           W/L/T         d_z      perm-p               boot 95% CI      Holm-p"
-                            "     MDE@80%\n")
-    assert "  MRR              3/1/6   +0.316228    0.625000    [-0.100000, +0.300000]    1.000000    0.314556  " \
-           "primary\n" in extra
+    extra = full[len(code_runs["text"]) :]
+    assert extra.startswith(
+        "\n  full statistics (primary metric: MRR; Holm over the permutation p of 4 metrics)\n"
+        "  metric           W/L/T         d_z      perm-p               boot 95% CI      Holm-p"
+        "     MDE@80%\n"
+    )
+    assert (
+        "  MRR              3/1/6   +0.316228    0.625000    [-0.100000, +0.300000]    1.000000    0.314556  "
+        "primary\n" in extra
+    )
     assert "reading the full statistics (docs/statistics.md" in extra and "MDE@80%: the smallest" in extra
 
 
@@ -129,7 +142,9 @@ def test_full_run_numbers_match_independent_computations(code_runs: dict[str, st
     check_full_block(doc["compare"]["full"], deltas, rounded_inputs=False)
     for key in KEYS:  # d_z is t/√n, with t from the reference's block of the same report
         t = float(doc["compare"]["metrics"][key]["t"])
-        assert float(doc["compare"]["full"]["metrics"][key]["d_z"]) == pytest.approx(t / math.sqrt(10), abs=1e-6)
+        assert float(doc["compare"]["full"]["metrics"][key]["d_z"]) == pytest.approx(
+            t / math.sqrt(10), abs=1e-6
+        )
 
 
 @pytest.mark.slow
@@ -181,7 +196,9 @@ def test_compare_full_samples_beyond_twenty_changed_queries(saved: tuple[str, st
     assert (mrr["permutation_method"], mrr["changed"]) == ("sampled", 30)
     # Equal |deltas|: |sum| ≥ 14·0.25 exactly when at least 22 of the 30 signs agree.
     exact = 2 * stats.binom.sf(21, 30, 0.5)
-    assert float(mrr["permutation_p"]) == pytest.approx(exact, abs=4 * math.sqrt(exact * (1 - exact) / 1e5) + 2e-5)
+    assert float(mrr["permutation_p"]) == pytest.approx(
+        exact, abs=4 * math.sqrt(exact * (1 - exact) / 1e5) + 2e-5
+    )
     text = cli("compare", *saved, "--stats", "full").out
     assert "primary, sampled perm-p\n" in text
 
@@ -193,7 +210,10 @@ def test_compare_full_text_and_markdown(saved: tuple[str, str]) -> None:
     blocks = re.compile(r"\n  full statistics \(primary.*?(?=\n  backend |\n  MDE@80%)", re.S)
     assert blocks.sub("", text) == default + FULL_LEGEND
     md = cli("compare", *saved, "--markdown", "--stats", "full", "--primary-metric", "recall").out
-    assert md.count("Beyond the t-test (primary metric: **recall**; Holm over the permutation p of 4 metrics)") == 2
+    assert (
+        md.count("Beyond the t-test (primary metric: **recall**; Holm over the permutation p of 4 metrics)")
+        == 2
+    )
     assert "| **recall** |" in md and "Beyond the t-test" not in cli("compare", *saved, "--markdown").out
 
 
@@ -233,20 +253,47 @@ def test_all_zero_deltas_and_fewer_than_two_queries(tmp_path: Path) -> None:
     args = (write(tmp_path / "b.json", base), write(tmp_path / "h.json", head), "--stats", "full")
     doc = json.loads(cli("compare", *args, "--json").out)
     same, one = (b["full"]["metrics"] for b in doc["backends"])
-    assert same["mrr"] == {"bootstrap_ci95_high": "+0.000000", "bootstrap_ci95_low": "+0.000000", "changed": 0,
-                           "d_z": None, "holm_p": "1.000000", "losses": 0, "mde80": None, "no_change": True,
-                           "permutation_method": "exact", "permutation_p": "1.000000", "ties": 3, "wins": 0,
-                           "sign": {"changed": 0, "method": "exact", "p": "1.000000", "statistic": 0},
-                           "wilcoxon": {"changed": 0, "method": "exact", "p": "1.000000", "statistic": 0}}
-    assert one["mrr"] == {"bootstrap_ci95_high": None, "bootstrap_ci95_low": None, "changed": None, "d_z": None,
-                          "holm_p": None, "losses": 1, "mde80": None, "no_change": False,
-                          "permutation_method": None, "permutation_p": None, "ties": 0, "wins": 0,
-                          "sign": None, "wilcoxon": None}
+    assert same["mrr"] == {
+        "bootstrap_ci95_high": "+0.000000",
+        "bootstrap_ci95_low": "+0.000000",
+        "changed": 0,
+        "d_z": None,
+        "holm_p": "1.000000",
+        "losses": 0,
+        "mde80": None,
+        "no_change": True,
+        "permutation_method": "exact",
+        "permutation_p": "1.000000",
+        "ties": 3,
+        "wins": 0,
+        "sign": {"changed": 0, "method": "exact", "p": "1.000000", "statistic": 0},
+        "wilcoxon": {"changed": 0, "method": "exact", "p": "1.000000", "statistic": 0},
+    }
+    assert one["mrr"] == {
+        "bootstrap_ci95_high": None,
+        "bootstrap_ci95_low": None,
+        "changed": None,
+        "d_z": None,
+        "holm_p": None,
+        "losses": 1,
+        "mde80": None,
+        "no_change": False,
+        "permutation_method": None,
+        "permutation_p": None,
+        "ties": 0,
+        "wins": 0,
+        "sign": None,
+        "wilcoxon": None,
+    }
     text = cli("compare", *args).out
-    assert "  P@k              0/0/3         n/a    1.000000    [+0.000000, +0.000000]    1.000000         n/a" \
-           "  no change\n" in text
-    assert "  MRR              0/1/0         n/a         n/a                       n/a         n/a         n/a" \
-           "  primary, n < 2\n" in text
+    assert (
+        "  P@k              0/0/3         n/a    1.000000    [+0.000000, +0.000000]    1.000000         n/a"
+        "  no change\n" in text
+    )
+    assert (
+        "  MRR              0/1/0         n/a         n/a                       n/a         n/a         n/a"
+        "  primary, n < 2\n" in text
+    )
     assert "(primary metric: MRR; Holm over the permutation p of 0 metrics)" in text
 
 
@@ -254,10 +301,15 @@ def test_all_zero_deltas_and_fewer_than_two_queries(tmp_path: Path) -> None:
     ("args", "message"),
     [
         (["run", CODE_SET, "--stats", "full"], "--stats full needs --compare A,B"),
-        (["run", CODE_SET, "--compare", "bm25,hybrid", "--primary-metric", "f1"], "--primary-metric needs --stats full"),
+        (
+            ["run", CODE_SET, "--compare", "bm25,hybrid", "--primary-metric", "f1"],
+            "--primary-metric needs --stats full",
+        ),
         (["run", CODE_SET, "--compare", "bm25,hybrid", "--stats", "fuller"], "'fuller' is not one of"),
-        (["run", CODE_SET, "--compare", "bm25,hybrid", "--stats", "full", "--primary-metric", "ndcg"],
-         'primary metric "ndcg" is not one of the metrics compared'),
+        (
+            ["run", CODE_SET, "--compare", "bm25,hybrid", "--stats", "full", "--primary-metric", "ndcg"],
+            'primary metric "ndcg" is not one of the metrics compared',
+        ),
     ],
 )
 def test_usage_errors(repo_root: Path, args: list[str], message: str) -> None:
@@ -274,12 +326,16 @@ def test_primary_metric_is_named_in_every_rendering(repo_root: Path) -> None:
 
 def test_docs_state_the_settings_the_code_uses(repo_root: Path) -> None:
     text = (repo_root / "docs/statistics.md").read_text(encoding="utf-8")
-    table = text[text.index("| exact permutation limit |"):]
+    table = text[text.index("| exact permutation limit |") :]
     assert f"| exact permutation limit | m ≤ {EXACT_LIMIT} changed queries |" in table
     assert f"| sampled permutation | {PERMUTATION_DRAWS:,} draws, PCG64 seed {PERMUTATION_SEED};" in table
-    assert f"| bootstrap | {BOOTSTRAP_RESAMPLES:,} resamples, PCG64 seed {BOOTSTRAP_SEED}, percentile method |" in table
-    full = json.loads(cli("run", CODE_SET, "--compare", "bm25,hybrid", "--stats", "full", "--json",
-                          cwd=repo_root).out)["compare"]["full"]
-    keys = text[text.index("## JSON keys"):text.index("## References")]
+    assert (
+        f"| bootstrap | {BOOTSTRAP_RESAMPLES:,} resamples, PCG64 seed {BOOTSTRAP_SEED}, percentile method |"
+        in table
+    )
+    full = json.loads(
+        cli("run", CODE_SET, "--compare", "bm25,hybrid", "--stats", "full", "--json", cwd=repo_root).out
+    )["compare"]["full"]
+    keys = text[text.index("## JSON keys") : text.index("## References")]
     for key in [*full, *full["metrics"]["mrr"]]:
         assert f"`{key}`" in keys, key

@@ -28,8 +28,12 @@ from tests.cli.helpers import cli
 from tests.evaluation.generated import generated_project
 
 ALL_METRICS = "ndcg,ap,hit,rprec"
-TREC_NAMES = {"ndcg_at_k": "ndcg_cut_{k}", "average_precision": "map", "hit_at_k": "success_{k}",
-              "r_precision": "Rprec"}
+TREC_NAMES = {
+    "ndcg_at_k": "ndcg_cut_{k}",
+    "average_precision": "map",
+    "hit_at_k": "success_{k}",
+    "r_precision": "Rprec",
+}
 
 
 def read_qrels(text: str) -> dict[str, dict[str, int]]:
@@ -58,8 +62,9 @@ def ranked_docs(run: dict[str, list[tuple[str, float]]], qid: str) -> list[str]:
     return [doc for doc, _ in run.get(qid, [])]
 
 
-def trec_eval(qrels: dict[str, dict[str, int]], run: dict[str, list[tuple[str, float]]], k: int,
-              qid: str) -> dict[str, float]:
+def trec_eval(
+    qrels: dict[str, dict[str, int]], run: dict[str, list[tuple[str, float]]], k: int, qid: str
+) -> dict[str, float]:
     """trec_eval's measures for one query at cut-off k ({} when trec_eval does not score it)."""
     if qid not in qrels or qid not in run:
         return {}
@@ -85,8 +90,10 @@ def anchor_level_recall(case: Case, ranked: list[str], chunks: dict[str, Chunk])
 
 def one_chunk_per_anchor(case: Case, chunks: list[Chunk]) -> bool:
     """Every anchor matches exactly one chunk and no chunk matches two anchors."""
-    matched = [[c.chunk_id for c in chunks if a.matches(c.file_path, c.kind, c.start_line, c.end_line)]
-               for a in case.anchors]
+    matched = [
+        [c.chunk_id for c in chunks if a.matches(c.file_path, c.kind, c.start_line, c.end_line)]
+        for a in case.anchors
+    ]
     flat = [cid for ids in matched for cid in ids]
     return all(len(ids) == 1 for ids in matched) and len(set(flat)) == len(flat)
 
@@ -101,8 +108,16 @@ class Tally:
         self.counts[what] += 1
 
 
-def check_case(case: Case, ours: dict[str, float], trec: dict[str, float], ranked: list[str],
-               chunks: list[Chunk], tally: Tally, same: Callable[[float, float], bool], tolerance: float) -> None:
+def check_case(
+    case: Case,
+    ours: dict[str, float],
+    trec: dict[str, float],
+    ranked: list[str],
+    chunks: list[Chunk],
+    tally: Tally,
+    same: Callable[[float, float], bool],
+    tolerance: float,
+) -> None:
     """Compare one case's scores with trec_eval's: P@k, RR and recall by `same` (exact, or equal at six
     decimals for a JSON report), the rank metrics within `tolerance` (summation order and log2 may
     differ in the last bits)."""
@@ -130,8 +145,18 @@ def check_case(case: Case, ours: dict[str, float], trec: dict[str, float], ranke
 
 @pytest.mark.parametrize("fixtures", ["eval/relevance/code.jsonl", "eval/relevance/docs.jsonl"])
 def test_starter_sets_rescored_by_trec_eval(fixtures: str, repo_root: Path, tmp_path: Path) -> None:
-    result = cli("run", fixtures, "--json", "--metrics", ALL_METRICS, "--trec-run", str(tmp_path / "{backend}.run"),
-                 "--trec-qrels", str(tmp_path / "set.qrels"), cwd=repo_root)
+    result = cli(
+        "run",
+        fixtures,
+        "--json",
+        "--metrics",
+        ALL_METRICS,
+        "--trec-run",
+        str(tmp_path / "{backend}.run"),
+        "--trec-qrels",
+        str(tmp_path / "set.qrels"),
+        cwd=repo_root,
+    )
     assert result.code == 0, result.err
     doc = json.loads(result.out)
     cases = load_fixtures(str(repo_root / fixtures)).cases
@@ -139,13 +164,23 @@ def test_starter_sets_rescored_by_trec_eval(fixtures: str, repo_root: Path, tmp_
     qrels = read_qrels((tmp_path / "set.qrels").read_text(encoding="utf-8"))
     tally = Tally()
     for backend in doc["backends"]:
-        run = read_run((tmp_path / f"{backend['backend']}.run").read_text(encoding="utf-8"), backend["backend"])
+        run = read_run(
+            (tmp_path / f"{backend['backend']}.run").read_text(encoding="utf-8"), backend["backend"]
+        )
         for case, entry in zip(cases, backend["per_query"], strict=True):
             ours = {key: float(entry[key]) for key in ("precision_at_k", "recall", "mrr")}
             ours.update({key: float(v) for key, v in entry["extra"].items()})
             trec = trec_eval(qrels, run, case.k, case.id)
-            check_case(case, ours, trec, ranked_docs(run, case.id), chunks, tally,
-                       same=lambda a, b: format6(a) == format6(b), tolerance=5e-7)
+            check_case(
+                case,
+                ours,
+                trec,
+                ranked_docs(run, case.id),
+                chunks,
+                tally,
+                same=lambda a, b: format6(a) == format6(b),
+                tolerance=5e-7,
+            )
     assert tally.counts["P@k and RR"] == 3 * len(cases)
 
 
@@ -165,8 +200,16 @@ def test_generated_sets_rescored_by_trec_eval(seed: int, tmp_path: Path) -> None
             ours = {"precision_at_k": r.metrics.precision, "recall": r.metrics.recall, "mrr": r.metrics.mrr}
             assert r.ranking is not None
             ours.update(r.ranking)
-            check_case(r.case, ours, trec_eval(qrels, run, r.case.k, r.case.id), ranked_docs(run, r.case.id), chunks,
-                       tally, same=lambda a, b: a == b, tolerance=1e-12)
+            check_case(
+                r.case,
+                ours,
+                trec_eval(qrels, run, r.case.k, r.case.id),
+                ranked_docs(run, r.case.id),
+                chunks,
+                tally,
+                same=lambda a, b: a == b,
+                tolerance=1e-12,
+            )
     # the generator must exercise every branch, or the comparisons above prove little
     assert tally.counts["P@k and RR"] >= 90, tally.counts
     assert tally.counts["recall (chunk-level)"] >= 5, tally.counts
@@ -180,8 +223,16 @@ def test_export_is_deterministic_and_written_atomically(tmp_path: Path) -> None:
     for attempt in ("a", "b"):
         out = tmp_path / attempt
         out.mkdir()
-        result = cli("run", str(fixtures), "--compare", "bm25,hybrid", "--trec-run", str(out / "{backend}.run"),
-                     "--trec-qrels", str(out / "q.qrels"))
+        result = cli(
+            "run",
+            str(fixtures),
+            "--compare",
+            "bm25,hybrid",
+            "--trec-run",
+            str(out / "{backend}.run"),
+            "--trec-qrels",
+            str(out / "q.qrels"),
+        )
         assert result.code == 0, result.err
         outputs.append({p.name: p.read_bytes() for p in sorted(out.iterdir())})
     assert outputs[0] == outputs[1]
@@ -197,12 +248,20 @@ def test_one_backend_needs_no_placeholder_and_several_do(small_project: Path) ->
     assert not (small_project / "all.run").exists()
 
 
-@pytest.mark.parametrize(("ids", "message"), [
-    (['"a b"', '"c"'], 'fixture line 2: case id "a b" cannot be a TREC query id: it contains whitespace'),
-    (['"x"', '"x"'], 'fixture line 3: case id "x" cannot be a TREC query id: fixture line 2 has the same id'),
-    (['""', '"c"'], 'fixture line 2: case id "" cannot be a TREC query id: it is empty'),
-])
-def test_ids_that_cannot_be_trec_query_ids_are_input_errors(small_project: Path, ids: list[str], message: str) -> None:
+@pytest.mark.parametrize(
+    ("ids", "message"),
+    [
+        (['"a b"', '"c"'], 'fixture line 2: case id "a b" cannot be a TREC query id: it contains whitespace'),
+        (
+            ['"x"', '"x"'],
+            'fixture line 3: case id "x" cannot be a TREC query id: fixture line 2 has the same id',
+        ),
+        (['""', '"c"'], 'fixture line 2: case id "" cannot be a TREC query id: it is empty'),
+    ],
+)
+def test_ids_that_cannot_be_trec_query_ids_are_input_errors(
+    small_project: Path, ids: list[str], message: str
+) -> None:
     cases = "".join(f'{{"id":{i},"query":"password","expected":["auth.py"]}}\n' for i in ids)
     (small_project / "bad.jsonl").write_text('{"schema":"cce.relevance/v1","corpus":"corpus"}\n' + cases)
     result = cli("run", "bad.jsonl", "--backend", "bm25", "--trec-qrels", "q.qrels", cwd=small_project)

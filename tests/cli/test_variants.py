@@ -60,10 +60,22 @@ def test_compare_prints_real_delta_rows_for_a_variant(config: str) -> None:
     recall 1, MRR 1/2, F1 2·0.6/1.6 = 0.75. The cap only filters that score order (scores do not
     depend on it) and notes.md has one chunk, so rust.rs 9-16 stays at rank 2 and is the only
     rust.rs chunk left: P@5 1/5, recall 1, MRR 1/2, F1 2·0.2/1.2 = 1/3. Deltas: −0.4, 0, 0, −5/12."""
-    hybrid = cli("search", "test/fixture/samples", "token bucket rate limiter allow client", "-k", "5", "--json",
-                 cwd=REPO_ROOT)
+    hybrid = cli(
+        "search",
+        "test/fixture/samples",
+        "token bucket rate limiter allow client",
+        "-k",
+        "5",
+        "--json",
+        cwd=REPO_ROOT,
+    )
     assert [(h["file_path"], h["start_line"], h["end_line"]) for h in json.loads(hybrid.out)] == [
-        ("notes.md", 1, 5), ("rust.rs", 9, 16), ("rust.rs", 8, 17), ("rust.rs", 19, 22), ("ruby.rb", 4, 12)]
+        ("notes.md", 1, 5),
+        ("rust.rs", 9, 16),
+        ("rust.rs", 8, 17),
+        ("rust.rs", 19, 22),
+        ("ruby.rb", 4, 12),
+    ]
     result = cli("run", CODE_SET, "--compare", "hybrid,hybrid-cap1", "--config", config, cwd=REPO_ROOT)
     assert result.code == 0, result.err
     assert "  per-query deltas (hybrid → hybrid-cap1; positive = hybrid-cap1 wins)\n" in result.out
@@ -79,8 +91,19 @@ def test_rrf_k_reaches_the_fusion_as_the_formula_says(config: str) -> None:
     query = "where is record_shipment defined"
 
     def spans(backend: str, k: int) -> list[tuple[str, int, int, str]]:
-        out = cli("search", "test/fixture/samples", query, "--backend", backend, "-k", str(k), "--json",
-                  "--config", config, cwd=REPO_ROOT).out
+        out = cli(
+            "search",
+            "test/fixture/samples",
+            query,
+            "--backend",
+            backend,
+            "-k",
+            str(k),
+            "--json",
+            "--config",
+            config,
+            cwd=REPO_ROOT,
+        ).out
         return [(h["file_path"], h["start_line"], h["end_line"], h["score"]) for h in json.loads(out)]
 
     vector = [s[:3] for s in spans("vector", 15)]
@@ -103,7 +126,11 @@ def test_compare_rows_are_the_per_query_deltas_of_the_two_reports(config: str) -
     doc = run_json(CODE_SET, "--compare", "hybrid,hybrid-rrf30", "--config", config)
     a, b = doc["backends"]
     assert (a["backend"], b["backend"], doc["compare"]["a"], doc["compare"]["b"]) == (
-        "hybrid", "hybrid-rrf30", "hybrid", "hybrid-rrf30")
+        "hybrid",
+        "hybrid-rrf30",
+        "hybrid",
+        "hybrid-rrf30",
+    )
     keys = ("precision_at_k", "recall", "mrr", "f1")
     for qa, qb in zip(a["per_query"], b["per_query"], strict=True):
         row = "".join(f"{float(qb[k]) - float(qa[k]):+12.6f}" for k in keys)
@@ -121,11 +148,16 @@ def test_search_scores_a_variant_as_worked_by_hand(tmp_path: Path) -> None:
     corpus.mkdir()
     (corpus / "auth.py").write_text('def hash_password(pw):\n    return pw + "salt"\n')
     (corpus / "payments.py").write_text(
-        "import auth\n\ndef process_payment(amount):\n    return auth.hash_password(str(amount))\n")
+        "import auth\n\ndef process_payment(amount):\n    return auth.hash_password(str(amount))\n"
+    )
     (tmp_path / "cce-relevance.toml").write_text('[backends.rrf30]\nbase = "hybrid"\nrrf_k = 30\n')
-    out = cli("search", "corpus", "where is the password hashed", "--backend", "rrf30", "--json", cwd=tmp_path).out
-    assert [(h["file_path"], h["score"]) for h in json.loads(out)] == [("auth.py", "0.825000"),
-                                                                       ("payments.py", "0.808871")]
+    out = cli(
+        "search", "corpus", "where is the password hashed", "--backend", "rrf30", "--json", cwd=tmp_path
+    ).out
+    assert [(h["file_path"], h["score"]) for h in json.loads(out)] == [
+        ("auth.py", "0.825000"),
+        ("payments.py", "0.808871"),
+    ]
 
 
 def test_the_config_file_is_found_from_the_working_directory(tmp_path: Path) -> None:
@@ -139,28 +171,47 @@ def test_unknown_backend_text_is_the_reference_without_a_config_file(tmp_path: P
     fixtures = str(REPO_ROOT / CODE_SET)
     result = cli_process("run", fixtures, "--backend", "hybrid-rrf30", cwd=tmp_path)
     assert (result.code, result.out, result.err) == (
-        2, "", 'error: unknown backend "hybrid-rrf30" (expected bm25, vector, or hybrid)\n')
-    result = cli_process("search", str(REPO_ROOT / "test/fixture/samples"), "q", "--backend", "nope", cwd=tmp_path)
-    assert (result.code, result.err) == (2, 'error: unknown backend "nope" (expected bm25, vector, or hybrid)\n')
+        2,
+        "",
+        'error: unknown backend "hybrid-rrf30" (expected bm25, vector, or hybrid)\n',
+    )
+    result = cli_process(
+        "search", str(REPO_ROOT / "test/fixture/samples"), "q", "--backend", "nope", cwd=tmp_path
+    )
+    assert (result.code, result.err) == (
+        2,
+        'error: unknown backend "nope" (expected bm25, vector, or hybrid)\n',
+    )
 
 
 def test_unknown_backend_lists_the_configured_ones(tmp_path: Path, config: str) -> None:
-    result = cli_process("run", str(REPO_ROOT / CODE_SET), "--compare", "hybrid,hybrid-rrf3", "--config", config,
-                         cwd=tmp_path)
+    result = cli_process(
+        "run", str(REPO_ROOT / CODE_SET), "--compare", "hybrid,hybrid-rrf3", "--config", config, cwd=tmp_path
+    )
     assert (result.code, result.out) == (2, "")
-    assert result.err == ('error: unknown backend "hybrid-rrf3" (expected bm25, vector, hybrid, or a backend of '
-                          f'{config}: bm25-same, hybrid-cap1, hybrid-rrf30, hybrid-same, vector-same)\n')
+    assert result.err == (
+        'error: unknown backend "hybrid-rrf3" (expected bm25, vector, hybrid, or a backend of '
+        f"{config}: bm25-same, hybrid-cap1, hybrid-rrf30, hybrid-same, vector-same)\n"
+    )
 
 
 def test_a_bad_config_file_fails_the_run_with_one_error_line(tmp_path: Path) -> None:
-    (tmp_path / "cce-relevance.toml").write_text('[backends.hybrid-rrf30]\nbase = "hybrid"\nrrf_k = "thirty"\n')
+    (tmp_path / "cce-relevance.toml").write_text(
+        '[backends.hybrid-rrf30]\nbase = "hybrid"\nrrf_k = "thirty"\n'
+    )
     result = cli_process("run", str(REPO_ROOT / CODE_SET), cwd=tmp_path)
     assert (result.code, result.out, result.err) == (
-        2, "", 'error: cce-relevance.toml: [backends.hybrid-rrf30] rrf_k: expected a number > 0, got "thirty"\n')
+        2,
+        "",
+        'error: cce-relevance.toml: [backends.hybrid-rrf30] rrf_k: expected a number > 0, got "thirty"\n',
+    )
 
 
 def test_a_missing_config_path_and_an_empty_one(tmp_path: Path) -> None:
     result = cli("run", str(REPO_ROOT / CODE_SET), "--config", "nope.toml", cwd=tmp_path)
-    assert (result.code, result.err) == (2, "error: could not read config nope.toml: No such file or directory\n")
+    assert (result.code, result.err) == (
+        2,
+        "error: could not read config nope.toml: No such file or directory\n",
+    )
     result = cli("run", str(REPO_ROOT / CODE_SET), "--config", "", cwd=tmp_path)
     assert result.code == 2 and "a value is required for '--config'" in result.err

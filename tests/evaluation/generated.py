@@ -12,10 +12,38 @@ import json
 import random
 from pathlib import Path
 
-WORDS = ("alpha", "bravo", "cache", "delta", "ember", "fetch", "grain", "harbor", "index", "jolt",
-         "kernel", "ledger", "matrix", "nectar", "orbit", "parse", "quota", "relay", "signal", "token")
-KINDS = ("function_definition", "class_definition", "function_declaration", "class_declaration",
-         "method_definition", "arrow_function", "module", "enum_item")
+WORDS = (
+    "alpha",
+    "bravo",
+    "cache",
+    "delta",
+    "ember",
+    "fetch",
+    "grain",
+    "harbor",
+    "index",
+    "jolt",
+    "kernel",
+    "ledger",
+    "matrix",
+    "nectar",
+    "orbit",
+    "parse",
+    "quota",
+    "relay",
+    "signal",
+    "token",
+)
+KINDS = (
+    "function_definition",
+    "class_definition",
+    "function_declaration",
+    "class_declaration",
+    "method_definition",
+    "arrow_function",
+    "module",
+    "enum_item",
+)
 
 
 def _words(rng: random.Random, n: int) -> str:
@@ -26,8 +54,10 @@ def _python(rng: random.Random) -> str:
     parts = []
     for i in range(rng.randint(1, 4)):
         if rng.random() < 0.3:
-            parts.append(f"class {rng.choice(WORDS).title()}{i}:\n    def {rng.choice(WORDS)}(self):\n"
-                         f"        return \"{_words(rng, 3)}\"\n")
+            parts.append(
+                f"class {rng.choice(WORDS).title()}{i}:\n    def {rng.choice(WORDS)}(self):\n"
+                f'        return "{_words(rng, 3)}"\n'
+            )
         else:
             body = "\n".join(f"    # {_words(rng, 4)}" for _ in range(rng.randint(0, 3)))
             parts.append(f"def {rng.choice(WORDS)}_{i}(x):\n{body}\n    return x  # {_words(rng, 2)}\n")
@@ -80,8 +110,12 @@ def write_fixtures(rng: random.Random, path: Path, files: dict[str, int], cases:
     lines = [json.dumps({"schema": "cce.relevance/v1", "corpus": "corpus"})]
     for i in range(cases):
         expected = list(dict.fromkeys(_anchor(rng, files) for _ in range(rng.randint(1, 3))))
-        case = {"id": f"g{i}", "query": _words(rng, rng.randint(1, 4)), "expected": expected,
-                "k": rng.randint(1, 8)}
+        case = {
+            "id": f"g{i}",
+            "query": _words(rng, rng.randint(1, 4)),
+            "expected": expected,
+            "k": rng.randint(1, 8),
+        }
         if rng.random() < 0.35:
             case["grades"] = {a: rng.randint(1, 3) for a in expected if rng.random() < 0.7}
         lines.append(json.dumps(case))

@@ -46,6 +46,12 @@ class PlainLookups:
         return kinds or None
 
 
-def plain_validate(fixtures: str, corpus: str, cases: Sequence[Case], chunks: Sequence[Chunk],
-                   line_counts: Mapping[str, int], symbols: SymbolSource | None = None) -> Validation:
+def plain_validate(
+    fixtures: str,
+    corpus: str,
+    cases: Sequence[Case],
+    chunks: Sequence[Chunk],
+    line_counts: Mapping[str, int],
+    symbols: SymbolSource | None = None,
+) -> Validation:
     return validate_cases(fixtures, corpus, cases, PlainLookups(chunks), line_counts, symbols)

@@ -48,7 +48,9 @@ def corpora(draw: st.DrawFn) -> list[Chunk]:
     for path in files:
         for _ in range(draw(st.integers(1, 8))):
             start = draw(st.integers(1, 40))
-            chunks.append(chunk(len(chunks), path, draw(st.sampled_from(KINDS)), start, draw(st.integers(0, 12))))
+            chunks.append(
+                chunk(len(chunks), path, draw(st.sampled_from(KINDS)), start, draw(st.integers(0, 12)))
+            )
     return chunks
 
 
@@ -56,8 +58,12 @@ def ranges() -> st.SearchStrategy[tuple[int, int] | None]:
     return st.none() | st.tuples(st.integers(1, 60), st.integers(0, 15)).map(lambda r: (r[0], r[0] + r[1]))
 
 
-any_anchors = st.builds(Anchor, st.none() | st.sampled_from((*PATHS, "gone.py")),
-                        st.none() | st.sampled_from((*KINDS, "enum_item")), ranges())
+any_anchors = st.builds(
+    Anchor,
+    st.none() | st.sampled_from((*PATHS, "gone.py")),
+    st.none() | st.sampled_from((*KINDS, "enum_item")),
+    ranges(),
+)
 # What the fixture grammar lets through: a path or a kind, and a range only with a path.
 fixture_anchors = any_anchors.filter(lambda a: (a.path or a.kind) and (a.range is None or a.path))
 
@@ -71,7 +77,9 @@ def by_file(chunks: list[Chunk]) -> dict[str, list[int]]:
 
 @settings(max_examples=300, deadline=None)
 @given(corpora(), st.lists(any_anchors, max_size=12), st.booleans())
-def test_lookups_match_the_plain_scan(chunks: list[Chunk], anchors: list[Anchor], given_by_file: bool) -> None:
+def test_lookups_match_the_plain_scan(
+    chunks: list[Chunk], anchors: list[Anchor], given_by_file: bool
+) -> None:
     index = AnchorIndex(chunks, by_file(chunks) if given_by_file else None)
     for anchor in anchors * 2:  # the second round reads the groups made by the first
         expected = plain_matching(anchor, chunks)
@@ -87,20 +95,32 @@ def fixture_sets(draw: st.DrawFn) -> tuple[Case, ...]:
     """Cases as the fixture parser reads them: repeated ids, and graded anchors."""
     lines = []
     for _ in range(draw(st.integers(1, 8))):
-        anchors = list(dict.fromkeys(a.display() for a in draw(st.lists(fixture_anchors, min_size=1, max_size=4))))
+        anchors = list(
+            dict.fromkeys(a.display() for a in draw(st.lists(fixture_anchors, min_size=1, max_size=4)))
+        )
         grades = {a: draw(st.integers(1, 4)) for a in anchors if draw(st.booleans())}
-        lines.append(json.dumps({"id": draw(st.sampled_from(("q1", "q2", "q3", "q4"))), "query": "q",
-                                 "expected": anchors, "grades": grades}))
+        lines.append(
+            json.dumps(
+                {
+                    "id": draw(st.sampled_from(("q1", "q2", "q3", "q4"))),
+                    "query": "q",
+                    "expected": anchors,
+                    "grades": grades,
+                }
+            )
+        )
     return parse_fixtures("".join(line + "\n" for line in lines), "set.jsonl", grades=True).cases
 
 
 @settings(max_examples=300, deadline=None)
 @given(corpora(), fixture_sets(), st.dictionaries(st.sampled_from(PATHS), st.integers(0, 50)))
-def test_validate_and_judge_match_the_plain_scan(chunks: list[Chunk], cases: tuple[Case, ...],
-                                                 line_counts: dict[str, int]) -> None:
+def test_validate_and_judge_match_the_plain_scan(
+    chunks: list[Chunk], cases: tuple[Case, ...], line_counts: dict[str, int]
+) -> None:
     index = AnchorIndex(chunks)
-    assert validate_cases("set.jsonl", "corpus", cases, index, line_counts) == \
-        plain_validate("set.jsonl", "corpus", cases, chunks, line_counts)
+    assert validate_cases("set.jsonl", "corpus", cases, index, line_counts) == plain_validate(
+        "set.jsonl", "corpus", cases, chunks, line_counts
+    )
     for case in cases:
         assert judge(case, chunks, index) == plain_judge(case, chunks)
 
@@ -117,10 +137,16 @@ def real_anchors(chunks: list[Chunk], lines: dict[str, int]) -> list[str]:
     for i, c in enumerate(chunks[::7]):
         span = f"@{c.start_line}-{c.end_line}"
         moved = i % 3 * 50 + 1
-        out += [f"{c.file_path}#{c.kind}{span}", f"{c.file_path}@{c.end_line + moved}-{c.end_line + moved + 2}",
-                f"{c.file_path}#{c.kind}@{max(1, c.start_line - moved)}-{max(1, c.start_line - 1)}",
-                f"{c.file_path}#enum_item{span}", f"{c.file_path}@{lines[c.file_path] + 1}-{lines[c.file_path] + 9}",
-                f"gone/{c.file_path}{span}", f"#{c.kind}", c.file_path]
+        out += [
+            f"{c.file_path}#{c.kind}{span}",
+            f"{c.file_path}@{c.end_line + moved}-{c.end_line + moved + 2}",
+            f"{c.file_path}#{c.kind}@{max(1, c.start_line - moved)}-{max(1, c.start_line - 1)}",
+            f"{c.file_path}#enum_item{span}",
+            f"{c.file_path}@{lines[c.file_path] + 1}-{lines[c.file_path] + 9}",
+            f"gone/{c.file_path}{span}",
+            f"#{c.kind}",
+            c.file_path,
+        ]
     return [*out, "#no_such_kind"]
 
 
@@ -131,8 +157,12 @@ def test_validate_on_real_corpora_matches_the_plain_scan(corpus: str, tmp_path: 
     cold = build_index(root, cache=str(tmp_path))
     cached = build_index(root, cache=str(tmp_path))  # the whole corpus, as kept by the cold build
     anchors = real_anchors(cold.chunks, line_counts)
-    lines = [json.dumps({"id": f"q{i // 3}", "query": "q", "expected": anchors[i:i + 3],
-                         "grades": {anchors[i]: 2}}) for i in range(0, len(anchors), 3)]
+    lines = [
+        json.dumps(
+            {"id": f"q{i // 3}", "query": "q", "expected": anchors[i : i + 3], "grades": {anchors[i]: 2}}
+        )
+        for i in range(0, len(anchors), 3)
+    ]
     fixtures = parse_fixtures("".join(line + "\n" for line in lines), "set.jsonl", grades=True)
     expected = plain_validate("set.jsonl", corpus, fixtures.cases, cold.chunks, line_counts)
     assert expected.findings and not expected.ok
@@ -140,8 +170,9 @@ def test_validate_on_real_corpora_matches_the_plain_scan(corpus: str, tmp_path: 
         assert dict(index.line_counts or {}) == line_counts
         assert api.check_anchors("set.jsonl", fixtures, corpus, index) == expected
         anchor_index = api.anchor_index(index)
-        assert [judge(c, index.chunks, anchor_index) for c in fixtures.cases] == \
-            [plain_judge(c, cold.chunks) for c in fixtures.cases]
+        assert [judge(c, index.chunks, anchor_index) for c in fixtures.cases] == [
+            plain_judge(c, cold.chunks) for c in fixtures.cases
+        ]
 
 
 def test_a_store_has_no_line_counts_and_says_no_chunk_in_range(tmp_path: Path) -> None:
@@ -155,22 +186,28 @@ def test_a_store_has_no_line_counts_and_says_no_chunk_in_range(tmp_path: Path) -
     assert (finding.code, finding.anchor) == ("no-chunk-in-range", "c.c@900-901")
 
 
-
 def test_two_files_under_one_path_are_both_looked_in(tmp_path: Path) -> None:
     """Names that are not UTF-8 decode lossily, so two files can share a path; the cached index's
     chunks by file must hold both files' chunks, as the plain scan sees them."""
     corpus = tmp_path / "corpus"
     corpus.mkdir()
-    for name, body in ((b"a\xffb.py", "def first():\n    return 1\n"),
-                       (b"a\xfeb.py", "\n\n\n\ndef second():\n    return 2\n")):
+    for name, body in (
+        (b"a\xffb.py", "def first():\n    return 1\n"),
+        (b"a\xfeb.py", "\n\n\n\ndef second():\n    return 2\n"),
+    ):
         with open(bytes(corpus) + b"/" + name, "wb") as handle:
             handle.write(body.encode())
     cold = build_index(corpus, cache=str(tmp_path / "cache"))
     cached = build_index(corpus, cache=str(tmp_path / "cache"))
     [path] = {c.file_path for c in cold.chunks}
     line_counts = {f.path: len(rust_lines(f.text)) for f in walk(corpus).files}
-    fixtures = parse_fixtures("".join(json.dumps({"query": "q", "expected": [f"{path}{span}"]}) + "\n"
-                                      for span in ("@1-2", "@5-6", "#function_definition@9-9")), "s.jsonl")
+    fixtures = parse_fixtures(
+        "".join(
+            json.dumps({"query": "q", "expected": [f"{path}{span}"]}) + "\n"
+            for span in ("@1-2", "@5-6", "#function_definition@9-9")
+        ),
+        "s.jsonl",
+    )
     expected = plain_validate("s.jsonl", "corpus", fixtures.cases, cold.chunks, line_counts)
     assert [f.code for f in expected.findings] == ["range-past-end", "unsatisfiable"]
     for index in (cold, cached):

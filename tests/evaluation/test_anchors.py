@@ -287,14 +287,30 @@ def test_colons_that_start_no_symbol(text: str, path: str, kind: str | None) -> 
     [
         ("a.py::", "S1", "anchor \"a.py::\" has an empty symbol after '::'"),
         ("a.py#k:: ", "S1", "anchor \"a.py#k:: \" has an empty symbol after '::'"),
-        ("::Client", "S2", "anchor \"::Client\" names a symbol but no file path — "
-                           "a symbol needs `path::Name` or `path#kind::Name`"),
-        ("#function_definition::f", "S2", "anchor \"#function_definition::f\" names a symbol but no file path — "
-                                          "a symbol needs `path::Name` or `path#kind::Name`"),
-        ("a.py::f@3-4", "S3", "anchor \"a.py::f@3-4\" has both a symbol and a line range — "
-                              "a symbol anchor finds its own lines; drop the `@a-b`"),
-        ("a.py#k::f@3-4", "S3", "anchor \"a.py#k::f@3-4\" has both a symbol and a line range — "
-                                "a symbol anchor finds its own lines; drop the `@a-b`"),
+        (
+            "::Client",
+            "S2",
+            'anchor "::Client" names a symbol but no file path — '
+            "a symbol needs `path::Name` or `path#kind::Name`",
+        ),
+        (
+            "#function_definition::f",
+            "S2",
+            'anchor "#function_definition::f" names a symbol but no file path — '
+            "a symbol needs `path::Name` or `path#kind::Name`",
+        ),
+        (
+            "a.py::f@3-4",
+            "S3",
+            'anchor "a.py::f@3-4" has both a symbol and a line range — '
+            "a symbol anchor finds its own lines; drop the `@a-b`",
+        ),
+        (
+            "a.py#k::f@3-4",
+            "S3",
+            'anchor "a.py#k::f@3-4" has both a symbol and a line range — '
+            "a symbol anchor finds its own lines; drop the `@a-b`",
+        ),
         ("a.py#::f", "E9", "anchor \"a.py#::f\" has an empty kind after '#'"),
         ("a.py::f@0-4", "E12", E12.format('"a.py::f@0-4"')),
     ],

@@ -17,6 +17,7 @@ MRR = 2  # position of MRR in a saved report's per-query values
 def _comparison(base: list[float], head: list[float]) -> api.BackendComparison:
     def values(mrrs: list[float]) -> list[tuple[str, list[float]]]:
         return rows([[0.0, 0.0, m, 0.0] for m in mrrs])
+
     (comparison,) = api.compare_saved(report({"bm25": values(base)}), report({"bm25": values(head)}))
     return comparison
 

@@ -37,18 +37,21 @@ def test_grades_are_ignored_unless_asked_for_as_the_reference_does() -> None:
         parse(malformed)
 
 
-@pytest.mark.parametrize(("grades", "message"), [
-    ([1, 2], '"grades" must be an object mapping anchors of "expected" to positive integer grades'),
-    (None, '"grades" must be an object mapping anchors of "expected" to positive integer grades'),
-    ({"a.py": "2"}, 'grade of "a.py" must be a positive integer'),
-    ({"a.py": 1.5}, 'grade of "a.py" must be a positive integer'),
-    ({"a.py": 2.0}, 'grade of "a.py" must be a positive integer'),
-    ({"a.py": True}, 'grade of "a.py" must be a positive integer'),
-    ({"a.py": 0}, 'grade of "a.py" must be a positive integer'),
-    ({"a.py": -1}, 'grade of "a.py" must be a positive integer'),
-    ({"b.py": 2}, '"grades" names "b.py", which is not an anchor in "expected"'),
-    ({" a.py": 2}, '"grades" names " a.py", which is not an anchor in "expected"'),
-])
+@pytest.mark.parametrize(
+    ("grades", "message"),
+    [
+        ([1, 2], '"grades" must be an object mapping anchors of "expected" to positive integer grades'),
+        (None, '"grades" must be an object mapping anchors of "expected" to positive integer grades'),
+        ({"a.py": "2"}, 'grade of "a.py" must be a positive integer'),
+        ({"a.py": 1.5}, 'grade of "a.py" must be a positive integer'),
+        ({"a.py": 2.0}, 'grade of "a.py" must be a positive integer'),
+        ({"a.py": True}, 'grade of "a.py" must be a positive integer'),
+        ({"a.py": 0}, 'grade of "a.py" must be a positive integer'),
+        ({"a.py": -1}, 'grade of "a.py" must be a positive integer'),
+        ({"b.py": 2}, '"grades" names "b.py", which is not an anchor in "expected"'),
+        ({" a.py": 2}, '"grades" names " a.py", which is not an anchor in "expected"'),
+    ],
+)
 def test_malformed_grades_name_the_line_and_the_problem(grades: object, message: str) -> None:
     text = '{"schema":"cce.relevance/v1"}\n\n' + case_line(grades=grades) + "\n"
     with pytest.raises(CceError) as err:
@@ -67,7 +70,11 @@ def chunk(path: str, kind: str, start: int, end: int) -> Chunk:
 
 
 def test_a_chunk_takes_the_largest_grade_of_the_anchors_it_matches() -> None:
-    anchors = [parse_anchor("a.py"), parse_anchor("a.py#function_definition"), parse_anchor("#class_definition")]
+    anchors = [
+        parse_anchor("a.py"),
+        parse_anchor("a.py#function_definition"),
+        parse_anchor("#class_definition"),
+    ]
     grades = [1, 3, 2]
     assert grade_of(anchors, grades, "a.py", "function_definition", 1, 2) == 3
     assert grade_of(anchors, grades, "a.py", "class_definition", 1, 2) == 2
@@ -77,8 +84,12 @@ def test_a_chunk_takes_the_largest_grade_of_the_anchors_it_matches() -> None:
 
 def test_judgments_list_relevant_chunks_in_index_order() -> None:
     case = parse(case_line(expected=["a.py@3-4", "#class_definition"], grades={"#class_definition": 2}))
-    chunks = [chunk("b.py", "class_definition", 1, 9), chunk("a.py", "function_definition", 1, 2),
-              chunk("a.py", "function_definition", 4, 8), chunk("a.py", "class_definition", 10, 12)]
+    chunks = [
+        chunk("b.py", "class_definition", 1, 9),
+        chunk("a.py", "function_definition", 1, 2),
+        chunk("a.py", "function_definition", 4, 8),
+        chunk("a.py", "class_definition", 10, 12),
+    ]
     judged = judge(case, chunks, AnchorIndex(chunks))
     assert judged.relevant == (("b.py:1", 2), ("a.py:4", 1), ("a.py:10", 2))
     assert judged.gains == [2, 1, 2]

@@ -41,10 +41,13 @@ def fixtures(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for i in range(3 * MIN_CASES_PER_PROCESS + 17):
         c = chunks[(i * 7) % len(chunks)]
         words = c.content.split()
-        query = " ".join(words[(i % 3): (i % 3) + 3 + i % 4]) or "buffer"
+        query = " ".join(words[(i % 3) : (i % 3) + 3 + i % 4]) or "buffer"
         anchor = [c.file_path, f"{c.file_path}#{c.kind}", f"{c.file_path}@{c.start_line}-{c.end_line}"][i % 3]
-        lines.append(json.dumps({"id": f"q{i}", "query": query, "expected": [anchor], "k": 1 + i % 6,
-                                 "grades": {anchor: 2}}))
+        lines.append(
+            json.dumps(
+                {"id": f"q{i}", "query": query, "expected": [anchor], "k": 1 + i % 6, "grades": {anchor: 2}}
+            )
+        )
     (root / "set.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return root / "set.jsonl"
 
@@ -63,21 +66,30 @@ def forked(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return seen
 
 
-@pytest.mark.parametrize("kwargs", [{"compare": ("bm25", "hybrid")},
-                                    {"backends": ("bm25", "vector", "hybrid"), "metrics": ("ndcg", "ap", "hit", "rprec")}])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"compare": ("bm25", "hybrid")},
+        {"backends": ("bm25", "vector", "hybrid"), "metrics": ("ndcg", "ap", "hit", "rprec")},
+    ],
+)
 def test_reports_from_worker_processes_equal_one_process(fixtures, forked, kwargs):
     one = api.run(str(fixtures), indexing=BuildOptions(workers=1), **kwargs)
     assert forked == []
     several = api.run(str(fixtures), indexing=BuildOptions(workers=3), **kwargs)
     assert forked == [3]
-    assert run_report_json(several) == run_report_json(one) and run_report_text(several) == run_report_text(one)
+    assert run_report_json(several) == run_report_json(one) and run_report_text(several) == run_report_text(
+        one
+    )
 
 
 def test_an_external_retriever_is_never_forked(fixtures, forked, tmp_path):
     retriever = ROOT / "docs" / "examples" / "retriever.py"
     (tmp_path / "cce-relevance.toml").write_text(
-        f'[backends.grep]\ncommand = [{json.dumps(sys.executable)}, {json.dumps(str(retriever))}, '
-        f'{json.dumps(str(fixtures.parent / "corpus"))}]\n', encoding="utf-8")
+        f"[backends.grep]\ncommand = [{json.dumps(sys.executable)}, {json.dumps(str(retriever))}, "
+        f"{json.dumps(str(fixtures.parent / 'corpus'))}]\n",
+        encoding="utf-8",
+    )
     config = load_config(str(tmp_path / "cce-relevance.toml"))
     result = api.run(str(fixtures), compare=("bm25", "grep"), config=config, indexing=BuildOptions(workers=3))
     assert forked == [] and len(result.reports) == 2
@@ -98,6 +110,7 @@ def _cases(n: int, anchor: str = "a.py") -> list[Case]:
 def _finding(path: str):
     def search(query: str, k: int, query_id: str = "") -> list[Hit]:
         return [Hit(1, "0" * 16, path, 1, 1, "function", "function_definition", 1.0)]
+
     return search
 
 

@@ -120,25 +120,50 @@ def test_cutoffs_equal_trec_eval_on_one_deep_ranking(case: tuple[list[int], list
         return
     run_gains = [grades[d] for d in run]
     judged = [g for g in grades if g > 0]
-    pairs = {"ndcg": f"ndcg_cut_{n}", "ap": f"map_cut_{n}", "hit": f"success_{n}", "p": f"P_{n}",
-             "recall": f"recall_{n}"}
+    pairs = {
+        "ndcg": f"ndcg_cut_{n}",
+        "ap": f"map_cut_{n}",
+        "hit": f"success_{n}",
+        "p": f"P_{n}",
+        "recall": f"recall_{n}",
+    }
     for measure, trec_name in pairs.items():
         spec = rank_metric(f"{measure}@{n}")
-        assert spec.value(run_gains, judged, 99) == pytest.approx(trec[trec_name], rel=1e-12, abs=1e-15), measure
+        assert spec.value(run_gains, judged, 99) == pytest.approx(trec[trec_name], rel=1e-12, abs=1e-15), (
+            measure
+        )
 
 
-@pytest.mark.parametrize(("name", "key", "label"), [
-    ("ndcg@5", "ndcg_at_5", "nDCG@5"), ("ap@10", "average_precision_at_10", "AP@10"), ("hit@1", "hit_at_1", "hit@1"),
-    ("p@1", "precision_at_1", "P@1"), ("recall@20", "recall_at_20", "recall@20"), ("ndcg", "ndcg_at_k", "nDCG@k"),
-    ("rprec", "r_precision", "R-prec"),
-])
+@pytest.mark.parametrize(
+    ("name", "key", "label"),
+    [
+        ("ndcg@5", "ndcg_at_5", "nDCG@5"),
+        ("ap@10", "average_precision_at_10", "AP@10"),
+        ("hit@1", "hit_at_1", "hit@1"),
+        ("p@1", "precision_at_1", "P@1"),
+        ("recall@20", "recall_at_20", "recall@20"),
+        ("ndcg", "ndcg_at_k", "nDCG@k"),
+        ("rprec", "r_precision", "R-prec"),
+    ],
+)
 def test_cutoff_names_keys_and_labels_round_trip(name: str, key: str, label: str) -> None:
     spec = rank_metric(name)
     assert (spec.key, spec.label, spec.name) == (key, label, name)
     assert rank_metric_for_key(key) == spec
 
 
-@pytest.mark.parametrize("key", ["precision_at_k", "recall", "mrr", "ndcg_at_05", "ndcg_at_0", "r_precision_at_5",
-                                 "hit_at_", "ndcg_at_٣"])
+@pytest.mark.parametrize(
+    "key",
+    [
+        "precision_at_k",
+        "recall",
+        "mrr",
+        "ndcg_at_05",
+        "ndcg_at_0",
+        "r_precision_at_5",
+        "hit_at_",
+        "ndcg_at_٣",
+    ],
+)
 def test_keys_that_are_no_rank_metric(key: str) -> None:
     assert rank_metric_for_key(key) is None

@@ -14,8 +14,10 @@ from cce_relevance.retrieval.hit import Hit
 from cce_relevance.retrieval.tokens import estimate_tokens
 from cce_relevance.strings import rust_lines
 
-PY = 'import os\n\ndef read_config(path):\n    return os.path.join(path, "config.yml")\n\nclass Loader:\n' \
-     '    def load(self):\n        return read_config(".")\n'
+PY = (
+    'import os\n\ndef read_config(path):\n    return os.path.join(path, "config.yml")\n\nclass Loader:\n'
+    '    def load(self):\n        return read_config(".")\n'
+)
 
 
 def test_rust_lines() -> None:
@@ -91,8 +93,10 @@ def plain_line_weights(chunks: list[Chunk]) -> dict[int, int]:
 @given(st.lists(st.tuples(st.integers(1, 12), _CHUNK_TEXT), max_size=8))
 def test_line_weights_are_the_first_covering_chunks_line_weights(chunks) -> None:
     """The plain definition for chunks in any order (pre-order lets most of them be skipped)."""
-    made = [Chunk(f"id{i}", "f.py", start, start + text.count("\n"), "t", "k", "python", text, 1)
-            for i, (start, text) in enumerate(chunks)]
+    made = [
+        Chunk(f"id{i}", "f.py", start, start + text.count("\n"), "t", "k", "python", text, 1)
+        for i, (start, text) in enumerate(chunks)
+    ]
     expected = plain_line_weights(made)
     weights = LineWeights(made)
     for n in range(0, 30):
@@ -101,8 +105,9 @@ def test_line_weights_are_the_first_covering_chunks_line_weights(chunks) -> None
 
 # Long lines (weights above the floor), CRs before and away from LFs, 2-, 3- and 4-byte UTF-8,
 # a lone surrogate (weighed by its surrogatepass length, as `estimate_tokens` does).
-_LINE = st.lists(st.sampled_from(["a", "bcdefgh", "\r", "\n", "\r\n", "é", "日本", "😀", "\ud800", " "]),
-                 max_size=30).map("".join)
+_LINE = st.lists(
+    st.sampled_from(["a", "bcdefgh", "\r", "\n", "\r\n", "é", "日本", "😀", "\ud800", " "]), max_size=30
+).map("".join)
 
 
 @st.composite
@@ -112,7 +117,9 @@ def nested_chunks(draw) -> list[Chunk]:
     made: list[Chunk] = []
     for i in range(draw(st.integers(0, 10))):
         previous = made[-1].start_line if made and draw(st.booleans()) else 1
-        start = draw(st.integers(previous, previous + 6)) if draw(st.integers(0, 9)) else draw(st.integers(1, 20))
+        start = (
+            draw(st.integers(previous, previous + 6)) if draw(st.integers(0, 9)) else draw(st.integers(1, 20))
+        )
         text = "\n".join(draw(st.lists(_LINE, min_size=1, max_size=6)))
         if draw(st.booleans()):
             text += "\n"
@@ -133,9 +140,11 @@ def test_line_weights_and_masses_match_the_definition(made, ranges) -> None:
 
 def test_a_cr_is_dropped_only_before_an_lf() -> None:
     # 8 bytes weigh 2, 7 weigh 1: the final line keeps its CR, a terminated one loses it.
-    made = [Chunk("a", "f.py", 1, 2, "t", "k", "python", "abcdefg\r\nabcdefg\r", 1),
-            Chunk("b", "f.py", 3, 4, "t", "k", "python", "abcdefg\r\n\r\n", 1),
-            Chunk("c", "f.py", 2, 5, "t", "k", "python", "x\n" * 3 + "abcdefgh\r", 1)]
+    made = [
+        Chunk("a", "f.py", 1, 2, "t", "k", "python", "abcdefg\r\nabcdefg\r", 1),
+        Chunk("b", "f.py", 3, 4, "t", "k", "python", "abcdefg\r\n\r\n", 1),
+        Chunk("c", "f.py", 2, 5, "t", "k", "python", "x\n" * 3 + "abcdefgh\r", 1),
+    ]
     weights = LineWeights(made)
     assert [weights.mass({"f.py": [(n, n)]}) for n in range(1, 7)] == [1, 2, 1, 1, 2, 1]
     assert plain_line_weights(made) == {1: 1, 2: 2, 3: 1, 4: 1, 5: 2}
@@ -152,6 +161,7 @@ def test_line_weights_of_real_files_match_the_definition() -> None:
         expected = plain_line_weights(chunks)
         weights = LineWeights(chunks)
         last = text.count("\n") + 2
-        assert [weights.mass({path.name: [(n, n)]}) for n in range(0, last)] == \
-            [expected.get(n, 1) for n in range(0, last)], path
+        assert [weights.mass({path.name: [(n, n)]}) for n in range(0, last)] == [
+            expected.get(n, 1) for n in range(0, last)
+        ], path
         assert weights.mass({path.name: [(1, last)]}) == sum(expected.get(n, 1) for n in range(1, last + 1))

@@ -10,7 +10,7 @@ from tests.retrieval.corpora import write_corpus
 
 CORPUS = {
     "auth.py": "def hash_password(pw):\n    return pw[::-1]\n\n\n"
-               "class Session:\n    def refresh(self, token):\n        return token\n",
+    "class Session:\n    def refresh(self, token):\n        return token\n",
     "payments.py": "def process_payment(amount):\n    return amount\n",
 }
 FIXTURES = (

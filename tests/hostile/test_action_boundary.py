@@ -102,9 +102,20 @@ def _publish(tmp_path: Path, api_url: str, **env: str):
     (tmp_path / "workspace").mkdir()
     dirs = RunnerDirs(tmp_path / "runner")
     dirs.prepare({"workflow_run": {"id": 77, "head_sha": "b" * 40}})
-    variables = {**action_env(dirs.places(tmp_path / "workspace"), api_url, "ghs_test", inputs={
-        "GITHUB_EVENT_NAME": "workflow_run", "INPUT_MODE": "publish", "INPUT_RUN-ID": "77", "INPUT_FIXTURES": ""}),
-        **env}
+    variables = {
+        **action_env(
+            dirs.places(tmp_path / "workspace"),
+            api_url,
+            "ghs_test",
+            inputs={
+                "GITHUB_EVENT_NAME": "workflow_run",
+                "INPUT_MODE": "publish",
+                "INPUT_RUN-ID": "77",
+                "INPUT_FIXTURES": "",
+            },
+        ),
+        **env,
+    }
     return run_entrypoint(tmp_path / "workspace", dirs, variables)
 
 
@@ -115,7 +126,9 @@ def test_a_junk_artifact_listing_is_a_warning_for_publish(tmp_path: Path, junk_a
     assert run.outputs["comment-url"] == ""
 
 
-def test_github_output_that_is_a_directory_is_a_configuration_error_for_publish(tmp_path: Path, junk_api: str) -> None:
+def test_github_output_that_is_a_directory_is_a_configuration_error_for_publish(
+    tmp_path: Path, junk_api: str
+) -> None:
     (tmp_path / "outdir").mkdir()
     run = _publish(tmp_path, junk_api, GITHUB_OUTPUT=str(tmp_path / "outdir"))
     assert run.code == 2 and "Traceback" not in run.stderr
@@ -123,7 +136,9 @@ def test_github_output_that_is_a_directory_is_a_configuration_error_for_publish(
 
 
 @pytest.mark.parametrize("pull_request", ["a string", [1, 2], 7, {"base": "main", "head": ["x"]}, {}])
-def test_a_pull_request_payload_of_the_wrong_shape_is_a_named_error(tmp_path: Path, pull_request: object) -> None:
+def test_a_pull_request_payload_of_the_wrong_shape_is_a_named_error(
+    tmp_path: Path, pull_request: object
+) -> None:
     run = _run(tmp_path, event={"pull_request": pull_request}, INPUT_COMMENT="false")
     assert run.code == 2 and "Traceback" not in run.stderr
     (line,) = _error_lines(run.stdout)
@@ -140,7 +155,8 @@ def test_an_event_file_that_is_not_utf8_is_a_named_error(tmp_path: Path) -> None
 
 
 def test_a_bug_in_the_action_is_one_error_line_and_exit_70(
-        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     def broken(env: object) -> None:
         raise AttributeError("'str' object has no attribute 'get'")
 

@@ -78,13 +78,27 @@ def test_report_readers_refuse_malformed_json(tmp_path: Path, text: str, needle:
     [
         (f"[backends.h]\nbase = 'hybrid'\nrrf_k = {'9' * 5000}\n", "an integer with thousands of digits"),
         (f"[backends.h]\nbase = 'hybrid'\nrrf_k = {'9' * 400}\n", "an integer of more than 30 digits"),
-        ("[backends.x]\nurl = 'http://[::1'\n", 'url: expected an http:// or https:// URL, got "http://[::1"'),
-        ("[backends.x]\nurl = 'http://127.0.0.1:1/'\ntimeout = 1e308\n", "timeout: expected a number of seconds"),
+        (
+            "[backends.x]\nurl = 'http://[::1'\n",
+            'url: expected an http:// or https:// URL, got "http://[::1"',
+        ),
+        (
+            "[backends.x]\nurl = 'http://127.0.0.1:1/'\ntimeout = 1e308\n",
+            "timeout: expected a number of seconds",
+        ),
         ("[backends.x]\ncommand = ['true']\ntimeout = inf\n", "timeout: expected a number of seconds"),
         ("languages = " + "[" * 20_000 + "]" * 20_000 + "\n", "nested too deeply (at most 32 levels)"),
         ("x = " + "{a = " * 20_000 + "1" + "}" * 20_000 + "\n", "nested too deeply (at most 32 levels)"),
     ],
-    ids=["5000-digits", "400-digits", "bad-url", "huge-timeout", "infinite-timeout", "deep-arrays", "deep-tables"],
+    ids=[
+        "5000-digits",
+        "400-digits",
+        "bad-url",
+        "huge-timeout",
+        "infinite-timeout",
+        "deep-arrays",
+        "deep-tables",
+    ],
 )
 def test_hostile_config_values_are_named_errors(project: Path, config: str, needle: str) -> None:
     (project / "hostile.toml").write_text(config, encoding="utf-8")
@@ -111,15 +125,26 @@ def test_a_failed_run_changes_no_pre_existing_output(project: Path) -> None:
     qrels = project / "q.qrels"
     qrels.write_text("old\n")
     (project / "blocked").write_text("a file where a directory is needed\n")
-    result = cli("run", "set.jsonl", "--backend", "bm25", "--trec-qrels", str(qrels), "--trec-run",
-                 str(project / "blocked" / "{backend}.run"), cwd=project)
+    result = cli(
+        "run",
+        "set.jsonl",
+        "--backend",
+        "bm25",
+        "--trec-qrels",
+        str(qrels),
+        "--trec-run",
+        str(project / "blocked" / "{backend}.run"),
+        cwd=project,
+    )
     _input_error(result, "not a directory")
     assert qrels.read_text() == "old\n"
     assert sorted(p.name for p in project.iterdir() if p.name.startswith(".cce-relevance-")) == []
 
 
 def test_trec_run_creates_its_directory(project: Path) -> None:
-    result = cli("run", "set.jsonl", "--backend", "bm25,hybrid", "--trec-run", "runs/{backend}.run", cwd=project)
+    result = cli(
+        "run", "set.jsonl", "--backend", "bm25,hybrid", "--trec-run", "runs/{backend}.run", cwd=project
+    )
     assert result.code == 0
     assert sorted(p.name for p in (project / "runs").iterdir()) == ["bm25.run", "hybrid.run"]
 
@@ -141,22 +166,42 @@ def test_index_refuses_a_fingerprint_directory_before_touching_the_store(project
     assert store.read_text() == "old store\n"
 
 
-@pytest.mark.parametrize("command", [["run", "set.jsonl", "--backend", "bm25"], ["--help"], ["validate", "set.jsonl"],
-                                     ["compare", "r.json", "r.json"]])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["run", "set.jsonl", "--backend", "bm25"],
+        ["--help"],
+        ["validate", "set.jsonl"],
+        ["compare", "r.json", "r.json"],
+    ],
+)
 def test_a_full_stdout_is_an_error_line_not_a_traceback(project: Path, command: list[str]) -> None:
     _saved_report(project)
     full = device_node(project / "full", FULL)
     with open(full, "w") as stdout:
-        done = subprocess.run([sys.executable, "-m", "cce_relevance", *command], cwd=project, stdout=stdout,
-                              stderr=subprocess.PIPE, text=True, timeout=300)
+        done = subprocess.run(
+            [sys.executable, "-m", "cce_relevance", *command],
+            cwd=project,
+            stdout=stdout,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=300,
+        )
     assert done.returncode == 2, done.stderr
-    assert done.stderr.strip().splitlines()[-1] == "error: could not write to standard output: No space left on device"
+    assert (
+        done.stderr.strip().splitlines()[-1]
+        == "error: could not write to standard output: No space left on device"
+    )
     assert "Traceback" not in done.stderr
 
 
 def test_a_closed_pipe_is_an_error_line_not_a_traceback(project: Path) -> None:
-    reader_gone = subprocess.Popen([sys.executable, "-m", "cce_relevance", "chunks", "corpus", "--no-cache"],
-                                   cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    reader_gone = subprocess.Popen(
+        [sys.executable, "-m", "cce_relevance", "chunks", "corpus", "--no-cache"],
+        cwd=project,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     assert reader_gone.stdout is not None
     reader_gone.stdout.close()  # nobody reads: the first write meets EPIPE
     _, err = reader_gone.communicate(timeout=300)
@@ -164,7 +209,9 @@ def test_a_closed_pipe_is_an_error_line_not_a_traceback(project: Path) -> None:
     assert b"could not write to standard output: Broken pipe" in err and b"Traceback" not in err
 
 
-def test_an_unexpected_exception_is_one_line_and_exit_70(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_unexpected_exception_is_one_line_and_exit_70(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def broken(*args, **kwargs):
         raise KeyError("a bug")
 
@@ -177,8 +224,9 @@ def test_an_unexpected_exception_is_one_line_and_exit_70(project: Path, monkeypa
 
 
 def test_a_header_corpus_of_the_root_is_refused_but_dir_opts_in(tmp_path: Path) -> None:
-    (tmp_path / "set.jsonl").write_text('{"schema":"cce.relevance/v1","corpus":"/"}\n'
-                                        '{"query":"q","expected":["a.py"]}\n')
+    (tmp_path / "set.jsonl").write_text(
+        '{"schema":"cce.relevance/v1","corpus":"/"}\n{"query":"q","expected":["a.py"]}\n'
+    )
     _input_error(cli("validate", str(tmp_path / "set.jsonl")), "the filesystem root", "--dir /")
 
 
@@ -199,12 +247,18 @@ def test_a_store_line_past_any_file_is_refused(project: Path) -> None:
     store = json.loads((project / "s.json").read_text())
     store["chunks"][0]["start_line"] = store["chunks"][0]["end_line"] = 2**64 - 1
     (project / "s.json").write_text(json.dumps(store))
-    _input_error(cli("run", "set.jsonl", "--store", "s.json", cwd=project), '"start_line"', "more than any file")
+    _input_error(
+        cli("run", "set.jsonl", "--store", "s.json", cwd=project), '"start_line"', "more than any file"
+    )
 
 
 def test_a_command_retriever_answering_deep_nesting_is_an_error(project: Path) -> None:
-    (project / "deep.py").write_text("import sys\nfor line in sys.stdin:\n    print('[' * 100000, flush=True)\n")
-    (project / "cce-relevance.toml").write_text(f'[backends.deep]\ncommand = ["{sys.executable}", "deep.py"]\n')
+    (project / "deep.py").write_text(
+        "import sys\nfor line in sys.stdin:\n    print('[' * 100000, flush=True)\n"
+    )
+    (project / "cce-relevance.toml").write_text(
+        f'[backends.deep]\ncommand = ["{sys.executable}", "deep.py"]\n'
+    )
     _input_error(cli("run", "set.jsonl", "--backend", "deep", cwd=project), "nested 100000 levels deep")
 
 

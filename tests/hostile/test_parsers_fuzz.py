@@ -19,18 +19,30 @@ from cce_relevance.project_config import parse_config
 from cce_relevance.retrieval.store.store import load_store
 
 _SCALAR = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8)
-_JSONISH = st.recursive(_SCALAR, lambda inner: st.lists(inner, max_size=4)
-                        | st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=20)
+_JSONISH = st.recursive(
+    _SCALAR,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=20,
+)
 
 
 def _report_like() -> st.SearchStrategy:
-    query = st.fixed_dictionaries({"id": _JSONISH | st.text(max_size=4)},
-                                  optional={"mrr": _JSONISH, "recall": _JSONISH, "f1": _JSONISH,
-                                            "precision_at_k": _JSONISH})
-    backend = st.fixed_dictionaries({"backend": _JSONISH | st.sampled_from(["bm25", "hybrid"]),
-                                     "per_query": st.lists(query, max_size=3) | _JSONISH})
-    return st.fixed_dictionaries({"schema": st.sampled_from(["cce.relevance/v2", "cce.relevance.report/v2"]),
-                                  "backends": st.lists(backend, max_size=2) | _JSONISH})
+    query = st.fixed_dictionaries(
+        {"id": _JSONISH | st.text(max_size=4)},
+        optional={"mrr": _JSONISH, "recall": _JSONISH, "f1": _JSONISH, "precision_at_k": _JSONISH},
+    )
+    backend = st.fixed_dictionaries(
+        {
+            "backend": _JSONISH | st.sampled_from(["bm25", "hybrid"]),
+            "per_query": st.lists(query, max_size=3) | _JSONISH,
+        }
+    )
+    return st.fixed_dictionaries(
+        {
+            "schema": st.sampled_from(["cce.relevance/v2", "cce.relevance.report/v2"]),
+            "backends": st.lists(backend, max_size=2) | _JSONISH,
+        }
+    )
 
 
 @settings(max_examples=300, deadline=None)
@@ -52,10 +64,22 @@ def test_saved_reports_pair_or_raise_cce_error(base: object, head: object) -> No
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.dictionaries(st.sampled_from(["backends", "languages", "x"]),
-                       _JSONISH | st.dictionaries(st.text(max_size=6), st.dictionaries(
-                           st.sampled_from(["base", "url", "command", "rrf_k", "timeout", "bm25_b"]), _JSONISH,
-                           max_size=3), max_size=2), max_size=2))
+@given(
+    st.dictionaries(
+        st.sampled_from(["backends", "languages", "x"]),
+        _JSONISH
+        | st.dictionaries(
+            st.text(max_size=6),
+            st.dictionaries(
+                st.sampled_from(["base", "url", "command", "rrf_k", "timeout", "bm25_b"]),
+                _JSONISH,
+                max_size=3,
+            ),
+            max_size=2,
+        ),
+        max_size=2,
+    )
+)
 def test_config_documents_parse_or_raise_cce_error(document: dict) -> None:
     try:
         parse_config(document, "cce-relevance.toml", "/nonexistent")
@@ -73,8 +97,12 @@ def test_fixture_text_parses_or_raises_cce_error(lines: list[str]) -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(_JSONISH | st.fixed_dictionaries({"pull_request": _JSONISH | st.fixed_dictionaries(
-    {"base": _JSONISH, "head": _JSONISH})}))
+@given(
+    _JSONISH
+    | st.fixed_dictionaries(
+        {"pull_request": _JSONISH | st.fixed_dictionaries({"base": _JSONISH, "head": _JSONISH})}
+    )
+)
 def test_pull_request_payloads_of_any_shape_are_named_errors(payload: object) -> None:
     """Wrong types anywhere in the payload are refused before git runs (the repository is never read)."""
     event = payload if isinstance(payload, dict) else {"pull_request": payload}
@@ -86,13 +114,29 @@ def test_pull_request_payloads_of_any_shape_are_named_errors(payload: object) ->
 
 def _store_like() -> st.SearchStrategy:
     chunk = st.fixed_dictionaries(
-        {"chunk_id": _JSONISH | st.just("c"), "file_path": _JSONISH | st.just("a.py"), "chunk_type": st.just("code"),
-         "start_line": _JSONISH | st.integers(0, 2**65), "end_line": _JSONISH | st.integers(0, 2**65),
-         "language": st.just("python"), "content": _JSONISH | st.text(max_size=20),
-         "token_count": _JSONISH | st.integers(-1, 2**65)},
-        optional={"embedding": st.lists(st.floats() | st.integers(), max_size=4) | _JSONISH, "kind": _JSONISH})
-    return st.fixed_dictionaries({"spec_version": _JSONISH | st.just("1"), "chunks": st.lists(chunk, max_size=3),
-                                  "file_imports": _JSONISH | st.just({}), "file_tokens": _JSONISH | st.just({})})
+        {
+            "chunk_id": _JSONISH | st.just("c"),
+            "file_path": _JSONISH | st.just("a.py"),
+            "chunk_type": st.just("code"),
+            "start_line": _JSONISH | st.integers(0, 2**65),
+            "end_line": _JSONISH | st.integers(0, 2**65),
+            "language": st.just("python"),
+            "content": _JSONISH | st.text(max_size=20),
+            "token_count": _JSONISH | st.integers(-1, 2**65),
+        },
+        optional={
+            "embedding": st.lists(st.floats() | st.integers(), max_size=4) | _JSONISH,
+            "kind": _JSONISH,
+        },
+    )
+    return st.fixed_dictionaries(
+        {
+            "spec_version": _JSONISH | st.just("1"),
+            "chunks": st.lists(chunk, max_size=3),
+            "file_imports": _JSONISH | st.just({}),
+            "file_tokens": _JSONISH | st.just({}),
+        }
+    )
 
 
 @settings(max_examples=200, deadline=None)

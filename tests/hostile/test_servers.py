@@ -77,17 +77,26 @@ def test_a_dripping_url_retriever_hits_the_total_deadline(tmp_path: Path) -> Non
     answer = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
     server = _Silent(drip=answer, interval=0.5)  # about 35 s to deliver; each byte well within the timeout
     spec = HttpRetriever(f"http://127.0.0.1:{server.port}/search", timeout=2.0)
-    with open_external("drip", spec, build_index(tmp_path)) as search, pytest.raises(CceError, match="within 2 seconds"):
+    with (
+        open_external("drip", spec, build_index(tmp_path)) as search,
+        pytest.raises(CceError, match="within 2 seconds"),
+    ):
         search("query", 3, "q1")
 
 
 def test_a_github_api_that_never_answers_costs_a_warning_within_the_budget(
-        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     server = _Silent()
     (tmp_path / "set.jsonl").write_text('{"query":"q","expected":["a.py"]}\n')
-    env = {"GITHUB_WORKSPACE": str(tmp_path), "INPUT_FIXTURES": "set.jsonl", "INPUT_GITHUB-TOKEN": "ghs_test",
-           "GITHUB_API_URL": f"http://127.0.0.1:{server.port}", "GITHUB_REPOSITORY": "octo/demo",
-           "GITHUB_EVENT_NAME": "pull_request"}
+    env = {
+        "GITHUB_WORKSPACE": str(tmp_path),
+        "INPUT_FIXTURES": "set.jsonl",
+        "INPUT_GITHUB-TOKEN": "ghs_test",
+        "GITHUB_API_URL": f"http://127.0.0.1:{server.port}",
+        "GITHUB_REPOSITORY": "octo/demo",
+        "GITHUB_EVENT_NAME": "pull_request",
+    }
     event = tmp_path / "event.json"
     event.write_text('{"pull_request": {"number": 7}}')
     env["GITHUB_EVENT_PATH"] = str(event)
@@ -114,7 +123,18 @@ def test_a_git_origin_that_never_answers_is_stopped(monkeypatch: pytest.MonkeyPa
 def _shallow_clone(path: Path, port: int) -> None:
     """A repository that says it is shallow, with an origin on `port`: every fetch deepens it."""
     _git(path, "init", "-q")
-    _git(path, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "--allow-empty", "-m", "one")
+    _git(
+        path,
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@example.com",
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "one",
+    )
     (path / ".git" / "shallow").write_text(_git(path, "rev-parse", "HEAD"))
     _git(path, "remote", "add", "origin", f"http://127.0.0.1:{port}/repo.git")
 
@@ -125,7 +145,9 @@ def test_the_deepening_fetches_share_one_deadline(monkeypatch: pytest.MonkeyPatc
     server = _Silent(close_after=1.5)
     _shallow_clone(tmp_path, server.port)
     monkeypatch.setattr(action_git, "FETCH_TIMEOUT", 4.0)
-    with pytest.raises(CceError, match=r"within 4 seconds in all \(stopped during `git fetch .*--(deepen|unshallow)"):
+    with pytest.raises(
+        CceError, match=r"within 4 seconds in all \(stopped during `git fetch .*--(deepen|unshallow)"
+    ):
         action_git._ensure_history(tmp_path, ["a" * 40], lambda: False)
     assert server.connections < 4  # the last step never ran
 
@@ -148,11 +170,14 @@ def _artifact(head: str) -> bytes:
     return buffer.getvalue()
 
 
-@pytest.mark.parametrize("stalled", [None, r"/actions/runs/\d+/artifacts$", r"/_blobs/", r"/issues/7/comments$"],
-                         ids=["answers", "listing", "download", "comments"])
+@pytest.mark.parametrize(
+    "stalled",
+    [None, r"/actions/runs/\d+/artifacts$", r"/_blobs/", r"/issues/7/comments$"],
+    ids=["answers", "listing", "download", "comments"],
+)
 def test_a_publish_job_whose_github_never_answers_warns_and_exits_0_within_the_budget(
-        stalled: str | None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
-        capsys: pytest.CaptureFixture[str]) -> None:
+    stalled: str | None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     for name in ("NO_PROXY", "no_proxy"):
         monkeypatch.setenv(name, "127.0.0.1,localhost")
     monkeypatch.setattr(action_budget, "POSTING_BUDGET", 2.0)
@@ -165,11 +190,19 @@ def test_a_publish_job_whose_github_never_answers_warns_and_exits_0_within_the_b
         fake.pull_heads[(repo, 7)] = head
         if stalled is not None:
             fake.hang(stalled)
-        inputs = action_main.read_inputs({
-            "GITHUB_WORKSPACE": str(tmp_path), "GITHUB_EVENT_NAME": "workflow_run", "INPUT_MODE": "publish",
-            "INPUT_RUN-ID": "77", "INPUT_GITHUB-TOKEN": fake.token, "GITHUB_API_URL": fake.url,
-            "GITHUB_REPOSITORY": repo, "GITHUB_EVENT_PATH": str(tmp_path / "event.json"),
-            "GITHUB_OUTPUT": str(tmp_path / "output")})
+        inputs = action_main.read_inputs(
+            {
+                "GITHUB_WORKSPACE": str(tmp_path),
+                "GITHUB_EVENT_NAME": "workflow_run",
+                "INPUT_MODE": "publish",
+                "INPUT_RUN-ID": "77",
+                "INPUT_GITHUB-TOKEN": fake.token,
+                "GITHUB_API_URL": fake.url,
+                "GITHUB_REPOSITORY": repo,
+                "GITHUB_EVENT_PATH": str(tmp_path / "event.json"),
+                "GITHUB_OUTPUT": str(tmp_path / "output"),
+            }
+        )
         assert publish(inputs) == EXIT_OK
         posted = fake.comments(repo, 7)
     out = capsys.readouterr().out

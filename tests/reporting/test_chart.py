@@ -40,10 +40,19 @@ def test_mermaid_chart_is_exactly_this() -> None:
     )
 
 
-@pytest.mark.parametrize(("values", "limit"), [
-    ([0.0], 0.1), ([0.1, -0.05], 0.1), ([0.15], 0.2), ([-0.25], 0.25), ([0.3], 0.5), ([-1.0], 1.0),
-    ([1.5], 2.0), ([float("nan"), 0.2], 0.2),
-])
+@pytest.mark.parametrize(
+    ("values", "limit"),
+    [
+        ([0.0], 0.1),
+        ([0.1, -0.05], 0.1),
+        ([0.15], 0.2),
+        ([-0.25], 0.25),
+        ([0.3], 0.5),
+        ([-1.0], 1.0),
+        ([1.5], 2.0),
+        ([float("nan"), 0.2], 0.2),
+    ],
+)
 def test_axis_is_symmetric_on_a_fixed_ladder(values: list[float], limit: float) -> None:
     assert axis_limit(values) == limit
 
@@ -53,8 +62,9 @@ def test_no_bars_is_an_error_not_an_invalid_diagram() -> None:
         delta_chart("t", "MRR", [])
 
 
-@pytest.mark.parametrize(("path", "start"), [("c.md", "```mermaid\n"), ("c.MMD", "xychart-beta\n"),
-                                             ("dir.x/c.svg", "<svg ")])
+@pytest.mark.parametrize(
+    ("path", "start"), [("c.md", "```mermaid\n"), ("c.MMD", "xychart-beta\n"), ("dir.x/c.svg", "<svg ")]
+)
 def test_the_suffix_picks_the_format(path: str, start: str) -> None:
     assert chart_renderer(path)(delta_chart("t", "MRR", [("q", 0.1)])).startswith(start)
 
@@ -69,7 +79,8 @@ def test_hostile_label_cannot_leave_its_string_or_start_a_directive() -> None:
     text = 'a"] %%{init: {"theme":"dark"}}%%\nbar [9]; #quot; `x` <b>'
     assert mermaid_string(text, 80) == (
         '"a#34;#93; #37;#37;#123;init: #123;#34;theme#34;:#34;dark#34;#125;#125;#37;#37; bar #91;9#93;#59; '
-        '#35;quot#59; #96;x#96; #60;b#62;"')
+        '#35;quot#59; #96;x#96; #60;b#62;"'
+    )
     assert mermaid_string("") == '" "'  # the grammar has no empty string
     assert mermaid_string("x" * 40) == '"' + "x" * (LABEL_LIMIT - 1) + '#8230;"'
 
@@ -103,12 +114,17 @@ def test_svg_bars_grow_from_zero_in_the_delta_colour() -> None:
     assert float(up.get("y")) + float(up.get("height")) == zero and float(up.get("height")) == 100
     assert float(down.get("y")) == zero and float(down.get("height")) == 50
     assert (up.get("fill"), down.get("fill"), same.get("fill")) == ("#1a7f37", "#cf222e", "#8c959f")
-    assert [b.find(f"{SVG}title").text for b in (up, down, same)] == ["up: +0.500000", "down: -0.250000",
-                                                                        "same: +0.000000"]
+    assert [b.find(f"{SVG}title").text for b in (up, down, same)] == [
+        "up: +0.500000",
+        "down: -0.250000",
+        "same: +0.000000",
+    ]
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.text(max_size=40), st.floats(-1, 1)), min_size=1, max_size=8), st.text(max_size=30))
+@given(
+    st.lists(st.tuples(st.text(max_size=40), st.floats(-1, 1)), min_size=1, max_size=8), st.text(max_size=30)
+)
 def test_any_ids_give_well_formed_svg_that_shows_them(bars: list[tuple[str, float]], backend: str) -> None:
     svg = svg_chart(delta_chart(f"MRR per query, {backend}", "MRR", bars))
     svg.encode("utf-8")  # no lone surrogate survives

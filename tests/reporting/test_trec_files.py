@@ -27,7 +27,8 @@ def report(name: str, hits: list[Hit]) -> BackendReport:
 
 def test_run_and_qrels_columns() -> None:
     assert run_text(report("bm25", [hit(1, "c1"), hit(2, "c2", "b.py")])) == (
-        "q-1 Q0 c1 1 3 bm25\nq-1 Q0 c2 2 2 bm25\n")
+        "q-1 Q0 c1 1 3 bm25\nq-1 Q0 c2 2 2 bm25\n"
+    )
     assert qrels_text([Judgments(CASE, (("c1", 1), ("c9", 2)))]) == "q-1 0 c1 1\nq-1 0 c9 2\n"
 
 

@@ -30,6 +30,7 @@ DOCS_CORPUS = Path("eval/relevance/docs-corpus")
 
 # --------------------------------------------------------------------------- corpora / indexes
 
+
 def read_tree(root: Path) -> dict[str, str]:
     """Every regular file below `root` as {relative posix path: text} (strict UTF-8)."""
     out = {}
@@ -84,6 +85,7 @@ def hit_rows(hits) -> list[tuple[str, int, int, str]]:
 
 
 # --------------------------------------------------------------------------- spec oracles
+
 
 def ref_tokenize(text: str) -> list[str]:
     """§tokenizer over UTF-8 bytes: maximal runs of [A-Za-z0-9_], ASCII-lowercased."""

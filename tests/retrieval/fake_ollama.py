@@ -36,7 +36,9 @@ DROP = object()
 
 
 def hash_vectors(request: dict) -> Reply:
-    return Reply.json({"model": request["model"], "embeddings": [hash_embed(t).tolist() for t in request["input"]]})
+    return Reply.json(
+        {"model": request["model"], "embeddings": [hash_embed(t).tolist() for t in request["input"]]}
+    )
 
 
 class FakeOllama:
@@ -84,8 +86,9 @@ class FakeOllama:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self._server.block_on_close = False
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02},
-                                        daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
 
     @property
     def url(self) -> str:

@@ -103,7 +103,9 @@ class ReferenceRanker:
             return []
         return self.cosine_ranking(qvec)[:k]
 
-    def hybrid(self, qvec: np.ndarray, query: str, k: int, params: RankingParams = REFERENCE_PARAMS) -> Ranked:
+    def hybrid(
+        self, qvec: np.ndarray, query: str, k: int, params: RankingParams = REFERENCE_PARAMS
+    ) -> Ranked:
         results = self._rank_core(qvec, query, k, params)
         if params.graph_enabled and results:
             results = self._expand_graph(qvec, results, params)
@@ -137,7 +139,9 @@ class ReferenceRanker:
             content, path = ascii_lower(chunk.content), ascii_lower(chunk.file_path)
             dist = 0.0 if any(t in content for t in terms) or any(h in path for h in hints) else 2.0
             keyword = max(0.0, 1.0 - dist / 5.0)
-            confidence = ((params.w_vector * vector_score) + (params.w_keyword * keyword)) + (params.w_recency * 0.0)
+            confidence = ((params.w_vector * vector_score) + (params.w_keyword * keyword)) + (
+                params.w_recency * 0.0
+            )
             final = (params.confidence_weight * confidence) + ((1.0 - params.confidence_weight) * norm)
             if any(marker in path for marker in params.path_penalty_markers):
                 final *= params.path_penalty

@@ -54,8 +54,9 @@ def test_idf_is_never_negative():
 def test_tie_at_4_054328_broken_by_chunk_id(samples):
     # §bm25: "two chunks tie at 4.054328 for `class Loader load`" on the samples; ties -> id ascending.
     ranked = samples.bm25().rank(["class", "loader", "load"])
-    tied = [(pos, samples.chunk_ids[r.index]) for pos, r in enumerate(ranked)
-            if format6(r.score) == "4.054328"]
+    tied = [
+        (pos, samples.chunk_ids[r.index]) for pos, r in enumerate(ranked) if format6(r.score) == "4.054328"
+    ]
     assert len(tied) == 2
     (p1, id1), (p2, id2) = tied
     assert p2 == p1 + 1 and id1 < id2
@@ -157,8 +158,11 @@ _VOCAB = ["alpha", "beta", "gamma", "delta", "Alpha", "x", "y1", "z_z"]
 
 @settings(max_examples=60, deadline=None)
 @given(
-    docs=st.lists(st.lists(st.sampled_from(_VOCAB + [" ", "\n", "."]), max_size=25).map(" ".join),
-                  min_size=1, max_size=8),
+    docs=st.lists(
+        st.lists(st.sampled_from(_VOCAB + [" ", "\n", "."]), max_size=25).map(" ".join),
+        min_size=1,
+        max_size=8,
+    ),
     query=st.lists(st.sampled_from(_VOCAB + ["nope"]), min_size=1, max_size=5).map(" ".join),
 )
 def test_bm25_properties(docs, query):

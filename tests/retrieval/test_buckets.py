@@ -34,9 +34,14 @@ ALL_PACKS = PackSet(PACKS + EXTRA_PACKS)
 
 def assert_rows_are_hash_embed(sources_and_spans: list[tuple[bytes, list[tuple[int, int]]]]) -> None:
     """Each span's matrix row has exactly the bytes of `hash_embed` of the span's decoded text."""
-    matrix = HashEmbeddings.of([chunk_counts(source, spans) for source, spans in sources_and_spans]).dense(np.float64)
-    expected = [hash_embed(source[s:e].decode("utf-8", "replace")) for source, spans in sources_and_spans
-                for s, e in spans]
+    matrix = HashEmbeddings.of([chunk_counts(source, spans) for source, spans in sources_and_spans]).dense(
+        np.float64
+    )
+    expected = [
+        hash_embed(source[s:e].decode("utf-8", "replace"))
+        for source, spans in sources_and_spans
+        for s, e in spans
+    ]
     assert matrix.shape == (len(expected), 256)
     assert matrix.flags.f_contiguous
     for row, vector in zip(matrix, expected, strict=True):
@@ -53,8 +58,11 @@ def assert_summed_counts_are_token_counts(source: bytes, spans: list[tuple[int, 
 
 
 def _real_cases() -> list[tuple[bytes, list[tuple[int, int]]]]:
-    files = {**read_tree(Path("test/fixture/samples")), **read_tree(Path(__file__).parent / "language_samples"),
-             **read_tree(Path(DOCS_CORPUS))}
+    files = {
+        **read_tree(Path("test/fixture/samples")),
+        **read_tree(Path(__file__).parent / "language_samples"),
+        **read_tree(Path(DOCS_CORPUS)),
+    }
     cases = []
     for path, text in sorted(files.items()):
         chunked = chunk_file(path, text, ALL_PACKS)
@@ -70,7 +78,9 @@ def test_chunks_of_real_files():
         assert_summed_counts_are_token_counts(source, spans)
 
 
-_text = st.text(alphabet=st.sampled_from(list("abcXYZ_019 \n\t.,:;(){}é漢\U0001f600-") + ["\x00"]), max_size=300)
+_text = st.text(
+    alphabet=st.sampled_from(list("abcXYZ_019 \n\t.,:;(){}é漢\U0001f600-") + ["\x00"]), max_size=300
+)
 
 
 @given(text=_text, cuts=st.lists(st.tuples(st.floats(0, 1), st.floats(0, 1)), max_size=12))
@@ -89,7 +99,9 @@ def test_long_tokens_hashed_one_by_one_and_in_bulk(lengths, repeats):
     """Tokens up to 32 bytes are hashed with numpy, longer ones one by one; both, repeated."""
     tokens = [("Tok" * 30)[:n] + str(i % 7) for i, n in enumerate(lengths)] * repeats
     source = " ".join(tokens).encode("ascii")
-    assert_rows_are_hash_embed([(source, [(0, len(source)), (0, len(source) // 2), (len(source) // 3, len(source))])])
+    assert_rows_are_hash_embed(
+        [(source, [(0, len(source)), (0, len(source) // 2), (len(source) // 3, len(source))])]
+    )
 
 
 def test_more_chunks_than_one_counting_block():

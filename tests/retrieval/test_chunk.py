@@ -43,10 +43,24 @@ TABLE_6_6 = [
     ("typescript.ts", 11, 15, "class", "class_declaration", "45c58c3454407492", 19),
     ("typescript.ts", 12, 14, "function", "method_definition", "4bb316f09f9cb1cf", 14),
 ]
-LANGUAGE = {"c.c": "c", "javascript.js": "javascript", "notes.md": "plaintext", "python.py": "python",
-            "ruby.rb": "ruby", "rust.rs": "rust", "typescript.ts": "typescript"}
-SAMPLE_IMPORTS = {"c.c": ["stdlib"], "javascript.js": ["fs"], "notes.md": [], "python.py": ["os"],
-                  "ruby.rb": ["json"], "rust.rs": ["std"], "typescript.ts": ["fs"]}
+LANGUAGE = {
+    "c.c": "c",
+    "javascript.js": "javascript",
+    "notes.md": "plaintext",
+    "python.py": "python",
+    "ruby.rb": "ruby",
+    "rust.rs": "rust",
+    "typescript.ts": "typescript",
+}
+SAMPLE_IMPORTS = {
+    "c.c": ["stdlib"],
+    "javascript.js": ["fs"],
+    "notes.md": [],
+    "python.py": ["os"],
+    "ruby.rb": ["json"],
+    "rust.rs": ["std"],
+    "typescript.ts": ["fs"],
+}
 
 
 @pytest.fixture(scope="module")
@@ -60,8 +74,10 @@ def sample_chunks(sample_files):
 
 
 def test_table_6_6_index_order(sample_chunks):
-    got = [(c.file_path, c.start_line, c.end_line, c.chunk_type, c.kind, c.chunk_id, c.token_count)
-           for c in sample_chunks]
+    got = [
+        (c.file_path, c.start_line, c.end_line, c.chunk_type, c.kind, c.chunk_id, c.token_count)
+        for c in sample_chunks
+    ]
     assert got == TABLE_6_6
 
 
@@ -82,10 +98,21 @@ def test_conformance_json_chunk_set(upstream, sample_chunks):
     # §conformance: conformance.json lists the same chunks sorted by (file_path, start_line, chunk_id).
     doc = json.loads((upstream / "conformance.json").read_text())
     assert doc["spec_version"] == "2.0" and doc["impl_language"] == "rust"
-    mine = sorted(({"file_path": c.file_path, "start_line": c.start_line, "end_line": c.end_line,
-                    "chunk_type": c.chunk_type, "kind": c.kind, "chunk_id": c.chunk_id,
-                    "token_count": c.token_count} for c in sample_chunks),
-                  key=lambda d: (d["file_path"], d["start_line"], d["chunk_id"]))
+    mine = sorted(
+        (
+            {
+                "file_path": c.file_path,
+                "start_line": c.start_line,
+                "end_line": c.end_line,
+                "chunk_type": c.chunk_type,
+                "kind": c.kind,
+                "chunk_id": c.chunk_id,
+                "token_count": c.token_count,
+            }
+            for c in sample_chunks
+        ),
+        key=lambda d: (d["file_path"], d["start_line"], d["chunk_id"]),
+    )
     assert mine == doc["chunks"]
 
 
@@ -152,8 +179,15 @@ def test_duplicate_chunk_ids_are_possible():
 def test_empty_file_is_one_module_chunk():
     # §edge-cases: empty file -> one module chunk, lines 1-1, token_count 1.
     (c,) = chunk_file("empty.txt", "").chunks
-    assert (c.start_line, c.end_line, c.chunk_type, c.kind, c.language, c.content, c.token_count) == \
-        (1, 1, "module", "module", "plaintext", "", 1)
+    assert (c.start_line, c.end_line, c.chunk_type, c.kind, c.language, c.content, c.token_count) == (
+        1,
+        1,
+        "module",
+        "module",
+        "plaintext",
+        "",
+        1,
+    )
     assert c.chunk_id == hashlib.sha256(b"empty.txt:1:1:").hexdigest()[:16]
 
 
@@ -179,16 +213,22 @@ def test_pack_without_definitions_keeps_language_and_imports():
     # §module-chunk (b) / §edge-cases: module chunk with the pack's language; imports still extracted.
     cf = chunk_file("script.py", "import os\nfrom lib import x\nprint(os.sep)\n")
     (c,) = cf.chunks
-    assert (c.kind, c.chunk_type, c.language, c.start_line, c.end_line) == \
-        ("module", "module", "python", 1, 4)
+    assert (c.kind, c.chunk_type, c.language, c.start_line, c.end_line) == (
+        "module",
+        "module",
+        "python",
+        1,
+        4,
+    )
     assert cf.imports == ["os", "lib"]
     cf = chunk_file("lib.rs", "use std::io;\nconst X: u32 = 1;\n")
     assert [(c.kind, c.language) for c in cf.chunks] == [("module", "rust")]
     assert cf.imports == ["std"]
 
 
-@pytest.mark.parametrize("path", ["Makefile", ".gitignore", "a.json", "Cargo.lock", "a.", "x.yml",
-                                  "README.MD"])
+@pytest.mark.parametrize(
+    "path", ["Makefile", ".gitignore", "a.json", "Cargo.lock", "a.", "x.yml", "README.MD"]
+)
 def test_unclaimed_files_are_plaintext_module_chunks(path):
     text = "def f():\n    pass\n"  # python text, but no pack claims the path
     cf = chunk_file(path, text)
@@ -200,36 +240,45 @@ def test_unclaimed_files_are_plaintext_module_chunks(path):
 
 
 def _spans(path, text):
-    return [(c.start_line, c.end_line, c.chunk_type, c.kind, c.content)
-            for c in chunk_file(path, text).chunks]
+    return [
+        (c.start_line, c.end_line, c.chunk_type, c.kind, c.content) for c in chunk_file(path, text).chunks
+    ]
 
 
 def test_nested_definitions_outer_first():
     text = "class A:\n    def m(self):\n        def inner():\n            pass\n"
     assert [(s, e, k) for s, e, _, k, _ in _spans("n.py", text)] == [
-        (1, 4, "class_definition"), (2, 4, "function_definition"), (3, 4, "function_definition")]
+        (1, 4, "class_definition"),
+        (2, 4, "function_definition"),
+        (3, 4, "function_definition"),
+    ]
 
 
 def test_python_decorator_and_lambda_outside():
-    assert _spans("d.py", "@dec\ndef f():\n    pass\n") == \
-        [(2, 3, "function", "function_definition", "def f():\n    pass")]
+    assert _spans("d.py", "@dec\ndef f():\n    pass\n") == [
+        (2, 3, "function", "function_definition", "def f():\n    pass")
+    ]
     assert [k for *_, k, _ in _spans("l.py", "f = lambda x: x\n")] == ["module"]
 
 
 def test_export_function_starts_at_function():
     for ext in (".js", ".ts"):
-        assert _spans("e" + ext, "export function f() {}\n") == \
-            [(1, 1, "function", "function_declaration", "function f() {}")]
+        assert _spans("e" + ext, "export function f() {}\n") == [
+            (1, 1, "function", "function_declaration", "function f() {}")
+        ]
 
 
 def test_rust_pub_fn_includes_pub_but_not_attributes_or_docs():
-    assert _spans("r.rs", "/// doc\n#[inline]\npub fn f() {}\n") == \
-        [(3, 3, "function", "function_item", "pub fn f() {}")]
+    assert _spans("r.rs", "/// doc\n#[inline]\npub fn f() {}\n") == [
+        (3, 3, "function", "function_item", "pub fn f() {}")
+    ]
 
 
 def test_rust_kinds():
-    text = "mod m { fn f() {} }\ntrait T { fn sig(&self); fn body(&self) {} }\nenum E { A }\n" \
-           "union U { a: u32 }\nconst C: u32 = 1;\nmacro_rules! mm { () => {} }\n"
+    text = (
+        "mod m { fn f() {} }\ntrait T { fn sig(&self); fn body(&self) {} }\nenum E { A }\n"
+        "union U { a: u32 }\nconst C: u32 = 1;\nmacro_rules! mm { () => {} }\n"
+    )
     assert [(s, k, c) for s, _, _, k, c in _spans("k.rs", text)] == [
         (1, "function_item", "fn f() {}"),  # mod_item itself is not a chunk
         (2, "trait_item", "trait T { fn sig(&self); fn body(&self) {} }"),
@@ -240,8 +289,10 @@ def test_rust_kinds():
 
 
 def test_ecmascript_kinds():
-    text = "function* g() { yield 1; }\nconst C = class { m() {} };\n[1].map(x => x);\n" \
-           "const f = function () {};\n"
+    text = (
+        "function* g() { yield 1; }\nconst C = class { m() {} };\n[1].map(x => x);\n"
+        "const f = function () {};\n"
+    )
     assert [(s, t, k, c) for s, _, t, k, c in _spans("k.js", text)] == [
         (2, "function", "method_definition", "m() {}"),  # generator and class expression are not chunks
         (3, "function", "arrow_function", "x => x"),  # inline callbacks are chunks
@@ -250,8 +301,10 @@ def test_ecmascript_kinds():
 
 
 def test_typescript_kinds():
-    text = "abstract class A { m(): void {} }\ntype T = { a: string };\ninterface I { m(): void; }\n" \
-           "enum E { X }\nnamespace N { }\n"
+    text = (
+        "abstract class A { m(): void {} }\ntype T = { a: string };\ninterface I { m(): void; }\n"
+        "enum E { X }\nnamespace N { }\n"
+    )
     assert [(s, t, k) for s, _, t, k, _ in _spans("k.ts", text)] == [
         (1, "function", "method_definition"),  # abstract class itself is not a chunk
         (3, "class", "interface_declaration"),  # its method signature is not
@@ -289,24 +342,32 @@ def test_tsx_parsed_as_typescript():
     assert tsx == ts == [(1, 2, "module", src, "typescript")]
     assert [c.kind for c in chunk_file("a.jsx", src).chunks] == ["arrow_function"]
     both = "function f(): number { return 1; }\nconst g = () => 2;\n"
-    assert [(c.kind, c.content) for c in chunk_file("b.tsx", both).chunks] == \
-        [(c.kind, c.content) for c in chunk_file("b.ts", both).chunks] == \
-        [("function_declaration", "function f(): number { return 1; }"), ("arrow_function", "() => 2")]
+    assert (
+        [(c.kind, c.content) for c in chunk_file("b.tsx", both).chunks]
+        == [(c.kind, c.content) for c in chunk_file("b.ts", both).chunks]
+        == [("function_declaration", "function f(): number { return 1; }"), ("arrow_function", "() => 2")]
+    )
 
 
 def test_multibyte_and_crlf_content_is_the_exact_source_slice():
-    assert _spans("u.py", "# é\ndef f():\n    return 'ü'\n") == \
-        [(2, 3, "function", "function_definition", "def f():\n    return 'ü'")]
-    assert _spans("w.py", "def f():\r\n    pass\r\n") == \
-        [(1, 2, "function", "function_definition", "def f():\r\n    pass")]
+    assert _spans("u.py", "# é\ndef f():\n    return 'ü'\n") == [
+        (2, 3, "function", "function_definition", "def f():\n    return 'ü'")
+    ]
+    assert _spans("w.py", "def f():\r\n    pass\r\n") == [
+        (1, 2, "function", "function_definition", "def f():\r\n    pass")
+    ]
 
 
 def test_end_position_at_column_zero_is_not_adjusted():
     # §chunk-walk: end_line = end row + 1 even when the node ends at column 0 of the next line. Error
     # recovery on an unclosed C function makes the node swallow the `#endif` line and its newline.
     (c,) = chunk_file("u.c", "int f() {\n#endif\n").chunks
-    assert (c.kind, c.start_line, c.end_line, c.content) == \
-        ("function_definition", 1, 3, "int f() {\n#endif\n")
+    assert (c.kind, c.start_line, c.end_line, c.content) == (
+        "function_definition",
+        1,
+        3,
+        "int f() {\n#endif\n",
+    )
 
 
 def test_deep_nesting_does_not_overflow():
@@ -323,11 +384,43 @@ def test_deep_nesting_does_not_overflow():
 
 _EXTS = [".py", ".js", ".rb", ".rs", ".ts", ".tsx", ".c", ".h", ".md", ""]
 _SNIPPETS = [
-    "def f(x):\n    return x\n", "class A:\n    pass\n", "function g() { return 1; }\n", "x => x",
-    "class B { m() {} }\n", "def h\nend\n", "module M\nend\n", "fn k() {}\n", "struct S { int a; };\n",
-    "impl T { fn z(&self) {} }\n", "interface I { a: string }\n", "int main(void) { return 0; }\n",
-    "import os\n", "use std::io;\n", "#include <a.h>\n", "require 'x'\n", "{", "}", "(", ")", "\n", "    ",
-    "é", "日本", "\r\n", "\t", '"', "'", "`", "/*", "*/", "#", "//", ";", "=>", "<div>", "\x00",
+    "def f(x):\n    return x\n",
+    "class A:\n    pass\n",
+    "function g() { return 1; }\n",
+    "x => x",
+    "class B { m() {} }\n",
+    "def h\nend\n",
+    "module M\nend\n",
+    "fn k() {}\n",
+    "struct S { int a; };\n",
+    "impl T { fn z(&self) {} }\n",
+    "interface I { a: string }\n",
+    "int main(void) { return 0; }\n",
+    "import os\n",
+    "use std::io;\n",
+    "#include <a.h>\n",
+    "require 'x'\n",
+    "{",
+    "}",
+    "(",
+    ")",
+    "\n",
+    "    ",
+    "é",
+    "日本",
+    "\r\n",
+    "\t",
+    '"',
+    "'",
+    "`",
+    "/*",
+    "*/",
+    "#",
+    "//",
+    ";",
+    "=>",
+    "<div>",
+    "\x00",
 ]
 _SOURCES = st.one_of(
     st.text(max_size=200),
@@ -356,7 +449,7 @@ def _check_invariants(path: str, text: str):
             assert c.chunk_type == ("class" if c.kind in pack.class_kinds else "function")
             # content is the source slice spanning exactly rows start..end
             lines = text.split("\n")
-            window = "\n".join(lines[c.start_line - 1:c.end_line])
+            window = "\n".join(lines[c.start_line - 1 : c.end_line])
             assert c.content in window
             assert c.content.count("\n") == c.end_line - c.start_line
     if pack is None:
@@ -371,8 +464,9 @@ def test_chunker_invariants(ext, text):
     path = "dir/file" + ext
     first = _check_invariants(path, text)
     second = chunk_file(path, text)
-    assert [(c.chunk_id, c.start_line, c.end_line, c.kind, c.content) for c in first.chunks] == \
-        [(c.chunk_id, c.start_line, c.end_line, c.kind, c.content) for c in second.chunks]
+    assert [(c.chunk_id, c.start_line, c.end_line, c.kind, c.content) for c in first.chunks] == [
+        (c.chunk_id, c.start_line, c.end_line, c.kind, c.content) for c in second.chunks
+    ]
     assert first.imports == second.imports
 
 

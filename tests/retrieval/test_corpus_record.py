@@ -46,7 +46,9 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("tree")
     shutil.copytree("test/fixture/samples", root / "samples")
     (root / "secret.py").write_text(SECRET_FILE, encoding="utf-8")
-    (root / "unicode.rs").write_text("// é漢\U0001f600\nfn f() -> &'static str { \"ünï\" }\n", encoding="utf-8")
+    (root / "unicode.rs").write_text(
+        '// é漢\U0001f600\nfn f() -> &\'static str { "ünï" }\n', encoding="utf-8"
+    )
     return root
 
 
@@ -94,8 +96,12 @@ def test_an_unchanged_tree_loads_the_corpus_record(tree, tmp_path, assembled):
     same_index(warm, cold)
     files = len(walk(tree).files)
     assert seen == [(0, files), (files, files)]
-    assert any(c.content != c.content.encode("ascii", "replace").decode() for c in warm.chunks)  # non-ASCII kept
-    assert "ghp_" not in next(c.content for c in warm.chunks if c.file_path == "secret.py")  # redacted text kept
+    assert any(
+        c.content != c.content.encode("ascii", "replace").decode() for c in warm.chunks
+    )  # non-ASCII kept
+    assert "ghp_" not in next(
+        c.content for c in warm.chunks if c.file_path == "secret.py"
+    )  # redacted text kept
 
 
 def test_a_changed_file_misses_and_stores_the_new_corpus(tree, tmp_path, assembled):
@@ -148,7 +154,7 @@ def _damage_truncated(data: bytes) -> bytes:
 
 def _damage_flipped(data: bytes) -> bytes:
     middle = len(data) // 2
-    return data[:middle] + bytes([data[middle] ^ 1]) + data[middle + 1:]
+    return data[:middle] + bytes([data[middle] ^ 1]) + data[middle + 1 :]
 
 
 def _damage_not_a_record(_: bytes) -> bytes:
@@ -213,15 +219,18 @@ def test_contents_that_are_not_slices_of_the_text_are_kept_whole(tree):
     files, entries = _entries(tree)
     entries[0] = dataclasses.replace(entries[0], char_spans=[None] * len(entries[0].chunks))
     decoded = materialize(decode_corpus(_record(files, entries)), files)
-    assert [dataclasses.astuple(c) for c in decoded.chunks] == [dataclasses.astuple(c) for e in entries
-                                                               for c in e.chunks]
+    assert [dataclasses.astuple(c) for c in decoded.chunks] == [
+        dataclasses.astuple(c) for e in entries for c in e.chunks
+    ]
 
 
 def test_chunks_made_from_a_record_are_chunks_whose_content_is_made_when_read(tree):
     files, entries = _entries(tree)
     chunks = materialize(decode_corpus(_record(files, entries)), files).chunks
     made = [c for e in entries for c in e.chunks]
-    assert all(isinstance(c, SlicedChunk) for c in chunks) and not any(isinstance(c, SlicedChunk) for c in made)
+    assert all(isinstance(c, SlicedChunk) for c in chunks) and not any(
+        isinstance(c, SlicedChunk) for c in made
+    )
     first = chunks[0]
     with pytest.raises(AttributeError):
         _CONTENT.__get__(first)  # not made yet
@@ -242,14 +251,17 @@ def test_a_record_is_made_for_its_number_of_files(tree):
         materialize(decode_corpus(_record(files, entries)), files[:-1])
 
 
-@pytest.mark.parametrize("change", [
-    lambda data: data[:-1],  # truncated
-    lambda data: data + b"\0",  # trailing bytes
-    lambda data: b"CCEg" + data[4:],  # a file's record, not a corpus's
-    lambda data: b"CCEc" + data[4:],  # an earlier layout's
-    lambda data: b"CCEd" + data[4:],  # the layout before weighted lines
-    lambda data: data[:8] + b"[]" + data[10:],  # a header that is not an object
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda data: data[:-1],  # truncated
+        lambda data: data + b"\0",  # trailing bytes
+        lambda data: b"CCEg" + data[4:],  # a file's record, not a corpus's
+        lambda data: b"CCEc" + data[4:],  # an earlier layout's
+        lambda data: b"CCEd" + data[4:],  # the layout before weighted lines
+        lambda data: data[:8] + b"[]" + data[10:],  # a header that is not an object
+    ],
+)
 def test_inconsistent_records_do_not_decode(tree, change):
     files, entries = _entries(tree)
     with pytest.raises(ValueError):
@@ -285,10 +297,15 @@ def test_texts_and_terms_of_any_characters_round_trip(tree):
     """Redacted texts and the vocabulary are stored as UTF-8 after the arrays, not in the header."""
     files, entries = _entries(tree)
     arrays = decode_corpus(_record(files, entries))
-    texts = {len(files) - 1: "last \"quoted\"\n", 0: "é漢\U0001f600 \udc80 lone surrogate\n", 1: ""}
+    texts = {len(files) - 1: 'last "quoted"\n', 0: "é漢\U0001f600 \udc80 lone surrogate\n", 1: ""}
     terms = {"über": 0, "\udcff": 1, "plain": 2}
-    changed = dataclasses.replace(arrays, texts=texts, postings=dataclasses.replace(
-        arrays.postings, term_id=terms, indptr=arrays.postings.indptr[:4].copy()))
+    changed = dataclasses.replace(
+        arrays,
+        texts=texts,
+        postings=dataclasses.replace(
+            arrays.postings, term_id=terms, indptr=arrays.postings.indptr[:4].copy()
+        ),
+    )
     changed.postings.indptr[-1] = arrays.postings.docs.shape[0]  # three terms own every entry
     decoded = decode_corpus(encode_corpus(changed))
     assert decoded.texts == texts and list(decoded.postings.term_id.items()) == list(terms.items())

@@ -64,8 +64,10 @@ def indexed(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 def postings_by_term(index: Index) -> dict[str, tuple[list[int], list[float]]]:
     p = index.postings
     assert p is not None
-    return {term: (p.docs[p.indptr[t]:p.indptr[t + 1]].tolist(), p.tfs[p.indptr[t]:p.indptr[t + 1]].tolist())
-            for term, t in p.term_id.items()}
+    return {
+        term: (p.docs[p.indptr[t] : p.indptr[t + 1]].tolist(), p.tfs[p.indptr[t] : p.indptr[t + 1]].tolist())
+        for term, t in p.term_id.items()
+    }
 
 
 def assert_same(spliced: Index, cold: Index, queries: list[str]) -> None:
@@ -102,8 +104,9 @@ def edit(root: Path, rng: random.Random, step: int) -> str:
         text = target.read_text(encoding="utf-8")
         target.write_text(text[: len(text) // 2] + f"\n# {words}\n", encoding="utf-8")
     elif action == "add":
-        (root / "lib" / f"new_{step}.py").write_text(f"class New{step}:\n    def go(self):\n        '{words}'\n",
-                                                     encoding="utf-8")
+        (root / "lib" / f"new_{step}.py").write_text(
+            f"class New{step}:\n    def go(self):\n        '{words}'\n", encoding="utf-8"
+        )
     elif action == "delete" and len(files) > 5:
         target.unlink()
     elif action == "rename":
@@ -111,8 +114,9 @@ def edit(root: Path, rng: random.Random, step: int) -> str:
     elif action == "secret":
         (root / f"secret_{step}.py").write_text(SECRET_FILE, encoding="utf-8")
     else:
-        (root / "samples" / f"unicode_{step}.rs").write_text(f"// é漢\U0001f600 {words}\nfn f_{step}() {{}}\n",
-                                                             encoding="utf-8")
+        (root / "samples" / f"unicode_{step}.rs").write_text(
+            f"// é漢\U0001f600 {words}\nfn f_{step}() {{}}\n", encoding="utf-8"
+        )
     return f"{action} {target.name}"
 
 
@@ -122,8 +126,15 @@ def test_spliced_corpora_equal_cold_builds_over_random_edits(tree, tmp_path, ind
     cache = str(tmp_path / "cache")
     build_index(tree, cache=cache, workers=1)
     assert indexed == [len(walk(tree).files)]
-    queries = ["parse json decoder", "rate limit token", "quux zebra42", "über ledger", "backup restore",
-               "def scanstring", "alpha"]
+    queries = [
+        "parse json decoder",
+        "rate limit token",
+        "quux zebra42",
+        "über ledger",
+        "backup restore",
+        "def scanstring",
+        "alpha",
+    ]
     for step in range(6):
         done = edit(tree, rng, step)
         cold = build_index(tree, workers=1)
@@ -151,7 +162,9 @@ def test_spliced_corpora_equal_cold_builds_after_several_edits_at_once(tree, tmp
         indexed.clear()
         spliced = build_index(tree, cache=cache, workers=1)
         assert len(indexed) == 1 and indexed[0] <= len(done) + 2, done
-        assert_same(spliced, build_index(tree, workers=1), ["parse json decoder", "rate limit token", "über ledger"])
+        assert_same(
+            spliced, build_index(tree, workers=1), ["parse json decoder", "rate limit token", "über ledger"]
+        )
 
 
 def _splice_ids(rng: random.Random) -> tuple[list[str], list[str], np.ndarray, np.ndarray]:
@@ -159,8 +172,10 @@ def _splice_ids(rng: random.Random) -> tuple[list[str], list[str], np.ndarray, n
     kept chunks keep their order, fresh ones come anywhere between them; ids repeat, and hold
     NUL bytes in some draws (compared as strings, not as numpy byte strings)."""
     alphabet = "ab\0" if rng.random() < 0.3 else "abc"
+
     def an_id() -> str:
         return "".join(rng.choice(alphabet) for _ in range(2)).ljust(16, rng.choice("az"))
+
     old = [an_id() for _ in range(rng.randint(0, 40))]
     new: list[str] = []
     fresh: list[int] = []
@@ -239,8 +254,13 @@ def test_contents_that_are_not_slices_move_with_their_chunks(tree):
     last = len(entries) - 1
     entries[last] = dataclasses.replace(entries[last], char_spans=[None] * len(entries[last].chunks))
     keys = [hashlib.sha256(path.encode()).digest() for path, _ in files]
-    old = arrays_from_entries(keys, files, entries, corpus_postings([e.terms for e in entries]),
-                              id_ranks([c.chunk_id for e in entries for c in e.chunks]))
+    old = arrays_from_entries(
+        keys,
+        files,
+        entries,
+        corpus_postings([e.terms for e in entries]),
+        id_ranks([c.chunk_id for e in entries for c in e.chunks]),
+    )
     at = next(i for i, (path, _) in enumerate(files) if path.endswith(".py"))
     changed_text = files[at][1] + "\ndef one_more():\n    return 2\n"
     files[at] = (files[at][0], changed_text)

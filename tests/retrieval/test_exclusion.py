@@ -14,18 +14,29 @@ from cce_relevance.retrieval.corpus.walk import walk
 from tests.retrieval.corpora import write_corpus
 
 _SEGMENT = st.sampled_from(["a", "b", "src", "gen", "x.py", "y.md"])
-_PATTERN = st.sampled_from(["gen/", "/gen/", "*.md", "a/*.py", "src/**", "!src/x.py", "b", "/a/b/", "**/x.py",
-                            "!*.md", "src/gen/"])
+_PATTERN = st.sampled_from(
+    ["gen/", "/gen/", "*.md", "a/*.py", "src/**", "!src/x.py", "b", "/a/b/", "**/x.py", "!*.md", "src/gen/"]
+)
 
 
-@given(relation=st.sampled_from(["same", "corpus below", "patterns below"]),
-       common=st.lists(_SEGMENT, max_size=2), extra=st.lists(_SEGMENT, min_size=1, max_size=2),
-       within=st.booleans(), rest=st.lists(_SEGMENT, min_size=1, max_size=3),
-       patterns=st.lists(_PATTERN, min_size=1, max_size=4), is_dir=st.booleans())
+@given(
+    relation=st.sampled_from(["same", "corpus below", "patterns below"]),
+    common=st.lists(_SEGMENT, max_size=2),
+    extra=st.lists(_SEGMENT, min_size=1, max_size=2),
+    within=st.booleans(),
+    rest=st.lists(_SEGMENT, min_size=1, max_size=3),
+    patterns=st.lists(_PATTERN, min_size=1, max_size=4),
+    is_dir=st.booleans(),
+)
 @settings(max_examples=500)
 def test_patterns_match_a_corpus_path_as_they_match_it_from_their_own_directory(
-    relation: str, common: list[str], extra: list[str], within: bool, rest: list[str], patterns: list[str],
-    is_dir: bool
+    relation: str,
+    common: list[str],
+    extra: list[str],
+    within: bool,
+    rest: list[str],
+    patterns: list[str],
+    is_dir: bool,
 ) -> None:
     """A corpus path is matched as the same file's path relative to the patterns' directory, and
     a file outside that directory is not matched at all."""
@@ -49,16 +60,33 @@ def test_patterns_of_an_unrelated_directory_apply_to_nothing() -> None:
 def test_own_files_are_those_inside_the_corpus_by_real_path(tmp_path: Path) -> None:
     write_corpus(tmp_path / "repo", {"src/a.py": "a = 1\n", "eval/g.json": "{}\n"})
     (tmp_path / "alias").symlink_to(tmp_path / "repo")
-    own = own_files([str(tmp_path / "alias/eval/g.json"), str(tmp_path / "repo/eval/../out.json"),
-                     str(tmp_path / "elsewhere.json"), str(tmp_path / "repo")], str(tmp_path / "repo"))
+    own = own_files(
+        [
+            str(tmp_path / "alias/eval/g.json"),
+            str(tmp_path / "repo/eval/../out.json"),
+            str(tmp_path / "elsewhere.json"),
+            str(tmp_path / "repo"),
+        ],
+        str(tmp_path / "repo"),
+    )
     assert own == frozenset({"eval/g.json", "out.json"})
 
 
 def test_the_walk_leaves_out_own_files_and_pattern_matches_and_says_which(tmp_path: Path) -> None:
-    write_corpus(tmp_path, {"src/a.py": "a = 1\n", "src/gen/b.py": "b = 2\n", "eval/g.json": "{}\n",
-                            "eval/set.jsonl": "{}\n", "notes.md": "n\n"})
-    exclusion = Exclusion(frozenset({"eval/g.json", "eval/set.jsonl"}),
-                          (pattern_set(compile_patterns(["gen/", "*.md"], "test"), str(tmp_path), str(tmp_path)),))
+    write_corpus(
+        tmp_path,
+        {
+            "src/a.py": "a = 1\n",
+            "src/gen/b.py": "b = 2\n",
+            "eval/g.json": "{}\n",
+            "eval/set.jsonl": "{}\n",
+            "notes.md": "n\n",
+        },
+    )
+    exclusion = Exclusion(
+        frozenset({"eval/g.json", "eval/set.jsonl"}),
+        (pattern_set(compile_patterns(["gen/", "*.md"], "test"), str(tmp_path), str(tmp_path)),),
+    )
     walked = walk(tmp_path, exclude=exclusion)
     assert [f.path for f in walked.files] == ["src/a.py"]
     # A .jsonl file is never indexed anyway: it is not reported as left out; a pruned directory's

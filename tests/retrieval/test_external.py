@@ -82,7 +82,9 @@ def gone(pid: int) -> bool:
     return False
 
 
-def ask(spec: CommandRetriever | HttpRetriever, index: Index, *queries: tuple[str, str, int]) -> list[list[Hit]]:
+def ask(
+    spec: CommandRetriever | HttpRetriever, index: Index, *queries: tuple[str, str, int]
+) -> list[list[Hit]]:
     with open_external("mine", spec, index) as search:
         return [search(query, k, query_id) for query_id, query, k in queries]
 
@@ -105,11 +107,14 @@ def test_requests_are_one_ascii_json_line() -> None:
 
 
 def test_hits_take_the_span_of_the_index_chunk_they_name(tmp_path: Path, index: Index) -> None:
-    spec = replay(tmp_path, '{"id": $ID, "results": ['
-                            '{"file_path": "auth.py", "start_line": 1, "end_line": 2, "score": 2},'
-                            '{"file_path": "auth.py", "start_line": 1, "end_line": 1, "kind": null},'
-                            '{"file_path": "notes.md", "start_line": 1, "end_line": 4, "kind": "heading",'
-                            ' "extra": [1, 2]}]}')
+    spec = replay(
+        tmp_path,
+        '{"id": $ID, "results": ['
+        '{"file_path": "auth.py", "start_line": 1, "end_line": 2, "score": 2},'
+        '{"file_path": "auth.py", "start_line": 1, "end_line": 1, "kind": null},'
+        '{"file_path": "notes.md", "start_line": 1, "end_line": 4, "kind": "heading",'
+        ' "extra": [1, 2]}]}',
+    )
     [hits] = ask(spec, index, Q1)
     [auth] = [c for c in index.chunks if c.file_path == "auth.py"]
     [notes] = [c for c in index.chunks if c.file_path == "notes.md"]
@@ -122,7 +127,9 @@ def test_hits_take_the_span_of_the_index_chunk_they_name(tmp_path: Path, index: 
 
 
 def test_the_process_serves_the_whole_run_then_sees_eof_and_is_gone(tmp_path: Path, index: Index) -> None:
-    spec = replay(tmp_path, result(file_path="auth.py", start_line=1, end_line=2), '{"id": $ID, "results": []}')
+    spec = replay(
+        tmp_path, result(file_path="auth.py", start_line=1, end_line=2), '{"id": $ID, "results": []}'
+    )
     first, second, third = ask(spec, index, Q1, ("q2", "salt", 1), ("q3", "x", 2))
     assert [len(first), len(second), len(third)] == [1, 0, 0]
     assert (tmp_path / "pid.eof").read_text() == "stdin closed"
@@ -130,16 +137,20 @@ def test_the_process_serves_the_whole_run_then_sees_eof_and_is_gone(tmp_path: Pa
 
 
 def test_the_process_runs_in_the_config_directory_with_our_environment(
-        tmp_path: Path, index: Index, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, index: Index, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("CCE_TEST_KIND", "from-the-environment")
-    spec = script(tmp_path, """\
+    spec = script(
+        tmp_path,
+        """\
 import json, os, sys
 for line in sys.stdin:
     request = json.loads(line)
     kind = os.environ["CCE_TEST_KIND"] + ":" + os.path.basename(os.getcwd())
     print(json.dumps({"id": request["id"], "results": [
         {"file_path": "auth.py", "start_line": 1, "end_line": 2, "kind": kind}]}), flush=True)
-""")
+""",
+    )
     [[hit]] = ask(spec, index, Q1)
     assert hit.kind == f"from-the-environment:{tmp_path.name}"
 
@@ -151,57 +162,109 @@ NOT_JSON_HINT = " (stdout carries responses only; log to stderr)"
 @pytest.mark.parametrize(
     ("template", "message"),
     [
-        ("searching...", "malformed response (invalid JSON: Expecting value: line 1 column 1 (char 0)): searching..." + NOT_JSON_HINT),
-        ("", "malformed response (invalid JSON: Expecting value: line 1 column 1 (char 0)): (empty)" + NOT_JSON_HINT),
-        ('{"id": $ID, "results": [{"file_path": "auth.py", "start_line": 1, "end_line": 2, '
-         '"score": NaN}]}',
-         "malformed response (NaN is not a JSON number): "
-         '{"id": "q1", "results": [{"file_path": "auth.py", "start_line": 1, "end_line": 2, '
-         '"score": NaN}]}'
-         + NOT_JSON_HINT),
-        ('{"id": $ID, "results": [], "note": "\udcff"}',
-         "malformed response (not UTF-8 text: byte 0xff at line 1): "
-         '{"id": "q1", "results": [], "note": "\ufffd"}' + NOT_JSON_HINT),
+        (
+            "searching...",
+            "malformed response (invalid JSON: Expecting value: line 1 column 1 (char 0)): searching..."
+            + NOT_JSON_HINT,
+        ),
+        (
+            "",
+            "malformed response (invalid JSON: Expecting value: line 1 column 1 (char 0)): (empty)"
+            + NOT_JSON_HINT,
+        ),
+        (
+            '{"id": $ID, "results": [{"file_path": "auth.py", "start_line": 1, "end_line": 2, '
+            '"score": NaN}]}',
+            "malformed response (NaN is not a JSON number): "
+            '{"id": "q1", "results": [{"file_path": "auth.py", "start_line": 1, "end_line": 2, '
+            '"score": NaN}]}' + NOT_JSON_HINT,
+        ),
+        (
+            '{"id": $ID, "results": [], "note": "\udcff"}',
+            "malformed response (not UTF-8 text: byte 0xff at line 1): "
+            '{"id": "q1", "results": [], "note": "\ufffd"}' + NOT_JSON_HINT,
+        ),
         ("[1]", 'expected a JSON object with "id" and "results", got [1]'),
         ('{"results": []}', 'the response has no "id"'),
-        ('{"id": "q0", "results": []}', 'the response is for query "q0", expected "q1": answer every request, in order'),
-        ('{"id": 1, "results": []}', 'the response is for query 1, expected "q1": answer every request, in order'),
+        (
+            '{"id": "q0", "results": []}',
+            'the response is for query "q0", expected "q1": answer every request, in order',
+        ),
+        (
+            '{"id": 1, "results": []}',
+            'the response is for query 1, expected "q1": answer every request, in order',
+        ),
         ('{"id": $ID}', '"results": expected an array, got null'),
         ('{"id": $ID, "results": {}}', '"results": expected an array, got {}'),
         ('{"id": $ID, "results": [3]}', "result 1: expected an object, got 3"),
         (result(start_line=1, end_line=2), 'result 1: "file_path" is missing'),
         (result(file_path=3, start_line=1, end_line=2), 'result 1: "file_path": expected a string, got 3'),
         (result(file_path="auth.py", end_line=2), 'result 1: "start_line" is missing'),
-        (result(file_path="auth.py", start_line=0, end_line=2), 'result 1: "start_line": expected an integer >= 1, got 0'),
-        (result(file_path="auth.py", start_line="1", end_line=2),
-         'result 1: "start_line": expected an integer >= 1, got "1"'),
-        (result(file_path="auth.py", start_line=1.0, end_line=2),
-         'result 1: "start_line": expected an integer >= 1, got 1.0'),
-        (result(file_path="auth.py", start_line=True, end_line=2),
-         'result 1: "start_line": expected an integer >= 1, got true'),
-        (result(file_path="auth.py", start_line=1, end_line=None),
-         'result 1: "end_line": expected an integer >= 1, got null'),
-        (result(file_path="auth.py", start_line=2, end_line=1), "result 1: end_line 1 is before start_line 2"),
-        (result(file_path="auth.py", start_line=1, end_line=2, kind=3), 'result 1: "kind": expected a string, got 3'),
-        (result(file_path="auth.py", start_line=1, end_line=2, score="high"),
-         'result 1: "score": expected a finite number, got "high"'),
-        (result(file_path="auth.py", start_line=1, end_line=2, score=False),
-         'result 1: "score": expected a finite number, got false'),
-        (result(file_path="missing.py", start_line=1, end_line=2),
-         'result 1: "missing.py" is not a file of the corpus (paths are relative to the corpus root with '
-         "'/' separators, as `cce-relevance chunks DIR` lists them)"),
-        (result(file_path="./auth.py", start_line=1, end_line=2),
-         'result 1: "./auth.py" is not a file of the corpus (paths are relative to the corpus root with '
-         "'/' separators, as `cce-relevance chunks DIR` lists them)"),
-        ('{"id": $ID, "results": [' + ", ".join(['{"file_path": "auth.py", "start_line": 1, "end_line": 2}'] * 2)
-         + "]}", 'result 2 repeats result 1 ("auth.py" lines 1-2)'),
-        ('{"id": $ID, "results": [' + ", ".join(
-            f'{{"file_path": "auth.py", "start_line": {n}, "end_line": {n}}}' for n in (1, 2, 3, 4)) + "]}",
-         "4 results for k = 3: return at most k"),
+        (
+            result(file_path="auth.py", start_line=0, end_line=2),
+            'result 1: "start_line": expected an integer >= 1, got 0',
+        ),
+        (
+            result(file_path="auth.py", start_line="1", end_line=2),
+            'result 1: "start_line": expected an integer >= 1, got "1"',
+        ),
+        (
+            result(file_path="auth.py", start_line=1.0, end_line=2),
+            'result 1: "start_line": expected an integer >= 1, got 1.0',
+        ),
+        (
+            result(file_path="auth.py", start_line=True, end_line=2),
+            'result 1: "start_line": expected an integer >= 1, got true',
+        ),
+        (
+            result(file_path="auth.py", start_line=1, end_line=None),
+            'result 1: "end_line": expected an integer >= 1, got null',
+        ),
+        (
+            result(file_path="auth.py", start_line=2, end_line=1),
+            "result 1: end_line 1 is before start_line 2",
+        ),
+        (
+            result(file_path="auth.py", start_line=1, end_line=2, kind=3),
+            'result 1: "kind": expected a string, got 3',
+        ),
+        (
+            result(file_path="auth.py", start_line=1, end_line=2, score="high"),
+            'result 1: "score": expected a finite number, got "high"',
+        ),
+        (
+            result(file_path="auth.py", start_line=1, end_line=2, score=False),
+            'result 1: "score": expected a finite number, got false',
+        ),
+        (
+            result(file_path="missing.py", start_line=1, end_line=2),
+            'result 1: "missing.py" is not a file of the corpus (paths are relative to the corpus root with '
+            "'/' separators, as `cce-relevance chunks DIR` lists them)",
+        ),
+        (
+            result(file_path="./auth.py", start_line=1, end_line=2),
+            'result 1: "./auth.py" is not a file of the corpus (paths are relative to the corpus root with '
+            "'/' separators, as `cce-relevance chunks DIR` lists them)",
+        ),
+        (
+            '{"id": $ID, "results": ['
+            + ", ".join(['{"file_path": "auth.py", "start_line": 1, "end_line": 2}'] * 2)
+            + "]}",
+            'result 2 repeats result 1 ("auth.py" lines 1-2)',
+        ),
+        (
+            '{"id": $ID, "results": ['
+            + ", ".join(
+                f'{{"file_path": "auth.py", "start_line": {n}, "end_line": {n}}}' for n in (1, 2, 3, 4)
+            )
+            + "]}",
+            "4 results for k = 3: return at most k",
+        ),
     ],
 )
 def test_a_bad_answer_is_an_error_naming_backend_and_query(
-        tmp_path: Path, index: Index, template: str, message: str) -> None:
+    tmp_path: Path, index: Index, template: str, message: str
+) -> None:
     assert error(replay(tmp_path, template), index, Q1) == PREFIX + message
     assert gone(int((tmp_path / "pid").read_text()))
 
@@ -209,11 +272,16 @@ def test_a_bad_answer_is_an_error_naming_backend_and_query(
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
-    max_leaves=12)
+    max_leaves=12,
+)
 # Results close to valid, so that the checks past the first one are reached too.
 NEAR = st.one_of(JSON, st.sampled_from(["auth.py", "notes.md", "x.py"]), st.integers(-1, 5))
-RESULT = st.dictionaries(st.sampled_from(["file_path", "start_line", "end_line", "kind", "score", "other"]), NEAR)
-ANSWER = st.fixed_dictionaries({"id": st.sampled_from(["q1", "q2"]) | JSON, "results": st.lists(RESULT, max_size=5)})
+RESULT = st.dictionaries(
+    st.sampled_from(["file_path", "start_line", "end_line", "kind", "score", "other"]), NEAR
+)
+ANSWER = st.fixed_dictionaries(
+    {"id": st.sampled_from(["q1", "q2"]) | JSON, "results": st.lists(RESULT, max_size=5)}
+)
 
 
 def check_read(index: Index, body: bytes) -> None:
@@ -242,69 +310,101 @@ def test_any_bytes_are_hits_or_a_fault(index: Index, body: bytes) -> None:
 def test_answers_out_of_order(tmp_path: Path, index: Index) -> None:
     spec = replay(tmp_path, '{"id": "q1", "results": []}')
     message = error(spec, index, Q1, ("q2", "salt", 3))
-    assert message == 'backend "mine": query "q2": the response is for query "q1", expected "q2": ' \
-                      "answer every request, in order"
+    assert (
+        message == 'backend "mine": query "q2": the response is for query "q1", expected "q2": '
+        "answer every request, in order"
+    )
 
 
 def test_a_crash_shows_the_exit_status_and_the_last_20_lines_of_stderr(tmp_path: Path, index: Index) -> None:
-    spec = script(tmp_path, """\
+    spec = script(
+        tmp_path,
+        """\
 import sys
 sys.stdin.readline()
 for n in range(1, 31):
     print(f"log line {n}", file=sys.stderr)
 print("fatal: \\x1b[31mindex missing", file=sys.stderr)
 sys.exit(3)
-""")
+""",
+    )
     tail = "\n".join(f"  log line {n}" for n in range(12, 31))
-    assert error(spec, index, Q1) == (PREFIX + "the process exited with status 3 before answering; the last lines "
-                                      f"of its stderr:\n{tail}\n  fatal: \\u001b[31mindex missing")
+    assert error(spec, index, Q1) == (
+        PREFIX + "the process exited with status 3 before answering; the last lines "
+        f"of its stderr:\n{tail}\n  fatal: \\u001b[31mindex missing"
+    )
 
 
 def test_an_early_exit_with_empty_stderr(tmp_path: Path, index: Index) -> None:
     spec = script(tmp_path, "pass\n")
-    assert error(spec, index, Q1) == PREFIX + "the process exited with status 0 before answering (its stderr was empty)"
+    assert (
+        error(spec, index, Q1)
+        == PREFIX + "the process exited with status 0 before answering (its stderr was empty)"
+    )
 
 
 def test_a_process_killed_by_a_signal(tmp_path: Path, index: Index) -> None:
-    spec = script(tmp_path, "import os, signal, sys\nsys.stdin.readline()\nos.kill(os.getpid(), signal.SIGKILL)\n")
-    assert error(spec, index, Q1) == PREFIX + "the process was killed by SIGKILL before answering (its stderr was empty)"
+    spec = script(
+        tmp_path, "import os, signal, sys\nsys.stdin.readline()\nos.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    assert (
+        error(spec, index, Q1)
+        == PREFIX + "the process was killed by SIGKILL before answering (its stderr was empty)"
+    )
 
 
 def test_a_timeout_stops_the_process(tmp_path: Path, index: Index) -> None:
-    spec = script(tmp_path, """\
+    spec = script(
+        tmp_path,
+        """\
 import os, sys, time
 open("pid", "w").write(str(os.getpid()))
 print("thinking hard", file=sys.stderr, flush=True)
 sys.stdin.readline()
 time.sleep(120)
-""", timeout=0.5)
-    assert error(spec, index, Q1) == (PREFIX + "no response within 0.5 seconds (the process was stopped); "
-                                      "the last lines of its stderr:\n  thinking hard")
+""",
+        timeout=0.5,
+    )
+    assert error(spec, index, Q1) == (
+        PREFIX + "no response within 0.5 seconds (the process was stopped); "
+        "the last lines of its stderr:\n  thinking hard"
+    )
     assert gone(int((tmp_path / "pid").read_text()))
 
 
 def test_a_process_that_ignores_sigterm_is_killed(
-        tmp_path: Path, index: Index, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, index: Index, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(external, "STOP_GRACE_SECONDS", 0.2)
-    spec = script(tmp_path, """\
+    spec = script(
+        tmp_path,
+        """\
 import os, signal, sys, time
 signal.signal(signal.SIGTERM, signal.SIG_IGN)
 open("pid", "w").write(str(os.getpid()))
 sys.stdin.readline()
 time.sleep(120)
-""", timeout=0.2)
-    assert error(spec, index, Q1).startswith(PREFIX + "no response within 0.2 seconds (the process was stopped)")
+""",
+        timeout=0.2,
+    )
+    assert error(spec, index, Q1).startswith(
+        PREFIX + "no response within 0.2 seconds (the process was stopped)"
+    )
     assert gone(int((tmp_path / "pid").read_text()))
 
 
 def test_a_chatty_stderr_never_blocks_the_process(tmp_path: Path, index: Index) -> None:
-    spec = script(tmp_path, """\
+    spec = script(
+        tmp_path,
+        """\
 import json, sys
 for line in sys.stdin:
     sys.stderr.write("x" * 1_000_000 + "\\n")
     sys.stderr.flush()
     print(json.dumps({"id": json.loads(line)["id"], "results": []}), flush=True)
-""", timeout=20)
+""",
+        timeout=20,
+    )
     assert ask(spec, index, Q1, ("q2", "more", 3)) == [[], []]
 
 
@@ -312,8 +412,10 @@ def test_a_program_that_cannot_start(tmp_path: Path, index: Index) -> None:
     spec = CommandRetriever(("./no-such-retriever", "--fast"), str(tmp_path))
     with pytest.raises(CceError) as caught:
         ask(spec, index, Q1)
-    assert caught.value.message == (f'backend "mine": could not start ["./no-such-retriever", "--fast"] in '
-                                    f'{json.dumps(str(tmp_path))}: No such file or directory')
+    assert caught.value.message == (
+        f'backend "mine": could not start ["./no-such-retriever", "--fast"] in '
+        f"{json.dumps(str(tmp_path))}: No such file or directory"
+    )
 
 
 # --- HTTP --------------------------------------------------------------------------------------
@@ -330,8 +432,13 @@ class Retriever(BaseHTTPRequestHandler):
         if server.mode == "slow":
             server.release.wait(30)
         status, payload = {
-            "ok": (200, {"id": request["id"], "results": [
-                {"file_path": "auth.py", "start_line": 1, "end_line": 2, "score": 0.5}]}),
+            "ok": (
+                200,
+                {
+                    "id": request["id"],
+                    "results": [{"file_path": "auth.py", "start_line": 1, "end_line": 2, "score": 0.5}],
+                },
+            ),
             "slow": (200, {"id": request["id"], "results": []}),
             "error": (503, "index is warming up"),
             "wrong-id": (200, {"id": "someone-else", "results": []}),
@@ -378,7 +485,12 @@ def server() -> Iterator[RetrieverServer]:
 def test_http_posts_each_request_and_reads_the_answer(server: RetrieverServer, index: Index) -> None:
     [[hit], []] = ask(HttpRetriever(server.url), index, Q1, ("q2", "salt", 1))[:1] + [[]]
     assert (hit.file_path, hit.start_line, hit.end_line, hit.kind, hit.score) == (
-        "auth.py", 1, 2, "function_definition", 0.5)
+        "auth.py",
+        1,
+        2,
+        "function_definition",
+        0.5,
+    )
     assert server.requests[0] == ("/search", "application/json", encode_request(*Q1))
     assert len(server.requests) == 2
 
@@ -386,19 +498,22 @@ def test_http_posts_each_request_and_reads_the_answer(server: RetrieverServer, i
 def test_http_status_outside_2xx(server: RetrieverServer, index: Index) -> None:
     server.mode = "error"
     assert error(HttpRetriever(server.url), index, Q1) == (
-        PREFIX + f"{server.url} answered HTTP 503 Service Unavailable: index is warming up")
+        PREFIX + f"{server.url} answered HTTP 503 Service Unavailable: index is warming up"
+    )
 
 
 def test_http_answer_for_another_query(server: RetrieverServer, index: Index) -> None:
     server.mode = "wrong-id"
     assert error(HttpRetriever(server.url), index, Q1) == (
-        PREFIX + 'the response is for query "someone-else", expected "q1": answer every request, in order')
+        PREFIX + 'the response is for query "someone-else", expected "q1": answer every request, in order'
+    )
 
 
 def test_http_timeout(server: RetrieverServer, index: Index) -> None:
     server.mode = "slow"
     assert error(HttpRetriever(server.url, timeout=0.3), index, Q1) == (
-        PREFIX + f"no response from {server.url} within 0.3 seconds")
+        PREFIX + f"no response from {server.url} within 0.3 seconds"
+    )
 
 
 def test_http_connection_refused(index: Index) -> None:
@@ -426,11 +541,22 @@ def test_the_example_retriever_is_scored_and_compared_with_bm25(tmp_path: Path) 
     """For `token bucket rate limiter allow client` (expected: rust.rs) the example's best lines are
     notes.md 4 (`token`, `bucket`, `rate`, `limiter`) and rust.rs 9 (`allow`, `client`): rank 2."""
     (tmp_path / "cce-relevance.toml").write_text(
-        f"[backends.grep]\ncommand = {json.dumps([sys.executable, str(EXAMPLE), str(SAMPLES)])}\n")
-    found = cli("search", str(SAMPLES), "token bucket rate limiter allow client", "--backend", "grep", "-k", "2",
-                "--json", cwd=tmp_path)
-    assert [(h["file_path"], h["start_line"], h["score"], h["chunk_type"]) for h in json.loads(found.out)] == [
-        ("notes.md", 4, "4.000000", "external"), ("rust.rs", 9, "2.000000", "external")]
+        f"[backends.grep]\ncommand = {json.dumps([sys.executable, str(EXAMPLE), str(SAMPLES)])}\n"
+    )
+    found = cli(
+        "search",
+        str(SAMPLES),
+        "token bucket rate limiter allow client",
+        "--backend",
+        "grep",
+        "-k",
+        "2",
+        "--json",
+        cwd=tmp_path,
+    )
+    assert [
+        (h["file_path"], h["start_line"], h["score"], h["chunk_type"]) for h in json.loads(found.out)
+    ] == [("notes.md", 4, "4.000000", "external"), ("rust.rs", 9, "2.000000", "external")]
     fixtures = str(REPO_ROOT / "eval" / "relevance" / "code.jsonl")
     doc = json.loads(cli("run", fixtures, "--compare", "bm25,grep", "--json", cwd=tmp_path).out)
     assert [b["backend"] for b in doc["backends"]] == ["bm25", "grep"] and doc["compare"]["b"] == "grep"
@@ -446,26 +572,36 @@ def test_an_http_retriever_is_scored_and_compared_with_bm25(tmp_path: Path, serv
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     (corpus / "auth.py").write_text(AUTH)
-    (corpus / "payments.py").write_text("import auth\n\ndef pay(amount):\n    return auth.hash_password(amount)\n")
+    (corpus / "payments.py").write_text(
+        "import auth\n\ndef pay(amount):\n    return auth.hash_password(amount)\n"
+    )
     (tmp_path / "set.jsonl").write_text(
         '{"schema":"cce.relevance/v1","corpus":"corpus"}\n'
         '{"id":"hash","query":"where is the password hashed","expected":["auth.py"],"k":3}\n'
-        '{"id":"pay","query":"pay amount","expected":["payments.py"],"k":2}\n')
+        '{"id":"pay","query":"pay amount","expected":["payments.py"],"k":2}\n'
+    )
     (tmp_path / "cce-relevance.toml").write_text(f'[backends.web]\nurl = "{server.url}"\ntimeout = 10\n')
     result = cli("run", "set.jsonl", "--compare", "bm25,web", "--json", cwd=tmp_path)
     assert result.code == 0, result.err
     web = json.loads(result.out)["backends"][1]
     assert web["backend"] == "web"
     assert [(q["id"], q["precision_at_k"], q["mrr"]) for q in web["per_query"]] == [
-        ("hash", "0.333333", "1.000000"), ("pay", "0.000000", "0.000000")]
+        ("hash", "0.333333", "1.000000"),
+        ("pay", "0.000000", "0.000000"),
+    ]
     assert [json.loads(body)["id"] for _, _, body in server.requests] == ["hash", "pay"]
 
 
 def test_a_failing_retriever_through_the_cli(tmp_path: Path) -> None:
-    (tmp_path / "r.py").write_text("import sys\nsys.stdin.readline()\nprint('boom', file=sys.stderr)\nsys.exit(1)\n")
+    (tmp_path / "r.py").write_text(
+        "import sys\nsys.stdin.readline()\nprint('boom', file=sys.stderr)\nsys.exit(1)\n"
+    )
     (tmp_path / "cce-relevance.toml").write_text(f'[backends.mine]\ncommand = ["{sys.executable}", "r.py"]\n')
-    result = cli("run", str(REPO_ROOT / "eval" / "relevance" / "code.jsonl"), "--backend", "bm25,mine",
-                 cwd=tmp_path)
+    result = cli(
+        "run", str(REPO_ROOT / "eval" / "relevance" / "code.jsonl"), "--backend", "bm25,mine", cwd=tmp_path
+    )
     assert (result.code, result.out) == (2, "")
-    assert result.err == ('error: backend "mine": query "code-record-shipment": the process exited with status 1 '
-                          "before answering; the last lines of its stderr:\n  boom\n")
+    assert result.err == (
+        'error: backend "mine": query "code-record-shipment": the process exited with status 1 '
+        "before answering; the last lines of its stderr:\n  boom\n"
+    )

@@ -44,15 +44,37 @@ from .test_term_counts import assert_same_bm25
 REPO_ROOT = Path(__file__).resolve().parents[2]
 VARIANTS = (
     REFERENCE_PARAMS,
-    RankingParams(bm25_k1=0.6, bm25_b=0.3, rrf_k=20.0, candidate_multiplier=5, max_chunks_per_file=1,
-                  graph_max_bonus_files=4, path_penalty=0.5),
+    RankingParams(
+        bm25_k1=0.6,
+        bm25_b=0.3,
+        rrf_k=20.0,
+        candidate_multiplier=5,
+        max_chunks_per_file=1,
+        graph_max_bonus_files=4,
+        path_penalty=0.5,
+    ),
 )
 _NAME = re.compile(r"\b(?:def|class|function|fn|struct|impl|module|interface)\s+([A-Za-z_]\w*)")
 _DOC = re.compile(r"^\s*(?:[rub]?\"\"\"|'''|#+|//+|/\*+|\*)\s*(\S.*)$")
 _FIXED_QUERIES = [
-    "???", "日本語", "\x1c", "zzqxjv wwpqk", "self", "the", "return", "def", "if else",
-    "where is the config defined", "find the parse function", "utils.py helper", "class Loader load",
-    "self self self return", "__init__", "test_", "x", "0",
+    "???",
+    "日本語",
+    "\x1c",
+    "zzqxjv wwpqk",
+    "self",
+    "the",
+    "return",
+    "def",
+    "if else",
+    "where is the config defined",
+    "find the parse function",
+    "utils.py helper",
+    "class Loader load",
+    "self self self return",
+    "__init__",
+    "test_",
+    "x",
+    "0",
 ]
 
 
@@ -76,8 +98,11 @@ def corpus_queries(index: Index, seed: int, n_derived: int, n_mixes: int) -> lis
     vocabulary = sorted({t for c in index.chunks[:3000] for t in tokenize(c.content)})
     derived = sorted(set(names)) + sorted(set(docs))
     picked = rng.sample(derived, min(n_derived, len(derived)))
-    mixes = [" ".join(rng.choice(vocabulary) for _ in range(rng.randint(1, 6))) for _ in range(n_mixes)] \
-        if vocabulary else []
+    mixes = (
+        [" ".join(rng.choice(vocabulary) for _ in range(rng.randint(1, 6))) for _ in range(n_mixes)]
+        if vocabulary
+        else []
+    )
     return picked + mixes + _FIXED_QUERIES
 
 
@@ -89,11 +114,16 @@ def assert_same_rankings(index: Index, queries: list[str], ks: tuple[int, ...]) 
         qvec = hash_embed(query)
         k = ks[i % len(ks)]
         params = VARIANTS[i % len(VARIANTS)]
-        context = f"query {query!r}, k={k}, {'variant' if params is not REFERENCE_PARAMS else 'reference'} params"
-        assert _fast(bm25_only_search(index, query, k, params)) == _bits(reference.bm25(query, k, params)), context
-        assert _fast(vector_search(index, qvec, k)) == _bits(reference.vector(qvec, k)), context
-        assert _fast(hybrid_search(index, qvec, query, k, params)) == _bits(reference.hybrid(qvec, query, k, params)), \
+        context = (
+            f"query {query!r}, k={k}, {'variant' if params is not REFERENCE_PARAMS else 'reference'} params"
+        )
+        assert _fast(bm25_only_search(index, query, k, params)) == _bits(reference.bm25(query, k, params)), (
             context
+        )
+        assert _fast(vector_search(index, qvec, k)) == _bits(reference.vector(qvec, k)), context
+        assert _fast(hybrid_search(index, qvec, query, k, params)) == _bits(
+            reference.hybrid(qvec, query, k, params)
+        ), context
         compared += 3
     return compared
 
@@ -116,12 +146,16 @@ def _backend_hits_match(index: Index, queries: list[str], k: int) -> None:
     reference = ReferenceRanker(index)
     for query in queries:
         qvec = hash_embed(query)
-        want = {"bm25": reference.bm25(query, k), "vector": reference.vector(qvec, k),
-                "hybrid": reference.hybrid(qvec, query, k)[:k]}
+        want = {
+            "bm25": reference.bm25(query, k),
+            "vector": reference.vector(qvec, k),
+            "hybrid": reference.hybrid(qvec, query, k)[:k],
+        }
         for name, ranked in want.items():
             hits = builtin_backend(name, index)(query, k)
-            assert [(h.chunk_id, struct.pack("<d", h.score)) for h in hits] == \
-                [(index.chunk_ids[d], struct.pack("<d", s)) for d, s in ranked], (name, query)
+            assert [(h.chunk_id, struct.pack("<d", h.score)) for h in hits] == [
+                (index.chunk_ids[d], struct.pack("<d", s)) for d, s in ranked
+            ], (name, query)
 
 
 # ---------------------------------------------------------------- small corpora: every query, many k
@@ -167,8 +201,11 @@ def test_own_source(own_source_index):
 def _stdlib_slice(limit_files: int = 220) -> list[Path]:
     """Every n-th .py file of the standard library (sorted paths, tests and site-packages excluded)."""
     root = Path(sysconfig.get_paths()["stdlib"])
-    files = sorted(p for p in root.rglob("*.py")
-                   if not {"site-packages", "test", "tests", "idle_test"} & set(p.relative_to(root).parts))
+    files = sorted(
+        p
+        for p in root.rglob("*.py")
+        if not {"site-packages", "test", "tests", "idle_test"} & set(p.relative_to(root).parts)
+    )
     step = max(1, len(files) // limit_files)
     return [p for p in files[::step] if p.stat().st_size < 400_000][:limit_files]
 
@@ -219,8 +256,10 @@ def test_stdlib_slice_large_k_and_ties(stdlib_index):
 # ---------------------------------------------------------------- the query side's shortcuts
 
 
-@given(st.text(alphabet=st.characters(codec=None, min_codepoint=0, max_codepoint=0x10FFFF), max_size=60)
-       | st.text(alphabet="AZaz_09 \u0130\u212a\u017f\u00c9\ud800\udfff\U0001f600", max_size=60))
+@given(
+    st.text(alphabet=st.characters(codec=None, min_codepoint=0, max_codepoint=0x10FFFF), max_size=60)
+    | st.text(alphabet="AZaz_09 \u0130\u212a\u017f\u00c9\ud800\udfff\U0001f600", max_size=60)
+)
 def test_fast_ascii_lower_is_ascii_lower(text):
     """Lowercasing through UTF-8 bytes folds A–Z only, like `ascii_lower` (not `İ`, the Kelvin sign,
     `ſ`, `É`), and keeps lone surrogates."""

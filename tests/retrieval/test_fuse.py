@@ -38,12 +38,32 @@ INDEX = build(FILES)
 N = len(INDEX.chunks)
 
 _COSINES = st.one_of(
-    st.floats(-1.0, 1.0), st.sampled_from([0.0, -0.0, 1.0, -1.0, 0.5, math.nan, math.inf, -math.inf, 3.0, -7.5]),
+    st.floats(-1.0, 1.0),
+    st.sampled_from([0.0, -0.0, 1.0, -1.0, 0.5, math.nan, math.inf, -math.inf, 3.0, -7.5]),
     st.floats(allow_nan=True, allow_infinity=True),
 )
-_QUERIES = st.lists(st.sampled_from(["alpha", "beta", "gamma", "delta", "omega", "zeta", "function", "class",
-                                     "a.txt", "spec", "where", "is", "defined", "find"]),
-                    min_size=1, max_size=4).map(" ".join)
+_QUERIES = st.lists(
+    st.sampled_from(
+        [
+            "alpha",
+            "beta",
+            "gamma",
+            "delta",
+            "omega",
+            "zeta",
+            "function",
+            "class",
+            "a.txt",
+            "spec",
+            "where",
+            "is",
+            "defined",
+            "find",
+        ]
+    ),
+    min_size=1,
+    max_size=4,
+).map(" ".join)
 
 
 def _formula(query, top_k, cosines, by_cosine, by_bm25, params):
@@ -65,8 +85,9 @@ def _formula(query, top_k, cosines, by_cosine, by_bm25, params):
         content, path = ascii_lower(chunk.content), ascii_lower(chunk.file_path)
         found = d in by_bm25 or any(t in content for t in terms) or any(h in path for h in hints)
         dist = 0.0 if found else 2.0
-        confidence = ((params.w_vector * vector_score) + (params.w_keyword * max(0.0, 1.0 - dist / 5.0))) \
-            + (params.w_recency * 0.0)
+        confidence = ((params.w_vector * vector_score) + (params.w_keyword * max(0.0, 1.0 - dist / 5.0))) + (
+            params.w_recency * 0.0
+        )
         final = (params.confidence_weight * confidence) + ((1.0 - params.confidence_weight) * norm)
         if any(marker in path for marker in params.path_penalty_markers):
             final *= params.path_penalty
@@ -100,12 +121,30 @@ def _bits(pairs):
     confidence_weight=st.floats(0.0, 1.0),
     max_chunks_per_file=st.integers(1, 3),
 )
-def test_fuse_is_the_per_candidate_formulas(by_cosine, by_bm25, cosine_values, with_cosines, query, top_k, rrf_k,
-                                            weights, confidence_weight, max_chunks_per_file):
+def test_fuse_is_the_per_candidate_formulas(
+    by_cosine,
+    by_bm25,
+    cosine_values,
+    with_cosines,
+    query,
+    top_k,
+    rrf_k,
+    weights,
+    confidence_weight,
+    max_chunks_per_file,
+):
     boost, w_vector, w_keyword, w_recency, penalty = weights
-    params = RankingParams(rrf_k=rrf_k, fts_boost_code_lookup=boost, w_vector=w_vector, w_keyword=w_keyword,
-                           w_recency=w_recency, path_penalty=penalty, confidence_weight=confidence_weight,
-                           max_chunks_per_file=max_chunks_per_file, graph_enabled=False)
+    params = RankingParams(
+        rrf_k=rrf_k,
+        fts_boost_code_lookup=boost,
+        w_vector=w_vector,
+        w_keyword=w_keyword,
+        w_recency=w_recency,
+        path_penalty=penalty,
+        confidence_weight=confidence_weight,
+        max_chunks_per_file=max_chunks_per_file,
+        graph_enabled=False,
+    )
     cosines = dict(enumerate(cosine_values)) if with_cosines else None
     got = fuse(INDEX, query, top_k, cosines, by_cosine if with_cosines else [], by_bm25, params)
     want = _formula(query, top_k, cosines, by_cosine if with_cosines else [], by_bm25, params)

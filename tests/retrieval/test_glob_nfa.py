@@ -44,5 +44,7 @@ def test_an_adversarial_gitignore_finishes_with_the_right_verdicts() -> None:
         "print(g.match(b'a' * 40 + b'.py', False), g.match(b'a' * 40 + b'b', False),"
         " g.match(b'x/' + b'a' * 200 + b'b', False))\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True
+    )
     assert done.stdout.split() == ["None", "True", "True"]

@@ -26,9 +26,11 @@ from .corpora import buckets_distinct, build, hit_rows, opposite_sign_pair, ref_
 
 
 def _find(index, path, start, end, kind=None):
-    hits = [i for i, c in enumerate(index.chunks)
-            if (c.file_path, c.start_line, c.end_line) == (path, start, end)
-            and (kind is None or c.kind == kind)]
+    hits = [
+        i
+        for i, c in enumerate(index.chunks)
+        if (c.file_path, c.start_line, c.end_line) == (path, start, end) and (kind is None or c.kind == kind)
+    ]
     assert len(hits) == 1, (path, start, end, kind, hits)
     return hits[0]
 
@@ -47,8 +49,15 @@ def _no_collisions(index, query):
 
 @pytest.mark.parametrize(
     ("path", "stem"),
-    [("a/b.c.py", "b.c"), ("Makefile", "Makefile"), ("src/auth.py", "auth"), (".gitignore", ""),
-     ("dir.x/file", "file"), ("a\\b.py", "a\\b"), ("x.", "x")],
+    [
+        ("a/b.c.py", "b.c"),
+        ("Makefile", "Makefile"),
+        ("src/auth.py", "auth"),
+        (".gitignore", ""),
+        ("dir.x/file", "file"),
+        ("a\\b.py", "a\\b"),
+        ("x.", "x"),
+    ],
 )
 def test_file_stem(path, stem):
     # last `/`-segment (split on `/` only) up to its last `.`; whole segment without a dot
@@ -98,19 +107,21 @@ def test_unresolved_modules_add_nothing():
 
 
 def test_language_import_forms_resolve_in_an_index():
-    idx = build({
-        "app.rb": 'require "util/helpers.rb"\ndef run\nend\n',  # -> helpers -> helpers.rb
-        "helpers.rb": "def help\nend\n",
-        "main.c": '#include "list.h"\nint main(void) { return 0; }\n',  # -> list -> list.c (sorted first)
-        "list.c": "int len(void) { return 0; }\n",
-        "list.h": "int len(void);\n",
-        "main.rs": "use config::Settings;\npub use crate::x;\nfn main() {}\n",  # -> config, pub
-        "config.rs": "pub struct Settings {}\n",
-        "pub.rs": "fn p() {}\n",
-        "web.js": "import util from './lib/util.js';\nfunction w() {}\n",  # -> lib -> lib.py (stem)
-        "lib.py": "def f():\n    pass\n",
-        "page.ts": "import { x } from '@scope/pkg';\nfunction t() {}\n",  # unresolvable
-    })
+    idx = build(
+        {
+            "app.rb": 'require "util/helpers.rb"\ndef run\nend\n',  # -> helpers -> helpers.rb
+            "helpers.rb": "def help\nend\n",
+            "main.c": '#include "list.h"\nint main(void) { return 0; }\n',  # -> list -> list.c (sorted first)
+            "list.c": "int len(void) { return 0; }\n",
+            "list.h": "int len(void);\n",
+            "main.rs": "use config::Settings;\npub use crate::x;\nfn main() {}\n",  # -> config, pub
+            "config.rs": "pub struct Settings {}\n",
+            "pub.rs": "fn p() {}\n",
+            "web.js": "import util from './lib/util.js';\nfunction w() {}\n",  # -> lib -> lib.py (stem)
+            "lib.py": "def f():\n    pass\n",
+            "page.ts": "import { x } from '@scope/pkg';\nfunction t() {}\n",  # unresolvable
+        }
+    )
     assert idx.file_imports["main.rs"] == ["config", "pub"]
     g = idx.graph
     assert g.neighbors("app.rb") == ["helpers.rb"]
@@ -219,9 +230,14 @@ def test_neighbour_present_beyond_top_three_is_skipped():
 
 
 def test_only_first_two_neighbours_of_a_single_top_file():
-    idx = build({"m.py": "import c\nimport a\nimport b\ndef m():\n    pass\n",
-                 "a.py": "def a():\n    pass\n", "b.py": "def b():\n    pass\n",
-                 "c.py": "def c():\n    pass\n"})
+    idx = build(
+        {
+            "m.py": "import c\nimport a\nimport b\ndef m():\n    pass\n",
+            "a.py": "def a():\n    pass\n",
+            "b.py": "def b():\n    pass\n",
+            "c.py": "def c():\n    pass\n",
+        }
+    )
     out = expand_graph(idx, hash_embed("q"), _results(idx, ("m.py", 4, 5)))
     assert [idx.chunks[r.index].file_path for r in out[1:]] == ["a.py", "b.py"]  # sorted; c.py dropped
 
@@ -232,13 +248,18 @@ def test_take_two_then_skip_duplicate_span_without_replacement():
     # g (line 2) 1/2. Take the first 2 (arrow, function_expression): the arrow is appended
     # (0.85); the function_expression repeats the span (n.js, 1, 1) -> skipped, and g is NOT
     # taken in its place.
-    idx = build({
-        "main.js": "import n from './n';\nfunction main() { return n; }\n",
-        "n.js": "const f = function () { return () => zebra; };\nfunction g() { return zebra; }\n",
-    })
+    idx = build(
+        {
+            "main.js": "import n from './n';\nfunction main() { return n; }\n",
+            "n.js": "const f = function () { return () => zebra; };\nfunction g() { return zebra; }\n",
+        }
+    )
     _no_collisions(idx, "zebra")
     assert [(c.start_line, c.kind) for c in idx.chunks if c.file_path == "n.js"] == [
-        (1, "function_expression"), (1, "arrow_function"), (2, "function_declaration")]
+        (1, "function_expression"),
+        (1, "arrow_function"),
+        (2, "function_declaration"),
+    ]
     out = expand_graph(idx, hash_embed("zebra"), _results(idx, ("main.js", 2, 2)))
     assert [(idx.chunks[r.index].kind, format6(r.score)) for r in out[1:]] == [("arrow_function", "0.850000")]
 
@@ -290,9 +311,13 @@ def test_bonus_is_cut_by_k_in_the_relevance_backend(hub_index):
 
 def test_corpus_a_graph_adds_nothing():
     # §hybrid-examples: payments.py -> auth.py, but both files are already present.
-    idx = build({"auth.py": 'def hash_password(pw):\n    return pw + "salt"\n',
-                 "payments.py": "import auth\n\ndef process_payment(amount):\n"
-                                "    return auth.hash_password(str(amount))\n"})
+    idx = build(
+        {
+            "auth.py": 'def hash_password(pw):\n    return pw + "salt"\n',
+            "payments.py": "import auth\n\ndef process_payment(amount):\n"
+            "    return auth.hash_password(str(amount))\n",
+        }
+    )
     assert idx.graph.neighbors("payments.py") == ["auth.py"]
     res = hybrid_search(idx, hash_embed("where is the password hashed"), "where is the password hashed", 3)
     assert len(res) == 2
@@ -346,7 +371,12 @@ def test_resolution_matches_the_plain_definition(files, data):
 def test_suffix_matches_pick_the_first_file_of_either_extension():
     files = ["b/xclient.js", "c/client.py", "d/a/b.py"]
     assert suffix_matches(["ient", "client", "a/b", "b", "nothing", "/b"], files) == {
-        "ient": "b/xclient.js", "client": "b/xclient.js", "a/b": "d/a/b.py", "b": "d/a/b.py", "/b": "d/a/b.py"}
+        "ient": "b/xclient.js",
+        "client": "b/xclient.js",
+        "a/b": "d/a/b.py",
+        "b": "d/a/b.py",
+        "/b": "d/a/b.py",
+    }
 
 
 def test_real_corpus_graph_matches_the_plain_definition():

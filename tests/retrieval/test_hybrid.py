@@ -69,24 +69,52 @@ def samples(upstream):
     ("query", "expected"),
     [
         # 1. whole tokens function / class / method / def (after ASCII lowercasing)
-        ("the function", True), ("Class Loader", True), ("METHOD", True), ("def read", True),
-        ("functions", False), ("classy loader", False), ("my_function", False), ("defined", False),
+        ("the function", True),
+        ("Class Loader", True),
+        ("METHOD", True),
+        ("def read", True),
+        ("functions", False),
+        ("classy loader", False),
+        ("my_function", False),
+        ("defined", False),
         # 2. ".ext" followed by end or a non-[A-Za-z0-9_] character
-        ("app.py", True), ("see util.ts please", True), ("app.tsx", False), ("app.tsx util.ts", True),
-        ("x.jsx", True), ("x.javascript", False), ("main.go!", True), ("x.RS", True), ("x.java", True),
-        ("x.py_", False), ("x.py2", False), ("x.pyé", True), ("x.rb.", True), ("x.rsx.rs", True),
-        ("x.c", False), ("x.tsx.tsx", False),
+        ("app.py", True),
+        ("see util.ts please", True),
+        ("app.tsx", False),
+        ("app.tsx util.ts", True),
+        ("x.jsx", True),
+        ("x.javascript", False),
+        ("main.go!", True),
+        ("x.RS", True),
+        ("x.java", True),
+        ("x.py_", False),
+        ("x.py2", False),
+        ("x.pyé", True),
+        ("x.rb.", True),
+        ("x.rsx.rs", True),
+        ("x.c", False),
+        ("x.tsx.tsx", False),
         # 3. "where is " with the trailing space
-        ("where is config", True), ("WHERE IS x", True), ("nowhere is x", True), ("where is", False),
+        ("where is config", True),
+        ("WHERE IS x", True),
+        ("nowhere is x", True),
+        ("where is", False),
         ("where-is x", False),
         # 4. " defined" with the leading space
-        ("where it is defined", True), ("undefined value", False), ("defined here", False),
+        ("where it is defined", True),
+        ("undefined value", False),
+        ("defined here", False),
         # 5. "find " then " function" somewhere after it
-        ("find all functions", True), ("all functions", False), ("functions to find ", False),
-        ("refind x functionality", True), ("find functions", True), ("findfunction", False),
+        ("find all functions", True),
+        ("all functions", False),
+        ("functions to find ", False),
+        ("refind x functionality", True),
+        ("find functions", True),
+        ("findfunction", False),
         ("all functions to find x", False),  # " function" only BEFORE the first "find "
         ("find the func", False),
-        ("", False), ("???", False),
+        ("", False),
+        ("???", False),
     ],
 )
 def test_is_code_lookup(query, expected):
@@ -132,7 +160,9 @@ def test_hybrid_by_hand_code_lookup_boost(h_index):
     # final b = 0.5 * (0.25 + 0.24) + 0.5 * 0.393443 = 0.441721
     assert is_code_lookup("alpha function")
     assert rows(h_index, _hybrid(h_index, "alpha function", 2)) == [
-        ("a.txt", 1, 1, "0.887500"), ("b.txt", 1, 1, "0.441721")]
+        ("a.txt", 1, 1, "0.887500"),
+        ("b.txt", 1, 1, "0.441721"),
+    ]
 
 
 def test_hybrid_by_hand_without_boost(h_index):
@@ -140,7 +170,9 @@ def test_hybrid_by_hand_without_boost(h_index):
     # Same cosines; rrf a = 2/60, norm b = (1/61)/(2/60) = 30/61 = 0.491803.
     # final b = 0.245 + 0.5 * 0.491803 = 0.490902 ; final a = 0.8875.
     assert rows(h_index, _hybrid(h_index, "alpha classy", 2)) == [
-        ("a.txt", 1, 1, "0.887500"), ("b.txt", 1, 1, "0.490902")]
+        ("a.txt", 1, 1, "0.887500"),
+        ("b.txt", 1, 1, "0.490902"),
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -153,7 +185,9 @@ def h_index_upper():
 def test_file_hint_matches_ascii_lowercased_path(h_index_upper):
     # As below, with the file named `B.TXT`: the hint is compared with ascii_lower(file_path).
     assert rows(h_index_upper, _hybrid(h_index_upper, "alpha b.txt", 2)) == [
-        ("a.txt", 1, 1, "0.876031"), ("B.TXT", 1, 1, "0.570902")]
+        ("a.txt", 1, 1, "0.876031"),
+        ("B.TXT", 1, 1, "0.570902"),
+    ]
 
 
 def test_hybrid_by_hand_file_hint(h_index):
@@ -164,7 +198,9 @@ def test_hybrid_by_hand_file_hint(h_index):
     # final b = 0.5 * (0.25 + 0.4) + 0.5 * 30/61 = 0.325 + 0.245902 = 0.570902
     assert file_hints("alpha b.txt") == ["b.txt"]
     assert rows(h_index, _hybrid(h_index, "alpha b.txt", 2)) == [
-        ("a.txt", 1, 1, "0.876031"), ("b.txt", 1, 1, "0.570902")]
+        ("a.txt", 1, 1, "0.876031"),
+        ("b.txt", 1, 1, "0.570902"),
+    ]
 
 
 def test_top_k_limits_and_pool(h_index):
@@ -238,10 +274,18 @@ def test_rrf_anchor_and_normalisation():
     idx = build(RRF_FILES)
     _no_collisions(idx, "alpha beta")
     q = "alpha beta"
-    assert [idx.chunks[r.index].file_path for r in vector_search(idx, hash_embed(q), 9)] == \
-        ["0.txt", "3.txt", "1.txt", "2.txt"]
-    assert [idx.chunks[r.index].file_path for r in bm25_only_search(idx, q, 9)] == \
-        ["2.txt", "3.txt", "0.txt", "1.txt"]
+    assert [idx.chunks[r.index].file_path for r in vector_search(idx, hash_embed(q), 9)] == [
+        "0.txt",
+        "3.txt",
+        "1.txt",
+        "2.txt",
+    ]
+    assert [idx.chunks[r.index].file_path for r in bm25_only_search(idx, q, 9)] == [
+        "2.txt",
+        "3.txt",
+        "0.txt",
+        "1.txt",
+    ]
     params = RankingParams(confidence_weight=0.0, graph_enabled=False)
     rrf = {"0.txt": anchor, "3.txt": 1 / 61 + 1 / 61, "2.txt": 1 / 63 + 1 / 60, "1.txt": 1 / 62 + 1 / 63}
     want = [(f, 1, 1, format6(v / anchor)) for f, v in sorted(rrf.items(), key=lambda p: -p[1])]
@@ -298,7 +342,7 @@ def test_empty_query_vector_uses_bm25_candidates_only(samples):
 CORPUS_A = {
     "auth.py": 'def hash_password(pw):\n    return pw + "salt"\n',
     "payments.py": "import auth\n\ndef process_payment(amount):\n"
-                   "    return auth.hash_password(str(amount))\n",
+    "    return auth.hash_password(str(amount))\n",
 }
 
 
@@ -317,19 +361,33 @@ def test_corpus_a():
         ("81ef5c5a698d2118", "payments.py", 3, 4, "0.816803"),
     ]
     assert [(h.rank, h.chunk_type, h.kind) for h in hits] == [
-        (1, "function", "function_definition"), (2, "function", "function_definition")]
+        (1, "function", "function_definition"),
+        (2, "function", "function_definition"),
+    ]
 
 
 CODE_STARTER_TOP5 = {
     "where is the read_config function": [
-        ("notes.md", 1, 3, "0.846129"), ("python.py", 7, 8, "0.843559"), ("javascript.js", 3, 5, "0.832397"),
-        ("python.py", 6, 8, "0.824061"), ("typescript.ts", 3, 5, "0.817475")],
+        ("notes.md", 1, 3, "0.846129"),
+        ("python.py", 7, 8, "0.843559"),
+        ("javascript.js", 3, 5, "0.832397"),
+        ("python.py", 6, 8, "0.824061"),
+        ("typescript.ts", 3, 5, "0.817475"),
+    ],
     "build index hashmap store": [
-        ("rust.rs", 7, 9, "0.872246"), ("rust.rs", 3, 5, "0.856332"), ("rust.rs", 11, 15, "0.828635"),
-        ("c.c", 7, 7, "0.483095"), ("notes.md", 1, 3, "0.475769")],
+        ("rust.rs", 7, 9, "0.872246"),
+        ("rust.rs", 3, 5, "0.856332"),
+        ("rust.rs", 11, 15, "0.828635"),
+        ("c.c", 7, 7, "0.483095"),
+        ("notes.md", 1, 3, "0.475769"),
+    ],
     "sum node value struct": [
-        ("c.c", 3, 5, "0.918750"), ("c.c", 7, 7, "0.901225"), ("c.c", 7, 9, "0.872130"),
-        ("rust.rs", 7, 9, "0.824813"), ("rust.rs", 12, 14, "0.479375")],
+        ("c.c", 3, 5, "0.918750"),
+        ("c.c", 7, 7, "0.901225"),
+        ("c.c", 7, 9, "0.872130"),
+        ("rust.rs", 7, 9, "0.824813"),
+        ("rust.rs", 12, 14, "0.479375"),
+    ],
 }
 
 
@@ -380,8 +438,15 @@ def test_diversity_cap_loader_k50(samples):
     for r in res:
         f = samples.chunks[r.index].file_path
         per_file[f] = per_file.get(f, 0) + 1
-    assert per_file == {"c.c": 3, "javascript.js": 3, "notes.md": 1, "python.py": 3, "ruby.rb": 3,
-                        "rust.rs": 3, "typescript.ts": 3}
+    assert per_file == {
+        "c.c": 3,
+        "javascript.js": 3,
+        "notes.md": 1,
+        "python.py": 3,
+        "ruby.rb": 3,
+        "rust.rs": 3,
+        "typescript.ts": 3,
+    }
     assert len(builtin_backend("hybrid", samples)("loader", 50)) == 19
 
 
@@ -403,8 +468,9 @@ def docs(upstream):
 def test_docs_corpus_queries_match_spec(upstream):
     lines = (upstream / "eval/relevance/docs.jsonl").read_text().splitlines()[1:]
     cases = [json.loads(line) for line in lines]
-    assert {c["query"]: (c["expected"][0], c["k"]) for c in cases} == \
-        {q: (v[0], 3) for q, v in DOCS_EXPECTED.items()}
+    assert {c["query"]: (c["expected"][0], c["k"]) for c in cases} == {
+        q: (v[0], 3) for q, v in DOCS_EXPECTED.items()
+    }
 
 
 def test_docs_corpus_is_four_module_chunks(docs):
@@ -470,8 +536,10 @@ def test_query_tokens_absent_from_corpus(samples):
 
 def test_corpus_with_an_empty_file():
     idx = build({"empty.py": "", "a.txt": "alpha"})
-    assert [(c.file_path, c.start_line, c.end_line, c.token_count) for c in idx.chunks] == \
-        [("a.txt", 1, 1, 1), ("empty.py", 1, 1, 1)]
+    assert [(c.file_path, c.start_line, c.end_line, c.token_count) for c in idx.chunks] == [
+        ("a.txt", 1, 1, 1),
+        ("empty.py", 1, 1, 1),
+    ]
     assert not idx.matrix[1].any()  # zero embedding
     assert [idx.chunks[r.index].file_path for r in _hybrid(idx, "alpha", 5)] == ["a.txt", "empty.py"]
     assert [idx.chunks[r.index].file_path for r in bm25_only_search(idx, "alpha", 5)] == ["a.txt"]
@@ -484,8 +552,11 @@ def test_duplicate_chunk_ids_keep_index_order():
     ids = idx.chunk_ids
     assert ids[1] == ids[3] and len(set(ids)) == 3
     q = "struct a"
-    for res in (vector_search(idx, hash_embed(q), 10), bm25_only_search(idx, q, 10),
-                rank_core(idx, hash_embed(q), q, 10, RankingParams(max_chunks_per_file=10))):
+    for res in (
+        vector_search(idx, hash_embed(q), 10),
+        bm25_only_search(idx, q, 10),
+        rank_core(idx, hash_embed(q), q, 10, RankingParams(max_chunks_per_file=10)),
+    ):
         order = [r.index for r in res]
         assert 1 in order and 3 in order and order.index(1) < order.index(3)
 
@@ -503,8 +574,9 @@ _VOCAB = ["alpha", "beta", "gamma", "delta", "eps", "this", "function", "where",
 @given(
     files=st.dictionaries(
         st.sampled_from(["a.txt", "b.md", "tests/c.txt", "d.txt", "spec.txt"]),
-        st.lists(st.lists(st.sampled_from(_VOCAB), min_size=0, max_size=6).map(" ".join),
-                 min_size=1, max_size=3).map("\n".join),
+        st.lists(
+            st.lists(st.sampled_from(_VOCAB), min_size=0, max_size=6).map(" ".join), min_size=1, max_size=3
+        ).map("\n".join),
         max_size=5,
     ),
     query=st.lists(st.sampled_from(_VOCAB + ["zz", "b.md"]), min_size=1, max_size=4).map(" ".join),
@@ -539,7 +611,10 @@ def test_build_index_matches_hand_build(upstream, tmp_path):
     for root in (upstream / SAMPLES, mine):
         real = build_index(root)
         hand = build(read_tree(root))
-        assert [(c.chunk_id, c.file_path, c.start_line, c.end_line, c.kind) for c in real.chunks] == \
-            [(c.chunk_id, c.file_path, c.start_line, c.end_line, c.kind) for c in hand.chunks]
-        assert real.file_imports == hand.file_imports and real.file_token_estimates == hand.file_token_estimates
+        assert [(c.chunk_id, c.file_path, c.start_line, c.end_line, c.kind) for c in real.chunks] == [
+            (c.chunk_id, c.file_path, c.start_line, c.end_line, c.kind) for c in hand.chunks
+        ]
+        assert (
+            real.file_imports == hand.file_imports and real.file_token_estimates == hand.file_token_estimates
+        )
         assert real.matrix.tobytes() == hand.matrix.tobytes()

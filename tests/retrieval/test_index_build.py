@@ -48,14 +48,21 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Every language's samples, the docs corpus, a secret, non-ASCII text and a slice of the
     standard library (two whole packages): about 120 files."""
     root = tmp_path_factory.mktemp("corpus")
-    for source, target in ((Path("test/fixture/samples"), "samples"),
-                           (Path(__file__).parent / "language_samples", "more"), (Path(DOCS_CORPUS), "docs")):
+    for source, target in (
+        (Path("test/fixture/samples"), "samples"),
+        (Path(__file__).parent / "language_samples", "more"),
+        (Path(DOCS_CORPUS), "docs"),
+    ):
         shutil.copytree(source, root / target)
     stdlib = Path(sysconfig.get_paths()["stdlib"])
     for package in ("json", "email"):
-        shutil.copytree(stdlib / package, root / "lib" / package, ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(
+            stdlib / package, root / "lib" / package, ignore=shutil.ignore_patterns("__pycache__")
+        )
     (root / "secret.py").write_text(SECRET_FILE, encoding="utf-8")
-    (root / "unicode.rs").write_text("// é漢\U0001f600\nfn f() -> &'static str { \"ünï\" }\n", encoding="utf-8")
+    (root / "unicode.rs").write_text(
+        '// é漢\U0001f600\nfn f() -> &\'static str { "ünï" }\n', encoding="utf-8"
+    )
     return root
 
 
@@ -123,15 +130,20 @@ def test_another_embedder_embeds_the_chunk_contents_and_skips_the_cache(corpus, 
     index = build_index(corpus, embedder=DocumentEmbedder("stub", embed_all), cache=str(tmp_path / "c"))
     assert index.embedder == "stub"
     assert index.postings is None  # no term counts without the hash embedder: BM25 tokenizes
-    assert [list(c.embedding) for c in index.chunks] == [[len(c.content), c.content.count("def")]
-                                                         for c in index.chunks]
+    assert [list(c.embedding) for c in index.chunks] == [
+        [len(c.content), c.content.count("def")] for c in index.chunks
+    ]
     assert not (tmp_path / "c" / DB_FILE).exists()
 
 
 def test_progress_reports_every_file_and_ends_at_the_total(corpus, tmp_path):
     files = len(walk(corpus).files)
-    for kwargs in ({"workers": 1}, {"workers": 2}, {"workers": 1, "cache": str(tmp_path)},
-                   {"workers": 1, "cache": str(tmp_path)}):
+    for kwargs in (
+        {"workers": 1},
+        {"workers": 2},
+        {"workers": 1, "cache": str(tmp_path)},
+        {"workers": 1, "cache": str(tmp_path)},
+    ):
         seen: list[tuple[int, int]] = []
         build_index(corpus, progress=lambda done, total, seen=seen: seen.append((done, total)), **kwargs)
         assert seen[0] == (0, files) and seen[-1] == (files, files)
@@ -182,7 +194,8 @@ def test_records_are_keyed_by_everything_that_shapes_them(corpus, tmp_path, call
     assert len(calls) == files
     calls.clear()
     assert snapshot(build_index(corpus, languages=ALL_PACKS, cache=cache, workers=1)) == snapshot(
-        reference_index(corpus, ALL_PACKS))
+        reference_index(corpus, ALL_PACKS)
+    )
     assert len(calls) == files
     moved = tmp_path / "moved"
     shutil.copytree(corpus / "samples", moved / "elsewhere")
@@ -257,8 +270,11 @@ def test_records_that_do_not_decode_are_made_again(corpus, expected, tmp_path, c
     cache, db_path = _filled(corpus, tmp_path)
     junk = b"CCEf\x02\x00\x00\x00{}"
     _forget_corpora(cache)
-    _execute(db_path, f"UPDATE entries SET data = x'{junk.hex()}', checksum = x'{hashlib.sha256(junk).hexdigest()}'"
-                      " WHERE rowid % 2 = 0")
+    _execute(
+        db_path,
+        f"UPDATE entries SET data = x'{junk.hex()}', checksum = x'{hashlib.sha256(junk).hexdigest()}'"
+        " WHERE rowid % 2 = 0",
+    )
     calls.clear()
     assert snapshot(build_index(corpus, cache=cache, workers=1)) == expected
     assert 0 < len(calls) < len(walk(corpus).files)
@@ -270,8 +286,10 @@ def test_records_of_the_first_format_are_made_again_with_term_counts(corpus, exp
     _forget_corpora(cache)
     with sqlite3.connect(db_path) as db:
         old = [(first_format(data), key) for key, data in db.execute("SELECT key, data FROM entries")]
-        db.executemany("UPDATE entries SET data = ?, checksum = ? WHERE key = ?",
-                       [(data, hashlib.sha256(data).digest(), key) for data, key in old])
+        db.executemany(
+            "UPDATE entries SET data = ?, checksum = ? WHERE key = ?",
+            [(data, hashlib.sha256(data).digest(), key) for data, key in old],
+        )
     db.close()
     calls.clear()
     index = build_index(corpus, cache=cache, workers=1)
@@ -284,26 +302,36 @@ def test_records_of_the_first_format_are_made_again_with_term_counts(corpus, exp
 
 def test_indexes_built_cold_warm_and_in_workers_have_the_same_postings(corpus, tmp_path):
     cache = str(tmp_path / "cache")
-    indexes = [build_index(corpus, workers=1), build_index(corpus, workers=2), build_index(corpus, cache=cache),
-               build_index(corpus, cache=cache)]
+    indexes = [
+        build_index(corpus, workers=1),
+        build_index(corpus, workers=2),
+        build_index(corpus, cache=cache),
+        build_index(corpus, cache=cache),
+    ]
     first = indexes[0].postings
     assert first is not None
     for index in indexes[1:]:
-        assert index.postings is not None and list(index.postings.term_id.items()) == list(first.term_id.items())
+        assert index.postings is not None and list(index.postings.term_id.items()) == list(
+            first.term_id.items()
+        )
         for name in ("indptr", "docs", "tfs", "doc_len"):
             x, y = getattr(index.postings, name), getattr(first, name)
             assert x.dtype == y.dtype and np.array_equal(x, y), name
 
 
 @pytest.mark.parametrize("swept_today", [True, False])
-def test_records_unused_for_a_month_are_dropped_on_the_first_open_of_a_day(corpus, expected, tmp_path, calls,
-                                                                           swept_today):
+def test_records_unused_for_a_month_are_dropped_on_the_first_open_of_a_day(
+    corpus, expected, tmp_path, calls, swept_today
+):
     cache, db_path = _filled(corpus, tmp_path)
     _forget_corpora(cache)
     today = index_cache._today()
-    _execute(db_path, f"UPDATE entries SET used = {today - index_cache._KEEP_DAYS - 1}",
-             "INSERT OR REPLACE INTO meta (name, value) "
-             f"VALUES ('swept', '{today if swept_today else today - 1}')")
+    _execute(
+        db_path,
+        f"UPDATE entries SET used = {today - index_cache._KEEP_DAYS - 1}",
+        "INSERT OR REPLACE INTO meta (name, value) "
+        f"VALUES ('swept', '{today if swept_today else today - 1}')",
+    )
     calls.clear()
     assert snapshot(build_index(corpus, cache=cache, workers=1)) == expected
     # Swept already today: the stale records stay and are used; else they were dropped and made again.
@@ -313,11 +341,16 @@ def test_records_unused_for_a_month_are_dropped_on_the_first_open_of_a_day(corpu
         assert db.execute("SELECT value FROM meta WHERE name = 'swept'").fetchone() == (str(today),)
 
 
-@pytest.mark.parametrize("statements", [
-    ("UPDATE meta SET value = 'cce-relevance.index-cache/0' WHERE name = 'schema'",),  # another layout version
-    ("DROP TABLE entries", "CREATE TABLE entries (key BLOB PRIMARY KEY, data BLOB)"),  # another shape
-    ("DELETE FROM meta",),
-])
+@pytest.mark.parametrize(
+    "statements",
+    [
+        (
+            "UPDATE meta SET value = 'cce-relevance.index-cache/0' WHERE name = 'schema'",
+        ),  # another layout version
+        ("DROP TABLE entries", "CREATE TABLE entries (key BLOB PRIMARY KEY, data BLOB)"),  # another shape
+        ("DELETE FROM meta",),
+    ],
+)
 def test_another_schema_is_dropped_and_rebuilt(corpus, expected, tmp_path, calls, statements):
     cache, db_path = _filled(corpus, tmp_path)
     _forget_corpora(cache)
@@ -346,8 +379,15 @@ for _ in range(3):
 
 def test_two_runs_at_once_share_a_cache(corpus, expected, tmp_path):
     cache = tmp_path / "cache"
-    runs = [subprocess.Popen([sys.executable, "-c", _BUILD, str(corpus), str(cache)], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _BUILD, str(corpus), str(cache)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
     outputs = [run.communicate(timeout=300) for run in runs]
     want = hashlib.sha256(expected.encode()).hexdigest()
     for run, (out, err) in zip(runs, outputs, strict=True):
@@ -358,12 +398,21 @@ def test_two_runs_at_once_share_a_cache(corpus, expected, tmp_path):
 
 def test_the_key_covers_code_grammar_versions_packs_redaction_and_embedder(monkeypatch):
     base = index_cache.cache_context(REFERENCE_PACKS, True, "hash")
-    assert len({base, index_cache.cache_context(REFERENCE_PACKS, False, "hash"),
+    assert (
+        len(
+            {
+                base,
+                index_cache.cache_context(REFERENCE_PACKS, False, "hash"),
                 index_cache.cache_context(ALL_PACKS, True, "hash"),
-                index_cache.cache_context(REFERENCE_PACKS, True, "ollama")}) == 4
+                index_cache.cache_context(REFERENCE_PACKS, True, "ollama"),
+            }
+        )
+        == 4
+    )
     real_version = index_cache._version
-    monkeypatch.setattr(index_cache, "_version",
-                        lambda name: "0.0.1" if name == "tree-sitter-python" else real_version(name))
+    monkeypatch.setattr(
+        index_cache, "_version", lambda name: "0.0.1" if name == "tree-sitter-python" else real_version(name)
+    )
     assert index_cache.cache_context(REFERENCE_PACKS, True, "hash") != base
     monkeypatch.setattr(index_cache, "_code_digest", lambda: "another chunker")
     assert index_cache.cache_context(REFERENCE_PACKS, True, "hash") not in (base, None)
@@ -385,7 +434,9 @@ def test_spawned_workers_give_the_same_index(corpus, expected, monkeypatch):
     """Where fork is not used (macOS, Windows) workers are spawned: everything they get pickles."""
     monkeypatch.setattr(workers, "_START_METHOD", "spawn")
     assert snapshot(build_index(corpus, workers=2)) == expected
-    assert snapshot(build_index(corpus, languages=ALL_PACKS, workers=2)) == snapshot(reference_index(corpus, ALL_PACKS))
+    assert snapshot(build_index(corpus, languages=ALL_PACKS, workers=2)) == snapshot(
+        reference_index(corpus, ALL_PACKS)
+    )
 
 
 def test_without_a_process_pool_the_files_are_indexed_here(corpus, expected, monkeypatch, calls):

@@ -18,8 +18,12 @@ from ..import_graph import PACKAGE, PACKAGE_DIR, closure, import_graph, module_f
 
 
 def _stage_modules(graph: dict[str, set[str]]) -> set[str]:
-    return {m for m in graph for stage in RECORD_STAGES
-            if m == f"{PACKAGE}.retrieval.{stage}" or m.startswith(f"{PACKAGE}.retrieval.{stage}.")}
+    return {
+        m
+        for m in graph
+        for stage in RECORD_STAGES
+        if m == f"{PACKAGE}.retrieval.{stage}" or m.startswith(f"{PACKAGE}.retrieval.{stage}.")
+    }
 
 
 @pytest.fixture(scope="module")
@@ -40,11 +44,27 @@ def test_the_hashed_modules_are_the_record_stages_and_all_they_import():
 
 def test_the_hashed_modules_include_what_the_records_depend_on_and_not_search():
     hashed = set(record_sources(PACKAGE_DIR, RECORD_STAGES) or ())
-    for name in ("reference", "unicode_rust", "retrieval.tokens", "retrieval.chunking.syntax",
-                 "retrieval.ranking.postings", "retrieval.indexing.file_record", "retrieval.index.build"):
+    for name in (
+        "reference",
+        "unicode_rust",
+        "retrieval.tokens",
+        "retrieval.chunking.syntax",
+        "retrieval.ranking.postings",
+        "retrieval.indexing.file_record",
+        "retrieval.index.build",
+    ):
         assert f"{PACKAGE}.{name}" in hashed
-    assert not any(name.startswith((f"{PACKAGE}.retrieval.search", f"{PACKAGE}.retrieval.store",
-                                    f"{PACKAGE}.evaluation", f"{PACKAGE}.api")) for name in hashed)
+    assert not any(
+        name.startswith(
+            (
+                f"{PACKAGE}.retrieval.search",
+                f"{PACKAGE}.retrieval.store",
+                f"{PACKAGE}.evaluation",
+                f"{PACKAGE}.api",
+            )
+        )
+        for name in hashed
+    )
 
 
 def test_editing_any_hashed_module_changes_the_digest_and_others_do_not(package_copy):

@@ -25,25 +25,39 @@ SECRET = 'API_KEY = "sk-ant-abcdefghijklmnopqrstuvwxyz012345"\n'
 
 
 def _files() -> dict[str, str]:
-    files = {**read_tree(Path("test/fixture/samples")), **read_tree(Path(__file__).parent / "language_samples")}
+    files = {
+        **read_tree(Path("test/fixture/samples")),
+        **read_tree(Path(__file__).parent / "language_samples"),
+    }
     files["secret.py"] = SECRET + "def uses_key():\n    return API_KEY\n"
     files["unicode.py"] = "# é漢\U0001f600\ndef f():\n    return 'ünïcödé'\n\nclass Ä:\n    pass\n"
     return files
 
 
 def assert_same(a: IndexedFile, b: IndexedFile) -> None:
-    assert (a.text, a.tokens, a.imports, a.chunks, a.char_spans) == (b.text, b.tokens, b.imports, b.chunks,
-                                                                     b.char_spans)
+    assert (a.text, a.tokens, a.imports, a.chunks, a.char_spans) == (
+        b.text,
+        b.tokens,
+        b.imports,
+        b.chunks,
+        b.char_spans,
+    )
     assert (a.counts is None) == (b.counts is None)
     if a.counts is not None and b.counts is not None:
-        for x, y in ((a.counts.lengths, b.counts.lengths), (a.counts.buckets, b.counts.buckets),
-                     (a.counts.counts, b.counts.counts)):
+        for x, y in (
+            (a.counts.lengths, b.counts.lengths),
+            (a.counts.buckets, b.counts.buckets),
+            (a.counts.counts, b.counts.counts),
+        ):
             assert x.dtype == y.dtype and np.array_equal(x, y)
     assert (a.terms is None) == (b.terms is None)
     if a.terms is not None and b.terms is not None:
         assert a.terms.vocabulary == b.terms.vocabulary
-        for x, y in ((a.terms.lengths, b.terms.lengths), (a.terms.terms, b.terms.terms),
-                     (a.terms.counts, b.terms.counts)):
+        for x, y in (
+            (a.terms.lengths, b.terms.lengths),
+            (a.terms.terms, b.terms.terms),
+            (a.terms.counts, b.terms.counts),
+        ):
             assert x.dtype == y.dtype and np.array_equal(x, y)
     for x, y in zip(a.lines, b.lines, strict=True):
         assert x.dtype == y.dtype and np.array_equal(x, y)
@@ -60,7 +74,7 @@ def test_index_file_is_redact_chunk_count(hashing, protect_secrets):
         assert (entry.chunks, entry.imports) == (chunked.chunks, chunked.imports)
         assert (entry.counts is not None) == (entry.terms is not None) == hashing
         for chunk, span in zip(entry.chunks, entry.char_spans, strict=True):
-            assert span is not None and entry.text[span[0]:span[1]] == chunk.content
+            assert span is not None and entry.text[span[0] : span[1]] == chunk.content
 
 
 @pytest.mark.parametrize("protect_secrets", [True, False])
@@ -91,7 +105,9 @@ def test_content_that_is_not_a_slice_of_the_text_is_stored_whole():
     assert_same(decode(encode(entry, text), "m.py", text), entry)
 
 
-@given(text=st.text(max_size=400), path=st.sampled_from(["a.py", "b.rs", "c.c", "d.md", "e.rb", "f.ts", "g.go"]))
+@given(
+    text=st.text(max_size=400), path=st.sampled_from(["a.py", "b.rs", "c.c", "d.md", "e.rb", "f.ts", "g.go"])
+)
 @settings(max_examples=150, deadline=None)
 def test_round_trip_of_any_text(text, path):
     entry = index_file(path, text, ALL_PACKS, True, True)
@@ -108,12 +124,15 @@ def test_every_truncation_and_any_trailing_byte_is_refused():
         decode(data + b"\0", "python.py", text)
 
 
-@pytest.mark.parametrize("damage", [
-    lambda d: b"XXXX" + d[4:],  # not a record
-    lambda d: d[:8] + b"!" + d[9:],  # the header is not JSON
-    lambda d: d[:8] + d[8:].replace(b'"chunks": ', b'"chunkz": ', 1),  # a key is missing
-    lambda d: d[:8] + d[8:].replace(b'"types": [[', b'"types": [[1, ', 1),  # not a (type, kind, language)
-])
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda d: b"XXXX" + d[4:],  # not a record
+        lambda d: d[:8] + b"!" + d[9:],  # the header is not JSON
+        lambda d: d[:8] + d[8:].replace(b'"chunks": ', b'"chunkz": ', 1),  # a key is missing
+        lambda d: d[:8] + d[8:].replace(b'"types": [[', b'"types": [[1, ', 1),  # not a (type, kind, language)
+    ],
+)
 def test_damaged_records_are_refused(damage):
     text = _files()["python.py"]
     data = encode(index_file("python.py", text, REFERENCE_PACKS, True, True), text)
@@ -124,12 +143,12 @@ def test_damaged_records_are_refused(damage):
 def first_format(data: bytes) -> bytes:
     """`data` as the index cache's first record format wrote it: no BM25 term counts."""
     size = int.from_bytes(data[4:8], "little")
-    header = json.loads(data[8:8 + size])
+    header = json.loads(data[8 : 8 + size])
     chunks, termed = header.pop("chunks"), header.pop("termed")
     del header["vocabulary"]
     header["chunks"] = chunks
     old = json.dumps(header).encode("ascii")
-    body = data[8 + size:len(data) - (8 * chunks + 8 * termed)]
+    body = data[8 + size : len(data) - (8 * chunks + 8 * termed)]
     return data[:4] + len(old).to_bytes(4, "little") + old + body
 
 
@@ -143,19 +162,22 @@ def test_a_record_of_the_first_format_is_refused():
         decode(old, "python.py", text)
 
 
-@pytest.mark.parametrize("change", [
-    {"termed": None, "vocabulary": None},  # bucket counts without term counts
-    {"vocabulary": "one_word"},  # a term index past the vocabulary
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"termed": None, "vocabulary": None},  # bucket counts without term counts
+        {"vocabulary": "one_word"},  # a term index past the vocabulary
+    ],
+)
 def test_term_counts_that_do_not_hold_are_refused(change):
     text = _files()["python.py"]
     data = encode(index_file("python.py", text, REFERENCE_PACKS, True, True), text)
     size = int.from_bytes(data[4:8], "little")
-    header = {**json.loads(data[8:8 + size]), **change}
+    header = {**json.loads(data[8 : 8 + size]), **change}
     new = json.dumps(header).encode("ascii")
-    body = data[8 + size:]
+    body = data[8 + size :]
     if change.get("termed", 0) is None:
-        chunks, termed = header["chunks"], json.loads(data[8:8 + size])["termed"]
-        body = body[:len(body) - (8 * chunks + 8 * termed)]
+        chunks, termed = header["chunks"], json.loads(data[8 : 8 + size])["termed"]
+        body = body[: len(body) - (8 * chunks + 8 * termed)]
     with pytest.raises(ValueError):
         decode(data[:4] + len(new).to_bytes(4, "little") + new + body, "python.py", text)

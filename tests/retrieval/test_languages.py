@@ -43,8 +43,10 @@ def sample(name: str) -> str:
 
 def rows(path: str, text: str) -> list[tuple[int, int, str, str, str]]:
     """(start, end, chunk_type, kind, first line) per chunk, in index order."""
-    return [(c.start_line, c.end_line, c.chunk_type, c.kind, c.content.split("\n", 1)[0])
-            for c in chunk_file(path, text, ALL).chunks]
+    return [
+        (c.start_line, c.end_line, c.chunk_type, c.kind, c.content.split("\n", 1)[0])
+        for c in chunk_file(path, text, ALL).chunks
+    ]
 
 
 def imports(path: str, text: str) -> list[str]:
@@ -55,8 +57,20 @@ def imports(path: str, text: str) -> list[str]:
 
 
 def test_the_full_set_is_the_reference_six_then_the_extras_in_order():
-    assert ALL.names == ("python", "javascript", "ruby", "rust", "typescript", "c",
-                         "go", "java", "cpp", "csharp", "php", "kotlin")
+    assert ALL.names == (
+        "python",
+        "javascript",
+        "ruby",
+        "rust",
+        "typescript",
+        "c",
+        "go",
+        "java",
+        "cpp",
+        "csharp",
+        "php",
+        "kotlin",
+    )
     assert ALL.packs[:6] == PACKS
 
 
@@ -76,8 +90,16 @@ IMPORT_KINDS = {
     "java": {"import_declaration", "scoped_identifier", "identifier", "asterisk"},
     "cpp": {"preproc_include", "system_lib_string", "string_literal"},
     "csharp": {"using_directive", "identifier", "qualified_name", "generic_name", "alias_qualified_name"},
-    "php": {"namespace_use_clause", "qualified_name", "name", "include_expression", "include_once_expression",
-            "require_expression", "require_once_expression", "string_content"},
+    "php": {
+        "namespace_use_clause",
+        "qualified_name",
+        "name",
+        "include_expression",
+        "include_once_expression",
+        "require_expression",
+        "require_once_expression",
+        "string_content",
+    },
     "kotlin": {"import_header", "identifier", "wildcard_import"},
 }
 
@@ -85,8 +107,11 @@ IMPORT_KINDS = {
 @pytest.mark.parametrize("pack", ALL.packs, ids=ALL.names)
 def test_every_declared_kind_is_a_named_kind_of_the_grammar(pack):
     language = Language(pack.load_language())
-    named = {language.node_kind_for_id(i) for i in range(language.node_kind_count)
-             if language.node_kind_is_named(i)}
+    named = {
+        language.node_kind_for_id(i)
+        for i in range(language.node_kind_count)
+        if language.node_kind_is_named(i)
+    }
     declared = pack.function_kinds | pack.class_kinds | IMPORT_KINDS.get(pack.name, set())
     assert declared <= named, sorted(declared - named)
     for kind in declared:
@@ -107,10 +132,13 @@ def test_the_grammar_package_is_the_pinned_one():
 
 def test_the_languages_extra_is_pinned_tested_and_shipped_in_the_image(repo_root):
     extras = tomllib.loads((repo_root / "pyproject.toml").read_text(encoding="utf-8"))["project"][
-        "optional-dependencies"]
+        "optional-dependencies"
+    ]
     pins = dict(line.split("==") for line in extras["languages"])
-    assert pins == {"tree-sitter-language-pack": GRAMMAR_VERSION,
-                    "tree-sitter-c-sharp": metadata.version("tree-sitter-c-sharp")}
+    assert pins == {
+        "tree-sitter-language-pack": GRAMMAR_VERSION,
+        "tree-sitter-c-sharp": metadata.version("tree-sitter-c-sharp"),
+    }
     assert "cce-relevance[languages]" in extras["test"]
     image_lock = (repo_root / "requirements" / "runtime.txt").read_text(encoding="utf-8").splitlines()
     assert all(f"{name}=={version}" in image_lock for name, version in pins.items())
@@ -124,8 +152,9 @@ def test_the_docs_table_is_the_packs(repo_root):
         ticked = [re.findall(r"`([^`]+)`", cell) for cell in cells]
         if len(cells) == 4 and ticked[0] and ticked[1] and all(e.startswith(".") for e in ticked[1]):
             documented[ticked[0][0]] = (set(ticked[1]), set(ticked[2]), set(ticked[3]))
-    assert documented == {p.name: (set(p.extensions), set(p.function_kinds), set(p.class_kinds))
-                          for p in EXTRA_PACKS}
+    assert documented == {
+        p.name: (set(p.extensions), set(p.function_kinds), set(p.class_kinds)) for p in EXTRA_PACKS
+    }
 
 
 # ---------------------------------------------------------------- Go and Java, chunk by chunk
@@ -138,7 +167,13 @@ def test_go_file_is_chunked_per_type_function_and_method():
         (24, 29, "class", "type_declaration", "type ("),  # a grouped declaration stays one chunk
         (32, 36, "class", "type_declaration", "type MemoryStore struct {"),
         (39, 41, "function", "function_declaration", "func NewMemoryStore(now Clock) *MemoryStore {"),
-        (44, 52, "function", "method_declaration", "func (m *MemoryStore) Get(id string) (*Session, error) {"),
+        (
+            44,
+            52,
+            "function",
+            "method_declaration",
+            "func (m *MemoryStore) Get(id string) (*Session, error) {",
+        ),
         (55, 60, "function", "method_declaration", "func (m *MemoryStore) Put(s *Session) {"),
         (62, 65, "function", "function_declaration", "func describe(s *Session) string {"),
         # the closure on line 63 (func_literal) is not a chunk, as Python's lambda is not
@@ -187,7 +222,13 @@ def test_cpp_file():
         (12, 22, "class", "class_specifier", "class Circle {"),
         (14, 14, "function", "function_definition", "explicit Circle(double radius) : radius_(radius) {}"),
         (16, 18, "function", "function_definition", "double area() const {"),
-        (25, 27, "function", "function_definition", "T clamp(T value, T lo, T hi) {"),  # `template <…>` outside
+        (
+            25,
+            27,
+            "function",
+            "function_definition",
+            "T clamp(T value, T lo, T hi) {",
+        ),  # `template <…>` outside
         (31, 31, "class", "enum_specifier", "enum class Unit { Metre, Foot }"),
     ]
     assert imports("shapes.cpp", text) == ["cmath", "vector", "point"]
@@ -202,8 +243,13 @@ def test_csharp_file():
         (14, 29, "class", "class_declaration", "public class OrderService"),
         (18, 21, "function", "constructor_declaration", "public OrderService(IOrderRepository repository)"),
         (23, 28, "function", "method_declaration", "public decimal Discounted(Guid id, decimal rate)"),
-        (26, 26, "function", "local_function_statement",
-         "decimal Apply(decimal total) => Round(total * (1 - rate), 2);"),
+        (
+            26,
+            26,
+            "function",
+            "local_function_statement",
+            "decimal Apply(decimal total) => Round(total * (1 - rate), 2);",
+        ),
         (31, 31, "class", "enum_declaration", "public enum OrderState { Open, Paid }"),
     ]
     assert imports("OrderService.cs", text) == ["System", "Math", "JsonSerializer"]
@@ -217,7 +263,13 @@ def test_php_file():
         (14, 20, "class", "trait_declaration", "trait Loggable"),
         (16, 19, "function", "method_declaration", "protected function log(string $message): void"),
         (22, 38, "class", "class_declaration", "final class Cart implements Discountable"),
-        (28, 32, "function", "method_declaration", "public function add(Product $product, int $qty = 1): void"),
+        (
+            28,
+            32,
+            "function",
+            "method_declaration",
+            "public function add(Product $product, int $qty = 1): void",
+        ),
         (34, 37, "function", "method_declaration", "public function discount(): float"),
         (40, 43, "function", "function_definition", "function cart_total(Cart $cart): Money"),
     ]
@@ -242,10 +294,21 @@ def test_kotlin_file():
     assert imports("Scheduler.kt", text) == ["Duration", "Job"]
 
 
-@pytest.mark.parametrize(("path", "extension"), [
-    ("a.cc", ".cc"), ("a.cxx", ".cxx"), ("a.c++", ".c++"), ("a.hpp", ".hpp"), ("a.hh", ".hh"), ("a.hxx", ".hxx"),
-    ("a.h++", ".h++"), ("B.KT", ".kt"), ("build.gradle.kts", ".kts"), ("Main.CS", ".cs"),
-])
+@pytest.mark.parametrize(
+    ("path", "extension"),
+    [
+        ("a.cc", ".cc"),
+        ("a.cxx", ".cxx"),
+        ("a.c++", ".c++"),
+        ("a.hpp", ".hpp"),
+        ("a.hh", ".hh"),
+        ("a.hxx", ".hxx"),
+        ("a.h++", ".h++"),
+        ("B.KT", ".kt"),
+        ("build.gradle.kts", ".kts"),
+        ("Main.CS", ".cs"),
+    ],
+)
 def test_other_extensions(path, extension):
     pack = ALL.for_path(path)
     assert pack is not None and extension in pack.extensions
@@ -254,15 +317,18 @@ def test_other_extensions(path, extension):
 # ---------------------------------------------------------------- import extraction
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ('package p\nimport "fmt"\n', ["fmt"]),
-    ('package p\nimport (\n\t"net/http"\n\tyaml "gopkg.in/yaml.v3"\n)\n', ["http", "yaml.v3"]),
-    ('package p\nimport "github.com/jackc/pgx/v5"\n', ["pgx"]),  # a major-version suffix names no package
-    ('package p\nimport "v2"\n', ["v2"]),  # …unless it is the whole path
-    ('package p\nimport _ `net/http/pprof`\nimport . "strings"\n', ["pprof", "strings"]),
-    ('package p\nimport "a/x"\nimport "b/x"\n', ["x"]),
-    ("package p\nfunc f() {}\n", []),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('package p\nimport "fmt"\n', ["fmt"]),
+        ('package p\nimport (\n\t"net/http"\n\tyaml "gopkg.in/yaml.v3"\n)\n', ["http", "yaml.v3"]),
+        ('package p\nimport "github.com/jackc/pgx/v5"\n', ["pgx"]),  # a major-version suffix names no package
+        ('package p\nimport "v2"\n', ["v2"]),  # …unless it is the whole path
+        ('package p\nimport _ `net/http/pprof`\nimport . "strings"\n', ["pprof", "strings"]),
+        ('package p\nimport "a/x"\nimport "b/x"\n', ["x"]),
+        ("package p\nfunc f() {}\n", []),
+    ],
+)
 def test_go_imports(text, expected):
     assert imports("m.go", text) == expected
 
@@ -270,59 +336,77 @@ def test_go_imports(text, expected):
 @given(st.lists(st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True), min_size=1, max_size=5))
 def test_go_imports_name_the_last_path_segment(segments):
     path = "/".join(segments)
-    want = segments[-2] if len(segments) > 1 and segments[-1][0] == "v" and segments[-1][1:].isdigit() \
+    want = (
+        segments[-2]
+        if len(segments) > 1 and segments[-1][0] == "v" and segments[-1][1:].isdigit()
         else segments[-1]
+    )
     assert imports("m.go", f'package p\n\nimport "{path}"\n') == [want]
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("import a.b.C;\n", ["C"]),
-    ("import static a.b.C.member;\n", ["C"]),
-    ("import static a.b.C.*;\n", ["C"]),
-    ("import a.b.*;\n", []),
-    ("import C;\n", ["C"]),
-    ("import a.C;\nimport b.C;\nimport a.D;\n", ["C", "D"]),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("import a.b.C;\n", ["C"]),
+        ("import static a.b.C.member;\n", ["C"]),
+        ("import static a.b.C.*;\n", ["C"]),
+        ("import a.b.*;\n", []),
+        ("import C;\n", ["C"]),
+        ("import a.C;\nimport b.C;\nimport a.D;\n", ["C", "D"]),
+    ],
+)
 def test_java_imports(text, expected):
     assert imports("M.java", text) == expected
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("using System;\n", ["System"]),
-    ("using System.Collections.Generic;\n", ["Generic"]),
-    ("using static System.Math;\n", ["Math"]),
-    ("using Json = System.Text.Json.JsonSerializer;\n", ["JsonSerializer"]),  # the target, not the alias
-    ("using L = System.Collections.Generic.List<int>;\n", ["List"]),
-    ("global using Foo.Bar;\n", ["Bar"]),
-    ("using global::System.IO;\n", ["IO"]),
-    ("using unsafe P = int*;\n", []),  # a pointer type names no file
-    ("class A { void F() { using (var s = Open()) { } } }\n", []),  # a using statement is not a directive
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("using System;\n", ["System"]),
+        ("using System.Collections.Generic;\n", ["Generic"]),
+        ("using static System.Math;\n", ["Math"]),
+        ("using Json = System.Text.Json.JsonSerializer;\n", ["JsonSerializer"]),  # the target, not the alias
+        ("using L = System.Collections.Generic.List<int>;\n", ["List"]),
+        ("global using Foo.Bar;\n", ["Bar"]),
+        ("using global::System.IO;\n", ["IO"]),
+        ("using unsafe P = int*;\n", []),  # a pointer type names no file
+        ("class A { void F() { using (var s = Open()) { } } }\n", []),  # a using statement is not a directive
+    ],
+)
 def test_csharp_imports(text, expected):
     assert imports("M.cs", text) == expected
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("<?php\nuse App\\Models\\Product;\n", ["Product"]),
-    ("<?php\nuse App\\Support\\{Money, Currency as Cur, Sub\\Deep};\n", ["Money", "Currency", "Deep"]),
-    ("<?php\nuse Psr\\Log\\LoggerInterface as Logger, Foo\\Bar;\n", ["LoggerInterface", "Bar"]),
-    ("<?php\nuse function App\\Helpers\\format_price;\nuse const A\\B\\LIMIT;\n", ["format_price", "LIMIT"]),
-    ("<?php\nrequire 'lib/db.inc.php';\ninclude_once \"views/list.php\";\n", ["db.inc", "list"]),
-    ('<?php\ninclude "$dir/x.php";\n', ["x"]),  # the first literal part of an interpolated string
-    ("<?php\nrequire $path;\n", []),
-    ("<?php\nclass A { use T; }\n", []),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("<?php\nuse App\\Models\\Product;\n", ["Product"]),
+        ("<?php\nuse App\\Support\\{Money, Currency as Cur, Sub\\Deep};\n", ["Money", "Currency", "Deep"]),
+        ("<?php\nuse Psr\\Log\\LoggerInterface as Logger, Foo\\Bar;\n", ["LoggerInterface", "Bar"]),
+        (
+            "<?php\nuse function App\\Helpers\\format_price;\nuse const A\\B\\LIMIT;\n",
+            ["format_price", "LIMIT"],
+        ),
+        ("<?php\nrequire 'lib/db.inc.php';\ninclude_once \"views/list.php\";\n", ["db.inc", "list"]),
+        ('<?php\ninclude "$dir/x.php";\n', ["x"]),  # the first literal part of an interpolated string
+        ("<?php\nrequire $path;\n", []),
+        ("<?php\nclass A { use T; }\n", []),
+    ],
+)
 def test_php_imports(text, expected):
     assert imports("m.php", text) == expected
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("import a.b.C\n", ["C"]),
-    ("import a.b.C as D\n", ["C"]),
-    ("import a.b.*\n", []),
-    ("import kotlinx.coroutines.delay\n", ["delay"]),
-    ("import a.C\nimport b.C\n", ["C"]),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("import a.b.C\n", ["C"]),
+        ("import a.b.C as D\n", ["C"]),
+        ("import a.b.*\n", []),
+        ("import kotlinx.coroutines.delay\n", ["delay"]),
+        ("import a.C\nimport b.C\n", ["C"]),
+    ],
+)
 def test_kotlin_imports(text, expected):
     assert imports("m.kt", text) == expected
 
@@ -353,7 +437,9 @@ def test_extras_leave_the_reference_languages_alone(upstream, tmp_path):
     extended = build_index(corpus, languages=ALL)
     extra_files = {p.name for p in SAMPLE_DIR.iterdir()}
     reference = [(c.chunk_id, c.kind, c.file_path) for c in default.chunks if c.file_path not in extra_files]
-    assert reference == [(c.chunk_id, c.kind, c.file_path) for c in extended.chunks if c.file_path not in extra_files]
+    assert reference == [
+        (c.chunk_id, c.kind, c.file_path) for c in extended.chunks if c.file_path not in extra_files
+    ]
     assert {c.language for c in default.chunks if c.file_path in extra_files} == {"plaintext"}
     assert {c.language for c in extended.chunks if c.file_path in extra_files} == set(EXTRA_LANGUAGES)
     assert "session_store.go" not in default.file_imports  # a module chunk has no imports
@@ -374,7 +460,8 @@ def test_unknown_language_lists_the_available_ones(name):
         enabled_packs(["go", name])
     assert caught.value.message == (
         f'unknown language "{name}" (available: go, java, cpp, csharp, php, kotlin; '
-        "python, javascript, ruby, rust, typescript, c are always on)")
+        "python, javascript, ruby, rust, typescript, c are always on)"
+    )
 
 
 def test_a_missing_grammar_package_is_a_clear_error(monkeypatch):

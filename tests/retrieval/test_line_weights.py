@@ -121,8 +121,10 @@ def test_stdlib_slice_cold_warm_and_spliced(stdlib_tree, tmp_path):
     shutil.copytree(stdlib_tree, tree)
     build_index(tree, cache=cache)
     changed = max(tree.rglob("*.py"), key=lambda p: p.stat().st_size)
-    changed.write_text("class Added:\r\n    def m(self):\r\n        return 1\r\n" + changed.read_text(encoding="utf-8"),
-                       encoding="utf-8")
+    changed.write_text(
+        "class Added:\r\n    def m(self):\r\n        return 1\r\n" + changed.read_text(encoding="utf-8"),
+        encoding="utf-8",
+    )
     gone = min(tree.rglob("*.py"))
     gone.unlink()
     spliced = build_index(tree, cache=cache)
@@ -137,24 +139,51 @@ def test_an_index_weighs_what_its_chunks_weigh(stdlib_tree):
     for path, chunks in sorted(by_file(index.chunks).items())[::7]:
         last = max(c.end_line for c in chunks) + 2
         spans = {path: [(n, n) for n in range(0, last)]}
-        assert [read.mass({path: [span]}) for span in spans[path]] == \
-            [worked_out.mass({path: [span]}) for span in spans[path]]
+        assert [read.mass({path: [span]}) for span in spans[path]] == [
+            worked_out.mass({path: [span]}) for span in spans[path]
+        ]
         assert read.mass({path: [(1, last)]}) == worked_out.mass({path: [(1, last)]})
 
 
 # ---------------------------------------------------------------- generated files
 
-_PY_LINES = st.sampled_from([
-    "def f(x):", "    return x", "class K:", "    def m(self):", "        pass", "        return 'é漢😀'",
-    "@decorator", "x = 1", "", "    ", "# comment é", "if True:", "    def inner(): return 2",
-    'API_KEY = "sk-ant-abcdefghijklmnopqrstuvwxyz012345"', "token = 'ghp_" + "a" * 36 + "'",
-    "s = '\udcff\udcc3'",  # bytes that are not UTF-8, as the walker never gives but callers may
-    "class Ä:  # " + "long " * 30,
-])
-_JS_LINES = st.sampled_from([
-    "function a() {", "} function b() {", "}", "  return 1", "class C {", "  m() {", "  }", "} class D { n() {",
-    "const s = '日本';", "", "function c(){}", "/* \udc80 */",
-])
+_PY_LINES = st.sampled_from(
+    [
+        "def f(x):",
+        "    return x",
+        "class K:",
+        "    def m(self):",
+        "        pass",
+        "        return 'é漢😀'",
+        "@decorator",
+        "x = 1",
+        "",
+        "    ",
+        "# comment é",
+        "if True:",
+        "    def inner(): return 2",
+        'API_KEY = "sk-ant-abcdefghijklmnopqrstuvwxyz012345"',
+        "token = 'ghp_" + "a" * 36 + "'",
+        "s = '\udcff\udcc3'",  # bytes that are not UTF-8, as the walker never gives but callers may
+        "class Ä:  # " + "long " * 30,
+    ]
+)
+_JS_LINES = st.sampled_from(
+    [
+        "function a() {",
+        "} function b() {",
+        "}",
+        "  return 1",
+        "class C {",
+        "  m() {",
+        "  }",
+        "} class D { n() {",
+        "const s = '日本';",
+        "",
+        "function c(){}",
+        "/* \udc80 */",
+    ]
+)
 _ENDINGS = st.sampled_from(["\n", "\r\n", "\r", "\n\n"])
 
 
@@ -179,7 +208,9 @@ def test_generated_files_weigh_as_their_chunks(file, protect_secrets):
     expected = plain_line_weights(entry.chunks)
     weights = LineWeights([], {path: entry.lines})
     last = text.count("\n") + 3
-    assert [weights.mass({path: [(n, n)]}) for n in range(0, last)] == [expected.get(n, 1) for n in range(0, last)]
+    assert [weights.mass({path: [(n, n)]}) for n in range(0, last)] == [
+        expected.get(n, 1) for n in range(0, last)
+    ]
 
 
 @given(source_files(), st.randoms(use_true_random=False))
@@ -191,8 +222,9 @@ def test_chunks_out_of_order_weigh_as_their_contents(file, rng):
     chunked = chunk_file(path, text)
     order = list(range(len(chunked.chunks)))
     rng.shuffle(order)
-    shuffled = ChunkedFile([chunked.chunks[i] for i in order], chunked.imports, chunked.source,
-                           [chunked.spans[i] for i in order])
+    shuffled = ChunkedFile(
+        [chunked.chunks[i] for i in order], chunked.imports, chunked.source, [chunked.spans[i] for i in order]
+    )
     clean = not any("\udc80" <= ch <= "\udcff" for ch in text)
     assert_same_lines(file_weighted_lines(shuffled, clean), weighted_lines(shuffled.chunks))
     expected = plain_line_weights(shuffled.chunks)
@@ -205,16 +237,78 @@ def test_chunks_out_of_order_weigh_as_their_contents(file, rng):
 # definitions on one line, one ending mid-line, heredoc bodies after their line, line
 # continuations, raw strings, template literals, a BOM, tabs, trailing spaces and CR-only lines.
 _LANGUAGE_LINES = {
-    "rb": ["def a; end", "def b(x) = x + 1", "class K; def m; 1; end; end", "module M", "end", "x = <<~EOS",
-           "  heredoc é", "EOS", "def c(<<~A, <<~B)", "A", "B", "=begin", "=end", "def self.s; end", "class << self"],
-    "rs": ["fn a() {}", "fn b() { 1 } fn c() {", "}", "struct S { x: i32 } impl S { fn m(&self) {} }", "trait T {",
-           "enum E { A, B }", "/* é \u00a0 */", 'let s = "a\\', 'b";', "union U { a: u8 }", 'r#"raw', '"#', "mod m {"],
-    "c": ["int f(void) { return 0; } int g(void) {", "}", "struct s { int a; };", "#define X \\", "  1",
-          "enum e { A };", "union u { int a; } v;", "/* ü */", "static void h() {", "  return;", "#include <a.h>"],
-    "ts": ["function a() {", "} function b() {", "}", "class C { m() {} } interface I { x: number }", "enum E { A }",
-           "const f = () => {", "};", "const g = function() { return 1 }", "`tmpl ${x}", "`", "export class D {"],
-    "py": ["def f(): pass", "class K:", "    def m(self): return 1", "    x = '''", "é'''", "async def g():",
-           "  \tpass", "@d", "def h(", "):", "  pass", "if x: def q(): pass"],
+    "rb": [
+        "def a; end",
+        "def b(x) = x + 1",
+        "class K; def m; 1; end; end",
+        "module M",
+        "end",
+        "x = <<~EOS",
+        "  heredoc é",
+        "EOS",
+        "def c(<<~A, <<~B)",
+        "A",
+        "B",
+        "=begin",
+        "=end",
+        "def self.s; end",
+        "class << self",
+    ],
+    "rs": [
+        "fn a() {}",
+        "fn b() { 1 } fn c() {",
+        "}",
+        "struct S { x: i32 } impl S { fn m(&self) {} }",
+        "trait T {",
+        "enum E { A, B }",
+        "/* é \u00a0 */",
+        'let s = "a\\',
+        'b";',
+        "union U { a: u8 }",
+        'r#"raw',
+        '"#',
+        "mod m {",
+    ],
+    "c": [
+        "int f(void) { return 0; } int g(void) {",
+        "}",
+        "struct s { int a; };",
+        "#define X \\",
+        "  1",
+        "enum e { A };",
+        "union u { int a; } v;",
+        "/* ü */",
+        "static void h() {",
+        "  return;",
+        "#include <a.h>",
+    ],
+    "ts": [
+        "function a() {",
+        "} function b() {",
+        "}",
+        "class C { m() {} } interface I { x: number }",
+        "enum E { A }",
+        "const f = () => {",
+        "};",
+        "const g = function() { return 1 }",
+        "`tmpl ${x}",
+        "`",
+        "export class D {",
+    ],
+    "py": [
+        "def f(): pass",
+        "class K:",
+        "    def m(self): return 1",
+        "    x = '''",
+        "é'''",
+        "async def g():",
+        "  \tpass",
+        "@d",
+        "def h(",
+        "):",
+        "  pass",
+        "if x: def q(): pass",
+    ],
 }
 
 
@@ -243,8 +337,12 @@ def test_files_of_every_language_weigh_as_their_chunks(file, protect_secrets):
 
 def test_an_index_is_weighed_by_the_lines_it_holds():
     """`of_index` reads the index's weighted lines (not its chunks) for the files it has them for."""
-    chunks = chunk_file("k.py", "class K:\n    def m(self):\n        return 'a long line, many tokens'\n").chunks
-    held = FileLineWeights(np.array([2], dtype=np.int64), np.array([1], dtype=np.int64), np.array([41], EXTRA_DTYPE))
+    chunks = chunk_file(
+        "k.py", "class K:\n    def m(self):\n        return 'a long line, many tokens'\n"
+    ).chunks
+    held = FileLineWeights(
+        np.array([2], dtype=np.int64), np.array([1], dtype=np.int64), np.array([41], EXTRA_DTYPE)
+    )
     weights = LineWeights.of_index(Index(chunks, {}, {}, weighted_lines={"k.py": held}))
     assert [weights.mass({"k.py": [(n, n)]}) for n in range(1, 4)] == [1, 42, 1]
     assert LineWeights(chunks).mass({"k.py": [(2, 2)]}) != 42
@@ -286,13 +384,16 @@ def test_a_record_of_the_previous_format_is_refused():
         decode(b"CCEf" + data[4:], "k.py", "x")
 
 
-@pytest.mark.parametrize(("starts", "lengths", "extras"), [
-    ([1, 0, 0], [2, 0, 0], [0]),  # lengths do not add up
-    ([1, 0, 0], [1, -1, 0], []),  # a negative length
-    ([1, 0, 0], [1, 0, 0], [-1]),  # a line lighter than 1
-    ([1, 2, 0], [2, 1, 0], [0, 0, 0]),  # overlapping runs
-    ([5, 2, 0], [1, 1, 0], [0, 0]),  # runs not ascending
-])
+@pytest.mark.parametrize(
+    ("starts", "lengths", "extras"),
+    [
+        ([1, 0, 0], [2, 0, 0], [0]),  # lengths do not add up
+        ([1, 0, 0], [1, -1, 0], []),  # a negative length
+        ([1, 0, 0], [1, 0, 0], [-1]),  # a line lighter than 1
+        ([1, 2, 0], [2, 1, 0], [0, 0, 0]),  # overlapping runs
+        ([5, 2, 0], [1, 1, 0], [0, 0]),  # runs not ascending
+    ],
+)
 def test_slots_that_are_not_weighted_lines_are_refused(starts, lengths, extras):
     with pytest.raises(ValueError):
         lines_in_slots(np.array(starts), np.array(lengths), np.array(extras, dtype=EXTRA_DTYPE))
@@ -301,11 +402,11 @@ def test_slots_that_are_not_weighted_lines_are_refused(starts, lengths, extras):
 def test_a_file_record_with_lines_that_do_not_add_up_is_refused():
     data = _record_of()
     size = int.from_bytes(data[4:8], "little")
-    header = json.loads(data[8:8 + size])
+    header = json.loads(data[8 : 8 + size])
     header["weighed"] -= 1
     new = json.dumps(header).encode("ascii")
     with pytest.raises(ValueError):
-        decode(data[:4] + len(new).to_bytes(4, "little") + new + data[8 + size:], "k.py", "x")
+        decode(data[:4] + len(new).to_bytes(4, "little") + new + data[8 + size :], "k.py", "x")
 
 
 def test_a_corpus_record_with_lines_that_do_not_add_up_is_refused(tmp_path):
@@ -320,16 +421,18 @@ def test_a_corpus_record_with_lines_that_do_not_add_up_is_refused(tmp_path):
     with pytest.raises(ValueError, match="weighted lines"):
         decode_corpus(encode_corpus(dataclasses.replace(arrays, rows=rows)))
     with pytest.raises(ValueError, match="weighs less"):
-        decode_corpus(encode_corpus(dataclasses.replace(arrays, line_extras=np.full_like(arrays.line_extras, -1))))
+        decode_corpus(
+            encode_corpus(dataclasses.replace(arrays, line_extras=np.full_like(arrays.line_extras, -1)))
+        )
 
 
 # ---------------------------------------------------------------- the CLI's reports
 
 _PROJECT = {
     "pkg/models.py": "class Model:\r\n    def save(self):\r\n        return 'saved ünïcödé'\r\n\r\n"
-                     "    def load(self): return 1\r\n",
+    "    def load(self): return 1\r\n",
     "pkg/util.js": "function parse(text) {\n  return text.split(',')\n} function render(tree) {\n"
-                   "  return tree.join('')\n}\n",
+    "  return tree.join('')\n}\n",
     "pkg/cr.py": "def old_mac():\r    return 'cr only'\r",
     "notes.md": "Models are saved with save.\nParsing splits on commas.\n",
 }
@@ -341,7 +444,8 @@ def _set(root: Path) -> Path:
         '{"id":"save","query":"save the model","expected":["pkg/models.py@1-3"],"k":3}\n'
         '{"id":"parse","query":"parse text split","expected":["pkg/util.js@1-4","notes.md@2-2"],"k":2}\n'
         '{"id":"cr","query":"old mac cr only","expected":["pkg/cr.py@1-1","gone.py@1-9"],"k":4}\n',
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     return root / "set.jsonl"
 
 
@@ -377,8 +481,12 @@ def test_files_an_index_has_no_lines_for_are_weighed_from_their_chunks(tmp_path)
     first; so is any file an index made some other way (a loaded store) holds."""
     first = chunk_file("same.py", "class A:\n    def m(self):\n        return 'first file'\n").chunks
     second = chunk_file("same.py", "x = 1\n\n\ndef f():\n    return 'second, longer file'\n").chunks
-    index = Index(first + second, {}, {}, weighted_lines=unique_paths([("same.py", NO_LINES), ("same.py", NO_LINES)]))
+    index = Index(
+        first + second, {}, {}, weighted_lines=unique_paths([("same.py", NO_LINES), ("same.py", NO_LINES)])
+    )
     expected = plain_line_weights(first + second)
     weights = LineWeights.of_index(index)
-    assert [weights.mass({"same.py": [(n, n)]}) for n in range(0, 8)] == [expected.get(n, 1) for n in range(0, 8)]
+    assert [weights.mass({"same.py": [(n, n)]}) for n in range(0, 8)] == [
+        expected.get(n, 1) for n in range(0, 8)
+    ]
     assert weights.mass({"other.py": [(1, 5)]}) == 5

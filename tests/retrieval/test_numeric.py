@@ -143,7 +143,9 @@ def test_seq_sum_property(values):
 
 # Unicode White_Space (Rust char::is_whitespace): 25 code points.
 WHITE_SPACE_CODEPOINTS = (
-    list(range(0x09, 0x0E)) + [0x20, 0x85, 0xA0, 0x1680] + list(range(0x2000, 0x200B))
+    list(range(0x09, 0x0E))
+    + [0x20, 0x85, 0xA0, 0x1680]
+    + list(range(0x2000, 0x200B))
     + [0x2028, 0x2029, 0x202F, 0x205F, 0x3000]
 )
 
@@ -177,8 +179,11 @@ def test_rust_trim_keeps_non_white_space_format_characters():
 
 def test_rust_trim_classifies_every_bmp_code_point():
     ws = set(WHITE_SPACE_CODEPOINTS)
-    wrong = [cp for cp in range(0x10000) if not (0xD800 <= cp <= 0xDFFF)
-             and (rust_trim(chr(cp)) == "") != (cp in ws)]
+    wrong = [
+        cp
+        for cp in range(0x10000)
+        if not (0xD800 <= cp <= 0xDFFF) and (rust_trim(chr(cp)) == "") != (cp in ws)
+    ]
     assert wrong == []
 
 

@@ -68,9 +68,14 @@ def test_base_url_may_end_with_a_slash(ollama: FakeOllama) -> None:
 
 
 def test_environment_selects_server_and_model() -> None:
-    assert (OllamaClient.from_env({}).base_url, OllamaClient.from_env({}).model) == (DEFAULT_URL, DEFAULT_MODEL)
+    assert (OllamaClient.from_env({}).base_url, OllamaClient.from_env({}).model) == (
+        DEFAULT_URL,
+        DEFAULT_MODEL,
+    )
     assert DEFAULT_URL == "http://localhost:11434" and DEFAULT_MODEL == "nomic-embed-text"
-    c = OllamaClient.from_env({"CCE_OLLAMA_URL": "http://127.0.0.1:9", "CCE_OLLAMA_MODEL": "mxbai-embed-large"})
+    c = OllamaClient.from_env(
+        {"CCE_OLLAMA_URL": "http://127.0.0.1:9", "CCE_OLLAMA_MODEL": "mxbai-embed-large"}
+    )
     assert (c.endpoint, c.model) == ("http://127.0.0.1:9/api/embed", "mxbai-embed-large")
     empty = OllamaClient.from_env({"CCE_OLLAMA_URL": "", "CCE_OLLAMA_MODEL": ""})
     assert (empty.base_url, empty.model) == (DEFAULT_URL, DEFAULT_MODEL)
@@ -86,8 +91,11 @@ def test_empty_query_needs_no_request(ollama: FakeOllama) -> None:
 
 
 def test_unreachable_server() -> None:
-    with pytest.raises(OllamaError, match=r"^could not reach Ollama at http://127\.0\.0\.1:\d+/api/embed: "
-                                          r"Connection refused$"):
+    with pytest.raises(
+        OllamaError,
+        match=r"^could not reach Ollama at http://127\.0\.0\.1:\d+/api/embed: "
+        r"Connection refused$",
+    ):
         OllamaClient(closed_port_url()).check_health()
 
 
@@ -107,8 +115,10 @@ def test_http_error_shows_ollamas_message_quoted(ollama: FakeOllama) -> None:
     ollama.reply = lambda _r: Reply.json({"error": 'model "nomic-embed-text" not found\x1b[31m'}, 404)
     with pytest.raises(OllamaError) as caught:
         client(ollama).check_health()
-    assert str(caught.value) == (f"Ollama at {ollama.url}/api/embed answered HTTP 404: "
-                                 '"model \\"nomic-embed-text\\" not found\\u001b[31m"')
+    assert str(caught.value) == (
+        f"Ollama at {ollama.url}/api/embed answered HTTP 404: "
+        '"model \\"nomic-embed-text\\" not found\\u001b[31m"'
+    )
 
 
 def test_http_error_without_a_json_body(ollama: FakeOllama) -> None:
@@ -125,7 +135,7 @@ def test_http_error_without_a_json_body(ollama: FakeOllama) -> None:
         (b'{"embeddings": [[NaN, 0.5]]}', "^Ollama returned invalid JSON: NaN is not a JSON number$"),
         (b'{"embeddings": [[1e400, 0.5]]}', "^Ollama returned a number out of range$"),
         (b'{"embedding": [0.1, 0.2]}', '^Ollama reply has no "embeddings" array$'),
-        (b'[[0.1, 0.2]]', '^Ollama reply has no "embeddings" array$'),
+        (b"[[0.1, 0.2]]", '^Ollama reply has no "embeddings" array$'),
         (b'{"embeddings": {"0": [0.1]}}', '^Ollama reply has no "embeddings" array$'),
         (b'{"embeddings": []}', "^Ollama returned 0 embeddings for 1 inputs$"),
         (b'{"embeddings": [[0.1], [0.2]]}', "^Ollama returned 2 embeddings for 1 inputs$"),
@@ -166,8 +176,9 @@ def test_forgiving_query_embedder_warns_and_returns_the_empty_vector(ollama: Fak
     embed = client(ollama).forgiving_query_embedder(warnings.append)
     ollama.reply = lambda _r: Reply(503, b'{"error":"busy"}')
     assert embed("where is auth").size == 0
-    assert warnings == [f'Ollama at {ollama.url}/api/embed answered HTTP 503: "busy"; '
-                        "vector recall disabled for this query"]
+    assert warnings == [
+        f'Ollama at {ollama.url}/api/embed answered HTTP 503: "busy"; vector recall disabled for this query'
+    ]
 
 
 def test_forgiving_query_embedder_asks_once_per_query_text(ollama: FakeOllama) -> None:

@@ -72,17 +72,26 @@ TABLE = [
     ("python", (".py",), {"function_definition"}, {"class_definition"}),
     ("javascript", (".js", ".jsx", ".mjs", ".cjs"), FN_ECMA, {"class_declaration"}),
     ("ruby", (".rb",), {"method", "singleton_method"}, {"class", "module"}),
-    ("rust", (".rs",), {"function_item"},
-     {"struct_item", "enum_item", "trait_item", "impl_item", "union_item"}),
-    ("typescript", (".ts", ".tsx"), FN_ECMA,
-     {"class_declaration", "interface_declaration", "enum_declaration"}),
+    (
+        "rust",
+        (".rs",),
+        {"function_item"},
+        {"struct_item", "enum_item", "trait_item", "impl_item", "union_item"},
+    ),
+    (
+        "typescript",
+        (".ts", ".tsx"),
+        FN_ECMA,
+        {"class_declaration", "interface_declaration", "enum_declaration"},
+    ),
     ("c", (".c", ".h"), {"function_definition"}, {"struct_specifier", "union_specifier", "enum_specifier"}),
 ]
 
 
 def test_pack_table_and_registration_order():
-    assert [(p.name, set(p.extensions), set(p.function_kinds), set(p.class_kinds)) for p in PACKS] == \
-        [(n, set(e), f, c) for n, e, f, c in TABLE]
+    assert [(p.name, set(p.extensions), set(p.function_kinds), set(p.class_kinds)) for p in PACKS] == [
+        (n, set(e), f, c) for n, e, f, c in TABLE
+    ]
 
 
 def test_extension_claims_are_unique_and_lowercase():

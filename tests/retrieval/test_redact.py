@@ -351,8 +351,20 @@ def test_is_placeholder(inner: str, expected: bool) -> None:
 
 # Pieces that steer random text towards the redactor's decision points.
 _KEY_PIECES = ("password", "PASSWD", "secret_key", "Api-Key", "token", "\u017fecret", "api_\u212aey")
-_OPENING_PIECES = ("AKIA", "AIza", "sk-", "sk-ant-", "sk_live_", "ghp_", "eyJ", "xox", "xoxb-", "-----BEGIN ",
-                   "0123456789ABCDEFabcdef0123456789", ".eyJ")
+_OPENING_PIECES = (
+    "AKIA",
+    "AIza",
+    "sk-",
+    "sk-ant-",
+    "sk_live_",
+    "ghp_",
+    "eyJ",
+    "xox",
+    "xoxb-",
+    "-----BEGIN ",
+    "0123456789ABCDEFabcdef0123456789",
+    ".eyJ",
+)
 _NEUTRAL_PIECES = (
     "=",
     ":",
@@ -430,8 +442,26 @@ def _match_key(match: re.Match[str] | None) -> tuple | None:
     return None if match is None else (match.span(), match.groups())
 
 
-_gate_text = st.one_of(st.text(), _fuzz_text, _texts(("ſecret", "\u212aey", "API-KEY", "private_key", "\u2003", "\x1c",
-                                                     ":", "=", "token", "xtoken", " ", "İ")))
+_gate_text = st.one_of(
+    st.text(),
+    _fuzz_text,
+    _texts(
+        (
+            "ſecret",
+            "\u212aey",
+            "API-KEY",
+            "private_key",
+            "\u2003",
+            "\x1c",
+            ":",
+            "=",
+            "token",
+            "xtoken",
+            " ",
+            "İ",
+        )
+    ),
+)
 
 
 @given(_gate_text)
@@ -467,10 +497,14 @@ def test_the_gate_finds_every_spelling_the_assignment_pattern_accepts() -> None:
         for glue in ("_", "-", ""):
             name = [glue if piece == "[_-]?" else piece for piece in pieces]
             for i, letter in enumerate(name):
-                for spelling in _accepted(redact_module._case_insensitive(letter)) if letter.isalpha() else []:
-                    text = "".join(name[:i] + [spelling] + name[i + 1:]) + "=x"
+                for spelling in (
+                    _accepted(redact_module._case_insensitive(letter)) if letter.isalpha() else []
+                ):
+                    text = "".join(name[:i] + [spelling] + name[i + 1 :]) + "=x"
                     assert redact_module._ASSIGNMENT_RE.match(text)
-                    assert [offset for offset, _ in redact_module._gated_operators(text)] == [len(text) - 2], text
+                    assert [offset for offset, _ in redact_module._gated_operators(text)] == [
+                        len(text) - 2
+                    ], text
     for space in _accepted(redact_module._WHITESPACE):
         text = f"token{space}:{space}x"
         assert redact_module._ASSIGNMENT_RE.match(text)
@@ -482,11 +516,28 @@ def test_the_gate_is_the_key_names_spelt_backwards() -> None:
     assert redact_module._reversed_alternatives(redact_module._reversed_alternatives(names)) == names
     assert redact_module._reversed_alternatives("secret[_-]?key|token") == "yek[_-]?terces|nekot"
     assert redact_module._LONGEST_KEY == len("private_key")
-    for name in ("password", "passwd", "secret_key", "secret-key", "secretkey", "secret", "api_key", "apikey",
-                 "access-key", "auth_token", "authtoken", "private_key", "token", "\u017fecret", "API_\u212aEY"):
+    for name in (
+        "password",
+        "passwd",
+        "secret_key",
+        "secret-key",
+        "secretkey",
+        "secret",
+        "api_key",
+        "apikey",
+        "access-key",
+        "auth_token",
+        "authtoken",
+        "private_key",
+        "token",
+        "\u017fecret",
+        "API_\u212aEY",
+    ):
         for operator in (":", "=", " \t= "):
             text = f"x {name}{operator} y"
-            assert [offset for offset, _ in redact_module._gated_operators(text)] == [text.index(operator.strip())]
+            assert [offset for offset, _ in redact_module._gated_operators(text)] == [
+                text.index(operator.strip())
+            ]
     assert redact_module._gated_operators("tokens = 1; passwords: no") == []
     assert redact_module._gated_operators("token \t= 1") == [(7, 2)]
 
@@ -495,8 +546,12 @@ def test_the_screened_runs_are_the_specific_patterns_in_order() -> None:
     assert [p for _, run in redact_module._SPECIFIC_RUNS for p in run] == list(redact_module._SPECIFIC)
 
 
-_SCREENED = [(screen, pattern) for screen, run in redact_module._SPECIFIC_RUNS if screen is not None
-             for pattern, _ in run]
+_SCREENED = [
+    (screen, pattern)
+    for screen, run in redact_module._SPECIFIC_RUNS
+    if screen is not None
+    for pattern, _ in run
+]
 
 
 @pytest.mark.parametrize(("screen", "pattern"), _SCREENED, ids=[p.pattern[:8] for _, p in _SCREENED])
@@ -516,7 +571,6 @@ def test_text_without_key_names_or_openings_is_unchanged(text: str) -> None:
     assume(_KEY_NAME_RE.search(text) is None)
     assume(not any(opening in text for opening in _SPECIFIC_OPENINGS))
     assert redact(text) == text
-
 
 
 _BEGIN = "-----BEGIN " + "RSA PRIVATE KEY-----"

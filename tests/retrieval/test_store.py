@@ -30,7 +30,7 @@ from .test_term_counts import assert_same_bm25
 CORPUS_A = {  # §hybrid-examples
     "auth.py": 'def hash_password(pw):\n    return pw + "salt"\n',
     "payments.py": "import auth\n\ndef process_payment(amount):\n"
-                   "    return auth.hash_password(str(amount))\n",
+    "    return auth.hash_password(str(amount))\n",
 }
 
 # --------------------------------------------------------------------------- doubles
@@ -96,8 +96,15 @@ _big_integers = st.integers(min_value=10**16, max_value=10**300).map(float)
 
 
 @settings(max_examples=2000, deadline=None)
-@given(st.one_of(st.floats(allow_nan=False, allow_infinity=False), _subnormals, _tiny, _big_integers,
-                 st.integers(min_value=-(2**53), max_value=2**53).map(float)))
+@given(
+    st.one_of(
+        st.floats(allow_nan=False, allow_infinity=False),
+        _subnormals,
+        _tiny,
+        _big_integers,
+        st.integers(min_value=-(2**53), max_value=2**53).map(float),
+    )
+)
 @example(2.0**-1074)
 @example(-(2.0**63))
 def test_every_double_round_trips_in_the_ryu_layout(x: float) -> None:
@@ -126,7 +133,7 @@ def _serde_escape(text: str) -> str:
 
 @settings(max_examples=500, deadline=None)
 @given(st.text(alphabet=st.characters(exclude_categories=("Cs",))))
-@example("\x00\x01\x1f\x7f\x80\u2028\u2029\ufeff é 日本 🙂 \"q\" \\ \b\f\n\r\t")
+@example('\x00\x01\x1f\x7f\x80\u2028\u2029\ufeff é 日本 🙂 "q" \\ \b\f\n\r\t')
 def test_strings_escape_like_serde_json(text: str) -> None:
     assert json_string(text) == _serde_escape(text)
     assert json.loads(json_string(text)) == text
@@ -145,8 +152,18 @@ def test_corpus_a_store_is_2904_bytes_in_the_reference_layout(tmp_path: Path) ->
     auth_tokens, payments_tokens = (len(CORPUS_A[name]) // 4 for name in ("auth.py", "payments.py"))
     assert text.endswith(f'"file_tokens":{{"auth.py":{auth_tokens},"payments.py":{payments_tokens}}}}}')
     first = json.loads(text)["chunks"][0]
-    assert list(first) == ["chunk_id", "file_path", "start_line", "end_line", "chunk_type", "kind", "language",
-                           "content", "token_count", "embedding"]
+    assert list(first) == [
+        "chunk_id",
+        "file_path",
+        "start_line",
+        "end_line",
+        "chunk_type",
+        "kind",
+        "language",
+        "content",
+        "token_count",
+        "embedding",
+    ]
     assert (first["file_path"], first["start_line"], first["end_line"]) == ("auth.py", 1, 2)
     # `def hash_password(pw): return pw + "salt"`: five distinct tokens, `pw` twice, norm √8.
     nonzero = sorted(format_f64_like_rust(abs(v)) for v in first["embedding"] if v)
@@ -154,7 +171,9 @@ def test_corpus_a_store_is_2904_bytes_in_the_reference_layout(tmp_path: Path) ->
     assert text.count(',"embedding":[0.0,0.0,') == 2
 
 
-@pytest.mark.parametrize(("corpus", "size"), [("test/fixture/samples", 28924), ("eval/relevance/docs-corpus", 9915)])
+@pytest.mark.parametrize(
+    ("corpus", "size"), [("test/fixture/samples", 28924), ("eval/relevance/docs-corpus", 9915)]
+)
 def test_upstream_corpora_give_the_reference_store_sizes(upstream: Path, corpus: str, size: int) -> None:
     """§store-writing: the prototype's stores were byte-identical to serde_json's for these."""
     assert len(dumps_store(build_index(upstream / corpus)).encode("utf-8")) == size
@@ -195,20 +214,48 @@ def test_written_store_loads_back_exactly(upstream: Path, tmp_path: Path) -> Non
     text = dumps_store(built)
     loaded = load_store_text(tmp_path, text)
     assert loaded.embedder == "hash"
-    assert loaded.file_imports == built.file_imports and loaded.file_token_estimates == built.file_token_estimates
-    assert [(c.chunk_id, c.file_path, c.start_line, c.end_line, c.chunk_type, c.kind, c.language, c.content,
-             c.token_count) for c in loaded.chunks] == \
-           [(c.chunk_id, c.file_path, c.start_line, c.end_line, c.chunk_type, c.kind, c.language, c.content,
-             c.token_count) for c in built.chunks]
+    assert (
+        loaded.file_imports == built.file_imports
+        and loaded.file_token_estimates == built.file_token_estimates
+    )
+    assert [
+        (
+            c.chunk_id,
+            c.file_path,
+            c.start_line,
+            c.end_line,
+            c.chunk_type,
+            c.kind,
+            c.language,
+            c.content,
+            c.token_count,
+        )
+        for c in loaded.chunks
+    ] == [
+        (
+            c.chunk_id,
+            c.file_path,
+            c.start_line,
+            c.end_line,
+            c.chunk_type,
+            c.kind,
+            c.language,
+            c.content,
+            c.token_count,
+        )
+        for c in built.chunks
+    ]
     for a, b in zip(loaded.chunks, built.chunks, strict=True):
         assert a.embedding.tobytes() == b.embedding.tobytes()  # bit for bit
     assert dumps_store(loaded) == text
 
 
 def test_optional_fields_take_their_defaults(tmp_path: Path) -> None:
-    text = ('{"spec_version":"1.0","chunks":[{"chunk_id":"x","file_path":"a.py","start_line":1,"end_line":2,'
-            '"chunk_type":"module","language":"plaintext","content":"hi","token_count":1,"extra":true}],'
-            '"file_imports":{}}')
+    text = (
+        '{"spec_version":"1.0","chunks":[{"chunk_id":"x","file_path":"a.py","start_line":1,"end_line":2,'
+        '"chunk_type":"module","language":"plaintext","content":"hi","token_count":1,"extra":true}],'
+        '"file_imports":{}}'
+    )
     index = load_store_text(tmp_path, text)
     assert index.embedder == "hash" and index.file_token_estimates == {}
     [chunk] = index.chunks
@@ -220,8 +267,10 @@ def test_a_third_embedder_name_is_kept(tmp_path: Path) -> None:
     assert load_store_text(tmp_path, text).embedder == "e5"
 
 
-_GOOD_CHUNK = ('{"chunk_id":"x","file_path":"a.py","start_line":1,"end_line":2,"chunk_type":"module",'
-               '"kind":"module","language":"plaintext","content":"hi","token_count":1,"embedding":[0.5]}')
+_GOOD_CHUNK = (
+    '{"chunk_id":"x","file_path":"a.py","start_line":1,"end_line":2,"chunk_type":"module",'
+    '"kind":"module","language":"plaintext","content":"hi","token_count":1,"embedding":[0.5]}'
+)
 
 
 def _store(chunk: str = _GOOD_CHUNK, rest: str = '"file_imports":{},"file_tokens":{}') -> str:
@@ -237,39 +286,71 @@ def _store(chunk: str = _GOOD_CHUNK, rest: str = '"file_imports":{},"file_tokens
         ('{"spec_version":"1.0","file_imports":{}}', 'the store is missing "chunks"'),
         ('{"spec_version":"1.0","chunks":[]}', 'the store is missing "file_imports"'),
         ('{"spec_version":1,"chunks":[],"file_imports":{}}', '"spec_version" must be a string'),
-        ('{"spec_version":"1.0","embedder":null,"chunks":[],"file_imports":{}}', '"embedder" must be a string'),
+        (
+            '{"spec_version":"1.0","embedder":null,"chunks":[],"file_imports":{}}',
+            '"embedder" must be a string',
+        ),
         ('{"spec_version":"1.0","chunks":{},"file_imports":{}}', '"chunks" must be an array'),
         (_store("3"), "chunk 0 must be an object"),
         (_store(_GOOD_CHUNK.replace('"content":"hi",', "")), 'chunk 0 is missing "content"'),
-        (_store(_GOOD_CHUNK.replace('"start_line":1', '"start_line":"1"')),
-         'chunk 0 "start_line" must be a non-negative integer'),
-        (_store(_GOOD_CHUNK.replace('"end_line":2', '"end_line":2.0')),
-         'chunk 0 "end_line" must be a non-negative integer'),
-        (_store(_GOOD_CHUNK.replace('"token_count":1', '"token_count":-1')),
-         'chunk 0 "token_count" must be a non-negative integer'),
-        (_store(_GOOD_CHUNK.replace('"token_count":1', '"token_count":true')),
-         'chunk 0 "token_count" must be a non-negative integer'),
-        (_store(_GOOD_CHUNK.replace('"start_line":1', '"start_line":18446744073709551616')),
-         'chunk 0 "start_line" must be a non-negative integer'),
-        (_store(_GOOD_CHUNK.replace('"chunk_id":"x"', '"chunk_id":7')), 'chunk 0 "chunk_id" must be a string'),
+        (
+            _store(_GOOD_CHUNK.replace('"start_line":1', '"start_line":"1"')),
+            'chunk 0 "start_line" must be a non-negative integer',
+        ),
+        (
+            _store(_GOOD_CHUNK.replace('"end_line":2', '"end_line":2.0')),
+            'chunk 0 "end_line" must be a non-negative integer',
+        ),
+        (
+            _store(_GOOD_CHUNK.replace('"token_count":1', '"token_count":-1')),
+            'chunk 0 "token_count" must be a non-negative integer',
+        ),
+        (
+            _store(_GOOD_CHUNK.replace('"token_count":1', '"token_count":true')),
+            'chunk 0 "token_count" must be a non-negative integer',
+        ),
+        (
+            _store(_GOOD_CHUNK.replace('"start_line":1', '"start_line":18446744073709551616')),
+            'chunk 0 "start_line" must be a non-negative integer',
+        ),
+        (
+            _store(_GOOD_CHUNK.replace('"chunk_id":"x"', '"chunk_id":7')),
+            'chunk 0 "chunk_id" must be a string',
+        ),
         (_store(_GOOD_CHUNK.replace('"kind":"module"', '"kind":null')), 'chunk 0 "kind" must be a string'),
-        (_store(_GOOD_CHUNK.replace('"content":"hi"', '"content":"\\ud800"')),
-         'chunk 0 "content" holds an unpaired surrogate escape'),
-        (_store(_GOOD_CHUNK.replace("[0.5]", '[0.5,"x"]')), 'chunk 0 "embedding" must be an array of numbers'),
-        (_store(_GOOD_CHUNK.replace("[0.5]", "[0.5,null]")), 'chunk 0 "embedding" must be an array of numbers'),
+        (
+            _store(_GOOD_CHUNK.replace('"content":"hi"', '"content":"\\ud800"')),
+            'chunk 0 "content" holds an unpaired surrogate escape',
+        ),
+        (
+            _store(_GOOD_CHUNK.replace("[0.5]", '[0.5,"x"]')),
+            'chunk 0 "embedding" must be an array of numbers',
+        ),
+        (
+            _store(_GOOD_CHUNK.replace("[0.5]", "[0.5,null]")),
+            'chunk 0 "embedding" must be an array of numbers',
+        ),
         (_store(_GOOD_CHUNK.replace("[0.5]", "[true]")), 'chunk 0 "embedding" must be an array of numbers'),
         (_store(_GOOD_CHUNK.replace("[0.5]", "0.5")), 'chunk 0 "embedding" must be an array of numbers'),
         (_store(_GOOD_CHUNK.replace("[0.5]", "[NaN]")), "NaN is not a JSON number"),
         (_store(_GOOD_CHUNK.replace("[0.5]", "[1e999]")), 'chunk 0 "embedding" holds a number out of range'),
-        (_store(_GOOD_CHUNK.replace("[0.5]", "[1" + "0" * 400 + "]")),
-         'chunk 0 "embedding" holds a number out of range'),
+        (
+            _store(_GOOD_CHUNK.replace("[0.5]", "[1" + "0" * 400 + "]")),
+            'chunk 0 "embedding" holds a number out of range',
+        ),
         (_store(rest='"file_imports":[],"file_tokens":{}'), '"file_imports" must be an object'),
-        (_store(rest='"file_imports":{"a.py":"os"},"file_tokens":{}'),
-         '"file_imports" of a.py must be an array of strings'),
-        (_store(rest='"file_imports":{"a.py":[1]},"file_tokens":{}'),
-         '"file_imports" of a.py must be a string'),
-        (_store(rest='"file_imports":{},"file_tokens":{"a.py":1.5}'),
-         '"file_tokens" of a.py must be a non-negative integer'),
+        (
+            _store(rest='"file_imports":{"a.py":"os"},"file_tokens":{}'),
+            '"file_imports" of a.py must be an array of strings',
+        ),
+        (
+            _store(rest='"file_imports":{"a.py":[1]},"file_tokens":{}'),
+            '"file_imports" of a.py must be a string',
+        ),
+        (
+            _store(rest='"file_imports":{},"file_tokens":{"a.py":1.5}'),
+            '"file_tokens" of a.py must be a non-negative integer',
+        ),
         ("[" * 100000, "nested too deeply"),
     ],
 )
@@ -283,9 +364,11 @@ def test_invalid_stores_are_e15(tmp_path: Path, text: str, reason: str) -> None:
 
 def test_unreadable_stores_are_e15(tmp_path: Path) -> None:
     (tmp_path / "latin1.json").write_bytes(b'{"spec_version":"\xe9"}')
-    for name, reason in [("missing.json", "No such file or directory (os error 2)"),
-                         (".", "Is a directory (os error 21)"),
-                         ("latin1.json", "'utf-8' codec can't decode byte 0xe9 in position 17: invalid continuation byte")]:
+    for name, reason in [
+        ("missing.json", "No such file or directory (os error 2)"),
+        (".", "Is a directory (os error 21)"),
+        ("latin1.json", "'utf-8' codec can't decode byte 0xe9 in position 17: invalid continuation byte"),
+    ]:
         with pytest.raises(CceError) as caught:
             load_store(str(tmp_path / name))
         assert caught.value.message == f"could not load store {tmp_path / name}: {reason}"
@@ -299,7 +382,9 @@ def sample_store(tmp_path_factory: pytest.TempPathFactory) -> bytes:
 
 @settings(max_examples=300, deadline=None)
 @given(cut=st.integers(min_value=0, max_value=2903))
-def test_every_truncation_is_e15(tmp_path_factory: pytest.TempPathFactory, sample_store: bytes, cut: int) -> None:
+def test_every_truncation_is_e15(
+    tmp_path_factory: pytest.TempPathFactory, sample_store: bytes, cut: int
+) -> None:
     path = tmp_path_factory.mktemp("cut") / "index.json"
     path.write_bytes(sample_store[:cut])
     with pytest.raises(CceError, match="^could not load store "):
@@ -308,8 +393,9 @@ def test_every_truncation_is_e15(tmp_path_factory: pytest.TempPathFactory, sampl
 
 @settings(max_examples=300, deadline=None)
 @given(position=st.integers(min_value=0, max_value=2903), byte=st.integers(min_value=0, max_value=255))
-def test_a_garbled_byte_loads_or_is_e15(tmp_path_factory: pytest.TempPathFactory, sample_store: bytes,
-                                        position: int, byte: int) -> None:
+def test_a_garbled_byte_loads_or_is_e15(
+    tmp_path_factory: pytest.TempPathFactory, sample_store: bytes, position: int, byte: int
+) -> None:
     garbled = bytearray(sample_store)
     garbled[position] = byte
     path = tmp_path_factory.mktemp("garbled") / "index.json"
@@ -367,7 +453,9 @@ def test_fingerprint_records_the_build_and_binds_the_bytes(tmp_path: Path) -> No
     }
     assert doc["engine"].startswith("cce-relevance ")
     other = json.loads(dumps_fingerprint(index, data + b" ", redaction=False, model="m"))
-    assert other["store_sha256"] != doc["store_sha256"] and other["redaction"] is False and other["model"] == "m"
+    assert (
+        other["store_sha256"] != doc["store_sha256"] and other["redaction"] is False and other["model"] == "m"
+    )
 
 
 def test_a_loaded_store_has_no_term_counts_and_the_same_bm25(tmp_path: Path) -> None:

@@ -114,36 +114,90 @@ def test_standard_library_slice_including_files_that_do_not_parse():
 # constructs each grammar chunks, so that mutations land error recovery in interesting places.
 _SEEDS = {
     "python": "import os\nfrom .a import b\n\n@dec\nclass A(B):\n    def f(self, x):\n        if x:\n"
-              "            import json\n        return lambda y: y\n\nasync def g():\n    pass\n",
+    "            import json\n        return lambda y: y\n\nasync def g():\n    pass\n",
     "javascript": "import fs from 'fs';\nclass A { m() { return () => 1; } }\nfunction f(a) {\n"
-                  "  const g = function () {};\n  return a;\n}\n",
+    "  const g = function () {};\n  return a;\n}\n",
     "typescript": "import { T } from './t';\ninterface I { x: number }\nenum E { A }\n"
-                  "class C implements I { x = 1; m(): void {} }\nfunction f<T>(a: T): T { return a; }\n",
+    "class C implements I { x = 1; m(): void {} }\nfunction f<T>(a: T): T { return a; }\n",
     "ruby": "require 'json'\nmodule M\n  class C < B\n    def m(x)\n      require_relative \"x\"\n    end\n"
-            "    def self.s; end\n  end\nend\n",
+    "    def self.s; end\n  end\nend\n",
     "rust": "use std::io;\nstruct S { a: u8 }\nenum E { A, B }\ntrait T { fn t(&self); }\n"
-            "impl T for S { fn t(&self) { fn inner() {} } }\nunion U { a: u32 }\n",
-    "c": "#include <stdio.h>\n#include \"x.h\"\nstruct s { int a; };\ntypedef union u { int b; } u_t;\n"
-         "enum e { A };\nint f(struct s *p) { return sizeof(struct s) + (int)(struct t *)0; }\n",
-    "go": "package p\nimport (\n  \"fmt\"\n  y \"a/yaml/v3\"\n)\ntype T struct{}\nfunc (t T) M() {}\n"
-          "func F() { g := func() {}; g() }\n",
+    "impl T for S { fn t(&self) { fn inner() {} } }\nunion U { a: u32 }\n",
+    "c": '#include <stdio.h>\n#include "x.h"\nstruct s { int a; };\ntypedef union u { int b; } u_t;\n'
+    "enum e { A };\nint f(struct s *p) { return sizeof(struct s) + (int)(struct t *)0; }\n",
+    "go": 'package p\nimport (\n  "fmt"\n  y "a/yaml/v3"\n)\ntype T struct{}\nfunc (t T) M() {}\n'
+    "func F() { g := func() {}; g() }\n",
     "java": "import a.b.C;\nimport static a.b.C.m;\n"
-            "class A { A() {} void m() { new Object() { void n() {} }; } }\n"
-            "interface I {}\nenum E { X }\nrecord R(int a) {}\n",
+    "class A { A() {} void m() { new Object() { void n() {} }; } }\n"
+    "interface I {}\nenum E { X }\nrecord R(int a) {}\n",
     "cpp": "#include <vector>\nclass A { public: void m() {} };\nstruct S { int a; };\n"
-           "namespace n { void f() { auto l = [](){}; } }\nenum class E { X };\n",
+    "namespace n { void f() { auto l = [](){}; } }\nenum class E { X };\n",
     "csharp": "using System;\nusing static A.Math;\nclass A { A() {} ~A() {} void M() { int L() => 1; } }\n"
-              "struct S {}\ninterface I {}\nrecord R(int X);\n",
+    "struct S {}\ninterface I {}\nrecord R(int X);\n",
     "php": "<?php\nuse A\\B\\C;\nrequire 'lib/db.php';\nclass A { function m() {} }\nfunction f() {}\n"
-           "trait T {}\ninterface I {}\n",
+    "trait T {}\ninterface I {}\n",
     "kotlin": "import a.b.C\nimport a.b.*\nclass A { fun m() {} constructor(x: Int) : this() }\n"
-              "object O { fun f() = 1 }\nfun top() {}\n",
+    "object O { fun f() = 1 }\nfun top() {}\n",
 }
-_FRAGMENTS = ["{", "}", "(", ")", "[", "]", ";", ":", ",", "\n", "    ", "\t", "'", '"', "`", "\\", "/*", "*/",
-              "//", "#", "<", ">", "=>", "->", "::", "=", "@", "$", "def ", "class ", "struct ", "union ",
-              "enum ", "fn ", "impl ", "function ", "func ", "fun ", "end\n", "import ", "from ", "use ",
-              "require ", "#include ", "#define X(", "#if 0\n", "#endif\n", "lambda: ", "async ", "\x00", "é",
-              "\u2028", "if x:\n", "else:\n", "try:\n", "except* E:\n", "match x:\n  case 1:\n"]
+_FRAGMENTS = [
+    "{",
+    "}",
+    "(",
+    ")",
+    "[",
+    "]",
+    ";",
+    ":",
+    ",",
+    "\n",
+    "    ",
+    "\t",
+    "'",
+    '"',
+    "`",
+    "\\",
+    "/*",
+    "*/",
+    "//",
+    "#",
+    "<",
+    ">",
+    "=>",
+    "->",
+    "::",
+    "=",
+    "@",
+    "$",
+    "def ",
+    "class ",
+    "struct ",
+    "union ",
+    "enum ",
+    "fn ",
+    "impl ",
+    "function ",
+    "func ",
+    "fun ",
+    "end\n",
+    "import ",
+    "from ",
+    "use ",
+    "require ",
+    "#include ",
+    "#define X(",
+    "#if 0\n",
+    "#endif\n",
+    "lambda: ",
+    "async ",
+    "\x00",
+    "é",
+    "\u2028",
+    "if x:\n",
+    "else:\n",
+    "try:\n",
+    "except* E:\n",
+    "match x:\n  case 1:\n",
+]
 
 _mutation = st.one_of(
     st.tuples(st.just("delete"), st.floats(0, 1), st.integers(0, 60)),
@@ -157,12 +211,12 @@ def _garble(text: str, mutations) -> bytes:
     for op, where, arg in mutations:
         at = int(where * len(data))
         if op == "delete":
-            del data[at:at + arg]
+            del data[at : at + arg]
         elif op == "insert":
             data[at:at] = arg.encode("utf-8")
         else:
             start = int(arg * len(data))
-            data[at:at] = data[start:start + 40]
+            data[at:at] = data[start : start + 40]
     return bytes(data)
 
 
@@ -185,23 +239,58 @@ def test_garbled_standard_library_through_query_and_pruned_walk(mutations, seed)
     assert_same_as_reference(dataclasses.replace(PYTHON, pruning=None), source)
 
 
-_EXPRESSIONS = ("x", "lambda a=lambda: 1: a", "[i for i in (lambda: y)()]", "{k: v for k, v in z}", "(x := 1)",
-                "'def s(): import t'", "await y", "(yield)", "...")
-_SIMPLE = ("pass", "import os", "from . import a as b", "from x import (y, z)", "x = 1", "print(1); import re",
-           "type T = int", "type G[T] = list[T]", "# import no", "x: int = 3")
+_EXPRESSIONS = (
+    "x",
+    "lambda a=lambda: 1: a",
+    "[i for i in (lambda: y)()]",
+    "{k: v for k, v in z}",
+    "(x := 1)",
+    "'def s(): import t'",
+    "await y",
+    "(yield)",
+    "...",
+)
+_SIMPLE = (
+    "pass",
+    "import os",
+    "from . import a as b",
+    "from x import (y, z)",
+    "x = 1",
+    "print(1); import re",
+    "type T = int",
+    "type G[T] = list[T]",
+    "# import no",
+    "x: int = 3",
+)
 # Header templates: {0}… are expressions. Definitions put them in every place a header has.
-_HEADERS = ("def f(a={0}, *b, c: {1} = {2}, **d) -> {3}:", "async def g[T, *Ts, **P](p: T = {0}):",
-            "class C({0}, metaclass={1}, **{{'k': {2}}}):", "class D[T: ({0}, int)]({1}):", "if {0}:",
-            "elif_", "while {0}:", "for i in {0}:", "async for i in {0}:", "with {0} as y, z:",
-            "async with ({0} as y):", "try:", "match {0}:")
+_HEADERS = (
+    "def f(a={0}, *b, c: {1} = {2}, **d) -> {3}:",
+    "async def g[T, *Ts, **P](p: T = {0}):",
+    "class C({0}, metaclass={1}, **{{'k': {2}}}):",
+    "class D[T: ({0}, int)]({1}):",
+    "if {0}:",
+    "elif_",
+    "while {0}:",
+    "for i in {0}:",
+    "async for i in {0}:",
+    "with {0} as y, z:",
+    "async with ({0} as y):",
+    "try:",
+    "match {0}:",
+)
 
 
 def _python_block(depth: int) -> st.SearchStrategy[list]:
     """Statements as (header, decorators, body, on one line) or simple strings, nested `depth` deep."""
     if depth == 0:
         return st.lists(st.sampled_from(_SIMPLE), min_size=1, max_size=3)
-    compound = st.tuples(st.sampled_from(_HEADERS), st.lists(st.sampled_from(_EXPRESSIONS), min_size=4, max_size=4),
-                         st.lists(st.sampled_from(_EXPRESSIONS), max_size=2), _python_block(depth - 1), st.booleans())
+    compound = st.tuples(
+        st.sampled_from(_HEADERS),
+        st.lists(st.sampled_from(_EXPRESSIONS), min_size=4, max_size=4),
+        st.lists(st.sampled_from(_EXPRESSIONS), max_size=2),
+        _python_block(depth - 1),
+        st.booleans(),
+    )
     return st.lists(st.one_of(st.sampled_from(_SIMPLE), compound), min_size=1, max_size=4)
 
 
@@ -219,8 +308,12 @@ def _render_python(block: list, indent: str = "") -> str:
         header = "if x:" if header == "elif_" else header.format(*expressions)
         inner = indent + "    "
         if header.startswith("match"):
-            lines += [indent + header, inner + "case [a, *_] | {'k': a} if a:", _render_python(body, inner + "    "),
-                      inner + "case _: import m"]
+            lines += [
+                indent + header,
+                inner + "case [a, *_] | {'k': a} if a:",
+                _render_python(body, inner + "    "),
+                inner + "case _: import m",
+            ]
             continue
         simple_body = all(isinstance(s, str) and not s.startswith("#") for s in body)
         lines.append(indent + header + (" " + "; ".join(body) if one_line and simple_body else ""))
@@ -229,8 +322,12 @@ def _render_python(block: list, indent: str = "") -> str:
         if header.startswith("if"):
             lines += [indent + "elif y:", inner + "def el(): import e", indent + "else: import f"]
         if header.startswith("try"):
-            lines += [indent + "except* E as e:", _render_python(body, inner), indent + "finally:",
-                      inner + "class Fin: import q"]
+            lines += [
+                indent + "except* E as e:",
+                _render_python(body, inner),
+                indent + "finally:",
+                inner + "class Fin: import q",
+            ]
     return "\n".join(lines)
 
 
@@ -253,10 +350,15 @@ def test_python_is_pruned_and_its_grammar_is_the_one_the_pruning_was_read_agains
     the grammar's list of node kinds changes, the argument must be made again (and this list
     updated); another version is simply not pruned."""
     assert PYTHON.pruning is not None
-    assert syntax._prunes(PYTHON) == (metadata.version("tree-sitter-python") == PYTHON.pruning.grammar_version)
+    assert syntax._prunes(PYTHON) == (
+        metadata.version("tree-sitter-python") == PYTHON.pruning.grammar_version
+    )
     language = PYTHON.parser().language
-    named = {language.node_kind_for_id(i) for i in range(language.node_kind_count)
-             if language.node_kind_is_named(i) and language.node_kind_is_visible(i)}
+    named = {
+        language.node_kind_for_id(i)
+        for i in range(language.node_kind_count)
+        if language.node_kind_is_named(i) and language.node_kind_is_visible(i)
+    }
     assert named == PYTHON_0_25_0_NAMED_KINDS
     assert PYTHON.pruning.containers <= named
     # Definitions hold statements only in their body (the other fields are names, parameters, types, bases).
@@ -267,7 +369,8 @@ def test_python_is_pruned_and_its_grammar_is_the_one_the_pruning_was_read_agains
     assert statements - PYTHON.pruning.containers == SIMPLE_STATEMENTS_AND_EXPRESSION_CLAUSES
 
 
-PYTHON_0_25_0_NAMED_KINDS = frozenset("""
+PYTHON_0_25_0_NAMED_KINDS = frozenset(
+    """
 aliased_import argument_list as_pattern as_pattern_target assert_statement assignment attribute
 augmented_assignment await binary_operator block boolean_operator break_statement call case_clause
 case_pattern chevron class_definition class_pattern comment comparison_operator complex_pattern
@@ -287,14 +390,32 @@ splat_pattern splat_type string string_content string_end string_start subscript
 tuple tuple_pattern type type_alias_statement type_conversion type_parameter typed_default_parameter
 typed_parameter unary_operator union_pattern union_type while_statement wildcard_import with_clause
 with_item with_statement yield
-""".split())
+""".split()
+)
 
-SIMPLE_STATEMENTS_AND_EXPRESSION_CLAUSES = frozenset({
-    "assert_statement", "break_statement", "continue_statement", "delete_statement", "exec_statement",
-    "expression_statement", "future_import_statement", "global_statement", "import_from_statement",
-    "import_statement", "nonlocal_statement", "pass_statement", "print_statement", "raise_statement",
-    "return_statement", "type_alias_statement", "for_in_clause", "if_clause", "with_clause",
-})
+SIMPLE_STATEMENTS_AND_EXPRESSION_CLAUSES = frozenset(
+    {
+        "assert_statement",
+        "break_statement",
+        "continue_statement",
+        "delete_statement",
+        "exec_statement",
+        "expression_statement",
+        "future_import_statement",
+        "global_statement",
+        "import_from_statement",
+        "import_statement",
+        "nonlocal_statement",
+        "pass_statement",
+        "print_statement",
+        "raise_statement",
+        "return_statement",
+        "type_alias_statement",
+        "for_in_clause",
+        "if_clause",
+        "with_clause",
+    }
+)
 
 
 def _fake(start: int, end: int) -> SimpleNamespace:
@@ -307,11 +428,14 @@ def test_captures_are_ordered_outer_first_then_left_to_right():
     assert syntax._in_preorder([]) == []
 
 
-@pytest.mark.parametrize("nodes", [
-    [_fake(3, 3)],  # zero-width: cannot be placed by its range
-    [_fake(0, 10), _fake(4, 4)],
-    [_fake(2, 8), _fake(2, 8)],  # the same range twice: which is the parent is not known
-])
+@pytest.mark.parametrize(
+    "nodes",
+    [
+        [_fake(3, 3)],  # zero-width: cannot be placed by its range
+        [_fake(0, 10), _fake(4, 4)],
+        [_fake(2, 8), _fake(2, 8)],  # the same range twice: which is the parent is not known
+    ],
+)
 def test_ranges_that_do_not_decide_the_order_are_refused(nodes):
     assert syntax._in_preorder(nodes) is None
 

@@ -38,13 +38,19 @@ ALL_PACKS = PackSet(PACKS + EXTRA_PACKS)
 
 def per_chunk(counts: TermCounts) -> list[list[tuple[str, int]]]:
     ends = np.cumsum(counts.lengths).tolist()
-    starts = [0, *ends][:len(ends)]
-    return [[(counts.vocabulary[t], c) for t, c in zip(counts.terms[a:b].tolist(), counts.counts[a:b].tolist(),
-                                                        strict=True)] for a, b in zip(starts, ends, strict=True)]
+    starts = [0, *ends][: len(ends)]
+    return [
+        [
+            (counts.vocabulary[t], c)
+            for t, c in zip(counts.terms[a:b].tolist(), counts.counts[a:b].tolist(), strict=True)
+        ]
+        for a, b in zip(starts, ends, strict=True)
+    ]
 
 
-def assert_counts_are_tokenizing(source: bytes, spans: list[tuple[int, int]],
-                                 tokens: ChunkTokens | None = None) -> TermCounts:
+def assert_counts_are_tokenizing(
+    source: bytes, spans: list[tuple[int, int]], tokens: ChunkTokens | None = None
+) -> TermCounts:
     counts = term_counts(chunk_tokens(source, spans) if tokens is None else tokens)
     contents = [source[s:e].decode("utf-8", "replace") for s, e in spans]
     assert per_chunk(counts) == [list(Counter(tokenize(content)).items()) for content in contents]
@@ -62,8 +68,12 @@ def _stdlib_files(step: int = 25) -> dict[str, str]:
 
 
 def _real_files() -> list[tuple[bytes, list[tuple[int, int]], list[str]]]:
-    files = {**read_tree(Path("test/fixture/samples")), **read_tree(Path(__file__).parent / "language_samples"),
-             **read_tree(Path(DOCS_CORPUS)), **_stdlib_files()}
+    files = {
+        **read_tree(Path("test/fixture/samples")),
+        **read_tree(Path(__file__).parent / "language_samples"),
+        **read_tree(Path(DOCS_CORPUS)),
+        **_stdlib_files(),
+    }
     cases = []
     for path, text in sorted(files.items()):
         chunked = chunk_file(path, text, ALL_PACKS)
@@ -80,6 +90,7 @@ def test_chunks_of_real_files():
 
 def test_real_files_are_grouped_by_hash_without_falling_back(monkeypatch):
     """No collision in real files: the string grouping (the fallback) is never needed there."""
+
     def refuse(tokens):
         raise AssertionError("fell back to grouping by strings")
 
@@ -102,8 +113,15 @@ def _with_hashes(tokens: ChunkTokens, hashes: np.ndarray) -> ChunkTokens:
 _LONG = "q" * 40
 # Pairs of distinct tokens a lossy hash may merge: same length differing in the first, second,
 # fourth 8-byte word or past the 32 bytes compared as words; different lengths; a prefix.
-_COLLIDING = [("alpha", "alphb"), ("abcdefgh_1", "abcdefgh_2"), ("x" * 31 + "a", "x" * 31 + "b"),
-              (_LONG + "a", _LONG + "b"), ("ab", "abc"), (_LONG, _LONG + "0"), ("a" * 16, "a" * 8)]
+_COLLIDING = [
+    ("alpha", "alphb"),
+    ("abcdefgh_1", "abcdefgh_2"),
+    ("x" * 31 + "a", "x" * 31 + "b"),
+    (_LONG + "a", _LONG + "b"),
+    ("ab", "abc"),
+    (_LONG, _LONG + "0"),
+    ("a" * 16, "a" * 8),
+]
 
 
 @pytest.mark.parametrize(("one", "other"), _COLLIDING)
@@ -111,7 +129,9 @@ def test_a_forced_hash_collision_is_caught_and_counted_by_strings(monkeypatch, o
     source = f"{one} {other} x {one}\n{other}{{{other} {one}}} {one}".encode("ascii")
     spans = [(0, len(source)), (0, len(one) + 1), (len(one) + 1, len(source)), (3, 9)]
     tokens = chunk_tokens(source, spans)
-    spelled = [source[a:b].decode("ascii") for a, b in zip(tokens.starts.tolist(), tokens.ends.tolist(), strict=True)]
+    spelled = [
+        source[a:b].decode("ascii") for a, b in zip(tokens.starts.tolist(), tokens.ends.tolist(), strict=True)
+    ]
     # Only these two tokens collide: `other` takes `one`'s hash, every other token keeps its own.
     h = tokens.hashes
     merged = _with_hashes(tokens, np.where(np.array(spelled) == other, h[spelled.index(one)], h))
@@ -122,13 +142,19 @@ def test_a_forced_hash_collision_is_caught_and_counted_by_strings(monkeypatch, o
     assert calls == [1]  # the collision was seen, and the file grouped by strings
 
 
-_text_with_long_tokens = st.lists(st.sampled_from(["a", "b", "_", "Z", "0", " ", ".", "é", "ab" * 9, "q" * 33]),
-                                 max_size=30).map("".join)
+_text_with_long_tokens = st.lists(
+    st.sampled_from(["a", "b", "_", "Z", "0", " ", ".", "é", "ab" * 9, "q" * 33]), max_size=30
+).map("".join)
 
 
-@given(texts=st.lists(st.tuples(_text_with_long_tokens, st.lists(st.tuples(st.floats(0, 1), st.floats(0, 1)),
-                                                                 max_size=6)), min_size=1, max_size=3),
-       modulus=st.sampled_from([1, 2, 3, 5, 2**32 + 1]))
+@given(
+    texts=st.lists(
+        st.tuples(_text_with_long_tokens, st.lists(st.tuples(st.floats(0, 1), st.floats(0, 1)), max_size=6)),
+        min_size=1,
+        max_size=3,
+    ),
+    modulus=st.sampled_from([1, 2, 3, 5, 2**32 + 1]),
+)
 @settings(max_examples=300, deadline=None)
 def test_counts_stay_exact_under_any_lossy_hash(texts, modulus):
     """Whatever the hashes merge, the groups are checked and the counts are the tokenizer's."""
@@ -147,8 +173,10 @@ def test_corpus_postings_are_the_tokenizing_bm25_arrays():
     contents = [content for _, _, chunk_contents in cases for content in chunk_contents]
     ids = [f"{i:016x}" for i in range(len(contents))][::-1]
     p = corpus_postings(parts)
-    assert_same_bm25(BM25.from_postings(p.term_id, p.indptr, p.docs, p.tfs, p.doc_len, ids, 1.1, 0.6),
-                     BM25(contents, ids, 1.1, 0.6))
+    assert_same_bm25(
+        BM25.from_postings(p.term_id, p.indptr, p.docs, p.tfs, p.doc_len, ids, 1.1, 0.6),
+        BM25(contents, ids, 1.1, 0.6),
+    )
 
 
 def assert_same_bm25(fast: BM25, tokenizing: BM25) -> None:
@@ -157,8 +185,12 @@ def assert_same_bm25(fast: BM25, tokenizing: BM25) -> None:
     for name in ("_docs", "_freqs", "_starts", "doc_len", "_length_norm", "id_rank"):
         x, y = getattr(fast, name), getattr(tokenizing, name)
         assert x.dtype == y.dtype and np.array_equal(x, y), name
-    assert (fast.n_docs, fast.avgdl, fast.k1, fast.b) == (tokenizing.n_docs, tokenizing.avgdl, tokenizing.k1,
-                                                         tokenizing.b)
+    assert (fast.n_docs, fast.avgdl, fast.k1, fast.b) == (
+        tokenizing.n_docs,
+        tokenizing.avgdl,
+        tokenizing.k1,
+        tokenizing.b,
+    )
 
 
 def test_nothing_to_count():
@@ -170,11 +202,16 @@ def test_nothing_to_count():
     assert_same_bm25(BM25.from_postings(p.term_id, p.indptr, p.docs, p.tfs, p.doc_len, []), BM25([], []))
 
 
-_text = st.text(alphabet=st.sampled_from(list("abcXYZ_019 \n\t.,:;(){}é漢\U0001f600-") + ["\x00"]), max_size=300)
+_text = st.text(
+    alphabet=st.sampled_from(list("abcXYZ_019 \n\t.,:;(){}é漢\U0001f600-") + ["\x00"]), max_size=300
+)
 
 
-@given(texts=st.lists(st.tuples(_text, st.lists(st.tuples(st.floats(0, 1), st.floats(0, 1)), max_size=8)),
-                      max_size=4))
+@given(
+    texts=st.lists(
+        st.tuples(_text, st.lists(st.tuples(st.floats(0, 1), st.floats(0, 1)), max_size=8)), max_size=4
+    )
+)
 @settings(max_examples=300, deadline=None)
 def test_arbitrary_spans_cutting_tokens_and_characters(texts):
     parts, contents = [], []
@@ -186,4 +223,6 @@ def test_arbitrary_spans_cutting_tokens_and_characters(texts):
         contents += [source[s:e].decode("utf-8", "replace") for s, e in spans]
     ids = [f"{i:016x}" for i in range(len(contents))]
     p = corpus_postings(parts)
-    assert_same_bm25(BM25.from_postings(p.term_id, p.indptr, p.docs, p.tfs, p.doc_len, ids), BM25(contents, ids))
+    assert_same_bm25(
+        BM25.from_postings(p.term_id, p.indptr, p.docs, p.tfs, p.doc_len, ids), BM25(contents, ids)
+    )

@@ -18,13 +18,33 @@ from cce_relevance.retrieval.ranking.topk import PrefixMemo, id_ranks, score_key
 
 # Doubles whose product with 1e6 sits on or next to a rounding tie, at saturation, or special.
 _EDGES = [
-    0.0, -0.0, 5e-7, -5e-7, 4.999999999999999e-7, 5.000000000000001e-7, 1.5e-6, -2.5e-6, 0.1234565,
-    0.49999999999999994e-6, 4503599627.3704955, 4503599627.370496, 9223372036854.775, 9223372036854.777,
-    -9223372036854.775, -9223372036854.777, 1e300, -1e300, 1.7976931348623157e308, 5e-324,
-    math.inf, -math.inf, math.nan,
+    0.0,
+    -0.0,
+    5e-7,
+    -5e-7,
+    4.999999999999999e-7,
+    5.000000000000001e-7,
+    1.5e-6,
+    -2.5e-6,
+    0.1234565,
+    0.49999999999999994e-6,
+    4503599627.3704955,
+    4503599627.370496,
+    9223372036854.775,
+    9223372036854.777,
+    -9223372036854.775,
+    -9223372036854.777,
+    1e300,
+    -1e300,
+    1.7976931348623157e308,
+    5e-324,
+    math.inf,
+    -math.inf,
+    math.nan,
 ]
-_SCORES = st.one_of(st.floats(width=64), st.sampled_from(_EDGES),
-                    st.integers(-3000, 3000).map(lambda n: n * 5e-7))  # many exact and near ties
+_SCORES = st.one_of(
+    st.floats(width=64), st.sampled_from(_EDGES), st.integers(-3000, 3000).map(lambda n: n * 5e-7)
+)  # many exact and near ties
 
 
 def _reference_order(scores: list[float], ids: list[str], positive_only: bool = False) -> list[int]:
@@ -56,8 +76,11 @@ def test_id_ranks_order_by_id_then_index():
 _IDS = st.text(alphabet="abc", min_size=1, max_size=2)  # short ids: duplicates are common
 
 
-@given(st.lists(st.tuples(_SCORES, _IDS), max_size=400), st.one_of(st.none(), st.integers(-1, 450)),
-       st.booleans())
+@given(
+    st.lists(st.tuples(_SCORES, _IDS), max_size=400),
+    st.one_of(st.none(), st.integers(-1, 450)),
+    st.booleans(),
+)
 @settings(max_examples=400, deadline=None)
 def test_top_by_key_is_the_prefix_of_the_full_sort(entries, limit, positive_only):
     scores = [s for s, _ in entries]
@@ -131,7 +154,7 @@ def test_nan_in_the_sample_does_not_raise_the_threshold(nans_in_sample):
     # largest is the (m - k)-th largest real value, too high to guarantee m entries above it.
     scores = np.zeros(1280)
     scores[::32] = np.arange(40) * 10e-6
-    scores[0:32 * nans_in_sample:32] = math.nan
+    scores[0 : 32 * nans_in_sample : 32] = math.nan
     ids = [f"{i:05d}" for i in range(1280)]
     for limit in (1, 5, 9):
         want = _reference_order(scores.tolist(), ids)[:limit]
@@ -142,6 +165,7 @@ def test_nan_in_the_sample_does_not_raise_the_threshold(nans_in_sample):
 @settings(max_examples=200, deadline=None)
 def test_prefix_memo_answers_like_ranking_afresh(requests, size):
     """Whatever the order and depth of requests, each answer is the ranking made for it alone."""
+
     def ranking(query: int, depth: int) -> list[int]:
         full = sorted(range(40 + 7 * query), key=lambda d: ((d * (query + 3)) % 17, d))  # a fixed total order
         return full[:depth]

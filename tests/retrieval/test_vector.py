@@ -74,7 +74,6 @@ def test_cosine_all_equals_left_to_right_loop_sparse(q, m):
         assert _same(float(got[r]), ref_cosine(q, m[r]))
 
 
-
 @settings(max_examples=200, deadline=None)
 @given(
     q=hnp.arrays(np.float64, st.integers(0, 30), elements=_SPARSE),
@@ -97,8 +96,10 @@ def test_cosine_all_of_some_rows_is_those_rows_of_all(q, m, data):
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.text(alphabet="abcxyz _.", max_size=40), min_size=1, max_size=6),
-       st.text("abcxyz ", max_size=30))
+@given(
+    st.lists(st.text(alphabet="abcxyz _.", max_size=40), min_size=1, max_size=6),
+    st.text("abcxyz ", max_size=30),
+)
 def test_cosine_all_on_hash_embeddings(texts, query):
     m = np.stack([hash_embed(t) for t in texts])
     q = hash_embed(query)
@@ -162,8 +163,10 @@ def test_samples_zero_ties_by_chunk_id(samples):
 def test_rank_matches_spec_oracle_on_samples(samples):
     for q in ["loader", "struct node", "zzzz", "config path text"]:
         qv = hash_embed(q)
-        want = sorted(((d, ref_cosine(qv, c.embedding)) for d, c in enumerate(samples.chunks)),
-                      key=lambda p: (-score_key(p[1]), samples.chunk_ids[p[0]]))
+        want = sorted(
+            ((d, ref_cosine(qv, c.embedding)) for d, c in enumerate(samples.chunks)),
+            key=lambda p: (-score_key(p[1]), samples.chunk_ids[p[0]]),
+        )
         got = samples.cosine.top(qv)
         assert [(d, _bits(s)) for d, s in got] == [(d, _bits(s)) for d, s in want]
 
@@ -294,7 +297,9 @@ def stdlib_index():
     with tempfile.TemporaryDirectory() as scratch:
         stdlib = Path(sysconfig.get_paths()["stdlib"])
         for package in ("email", "json", "asyncio"):
-            shutil.copytree(stdlib / package, Path(scratch) / package, ignore=shutil.ignore_patterns("__pycache__"))
+            shutil.copytree(
+                stdlib / package, Path(scratch) / package, ignore=shutil.ignore_patterns("__pycache__")
+            )
         yield build_index(scratch, workers=1)
 
 
@@ -307,15 +312,24 @@ def test_sparse_hash_embeddings_give_the_dense_matrix_its_float32_copy_and_its_r
     rng = np.random.default_rng(3)
     empty = np.flatnonzero(np.diff(sparse.offsets) == 0)
     for picked in (rng.integers(0, sparse.n_rows, 300), np.arange(0), empty[:5], np.array([7, 7, 0])):
-        for columns in (np.arange(256), np.array([0, 3, 200, 255]), np.arange(0), np.unique(rng.integers(0, 256, 9))):
+        for columns in (
+            np.arange(256),
+            np.array([0, 3, 200, 255]),
+            np.arange(0),
+            np.unique(rng.integers(0, 256, 9)),
+        ):
             want = np.ascontiguousarray(dense[picked][:, columns])
             assert sparse.columns(picked, columns).tobytes() == want.tobytes()
 
 
-@pytest.mark.parametrize(("sparse_calls", "budget"), [(0, 64 << 20), (3, 64 << 20), (10**9, 64 << 20), (0, 1000)],
-                         ids=["dense-counts", "switching", "sparse-entries", "over-budget"])
-def test_cosine_over_sparse_hash_embeddings_equals_cosine_over_the_matrix(stdlib_index, monkeypatch, sparse_calls,
-                                                                           budget):
+@pytest.mark.parametrize(
+    ("sparse_calls", "budget"),
+    [(0, 64 << 20), (3, 64 << 20), (10**9, 64 << 20), (0, 1000)],
+    ids=["dense-counts", "switching", "sparse-entries", "over-budget"],
+)
+def test_cosine_over_sparse_hash_embeddings_equals_cosine_over_the_matrix(
+    stdlib_index, monkeypatch, sparse_calls, budget
+):
     """Rows are scored exactly from the sparse entries, and after `sparse_calls` calls from the
     dense counts unless they would take more than `budget` bytes: every way gives the matrix's
     doubles."""
@@ -326,7 +340,12 @@ def test_cosine_over_sparse_hash_embeddings_equals_cosine_over_the_matrix(stdlib
     dense = CosineIndex(index.matrix, index.id_rank)
     assert sparse._approximate.tobytes() == dense._approximate.tobytes()
     assert math.isclose(sparse._max_row_norm, dense._max_row_norm, rel_tol=1e-12)
-    texts = [c.content.split("\n", 1)[0][:80] for c in index.chunks[::97]] + ["", "zzzz", "def get", "import os"]
+    texts = [c.content.split("\n", 1)[0][:80] for c in index.chunks[::97]] + [
+        "",
+        "zzzz",
+        "def get",
+        "import os",
+    ]
     queries = [hash_embed(text) for text in texts]
     for q in queries:  # first what never needs the float64 matrix: some rows
         for rows_ in ([5, 3, 900, 3], [-1, 0, -5], slice(40, 90), slice(-30, None, 3)):
@@ -334,7 +353,9 @@ def test_cosine_over_sparse_hash_embeddings_equals_cosine_over_the_matrix(stdlib
     assert sparse._matrix is None and (sparse._counts is None) == (sparse_calls == 10**9 or budget == 1000)
     for q in queries:  # then rankings, which on 1,786 rows score every one
         for limit in (1, 10, 30, 200, None):
-            assert [(d, _bits(s)) for d, s in sparse.top(q, limit)] == [(d, _bits(s)) for d, s in dense.top(q, limit)]
+            assert [(d, _bits(s)) for d, s in sparse.top(q, limit)] == [
+                (d, _bits(s)) for d, s in dense.top(q, limit)
+            ]
         assert sparse.scores(q).tobytes() == dense.scores(q).tobytes()
 
 

@@ -25,8 +25,10 @@ def test_mde_multipliers_quoted_in_the_docs(n: int) -> None:
     multiplier = f"{min_detectable_effect(1.0, n):.2f}"
     readme, statistics = _text("README.md"), _text("docs/statistics.md")
     if n == 7:
-        assert f"at n = 7 a paired t-test with 80% power only detects a mean delta of about {multiplier} times" \
+        assert (
+            f"at n = 7 a paired t-test with 80% power only detects a mean delta of about {multiplier} times"
             in readme
+        )
     assert re.search(rf"{multiplier} at n = {n}\b|at n = {n}\b[^.]*?{multiplier}", readme + statistics)
 
 
@@ -34,8 +36,9 @@ def test_bootstrap_example_of_one_changed_query_in_seven() -> None:
     deltas = [1 / 6] + [0.0] * 6
     low, high = bootstrap_ci95(deltas)  # type: ignore[misc]
     t_low, t_high = paired_t(deltas).ci95  # type: ignore[misc]
-    quoted = (f"[{low:.0f}, {high:.3f}] where the t interval reads "
-              f"[{t_low:.3f}, {t_high:.3f}]").replace("-", "−")
+    quoted = (f"[{low:.0f}, {high:.3f}] where the t interval reads [{t_low:.3f}, {t_high:.3f}]").replace(
+        "-", "−"
+    )
     assert quoted in _text("docs/statistics.md")
 
 

@@ -26,8 +26,10 @@ def exact_hsd(values: list[list[float]]) -> list[list[float]]:
         means = [sum(columns[q][perms[q][i]] for q in range(n)) / n for i in range(s)]
         ranges.append(max(means) - min(means))
     means = [sum(v) / n for v in values]
-    return [[sum(1 for r in ranges if r >= abs(means[i] - means[j]) - 1e-12) / len(ranges) for j in range(s)]
-            for i in range(s)]
+    return [
+        [sum(1 for r in ranges if r >= abs(means[i] - means[j]) - 1e-12) / len(ranges) for j in range(s)]
+        for i in range(s)
+    ]
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -86,8 +88,10 @@ def test_identical_systems_and_degenerate_inputs() -> None:
 
 
 def test_same_bytes_in_another_process() -> None:
-    code = ("import json; from cce_relevance.stats.multi_system import randomised_tukey_hsd as h; "
-            "print(json.dumps(h([[0.1,0.5,0.9,0.3],[0.2,0.5,1.0,0.0],[0.0,0.25,0.5,0.75]])))")
+    code = (
+        "import json; from cce_relevance.stats.multi_system import randomised_tukey_hsd as h; "
+        "print(json.dumps(h([[0.1,0.5,0.9,0.3],[0.2,0.5,1.0,0.0],[0.0,0.25,0.5,0.75]])))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     here = randomised_tukey_hsd([[0.1, 0.5, 0.9, 0.3], [0.2, 0.5, 1.0, 0.0], [0.0, 0.25, 0.5, 0.75]])
     assert json.loads(out) == here
@@ -101,6 +105,8 @@ def test_worked_example_in_the_docs() -> None:
     assert (exact[0][2], exact[1][2]) == (1 / 3, 2 / 3)
     result = compare_systems("mrr", ["A", "B", "C"], values)
     text = " ".join((Path(__file__).resolve().parents[2] / "docs/statistics.md").read_text().split())
-    assert (f"the 10,000 trials give {result.pair('A', 'C').hsd_p:.6f} and {result.pair('B', 'C').hsd_p:.6f}"
-            in text)
+    assert (
+        f"the 10,000 trials give {result.pair('A', 'C').hsd_p:.6f} and {result.pair('B', 'C').hsd_p:.6f}"
+        in text
+    )
     assert result.pair("A", "C").perm_p == 0.5 and result.pair("A", "C").holm_p == 1.0

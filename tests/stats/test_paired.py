@@ -80,7 +80,10 @@ def _precision_at_k(rng: np.random.Generator) -> list[float]:
     k = int(rng.choice([3, 5, 10]))
     n = int(rng.integers(2, 41))
     # Unrounded per-query metrics of both backends, subtracted as the harness does (§deltas).
-    return [int(b) / k - int(a) / k for a, b in zip(rng.integers(0, k + 1, n), rng.integers(0, k + 1, n), strict=True)]
+    return [
+        int(b) / k - int(a) / k
+        for a, b in zip(rng.integers(0, k + 1, n), rng.integers(0, k + 1, n), strict=True)
+    ]
 
 
 def _mrr(rng: np.random.Generator) -> list[float]:

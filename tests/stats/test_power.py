@@ -125,8 +125,9 @@ def test_equal_valued_deltas_have_no_mde_and_no_plan() -> None:
     assert observed_mde([3 / 5 - 2 / 5, 1 / 5 - 0.0]) is None  # what `run --compare` can produce
 
 
-finite_deltas = st.lists(st.sampled_from([0.0, 0.1, 0.2, 0.3, 1 / 3, 0.5, 0.6 - 0.4, 0.3 - 0.1, -0.2, 1.0]),
-                         min_size=0, max_size=8)
+finite_deltas = st.lists(
+    st.sampled_from([0.0, 0.1, 0.2, 0.3, 1 / 3, 0.5, 0.6 - 0.4, 0.3 - 0.1, -0.2, 1.0]), min_size=0, max_size=8
+)
 
 
 @given(finite_deltas)

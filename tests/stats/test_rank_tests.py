@@ -39,7 +39,7 @@ def test_exact_signed_rank_matches_scipy_enumeration(deltas: list[float]) -> Non
     if max(groups) == 1:
         expected = _scipy_wilcoxon_p(changed, "exact")
     else:  # scipy's exact method ignores ties; its permutation method enumerates all 2^m patterns
-        expected = float(stats.wilcoxon(changed, method=stats.PermutationMethod(n_resamples=10 ** 6)).pvalue)
+        expected = float(stats.wilcoxon(changed, method=stats.PermutationMethod(n_resamples=10**6)).pvalue)
     assert ours.method == "exact" and ours.p == pytest.approx(expected, rel=1e-9, abs=1e-12)
     assert ours.statistic == pytest.approx(float(stats.wilcoxon(changed, method="asymptotic").statistic))
 
@@ -102,8 +102,9 @@ def test_degenerate_inputs() -> None:
     zero = wilcoxon_signed_rank([0.0, -0.0, 0.0])
     assert zero is not None and (zero.p, zero.changed) == (1.0, 0)
     big_tie = wilcoxon_signed_rank([0.5] * 60 + [-0.5] * 60)
-    assert big_tie is not None and big_tie.p == pytest.approx(_scipy_wilcoxon_p([0.5] * 60 + [-0.5] * 60,
-                                                                                  "asymptotic"))
+    assert big_tie is not None and big_tie.p == pytest.approx(
+        _scipy_wilcoxon_p([0.5] * 60 + [-0.5] * 60, "asymptotic")
+    )
 
 
 @given(st.lists(st.sampled_from(STEPS), min_size=2, max_size=70))

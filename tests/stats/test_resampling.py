@@ -38,8 +38,11 @@ from cce_relevance.stats.resampling import (
 def enumerated_p(deltas: list[Fraction]) -> Fraction:
     """The definition read literally: every one of the 2^n sign patterns, exact arithmetic."""
     observed = abs(sum(deltas))
-    extreme = sum(1 for signs in itertools.product((1, -1), repeat=len(deltas))
-                  if abs(sum(s * d for s, d in zip(signs, deltas, strict=True))) >= observed)
+    extreme = sum(
+        1
+        for signs in itertools.product((1, -1), repeat=len(deltas))
+        if abs(sum(s * d for s, d in zip(signs, deltas, strict=True))) >= observed
+    )
     return Fraction(extreme, 2 ** len(deltas))
 
 
@@ -142,8 +145,16 @@ print(json.dumps([sign_flip_test(d).p.hex(), [x.hex() for x in bootstrap_ci95(d)
 
 
 def test_sampled_p_and_bootstrap_are_identical_across_processes() -> None:
-    runs = [subprocess.run([sys.executable, "-c", _SUBPROCESS], capture_output=True, text=True, check=True,
-                           env={"PYTHONHASHSEED": str(seed)}).stdout for seed in (1, 2)]
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", _SUBPROCESS],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={"PYTHONHASHSEED": str(seed)},
+        ).stdout
+        for seed in (1, 2)
+    ]
     deltas = np.random.default_rng(11).normal(0.02, 0.2, 40).tolist()
     here = json.dumps([sign_flip_test(deltas).p.hex(), [x.hex() for x in bootstrap_ci95(deltas)]])  # type: ignore[union-attr]
     assert runs[0] == runs[1] == here + "\n"
@@ -174,8 +185,9 @@ def test_bootstrap_equals_a_reference_loop_at_the_default_settings() -> None:
 
 
 @pytest.mark.parametrize(("n", "resamples", "chunk_words"), [(2, 40, 3), (13, 999, 50), (64, 1001, 1 << 20)])
-def test_bootstrap_equals_a_reference_loop_across_chunkings(monkeypatch, n: int, resamples: int,
-                                                            chunk_words: int) -> None:
+def test_bootstrap_equals_a_reference_loop_across_chunkings(
+    monkeypatch, n: int, resamples: int, chunk_words: int
+) -> None:
     monkeypatch.setattr(resampling, "_CHUNK_WORDS", chunk_words)
     deltas = np.random.default_rng(n).uniform(-1, 1, n).tolist()
     assert bootstrap_ci95(deltas, resamples=resamples, seed=5) == reference_bootstrap(deltas, resamples, 5)
@@ -183,7 +195,9 @@ def test_bootstrap_equals_a_reference_loop_across_chunkings(monkeypatch, n: int,
 
 @settings(deadline=None)
 @given(st.lists(st.lists(st.floats(-1, 1), max_size=9), max_size=5), st.sampled_from([7, 64, 1 << 20]))
-def test_samples_resampled_together_equal_each_resampled_alone(samples: list[list[float]], chunk_words: int) -> None:
+def test_samples_resampled_together_equal_each_resampled_alone(
+    samples: list[list[float]], chunk_words: int
+) -> None:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(resampling, "_CHUNK_WORDS", chunk_words)
         together = bootstrap_ci95_of(samples, resamples=101, seed=3)
@@ -193,8 +207,9 @@ def test_samples_resampled_together_equal_each_resampled_alone(samples: list[lis
 def test_bootstrap_ci_is_close_to_scipys_percentile_bootstrap() -> None:
     deltas = np.random.default_rng(21).normal(0.05, 0.25, 30)
     ours = bootstrap_ci95(deltas.tolist())
-    theirs = stats.bootstrap((deltas,), np.mean, n_resamples=10_000, method="percentile",
-                             rng=np.random.default_rng(0)).confidence_interval
+    theirs = stats.bootstrap(
+        (deltas,), np.mean, n_resamples=10_000, method="percentile", rng=np.random.default_rng(0)
+    ).confidence_interval
     se = float(np.std(deltas, ddof=1)) / math.sqrt(30)
     assert ours is not None
     assert ours[0] == pytest.approx(theirs.low, abs=0.1 * se)
@@ -281,8 +296,12 @@ def test_fewer_than_two_queries_leave_only_n_and_the_mean(deltas: list[float]) -
 
 def test_full_stats_holm_adjusts_the_permutation_p_values() -> None:
     rng = np.random.default_rng(4)
-    series = [("precision_at_k", rng.normal(0.2, 0.2, 12).tolist()), ("recall", [0.0] * 12),
-              ("mrr", rng.normal(0.05, 0.2, 12).tolist()), ("f1", [0.1] * 12)]
+    series = [
+        ("precision_at_k", rng.normal(0.2, 0.2, 12).tolist()),
+        ("recall", [0.0] * 12),
+        ("mrr", rng.normal(0.05, 0.2, 12).tolist()),
+        ("f1", [0.1] * 12),
+    ]
     full = full_stats(series, "mrr")
     raw = [m.permutation.p for m in full.metrics]  # type: ignore[union-attr]
     assert [m.holm_p for m in full.metrics] == holm_adjust(raw)
@@ -293,7 +312,9 @@ def test_full_stats_holm_adjusts_the_permutation_p_values() -> None:
         full_stats(series, "ndcg")
 
 
-finite_deltas = st.lists(st.floats(min_value=-1.0, max_value=1.0, allow_subnormal=False), min_size=2, max_size=24)
+finite_deltas = st.lists(
+    st.floats(min_value=-1.0, max_value=1.0, allow_subnormal=False), min_size=2, max_size=24
+)
 
 
 @settings(deadline=None, max_examples=80)

@@ -96,7 +96,9 @@ def check_forms(names: Sequence[str]) -> tuple[str, ...]:
     is an input error."""
     unknown = [name for name in names if name not in FORMS]
     if unknown:
-        raise CceError(f"unknown query form {rust_debug_str(unknown[0])} (expected any of {', '.join(FORMS)})")
+        raise CceError(
+            f"unknown query form {rust_debug_str(unknown[0])} (expected any of {', '.join(FORMS)})"
+        )
     if not names:
         raise CceError(f"--forms requires at least one of {', '.join(FORMS)}")
     return tuple(form for form in FORMS if form in names)

@@ -89,11 +89,10 @@ class CorpusArrays:
         return CorpusLineWeights(files, self.rows[:, RUN_START], self.rows[:, RUN_LENGTH], self.line_extras)
 
 
-
 def split_ids(ids: bytes) -> list[str]:
     """Chunk ids kept as ID_LENGTH ASCII bytes each, as strings."""
     text = ids.decode("ascii")
-    return [text[i:i + ID_LENGTH] for i in range(0, len(text), ID_LENGTH)]
+    return [text[i : i + ID_LENGTH] for i in range(0, len(text), ID_LENGTH)]
 
 
 @dataclass(frozen=True)
@@ -106,8 +105,13 @@ class AssembledCorpus:
     counts: BucketCounts
 
 
-def arrays_from_entries(keys: Sequence[bytes], files: Sequence[tuple[str, str]], entries: Sequence[IndexedFile],
-                        postings: Postings, id_rank: np.ndarray) -> CorpusArrays:
+def arrays_from_entries(
+    keys: Sequence[bytes],
+    files: Sequence[tuple[str, str]],
+    entries: Sequence[IndexedFile],
+    postings: Postings,
+    id_rank: np.ndarray,
+) -> CorpusArrays:
     """The arrays of a corpus assembled from every file's record (hash embedder)."""
     types: dict[tuple[str, str, str], int] = {}
     contents: dict[int, str] = {}
@@ -119,12 +123,24 @@ def arrays_from_entries(keys: Sequence[bytes], files: Sequence[tuple[str, str]],
     if len(counts) != len(entries):
         raise ValueError("a file's record has no bucket counts")
     return CorpusArrays(
-        list(keys), np.array([len(e.chunks) for e in entries], dtype=np.int64), [e.tokens for e in entries],
+        list(keys),
+        np.array([len(e.chunks) for e in entries], dtype=np.int64),
+        [e.tokens for e in entries],
         {i: e.imports for i, e in enumerate(entries) if e.imports},
-        {i: e.text for i, (e, (_, walked)) in enumerate(zip(entries, files, strict=True)) if e.text != walked},
-        list(types), np.concatenate(rows) if rows else np.zeros((0, FIELDS), np.int64),
-        b"".join(chunk_id_bytes(e) for e in entries), contents, concatenated_counts(counts), postings, id_rank,
-        np.concatenate([e.lines.extras for e in entries]) if entries else np.zeros(0, EXTRA_DTYPE))
+        {
+            i: e.text
+            for i, (e, (_, walked)) in enumerate(zip(entries, files, strict=True))
+            if e.text != walked
+        },
+        list(types),
+        np.concatenate(rows) if rows else np.zeros((0, FIELDS), np.int64),
+        b"".join(chunk_id_bytes(e) for e in entries),
+        contents,
+        concatenated_counts(counts),
+        postings,
+        id_rank,
+        np.concatenate([e.lines.extras for e in entries]) if entries else np.zeros(0, EXTRA_DTYPE),
+    )
 
 
 def corpus_parts(arrays: CorpusArrays) -> list[bytes | memoryview]:
@@ -139,20 +155,37 @@ def corpus_parts(arrays: CorpusArrays) -> list[bytes | memoryview]:
     p = arrays.postings
     vocabulary = " ".join(p.term_id).encode("utf-8", "surrogatepass")
     texts = {i: text.encode("utf-8", "surrogatepass") for i, text in sorted(arrays.texts.items())}
-    header = json.dumps({
-        "files": len(arrays.keys), "chunks": int(arrays.rows.shape[0]),
-        "types": arrays.types, "tokens": arrays.tokens, "imports": {str(i): v for i, v in arrays.imports.items()},
-        "texts": [[i, len(text)] for i, text in texts.items()],
-        "contents": {str(i): v for i, v in arrays.contents.items()}, "counted": int(arrays.counts.buckets.shape[0]),
-        "terms": len(p.term_id), "entries": int(p.docs.shape[0]), "vocabulary": len(vocabulary),
-        "weighed": int(arrays.line_extras.shape[0]),
-    }).encode("ascii")
+    header = json.dumps(
+        {
+            "files": len(arrays.keys),
+            "chunks": int(arrays.rows.shape[0]),
+            "types": arrays.types,
+            "tokens": arrays.tokens,
+            "imports": {str(i): v for i, v in arrays.imports.items()},
+            "texts": [[i, len(text)] for i, text in texts.items()],
+            "contents": {str(i): v for i, v in arrays.contents.items()},
+            "counted": int(arrays.counts.buckets.shape[0]),
+            "terms": len(p.term_id),
+            "entries": int(p.docs.shape[0]),
+            "vocabulary": len(vocabulary),
+            "weighed": int(arrays.line_extras.shape[0]),
+        }
+    ).encode("ascii")
     header += b" " * (-(len(_MAGIC) + 4 + len(header)) % _ALIGN)
     wide = [arrays.per_file, arrays.rows, arrays.counts.lengths, p.indptr, p.doc_len, arrays.id_rank]
     narrow = [arrays.counts.counts, p.docs, p.tfs, arrays.line_extras]
-    return [_MAGIC, len(header).to_bytes(4, "little"), header,
-            *(_in_place(a, "<i8") for a in wide), *(_in_place(a, "<i4") for a in narrow),
-            _in_place(arrays.counts.buckets, "u1"), arrays.ids, b"".join(arrays.keys), vocabulary, *texts.values()]
+    return [
+        _MAGIC,
+        len(header).to_bytes(4, "little"),
+        header,
+        *(_in_place(a, "<i8") for a in wide),
+        *(_in_place(a, "<i4") for a in narrow),
+        _in_place(arrays.counts.buckets, "u1"),
+        arrays.ids,
+        b"".join(arrays.keys),
+        vocabulary,
+        *texts.values(),
+    ]
 
 
 def _in_place(array: np.ndarray, dtype: str) -> memoryview:
@@ -175,7 +208,8 @@ def decode_corpus(data: bytes | memoryview) -> CorpusArrays:
     header, header_end = _header(data)
     try:
         n_files, n, counted, n_terms, n_entries, weighed = (
-            header[k] for k in ("files", "chunks", "counted", "terms", "entries", "weighed"))
+            header[k] for k in ("files", "chunks", "counted", "terms", "entries", "weighed")
+        )
         reader = RecordReader(data, header_end)
         per_file = _native(reader.array("<i8", n_files))
         rows = _native(reader.array("<i8", n * FIELDS)).reshape(n, FIELDS)
@@ -192,7 +226,10 @@ def decode_corpus(data: bytes | memoryview) -> CorpusArrays:
         ids.decode("ascii")
         keys = reader.take(KEY_LENGTH * n_files)
         vocabulary = reader.take(header["vocabulary"]).decode("utf-8", "surrogatepass")
-        texts = {_index(i, n_files): reader.take(size).decode("utf-8", "surrogatepass") for i, size in header["texts"]}
+        texts = {
+            _index(i, n_files): reader.take(size).decode("utf-8", "surrogatepass")
+            for i, size in header["texts"]
+        }
         reader.finish()
         words = vocabulary.split(" ") if n_terms else []
         types = [type_triple(t) for t in header["types"]]
@@ -203,12 +240,26 @@ def decode_corpus(data: bytes | memoryview) -> CorpusArrays:
         check_slots(rows[:, RUN_START], rows[:, RUN_LENGTH], line_extras, np.cumsum(per_file) - per_file)
         imports = {_index(i, n_files): [str(name) for name in v] for i, v in header["imports"].items()}
         contents = {_index(i, n): str(v) for i, v in header["contents"].items()}
-        if any(rows[i, 3] != NOT_A_SLICE for i in contents) or \
-                len(contents) != int(np.count_nonzero(rows[:, 3] == NOT_A_SLICE)):
+        if any(rows[i, 3] != NOT_A_SLICE for i in contents) or len(contents) != int(
+            np.count_nonzero(rows[:, 3] == NOT_A_SLICE)
+        ):
             raise ValueError("chunk contents and ranges do not match")
         postings = Postings(dict(zip(words, range(n_terms), strict=True)), indptr, docs, tfs, doc_len)
-        return CorpusArrays([keys[i:i + KEY_LENGTH] for i in range(0, len(keys), KEY_LENGTH)], per_file, tokens,
-                            imports, texts, types, rows, ids, contents, counts, postings, id_rank, line_extras)
+        return CorpusArrays(
+            [keys[i : i + KEY_LENGTH] for i in range(0, len(keys), KEY_LENGTH)],
+            per_file,
+            tokens,
+            imports,
+            texts,
+            types,
+            rows,
+            ids,
+            contents,
+            counts,
+            postings,
+            id_rank,
+            line_extras,
+        )
     except (KeyError, IndexError, TypeError, AttributeError, UnicodeDecodeError) as exc:
         raise ValueError(f"malformed corpus record: {exc!r}") from None
 
@@ -238,9 +289,18 @@ def _index(key: str, size: int) -> int:
     return i
 
 
-def _check_arrays(per_file: np.ndarray, rows: np.ndarray, counts: BucketCounts, indptr: np.ndarray,
-                  docs: np.ndarray, doc_len: np.ndarray, id_rank: np.ndarray, words: int, terms: int,
-                  types: int) -> None:
+def _check_arrays(
+    per_file: np.ndarray,
+    rows: np.ndarray,
+    counts: BucketCounts,
+    indptr: np.ndarray,
+    docs: np.ndarray,
+    doc_len: np.ndarray,
+    id_rank: np.ndarray,
+    words: int,
+    terms: int,
+    types: int,
+) -> None:
     """Every count adds up and every index points inside what it indexes."""
     n = rows.shape[0]
     if (per_file < 0).any() or int(per_file.sum()) != n:
@@ -280,7 +340,7 @@ class SlicedChunk(Chunk):
         try:
             return _CONTENT.__get__(self)
         except AttributeError:
-            content = self._text[self._start:self._end]
+            content = self._text[self._start : self._end]
             _CONTENT.__set__(self, content)
             return content
 
@@ -302,11 +362,27 @@ class SlicedChunk(Chunk):
 _new_chunk = object.__new__
 
 
-def _sliced_chunk(chunk_id: str, file_path: str, start_line: int, end_line: int, chunk_type: str, kind: str,
-                  language: str, text: str, start: int, end: int, token_count: int) -> SlicedChunk:
+def _sliced_chunk(
+    chunk_id: str,
+    file_path: str,
+    start_line: int,
+    end_line: int,
+    chunk_type: str,
+    kind: str,
+    language: str,
+    text: str,
+    start: int,
+    end: int,
+    token_count: int,
+) -> SlicedChunk:
     """A `SlicedChunk` made field by field (`Chunk.__init__` takes the content itself)."""
     chunk = _new_chunk(SlicedChunk)
-    chunk.chunk_id, chunk.file_path, chunk.start_line, chunk.end_line = chunk_id, file_path, start_line, end_line
+    chunk.chunk_id, chunk.file_path, chunk.start_line, chunk.end_line = (
+        chunk_id,
+        file_path,
+        start_line,
+        end_line,
+    )
     chunk.chunk_type, chunk.kind, chunk.language, chunk.token_count = chunk_type, kind, language, token_count
     chunk._text, chunk._start, chunk._end = text, start, end
     chunk.embedding = None
@@ -324,9 +400,20 @@ def materialize(arrays: CorpusArrays, files: Sequence[tuple[str, str]]) -> Assem
     kinds = rows[:, 2]
     triples = [np.array([t[field] for t in arrays.types], dtype=object)[kinds].tolist() for field in range(3)]
     paths = chain.from_iterable(map(repeat, (path for path, _ in files), sizes))
-    chunks: list[Chunk] = list(map(_sliced_chunk, split_ids(arrays.ids), paths, rows[:, 0].tolist(),
-                                   rows[:, 1].tolist(), *triples, chain.from_iterable(map(repeat, texts, sizes)),
-                                   rows[:, 3].tolist(), rows[:, 4].tolist(), rows[:, 5].tolist()))
+    chunks: list[Chunk] = list(
+        map(
+            _sliced_chunk,
+            split_ids(arrays.ids),
+            paths,
+            rows[:, 0].tolist(),
+            rows[:, 1].tolist(),
+            *triples,
+            chain.from_iterable(map(repeat, texts, sizes)),
+            rows[:, 3].tolist(),
+            rows[:, 4].tolist(),
+            rows[:, 5].tolist(),
+        )
+    )
     for i, content in arrays.contents.items():
         chunks[i].content = content
     file_imports = {files[i][0]: list(v) for i, v in sorted(arrays.imports.items())}

@@ -60,8 +60,12 @@ class _Fresh(NamedTuple):
     at: int
 
 
-def splice(old: CorpusArrays, keys: Sequence[bytes], files: Sequence[tuple[str, str]],
-           fresh: Mapping[int, IndexedFile]) -> CorpusArrays:
+def splice(
+    old: CorpusArrays,
+    keys: Sequence[bytes],
+    files: Sequence[tuple[str, str]],
+    fresh: Mapping[int, IndexedFile],
+) -> CorpusArrays:
     """The arrays of the corpus whose walked files are `files` with record keys `keys`: file i
     from `old` where `old` has its key, else from `fresh[i]` (its record, hash embedder)."""
     where = {key: j for j, key in enumerate(old.keys)}
@@ -110,10 +114,12 @@ def splice(old: CorpusArrays, keys: Sequence[bytes], files: Sequence[tuple[str, 
             a, b, at = piece
             chunk_map[a:b] = np.arange(at, at + b - a, dtype=np.int32)
             rows.append(old.rows[a:b])
-            ids.append(old.ids[ID_LENGTH * a:ID_LENGTH * b])
+            ids.append(old.ids[ID_LENGTH * a : ID_LENGTH * b])
             lo, hi = old_bucket_first[a], old_bucket_first[b]
-            counts.append(BucketCounts(old.counts.lengths[a:b], old.counts.buckets[lo:hi], old.counts.counts[lo:hi]))
-            extras.append(old.line_extras[old_line_first[a]:old_line_first[b]])
+            counts.append(
+                BucketCounts(old.counts.lengths[a:b], old.counts.buckets[lo:hi], old.counts.counts[lo:hi])
+            )
+            extras.append(old.line_extras[old_line_first[a] : old_line_first[b]])
         else:
             rows.append(chunk_rows(piece.entry, types, piece.at, contents))
             ids.append(chunk_id_bytes(piece.entry))
@@ -126,10 +132,20 @@ def splice(old: CorpusArrays, keys: Sequence[bytes], files: Sequence[tuple[str, 
     sizes = np.array(per_file, dtype=np.int64)
     new_chunks = np.concatenate(fresh_chunks) if fresh_chunks else np.zeros(0, np.int64)
     return CorpusArrays(
-        list(keys), sizes, tokens, imports, texts, list(types),
-        np.concatenate(rows) if rows else np.zeros((0, FIELDS), np.int64), all_ids, dict(sorted(contents.items())),
-        concatenated_counts(counts), _spliced_postings(old.postings, chunk_map, first, fresh, sizes),
-        spliced_id_ranks(old.id_rank, chunk_map, all_ids, new_chunks), np.concatenate(extras))
+        list(keys),
+        sizes,
+        tokens,
+        imports,
+        texts,
+        list(types),
+        np.concatenate(rows) if rows else np.zeros((0, FIELDS), np.int64),
+        all_ids,
+        dict(sorted(contents.items())),
+        concatenated_counts(counts),
+        _spliced_postings(old.postings, chunk_map, first, fresh, sizes),
+        spliced_id_ranks(old.id_rank, chunk_map, all_ids, new_chunks),
+        np.concatenate(extras),
+    )
 
 
 def _checked_counts(entry: IndexedFile) -> BucketCounts:
@@ -138,8 +154,13 @@ def _checked_counts(entry: IndexedFile) -> BucketCounts:
     return entry.counts
 
 
-def _spliced_postings(old: Postings, chunk_map: np.ndarray, n_chunks: int, fresh: Mapping[int, IndexedFile],
-                      per_file: np.ndarray) -> Postings:
+def _spliced_postings(
+    old: Postings,
+    chunk_map: np.ndarray,
+    n_chunks: int,
+    fresh: Mapping[int, IndexedFile],
+    per_file: np.ndarray,
+) -> Postings:
     """The old postings of the chunks kept (renumbered) merged with the fresh files' term counts.
 
     Only the fresh entries are sorted and searched; the old ones are renumbered by one gather
@@ -158,8 +179,9 @@ def _spliced_postings(old: Postings, chunk_map: np.ndarray, n_chunks: int, fresh
     tfs = _moved(old.tfs, gone, at, fresh_tfs)
     # Entries per term: the old ones less those of chunks gone, plus the fresh ones.
     per_term = np.bincount(fresh_terms, minlength=n_terms)
-    per_term[:n_old_terms] += np.diff(old.indptr) - np.bincount(np.searchsorted(old.indptr, gone, side="right") - 1,
-                                                                minlength=n_old_terms)
+    per_term[:n_old_terms] += np.diff(old.indptr) - np.bincount(
+        np.searchsorted(old.indptr, gone, side="right") - 1, minlength=n_old_terms
+    )
     if (per_term == 0).any():  # terms only the removed or changed files had: no entries to move
         present = per_term > 0
         words = [w for w, keep in zip(term_id, present.tolist(), strict=True) if keep]
@@ -178,8 +200,9 @@ def _moved(values: np.ndarray, gone: np.ndarray, at: np.ndarray, new: np.ndarray
     return np.insert(kept, at, new) if at.shape[0] else kept
 
 
-def _fresh_entries(old_terms: dict[str, int], fresh: Mapping[int, IndexedFile],
-                   per_file: np.ndarray) -> tuple[dict[str, int], np.ndarray, np.ndarray, np.ndarray]:
+def _fresh_entries(
+    old_terms: dict[str, int], fresh: Mapping[int, IndexedFile], per_file: np.ndarray
+) -> tuple[dict[str, int], np.ndarray, np.ndarray, np.ndarray]:
     """The corpus's term numbers (the old ones, terms new to the corpus numbered after them) and
     the fresh files' entries as (term, new chunk, frequency) arrays, in file order."""
     term_id = old_terms
@@ -200,7 +223,9 @@ def _fresh_entries(old_terms: dict[str, int], fresh: Mapping[int, IndexedFile],
     return term_id, np.concatenate(terms), np.concatenate(docs), np.concatenate(tfs)
 
 
-def _old_entries_before(old: Postings, chunk_map: np.ndarray, terms: np.ndarray, docs: np.ndarray) -> np.ndarray:
+def _old_entries_before(
+    old: Postings, chunk_map: np.ndarray, terms: np.ndarray, docs: np.ndarray
+) -> np.ndarray:
     """For each fresh entry (term, new chunk), the number of old entries (gone ones included)
     before the place it takes in the term-major order: the old entries of earlier terms, and
     those of its own term whose chunk lies before the first kept old chunk placed after it.
@@ -225,7 +250,9 @@ def _old_entries_before(old: Postings, chunk_map: np.ndarray, terms: np.ndarray,
     return lo
 
 
-def spliced_id_ranks(old_ranks: np.ndarray, chunk_map: np.ndarray, ids: bytes, fresh_chunks: np.ndarray) -> np.ndarray:
+def spliced_id_ranks(
+    old_ranks: np.ndarray, chunk_map: np.ndarray, ids: bytes, fresh_chunks: np.ndarray
+) -> np.ndarray:
     """`id_ranks` of the spliced corpus whose chunk ids are `ids` (ID_LENGTH bytes each), from the
     old corpus's ranks: the kept chunks stay in their (id, position) order — positions only
     shift — and the fresh chunks (`fresh_chunks`, new positions, ascending) are merged in by a
@@ -246,7 +273,9 @@ def spliced_id_ranks(old_ranks: np.ndarray, chunk_map: np.ndarray, ids: bytes, f
         kept_ids, fresh_ids = table[order], table[fresh_order]
         at = np.searchsorted(kept_ids, fresh_ids, side="left")
         for k in np.flatnonzero(np.searchsorted(kept_ids, fresh_ids, side="right") > at).tolist():
-            same = order[at[k]:np.searchsorted(kept_ids, fresh_ids[k], side="right")]  # equal ids: by position
+            same = order[
+                at[k] : np.searchsorted(kept_ids, fresh_ids[k], side="right")
+            ]  # equal ids: by position
             at[k] += int(np.count_nonzero(same < fresh_order[k]))
         order = np.insert(order, at, fresh_order)
     ranks = np.empty(n, dtype=np.int64)

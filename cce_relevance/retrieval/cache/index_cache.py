@@ -66,8 +66,11 @@ _BUSY_MS = 30_000
 # The stages after them (search, store) only read an index, so editing them keeps the cache.
 RECORD_STAGES = ("corpus", "chunking", "embedding", "ranking", "indexing", "cache", "index")
 _PACKAGE_DIR = Path(__file__).resolve().parents[2]
-_IMPORT = re.compile(rb"^[ \t]*(?:from[ \t]+(cce_relevance[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)"
-                     rb"|import[ \t]+(cce_relevance[\w.]*))", re.M)
+_IMPORT = re.compile(
+    rb"^[ \t]*(?:from[ \t]+(cce_relevance[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)"
+    rb"|import[ \t]+(cce_relevance[\w.]*))",
+    re.M,
+)
 
 
 def default_cache_dir() -> str | None:
@@ -139,8 +142,11 @@ class IndexCache:
         same context), to be spliced with the records of the files that changed since."""
         prefix = self._corpus_name(b"")
         try:
-            names = [(entry.stat().st_mtime_ns, entry.name) for entry in os.scandir(self._corpora)
-                     if entry.name.startswith(prefix)]
+            names = [
+                (entry.stat().st_mtime_ns, entry.name)
+                for entry in os.scandir(self._corpora)
+                if entry.name.startswith(prefix)
+            ]
         except OSError:
             return None
         for _, name in sorted(names, reverse=True):
@@ -210,11 +216,20 @@ class IndexCache:
                     os.unlink(temporary)
                 raise
             stamped = [(entry.stat().st_mtime_ns, entry.name) for entry in os.scandir(self._corpora)]
-            others = sorted(((t, name) for t, name in stamped
-                             if name != self._corpus_name(key) and not name.startswith(".")), reverse=True)
-            abandoned = [(t, name) for t, name in stamped  # left by a run that died while writing
-                         if name.startswith(".tmp-") and t < time.time_ns() - _ABANDONED_NS]
-            for _, name in others[_KEEP_CORPORA - 1:] + abandoned:
+            others = sorted(
+                (
+                    (t, name)
+                    for t, name in stamped
+                    if name != self._corpus_name(key) and not name.startswith(".")
+                ),
+                reverse=True,
+            )
+            abandoned = [
+                (t, name)
+                for t, name in stamped  # left by a run that died while writing
+                if name.startswith(".tmp-") and t < time.time_ns() - _ABANDONED_NS
+            ]
+            for _, name in others[_KEEP_CORPORA - 1 :] + abandoned:
                 with contextlib.suppress(OSError):
                     os.unlink(os.path.join(self._corpora, name))
         except OSError:
@@ -237,8 +252,10 @@ class IndexCache:
             with _transaction(db):  # mark as used today, unless already marked (most runs write nothing)
                 for batch in _batches(list(found)):
                     marks = ",".join("?" * len(batch))
-                    db.execute(f"UPDATE entries SET used = ? WHERE used < ? AND key IN ({marks})",
-                                     (today, today, *batch))
+                    db.execute(
+                        f"UPDATE entries SET used = ? WHERE used < ? AND key IN ({marks})",
+                        (today, today, *batch),
+                    )
         except sqlite3.Error as exc:
             self._give_up(exc)
             return {}
@@ -253,8 +270,9 @@ class IndexCache:
         rows = [(key, hashlib.sha256(data).digest(), data, today) for key, data in records.items()]
         try:
             with _transaction(db):
-                db.executemany("INSERT OR REPLACE INTO entries (key, checksum, data, used) VALUES (?, ?, ?, ?)",
-                                     rows)
+                db.executemany(
+                    "INSERT OR REPLACE INTO entries (key, checksum, data, used) VALUES (?, ?, ?, ?)", rows
+                )
         except sqlite3.Error as exc:
             self._give_up(exc)
             return
@@ -274,7 +292,9 @@ class IndexCache:
             self._db = None
 
     def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self._path, timeout=_BUSY_MS / 1000, isolation_level=None, check_same_thread=False)
+        db = sqlite3.connect(
+            self._path, timeout=_BUSY_MS / 1000, isolation_level=None, check_same_thread=False
+        )
         try:
             db.execute(f"PRAGMA busy_timeout = {_BUSY_MS}")
             db.execute("PRAGMA journal_mode = WAL")
@@ -316,8 +336,10 @@ def _prepare(db: sqlite3.Connection) -> None:
         if row is None or row[0] != SCHEMA or columns != _COLUMNS:
             db.execute("DROP TABLE IF EXISTS entries")
             db.execute("INSERT OR REPLACE INTO meta (name, value) VALUES ('schema', ?)", (SCHEMA,))
-            db.execute("CREATE TABLE entries (key BLOB PRIMARY KEY, checksum BLOB NOT NULL, data BLOB NOT NULL, "
-                       "used INTEGER NOT NULL)")
+            db.execute(
+                "CREATE TABLE entries (key BLOB PRIMARY KEY, checksum BLOB NOT NULL, data BLOB NOT NULL, "
+                "used INTEGER NOT NULL)"
+            )
         # Once a day: the sweep reads every row (`used` lies past each record's overflow pages).
         today = _today()
         if db.execute("SELECT value FROM meta WHERE name = 'swept'").fetchone() != (str(today),):
@@ -345,7 +367,7 @@ def _is_damage(exc: sqlite3.Error) -> bool:
 
 def _batches(keys: Sequence[bytes]) -> Iterator[Sequence[bytes]]:
     for lo in range(0, len(keys), _BATCH):
-        yield keys[lo:lo + _BATCH]
+        yield keys[lo : lo + _BATCH]
 
 
 def _today() -> int:
@@ -359,8 +381,10 @@ def cache_context(packs: PackSet, protect_secrets: bool, embedder: str) -> bytes
         return None
     distributions = sorted({"tree-sitter", *(d for p in packs.packs for d in p.distributions)})
     versions = [(name, _version(name)) for name in distributions]
-    packs_desc = [(p.name, p.extensions, sorted(p.function_kinds), sorted(p.class_kinds), sorted(p.import_kinds))
-                  for p in packs.packs]
+    packs_desc = [
+        (p.name, p.extensions, sorted(p.function_kinds), sorted(p.class_kinds), sorted(p.import_kinds))
+        for p in packs.packs
+    ]
     described = repr((SCHEMA, __version__, code, versions, packs_desc, protect_secrets, embedder))
     return hashlib.sha256(described.encode("utf-8")).digest()
 
@@ -399,8 +423,11 @@ def record_sources(package_dir: Path, stages: Sequence[str]) -> dict[str, bytes]
     for stage in stages:
         stage_dir = package_dir / "retrieval" / stage
         try:
-            names = sorted(entry.name for entry in stage_dir.iterdir()
-                           if entry.suffix == ".py" and entry.name != "__init__.py")
+            names = sorted(
+                entry.name
+                for entry in stage_dir.iterdir()
+                if entry.suffix == ".py" and entry.name != "__init__.py"
+            )
         except OSError:
             return None
         pending += [f"{top}.retrieval.{stage}.{name.removesuffix('.py')}" for name in names]

@@ -93,8 +93,17 @@ def chunk_file(path: str, text: str, packs: PackSet = REFERENCE_PACKS) -> Chunke
     for node in nodes.definitions:
         kind = node.type
         start, end = node.start_byte, node.end_byte
-        chunks.append(_make_chunk(path, node.start_point.row + 1, node.end_point.row + 1, pack.chunk_type(kind),
-                                  kind, pack.name, source[start:end]))
+        chunks.append(
+            _make_chunk(
+                path,
+                node.start_point.row + 1,
+                node.end_point.row + 1,
+                pack.chunk_type(kind),
+                kind,
+                pack.name,
+                source[start:end],
+            )
+        )
         spans.append((start, end))
     if not chunks:
         return ChunkedFile([module_chunk(path, text, pack.name)], imports, source, whole)

@@ -42,7 +42,9 @@ from cce_relevance.strings import quoted
 
 GRAMMAR_PACKAGE = "tree-sitter-language-pack"
 GRAMMAR_VERSION = "0.13.0"
-_INSTALL_HINT = "install the languages extra: pip install 'cce-relevance[languages]' (the Docker image has it)"
+_INSTALL_HINT = (
+    "install the languages extra: pip install 'cce-relevance[languages]' (the Docker image has it)"
+)
 
 _GO_MAJOR_VERSION = re.compile(r"v[0-9]+")
 
@@ -87,8 +89,9 @@ def _csharp_import_names(node: Node) -> list[str]:
     return [name.split(".")[-1].strip()]
 
 
-_PHP_INCLUDES = frozenset({"include_expression", "include_once_expression", "require_expression",
-                           "require_once_expression"})
+_PHP_INCLUDES = frozenset(
+    {"include_expression", "include_once_expression", "require_expression", "require_once_expression"}
+)
 
 
 def _php_import_names(node: Node) -> list[str]:
@@ -124,29 +127,91 @@ def _grammar(name: str) -> Callable[[], object]:
 _PACK = (GRAMMAR_PACKAGE,)
 
 EXTRA_PACKS: tuple[Pack, ...] = (
-    Pack("go", (".go",), frozenset({"function_declaration", "method_declaration"}),
-         frozenset({"type_declaration"}), _grammar("go"), frozenset({"import_spec"}), _go_import_names, _PACK),
-    Pack("java", (".java",),
-         frozenset({"method_declaration", "constructor_declaration", "compact_constructor_declaration"}),
-         frozenset({"class_declaration", "interface_declaration", "enum_declaration", "record_declaration",
-                    "annotation_type_declaration"}),
-         _grammar("java"), frozenset({"import_declaration"}), _java_import_names, _PACK),
-    Pack("cpp", (".cpp", ".cc", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".h++"), frozenset({"function_definition"}),
-         frozenset({"class_specifier", "struct_specifier", "union_specifier", "enum_specifier"}),
-         _grammar("cpp"), C_INCLUDE, c_include_names, _PACK),
-    Pack("csharp", (".cs",),
-         frozenset({"method_declaration", "constructor_declaration", "destructor_declaration",
-                    "operator_declaration", "conversion_operator_declaration", "local_function_statement"}),
-         frozenset({"class_declaration", "interface_declaration", "struct_declaration", "enum_declaration",
-                    "record_declaration"}),
-         _grammar("csharp"), frozenset({"using_directive"}), _csharp_import_names,
-         (GRAMMAR_PACKAGE, "tree-sitter-c-sharp")),
-    Pack("php", (".php",), frozenset({"function_definition", "method_declaration"}),
-         frozenset({"class_declaration", "interface_declaration", "trait_declaration", "enum_declaration"}),
-         _grammar("php"), _PHP_INCLUDES | {"namespace_use_clause"}, _php_import_names, _PACK),
-    Pack("kotlin", (".kt", ".kts"), frozenset({"function_declaration", "secondary_constructor"}),
-         frozenset({"class_declaration", "object_declaration", "companion_object"}),
-         _grammar("kotlin"), frozenset({"import_header"}), _kotlin_import_names, _PACK),
+    Pack(
+        "go",
+        (".go",),
+        frozenset({"function_declaration", "method_declaration"}),
+        frozenset({"type_declaration"}),
+        _grammar("go"),
+        frozenset({"import_spec"}),
+        _go_import_names,
+        _PACK,
+    ),
+    Pack(
+        "java",
+        (".java",),
+        frozenset({"method_declaration", "constructor_declaration", "compact_constructor_declaration"}),
+        frozenset(
+            {
+                "class_declaration",
+                "interface_declaration",
+                "enum_declaration",
+                "record_declaration",
+                "annotation_type_declaration",
+            }
+        ),
+        _grammar("java"),
+        frozenset({"import_declaration"}),
+        _java_import_names,
+        _PACK,
+    ),
+    Pack(
+        "cpp",
+        (".cpp", ".cc", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".h++"),
+        frozenset({"function_definition"}),
+        frozenset({"class_specifier", "struct_specifier", "union_specifier", "enum_specifier"}),
+        _grammar("cpp"),
+        C_INCLUDE,
+        c_include_names,
+        _PACK,
+    ),
+    Pack(
+        "csharp",
+        (".cs",),
+        frozenset(
+            {
+                "method_declaration",
+                "constructor_declaration",
+                "destructor_declaration",
+                "operator_declaration",
+                "conversion_operator_declaration",
+                "local_function_statement",
+            }
+        ),
+        frozenset(
+            {
+                "class_declaration",
+                "interface_declaration",
+                "struct_declaration",
+                "enum_declaration",
+                "record_declaration",
+            }
+        ),
+        _grammar("csharp"),
+        frozenset({"using_directive"}),
+        _csharp_import_names,
+        (GRAMMAR_PACKAGE, "tree-sitter-c-sharp"),
+    ),
+    Pack(
+        "php",
+        (".php",),
+        frozenset({"function_definition", "method_declaration"}),
+        frozenset({"class_declaration", "interface_declaration", "trait_declaration", "enum_declaration"}),
+        _grammar("php"),
+        _PHP_INCLUDES | {"namespace_use_clause"},
+        _php_import_names,
+        _PACK,
+    ),
+    Pack(
+        "kotlin",
+        (".kt", ".kts"),
+        frozenset({"function_declaration", "secondary_constructor"}),
+        frozenset({"class_declaration", "object_declaration", "companion_object"}),
+        _grammar("kotlin"),
+        frozenset({"import_header"}),
+        _kotlin_import_names,
+        _PACK,
+    ),
 )
 """The opt-in packs, in the order they are registered after the reference's six."""
 
@@ -164,8 +229,10 @@ def check_languages(names: Iterable[str]) -> tuple[str, ...]:
     wanted = set()
     for name in names:
         if name not in EXTRA_LANGUAGES and name not in _REFERENCE_LANGUAGES:
-            raise CceError(f"unknown language {quoted(name)} (available: {', '.join(EXTRA_LANGUAGES)}; "
-                           f"{', '.join(_REFERENCE_LANGUAGES)} are always on)")
+            raise CceError(
+                f"unknown language {quoted(name)} (available: {', '.join(EXTRA_LANGUAGES)}; "
+                f"{', '.join(_REFERENCE_LANGUAGES)} are always on)"
+            )
         wanted.add(name)
     return tuple(n for n in EXTRA_LANGUAGES if n in wanted)
 
@@ -186,5 +253,6 @@ def _require_grammar_package(extras: tuple[str, ...]) -> None:
     except metadata.PackageNotFoundError:
         raise CceError(f"{need}, which is not installed", hint=_INSTALL_HINT) from None
     if found != GRAMMAR_VERSION:
-        raise CceError(f"{need}, but {found} is installed (1.x downloads grammars at run time)",
-                       hint=_INSTALL_HINT)
+        raise CceError(
+            f"{need}, but {found} is installed (1.x downloads grammars at run time)", hint=_INSTALL_HINT
+        )

@@ -61,7 +61,9 @@ def line_runs(lines: FileLineWeights) -> LineWeightRuns:
     prefix = np.zeros(lines.extras.shape[0] + 1, dtype=np.int64)
     np.cumsum(lines.extras, out=prefix[1:])
     starts = np.ascontiguousarray(lines.starts, dtype=np.int64)
-    return LineWeightRuns(starts.data, offsets.data, prefix.data)  # `.data`: the arrays' buffers as memoryviews
+    return LineWeightRuns(
+        starts.data, offsets.data, prefix.data
+    )  # `.data`: the arrays' buffers as memoryviews
 
 
 class _Pieces:
@@ -177,7 +179,9 @@ def file_weighted_lines(chunked: ChunkedFile, sliced: bool) -> FileLineWeights:
             at = source.index(b"\n", at) + 1
         return source[at:end]
 
-    return _weighed(_pieces([c.start_line for c in chunks], [c.end_line - c.start_line for c in chunks], rest))
+    return _weighed(
+        _pieces([c.start_line for c in chunks], [c.end_line - c.start_line for c in chunks], rest)
+    )
 
 
 def check_slots(starts: np.ndarray, lengths: np.ndarray, extras: np.ndarray, firsts: np.ndarray) -> None:
@@ -227,8 +231,13 @@ class CorpusLineWeights(Mapping[str, FileLineWeights]):
     include chunk j, and `extras` are the runs' lines end to end. `files` gives each path's
     chunk positions [first, end); a file is cut out of the arrays when it is asked for."""
 
-    def __init__(self, files: Mapping[str, tuple[int, int]], starts: np.ndarray, lengths: np.ndarray,
-                 extras: np.ndarray) -> None:
+    def __init__(
+        self,
+        files: Mapping[str, tuple[int, int]],
+        starts: np.ndarray,
+        lengths: np.ndarray,
+        extras: np.ndarray,
+    ) -> None:
         self._files = files
         self._starts, self._lengths, self._extras = starts, lengths, extras
 
@@ -242,8 +251,11 @@ class CorpusLineWeights(Mapping[str, FileLineWeights]):
         first, end = self._files[path]
         lengths = self._lengths[first:end]
         runs = lengths > 0
-        return FileLineWeights(self._starts[first:end][runs], lengths[runs],
-                             self._extras[self._offsets[first]:self._offsets[end]])
+        return FileLineWeights(
+            self._starts[first:end][runs],
+            lengths[runs],
+            self._extras[self._offsets[first] : self._offsets[end]],
+        )
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._files)

@@ -172,8 +172,11 @@ C_INCLUDE = frozenset({"preproc_include"})
 
 def c_include_names(node: Node) -> list[str]:
     """`#include <sys/types.h>` → `types`: the file stem the include names (C, and C++ too)."""
-    return [path_stem(node_text(child).strip().strip('<>"')) for child in node.children
-            if child.type in ("system_lib_string", "string_literal")]
+    return [
+        path_stem(node_text(child).strip().strip('<>"'))
+        for child in node.children
+        if child.type in ("system_lib_string", "string_literal")
+    ]
 
 
 def _python_language() -> object:
@@ -213,7 +216,9 @@ def _c_language() -> object:
     return tree_sitter_c.language()
 
 
-_ECMA_FUNCTIONS = frozenset({"function_declaration", "method_definition", "arrow_function", "function_expression"})
+_ECMA_FUNCTIONS = frozenset(
+    {"function_declaration", "method_definition", "arrow_function", "function_expression"}
+)
 
 _ECMA_IMPORTS = frozenset({"import_statement"})
 
@@ -225,30 +230,89 @@ _ECMA_IMPORTS = frozenset({"import_statement"})
 # only in its body: its name, type parameters, parameters, return type and bases are all
 # expressions, patterns or types. tests/retrieval/test_syntax.py pins the grammar's list of node
 # kinds this was read against, and compares the walk with a full one.
-_PYTHON_CONTAINERS = frozenset({
-    "module", "block", "decorated_definition", "function_definition", "class_definition", "if_statement",
-    "elif_clause", "else_clause", "for_statement", "while_statement", "try_statement", "except_clause",
-    "finally_clause", "with_statement", "match_statement", "case_clause",
-})
+_PYTHON_CONTAINERS = frozenset(
+    {
+        "module",
+        "block",
+        "decorated_definition",
+        "function_definition",
+        "class_definition",
+        "if_statement",
+        "elif_clause",
+        "else_clause",
+        "for_statement",
+        "while_statement",
+        "try_statement",
+        "except_clause",
+        "finally_clause",
+        "with_statement",
+        "match_statement",
+        "case_clause",
+    }
+)
 
 PACKS: tuple[Pack, ...] = (
-    Pack("python", (".py",), frozenset({"function_definition"}), frozenset({"class_definition"}),
-         _python_language, frozenset({"import_statement", "import_from_statement"}), _python_import_names,
-         ("tree-sitter-python",), Pruning("0.25.0", _PYTHON_CONTAINERS,
-                                          frozenset({"function_definition", "class_definition"}))),
-    Pack("javascript", (".js", ".jsx", ".mjs", ".cjs"), _ECMA_FUNCTIONS, frozenset({"class_declaration"}),
-         _javascript_language, _ECMA_IMPORTS, _ecmascript_import_names, ("tree-sitter-javascript",)),
-    Pack("ruby", (".rb",), frozenset({"method", "singleton_method"}), frozenset({"class", "module"}),
-         _ruby_language, frozenset({"call"}), _ruby_import_names, ("tree-sitter-ruby",)),
-    Pack("rust", (".rs",), frozenset({"function_item"}),
-         frozenset({"struct_item", "enum_item", "trait_item", "impl_item", "union_item"}),
-         _rust_language, frozenset({"use_declaration"}), _rust_import_names, ("tree-sitter-rust",)),
-    Pack("typescript", (".ts", ".tsx"), _ECMA_FUNCTIONS,
-         frozenset({"class_declaration", "interface_declaration", "enum_declaration"}),
-         _typescript_language, _ECMA_IMPORTS, _ecmascript_import_names, ("tree-sitter-typescript",)),
-    Pack("c", (".c", ".h"), frozenset({"function_definition"}),
-         frozenset({"struct_specifier", "union_specifier", "enum_specifier"}), _c_language, C_INCLUDE,
-         c_include_names, ("tree-sitter-c",)),
+    Pack(
+        "python",
+        (".py",),
+        frozenset({"function_definition"}),
+        frozenset({"class_definition"}),
+        _python_language,
+        frozenset({"import_statement", "import_from_statement"}),
+        _python_import_names,
+        ("tree-sitter-python",),
+        Pruning("0.25.0", _PYTHON_CONTAINERS, frozenset({"function_definition", "class_definition"})),
+    ),
+    Pack(
+        "javascript",
+        (".js", ".jsx", ".mjs", ".cjs"),
+        _ECMA_FUNCTIONS,
+        frozenset({"class_declaration"}),
+        _javascript_language,
+        _ECMA_IMPORTS,
+        _ecmascript_import_names,
+        ("tree-sitter-javascript",),
+    ),
+    Pack(
+        "ruby",
+        (".rb",),
+        frozenset({"method", "singleton_method"}),
+        frozenset({"class", "module"}),
+        _ruby_language,
+        frozenset({"call"}),
+        _ruby_import_names,
+        ("tree-sitter-ruby",),
+    ),
+    Pack(
+        "rust",
+        (".rs",),
+        frozenset({"function_item"}),
+        frozenset({"struct_item", "enum_item", "trait_item", "impl_item", "union_item"}),
+        _rust_language,
+        frozenset({"use_declaration"}),
+        _rust_import_names,
+        ("tree-sitter-rust",),
+    ),
+    Pack(
+        "typescript",
+        (".ts", ".tsx"),
+        _ECMA_FUNCTIONS,
+        frozenset({"class_declaration", "interface_declaration", "enum_declaration"}),
+        _typescript_language,
+        _ECMA_IMPORTS,
+        _ecmascript_import_names,
+        ("tree-sitter-typescript",),
+    ),
+    Pack(
+        "c",
+        (".c", ".h"),
+        frozenset({"function_definition"}),
+        frozenset({"struct_specifier", "union_specifier", "enum_specifier"}),
+        _c_language,
+        C_INCLUDE,
+        c_include_names,
+        ("tree-sitter-c",),
+    ),
 )
 
 

@@ -58,11 +58,21 @@ def file_definitions(path: str, text: str, packs: PackSet = REFERENCE_PACKS) -> 
         return ()
     definitions = syntax_nodes(pack, tree.root_node).definitions
     scopes = pack.chunk_kinds | _MODULE_SCOPES
-    return tuple(Definition(chunk_id(path, node.start_point.row + 1, node.end_point.row + 1,
-                                     source[node.start_byte:node.end_byte]),
-                            node.type, node.start_point.row + 1, node.end_point.row + 1,
-                            qualified_name(node, pack.name, scopes))
-                 for node in definitions)
+    return tuple(
+        Definition(
+            chunk_id(
+                path,
+                node.start_point.row + 1,
+                node.end_point.row + 1,
+                source[node.start_byte : node.end_byte],
+            ),
+            node.type,
+            node.start_point.row + 1,
+            node.end_point.row + 1,
+            qualified_name(node, pack.name, scopes),
+        )
+        for node in definitions
+    )
 
 
 def qualified_name(node: Node, language: str, scopes: frozenset[str]) -> str | None:
@@ -118,10 +128,15 @@ def _ecmascript_function_name(node: Node) -> str | None:
         if left is not None and left.type == "member_expression":
             return _field_text(left, "property")
         return node_text(left) if left is not None and left.type == "identifier" else None
-    if parent.type in ("pair", "field_definition", "public_field_definition") \
-            and parent.child_by_field_name("value") == node:
-        key = parent.child_by_field_name("key") or parent.child_by_field_name("property") \
+    if (
+        parent.type in ("pair", "field_definition", "public_field_definition")
+        and parent.child_by_field_name("value") == node
+    ):
+        key = (
+            parent.child_by_field_name("key")
+            or parent.child_by_field_name("property")
             or parent.child_by_field_name("name")
+        )
         return _property_key(key) if key is not None else None
     return None
 
@@ -132,8 +147,16 @@ def _property_key(key: Node) -> str:
     return text[1:-1] if key.type == "string" and len(text) >= 2 else text
 
 
-_DECLARATOR_NAMES = frozenset({"identifier", "field_identifier", "qualified_identifier", "destructor_name",
-                               "operator_name", "type_identifier"})
+_DECLARATOR_NAMES = frozenset(
+    {
+        "identifier",
+        "field_identifier",
+        "qualified_identifier",
+        "destructor_name",
+        "operator_name",
+        "type_identifier",
+    }
+)
 
 
 def _c_function_name(node: Node) -> str | None:
@@ -206,19 +229,27 @@ def _kotlin_name(node: Node) -> str | None:
 
 _NameRule = Callable[[Node], str | None]
 _NAME_RULES: dict[tuple[str, str], _NameRule] = {
-    **{(lang, kind): _ecmascript_function_name for lang in ("javascript", "typescript")
-       for kind in ("arrow_function", "function_expression")},
+    **{
+        (lang, kind): _ecmascript_function_name
+        for lang in ("javascript", "typescript")
+        for kind in ("arrow_function", "function_expression")
+    },
     **{(lang, "function_definition"): _c_function_name for lang in ("c", "cpp")},
-    **{(lang, kind): _c_type_name for lang in ("c", "cpp")
-       for kind in ("struct_specifier", "union_specifier", "enum_specifier", "class_specifier")},
+    **{
+        (lang, kind): _c_type_name
+        for lang in ("c", "cpp")
+        for kind in ("struct_specifier", "union_specifier", "enum_specifier", "class_specifier")
+    },
     ("rust", "impl_item"): _rust_impl_name,
     ("go", "method_declaration"): _go_method_name,
     ("go", "type_declaration"): _go_type_name,
     ("csharp", "operator_declaration"): _csharp_operator_name,
     ("csharp", "conversion_operator_declaration"): _csharp_operator_name,
     ("csharp", "destructor_declaration"): lambda node: f"~{_field_text(node, 'name')}",
-    **{("kotlin", kind): _kotlin_name for kind in ("class_declaration", "function_declaration",
-                                                  "object_declaration", "companion_object")},
+    **{
+        ("kotlin", kind): _kotlin_name
+        for kind in ("class_declaration", "function_declaration", "object_declaration", "companion_object")
+    },
     ("kotlin", "secondary_constructor"): lambda node: "constructor",
 }
 """(language, kind) pairs whose name is not their `name` field; every other definition's is."""
@@ -240,8 +271,13 @@ class CorpusSymbols:
     holds what was parsed and is looked in first (it may be shared with other `CorpusSymbols`).
     """
 
-    def __init__(self, root: str, packs: PackSet = REFERENCE_PACKS, protect_secrets: bool = True,
-                 parsed: ParsedFiles | None = None) -> None:
+    def __init__(
+        self,
+        root: str,
+        packs: PackSet = REFERENCE_PACKS,
+        protect_secrets: bool = True,
+        parsed: ParsedFiles | None = None,
+    ) -> None:
         self._root = root
         self._packs = packs
         self._protect = protect_secrets

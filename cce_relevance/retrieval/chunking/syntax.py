@@ -138,8 +138,13 @@ def _pruning_ids(pack: Pack) -> _PruningIds:
     def ids(kinds: frozenset[str]) -> frozenset[int]:
         return frozenset(i for i, name in enumerate(names) if name in kinds)
 
-    return _PruningIds(ids(pack.chunk_kinds), ids(pack.import_kinds), ids(pack.pruning.containers),
-                       ids(pack.pruning.bodies), language.field_id_for_name("body") or 0)
+    return _PruningIds(
+        ids(pack.chunk_kinds),
+        ids(pack.import_kinds),
+        ids(pack.pruning.containers),
+        ids(pack.pruning.bodies),
+        language.field_id_for_name("body") or 0,
+    )
 
 
 @cache
@@ -153,8 +158,7 @@ def _prunes(pack: Pack) -> bool:
     assert language is not None
     if pack.pruning.bodies and language.field_id_for_name("body") is None:
         return False
-    return not any(language.id_for_node_kind(kind, False) is not None
-                   for kind in pack.import_kinds)
+    return not any(language.id_for_node_kind(kind, False) is not None for kind in pack.import_kinds)
 
 
 def _installed(distribution: str) -> str | None:
@@ -182,8 +186,11 @@ def _query(pack: Pack) -> Query | None:
     """One query capturing the pack's definition and import kinds; None when it would capture nothing."""
     language = pack.parser().language
     assert language is not None
-    patterns = [f"({kind}) @{_DEFINITION}" for kind in sorted(pack.chunk_kinds)
-                if _visible_kind(language, kind, named=True)]
+    patterns = [
+        f"({kind}) @{_DEFINITION}"
+        for kind in sorted(pack.chunk_kinds)
+        if _visible_kind(language, kind, named=True)
+    ]
     for kind in sorted(pack.import_kinds):
         if _visible_kind(language, kind, named=True):
             patterns.append(f"({kind}) @{_IMPORT}")
@@ -195,7 +202,9 @@ def _query(pack: Pack) -> Query | None:
 def _visible_kind(language: Language, kind: str, named: bool) -> bool:
     kind_id = language.id_for_node_kind(kind, named)
     # `Language.node_kind_is_supertype` answers True for every kind in py-tree-sitter 0.26.1.
-    return kind_id is not None and language.node_kind_is_visible(kind_id) and kind_id not in language.supertypes
+    return (
+        kind_id is not None and language.node_kind_is_visible(kind_id) and kind_id not in language.supertypes
+    )
 
 
 def _string_literal(kind: str) -> str:

@@ -39,7 +39,7 @@ class PatternSet:
     def excludes(self, path: bytes, is_dir: bool) -> bool:
         if not path.startswith(self.strip):
             return False
-        return self.patterns.match(self.prefix + path[len(self.strip):], is_dir) is True
+        return self.patterns.match(self.prefix + path[len(self.strip) :], is_dir) is True
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,9 @@ class Exclusion:
 
     def excludes_file(self, path: bytes) -> bool:
         """Whether the file at corpus-relative `path` is left out (own files included)."""
-        return path.decode("utf-8", "replace") in self.own or any(p.excludes(path, False) for p in self.patterns)
+        return path.decode("utf-8", "replace") in self.own or any(
+            p.excludes(path, False) for p in self.patterns
+        )
 
 
 NO_EXCLUSION = Exclusion()
@@ -72,7 +74,9 @@ def compile_patterns(globs: Sequence[str], source: str) -> Gitignore:
             pattern = compile_line(glob)
         except (GlobError, NestLimitError) as exc:
             reason = str(exc) or "nested too deeply"
-            raise CceError(f"{source}: exclude pattern {glob!r} is not a valid gitignore pattern: {reason}") from None
+            raise CceError(
+                f"{source}: exclude pattern {glob!r} is not a valid gitignore pattern: {reason}"
+            ) from None
         if pattern is not None:
             compiled.append(pattern)
     return Gitignore(compiled)

@@ -363,7 +363,9 @@ def compile_line(line: str) -> Pattern | None:
             raise NestLimitError
         regex = whole.regex
     linear = LinearMatcher(regex) if backtracking_risk(regex) else None
-    return Pattern(written, glob, negated, dir_only, re.compile(regex, re.DOTALL), _uses_basename(tokens), linear)
+    return Pattern(
+        written, glob, negated, dir_only, re.compile(regex, re.DOTALL), _uses_basename(tokens), linear
+    )
 
 
 def _split_lines(data: bytes) -> list[str]:
@@ -395,7 +397,9 @@ class Gitignore:
         # match nothing, and only the rest pay for finding the last matching line. Lines that
         # could backtrack stay out of it and are asked one by one, in linear time.
         plain = [p for p in patterns if p.linear is None]
-        self._any = re.compile(b"|".join(b"(?:%s)" % p.regex.pattern for p in plain), re.DOTALL) if plain else None
+        self._any = (
+            re.compile(b"|".join(b"(?:%s)" % p.regex.pattern for p in plain), re.DOTALL) if plain else None
+        )
         self._linear = tuple(p for p in patterns if p.linear is not None)
 
     def __eq__(self, other: object) -> bool:

@@ -33,7 +33,7 @@ class _Parser:
     def parse(self) -> Node:
         node = self._alternation()
         if self.pos != len(self.text):
-            raise ValueError(f"unexpected {self.text[self.pos:self.pos + 1]!r} at {self.pos}")
+            raise ValueError(f"unexpected {self.text[self.pos : self.pos + 1]!r} at {self.pos}")
         return node
 
     def _alternation(self) -> Node:
@@ -64,20 +64,20 @@ class _Parser:
             return node
         if text.startswith(b"\\x", pos):
             self.pos += 4
-            return ("set", _mask_of(int(text[pos + 2:pos + 4], 16)))
-        if text[pos:pos + 1] == b"[":
-            end = text.index(b"]", pos + 2 if text[pos + 1:pos + 2] == b"]" else pos + 1)
+            return ("set", _mask_of(int(text[pos + 2 : pos + 4], 16)))
+        if text[pos : pos + 1] == b"[":
+            end = text.index(b"]", pos + 2 if text[pos + 1 : pos + 2] == b"]" else pos + 1)
             self.pos = end + 1
-            probe = re.compile(text[pos:end + 1], re.DOTALL)
+            probe = re.compile(text[pos : end + 1], re.DOTALL)
             return ("set", bytes(1 if probe.fullmatch(bytes([b])) else 0 for b in range(256)))
-        if text[pos:pos + 1] == b".":
+        if text[pos : pos + 1] == b".":
             self.pos += 1
             return ("set", _ALL)
         self.pos += 1
         return ("set", _mask_of(text[pos]))
 
     def _peek(self) -> bytes:
-        return self.text[self.pos:self.pos + 1]
+        return self.text[self.pos : self.pos + 1]
 
 
 def _mask_of(byte: int) -> bytes:

@@ -123,8 +123,10 @@ def _reversed_alternatives(alternation: str) -> str:
 # be). Backwards the search opens with the operator, which source holds far more rarely than the
 # key initials, and one pattern per operator opens with a literal, which `re` scans for fast.
 # Group 1 is the whitespace before the operator: all of it, as no key name ends in whitespace.
-_OPERATOR_GATES = tuple(re.compile(f"{operator}(\\s*)(?:{_reversed_alternatives(_KEY_NAMES)})", re.IGNORECASE)
-                        for operator in ":=")
+_OPERATOR_GATES = tuple(
+    re.compile(f"{operator}(\\s*)(?:{_reversed_alternatives(_KEY_NAMES)})", re.IGNORECASE)
+    for operator in ":="
+)
 _LONGEST_KEY = max(len(pieces) for pieces in _alternatives(_KEY_NAMES))  # in characters
 _SPACES = re.compile(r"\s*")
 
@@ -187,8 +189,11 @@ def _gated_operators(text: str) -> list[tuple[int, int]]:
     the only places where an assignment's operator can be."""
     backwards = text[::-1]
     last = len(text) - 1
-    return sorted((last - match.start(), len(match[1])) for gate in _OPERATOR_GATES
-                  for match in gate.finditer(backwards))
+    return sorted(
+        (last - match.start(), len(match[1]))
+        for gate in _OPERATOR_GATES
+        for match in gate.finditer(backwards)
+    )
 
 
 def _substitute(pattern: re.Pattern[str], replacement: str, text: str) -> str:
@@ -257,7 +262,9 @@ def _redact_assignments(text: str, search: Callable[[int], re.Match[str] | None]
     return "".join(pieces)
 
 
-def _next_assignment(text: str, pos: int, search: Callable[[int], re.Match[str] | None]) -> re.Match[str] | None:
+def _next_assignment(
+    text: str, pos: int, search: Callable[[int], re.Match[str] | None]
+) -> re.Match[str] | None:
     """The leftmost assignment prefix at or after `pos` whose key starts on a word boundary;
     `search(pos)` is `_ASSIGNMENT_RE.search(text, pos)`."""
     while (match := search(pos)) is not None:

@@ -54,8 +54,9 @@ class WalkResult:
     excluded: tuple[str, ...] = ()  # files the exclusion left out (not those below an excluded directory)
 
 
-def walk(root: str | os.PathLike[str], protect_secrets: bool = True,
-         exclude: Exclusion = NO_EXCLUSION) -> WalkResult:
+def walk(
+    root: str | os.PathLike[str], protect_secrets: bool = True, exclude: Exclusion = NO_EXCLUSION
+) -> WalkResult:
     """Walk `root` and return the files to index with their text, sorted by path.
 
     With `protect_secrets` (the default) files with a sensitive name are counted, not read.

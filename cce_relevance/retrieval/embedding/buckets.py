@@ -91,8 +91,9 @@ def bucket_counts(tokens: ChunkTokens) -> BucketCounts:
     return _count(codes, tokens.first, tokens.stop)
 
 
-def summed_bucket_counts(lengths: np.ndarray, terms: np.ndarray, counts: np.ndarray,
-                         term_hashes: np.ndarray) -> BucketCounts:
+def summed_bucket_counts(
+    lengths: np.ndarray, terms: np.ndarray, counts: np.ndarray, term_hashes: np.ndarray
+) -> BucketCounts:
     """The bucket counts of chunks given by their distinct terms: `lengths[i]` (term, count)
     entries per chunk, and `term_hashes[t]` the FNV-1a-64 hash of term t. Each term's count goes
     with its hash's sign into its hash's bucket: the very integers `bucket_counts` adds up one
@@ -107,8 +108,9 @@ def summed_bucket_counts(lengths: np.ndarray, terms: np.ndarray, counts: np.ndar
     for lo in range(0, n, _ROWS_PER_BLOCK):
         hi = min(lo + _ROWS_PER_BLOCK, n)
         first, stop = int(ends[lo] - lengths[lo]), int(ends[hi - 1])
-        dense = np.bincount(cells[first:stop] - lo * EMBED_DIM, weights=signed[first:stop],
-                            minlength=(hi - lo) * EMBED_DIM)
+        dense = np.bincount(
+            cells[first:stop] - lo * EMBED_DIM, weights=signed[first:stop], minlength=(hi - lo) * EMBED_DIM
+        )
         parts.append(_nonzero(dense, hi - lo))
     return concatenated_counts(parts)
 
@@ -129,14 +131,16 @@ def chunk_tokens(source: bytes, spans: Sequence[tuple[int, int]]) -> ChunkTokens
     starts_parts, ends_parts = [starts], [ends]
     offset = file_tokens
     for i in np.flatnonzero(cut):
-        _, piece_starts, piece_ends = _runs(lowered[span_starts[i]:span_ends[i]])
+        _, piece_starts, piece_ends = _runs(lowered[span_starts[i] : span_ends[i]])
         first[i], stop[i] = offset, offset + piece_starts.shape[0]
         offset += piece_starts.shape[0]
         starts_parts.append(piece_starts + span_starts[i])
         ends_parts.append(piece_ends + span_starts[i])
     if len(starts_parts) > 1:
         starts, ends = np.concatenate(starts_parts), np.concatenate(ends_parts)
-    return ChunkTokens(lowered, starts, ends, first, np.maximum(stop, first), file_tokens, _hashes(lowered, starts, ends))
+    return ChunkTokens(
+        lowered, starts, ends, first, np.maximum(stop, first), file_tokens, _hashes(lowered, starts, ends)
+    )
 
 
 def token_positions(first: np.ndarray, stop: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -173,13 +177,13 @@ def _hashes(lowered: bytes, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     going = np.searchsorted(-by_length, -np.arange(_VECTOR_HASH_BYTES), "left")  # longer than j
     hashes = np.full(order.shape[0], _FNV_OFFSET, dtype=np.uint64)
     for j in range(min(_VECTOR_HASH_BYTES, int(by_length[0]) if order.shape[0] else 0)):
-        h = hashes[n_long:going[j]]
-        h ^= data[first_bytes[n_long:going[j]] + j]
+        h = hashes[n_long : going[j]]
+        h ^= data[first_bytes[n_long : going[j]] + j]
         h *= _FNV_PRIME
     in_place = np.empty(order.shape[0], dtype=np.uint64)
     in_place[order] = hashes
     for k in order[:n_long].tolist():
-        in_place[k] = _LONG_HASHES[lowered[starts[k]:ends[k]]]
+        in_place[k] = _LONG_HASHES[lowered[starts[k] : ends[k]]]
     return in_place
 
 
@@ -199,8 +203,11 @@ def _count(codes: np.ndarray, first: np.ndarray, stop: np.ndarray) -> BucketCoun
 def _nonzero(dense: np.ndarray, rows: int) -> BucketCounts:
     """The non-zero entries of `rows` chunks' bucket counts, laid out row-major (row * EMBED_DIM + bucket)."""
     nonzero = np.flatnonzero(dense)
-    return BucketCounts(np.bincount(nonzero // EMBED_DIM, minlength=rows).astype(np.int64),
-                        (nonzero % EMBED_DIM).astype(np.uint8), dense[nonzero].astype(np.int32))
+    return BucketCounts(
+        np.bincount(nonzero // EMBED_DIM, minlength=rows).astype(np.int64),
+        (nonzero % EMBED_DIM).astype(np.uint8),
+        dense[nonzero].astype(np.int32),
+    )
 
 
 def concatenated_counts(parts: Sequence[BucketCounts]) -> BucketCounts:
@@ -210,8 +217,9 @@ def concatenated_counts(parts: Sequence[BucketCounts]) -> BucketCounts:
         return BucketCounts(np.zeros(0, np.int64), np.zeros(0, np.uint8), np.zeros(0, np.int32))
     if len(parts) == 1:
         return parts[0]
-    return BucketCounts(*(np.concatenate([getattr(p, name) for p in parts]) for name in ("lengths", "buckets",
-                                                                                         "counts")))
+    return BucketCounts(
+        *(np.concatenate([getattr(p, name) for p in parts]) for name in ("lengths", "buckets", "counts"))
+    )
 
 
 @dataclass(frozen=True)
@@ -260,7 +268,9 @@ class HashEmbeddings:
         `budget` bytes. A count divided by its row's norm gives back the value, the same IEEE
         division."""
         small = np.iinfo(np.int16)
-        fits = not self.counts.size or (int(self.counts.min()) >= small.min and int(self.counts.max()) <= small.max)
+        fits = not self.counts.size or (
+            int(self.counts.min()) >= small.min and int(self.counts.max()) <= small.max
+        )
         dtype = np.int16 if fits else np.int32
         if self.n_rows * EMBED_DIM * np.dtype(dtype).itemsize > budget:
             return None
@@ -284,9 +294,13 @@ class HashEmbeddings:
         starts = self.offsets[rows]
         lengths = self.offsets[rows + 1] - starts
         ends = np.cumsum(lengths)
-        entries = np.arange(int(ends[-1]) if ends.shape[0] else 0) + np.repeat(starts - (ends - lengths), lengths)
+        entries = np.arange(int(ends[-1]) if ends.shape[0] else 0) + np.repeat(
+            starts - (ends - lengths), lengths
+        )
         column = where_column[self.buckets[entries]]
         wanted = np.flatnonzero(column >= 0)
         out = np.zeros((rows.shape[0], columns.shape[0]), dtype=np.float64)
-        out[np.repeat(np.arange(rows.shape[0]), lengths)[wanted], column[wanted]] = self.values[entries[wanted]]
+        out[np.repeat(np.arange(rows.shape[0]), lengths)[wanted], column[wanted]] = self.values[
+            entries[wanted]
+        ]
         return out

@@ -102,8 +102,12 @@ def parse_embeddings(payload: bytes, texts: Sequence[str]) -> list[np.ndarray]:
 class OllamaClient:
     """A client for one server and model; one HTTP session is kept for the whole run."""
 
-    def __init__(self, base_url: str = DEFAULT_URL, model: str = DEFAULT_MODEL,
-                 timeout: float | tuple[float, float] = DEFAULT_TIMEOUT) -> None:
+    def __init__(
+        self,
+        base_url: str = DEFAULT_URL,
+        model: str = DEFAULT_MODEL,
+        timeout: float | tuple[float, float] = DEFAULT_TIMEOUT,
+    ) -> None:
         self.base_url = base_url
         self.model = model
         self.timeout = timeout
@@ -121,20 +125,24 @@ class OllamaClient:
         """One request: a vector per text, each text cut to its first 2000 characters."""
         cut = [t[:MAX_INPUT_CHARS] for t in texts]
         try:
-            response = self._session.post(self.endpoint, json={"model": self.model, "input": cut},
-                                          timeout=self.timeout)
+            response = self._session.post(
+                self.endpoint, json={"model": self.model, "input": cut}, timeout=self.timeout
+            )
         except requests.RequestException as exc:
-            raise OllamaError(f"could not reach Ollama at {self.endpoint}: {_transport_reason(exc)}") from None
+            raise OllamaError(
+                f"could not reach Ollama at {self.endpoint}: {_transport_reason(exc)}"
+            ) from None
         if not response.ok:
-            raise OllamaError(f"Ollama at {self.endpoint} answered HTTP {response.status_code}"
-                              f"{_server_message(response)}")
+            raise OllamaError(
+                f"Ollama at {self.endpoint} answered HTTP {response.status_code}{_server_message(response)}"
+            )
         return parse_embeddings(response.content, cut)
 
     def embed_batches(self, texts: Sequence[str]) -> list[np.ndarray]:
         """Index-time embedding in batches of 64; the first failure aborts (nothing half-built)."""
         vectors: list[np.ndarray] = []
         for start in range(0, len(texts), EMBED_BATCH_SIZE):
-            vectors.extend(self.embed(texts[start:start + EMBED_BATCH_SIZE]))
+            vectors.extend(self.embed(texts[start : start + EMBED_BATCH_SIZE]))
         return vectors
 
     def check_health(self) -> None:

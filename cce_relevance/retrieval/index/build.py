@@ -48,10 +48,17 @@ DEFAULT_BUILD = BuildOptions()
 """No cache, worker processes when it pays, no progress: what a plain library call gets."""
 
 
-def build_index(root: str | os.PathLike[str], protect_secrets: bool = True,
-                embedder: DocumentEmbedder = HASH_DOCUMENTS, languages: PackSet = REFERENCE_PACKS, *,
-                cache: str | None = None, workers: int | None = None, progress: Progress | None = None,
-                exclude: Exclusion = NO_EXCLUSION) -> Index:
+def build_index(
+    root: str | os.PathLike[str],
+    protect_secrets: bool = True,
+    embedder: DocumentEmbedder = HASH_DOCUMENTS,
+    languages: PackSet = REFERENCE_PACKS,
+    *,
+    cache: str | None = None,
+    workers: int | None = None,
+    progress: Progress | None = None,
+    exclude: Exclusion = NO_EXCLUSION,
+) -> Index:
     """Walk, redact, chunk and embed a corpus directory, in the reference's order.
 
     `languages` are the packs that chunk (retrieval/chunking/languages.py `enabled_packs`); the default is
@@ -87,22 +94,38 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _build(root: str | os.PathLike[str], protect_secrets: bool, embedder: DocumentEmbedder, languages: PackSet,
-           cache: str | None, workers: int | None, progress: Progress | None, exclude: Exclusion) -> Index:
+def _build(
+    root: str | os.PathLike[str],
+    protect_secrets: bool,
+    embedder: DocumentEmbedder,
+    languages: PackSet,
+    cache: str | None,
+    workers: int | None,
+    progress: Progress | None,
+    exclude: Exclusion,
+) -> Index:
     walked = walk(root, protect_secrets=protect_secrets, exclude=exclude)
     files = [(f.path, f.text) for f in walked.files]
     job = FileJob(languages, protect_secrets, embedder is HASH_DOCUMENTS)
     with opened_cache(cache, job) as store:
         if store is None:
-            index = _assembled(files, indexed_files(files, job, None, [], workers, progress), embedder, walked.skipped)
+            index = _assembled(
+                files, indexed_files(files, job, None, [], workers, progress), embedder, walked.skipped
+            )
         else:
             index = _cached_build(store, files, job, workers, progress, walked.skipped)
     index.walk_excluded = walked.excluded
     return index
 
 
-def _cached_build(store: IndexCache, files: list[tuple[str, str]], job: FileJob, workers: int | None,
-                  progress: Progress | None, skipped: int) -> Index:
+def _cached_build(
+    store: IndexCache,
+    files: list[tuple[str, str]],
+    job: FileJob,
+    workers: int | None,
+    progress: Progress | None,
+    skipped: int,
+) -> Index:
     """With the index cache (hash embedder): the corpus as kept when no file changed; else the
     last corpus spliced with the records of the files that changed, when they are at most half;
     else assembled from every file's record. Whatever is made is kept for the next run."""
@@ -120,7 +143,9 @@ def _cached_build(store: IndexCache, files: list[tuple[str, str]], job: FileJob,
     if base is not None and 2 * len(changed) <= len(files):
         unchanged = len(files) - len(changed)
         shifted = None if progress is None else lambda done, _: progress(unchanged + done, len(files))
-        fresh = indexed_files([files[i] for i in changed], job, store, [keys[i] for i in changed], workers, shifted)
+        fresh = indexed_files(
+            [files[i] for i in changed], job, store, [keys[i] for i in changed], workers, shifted
+        )
         try:
             arrays = splice(base, keys, files, dict(zip(changed, fresh, strict=True)))
         except ValueError:
@@ -131,26 +156,41 @@ def _cached_build(store: IndexCache, files: list[tuple[str, str]], job: FileJob,
     entries = indexed_files(files, job, store, keys, workers, progress)
     index = _assembled(files, entries, HASH_DOCUMENTS, skipped)
     if index.postings is not None:
-        store.put_corpus(corpus_key, corpus_parts(arrays_from_entries(keys, files, entries, index.postings,
-                                                                      index.id_rank)))
+        store.put_corpus(
+            corpus_key, corpus_parts(arrays_from_entries(keys, files, entries, index.postings, index.id_rank))
+        )
     return index
 
 
-def _assembled(files: list[tuple[str, str]], entries: list[IndexedFile], embedder: DocumentEmbedder,
-               skipped: int) -> Index:
+def _assembled(
+    files: list[tuple[str, str]], entries: list[IndexedFile], embedder: DocumentEmbedder, skipped: int
+) -> Index:
     """The index of the files whose records are `entries`."""
     chunks = [c for entry in entries for c in entry.chunks]
-    file_imports = {path: entry.imports for (path, _), entry in zip(files, entries, strict=True) if entry.imports}
+    file_imports = {
+        path: entry.imports for (path, _), entry in zip(files, entries, strict=True) if entry.imports
+    }
     file_tokens = {path: entry.tokens for (path, _), entry in zip(files, entries, strict=True)}
     lines = unique_paths((path, entry.lines) for (path, _), entry in zip(files, entries, strict=True))
     if embedder is not HASH_DOCUMENTS:
         for c, vector in zip(chunks, embedder.embed_all([c.content for c in chunks]), strict=True):
             c.embedding = vector
-        return Index(chunks, file_imports, file_tokens, embedder.name, skipped, weighted_lines=lines, walked=files)
+        return Index(
+            chunks, file_imports, file_tokens, embedder.name, skipped, weighted_lines=lines, walked=files
+        )
     terms = [entry.terms for entry in entries if entry.terms is not None]
     postings = corpus_postings(terms) if len(terms) == len(entries) else None
-    return Index(chunks, file_imports, file_tokens, embedder.name, skipped, postings,
-                 HashEmbeddings.of([entry.counts for entry in entries if entry.counts is not None]), lines, files)
+    return Index(
+        chunks,
+        file_imports,
+        file_tokens,
+        embedder.name,
+        skipped,
+        postings,
+        HashEmbeddings.of([entry.counts for entry in entries if entry.counts is not None]),
+        lines,
+        files,
+    )
 
 
 def _decoded(data: memoryview | None) -> CorpusArrays | None:
@@ -166,8 +206,17 @@ def _decoded(data: memoryview | None) -> CorpusArrays | None:
 
 def _from_arrays(arrays: CorpusArrays, files: list[tuple[str, str]], skipped: int) -> Index:
     corpus = materialize(arrays, files)
-    index = Index(corpus.chunks, corpus.file_imports, corpus.file_token_estimates, HASH_EMBEDDER, skipped,
-                  arrays.postings, HashEmbeddings.of([corpus.counts]), arrays.lines([path for path, _ in files]), files)
+    index = Index(
+        corpus.chunks,
+        corpus.file_imports,
+        corpus.file_token_estimates,
+        HASH_EMBEDDER,
+        skipped,
+        arrays.postings,
+        HashEmbeddings.of([corpus.counts]),
+        arrays.lines([path for path, _ in files]),
+        files,
+    )
     index.id_rank = arrays.id_rank
     index.chunks_by_file = _chunks_by_file(files, arrays.per_file.tolist())
     return index

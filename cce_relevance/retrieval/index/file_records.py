@@ -25,9 +25,14 @@ Progress = Callable[[int, int], None]
 """Called with (files done, files in all) as indexing advances, last with done == all."""
 
 
-def indexed_files(files: Sequence[tuple[str, str]], job: FileJob, cache: IndexCache | None = None,
-                  keys: Sequence[bytes] = (), workers: int | None = None,
-                  progress: Progress | None = None) -> list[IndexedFile]:
+def indexed_files(
+    files: Sequence[tuple[str, str]],
+    job: FileJob,
+    cache: IndexCache | None = None,
+    keys: Sequence[bytes] = (),
+    workers: int | None = None,
+    progress: Progress | None = None,
+) -> list[IndexedFile]:
     """The record of each (path, text) walked file, in order.
 
     `cache` is the open index cache (see `opened_cache`) and `keys` the files' keys in it;
@@ -79,7 +84,11 @@ def indexed_files(files: Sequence[tuple[str, str]], job: FileJob, cache: IndexCa
 def opened_cache(cache_dir: str | None, job: FileJob) -> Iterator[IndexCache | None]:
     """The index cache in `cache_dir` for this kind of job, closed afterwards; None when there is
     no directory, the job is not cached (only hash-embedder builds are) or it cannot be opened."""
-    context = cache_context(job.packs, job.protect_secrets, HASH_EMBEDDER) if cache_dir and job.with_counts else None
+    context = (
+        cache_context(job.packs, job.protect_secrets, HASH_EMBEDDER)
+        if cache_dir and job.with_counts
+        else None
+    )
     cache = IndexCache.open(cache_dir, context) if cache_dir and context is not None else None
     try:
         yield cache

@@ -119,9 +119,13 @@ class Index:
         key = (params.bm25_k1, params.bm25_b)
         if key not in self._bm25:
             p = self.postings
-            self._bm25[key] = BM25([c.content for c in self.chunks], self.chunk_ids, *key) if p is None else \
-                BM25.from_postings(p.term_id, p.indptr, p.docs, p.tfs, p.doc_len, self.chunk_ids, *key,
-                                   id_rank=self.id_rank)
+            self._bm25[key] = (
+                BM25([c.content for c in self.chunks], self.chunk_ids, *key)
+                if p is None
+                else BM25.from_postings(
+                    p.term_id, p.indptr, p.docs, p.tfs, p.doc_len, self.chunk_ids, *key, id_rank=self.id_rank
+                )
+            )
         return self._bm25[key]
 
 
@@ -172,8 +176,11 @@ def fast_ascii_lower(text: str) -> str:
     return text.encode("utf-8", "surrogatepass").lower().decode("utf-8", "surrogatepass")
 
 
-def index_from_parts(chunks: Sequence[Chunk], file_imports: Mapping[str, Sequence[str]],
-                     file_tokens: Mapping[str, int], embedder: str) -> Index:
+def index_from_parts(
+    chunks: Sequence[Chunk],
+    file_imports: Mapping[str, Sequence[str]],
+    file_tokens: Mapping[str, int],
+    embedder: str,
+) -> Index:
     """An index from already-made chunks (a loaded store); BM25 and the graph are recomputed."""
     return Index(list(chunks), {k: list(v) for k, v in file_imports.items()}, dict(file_tokens), embedder)
-

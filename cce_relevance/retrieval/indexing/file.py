@@ -42,11 +42,21 @@ def index_file(path: str, text: str, packs: PackSet, protect_secrets: bool, with
     """Redact, chunk and (with `with_counts`) count one walked file."""
     redacted = redact(text) if protect_secrets else text
     chunked = chunk_file(path, redacted, packs)
-    terms, counts = term_and_bucket_counts(chunk_tokens(chunked.source, chunked.spans)) if with_counts else (None, None)
+    terms, counts = (
+        term_and_bucket_counts(chunk_tokens(chunked.source, chunked.spans)) if with_counts else (None, None)
+    )
     spans = _char_spans(redacted, chunked)
     sliced = None not in spans and (redacted.isascii() or _no_surrogates(redacted))
-    return IndexedFile(redacted, estimate_tokens(redacted), chunked.imports, chunked.chunks, spans, counts, terms,
-                       file_weighted_lines(chunked, sliced))
+    return IndexedFile(
+        redacted,
+        estimate_tokens(redacted),
+        chunked.imports,
+        chunked.chunks,
+        spans,
+        counts,
+        terms,
+        file_weighted_lines(chunked, sliced),
+    )
 
 
 def _no_surrogates(text: str) -> bool:
@@ -69,5 +79,5 @@ def _char_spans(text: str, chunked: ChunkedFile) -> list[tuple[int, int] | None]
     spans: list[tuple[int, int] | None] = []
     for chunk, (start, end) in zip(chunked.chunks, chunked.spans, strict=True):
         span = (int(char_at[start]), int(char_at[end]))
-        spans.append(span if text[span[0]:span[1]] == chunk.content else None)
+        spans.append(span if text[span[0] : span[1]] == chunk.content else None)
     return spans

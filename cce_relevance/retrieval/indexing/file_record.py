@@ -33,8 +33,9 @@ RUN_START, RUN_LENGTH = 6, 7  # and a run of the file's weighted lines (length 0
 NOT_A_SLICE = -1
 
 
-def chunk_rows(entry: IndexedFile, types: dict[tuple[str, str, str], int], first: int,
-               contents: dict[int, str]) -> np.ndarray:
+def chunk_rows(
+    entry: IndexedFile, types: dict[tuple[str, str, str], int], first: int, contents: dict[int, str]
+) -> np.ndarray:
     """The FIELDS-wide rows of a file's chunks, numbering new (type, kind, language) triples in
     `types` and putting contents that are not ranges of the text in `contents` (by chunk index,
     the file's first chunk being `first`): shared by this record and a corpus's. The runs of
@@ -72,22 +73,40 @@ def encode(entry: IndexedFile, walked_text: str) -> bytes:
     counts, terms = entry.counts, entry.terms
     if (counts is None) != (terms is None):
         raise ValueError("a record has bucket counts without term counts or the other way round")
-    header = json.dumps({
-        "tokens": entry.tokens, "imports": entry.imports, "types": list(types), "contents": contents,
-        "text": None if entry.text == walked_text else entry.text, "chunks": len(entry.chunks),
-        "weighed": int(entry.lines.extras.shape[0]),
-        "counted": None if counts is None else int(counts.buckets.shape[0]),
-        "termed": None if terms is None else int(terms.terms.shape[0]),
-        "vocabulary": None if terms is None else " ".join(terms.vocabulary),
-    }).encode("ascii")
-    parts = [_MAGIC, len(header).to_bytes(4, "little"), header, rows.astype("<i8").tobytes(), ids,
-             entry.lines.extras.astype("<i4").tobytes()]
+    header = json.dumps(
+        {
+            "tokens": entry.tokens,
+            "imports": entry.imports,
+            "types": list(types),
+            "contents": contents,
+            "text": None if entry.text == walked_text else entry.text,
+            "chunks": len(entry.chunks),
+            "weighed": int(entry.lines.extras.shape[0]),
+            "counted": None if counts is None else int(counts.buckets.shape[0]),
+            "termed": None if terms is None else int(terms.terms.shape[0]),
+            "vocabulary": None if terms is None else " ".join(terms.vocabulary),
+        }
+    ).encode("ascii")
+    parts = [
+        _MAGIC,
+        len(header).to_bytes(4, "little"),
+        header,
+        rows.astype("<i8").tobytes(),
+        ids,
+        entry.lines.extras.astype("<i4").tobytes(),
+    ]
     if counts is not None:
-        parts += [counts.lengths.astype("<i8").tobytes(), counts.buckets.astype(np.uint8).tobytes(),
-                  counts.counts.astype("<i4").tobytes()]
+        parts += [
+            counts.lengths.astype("<i8").tobytes(),
+            counts.buckets.astype(np.uint8).tobytes(),
+            counts.counts.astype("<i4").tobytes(),
+        ]
     if terms is not None:
-        parts += [terms.lengths.astype("<i8").tobytes(), terms.terms.astype("<i4").tobytes(),
-                  terms.counts.astype("<i4").tobytes()]
+        parts += [
+            terms.lengths.astype("<i8").tobytes(),
+            terms.terms.astype("<i4").tobytes(),
+            terms.counts.astype("<i4").tobytes(),
+        ]
     return b"".join(parts)
 
 
@@ -110,7 +129,9 @@ def decode(data: bytes, path: str, walked_text: str) -> IndexedFile:
         counts = None
         if counted is not None:
             lengths = reader.array("<i8", n).astype(np.int64)
-            counts = BucketCounts(lengths, reader.array("u1", counted), reader.array("<i4", counted).astype(np.int32))
+            counts = BucketCounts(
+                lengths, reader.array("u1", counted), reader.array("<i4", counted).astype(np.int32)
+            )
             if int(lengths.sum()) != counted or (lengths < 0).any():
                 raise ValueError("bucket counts do not add up")
         terms = None if termed is None else _term_counts(reader, n, termed, header["vocabulary"])
@@ -130,10 +151,23 @@ def decode(data: bytes, path: str, walked_text: str) -> IndexedFile:
         if any(span is not None and span[0] == NOT_A_SLICE for span in spans):
             raise ValueError("a chunk has neither a range nor a content")
         kinds = [types[k] for k in rows[:, 2].tolist()]
-        chunks = list(map(Chunk, [ids[i:i + ID_LENGTH] for i in range(0, ID_LENGTH * n, ID_LENGTH)],
-                          repeat(path, n), rows[:, 0].tolist(), rows[:, 1].tolist(), [k[0] for k in kinds],
-                          [k[1] for k in kinds], [k[2] for k in kinds], contents, rows[:, 5].tolist()))
-        return IndexedFile(text, header["tokens"], list(header["imports"]), chunks, spans, counts, terms, lines)
+        chunks = list(
+            map(
+                Chunk,
+                [ids[i : i + ID_LENGTH] for i in range(0, ID_LENGTH * n, ID_LENGTH)],
+                repeat(path, n),
+                rows[:, 0].tolist(),
+                rows[:, 1].tolist(),
+                [k[0] for k in kinds],
+                [k[1] for k in kinds],
+                [k[2] for k in kinds],
+                contents,
+                rows[:, 5].tolist(),
+            )
+        )
+        return IndexedFile(
+            text, header["tokens"], list(header["imports"]), chunks, spans, counts, terms, lines
+        )
     except (KeyError, IndexError, TypeError, AttributeError, UnicodeDecodeError) as exc:
         raise ValueError(f"malformed indexed-file record: {exc!r}") from None
 
@@ -168,7 +202,7 @@ class RecordReader:
     def _piece(self, size: int) -> memoryview:
         if size < 0 or self._offset + size > len(self._data):
             raise ValueError("record is truncated")
-        piece = self._data[self._offset:self._offset + size]
+        piece = self._data[self._offset : self._offset + size]
         self._offset += size
         return piece
 

@@ -67,8 +67,9 @@ class PoolUnavailable(Exception):
     """No worker pool could start, or it broke down: the files it did not return are indexed here."""
 
 
-def records_in_workers(files: Sequence[tuple[str, str]], positions: Sequence[int], job: FileJob,
-                       workers: int) -> Iterator[tuple[int, bytes]]:
+def records_in_workers(
+    files: Sequence[tuple[str, str]], positions: Sequence[int], job: FileJob, workers: int
+) -> Iterator[tuple[int, bytes]]:
     """(position, encoded record) of each `files[p]` for p in `positions`, from `workers` processes,
     as batches arrive (so the caller decodes while the workers still parse). Raises
     PoolUnavailable when no pool can run or one breaks; what was yielded before stands."""

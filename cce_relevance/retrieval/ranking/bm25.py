@@ -40,8 +40,13 @@ class ChunkScore:
 class BM25:
     """Inverted index of term frequencies, built once per index (never persisted)."""
 
-    def __init__(self, contents: Sequence[str], chunk_ids: Sequence[str],
-                 k1: float = REFERENCE_PARAMS.bm25_k1, b: float = REFERENCE_PARAMS.bm25_b) -> None:
+    def __init__(
+        self,
+        contents: Sequence[str],
+        chunk_ids: Sequence[str],
+        k1: float = REFERENCE_PARAMS.bm25_k1,
+        b: float = REFERENCE_PARAMS.bm25_b,
+    ) -> None:
         """Tokenize `contents` (one document each) and build the postings from them."""
         # Every (document, term, count) in document order, then grouped by term with a stable
         # sort, so each term's documents stay ascending: one array slice per term.
@@ -58,14 +63,31 @@ class BM25:
         term_id = {t: i for i, t in enumerate(dict.fromkeys(terms))}
         term_ids = np.fromiter(map(term_id.__getitem__, terms), dtype=np.int64, count=len(terms))
         by_term = np.argsort(term_ids, kind="stable")
-        self._set(term_id, np.concatenate(([0], np.cumsum(np.bincount(term_ids, minlength=len(term_id))))),
-                  np.repeat(np.arange(len(contents), dtype=np.int32), distinct_per_doc)[by_term],
-                  np.array(counts, dtype=np.int32)[by_term], np.array(doc_len, dtype=np.int64), chunk_ids, k1, b)
+        self._set(
+            term_id,
+            np.concatenate(([0], np.cumsum(np.bincount(term_ids, minlength=len(term_id))))),
+            np.repeat(np.arange(len(contents), dtype=np.int32), distinct_per_doc)[by_term],
+            np.array(counts, dtype=np.int32)[by_term],
+            np.array(doc_len, dtype=np.int64),
+            chunk_ids,
+            k1,
+            b,
+        )
 
     @classmethod
-    def from_postings(cls, term_id: dict[str, int], indptr: np.ndarray, docs: np.ndarray, tfs: np.ndarray,
-                      doc_len: np.ndarray, chunk_ids: Sequence[str], k1: float = REFERENCE_PARAMS.bm25_k1,
-                      b: float = REFERENCE_PARAMS.bm25_b, *, id_rank: np.ndarray | None = None) -> BM25:
+    def from_postings(
+        cls,
+        term_id: dict[str, int],
+        indptr: np.ndarray,
+        docs: np.ndarray,
+        tfs: np.ndarray,
+        doc_len: np.ndarray,
+        chunk_ids: Sequence[str],
+        k1: float = REFERENCE_PARAMS.bm25_k1,
+        b: float = REFERENCE_PARAMS.bm25_b,
+        *,
+        id_rank: np.ndarray | None = None,
+    ) -> BM25:
         """The BM25 of postings already grouped by term (retrieval/ranking/postings.py): term `t`, numbered
         by `term_id` in order of first occurrence, is in documents `docs[indptr[t]:indptr[t + 1]]`
         (ascending, int32) with frequencies `tfs` (int32; each becomes the same double in the
@@ -77,9 +99,18 @@ class BM25:
         bm25._set(term_id, indptr, docs, tfs, doc_len, chunk_ids, k1, b, id_rank)
         return bm25
 
-    def _set(self, term_id: dict[str, int], starts: np.ndarray, docs: np.ndarray, freqs: np.ndarray,
-             doc_len: np.ndarray, chunk_ids: Sequence[str], k1: float, b: float,
-             id_rank: np.ndarray | None = None) -> None:
+    def _set(
+        self,
+        term_id: dict[str, int],
+        starts: np.ndarray,
+        docs: np.ndarray,
+        freqs: np.ndarray,
+        doc_len: np.ndarray,
+        chunk_ids: Sequence[str],
+        k1: float,
+        b: float,
+        id_rank: np.ndarray | None = None,
+    ) -> None:
         self.k1 = k1
         self.b = b
         self.n_docs = doc_len.shape[0]
@@ -124,7 +155,9 @@ class BM25:
             with np.errstate(over="ignore", invalid="ignore"):  # a huge k1 overflows to inf, as in Python
                 weights = f * (self.k1 + 1.0)
                 weights *= self.idf(term)
-                denominators = np.take(self._k1_length_norm, self._docs[posting])  # int32 positions: take is faster
+                denominators = np.take(
+                    self._k1_length_norm, self._docs[posting]
+                )  # int32 positions: take is faster
                 denominators += f
                 weights /= denominators
             self._weights[term] = weights

@@ -44,13 +44,15 @@ _SPARSE_CALLS_BEFORE_DENSE = 100
 _DENSE_COUNTS_BUDGET = 64 << 20
 
 
-def cosine_all(query: np.ndarray, matrix: np.ndarray,
-               rows: Sequence[int] | np.ndarray | slice | None = None) -> np.ndarray:
+def cosine_all(
+    query: np.ndarray, matrix: np.ndarray, rows: Sequence[int] | np.ndarray | slice | None = None
+) -> np.ndarray:
     """Sequential-order dot products of `query` with every row of `matrix`, or with the given
     `rows` only (exact, see above); only the query's non-zero columns are read. A slice of rows
     (a file's chunks are consecutive) reads each column as one view instead of gathering it."""
-    picked: slice | np.ndarray = slice(None) if rows is None else rows if isinstance(rows, slice) else \
-        np.asarray(rows, dtype=np.intp)
+    picked: slice | np.ndarray = (
+        slice(None) if rows is None else rows if isinstance(rows, slice) else np.asarray(rows, dtype=np.intp)
+    )
     n_rows = len(range(*picked.indices(matrix.shape[0]))) if isinstance(picked, slice) else picked.shape[0]
     scores = np.zeros(n_rows, dtype=np.float64)
     if query.size == 0 or n_rows == 0:
@@ -95,16 +97,18 @@ class CosineIndex:
             self._max_row_norm = math.sqrt(float(squares.max())) * (1.0 + 1e-9)
 
     @classmethod
-    def of_hash_embeddings(cls, embeddings: HashEmbeddings, id_rank: np.ndarray,
-                           dense: Callable[[], np.ndarray]) -> CosineIndex:
+    def of_hash_embeddings(
+        cls, embeddings: HashEmbeddings, id_rank: np.ndarray, dense: Callable[[], np.ndarray]
+    ) -> CosineIndex:
         """Over sparse hash embeddings; `dense()` gives their float64 matrix when it is needed."""
         index = cls.__new__(cls)
         index._setup(embeddings.n_rows, EMBED_DIM, id_rank)
         index._sparse, index._dense = embeddings, dense
         if index._n and _within_safe_range(embeddings.values):  # the matrix's non-zero values, every column
             index._approximate = embeddings.dense(np.float32)
-            squares = np.bincount(embeddings.rows, weights=embeddings.values * embeddings.values,
-                                  minlength=index._n)
+            squares = np.bincount(
+                embeddings.rows, weights=embeddings.values * embeddings.values, minlength=index._n
+            )
             index._max_row_norm = math.sqrt(float(squares.max())) * (1.0 + 1e-9)
         return index
 
@@ -138,7 +142,7 @@ class CosineIndex:
                 positions = np.asarray(rows, dtype=np.int64)
                 positions = np.where(positions < 0, positions + self._n, positions)
             # Only the query's non-zero components are read, in order: the same products and sums.
-            read = np.flatnonzero(query[:self._width])
+            read = np.flatnonzero(query[: self._width])
             return cosine_all(query[read], self._exact_values(positions, read))
         return cosine_all(query, self.matrix, rows)
 
@@ -185,9 +189,13 @@ class CosineIndex:
         return list(zip(order.tolist(), exact[order].tolist(), strict=True))
 
     def _approximable(self, query: np.ndarray) -> bool:
-        return (self._approximate is not None and query.ndim == 1 and query.size > 0
-                and _within_safe_range(query)
-                and math.sqrt(float(np.dot(query, query))) * self._max_row_norm < 1e12)
+        return (
+            self._approximate is not None
+            and query.ndim == 1
+            and query.size > 0
+            and _within_safe_range(query)
+            and math.sqrt(float(np.dot(query, query))) * self._max_row_norm < 1e12
+        )
 
     def _near_the_top(self, query: np.ndarray, m: int) -> np.ndarray:
         """Rows (ascending) that include every row of the exact ranking's first m.

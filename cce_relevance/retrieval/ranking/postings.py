@@ -77,31 +77,54 @@ def _term_counts(tokens: ChunkTokens) -> tuple[TermCounts, np.ndarray]:
     n = tokens.starts.shape[0]
     n_chunks = tokens.first.shape[0]
     if n == 0:
-        return (TermCounts([], np.zeros(n_chunks, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int32)),
-                np.zeros(0, np.uint64))
+        return (
+            TermCounts([], np.zeros(n_chunks, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int32)),
+            np.zeros(0, np.uint64),
+        )
     shift = n.bit_length()  # token positions fit in the low `shift` bits of a sort key
     by_hash = _grouped(tokens.hashes & np.uint64(-1 << shift & 0xFFFF_FFFF_FFFF_FFFF), shift)
-    order, begins = by_hash if _one_string_each(tokens, *by_hash) else _grouped(_string_ids(tokens) << shift, shift)
+    order, begins = (
+        by_hash if _one_string_each(tokens, *by_hash) else _grouped(_string_ids(tokens) << shift, shift)
+    )
     group = np.cumsum(begins) - 1  # the term of each entry of `order`
     n_terms = int(group[-1]) + 1
     term, sorted_at = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
     term[order] = group
-    sorted_at[order] = np.arange(n)  # a token's occurrences of its term before it: sorted_at - its group's start
+    sorted_at[order] = np.arange(
+        n
+    )  # a token's occurrences of its term before it: sorted_at - its group's start
     rows, positions = token_positions(tokens.first, tokens.stop)
     previous, following = _neighbours(order, begins)
     firsts = previous[positions] < tokens.first[rows]
     lasts = following[positions] >= tokens.stop[rows]
     first_tokens, chunk_of = positions[firsts], rows[firsts]  # chunk by chunk, in first-occurrence order
     terms = term[first_tokens]
-    counts = _counts(chunk_of, terms, sorted_at[first_tokens], rows[lasts], term, sorted_at, positions[lasts],
-                     n_chunks, n_terms)
+    counts = _counts(
+        chunk_of,
+        terms,
+        sorted_at[first_tokens],
+        rows[lasts],
+        term,
+        sorted_at,
+        positions[lasts],
+        n_chunks,
+        n_terms,
+    )
     appearing, renumbered = _numbered_by_appearance(terms, n_terms)
     text = tokens.lowered.decode("latin-1")
     spelled = order[np.flatnonzero(begins)[appearing]]  # each term's first token
-    vocabulary = [text[a:b] for a, b in zip(tokens.starts[spelled].tolist(), tokens.ends[spelled].tolist(),
-                                            strict=True)]
-    return (TermCounts(vocabulary, np.bincount(chunk_of, minlength=n_chunks).astype(np.int64), renumbered[terms],
-                       counts.astype(np.int32)), tokens.hashes[spelled])
+    vocabulary = [
+        text[a:b] for a, b in zip(tokens.starts[spelled].tolist(), tokens.ends[spelled].tolist(), strict=True)
+    ]
+    return (
+        TermCounts(
+            vocabulary,
+            np.bincount(chunk_of, minlength=n_chunks).astype(np.int64),
+            renumbered[terms],
+            counts.astype(np.int32),
+        ),
+        tokens.hashes[spelled],
+    )
 
 
 def _neighbours(order: np.ndarray, begins: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -122,9 +145,17 @@ def _neighbours(order: np.ndarray, begins: np.ndarray) -> tuple[np.ndarray, np.n
     return previous, following
 
 
-def _counts(chunk_of: np.ndarray, terms: np.ndarray, first_at: np.ndarray, last_chunk: np.ndarray,
-            term: np.ndarray, sorted_at: np.ndarray, last_tokens: np.ndarray, n_chunks: int,
-            n_terms: int) -> np.ndarray:
+def _counts(
+    chunk_of: np.ndarray,
+    terms: np.ndarray,
+    first_at: np.ndarray,
+    last_chunk: np.ndarray,
+    term: np.ndarray,
+    sorted_at: np.ndarray,
+    last_tokens: np.ndarray,
+    n_chunks: int,
+    n_terms: int,
+) -> np.ndarray:
     """For each (chunk, term) first occurrence, how often the term occurs in the chunk: its last
     occurrence's place among the term's occurrences minus the first's, plus one. Firsts and lasts
     pair up by (chunk, term) through a dense table, a block of chunks at a time."""
@@ -133,8 +164,14 @@ def _counts(chunk_of: np.ndarray, terms: np.ndarray, first_at: np.ndarray, last_
     edges = np.arange(0, n_chunks + block, block)
     first_edges, last_edges = np.searchsorted(chunk_of, edges), np.searchsorted(last_chunk, edges)
     last_terms, last_at = term[last_tokens], sorted_at[last_tokens] + 1
-    for lo, f0, f1, l0, l1 in zip(edges.tolist(), first_edges.tolist(), first_edges[1:].tolist(),
-                                  last_edges.tolist(), last_edges[1:].tolist(), strict=False):
+    for lo, f0, f1, l0, l1 in zip(
+        edges.tolist(),
+        first_edges.tolist(),
+        first_edges[1:].tolist(),
+        last_edges.tolist(),
+        last_edges[1:].tolist(),
+        strict=False,
+    ):
         table = np.empty(min(block, n_chunks - lo) * n_terms, dtype=np.int64)
         table[(last_chunk[l0:l1] - lo) * n_terms + last_terms[l0:l1]] = last_at[l0:l1]
         counts[f0:f1] = table[(chunk_of[f0:f1] - lo) * n_terms + terms[f0:f1]] - first_at[f0:f1]
@@ -175,7 +212,9 @@ def _one_string_each(tokens: ChunkTokens, order: np.ndarray, begins: np.ndarray)
         return False
     lowered = tokens.lowered
     padded = lowered + bytes(_WORD)
-    words = np.ndarray((len(lowered) + 1,), dtype="<u8", buffer=padded, strides=(1,))  # 8 bytes from each offset
+    words = np.ndarray(
+        (len(lowered) + 1,), dtype="<u8", buffer=padded, strides=(1,)
+    )  # 8 bytes from each offset
     offsets = tokens.starts[order]
     for step in range(0, _WORD_COMPARED, _WORD):
         if step:  # a group's tokens have one length, so this keeps whole groups
@@ -185,16 +224,26 @@ def _one_string_each(tokens: ChunkTokens, order: np.ndarray, begins: np.ndarray)
         if not ((word[1:] == word[:-1]) | begins[1:]).all():
             return False
     longer = np.flatnonzero(lengths > _WORD_COMPARED)
-    return all(lowered[a:a + size] == lowered[b:b + size] for a, b, size, begun in zip(
-        offsets[longer].tolist(), offsets[longer - 1].tolist(), lengths[longer].tolist(),
-        begins[longer].tolist(), strict=True) if not begun)
+    return all(
+        lowered[a : a + size] == lowered[b : b + size]
+        for a, b, size, begun in zip(
+            offsets[longer].tolist(),
+            offsets[longer - 1].tolist(),
+            lengths[longer].tolist(),
+            begins[longer].tolist(),
+            strict=True,
+        )
+        if not begun
+    )
 
 
 def _string_ids(tokens: ChunkTokens) -> np.ndarray:
     """Each token's term numbered by its string (in first-occurrence order): exact whatever the hashes."""
     text = tokens.lowered.decode("latin-1")
     words = _LOWERED_TOKEN.findall(text)
-    own = zip(tokens.starts[tokens.file_tokens:].tolist(), tokens.ends[tokens.file_tokens:].tolist(), strict=True)
+    own = zip(
+        tokens.starts[tokens.file_tokens :].tolist(), tokens.ends[tokens.file_tokens :].tolist(), strict=True
+    )
     words += [text[start:end] for start, end in own]  # the tokens of chunks tokenized by themselves
     number = {word: i for i, word in enumerate(dict.fromkeys(words))}
     return np.fromiter(map(number.__getitem__, words), dtype=np.int64, count=len(words))
@@ -216,8 +265,13 @@ class Postings:
 def corpus_postings(parts: Sequence[TermCounts]) -> Postings:
     """The postings of the chunks of `parts` (one per file, in index order), one after the other."""
     term_id: dict[str, int] = {}
-    global_ids = np.array([term_id.setdefault(word, len(term_id))  # numbered in order of first appearance
-                           for word in chain.from_iterable(p.vocabulary for p in parts)], dtype=np.int64)
+    global_ids = np.array(
+        [
+            term_id.setdefault(word, len(term_id))  # numbered in order of first appearance
+            for word in chain.from_iterable(p.vocabulary for p in parts)
+        ],
+        dtype=np.int64,
+    )
     vocabulary_sizes = np.array([len(p.vocabulary) for p in parts], dtype=np.int64)
     entry_counts = np.array([p.terms.shape[0] for p in parts], dtype=np.int64)
     local = np.concatenate([p.terms for p in parts]).astype(np.int64) if parts else np.zeros(0, np.int64)

@@ -66,8 +66,9 @@ def _keys_of_products(y: np.ndarray) -> np.ndarray:
     return keys
 
 
-def top_by_key(scores: np.ndarray, id_rank: np.ndarray, limit: int | None = None,
-               positive_only: bool = False) -> np.ndarray:
+def top_by_key(
+    scores: np.ndarray, id_rank: np.ndarray, limit: int | None = None, positive_only: bool = False
+) -> np.ndarray:
     """Indices of the first `limit` entries (all when None) by (score key desc, id rank asc).
 
     `positive_only` drops entries whose key is not above zero (BM25, §bm25): a key is
@@ -120,8 +121,11 @@ def _near_the_top(y: np.ndarray, m: int) -> np.ndarray | None:
     if t < 0.5 and np.isnan(y).any():
         return None
     return np.flatnonzero(y >= t - 2.0)
-def _first_m_unordered(pool: np.ndarray, pool_keys: np.ndarray, id_rank: np.ndarray,
-                       m: int) -> tuple[np.ndarray, np.ndarray]:
+
+
+def _first_m_unordered(
+    pool: np.ndarray, pool_keys: np.ndarray, id_rank: np.ndarray, m: int
+) -> tuple[np.ndarray, np.ndarray]:
     """The m entries of `pool` that come first in key-then-id order, in no particular order.
 
     Every entry with a key above the m-th largest key is in; the places left go to the entries

@@ -18,16 +18,23 @@ if TYPE_CHECKING:  # only searching needs numpy, the index and the rankers
     from cce_relevance.retrieval.index.model import Index
     from cce_relevance.retrieval.search.hybrid import SearchResult
 
+
 def _hits(index: Index, results: list[SearchResult]) -> list[Hit]:
     out = []
     for r in results:
         c = index.chunks[r.index]
-        out.append(Hit(r.rank, c.chunk_id, c.file_path, c.start_line, c.end_line, c.chunk_type, c.kind, r.score))
+        out.append(
+            Hit(r.rank, c.chunk_id, c.file_path, c.start_line, c.end_line, c.chunk_type, c.kind, r.score)
+        )
     return out
 
 
-def builtin_backend(name: str, index: Index, params: RankingParams = REFERENCE_PARAMS,
-                    embed: Callable[[str], np.ndarray] | None = None) -> SearchFn:
+def builtin_backend(
+    name: str,
+    index: Index,
+    params: RankingParams = REFERENCE_PARAMS,
+    embed: Callable[[str], np.ndarray] | None = None,
+) -> SearchFn:
     """A search function for `bm25`, `vector` or `hybrid` over `index`, cut to `k` results;
     queries are embedded with `embed` (default: the hash embedder)."""
     # Imported on use so that importing this module stays cheap (see TYPE_CHECKING above).

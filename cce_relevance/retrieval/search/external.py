@@ -63,8 +63,9 @@ class HttpRetriever:
 
 def encode_request(query_id: str, query: str, k: int) -> bytes:
     """One request as compact ASCII JSON (non-ASCII escaped), so no reader depends on a locale."""
-    return json.dumps({"id": query_id, "query": query, "k": k}, ensure_ascii=True,
-                      separators=(",", ":")).encode("ascii")
+    return json.dumps(
+        {"id": query_id, "query": query, "k": k}, ensure_ascii=True, separators=(",", ":")
+    ).encode("ascii")
 
 
 class AnswerFault(Exception):
@@ -111,8 +112,10 @@ class AnswerReader:
         if "id" not in data:
             raise AnswerFault('the response has no "id"')
         if data["id"] != query_id:
-            raise AnswerFault(f"the response is for query {_show(data['id'])}, expected {quoted(query_id)}: "
-                              "answer every request, in order")
+            raise AnswerFault(
+                f"the response is for query {_show(data['id'])}, expected {quoted(query_id)}: "
+                "answer every request, in order"
+            )
         results = data.get("results")
         if not isinstance(results, list):
             raise AnswerFault(f'"results": expected an array, got {_show(results)}')
@@ -124,8 +127,10 @@ class AnswerReader:
             hit = self.result_hit(rank, result)
             span = (hit.file_path, hit.start_line, hit.end_line)
             if span in seen:
-                raise AnswerFault(f"result {rank} repeats result {seen[span]} "
-                                  f"({quoted(hit.file_path)} lines {hit.start_line}-{hit.end_line})")
+                raise AnswerFault(
+                    f"result {rank} repeats result {seen[span]} "
+                    f"({quoted(hit.file_path)} lines {hit.start_line}-{hit.end_line})"
+                )
             seen[span] = rank
             hits.append(hit)
         return hits
@@ -142,15 +147,25 @@ class AnswerReader:
         kind = _optional(result, "kind", rank, lambda v: isinstance(v, str), "a string")
         score = _optional(result, "score", rank, is_finite_number, "a finite number")
         if path not in self.files:
-            raise AnswerFault(f"result {rank}: {quoted(path)} is not a file of the corpus (paths are relative to "
-                              "the corpus root with '/' separators, as `cce-relevance chunks DIR` lists them)")
+            raise AnswerFault(
+                f"result {rank}: {quoted(path)} is not a file of the corpus (paths are relative to "
+                "the corpus root with '/' separators, as `cce-relevance chunks DIR` lists them)"
+            )
         chunk = self.spans.get((path, start, end))
         if chunk is not None:
             cid, chunk_type, default_kind = chunk.chunk_id, chunk.chunk_type, chunk.kind
         else:
             cid, chunk_type, default_kind = chunk_id(path, start, end, b""), EXTERNAL_CHUNK_TYPE, ""
-        return Hit(rank, cid, path, start, end, chunk_type, default_kind if kind is None else kind,
-                   0.0 if score is None else float(score))
+        return Hit(
+            rank,
+            cid,
+            path,
+            start,
+            end,
+            chunk_type,
+            default_kind if kind is None else kind,
+            0.0 if score is None else float(score),
+        )
 
 
 def _is_line(value: Any) -> bool:
@@ -187,15 +202,24 @@ class _Process:
 
     def __init__(self, name: str, spec: CommandRetriever) -> None:
         try:
-            self.proc = subprocess.Popen(list(spec.command), cwd=spec.cwd, stdin=subprocess.PIPE,
-                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            self.proc = subprocess.Popen(
+                list(spec.command),
+                cwd=spec.cwd,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
         except OSError as exc:
-            raise CceError(f"backend {quoted(name)}: could not start {_show(list(spec.command))} in "
-                           f"{quoted(spec.cwd)}: {exc.strerror or exc}") from None
+            raise CceError(
+                f"backend {quoted(name)}: could not start {_show(list(spec.command))} in "
+                f"{quoted(spec.cwd)}: {exc.strerror or exc}"
+            ) from None
         self.lines: queue.Queue[bytes | None] = queue.Queue()
         self.tail: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
-        self.threads = [threading.Thread(target=self._drain_stdout, args=(self.proc.stdout,), daemon=True),
-                        threading.Thread(target=self._drain_stderr, args=(self.proc.stderr,), daemon=True)]
+        self.threads = [
+            threading.Thread(target=self._drain_stdout, args=(self.proc.stdout,), daemon=True),
+            threading.Thread(target=self._drain_stderr, args=(self.proc.stderr,), daemon=True),
+        ]
         for t in self.threads:
             t.start()
 
@@ -265,19 +289,27 @@ class _Process:
 def _open_command(name: str, spec: CommandRetriever, answers: AnswerReader) -> Iterator[SearchFn]:
     process = _Process(name, spec)
     try:
+
         def search(query: str, k: int, query_id: str = "") -> list[Hit]:
             try:
                 line = process.ask(encode_request(query_id, query, k), spec.timeout)
             except queue.Empty:
                 process.stop(graceful=False)
-                raise _failure(name, query_id, process.with_tail(
-                    f"no response within {spec.timeout:g} seconds (the process was stopped)")) from None
+                raise _failure(
+                    name,
+                    query_id,
+                    process.with_tail(
+                        f"no response within {spec.timeout:g} seconds (the process was stopped)"
+                    ),
+                ) from None
             if line is None:
                 raise _failure(name, query_id, process.with_tail(f"the process {process.exit_text()}"))
             try:
                 return answers.read(line.rstrip(b"\r\n"), query_id, k)
             except MalformedAnswer as fault:
-                raise _failure(name, query_id, f"{fault} (stdout carries responses only; log to stderr)") from None
+                raise _failure(
+                    name, query_id, f"{fault} (stdout carries responses only; log to stderr)"
+                ) from None
             except AnswerFault as fault:
                 raise _failure(name, query_id, str(fault)) from None
 
@@ -297,8 +329,9 @@ def _post_within(session: requests.Session, url: str, body: bytes, timeout: floa
 
     def post() -> None:
         try:
-            with session.post(url, data=body, headers={"Content-Type": "application/json"},
-                              timeout=timeout, stream=True) as response:
+            with session.post(
+                url, data=body, headers={"Content-Type": "application/json"}, timeout=timeout, stream=True
+            ) as response:
                 try:
                     content = response.raw.read(MAX_ANSWER_BYTES + 1, decode_content=True)
                 except Exception as exc:  # noqa: BLE001 - urllib3's read errors are not requests'
@@ -321,19 +354,27 @@ def _post_within(session: requests.Session, url: str, body: bytes, timeout: floa
 def _open_http(name: str, spec: HttpRetriever, answers: AnswerReader) -> Iterator[SearchFn]:
     url = escape_unprintable(spec.url)  # as messages show it
     with requests.Session() as session:
+
         def search(query: str, k: int, query_id: str = "") -> list[Hit]:
             try:
-                status, reason, content = _post_within(session, spec.url, encode_request(query_id, query, k),
-                                                       spec.timeout)
+                status, reason, content = _post_within(
+                    session, spec.url, encode_request(query_id, query, k), spec.timeout
+                )
             except requests.Timeout:
-                raise _failure(name, query_id, f"no response from {url} within {spec.timeout:g} seconds") \
-                    from None
+                raise _failure(
+                    name, query_id, f"no response from {url} within {spec.timeout:g} seconds"
+                ) from None
             except (requests.RequestException, OSError) as exc:
-                reason_text = connection_reason(exc) if isinstance(exc, requests.RequestException) else str(exc)
+                reason_text = (
+                    connection_reason(exc) if isinstance(exc, requests.RequestException) else str(exc)
+                )
                 raise _failure(name, query_id, f"could not reach {url}: {reason_text}") from None
             if not 200 <= status < 300:
-                raise _failure(name, query_id, f"{url} answered HTTP {status} "
-                               f"{escape_unprintable(reason)}: {_preview(content)}")
+                raise _failure(
+                    name,
+                    query_id,
+                    f"{url} answered HTTP {status} {escape_unprintable(reason)}: {_preview(content)}",
+                )
             if len(content) > MAX_ANSWER_BYTES:
                 raise _failure(name, query_id, f"the response is larger than {MAX_ANSWER_BYTES} bytes")
             try:

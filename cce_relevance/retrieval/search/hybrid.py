@@ -71,8 +71,9 @@ def file_hints(query: str) -> list[str]:
     return [ascii_lower(p) for p in rust_split_whitespace(query) if "." in p]
 
 
-def bm25_only_search(index: Index, query: str, top_k: int,
-                     params: RankingParams = REFERENCE_PARAMS) -> list[SearchResult]:
+def bm25_only_search(
+    index: Index, query: str, top_k: int, params: RankingParams = REFERENCE_PARAMS
+) -> list[SearchResult]:
     """Keyword-only ranking; scores are raw BM25 values (§bm25-only)."""
     terms = unique_tokens(query)
     if not terms or not index.chunks or top_k <= 0:
@@ -89,8 +90,9 @@ def vector_search(index: Index, qvec: np.ndarray, top_k: int) -> list[SearchResu
     return [SearchResult(i + 1, d, s) for i, (d, s) in enumerate(index.cosine.top(qvec, top_k))]
 
 
-def _keyword_distance(content: str, lower_contents: LowerContents, position: int, path: str, terms: list[str],
-                      hints: list[str]) -> float:
+def _keyword_distance(
+    content: str, lower_contents: LowerContents, position: int, path: str, terms: list[str], hints: list[str]
+) -> float:
     """0 when a query token occurs in the ASCII-lowercased content (of the chunk at `position`) or
     a file hint in the path, else 2.
 
@@ -120,8 +122,9 @@ def _penalised(path: str, markers: tuple[str, ...]) -> bool:
     return any(marker in lower for marker in markers)
 
 
-def rank_core(index: Index, qvec: np.ndarray, query: str, top_k: int,
-              params: RankingParams = REFERENCE_PARAMS) -> list[SearchResult]:
+def rank_core(
+    index: Index, qvec: np.ndarray, query: str, top_k: int, params: RankingParams = REFERENCE_PARAMS
+) -> list[SearchResult]:
     """RRF + confidence blend + path penalty + per-file cap (§hybrid-exits–§diversity-cap)."""
     if not tokenize(query) or not index.chunks or top_k <= 0:
         return []
@@ -137,8 +140,15 @@ def rank_core(index: Index, qvec: np.ndarray, query: str, top_k: int,
     return fuse(index, query, top_k, cosines, [d for d, _ in by_cosine], by_bm25, params)
 
 
-def fuse(index: Index, query: str, top_k: int, cosines: Mapping[int, float] | None, by_cosine: Sequence[int],
-         by_bm25: Sequence[int], params: RankingParams = REFERENCE_PARAMS) -> list[SearchResult]:
+def fuse(
+    index: Index,
+    query: str,
+    top_k: int,
+    cosines: Mapping[int, float] | None,
+    by_cosine: Sequence[int],
+    by_bm25: Sequence[int],
+    params: RankingParams = REFERENCE_PARAMS,
+) -> list[SearchResult]:
     """§intent and §hybrid-candidates–§diversity-cap, given the two candidate lists (chunk indices,
     best first: the first cosines, and the first chunks with a positive BM25 score for the
     query's tokens) and each candidate's cosine with the query (None without a query vector:
@@ -185,7 +195,11 @@ def fuse(index: Index, query: str, top_k: int, cosines: Mapping[int, float] | No
         path = chunk.file_path
         # A BM25 candidate has a query token among its own tokens, and every token is a substring
         # of the ASCII-lowercased content: its distance is 0 without searching the text.
-        dist = 0.0 if d in by_bm25_term else _keyword_distance(chunk.content, lower_contents, d, path, terms, hints)
+        dist = (
+            0.0
+            if d in by_bm25_term
+            else _keyword_distance(chunk.content, lower_contents, d, path, terms, hints)
+        )
         confidence = ((w_vector * vector_score) + keyword_term[dist]) + (w_recency * 0.0)
         final = (cw * confidence) + ((1.0 - cw) * norm)
         if _penalised(path, markers):
@@ -214,8 +228,9 @@ def _distinct(items: Iterable[str]) -> Iterator[str]:
             yield item
 
 
-def expand_graph(index: Index, qvec: np.ndarray, results: list[SearchResult],
-                 params: RankingParams = REFERENCE_PARAMS) -> list[SearchResult]:
+def expand_graph(
+    index: Index, qvec: np.ndarray, results: list[SearchResult], params: RankingParams = REFERENCE_PARAMS
+) -> list[SearchResult]:
     """Append up to two chunks from each of up to two import neighbours of the top files (§graph-expansion).
 
     `results` are ranked 1, 2, ... (as `rank_core` gives them); the chunks appended continue that
@@ -228,8 +243,9 @@ def expand_graph(index: Index, qvec: np.ndarray, results: list[SearchResult],
     neighbours = (n for f in top_files for n in index.graph.neighbors(f) if n not in present)
     # Only the first few distinct neighbours are used; a hub file can have hundreds.
     bonus_files = islice(_distinct(neighbours), params.graph_max_bonus_files)
-    existing = {(chunks[r.index].file_path, chunks[r.index].start_line, chunks[r.index].end_line)
-                for r in results}
+    existing = {
+        (chunks[r.index].file_path, chunks[r.index].start_line, chunks[r.index].end_line) for r in results
+    }
     out = list(results)
     groups = [(f, index.chunks_by_file[f]) for f in bonus_files]
     if groups:
@@ -239,27 +255,30 @@ def expand_graph(index: Index, qvec: np.ndarray, results: list[SearchResult],
         every = np.fromiter(chain.from_iterable(members for _, members in groups), dtype=np.int64)
         every_cos = index.cosine.scores(qvec, every)
         sizes = [len(members) for _, members in groups]
-        order = np.lexsort((index.id_rank[every], ~score_keys(every_cos),
-                            np.repeat(np.arange(len(groups)), sizes))).tolist()
+        order = np.lexsort(
+            (index.id_rank[every], ~score_keys(every_cos), np.repeat(np.arange(len(groups)), sizes))
+        ).tolist()
         rows, cosines = every.tolist(), every_cos.tolist()
         start = 0
         for (f, _), size in zip(groups, sizes, strict=True):
-            for j in order[start:start + min(size, 2)]:
+            for j in order[start : start + min(size, 2)]:
                 d = rows[j]
                 span = (f, chunks[d].start_line, chunks[d].end_line)
                 if span in existing:
                     continue
                 existing.add(span)
-                out.append(SearchResult(len(out) + 1, d, max(cosines[j], 0.0) * params.graph_bonus_chunk_scale))
+                out.append(
+                    SearchResult(len(out) + 1, d, max(cosines[j], 0.0) * params.graph_bonus_chunk_scale)
+                )
             start += size
     return out
 
 
-def hybrid_search(index: Index, qvec: np.ndarray, query: str, top_k: int,
-                  params: RankingParams = REFERENCE_PARAMS) -> list[SearchResult]:
+def hybrid_search(
+    index: Index, qvec: np.ndarray, query: str, top_k: int, params: RankingParams = REFERENCE_PARAMS
+) -> list[SearchResult]:
     """The full pipeline `cce search` serves; graph expansion when the params enable it."""
     results = rank_core(index, qvec, query, top_k, params)
     if params.graph_enabled:
         results = expand_graph(index, qvec, results, params)
     return results
-

@@ -36,8 +36,9 @@ BUILTIN_SPECS: dict[str, BackendSpec] = {name: Variant(name) for name in BUILTIN
 
 
 @contextmanager
-def open_backend(name: str, spec: BackendSpec, index: Index,
-                 embed: Callable[[str], np.ndarray] = hash_embed) -> Iterator[SearchFn]:
+def open_backend(
+    name: str, spec: BackendSpec, index: Index, embed: Callable[[str], np.ndarray] = hash_embed
+) -> Iterator[SearchFn]:
     """The search function of backend `name`, valid inside the `with` block."""
     if isinstance(spec, Variant):
         yield builtin_backend(spec.base, index, spec.params, embed)

@@ -38,11 +38,19 @@ def fingerprint_path(store_path: str) -> str:
 def _embed_dim(index: Index) -> int:
     """The vector width: observed from the first non-empty embedding (Ollama's depends on the model)."""
     index.attach_embeddings()
-    return next((int(c.embedding.shape[0]) for c in index.chunks if c.embedding is not None and c.embedding.size), 0)
+    return next(
+        (int(c.embedding.shape[0]) for c in index.chunks if c.embedding is not None and c.embedding.size), 0
+    )
 
 
-def dumps_fingerprint(index: Index, store_bytes: bytes, *, redaction: bool, model: str | None = None,
-                      languages: Sequence[str] = REFERENCE_PACKS.names) -> str:
+def dumps_fingerprint(
+    index: Index,
+    store_bytes: bytes,
+    *,
+    redaction: bool,
+    model: str | None = None,
+    languages: Sequence[str] = REFERENCE_PACKS.names,
+) -> str:
     """The fingerprint document for `index` as persisted in `store_bytes` (sorted keys, one per line)."""
     document = {
         "schema": schemas.FINGERPRINT,

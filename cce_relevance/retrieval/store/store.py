@@ -105,11 +105,13 @@ def _floats(values: Iterable[float]) -> str:
 
 def _chunk_json(c: Chunk) -> str:
     embedding = c.embedding if c.embedding is not None else ()
-    return (f'{{"chunk_id":{json_string(c.chunk_id)},"file_path":{json_string(c.file_path)},'
-            f'"start_line":{c.start_line},"end_line":{c.end_line},"chunk_type":{json_string(c.chunk_type)},'
-            f'"kind":{json_string(c.kind)},"language":{json_string(c.language)},'
-            f'"content":{json_string(c.content)},"token_count":{c.token_count},'
-            f'"embedding":{_floats(embedding)}}}')
+    return (
+        f'{{"chunk_id":{json_string(c.chunk_id)},"file_path":{json_string(c.file_path)},'
+        f'"start_line":{c.start_line},"end_line":{c.end_line},"chunk_type":{json_string(c.chunk_type)},'
+        f'"kind":{json_string(c.kind)},"language":{json_string(c.language)},'
+        f'"content":{json_string(c.content)},"token_count":{c.token_count},'
+        f'"embedding":{_floats(embedding)}}}'
+    )
 
 
 def _sorted_object(mapping: Mapping[str, Any], value_json: Callable[[Any], str]) -> str:
@@ -121,10 +123,14 @@ def dumps_store(index: Index) -> str:
     """The exact text of `index.json` for `index` (compact, keys in the reference's order)."""
     index.attach_embeddings()
     chunks = ",".join(_chunk_json(c) for c in index.chunks)
-    imports = _sorted_object(index.file_imports, lambda mods: "[" + ",".join(json_string(m) for m in mods) + "]")
+    imports = _sorted_object(
+        index.file_imports, lambda mods: "[" + ",".join(json_string(m) for m in mods) + "]"
+    )
     tokens = _sorted_object(index.file_token_estimates, str)
-    return (f'{{"spec_version":{json_string(SPEC_VERSION)},"embedder":{json_string(index.embedder)},'
-            f'"chunks":[{chunks}],"file_imports":{imports},"file_tokens":{tokens}}}')
+    return (
+        f'{{"spec_version":{json_string(SPEC_VERSION)},"embedder":{json_string(index.embedder)},'
+        f'"chunks":[{chunks}],"file_imports":{imports},"file_tokens":{tokens}}}'
+    )
 
 
 # --------------------------------------------------------------------------- loading
@@ -157,7 +163,9 @@ def _count(value: Any, what: str, limit: int = _USIZE_MAX) -> int:
 
 
 def _vector(value: Any, what: str) -> np.ndarray:
-    if not isinstance(value, list) or any(isinstance(x, bool) or not isinstance(x, (int, float)) for x in value):
+    if not isinstance(value, list) or any(
+        isinstance(x, bool) or not isinstance(x, (int, float)) for x in value
+    ):
         raise _Invalid(f"{what} must be an array of numbers")
     try:
         vector = np.asarray(value, dtype=np.float64)
@@ -192,8 +200,18 @@ def _chunk(obj: Any, position: int) -> Chunk:
 
     kind = _string(obj.get("kind", ""), f'{where} "kind"')
     embedding = _vector(obj.get("embedding", []), f'{where} "embedding"')
-    return Chunk(text("chunk_id"), text("file_path"), count("start_line"), count("end_line"), text("chunk_type"),
-                 kind, text("language"), text("content"), count("token_count"), embedding)
+    return Chunk(
+        text("chunk_id"),
+        text("file_path"),
+        count("start_line"),
+        count("end_line"),
+        text("chunk_type"),
+        kind,
+        text("language"),
+        text("content"),
+        count("token_count"),
+        embedding,
+    )
 
 
 def _index(data: Any) -> Index:
@@ -212,8 +230,10 @@ def _index(data: Any) -> Index:
         if not isinstance(modules, list):
             raise _Invalid(f"{what} must be an array of strings")
         imports[_string(path, "a file_imports key")] = [_string(m, what) for m in modules]
-    tokens = {_string(path, "a file_tokens key"): _count(n, f'"file_tokens" of {path}')
-              for path, n in _object(data.get("file_tokens", {}), '"file_tokens"').items()}
+    tokens = {
+        _string(path, "a file_tokens key"): _count(n, f'"file_tokens" of {path}')
+        for path, n in _object(data.get("file_tokens", {}), '"file_tokens"').items()
+    }
     return index_from_parts(chunks, imports, tokens, embedder)
 
 
