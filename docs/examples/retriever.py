@@ -1,5 +1,4 @@
 """A grep-like retriever speaking cce.retriever/v1 (docs/retrievers.md): python3 retriever.py CORPUS_DIR"""
-
 import json
 import os
 import re
@@ -18,14 +17,8 @@ for folder, subfolders, names in os.walk(root):
 
 for request in map(json.loads, sys.stdin):
     query = set(words.findall(request["query"].lower()))
-    scored = sorted(
-        (-len(query & line), path, number)
-        for path, file_lines in lines.items()
-        for number, line in enumerate(file_lines, 1)
-    )
-    results = [
-        {"file_path": path, "start_line": number, "end_line": number, "score": -score}
-        for score, path, number in scored[: request["k"]]
-        if score < 0
-    ]
+    scored = sorted((-len(query & line), path, number)
+                    for path, file_lines in lines.items() for number, line in enumerate(file_lines, 1))
+    results = [{"file_path": path, "start_line": number, "end_line": number, "score": -score}
+               for score, path, number in scored[: request["k"]] if score < 0]
     print(json.dumps({"id": request["id"], "results": results}), flush=True)
