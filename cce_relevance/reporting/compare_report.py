@@ -11,6 +11,7 @@ from cce_relevance.reporting.full_report import FULL_LEGEND, MDE_LEGEND, full_do
 from cce_relevance.reporting.json_report import paired_document
 from cce_relevance.reporting.numbers import format6, signed6
 from cce_relevance.reporting.terminal import terminal_safe
+from cce_relevance.reporting.text import paired_heading, paired_row
 
 
 def _values(values: dict[str, float] | None) -> dict[str, str] | None:
@@ -107,30 +108,10 @@ def comparison_text(base_label: str, head_label: str, comparisons: Sequence[Back
         for qid in pair.only_head:
             out.append(f"  {terminal_safe(qid).ljust(24)}  only in head\n")
         n = len(pair.paired)
-        out.append(f"\n  paired t-test on the per-query deltas (two-sided, n={n}, df={max(n - 1, 0)})\n")
-        out.append(
-            "  "
-            + "metric".ljust(10)
-            + "mean-delta".rjust(14)
-            + "t".rjust(12)
-            + "p".rjust(12)
-            + "95% CI".rjust(26)
-            + "MDE@80%".rjust(12)
-            + "\n"
-        )
+        out.append("\n" + paired_heading(n) + "MDE@80%".rjust(12) + "\n")
         for m in c.metrics:
-            t = m.test
-            ci = f"[{signed6(t.ci95[0])}, {signed6(t.ci95[1])}]" if t.ci95 is not None else "n/a"
-            out.append(
-                "  "
-                + m.label.ljust(10)
-                + signed6(t.mean_delta).rjust(14)
-                + (signed6(t.t) if t.t is not None else "n/a").rjust(12)
-                + (format6(t.p) if t.p is not None else "n/a").rjust(12)
-                + ci.rjust(26)
-                + (format6(m.mde) if m.mde is not None else "n/a").rjust(12)
-                + "\n"
-            )
+            mde = format6(m.mde) if m.mde is not None else "n/a"
+            out.append(paired_row(m.label, m.test) + mde.rjust(12) + "\n")
         if c.full is not None:
             out.append(full_text_block(c.full))
     out.append(MDE_LEGEND)

@@ -84,27 +84,33 @@ def render_compare(
     out.append(
         _row("mean", [signed6(_value(b, m, rank) - _value(a, m, rank)) for m, rank in specs], first=24)
     )
-    out += [
-        "\n",
-        f"  paired t-test on the per-query deltas (two-sided, n={n}, df={max(n - 1, 0)})\n",
-        "  "
+    out += ["\n", paired_heading(n) + "\n"]
+    for m, _ in specs:
+        out.append(paired_row(m.label, tests[m.key]) + "\n")
+    return "".join(out)
+
+
+def paired_heading(n: int) -> str:
+    """The title and column heads of a paired t-test table (text), without the final newline."""
+    return (
+        f"  paired t-test on the per-query deltas (two-sided, n={n}, df={max(n - 1, 0)})\n"
+        + "  "
         + "metric".ljust(10)
         + "mean-delta".rjust(14)
         + "t".rjust(12)
         + "p".rjust(12)
         + "95% CI".rjust(26)
-        + "\n",
-    ]
-    for m, _ in specs:
-        t = tests[m.key]
-        ci = f"[{signed6(t.ci95[0])}, {signed6(t.ci95[1])}]" if t.ci95 is not None else "n/a"
-        out.append(
-            "  "
-            + m.label.ljust(10)
-            + signed6(t.mean_delta).rjust(14)
-            + (signed6(t.t) if t.t is not None else "n/a").rjust(12)
-            + (format6(t.p) if t.p is not None else "n/a").rjust(12)
-            + ci.rjust(26)
-            + "\n"
-        )
-    return "".join(out)
+    )
+
+
+def paired_row(label: str, test: PairedTest) -> str:
+    """One metric's row of that table: mean delta, t, two-sided p and the 95% interval."""
+    ci = f"[{signed6(test.ci95[0])}, {signed6(test.ci95[1])}]" if test.ci95 is not None else "n/a"
+    return (
+        "  "
+        + label.ljust(10)
+        + signed6(test.mean_delta).rjust(14)
+        + (signed6(test.t) if test.t is not None else "n/a").rjust(12)
+        + (format6(test.p) if test.p is not None else "n/a").rjust(12)
+        + ci.rjust(26)
+    )
