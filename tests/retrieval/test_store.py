@@ -94,6 +94,7 @@ _tiny = st.floats(min_value=1e-12, max_value=1e-4).flatmap(lambda x: st.sampled_
 _big_integers = st.integers(min_value=10**16, max_value=10**300).map(float)
 
 
+@pytest.mark.slow
 @settings(max_examples=2000, deadline=None)
 @given(st.one_of(st.floats(allow_nan=False, allow_infinity=False), _subnormals, _tiny, _big_integers,
                  st.integers(min_value=-(2**53), max_value=2**53).map(float)))
