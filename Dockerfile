@@ -1,11 +1,17 @@
 # The cce-relevance GitHub Action: a Docker container action (see action.yml).
 #
-# BASE_IMAGE is an argument so the same file builds on GitHub (python:3.12-slim) and from a plain
-# Debian image with python3, python3-venv and git (the offline smoke test builds it that way).
-# Two stages: the build stage needs the source tree and pip's build isolation, the final image
-# only the finished virtual environment, so no stray source copy shadows the installed package.
+# The base image is pinned by digest (a multi-arch index: amd64 and arm64), never a floating tag,
+# so two builds of one commit start from the same bytes and Docker Hub's tag moves cannot change
+# a release. It is an argument so the offline smoke test can build from a plain Debian image with
+# python3, python3-venv and git (../shared/tools/docker-smoke.sh passes BASE_IMAGE).
+# To bump it (CONTRIBUTING.md): `docker buildx imagetools inspect python:3.12-slim`, copy the
+# index's `Digest:` line here with the tag it resolved to, run the tests and scripts/lint.sh.
+# Pinned: python:3.12-slim = 3.12.14-slim-trixie (2026-09-07).
+#
+# Two stages: the build stage needs the source tree and pip, the final image only the finished
+# virtual environment, so no stray source copy shadows the installed package.
 # No USER: GitHub runs container actions as root and mounts the workspace owned by another uid.
-ARG BASE_IMAGE=python:3.12-slim
+ARG BASE_IMAGE=python:3.12-slim@sha256:78387bc3881b8273120a12ebe6c1ab22b018ccc2c9adf565ae1ac9b536e184ea
 
 FROM ${BASE_IMAGE} AS build
 ENV PIP_NO_CACHE_DIR=1 \
@@ -16,10 +22,18 @@ COPY requirements/runtime.txt /src/requirements/runtime.txt
 RUN /opt/venv/bin/pip install --no-cache-dir -r /src/requirements/runtime.txt
 # README.m[d]: pyproject names README.md as the long description; the pattern keeps the build
 # working in a tree where it has not been written yet.
-COPY pyproject.toml README.m[d] /src/
+COPY pyproject.toml README.m[d] LICENSE /src/
 COPY cce_relevance /src/cce_relevance
 # --no-deps: every dependency comes from the lock above, never from pyproject's ranges.
 RUN /opt/venv/bin/pip install --no-cache-dir --no-deps /src
+# Only the grammars the language packs load (tree-sitter-language-pack ships 172, 184 MB; we
+# load five), then nothing the image never runs: pip, setuptools (a 3.11 venv has it) and
+# numpy's own test suite.
+COPY scripts/grammars.py /app/grammars.py
+RUN /opt/venv/bin/python /app/grammars.py prune \
+    && /opt/venv/bin/python -m pip uninstall --yes --quiet setuptools pip \
+    && rm -rf /opt/venv/lib/python3*/site-packages/numpy/*/tests \
+              /opt/venv/lib/python3*/site-packages/numpy/tests
 
 FROM ${BASE_IMAGE}
 # git materialises the base and head commits as worktrees. python:*-slim lacks it; the Debian
@@ -33,9 +47,12 @@ RUN if ! command -v git >/dev/null 2>&1; then \
       && rm -rf /var/lib/apt/lists/*; \
     fi
 COPY --from=build /opt/venv /opt/venv
+COPY --from=build /app/grammars.py /app/grammars.py
 COPY entrypoint.py /app/entrypoint.py
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     LANG=C.UTF-8 \
     PATH=/opt/venv/bin:$PATH
+# Every supported language parses in the finished image, on each platform it is built for.
+RUN ["/opt/venv/bin/python", "/app/grammars.py", "check"]
 ENTRYPOINT ["/opt/venv/bin/python", "/app/entrypoint.py"]

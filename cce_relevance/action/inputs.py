@@ -36,6 +36,7 @@ Mode = Literal["evaluate", "publish"]
 FAIL_ON_CHOICES: tuple[FailOn, ...] = ("drift", "regression", "none")
 DEFAULT_ARTIFACT = "cce-relevance"
 MODE_CHOICES: tuple[Mode, ...] = ("evaluate", "publish")
+DEFAULT_CACHE_DIR = ".cce-relevance/cache"
 
 # YAML 1.2 core-schema booleans only: `yes`/`on`/`1` are YAML 1.1 and mean different things to
 # different parsers, so a value outside this table is rejected rather than guessed.
@@ -96,6 +97,7 @@ class ActionInputs:
     working_directory: Path
     comment_key: str | None
     github: GitHubContext
+    cache_dir: Path  # the index cache (evaluate mode): absolute, inside `github.workspace`
     comment_on_change: bool = False  # `comment: on-change`: create only when something changed
     mode: Mode = "evaluate"
     run_id: str = ""  # `mode: publish`: the evaluating run whose artifact to post
@@ -141,6 +143,7 @@ def read_inputs(env: Mapping[str, str]) -> ActionInputs:
         working_directory=working_directory,
         comment_key=key,
         github=github,
+        cache_dir=_cache_dir(_input(env, "cache-dir") or DEFAULT_CACHE_DIR, github.workspace),
     )
 
 
@@ -159,7 +162,8 @@ def _publish_inputs(env: Mapping[str, str], github: GitHubContext, key: str | No
         fixture_patterns=(), fixtures=(), golden=(), backends=DEFAULT_BACKENDS,
         github_token=_input(env, "github-token"), comment=True, fail_on="none", regression_metric="mrr",
         alpha=0.05, base_ref=None, head_ref="HEAD", working_directory=github.workspace, comment_key=key,
-        github=github, mode="publish", run_id=run_id, artifact=artifact,
+        github=github, cache_dir=github.workspace / DEFAULT_CACHE_DIR, mode="publish", run_id=run_id,
+        artifact=artifact,
     )
 
 
@@ -265,6 +269,18 @@ def _working_directory(value: str, workspace: Path) -> Path:
     if not candidate.is_dir():
         raise CceError(f"input 'working-directory': {value!r} is not a directory under {workspace}")
     return candidate.resolve()
+
+
+def _cache_dir(value: str, workspace: Path) -> Path:
+    """The index cache's directory: inside the workspace, the one place that outlives the step's
+    container and that actions/cache on the host can save and restore."""
+    candidate = workspace / value
+    if not inside(workspace, candidate):
+        raise CceError(
+            f"input 'cache-dir': {value!r} resolves outside the workspace {workspace}: expected a "
+            f"directory inside it, such as {DEFAULT_CACHE_DIR!r} (the default)"
+        )
+    return Path(os.path.normpath(candidate))  # symlinks unresolved: the Action refuses any on the way
 
 
 def _split_list(value: str) -> tuple[str, ...]:

@@ -3,7 +3,8 @@
 One run, in an order chosen so that nothing optional can change the result (§runner-gate-first):
 
 1. read and validate the inputs, find the repository, trust it (`safe.directory`), resolve the
-   base and head commits and score every fixture set in a worktree of each (`scoring`);
+   base and head commits and score every fixture set in a worktree of each (`scoring`), with the
+   index cache in `cache-dir` (inside the workspace, so actions/cache can keep it across runs);
 2. decide the verdict and the gates from the same facts (`report.Outcome`);
 3. write the report files, the step outputs and the step summary, print the annotations, and fix
    the exit code;
@@ -43,6 +44,7 @@ from cce_relevance.action.output_files import (
     OutputFiles,
     fresh_output_dir,
     give_to_workspace_owner,
+    prepare_cache_dir,
     save_comment,
     save_reports,
     save_summary,
@@ -104,7 +106,7 @@ def _run(inputs: ActionInputs) -> int:
     body = fit_body(comment.head, list(comment.sections), comment.tail,
                     full_report=f"[the job summary]({_run_url(github)})" if _run_url(github) else "the job summary")
     meta = _pull_request_meta(inputs, commits, measurable_change(outcome))
-    files = _save(github.workspace, outcome, verdict, commits, markdown, body, meta)
+    files = _save(github.workspace, outcome, verdict, commits, markdown, body, meta, inputs.cache_dir)
     if github.output_path is not None:
         drift = "true" if outcome.drifted else "false"
         outputs = {"report": files.report, "compare": files.compare, "drift": drift, "verdict": verdict}
@@ -127,18 +129,19 @@ def _evaluate(inputs: ActionInputs) -> tuple[Path, CommitPair, Outcome]:
     mark_safe_directory(repo)
     commits = resolve_commits(inputs.github.event_name, inputs.github.event, inputs, repo)
     print(f"cce-relevance {__version__}: base {commits.base or '(none)'} -> head {commits.head}", flush=True)
-    return (
-        repo,
-        commits,
-        Outcome(score_commits(repo, commits, inputs), inputs.regression_metric, inputs.alpha, inputs.fail_on),
-    )
+    made = prepare_cache_dir(repo, inputs.github.workspace, inputs.cache_dir)
+    try:
+        sets = score_commits(repo, commits, inputs)
+    finally:  # the runner's user saves it with actions/cache and cleans the workspace up
+        give_to_workspace_owner(made, inputs.github.workspace)
+    return repo, commits, Outcome(sets, inputs.regression_metric, inputs.alpha, inputs.fail_on)
 
 
 def _save(
     workspace: Path, outcome: Outcome, verdict: str, commits: CommitPair, markdown: Markdown, comment: str,
-    meta: dict[str, Any] | None,
+    meta: dict[str, Any] | None, cache_dir: Path,
 ) -> OutputFiles:
-    directory = fresh_output_dir(workspace)
+    directory = fresh_output_dir(workspace, keep=cache_dir)
     try:
         reports = save_reports(directory, workspace, outcome.sets)
         document = action_document(outcome, verdict, commits, reports)

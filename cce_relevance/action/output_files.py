@@ -9,6 +9,7 @@ root on a workspace owned by the runner's user, so everything written here is ha
 workspace's owner (§runner-file-owner), or later steps could not delete or overwrite it.
 
 Layout:
+  cache/                   the index cache (input `cache-dir`, its default place): kept across runs
   report.md                the full Markdown report (the summary may be trimmed)
   compare.json             `cce.relevance.action/v1`: per set its status, golden, comparison
   comment.md               the pull request comment as posted (fitted to GitHub's limit)
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from cce_relevance.action.git import git
 from cce_relevance.action.scoring import SetResult
 from cce_relevance.errors import CceError
 from cce_relevance.reporting.canonical_json import dumps_report
@@ -40,8 +42,9 @@ class OutputFiles:
     compare: str
 
 
-def fresh_output_dir(workspace: Path) -> Path:
-    """An empty `.cce-relevance/` in the workspace, replacing the one a previous run left.
+def fresh_output_dir(workspace: Path, keep: Path | None = None) -> Path:
+    """An empty `.cce-relevance/` in the workspace, replacing what a previous run left there,
+    except `keep` (the index cache, when it lives there).
 
     The checkout is pull-request content: a `.cce-relevance` that is a file or a symlink (which
     could point anywhere) is refused rather than followed or deleted.
@@ -53,10 +56,61 @@ def fresh_output_dir(workspace: Path) -> Path:
             hint=f"remove {OUTPUT_DIR} from the repository",
         )
     if path.exists():
-        shutil.rmtree(path)
-    path.mkdir()
+        _clear(path, keep)
+    else:
+        path.mkdir()
     _write(path / ".gitignore", "# written by the cce-relevance Action on every run\n*\n")
     return path
+
+
+def _clear(directory: Path, keep: Path | None) -> None:
+    """Delete everything in `directory` but `keep` and the directories leading to it."""
+    for entry in directory.iterdir():
+        real_dir = entry.is_dir() and not entry.is_symlink()
+        if keep is not None and real_dir and keep.is_relative_to(entry):
+            if entry != keep:
+                _clear(entry, keep)
+        elif real_dir:
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+
+
+def prepare_cache_dir(repo: Path, workspace: Path, cache_dir: Path) -> Path:
+    """Create the index cache's directory (with a `.gitignore`); returns the topmost directory
+    this made, or `cache_dir` itself, for `give_to_workspace_owner` after the run.
+
+    The cache decides what a file's chunks are, so it must come from earlier runs (actions/cache),
+    never from the checkout: a directory holding files the repository tracks (a pull request can
+    commit one) or reached through a symlink is refused.
+    """
+    relative = cache_dir.relative_to(workspace)
+    shown = relative.as_posix()
+    output = workspace / OUTPUT_DIR
+    if cache_dir.is_relative_to(output) and not cache_dir.is_relative_to(output / "cache"):
+        raise CceError(f"input 'cache-dir': {shown} would be replaced with the reports on every run",
+                       hint=f"inside {OUTPUT_DIR}/ only {OUTPUT_DIR}/cache (the default) is kept")
+    for depth in range(1, len(relative.parts) + 1):
+        if (workspace / Path(*relative.parts[:depth])).is_symlink():
+            raise CceError(f"input 'cache-dir': {shown} passes through a symlink in the workspace",
+                           hint="use a plain directory, such as the default .cce-relevance/cache")
+    if cache_dir.is_relative_to(repo):
+        tracked = git(repo, "ls-files", "-z", "--", str(cache_dir)).split("\0")[0]
+        if tracked:
+            raise CceError(
+                f"input 'cache-dir': {shown} holds files committed to the repository ({tracked}); the Action "
+                "never reads an index cache the repository supplies",
+                hint=f"remove {shown} from the repository, or point 'cache-dir' elsewhere",
+            )
+    if cache_dir.exists() and not cache_dir.is_dir():
+        raise CceError(f"input 'cache-dir': {shown} exists and is not a directory")
+    created = next((p for p in reversed(cache_dir.parents) if p.is_relative_to(workspace) and not p.exists()),
+                   cache_dir)
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    ignore = cache_dir / ".gitignore"
+    if not ignore.exists():
+        _write(ignore, "# the cce-relevance Action's index cache\n*\n")
+    return created
 
 
 def save_reports(directory: Path, workspace: Path, sets: tuple[SetResult, ...]) -> dict[str, dict[str, str]]:

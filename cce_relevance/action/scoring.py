@@ -211,8 +211,11 @@ def _score_side(
         backends = inputs.backends if required else tuple(b for b in inputs.backends if b in config.names)
         if not backends:
             return {}
+        # One cache for base, head and the anchor checks: the head side reuses what the base indexed.
+        indexing = api.BuildOptions(cache=str(inputs.cache_dir))
         with contextlib.chdir(root):
-            return {fixture: _score_fixture(tree, root, fixture, backends, config) for fixture in fixtures}
+            return {fixture: _score_fixture(tree, root, fixture, backends, config, indexing)
+                    for fixture in fixtures}
 
 
 def top_hits(result: api.RunResult, corpus: str, languages: Sequence[str] = ()) -> Rankings:
@@ -256,7 +259,8 @@ def _project_config(tree: Path, root: Path) -> ProjectConfig:
 
 
 def _score_fixture(
-    tree: Path, root: Path, fixture: str, backends: tuple[str, ...], config: ProjectConfig
+    tree: Path, root: Path, fixture: str, backends: tuple[str, ...], config: ProjectConfig,
+    indexing: api.BuildOptions,
 ) -> SideResult:
     """The fixture's report JSON and anchor check; its corpus is vetted before a single file of
     it is read. The check reads the fixtures as `run` does (grades ignored) with the same corpus
@@ -268,7 +272,6 @@ def _score_fixture(
             hint='point the header\'s "corpus" at a directory inside the repository, relative to the '
             "fixture file",
         )
-    indexing = _indexing()
     result = api.run(fixture, dir=corpus, backends=backends, config=config, indexing=indexing)
     anchors = api.validate(fixture, dir=corpus, languages=config.languages, grades=False, indexing=indexing)
     return SideResult(
@@ -277,16 +280,6 @@ def _score_fixture(
         {c.id: c.anchors for c in result.fixtures.cases},
     )
 
-
-
-def _indexing() -> api.BuildOptions:
-    """The index cache in the runner's temporary directory, which outlives the step's container,
-    so the head side (and the anchor check) reuse what the base side indexed; the user's cache
-    directory outside a runner."""
-    runner_temp = os.environ.get("RUNNER_TEMP")
-    if runner_temp:  # best-effort like any cache: one that cannot be opened is simply not used
-        return api.BuildOptions(cache=os.path.join(runner_temp, "cce-relevance-cache"))
-    return api.build_options()
 
 
 def _check_goldens(

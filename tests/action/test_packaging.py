@@ -116,13 +116,33 @@ def dockerfile_instructions() -> list[tuple[str, str]]:
     return [(head.upper(), rest.strip()) for head, _, rest in (line.partition(" ") for line in logical)]
 
 
-def test_dockerfile_base_image_is_an_argument() -> None:
+def test_dockerfile_base_image_is_a_digest_pinned_argument() -> None:
+    """A multi-arch index pinned by digest, with the tag it resolved to written beside it."""
     instructions = dockerfile_instructions()
     first_from = next(i for i, (op, _) in enumerate(instructions) if op == "FROM")
-    assert ("ARG", "BASE_IMAGE=python:3.12-slim") in instructions[:first_from]
-    for op, args in instructions:
+    args = [a for op, a in instructions[:first_from] if op == "ARG" and a.startswith("BASE_IMAGE=")]
+    assert len(args) == 1
+    match = re.fullmatch(r"BASE_IMAGE=(python:3\.12-slim)@sha256:[0-9a-f]{64}", args[0])
+    assert match, args[0]
+    assert f"# Pinned: {match.group(1)} = 3.12." in (ROOT / "Dockerfile").read_text(encoding="utf-8")
+    for op, args_ in instructions:
         if op == "FROM":
-            assert args.split()[0] == "${BASE_IMAGE}", args
+            assert args_.split()[0] == "${BASE_IMAGE}", args_
+
+
+def test_dockerfile_prunes_the_grammars_and_checks_every_language_in_the_final_image() -> None:
+    instructions = dockerfile_instructions()
+    stages = [i for i, (op, _) in enumerate(instructions) if op == "FROM"]
+    assert len(stages) == 2
+    build, final = instructions[stages[0] : stages[1]], instructions[stages[1] :]
+    assert any(op == "RUN" and a.startswith("/opt/venv/bin/python /app/grammars.py prune") for op, a in build)
+    runs = [json.loads(a) for op, a in final if op == "RUN" and a.startswith("[")]
+    assert ["/opt/venv/bin/python", "/app/grammars.py", "check"] in runs
+    copied_venv = next(
+        i for i, (op, a) in enumerate(final) if op == "COPY" and a.endswith("/opt/venv /opt/venv")
+    )
+    check = next(i for i, (op, a) in enumerate(final) if op == "RUN" and "grammars.py" in a)
+    assert copied_venv < check
 
 
 def test_dockerfile_entrypoint_is_exec_form_and_runs_entrypoint_py() -> None:
@@ -273,7 +293,128 @@ def test_fork_safe_stages_agree_on_the_artifact() -> None:
     evaluate = load_yaml(ROOT / "docs" / "examples" / "fork-safe" / "relevance-evaluate.yml")
     publish = load_yaml(ROOT / "docs" / "examples" / "fork-safe" / "relevance-publish.yml")
     upload = next(s for s in steps(evaluate) if s.get("uses", "").startswith("actions/upload-artifact@"))
-    assert upload["with"]["path"] == ".cce-relevance/" and upload["with"]["include-hidden-files"] is True
+    # the reports, not the index cache (the publishing stage caps the artifact's size)
+    assert upload["with"]["path"].split() == [".cce-relevance/", "!.cce-relevance/cache/"]
+    assert upload["with"]["include-hidden-files"] is True
     [step] = steps(publish)
     assert upload["with"]["name"] == step["with"]["artifact"]
     assert triggers(publish)["workflow_run"]["workflows"] == [evaluate["name"]]
+
+
+PINNED = re.compile(r"^\s*-?\s*uses: ([\w.-]+/[\w./-]+)@([0-9a-f]{40}) # v\d+\.\d+\.\d+$")
+
+
+@pytest.mark.parametrize("path", workflow_files(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_job_has_a_timeout(path: Path) -> None:
+    """A hung step must not hold a runner for GitHub's default six hours."""
+    for name, job in load_yaml(path)["jobs"].items():
+        if "uses" not in job:  # a reusable-workflow call: its own jobs carry the timeouts
+            assert isinstance(job.get("timeout-minutes"), int), f"{path.name}: job {name}"
+
+
+@pytest.mark.parametrize("path", workflow_files(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_third_party_actions_are_pinned_by_full_commit_sha(path: Path) -> None:
+    """A tag can be moved to other code; a commit SHA cannot. The version sits in a comment."""
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if "uses:" not in line or line.lstrip().startswith("#"):
+            continue
+        target = line.split("uses:", 1)[1].strip()
+        if target.startswith("./") or OUR_ACTION.match(target):
+            continue
+        assert PINNED.match(line), (
+            f"{path.name}: {line.strip()!r} is not pinned as `uses: OWNER/REPO@<sha> # vX.Y.Z`"
+        )
+
+
+def test_ci_tests_every_supported_python_with_the_reference_data() -> None:
+    workflow = load_yaml(ROOT / ".github" / "workflows" / "ci.yml")
+    assert set(triggers(workflow)) == {"push", "pull_request", "workflow_call"}
+    test = workflow["jobs"]["test"]
+    assert test["strategy"]["matrix"]["python-version"] == ["3.11", "3.12", "3.13"]
+    runs = [s.get("run", "") for s in test["steps"]]
+    fetch = next(i for i, r in enumerate(runs) if r.startswith("python scripts/fetch_upstream.py fetch "))
+    pytest_step = next(i for i, r in enumerate(runs) if r.startswith("python -m pytest"))
+    assert fetch < pytest_step
+    destination = runs[fetch].split()[-1].strip('"').replace("$RUNNER_TEMP", "${{ runner.temp }}")
+    assert test["steps"][pytest_step]["env"]["CCE_UPSTREAM_DIR"] == destination
+
+
+def test_release_workflow_builds_attests_pins_and_verifies() -> None:
+    workflow = load_yaml(ROOT / ".github" / "workflows" / "release.yml")
+    on = triggers(workflow)
+    assert on["push"] == {"tags": ["v[0-9]+.[0-9]+.[0-9]+"]}
+    assert set(on["workflow_dispatch"]["inputs"]) == {"version", "dry-run"}
+    assert workflow["permissions"] == {"contents": "read"}  # each job asks for what it needs
+    jobs = workflow["jobs"]
+    assert jobs["test"]["uses"] == "./.github/workflows/ci.yml"
+    assert set(jobs["image"]["needs"]) == {"plan", "test"}
+    assert jobs["image"]["permissions"] == {
+        "contents": "read", "packages": "write", "id-token": "write", "attestations": "write"
+    }
+    build = next(s for s in jobs["image"]["steps"] if s.get("id") == "build")
+    assert build["with"]["platforms"] == "linux/amd64,linux/arm64"
+    assert build["with"]["tags"] == "${{ needs.plan.outputs.image-tags }}"
+    attest = next(s for s in jobs["image"]["steps"] if "attest-build-provenance@" in s.get("uses", ""))
+    assert attest["with"]["subject-digest"] == "${{ steps.build.outputs.digest }}"
+    assert attest["with"]["push-to-registry"] is True
+    assert jobs["release"]["permissions"] == {"contents": "write"}
+    publish = next(s for s in jobs["release"]["steps"] if s.get("id") == "publish")
+    assert "python scripts/release.py" in publish["run"] and "--digest" in publish["run"]
+    assert publish["env"]["DIGEST"] == "${{ needs.image.outputs.digest }}"
+    verify = jobs["verify"]
+    assert set(verify["needs"]) == {"plan", "release"}
+    checkout = verify["steps"][0]
+    assert checkout["with"]["ref"] == "${{ needs.release.outputs.commit }}"
+    ours = next(s for s in verify["steps"] if s.get("uses") == "./")
+    assert ours["with"]["fixtures"].split() == ["eval/relevance/code.jsonl", "eval/relevance/docs.jsonl"]
+
+
+def readme_yaml_blocks() -> list[str]:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    return re.findall(r"```yaml\n(.*?)```", text, flags=re.S)
+
+
+def test_readme_cache_snippet_restores_on_pull_requests_and_saves_on_the_default_branch(
+    action: dict[str, Any],
+) -> None:
+    [snippet] = [b for b in readme_yaml_blocks() if "actions/cache/" in b]
+    steps_ = yaml.safe_load(snippet)
+    restore, ours, save = steps_
+    default = action["inputs"]["cache-dir"]["default"]
+    assert default == ".cce-relevance/cache" and ours["with"]["cache-dir"] == default
+    for step in (restore, save):
+        line = next(line for line in snippet.splitlines() if step["uses"] in line)
+        assert PINNED.match(line), line
+        assert step["with"]["path"] == default
+        assert step["with"]["key"] == "cce-relevance-${{ runner.os }}-${{ runner.arch }}-${{ github.sha }}"
+    assert restore["uses"].startswith("actions/cache/restore@") and "pull_request" in restore["if"]
+    assert restore["with"]["restore-keys"] == "cce-relevance-${{ runner.os }}-${{ runner.arch }}-"
+    assert save["uses"].startswith("actions/cache/save@") and "default_branch" in save["if"]
+    assert "github.event_name == 'push'" in save["if"]
+
+
+def test_readme_shows_the_released_action_and_pinned_actions() -> None:
+    [workflow] = [b for b in readme_yaml_blocks() if b.startswith("name: Relevance")]
+    assert "uses: your-org/cce-relevance@v1" in workflow
+    for line in workflow.splitlines():
+        if "uses:" in line and "cce-relevance@" not in line:
+            assert PINNED.match(line), line
+
+
+def test_ci_runs_the_image_without_a_home_and_ci_run_verifies_the_local_data() -> None:
+    image = load_yaml(ROOT / ".github" / "workflows" / "ci.yml")["jobs"]["image"]
+    no_home = next(s["run"] for s in image["steps"] if "HOME=/nonexistent" in s.get("run", ""))
+    assert "INPUT_FIXTURES=eval/relevance/code.jsonl" in no_home
+    assert no_home.rstrip().endswith("cce-relevance:ci")
+    ci_run = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert 'python scripts/fetch_upstream.py verify "$CCE_UPSTREAM_DIR"' in ci_run
+
+
+def test_changelog_lists_every_schema_id_in_force() -> None:
+    """A changed id must be called out in CHANGELOG.md; the table there starts from the ids in force."""
+    from cce_relevance import schemas
+
+    ids = {value for name, value in vars(schemas).items() if name.isupper() and isinstance(value, str)}
+    table = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8").split("## [Unreleased]", 1)[0]
+    listed = set(re.findall(r"^\| `([^`]+)` \|", table, flags=re.M))
+    assert ids <= listed, sorted(ids - listed)
