@@ -19,7 +19,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "fetch_upstream.py"
 MANIFEST = ROOT / "scripts" / "upstream-cce.sha256"
-COMMIT = "d5e100f543fca8d6382e9b03c95da6b376c5c47c"  # the commit the specs name (pipeline.md, harness.md)
+COMMIT = "d5e100f543fca8d6382e9b03c95da6b376c5c47c"  # the reference commit the fetched files are pinned to
 
 
 def run(
