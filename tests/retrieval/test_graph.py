@@ -358,6 +358,7 @@ _PIECES = st.sampled_from(["a", "b", "ab", ".", "/", "py", "js", ".py", ".js", "
 _NAMES = st.lists(_PIECES, max_size=6).map("".join)
 
 
+@pytest.mark.slow
 @settings(max_examples=400)
 @given(st.lists(_NAMES, max_size=12, unique=True), st.data())
 def test_resolution_matches_the_plain_definition(files, data):

@@ -95,6 +95,7 @@ _tiny = st.floats(min_value=1e-12, max_value=1e-4).flatmap(lambda x: st.sampled_
 _big_integers = st.integers(min_value=10**16, max_value=10**300).map(float)
 
 
+@pytest.mark.slow
 @settings(max_examples=2000, deadline=None)
 @given(
     st.one_of(
