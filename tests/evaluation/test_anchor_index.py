@@ -81,7 +81,7 @@ def test_lookups_match_the_plain_scan(
     chunks: list[Chunk], anchors: list[Anchor], given_by_file: bool
 ) -> None:
     index = AnchorIndex(chunks, by_file(chunks) if given_by_file else None)
-    for anchor in anchors * 2:  # the second round reads the groups made by the first
+    for anchor in anchors * 2:  # the second pass reads the groups made by the first
         expected = plain_matching(anchor, chunks)
         assert list(index.matching(anchor)) == expected
         assert index.resolves(anchor) is bool(expected)
