@@ -92,15 +92,16 @@ def expected(corpus: Path) -> str:
 
 @pytest.fixture
 def calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The paths this process indexes (cache hits and worker processes do not show up here)."""
+    """The paths this process indexes by itself (cache hits and what a pool of processes indexes,
+    this process's share included, do not show up here)."""
     seen: list[str] = []
-    real = records.index_file
+    real = records.index_files
 
-    def counting(path: str, *args, **kwargs):
-        seen.append(path)
-        return real(path, *args, **kwargs)
+    def counting(files, *args, **kwargs):
+        seen.extend(path for path, _ in files)
+        return real(files, *args, **kwargs)
 
-    monkeypatch.setattr(records, "index_file", counting)
+    monkeypatch.setattr(records, "index_files", counting)
     return seen
 
 
@@ -459,7 +460,7 @@ _REAL_BATCH = workers._index_batch
 
 def _dying_batch(batch):
     """A worker that dies on one file, as an out-of-memory kill would take it."""
-    if any(path == "lib/json/decoder.py" for _, path, _ in batch):
+    if any(workers._FILES[p][0] == "lib/json/decoder.py" for p in batch):
         os._exit(3)
     return _REAL_BATCH(batch)
 

@@ -68,7 +68,8 @@ class ChunkTokens:
     """Where the tokens of a file's chunks are: token k is `lowered[starts[k]:ends[k]]`, its
     FNV-1a-64 hash is `hashes[k]`, and chunk i's tokens are tokens `first[i]:stop[i]`. The file's
     own tokens come first (`file_tokens` of them, in order), then those of the chunks tokenized
-    by themselves."""
+    by themselves. Several files' chunks (`files_tokens`) are those of one text, the files
+    joined by newlines, where `files[k]` is the file token k is in."""
 
     lowered: bytes
     starts: np.ndarray
@@ -77,6 +78,7 @@ class ChunkTokens:
     stop: np.ndarray
     file_tokens: int
     hashes: np.ndarray  # uint64
+    files: np.ndarray | None = None  # int64: each token's file, when these are several files' chunks
 
 
 def chunk_counts(source: bytes, spans: Sequence[tuple[int, int]]) -> BucketCounts:
@@ -117,13 +119,31 @@ def summed_bucket_counts(
 
 def chunk_tokens(source: bytes, spans: Sequence[tuple[int, int]]) -> ChunkTokens:
     """The tokens of the chunks at byte ranges `spans` of `source`, found once for the file."""
-    if len(source) >= _EXACT_SOURCE_LIMIT:
-        raise ValueError(f"a {len(source)}-byte source is past the exact hash-embedding bound")
-    lowered = source.lower()  # bytes.lower folds ASCII only, like the tokenizer
+    return files_tokens([source], [spans])
+
+
+def files_tokens(sources: Sequence[bytes], spans: Sequence[Sequence[tuple[int, int]]]) -> ChunkTokens:
+    """The tokens of the chunks of several files at once (file f's chunks at byte ranges
+    `spans[f]` of `sources[f]`, the files' chunks one after the other), found and hashed in one
+    pass over the files' bytes joined by a newline: a byte that is no word byte, so no token
+    runs from one file into the next and every file's tokens are the ones it has alone. With
+    more than one file, `files` says which file each token is in."""
+    for source in sources:
+        if len(source) >= _EXACT_SOURCE_LIMIT:
+            raise ValueError(f"a {len(source)}-byte source is past the exact hash-embedding bound")
+    lowered = (
+        sources[0] if len(sources) == 1 else b"\n".join(sources)
+    ).lower()  # ASCII only, like the tokenizer
     word, starts, ends = _runs(lowered)
     file_tokens = starts.shape[0]
-    span_starts = np.array([s for s, _ in spans], dtype=np.int64)
-    span_ends = np.array([e for _, e in spans], dtype=np.int64)
+    offsets = np.zeros(len(sources), dtype=np.int64)
+    if len(sources) > 1:
+        np.cumsum(np.array([len(source) + 1 for source in sources[:-1]], dtype=np.int64), out=offsets[1:])
+    bounds = np.array(
+        [bound for file_spans in spans for span in file_spans for bound in span], dtype=np.int64
+    )
+    bounds += np.repeat(offsets, [2 * len(file_spans) for file_spans in spans])
+    span_starts, span_ends = bounds[0::2], bounds[1::2]
     first = np.searchsorted(starts, span_starts, "left")
     stop = np.searchsorted(ends, span_ends, "right")
     # A boundary inside a run of word bytes cuts a token: tokenize that chunk by itself.
@@ -138,8 +158,16 @@ def chunk_tokens(source: bytes, spans: Sequence[tuple[int, int]]) -> ChunkTokens
         ends_parts.append(piece_ends + span_starts[i])
     if len(starts_parts) > 1:
         starts, ends = np.concatenate(starts_parts), np.concatenate(ends_parts)
+    files = None if len(sources) == 1 else np.searchsorted(offsets, starts, "right") - 1
     return ChunkTokens(
-        lowered, starts, ends, first, np.maximum(stop, first), file_tokens, _hashes(lowered, starts, ends)
+        lowered,
+        starts,
+        ends,
+        first,
+        np.maximum(stop, first),
+        file_tokens,
+        _hashes(lowered, starts, ends),
+        files,
     )
 
 

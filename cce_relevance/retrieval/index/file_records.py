@@ -12,9 +12,10 @@ from collections.abc import Callable, Iterator, Sequence
 
 from cce_relevance.retrieval.cache.index_cache import IndexCache, cache_context
 from cce_relevance.retrieval.embedding.embed import HASH_EMBEDDER
-from cce_relevance.retrieval.indexing.file import IndexedFile, index_file
+from cce_relevance.retrieval.indexing.file import IndexedFile, index_files
 from cce_relevance.retrieval.indexing.file_record import decode, encode
 from cce_relevance.retrieval.indexing.workers import (
+    BATCH_BYTES,
     FileJob,
     PoolUnavailable,
     choose_workers,
@@ -61,20 +62,25 @@ def indexed_files(
     count = choose_workers(workers, sum(len(files[i][1]) for i in pending))
     if count > 1 and pending:
         try:
-            for i, data in records_in_workers(files, pending, job, count):
-                entries[i] = decode(data, *files[i])
-                if cache is not None:
-                    fresh[i] = data
+            for i, made in records_in_workers(files, pending, job, count):
+                if isinstance(made, bytes):
+                    entries[i] = decode(made, *files[i])
+                    if cache is not None:
+                        fresh[i] = made
+                else:
+                    entries[i] = made
+                    if cache is not None:
+                        fresh[i] = encode(made, files[i][1])
                 advance(1)
         except PoolUnavailable:
             pass  # what the workers did not return is indexed below
-    for i in pending:
-        if entries[i] is None:
-            path, text = files[i]
-            entries[i] = entry = index_file(path, text, job.packs, job.protect_secrets, job.with_counts)
+    for batch in _batches([i for i in pending if entries[i] is None], files):
+        made_here = index_files([files[i] for i in batch], job.packs, job.protect_secrets, job.with_counts)
+        for i, entry in zip(batch, made_here, strict=True):
+            entries[i] = entry
             if cache is not None:
-                fresh[i] = encode(entry, text)
-            advance(1)
+                fresh[i] = encode(entry, files[i][1])
+        advance(len(batch))
     if cache is not None:
         cache.put_many({keys[i]: data for i, data in fresh.items()})
     return [e for e in entries if e is not None]
@@ -100,6 +106,21 @@ def opened_cache(cache_dir: str | None, job: FileJob) -> Iterator[IndexCache | N
 def file_keys(cache: IndexCache, files: Sequence[tuple[str, str]]) -> list[bytes]:
     """Each walked (path, text) file's key in `cache`."""
     return [cache.key(path, text.encode("utf-8", "surrogateescape")) for path, text in files]
+
+
+def _batches(positions: list[int], files: Sequence[tuple[str, str]]) -> Iterator[list[int]]:
+    """`positions` in order, cut into runs of about BATCH_BYTES of text (the files of a batch
+    are counted in one pass: retrieval/indexing/file.py `index_files`)."""
+    batch: list[int] = []
+    size = 0
+    for i in positions:
+        batch.append(i)
+        size += len(files[i][1])
+        if size >= BATCH_BYTES:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
 
 
 def _decoded_or_none(data: bytes, path: str, text: str) -> IndexedFile | None:

@@ -59,20 +59,64 @@ def term_counts(tokens: ChunkTokens) -> TermCounts:
 def term_and_bucket_counts(tokens: ChunkTokens) -> tuple[TermCounts, BucketCounts]:
     """The term counts of the chunks whose tokens are `tokens`, and their bucket counts summed
     from them (`buckets.summed_bucket_counts`) rather than from every token again."""
-    terms, hashes = _term_counts(tokens)
+    terms, hashes, _ = _term_counts(tokens)
     return terms, summed_bucket_counts(terms.lengths, terms.terms, terms.counts, hashes)
 
 
-def _term_counts(tokens: ChunkTokens) -> tuple[TermCounts, np.ndarray]:
-    """The term counts of the chunks whose tokens are `tokens`, and each vocabulary term's hash.
+def files_term_and_bucket_counts(
+    tokens: ChunkTokens, chunks_per_file: Sequence[int]
+) -> list[tuple[TermCounts, BucketCounts]]:
+    """`term_and_bucket_counts` of each file, for the chunks of several files whose tokens are
+    `tokens` (`buckets.files_tokens`; file f has the next `chunks_per_file[f]` chunks), counted
+    in one pass: the same arrays as counting each file alone, as the files' terms are numbered
+    apart (see `_term_counts`)."""
+    terms, hashes, term_files = _term_counts(tokens)
+    buckets = summed_bucket_counts(terms.lengths, terms.terms, terms.counts, hashes)
+    if tokens.files is None:
+        return [(terms, buckets)]
+    n_files = len(chunks_per_file)
+    chunk_ends = np.cumsum(np.asarray(chunks_per_file, dtype=np.int64))
+    term_ends = _ends_at(terms.lengths, chunk_ends)
+    bucket_ends = _ends_at(buckets.lengths, chunk_ends)
+    vocabulary_sizes = np.bincount(term_files, minlength=n_files)
+    vocabulary_ends = np.cumsum(vocabulary_sizes)
+    # A file's terms are numbered after the terms of the files before it: count them from 0.
+    local = terms.terms - np.repeat(vocabulary_ends - vocabulary_sizes, np.diff(term_ends, prepend=0)).astype(
+        np.int32
+    )
+    counted = []
+    c0 = t0 = b0 = v0 = 0
+    ends = (chunk_ends, term_ends, bucket_ends, vocabulary_ends)
+    for c1, t1, b1, v1 in zip(*(e.tolist() for e in ends), strict=True):
+        counted.append(
+            (
+                TermCounts(terms.vocabulary[v0:v1], terms.lengths[c0:c1], local[t0:t1], terms.counts[t0:t1]),
+                BucketCounts(buckets.lengths[c0:c1], buckets.buckets[b0:b1], buckets.counts[b0:b1]),
+            )
+        )
+        c0, t0, b0, v0 = c1, t1, b1, v1
+    return counted
+
+
+def _ends_at(lengths: np.ndarray, chunk_ends: np.ndarray) -> np.ndarray:
+    """Where the entries of the chunks before each of `chunk_ends` end (`lengths` per chunk)."""
+    ends = np.zeros(lengths.shape[0] + 1, dtype=np.int64)
+    np.cumsum(lengths, out=ends[1:])
+    return ends[chunk_ends]
+
+
+def _term_counts(tokens: ChunkTokens) -> tuple[TermCounts, np.ndarray, np.ndarray]:
+    """The term counts of the chunks whose tokens are `tokens`, each vocabulary term's hash, and
+    each vocabulary term's file (0 for one file's tokens).
 
     Tokens are grouped into terms by their FNV-1a-64 hashes (already computed for the bucket
-    counts), and every group is then checked to hold one string only, so no hash collision can
-    merge two terms: a file where one does is grouped by the token strings instead. Chunk i's
-    tokens are the contiguous tokens `first[i]:stop[i]`, so a token is its term's first
-    occurrence in the chunk when the term's previous occurrence lies before `first[i]`, and its
-    last when the next one lies at or after `stop[i]`; the count is the number of the term's
-    occurrences from the first to the last.
+    counts) and, for several files, by file: a term of two files is a term of each, so each
+    file's terms come out as counting that file alone would number them. Every group is then
+    checked to hold one string only, so no hash collision can merge two terms: tokens where one
+    does are grouped by their strings instead. Chunk i's tokens are the contiguous tokens
+    `first[i]:stop[i]`, so a token is its term's first occurrence in the chunk when the term's
+    previous occurrence lies before `first[i]`, and its last when the next one lies at or after
+    `stop[i]`; the count is the number of the term's occurrences from the first to the last.
     """
     n = tokens.starts.shape[0]
     n_chunks = tokens.first.shape[0]
@@ -80,19 +124,32 @@ def _term_counts(tokens: ChunkTokens) -> tuple[TermCounts, np.ndarray]:
         return (
             TermCounts([], np.zeros(n_chunks, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int32)),
             np.zeros(0, np.uint64),
+            np.zeros(0, np.int64),
         )
     shift = n.bit_length()  # token positions fit in the low `shift` bits of a sort key
-    by_hash = _grouped(tokens.hashes & np.uint64(-1 << shift & 0xFFFF_FFFF_FFFF_FFFF), shift)
-    order, begins = (
-        by_hash if _one_string_each(tokens, *by_hash) else _grouped(_string_ids(tokens) << shift, shift)
-    )
+    files = tokens.files
+    file_bits = 0 if files is None else int(files.max()).bit_length()
+    # Sort keys: the file in the top bits (so each file's terms are numbered together), then as
+    # many of the hash's bits as fit above the position.
+    high = (tokens.hashes >> np.uint64(file_bits)) & np.uint64(-1 << shift & 0xFFFF_FFFF_FFFF_FFFF)
+    if files is not None:
+        high |= files.astype(np.uint64) << np.uint64(64 - file_bits)
+    order, begins = _grouped(high, shift)
+    if not _one_string_each(tokens, order, begins):
+        ids = _string_ids(tokens)
+        order, begins = _grouped((ids if files is None else files << shift | ids) << shift, shift)
     group = np.cumsum(begins) - 1  # the term of each entry of `order`
     n_terms = int(group[-1]) + 1
     term, sorted_at = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
     term[order] = group
-    sorted_at[order] = np.arange(
-        n
-    )  # a token's occurrences of its term before it: sorted_at - its group's start
+    sorted_at[order] = np.arange(n)
+    # A term's number among its file's terms: what the (chunk, term) table below is indexed by.
+    if files is None:
+        local, width = term, n_terms
+    else:
+        group_files = files[order[begins]]
+        local = term - (np.cumsum(np.bincount(group_files)) - np.bincount(group_files))[files]
+        width = int(np.bincount(group_files).max())
     rows, positions = token_positions(tokens.first, tokens.stop)
     previous, following = _neighbours(order, begins)
     firsts = previous[positions] < tokens.first[rows]
@@ -101,14 +158,14 @@ def _term_counts(tokens: ChunkTokens) -> tuple[TermCounts, np.ndarray]:
     terms = term[first_tokens]
     counts = _counts(
         chunk_of,
-        terms,
+        local[first_tokens],
         sorted_at[first_tokens],
         rows[lasts],
-        term,
+        local,
         sorted_at,
         positions[lasts],
         n_chunks,
-        n_terms,
+        width,
     )
     appearing, renumbered = _numbered_by_appearance(terms, n_terms)
     text = tokens.lowered.decode("latin-1")
@@ -124,6 +181,7 @@ def _term_counts(tokens: ChunkTokens) -> tuple[TermCounts, np.ndarray]:
             counts.astype(np.int32),
         ),
         tokens.hashes[spelled],
+        np.zeros(spelled.shape[0], dtype=np.int64) if files is None else files[spelled],
     )
 
 
