@@ -218,10 +218,13 @@ def _counts(
     occurrence's place among the term's occurrences minus the first's, plus one. Firsts and lasts
     pair up by (chunk, term) through a dense table, a block of chunks at a time."""
     counts = np.empty(terms.shape[0], dtype=np.int64)
-    block = max(1, _TABLE_ENTRIES // n_terms)
+    block = max(1, min(n_chunks, _TABLE_ENTRIES // n_terms))
     edges = np.arange(0, n_chunks + block, block)
     first_edges, last_edges = np.searchsorted(chunk_of, edges), np.searchsorted(last_chunk, edges)
-    last_terms, last_at = term[last_tokens], sorted_at[last_tokens] + 1
+    last_terms, last_at = term[last_tokens], (sorted_at[last_tokens] + 1).astype(np.int32)
+    # One table for every block, of int32 (a batch has fewer than 2**31 tokens): fresh memory
+    # for each block would cost a page fault per page written.
+    whole = np.empty(block * n_terms, dtype=np.int32)
     for lo, f0, f1, l0, l1 in zip(
         edges.tolist(),
         first_edges.tolist(),
@@ -230,7 +233,7 @@ def _counts(
         last_edges[1:].tolist(),
         strict=False,
     ):
-        table = np.empty(min(block, n_chunks - lo) * n_terms, dtype=np.int64)
+        table = whole[: min(block, n_chunks - lo) * n_terms]
         table[(last_chunk[l0:l1] - lo) * n_terms + last_terms[l0:l1]] = last_at[l0:l1]
         counts[f0:f1] = table[(chunk_of[f0:f1] - lo) * n_terms + terms[f0:f1]] - first_at[f0:f1]
     return counts
