@@ -202,10 +202,18 @@ def index_options(**wanted: Any) -> dict:
     return {name: value for name, value in wanted.items() if value is not None and accepts(build_index, name)}
 
 
-def ready_index(root: str, options: dict) -> tuple[Index, float, float]:
+def cpu_seconds() -> float:
+    """CPU time of this process and of its children that have ended (user + system)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def ready_index(root: str, options: dict) -> tuple[Index, float, float, float]:
     """`build_index`, then everything ranking derives from it on first use (BM25 postings, the
     float32 embedding copy and chunk-id ranks, the import graph, lowercased contents); returns
-    the index and the seconds each part took."""
+    the index, the seconds each part took and the CPU seconds of both, worker processes
+    included (a busy machine stretches wall time far more than CPU time)."""
+    cpu_start = cpu_seconds()
     build_s, index = timed(lambda: build_index(root, **options))
 
     def derive() -> None:
@@ -215,12 +223,13 @@ def ready_index(root: str, options: dict) -> tuple[Index, float, float]:
         index.lower_contents  # noqa: B018
 
     derive_s, _ = timed(derive)
-    return index, build_s, derive_s
+    return index, build_s, derive_s, cpu_seconds() - cpu_start
 
 
-def _index_figures(index: Index, build_s: float, derive_s: float) -> dict:
+def _index_figures(index: Index, build_s: float, derive_s: float, cpu_s: float) -> dict:
     return {
         "cold_index_s": build_s + derive_s,
+        "cold_index_cpu_s": cpu_s,
         "build_index_s": build_s,
         "derive_s": derive_s,
         "chunks": len(index.chunks),
@@ -230,11 +239,11 @@ def _index_figures(index: Index, build_s: float, derive_s: float) -> dict:
 def measure_index_and_queries(root: str, n_queries: int, seed: int) -> dict:
     """Cold index in one process, then the queries over it in this process."""
     options = index_options(workers=1)
-    index, build_s, derive_s = ready_index(root, options)
+    index, build_s, derive_s, cpu_s = ready_index(root, options)
     index_rss = peak_rss_mb()
     queries = run_queries(index, corpus_cases(index, n_queries, seed)) if n_queries > 0 else None
     return {
-        **_index_figures(index, build_s, derive_s),
+        **_index_figures(index, build_s, derive_s, cpu_s),
         "index_peak_rss_mb": index_rss,
         "queries": queries,
         "peak_rss_mb": peak_rss_mb(),
@@ -245,7 +254,7 @@ def measure_index_and_queries(root: str, n_queries: int, seed: int) -> dict:
 def measure_parallel_index(root: str, workers: int, n_queries: int = 0, seed: int = 0) -> dict:
     """Cold index with `workers` processes, then the queries over it scored in as many forked
     processes, as the CLI scores them on several CPUs."""
-    index, build_s, derive_s = ready_index(root, index_options(workers=workers))
+    index, build_s, derive_s, cpu_s = ready_index(root, index_options(workers=workers))
     children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     queries = (
         run_parallel_queries(index, corpus_cases(index, n_queries, seed), workers) if n_queries > 0 else None
@@ -253,7 +262,7 @@ def measure_parallel_index(root: str, workers: int, n_queries: int = 0, seed: in
     if queries is not None:  # the largest child so far: a scoring worker counts the parent's pages it reads
         queries["worker_peak_rss_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     return {
-        **_index_figures(index, build_s, derive_s),
+        **_index_figures(index, build_s, derive_s, cpu_s),
         "workers": workers,
         "peak_rss_mb": peak_rss_mb(),
         "worker_peak_rss_mb": children,
@@ -290,7 +299,7 @@ def measure_warm_index(root: str, workers: int | None) -> dict:
 
 
 def _cached_run(tree: str, options: dict) -> dict:
-    _, build_s, derive_s = ready_index(tree, options)
+    _, build_s, derive_s, _ = ready_index(tree, options)
     return {"total_s": build_s + derive_s, "build_s": build_s, "peak_rss_mb": peak_rss_mb()}
 
 
@@ -432,6 +441,14 @@ def _row(label: str, seconds: float | None, p: float, extra: str = "") -> str:
     return f"  {label:<44} {seconds:8.3f} s  {seconds / p:6.3f} P  {extra}".rstrip()
 
 
+def _cpu_row(figures: dict, p_fig: dict) -> str:
+    """The CPU seconds of a cold index (its processes together) over P's CPU seconds."""
+    cpu = figures.get("cold_index_cpu_s")
+    if cpu is None:
+        return _row("  CPU, all processes", None, 1.0)
+    return f"  {'CPU, all processes':<44} {cpu:8.3f} s  {cpu / p_fig['p_cpu_s']:6.3f} P by CPU"
+
+
 def render(figures: dict) -> str:
     m, p_fig, st, ix = figures["machine"], figures["p"], figures["stages"], figures["index"]
     par, warm = figures["parallel"], figures["warm"]
@@ -453,18 +470,20 @@ def render(figures: dict) -> str:
         _row("BM25 term counts, per file (in indexing, cached)", st["term_counts_s"], p),
         _row("BM25 build from the term counts (every build)", st["bm25_postings_s"], p),
         _row(cold_label, ix["cold_index_s"], p, f"{chunks / ix['cold_index_s']:,.0f} chunks/s"),
+        _cpu_row(ix, p_fig),
         _row("  build_index", ix["build_index_s"], p),
         _row("  derived: BM25, cosine index, graph", ix["derive_s"], p),
     ]
     if par is not None:
         out.append(
             _row(
-                f"cold index total, {par['workers']} workers",
+                f"cold index total, {par['workers']} processes",
                 par["cold_index_s"],
                 p,
                 f"{par['chunks'] / par['cold_index_s']:,.0f} chunks/s",
             )
         )
+        out.append(_cpu_row(par, p_fig))
     if warm is None:
         out.append(_row("warm index total (cached)", None, p, "n/a (no cache yet)"))
     else:
@@ -517,7 +536,7 @@ def render(figures: dict) -> str:
         f"({ix['index_peak_rss_mb']:,.0f} MB after indexing), {st['peak_rss_mb']:,.0f} MB stages"
         + (
             f", {par['peak_rss_mb']:,.0f} MB parent + {par['worker_peak_rss_mb']:,.0f} MB largest worker "
-            f"with {par['workers']} workers"
+            f"with {par['workers']} processes"
             if par is not None
             else ""
         )
