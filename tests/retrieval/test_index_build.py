@@ -449,6 +449,37 @@ def test_without_a_process_pool_the_files_are_indexed_here(corpus, expected, mon
     assert len(calls) == len(walk(corpus).files)
 
 
+def test_a_single_batch_is_indexed_here_without_a_pool(tmp_path, monkeypatch, calls):
+    def no_pool(*args, **kwargs):
+        raise AssertionError("a pool was started for one batch")
+
+    small = tmp_path / "small"
+    shutil.copytree(Path("test/fixture/samples"), small)
+    want = snapshot(reference_index(small))
+    monkeypatch.setattr(workers, "ProcessPoolExecutor", no_pool)
+    assert snapshot(build_index(small, workers=2)) == want
+    assert calls == []  # indexed as the pool's share, not by the fallback
+
+
+def test_the_parent_and_the_workers_share_the_batches(corpus, expected, monkeypatch):
+    """With N processes the parent indexes batches too (from the small end), the workers the
+    rest (from the large end): every file once, the same index."""
+    monkeypatch.setattr(workers, "BATCH_BYTES", 4096)
+    here: list[str] = []
+    real = workers.index_files
+
+    def counting(files, *args, **kwargs):
+        here.extend(path for path, _ in files)
+        return real(files, *args, **kwargs)
+
+    monkeypatch.setattr(workers, "index_files", counting)
+    assert snapshot(build_index(corpus, workers=2)) == expected
+    paths = [f.path for f in walk(corpus).files]
+    assert here and len(here) < len(paths) and len(set(here)) == len(here)
+    sizes = {f.path: len(f.text) for f in walk(corpus).files}
+    assert min(sizes[p] for p in paths if p not in here) >= min(sizes[p] for p in here)
+
+
 def test_how_many_workers():
     assert workers.choose_workers(3, 0) == 3 and workers.choose_workers(0, 10**9) == 1
     assert workers.choose_workers(None, workers.MIN_PARALLEL_BYTES - 1) == 1

@@ -77,6 +77,15 @@ def records_in_workers(
     `IndexedFile` made here. Raises PoolUnavailable when no pool can run or one breaks; what was
     yielded before stands."""
     batches = deque(_batches(files, positions))
+
+    def here(batch: list[int]) -> Iterator[tuple[int, IndexedFile]]:
+        made = index_files([files[p] for p in batch], job.packs, job.protect_secrets, job.with_counts)
+        return zip(batch, made, strict=True)
+
+    if len(batches) < 2:  # one batch: nothing to share, and no process to start
+        for batch in batches:
+            yield from here(batch)
+        return
     context = multiprocessing.get_context(_START_METHOD)
     others = max(1, workers - 1)
     try:
@@ -97,9 +106,7 @@ def records_in_workers(
                 running.discard(future)
                 yield from future.result()
             if batches:
-                batch = batches.pop()
-                here = index_files([files[p] for p in batch], job.packs, job.protect_secrets, job.with_counts)
-                yield from zip(batch, here, strict=True)
+                yield from here(batches.pop())
     except (BrokenProcessPool, OSError) as exc:
         raise PoolUnavailable(str(exc)) from exc
     finally:
