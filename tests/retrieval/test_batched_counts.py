@@ -82,6 +82,9 @@ def test_first_and_last_occurrences_paired_a_few_chunks_at_a_time(monkeypatch, t
 def test_files_without_tokens_or_chunks():
     assert_each_as_alone([(b"", [(0, 0)]), (b"abc", []), (b"... ;;", [(0, 6), (1, 3)])])
     assert_each_as_alone([(b"", []), (b"x = y_1", [(0, 7), (4, 7)]), (b"", [(0, 0)]), (b"y_1", [(0, 3)])])
+    assert_each_as_alone(
+        [(b"ab ab", [(0, 5), (3, 5)]), (b"", [(0, 0)]), (b";", [(0, 1)])]
+    )  # tokens in file 0 only
 
 
 _text = st.lists(

@@ -8,6 +8,10 @@ already finds its chunks' tokens (retrieval/embedding/buckets.py `chunk_tokens`)
 taken there, per file, in the worker processes, and kept in the file's cached record; building
 the index then only merges arrays.
 
+Files are counted a batch at a time (`files_term_and_bucket_counts`: one pass of numpy over
+many files, each file's arrays exactly those it has alone), so numpy's per-call cost is paid per
+batch, not per file.
+
 The merged postings are exactly those `BM25(contents, ...)` makes: terms numbered in order of
 first occurrence over the chunks in index order (each chunk's tokens in text order), each
 term's documents ascending, the same counts. That is why a file's terms are listed chunk by
@@ -132,7 +136,7 @@ def _term_counts(tokens: ChunkTokens) -> tuple[TermCounts, np.ndarray, np.ndarra
     # Sort keys: the file in the top bits (so each file's terms are numbered together), then as
     # many of the hash's bits as fit above the position.
     high = (tokens.hashes >> np.uint64(file_bits)) & np.uint64(-1 << shift & 0xFFFF_FFFF_FFFF_FFFF)
-    if files is not None:
+    if files is not None and file_bits:  # (no bits: every token is in file 0)
         high |= files.astype(np.uint64) << np.uint64(64 - file_bits)
     order, begins = _grouped(high, shift)
     if not _one_string_each(tokens, order, begins):
