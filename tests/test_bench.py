@@ -1,4 +1,5 @@
-"""The benchmarks still run and measure what they claim (bench/run.py, bench/startup.py).
+"""The benchmarks still run and measure what they claim (bench/run.py, bench/startup.py,
+bench/action.py, bench/cold.py).
 
 Wall times are never asserted: only that every figure is produced, that the generated queries
 are deterministic and anchored at the chunk they came from, and that the metrics are real.
@@ -162,3 +163,27 @@ def test_action_bench_runs_the_whole_check_cold_and_with_the_cache_restored():
         ]
         assert run["wall_s"] >= sum(wall for _, wall, _ in run["stages"]) > 0
         assert run["cpu_s"] > 0 and run["p_s"] > 0 and run["peak_rss_mb"] > 0
+
+
+def test_cold_bench_compares_two_checkouts_by_cpu_time():
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(REPO_ROOT / "bench" / "cold.py"),
+            str(CORPUS),
+            "--checkout",
+            str(REPO_ROOT),
+            "--rounds",
+            "1",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    figures = json.loads(out)
+    assert set(figures["runs"]) == {"this", "checkout"}
+    for rounds in figures["runs"].values():
+        assert len(rounds) == 1
+        for mode in ("p", "p2", "index1", "index2"):
+            assert rounds[0][mode]["cpu_s"] >= 0 and rounds[0][mode]["wall_s"] > 0
