@@ -44,3 +44,6 @@ SHARD = "cce.relevance.shard/v1"
 
 HISTORY = "cce.relevance.history/v1"
 """The Action's trend history (input `history`): the means of every push to the default branch."""
+
+TREND = "cce.relevance.trend/v1"
+"""`trend --json`: series of a trend history, every point with its commit, date and value."""
