@@ -88,9 +88,14 @@ class Workflow:
         self.cache = root / "cache" / "history.json"
         self.cache.parent.mkdir()
         self.heads: list[dict[str, object]] = []  # each push's saved head report, in push order
+        self.owners: tuple[int, int] | None = None  # uid of the history's directory and file, last run
 
-    def run(self, event_name: str, event: dict[str, object], **inputs: str) -> ActionRun:
+    def run(
+        self, event_name: str, event: dict[str, object], owner: str | None = None, **inputs: str
+    ) -> ActionRun:
         target = self.repo.workspace / HISTORY
+        if owner is not None:  # the runner's user owns the checkout, as GitHub mounts it
+            subprocess.run(["chown", "-R", owner, str(self.repo.workspace)], check=True)
         if self.cache.exists():
             target.parent.mkdir(exist_ok=True)
             shutil.copyfile(self.cache, target)
@@ -109,6 +114,7 @@ class Workflow:
         )
         run = run_entrypoint(self.repo.workspace, self.dirs, env)
         if target.exists():
+            self.owners = (target.parent.stat().st_uid, target.stat().st_uid)
             shutil.copyfile(target, self.cache)
             shutil.rmtree(target.parent)  # the repository's next commit must not include it
         return run
@@ -274,3 +280,13 @@ def test_a_history_the_repository_tracks_or_the_output_directory_holds_is_refuse
     (repo.workspace / "linked").symlink_to(repo.workspace.parent)
     run = flow.run("push", event, **{"INPUT_HISTORY": "linked/workspace/h.json"})
     assert run.code == 2 and "passes through a symlink" in run.stdout
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root, as in the container")
+def test_as_root_the_history_is_handed_to_the_workspace_owner(flow: Workflow, repo: Repository) -> None:
+    """actions/cache runs as the runner's user after the step: it must be able to read and replace
+    what root wrote in the container (§runner-file-owner)."""
+    before, after = repo.push_main(INVOICE_REPORT, "m1", "2024-02-01T10:00:00Z")
+    run = flow.run("push", repo.push_event(before, after), owner="1001:1001")
+    assert run.code == 0, run.stdout + run.stderr
+    assert flow.owners == (1001, 1001)
