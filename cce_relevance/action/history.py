@@ -115,11 +115,7 @@ def read_history(path: Path) -> History | None:
     """The history at `path`, or None when there is no file yet (the first push starts it).
     Anything else that is not a history we read is a `HistoryError` saying why."""
     try:
-        size = path.stat().st_size
-        if size > MAX_BYTES:
-            raise HistoryError(
-                f"{size} bytes, more than the {MAX_BYTES} a history of {MAX_SIZE} entries needs"
-            )
+        check_size(path.stat().st_size)
         return parse_history(path.read_bytes())
     except FileNotFoundError:
         return None
@@ -127,6 +123,12 @@ def read_history(path: Path) -> History | None:
         raise HistoryError("is a directory, not a file") from None
     except OSError as exc:
         raise HistoryError(f"cannot be read: {exc.strerror or exc}") from None
+
+
+def check_size(size: int) -> None:
+    """Refuse a file of `size` bytes before reading it: no history we write is that large."""
+    if size > MAX_BYTES:
+        raise HistoryError(f"{size} bytes, more than the {MAX_BYTES} a history of {MAX_SIZE} entries needs")
 
 
 def parse_history(data: bytes) -> History:

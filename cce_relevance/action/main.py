@@ -123,7 +123,7 @@ def _run(inputs: ActionInputs) -> int:
         verdict = outcome.verdict()
         marker = comment_marker(inputs.comment_key)
         run_link = _run_link(github)
-        trend = trend_line(inputs, outcome)
+        trend = trend_line(inputs, repo, outcome)
         markdown = with_trend(render(outcome, verdict, commits, marker, run_link), trend)
         links = (
             Links(github.server_url, github.repository, commits.base, commits.head)

@@ -36,6 +36,7 @@ from cce_relevance.action.history import (
     read_history,
     write_history,
 )
+from cce_relevance.action.history_branch import HistoryBranch
 from cce_relevance.action.inputs import ActionInputs, GitHubContext
 from cce_relevance.action.output_files import OUTPUT_DIR, give_to_workspace_owner
 from cce_relevance.action.scoring import SetResult
@@ -47,6 +48,7 @@ from cce_relevance.reporting.numbers import THREE
 from cce_relevance.reporting.sparkline import sparkline
 
 TREND_POINTS = 20  # pushes the trend line draws
+ATTEMPTS = 3  # reads and writes of a history that others record in at the same time
 
 
 def check_history(repo: Path, inputs: ActionInputs) -> None:
@@ -88,36 +90,75 @@ def default_branch_push(github: GitHubContext) -> str | None:
     return None
 
 
+class HistoryFile:
+    """The history as a file in the workspace (input `history`), kept by actions/cache or an
+    artifact: `fetch` and `write` have the shape of `HistoryBranch`'s, with nothing to fetch."""
+
+    def __init__(self, path: Path, workspace: Path) -> None:
+        self.path, self.workspace = path, workspace
+        self.shown = path.relative_to(workspace).as_posix()
+
+    def fetch(self) -> str | None:
+        return None
+
+    def read(self, _version: str | None) -> History | None:
+        return read_history(self.path)
+
+    def write(self, history: History, _version: str | None, _message: str, _seconds: int) -> bool:
+        created = next(
+            (p for p in reversed(self.path.parents) if p.is_relative_to(self.workspace) and not p.exists()),
+            self.path,
+        )
+        try:
+            write_history(self.path, history)
+        finally:  # actions/cache, on the host, saves it as the workspace's owner
+            if created.exists():
+                give_to_workspace_owner(created, self.workspace)
+        return True
+
+
+def history_store(inputs: ActionInputs, repo: Path) -> HistoryFile | HistoryBranch | None:
+    """Where this run's history is kept, if anywhere."""
+    if inputs.history_branch is not None:
+        return HistoryBranch(repo, inputs.history_branch, inputs.history_file)
+    if inputs.history is not None:
+        return HistoryFile(inputs.history, inputs.github.workspace)
+    return None
+
+
 def record_push(inputs: ActionInputs, repo: Path, commits: CommitPair, outcome: Outcome) -> None:
     """On a push to the default branch, record the head's means in the history (printing what it
-    did); a failure to write is a warning: the gate is already decided."""
-    path, github = inputs.history, inputs.github
-    if path is None or github.event_name != "push":
+    did). A store that moved on while this run recorded (another push's run, on a data branch) is
+    read again, up to `ATTEMPTS` times; a failure is a warning: the gate is already decided."""
+    store, github = history_store(inputs, repo), inputs.github
+    if store is None or github.event_name != "push":
         return
-    shown = path.relative_to(github.workspace).as_posix()
     branch = default_branch_push(github)
     if branch is None:
-        print(f"Trend history {shown}: not recorded, this push is not to the default branch.", flush=True)
+        print(
+            f"Trend history {store.shown}: not recorded, this push is not to the default branch.", flush=True
+        )
         return
-    history = _read(path, shown, "starting a new history") or History(branch)
     seconds = int(git(repo, "show", "-s", "--format=%ct", commits.head).strip())
     entry = Entry(commits.head, commit_date(seconds), __version__, head_means(outcome.sets))
-    recorded = history.with_entry(entry, branch, inputs.history_size)
-    created = next(
-        (p for p in reversed(path.parents) if p.is_relative_to(github.workspace) and not p.exists()), path
-    )
     try:
-        write_history(path, recorded)
+        for _ in range(ATTEMPTS):
+            version = store.fetch()
+            history = _read(store, version, "starting a new history") or History(branch)
+            recorded = history.with_entry(entry, branch, inputs.history_size)
+            if store.write(recorded, version, f"cce-relevance: record {commits.head[:12]}", seconds):
+                count = len(recorded.entries)
+                print(
+                    f"Trend history {store.shown}: recorded {commits.head[:12]} "
+                    f"({count} {'entry' if count == 1 else 'entries'}).",
+                    flush=True,
+                )
+                return
+        problem = f"it changed {ATTEMPTS} times while this run recorded (other runs recording at once)"
     except CceError as exc:
-        print(annotation("warning", f"Could not write the trend history {shown}: {exc.message}"), flush=True)
-        return
-    finally:
-        if created.exists():
-            give_to_workspace_owner(created, github.workspace)
+        problem = exc.message
     print(
-        f"Trend history {shown}: recorded {commits.head[:12]} ({len(recorded.entries)} "
-        f"{'entry' if len(recorded.entries) == 1 else 'entries'}).",
-        flush=True,
+        annotation("warning", f"Could not record in the trend history {store.shown}: {problem}"), flush=True
     )
 
 
@@ -126,15 +167,21 @@ def head_means(sets: tuple[SetResult, ...]) -> dict[str, dict[str, dict[str, flo
     return {s.fixture: api.backend_means(s.document("head"), f"{s.fixture} at head") for s in sets if s.head}
 
 
-def trend_line(inputs: ActionInputs, outcome: Outcome) -> str:
+def trend_line(inputs: ActionInputs, repo: Path, outcome: Outcome) -> str:
     """The comment's trend line on a pull request with a history, else ''."""
-    path, github = inputs.history, inputs.github
-    if path is None or github.event_name not in PULL_REQUEST_EVENTS:
+    store = history_store(inputs, repo)
+    if store is None or inputs.github.event_name not in PULL_REQUEST_EVENTS:
         return ""
-    shown = path.relative_to(github.workspace).as_posix()
-    history = _read(path, shown, "no trend line in the comment")
+    try:
+        history = _read(store, store.fetch(), "no trend line in the comment")
+    except CceError as exc:
+        print(
+            annotation("warning", f"Could not read the trend history {store.shown}: {exc.message}"),
+            flush=True,
+        )
+        return ""
     if history is None:
-        print(f"Trend history {shown}: none yet (a push to the default branch starts it).", flush=True)
+        print(f"Trend history {store.shown}: none yet (a push to the default branch starts it).", flush=True)
         return ""
     return render_trend(history, outcome)
 
@@ -170,13 +217,10 @@ def with_trend(markdown: Markdown, line: str) -> Markdown:
     return Markdown(f"{markdown.head}\n\n{line}", markdown.sections, markdown.tail)
 
 
-def _read(path: Path, shown: str, otherwise: str) -> History | None:
-    """The history at `path`; None when there is none, or (with a warning) when it is not one."""
+def _read(store: HistoryFile | HistoryBranch, version: str | None, otherwise: str) -> History | None:
+    """The history; None when there is none, or (with a warning) when it is not one."""
     try:
-        return read_history(path)
+        return store.read(version)
     except HistoryError as exc:
-        print(
-            annotation("warning", f"The trend history {shown} {exc}; {otherwise}."),
-            flush=True,
-        )
+        print(annotation("warning", f"The trend history {store.shown} {exc}; {otherwise}."), flush=True)
         return None
