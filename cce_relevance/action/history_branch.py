@@ -6,8 +6,8 @@ the manner of github-action-benchmark's `gh-pages` data. A pull request's run fe
 read-only token is enough); a push to the default branch fetches it, commits the new history on
 top and pushes that commit, authenticated as the checkout is (actions/checkout leaves the job's
 token in the repository's config unless `persist-credentials: false`; the job needs
-`contents: write`). The Action never handles the token itself, and git's messages are printed
-with any credentials in a URL replaced by `***`.
+`contents: write`). The Action never handles the token itself; git leaves credentials out of
+the URLs its messages quote, and the runner masks the job's token in the log besides.
 
 Two pushes to the default branch can record at the same time: the push that comes second is
 refused by origin (not a fast-forward), and the run fetches again and records on top of the
@@ -16,13 +16,16 @@ other run's commit, up to `trend.ATTEMPTS` times. Nothing is ever force-pushed.
 The branch is fetched into a private ref (`PRIVATE_REF`), never into a branch or the working
 tree; the commit is built with a private index file (`read-tree` of the fetched tip, so other
 files on the branch are kept, then the history's blob), and dated with the recorded commit's
-committer date, so the same history on the same tip is the same commit.
+committer date, so the same history on the same tip is the same commit. What git adds to the
+repository (objects, the private ref) is handed to the workspace's owner afterwards, as the
+Action's other files are (§runner-file-owner).
 """
 
 from __future__ import annotations
 
-import re
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,6 +37,7 @@ from cce_relevance.action.history import (
     dumps_history,
     read_history,
 )
+from cce_relevance.action.output_files import give_to_workspace_owner
 from cce_relevance.errors import CceError
 
 PRIVATE_REF = "refs/cce-relevance/history"
@@ -45,18 +49,14 @@ IDENTITY = {  # the commits' author and committer: the bot every Actions job can
     "GIT_COMMITTER_NAME": "github-actions[bot]",
     "GIT_COMMITTER_EMAIL": "41898282+github-actions[bot]@users.noreply.github.com",
 }
-_CREDENTIALS = re.compile(r"(?<=://)[^/@\s]+@")
-
-
-class HistoryBranchError(CceError):
-    """Origin could not be read or written; the message is safe to print (no credentials)."""
 
 
 @dataclass(frozen=True)
 class HistoryBranch:
-    """The file `path` on branch `branch` of origin, seen from the repository `repo`."""
+    """The file `path` on branch `branch` of origin, seen from the repository `repo` in `workspace`."""
 
     repo: Path
+    workspace: Path
     branch: str
     path: str
 
@@ -69,9 +69,9 @@ class HistoryBranch:
         listed = self._git("ls-remote", "--heads", REMOTE, f"refs/heads/{self.branch}", network=True)
         if not listed.strip():
             return None
-        self._git(
-            "fetch", "--no-tags", "--quiet", REMOTE, f"+refs/heads/{self.branch}:{PRIVATE_REF}", network=True
-        )
+        refspec = f"+refs/heads/{self.branch}:{PRIVATE_REF}"
+        with self._handed_back():
+            self._git("fetch", "--no-tags", "--quiet", REMOTE, refspec, network=True)
         return self._git("rev-parse", "--verify", f"{PRIVATE_REF}^{{commit}}").strip()
 
     def read(self, tip: str | None) -> History | None:
@@ -92,36 +92,44 @@ class HistoryBranch:
                 raise HistoryError("is not a regular file on the branch")
             check_size(int(self._git("cat-file", "-s", blob)))
             tree = Path(temp) / "tree"
+            tree.mkdir()
             self._git(f"--work-tree={tree}", "checkout-index", "--", self.path, env=index)
             return read_history(tree / self.path)
 
     def write(self, history: History, tip: str | None, message: str, seconds: int) -> bool:
         """Commit `history` on top of `tip` and push it; False when origin's branch moved on since
         `tip` was fetched (fetch again and retry). Nothing to do when it is already there."""
-        text = dumps_history(history)
-        with tempfile.TemporaryDirectory(prefix="cce-history-") as temp:
+        with self._handed_back(), tempfile.TemporaryDirectory(prefix="cce-history-") as temp:
             content = Path(temp) / "history.json"
-            content.write_text(text, encoding="utf-8")
+            content.write_text(dumps_history(history), encoding="utf-8")
             blob = self._git("hash-object", "-w", "--", str(content)).strip()
             index = {"GIT_INDEX_FILE": str(Path(temp) / "index")}
             self._git("read-tree", *((tip,) if tip else ("--empty",)), env=index)
             self._git("update-index", "--add", "--cacheinfo", f"100644,{blob},{self.path}", env=index)
             tree = self._git("write-tree", env=index).strip()
-        if tip is not None and self._git("rev-parse", f"{tip}^{{tree}}").strip() == tree:
-            return True  # the same history is on the branch already
-        date = {"GIT_AUTHOR_DATE": f"@{seconds} +0000", "GIT_COMMITTER_DATE": f"@{seconds} +0000"}
-        parents = ("-p", tip) if tip else ()
-        commit = self._git("commit-tree", tree, *parents, "-m", message, env={**IDENTITY, **date}).strip()
-        try:
-            self._git("push", "--quiet", REMOTE, f"{commit}:refs/heads/{self.branch}", network=True)
-        except HistoryBranchError:
-            if self.fetch() != tip:
-                return False  # another run recorded first: build on its commit
-            raise
-        return True
+            if tip is not None and self._git("rev-parse", f"{tip}^{{tree}}").strip() == tree:
+                return True  # the same history is on the branch already
+            date = {"GIT_AUTHOR_DATE": f"@{seconds} +0000", "GIT_COMMITTER_DATE": f"@{seconds} +0000"}
+            parents = ("-p", tip) if tip else ()
+            commit = self._git("commit-tree", tree, *parents, "-m", message, env={**IDENTITY, **date}).strip()
+            try:
+                self._git("push", "--quiet", REMOTE, f"{commit}:refs/heads/{self.branch}", network=True)
+            except CceError:
+                if self.fetch() != tip:
+                    return False  # another run recorded first: build on its commit
+                raise
+            return True
 
     def _git(self, *args: str, env: dict[str, str] | None = None, network: bool = False) -> str:
+        return git(self.repo, *args, env=env, timeout=NETWORK_TIMEOUT if network else None)
+
+    @contextmanager
+    def _handed_back(self) -> Iterator[None]:
+        """Hand what git wrote in the repository (objects, refs) to the workspace's owner after."""
         try:
-            return git(self.repo, *args, env=env, timeout=NETWORK_TIMEOUT if network else None)
-        except CceError as exc:
-            raise HistoryBranchError(_CREDENTIALS.sub("***@", exc.message)) from None
+            yield
+        finally:
+            common = Path(self._git("rev-parse", "--git-common-dir").strip())
+            directory = common if common.is_absolute() else self.repo / common
+            if directory.resolve().is_relative_to(self.workspace.resolve()):
+                give_to_workspace_owner(directory, self.workspace)

@@ -120,7 +120,7 @@ class HistoryFile:
 def history_store(inputs: ActionInputs, repo: Path) -> HistoryFile | HistoryBranch | None:
     """Where this run's history is kept, if anywhere."""
     if inputs.history_branch is not None:
-        return HistoryBranch(repo, inputs.history_branch, inputs.history_file)
+        return HistoryBranch(repo, inputs.github.workspace, inputs.history_branch, inputs.history_file)
     if inputs.history is not None:
         return HistoryFile(inputs.history, inputs.github.workspace)
     return None
