@@ -1,7 +1,8 @@
 """The trend on the default branch: record each push's means, show them on every pull request.
 
 With the `history` input set (a file in the workspace that the workflow keeps between runs with
-actions/cache or an artifact):
+actions/cache or an artifact, `HistoryFile`) or `history-branch` (a file on a data branch of
+origin, `history_branch.HistoryBranch`):
 
 * a `push` to the repository's default branch (the event's `ref` is
   `refs/heads/<repository.default_branch>`) records the head's means per fixture set, backend and
@@ -15,10 +16,12 @@ actions/cache or an artifact):
 The history is a convenience beside the gate, never part of it: a file that is not a history
 (damaged, hand-edited, from a newer version) is a warning; a push then starts a new history, and
 a pull request shows no trend line. No history yet means no line at all, so the comment is then
-exactly what it is without the input. Where the file may be is checked before any scoring
-(`check_history`): inside the workspace (`inputs`), not inside the Action's output directory
-(replaced on every run), not through a symlink and not a file the repository tracks (the code
-under review must not supply its own trend).
+exactly what it is without the input. Where a workspace file may be is checked before any
+scoring (`check_history`): inside the workspace (`inputs`), not inside the Action's output
+directory (replaced on every run), not through a symlink and not a file the repository tracks
+(the code under review must not supply its own trend). Recording reads, changes and writes the
+history in one loop for both stores; a data branch that another run moved on in between is read
+again (`ATTEMPTS`).
 """
 
 from __future__ import annotations
