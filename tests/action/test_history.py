@@ -5,6 +5,7 @@ accepts what we write and refuses what the reader refuses."""
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -28,6 +29,7 @@ from cce_relevance.action.history import (
 from tests.action.test_schemas import validator
 
 SHA = "a" * 40
+history_schema = functools.cache(lambda: validator("cce.relevance.history.v1"))
 names = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9_.@-]{0,12}", fullmatch=True)
 texts = st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=30)
 means = st.dictionaries(
@@ -54,7 +56,7 @@ def test_what_we_write_reads_back_the_same_and_gives_the_same_bytes(history: His
     text = dumps_history(history)
     again = parse_history(text.encode())
     assert again == history and dumps_history(again) == text
-    validator("cce.relevance.history.v1").validate(json.loads(text))
+    history_schema().validate(json.loads(text))
 
 
 @given(histories, entries, st.integers(1, 8))
@@ -151,7 +153,7 @@ def test_a_file_that_is_not_a_history_we_wrote_is_refused_naming_the_field(name:
     except ValueError:
         return
     with pytest.raises(ValidationError):  # the schema says no to the same document
-        validator("cce.relevance.history.v1").validate(doc)
+        history_schema().validate(doc)
 
 
 def test_reading_a_missing_file_a_directory_and_a_huge_file(tmp_path: Path) -> None:
@@ -172,3 +174,41 @@ def test_written_and_read_back(tmp_path: Path) -> None:
     assert path.read_text(encoding="utf-8") == dumps_history(history)
     assert read_history(path) == history
     assert json.loads(path.read_text(encoding="utf-8"))["schema"] == schemas.HISTORY
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
+    max_leaves=30,
+)
+
+
+@given(st.binary(max_size=200))
+def test_any_bytes_are_a_history_or_a_history_error(data: bytes) -> None:
+    try:
+        parse_history(data)
+    except HistoryError:
+        pass
+
+
+@given(
+    json_values, st.sampled_from(["schema", "branch", "entries", "commit", "date", "version", "sets", "bm25"])
+)
+def test_any_json_in_any_field_is_a_history_or_a_history_error(value: object, field: str) -> None:
+    """The document we write with one field (at any level) replaced by arbitrary JSON."""
+    doc = json.loads(dumps_history(History("main", (entry(SHA),))))
+    if field in ("schema", "branch", "entries"):
+        doc[field] = value
+    elif field == "bm25":
+        doc["entries"][0]["sets"]["eval/a.jsonl"]["bm25"] = value
+    else:
+        doc["entries"][0][field] = value
+    try:
+        text = json.dumps(doc)
+    except ValueError:  # NaN and friends: json.dumps writes them, json_input refuses them
+        return
+    try:
+        parsed = parse_history(text.encode())
+    except HistoryError:
+        return
+    assert parse_history(dumps_history(parsed).encode()) == parsed  # whatever is accepted round-trips
