@@ -47,7 +47,7 @@ from cce_relevance.action.verdict import Markdown, Outcome
 from cce_relevance.action.workflow_commands import annotation
 from cce_relevance.errors import CceError
 from cce_relevance.reporting.markdown_safe import code_span
-from cce_relevance.reporting.numbers import THREE
+from cce_relevance.reporting.numbers import SIX, THREE
 from cce_relevance.reporting.sparkline import sparkline
 
 TREND_POINTS = 20  # pushes the trend line draws
@@ -205,8 +205,10 @@ def render_trend(history: History, outcome: Outcome) -> str:
         f" in {code_span(headline.fixture)}" if len(outcome.sets) > 1 else ""
     )
     pushes = "the last push" if len(shown) == 1 else f"last {len(shown)} pushes"
-    low, high = THREE.fixed(min(shown)), THREE.fixed(max(shown))
-    scale = f", {low}–{high}" if low != high else ""
+    # The line is scaled to this range, so it is printed whenever there is one: with six decimals
+    # when three would show one number twice (a change of 0.0004 must not pass for a large one).
+    digits = THREE if THREE.fixed(min(shown)) != THREE.fixed(max(shown)) else SIX
+    scale = f", {digits.fixed(min(shown))}–{digits.fixed(max(shown))}" if min(shown) != max(shown) else ""
     return (
         f"📈 Trend of {headline.label} on {where} at {code_span(history.branch)} ({pushes}{scale}): "
         f"{sparkline(shown)} {THREE.fixed(shown[-1])} · this PR {THREE.fixed(now)}"

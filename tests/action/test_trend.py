@@ -43,6 +43,13 @@ def test_a_flat_series_is_drawn_flat_without_a_range() -> None:
     assert line == "📈 Trend of MRR on `bm25` at `main` (last 5 pushes): ▄▄▄▄▄ 0.900 · this PR 0.800"
 
 
+def test_a_range_too_small_for_three_decimals_is_printed_with_six() -> None:
+    line = render_trend(history([0.8001, 0.8004, 0.8002]), outcome())
+    assert line == (
+        "📈 Trend of MRR on `bm25` at `main` (last 3 pushes, 0.800100–0.800400): ▁█▃ 0.800 · this PR 0.800"
+    )
+
+
 def test_only_the_last_pushes_are_drawn_and_scaled() -> None:
     values = [0.0] * 5 + [0.5 + i / 100 for i in range(TREND_POINTS)]
     line = render_trend(history(values), outcome())
