@@ -55,8 +55,15 @@ ATTEMPTS = 3  # reads and writes of a history that others record in at the same 
 
 
 def check_history(repo: Path, inputs: ActionInputs) -> None:
-    """Refuse a `history` path the Action must not read or write (see the module's docstring)."""
+    """Refuse a `history` path the Action must not read or write (see the module's docstring),
+    and a `history-branch` that is the default branch (the history would be committed to it)."""
     path, workspace = inputs.history, inputs.github.workspace
+    if inputs.history_branch is not None and inputs.history_branch == _default_branch(inputs.github):
+        raise CceError(
+            f"input 'history-branch': {inputs.history_branch!r} is the repository's default branch: "
+            "the history needs a branch of its own",
+            hint="name a branch that holds nothing else, such as cce-relevance-data",
+        )
     if path is None:
         return
     relative = path.relative_to(workspace)
@@ -86,11 +93,15 @@ def default_branch_push(github: GitHubContext) -> str | None:
     """The default branch's name when this run is a push to it, else None."""
     if github.event_name != "push":
         return None
+    default = _default_branch(github)
+    return default if default is not None and github.event.get("ref") == f"refs/heads/{default}" else None
+
+
+def _default_branch(github: GitHubContext) -> str | None:
+    """The repository's default branch as the event names it (every repository event does)."""
     repository = github.event.get("repository")
     default = repository.get("default_branch") if isinstance(repository, Mapping) else None
-    if isinstance(default, str) and default and github.event.get("ref") == f"refs/heads/{default}":
-        return default
-    return None
+    return default if isinstance(default, str) and default else None
 
 
 class HistoryFile:

@@ -178,6 +178,13 @@ def test_an_origin_that_cannot_be_reached_is_a_warning(
     assert "token-value" not in run.stdout + run.stderr and "'https://127.0.0.1:9/octo/demo.git/'" in warning
 
 
+def test_the_default_branch_is_refused_as_the_history_branch(flow: Workflow, repo: Repository) -> None:
+    before, after = repo.push_main(INVOICE_REPORT, "m1", "2024-02-01T10:00:00Z")
+    run = flow.run("push", repo.push_event(before, after), **{**ON_BRANCH, "INPUT_HISTORY-BRANCH": "main"})
+    assert run.code == 2, run.stdout + run.stderr
+    assert "input 'history-branch': 'main' is the repository's default branch" in run.stdout
+
+
 def test_a_history_branch_and_its_file_are_checked(tmp_path: Path) -> None:
     from cce_relevance.errors import CceError
     from tests.action.test_inputs import read
