@@ -41,7 +41,7 @@ from cce_relevance.action.output_files import give_to_workspace_owner
 from cce_relevance.errors import CceError
 
 PRIVATE_REF = "refs/cce-relevance/history"
-NETWORK_TIMEOUT = 120.0  # seconds for one fetch or push
+NETWORK_TIMEOUT = 60.0  # seconds for one call to origin (ls-remote, fetch, push)
 REMOTE = "origin"
 IDENTITY = {  # the commits' author and committer: the bot every Actions job can name
     "GIT_AUTHOR_NAME": "github-actions[bot]",
