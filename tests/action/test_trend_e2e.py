@@ -280,6 +280,16 @@ def test_a_history_the_repository_tracks_or_the_output_directory_holds_is_refuse
     (repo.workspace / "linked").symlink_to(repo.workspace.parent)
     run = flow.run("push", event, **{"INPUT_HISTORY": "linked/workspace/h.json"})
     assert run.code == 2 and "passes through a symlink" in run.stdout
+    # the file itself a symlink: out of the workspace, or into it; never read nor replaced
+    (repo.workspace / "out.json").symlink_to("/etc/passwd")
+    (repo.workspace / "in.json").symlink_to(repo.workspace / "corpus" / "billing.py")
+    run = flow.run("push", event, **{"INPUT_HISTORY": "out.json"})
+    assert run.code == 2 and "input 'history': 'out.json' resolves outside the workspace" in run.stdout
+    run = flow.run("push", event, **{"INPUT_HISTORY": "in.json"})
+    assert run.code == 2 and "input 'history': in.json passes through a symlink" in run.stdout
+    assert (repo.workspace / "corpus" / "billing.py").read_text(encoding="utf-8") == CORPUS[
+        "corpus/billing.py"
+    ]
 
 
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root, as in the container")
