@@ -26,23 +26,14 @@ def _load_bench():
     return module
 
 
+def bench_json(script: str, *options: str) -> dict:
+    """What `bench/SCRIPT CORPUS OPTIONS --json` prints, read."""
+    command = [sys.executable, str(REPO_ROOT / "bench" / script), str(CORPUS), *options, "--json"]
+    return json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
+
+
 def test_run_prints_every_figure_as_json():
-    out = subprocess.run(
-        [
-            sys.executable,
-            str(REPO_ROOT / "bench" / "run.py"),
-            str(CORPUS),
-            "--queries",
-            "8",
-            "--p-repeats",
-            "1",
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    figures = json.loads(out)
+    figures = bench_json("run.py", "--queries", "8", "--p-repeats", "1")
     assert figures["p"]["p_s"] > 0 and figures["p"]["parsed_files"] == 6
     for key in ("walk_read_s", "chunk_s", "embed_s", "bm25_build_s", "term_counts_s", "bm25_postings_s"):
         assert figures["stages"][key] >= 0
@@ -166,22 +157,7 @@ def test_action_bench_runs_the_whole_check_cold_and_with_the_cache_restored():
 
 
 def test_cold_bench_compares_two_checkouts_by_cpu_time():
-    out = subprocess.run(
-        [
-            sys.executable,
-            str(REPO_ROOT / "bench" / "cold.py"),
-            str(CORPUS),
-            "--checkout",
-            str(REPO_ROOT),
-            "--rounds",
-            "1",
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    figures = json.loads(out)
+    figures = bench_json("cold.py", "--checkout", str(REPO_ROOT), "--rounds", "1")
     assert set(figures["runs"]) == {"this", "checkout"}
     for rounds in figures["runs"].values():
         assert len(rounds) == 1

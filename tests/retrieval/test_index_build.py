@@ -94,14 +94,19 @@ def expected(corpus: Path) -> str:
 def calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The paths this process indexes by itself (cache hits and what a pool of processes indexes,
     this process's share included, do not show up here)."""
+    return paths_indexed_through(records, monkeypatch)
+
+
+def paths_indexed_through(module, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The paths `module`'s `index_files` is called with in this process, from now on."""
     seen: list[str] = []
-    real = records.index_files
+    real = module.index_files
 
     def counting(files, *args, **kwargs):
         seen.extend(path for path, _ in files)
         return real(files, *args, **kwargs)
 
-    monkeypatch.setattr(records, "index_files", counting)
+    monkeypatch.setattr(module, "index_files", counting)
     return seen
 
 
@@ -465,14 +470,7 @@ def test_the_parent_and_the_workers_share_the_batches(corpus, expected, monkeypa
     """With N processes the parent indexes batches too (from the small end), the workers the
     rest (from the large end): every file once, the same index."""
     monkeypatch.setattr(workers, "BATCH_BYTES", 4096)
-    here: list[str] = []
-    real = workers.index_files
-
-    def counting(files, *args, **kwargs):
-        here.extend(path for path, _ in files)
-        return real(files, *args, **kwargs)
-
-    monkeypatch.setattr(workers, "index_files", counting)
+    here = paths_indexed_through(workers, monkeypatch)  # a forked worker's calls stay in the worker
     assert snapshot(build_index(corpus, workers=2)) == expected
     paths = [f.path for f in walk(corpus).files]
     assert here and len(here) < len(paths) and len(set(here)) == len(here)
