@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cce_relevance.retrieval.chunking.packs import REFERENCE_PACKS
 from cce_relevance.retrieval.embedding.buckets import (
     BucketCounts,
     ChunkTokens,
@@ -26,6 +28,8 @@ from cce_relevance.retrieval.embedding.buckets import (
     chunk_tokens,
     files_tokens,
 )
+from cce_relevance.retrieval.indexing.file import index_file, index_files
+from cce_relevance.retrieval.indexing.file_record import encode
 from cce_relevance.retrieval.ranking import postings as postings_module
 from cce_relevance.retrieval.ranking.postings import (
     TermCounts,
@@ -34,7 +38,8 @@ from cce_relevance.retrieval.ranking.postings import (
 )
 from cce_relevance.retrieval.tokens import tokenize
 
-from .test_term_counts import _real_files, per_chunk
+from .corpora import read_tree
+from .test_term_counts import ALL_PACKS, _real_files, _stdlib_files, per_chunk
 
 File = tuple[bytes, list[tuple[int, int]]]
 
@@ -147,3 +152,26 @@ def test_every_token_knows_its_file():
     assert spelled[tokens.file_tokens :] == [b"e"]  # the chunk cutting "ef", tokenized alone
     assert tokens.files is not None and tokens.files.tolist() == [0, 0, 2, 3, 3, 3, 2]
     assert chunk_tokens(b"ab", [(0, 2)]).files is None
+
+
+def test_files_indexed_together_get_the_records_they_get_alone():
+    """`index_files` over a batch against `index_file` one by one, record bytes compared: real
+    files of every pack, a secret to redact, non-ASCII and undecodable text, an empty file."""
+    files = sorted(
+        {
+            **read_tree(Path("test/fixture/samples")),
+            **read_tree(Path(__file__).parent / "language_samples"),
+            **_stdlib_files(step=60),
+            "secret.py": 'API_KEY = "sk-abcdefghijklmnopqrstuvwxyz012345"\ndef f():\n    return 1\n',
+            "unicode.py": "def café(x):\n    return 'naïve'  # é\n\nclass Ünï:\n    pass\n",
+            "bytes.py": "def f():\n    return '\udcff\udcfe'\n",
+            "empty.py": "",
+        }.items()
+    )
+    for packs, protect_secrets, with_counts in ((REFERENCE_PACKS, True, True), (ALL_PACKS, False, True)):
+        together = index_files(files, packs, protect_secrets, with_counts)
+        for (path, text), entry in zip(files, together, strict=True):
+            alone = index_file(path, text, packs, protect_secrets, with_counts)
+            assert encode(entry, text) == encode(alone, text), path
+    without_counts = index_files(files, REFERENCE_PACKS, True, False)
+    assert all(entry.terms is None and entry.counts is None for entry in without_counts)
