@@ -514,7 +514,7 @@ def run(
         ("--chart", chart),
     )
     shard = _shard(
-        shard_text, shard_state, compare=compare, metrics=metrics, golden=golden, trec=trec_run or trec_qrels
+        shard_text, shard_state, compare=compare, golden=golden, trec=trec_run or trec_qrels
     )
     config = api.load_config(config_path)
     result = api.run(

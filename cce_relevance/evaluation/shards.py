@@ -28,6 +28,7 @@ from cce_relevance.errors import CceError
 from cce_relevance.evaluation.fixtures import Case, FixtureSet, parse_fixtures
 from cce_relevance.evaluation.harness import CaseResult, backend_report
 from cce_relevance.evaluation.metrics import QueryMetrics
+from cce_relevance.evaluation.names import rank_metric_specs
 from cce_relevance.evaluation.run_result import RunResult
 from cce_relevance.evaluation.spans import TokenScore
 
@@ -67,13 +68,14 @@ def parse_shard(text: str, source: str = "--shard") -> Shard:
 
 def shard_document(result: RunResult, fixture_text: str, shard: Shard) -> dict[str, Any]:
     """What one shard saves: the whole fixture file (so `merge` knows every query and its order),
-    and each of its queries' values per backend, as exact floats."""
-    if result.comparison is not None or result.rank_metrics:
-        raise CceError(
-            "a sharded run scores backends only: --compare and --metrics are computed after `merge`"
-        )
+    and each of its queries' values per backend, as exact floats; with rank metrics (`--metrics`),
+    their names and each query's values of them."""
+    if result.comparison is not None:
+        raise CceError("a sharded run scores backends only: --compare is computed after `merge`")
+    ranked = {"metrics": [spec.name for spec in result.rank_metrics]} if result.rank_metrics else {}
     return {
         "schema": schemas.SHARD,
+        **ranked,
         "shard": {"index": shard.index, "count": shard.count},
         "fixtures": {
             "path": result.fixtures.path,
@@ -102,6 +104,7 @@ def _case_values(result: CaseResult) -> dict[str, Any]:
         **{name: getattr(m, name) for name in _METRICS},
         "first_relevant_rank": m.first_relevant_rank,
         "tokens": None if t is None else {name: getattr(t, name) for name in _TOKENS},
+        **({} if result.ranking is None else {"ranking": result.ranking}),
     }
 
 
@@ -125,14 +128,16 @@ def _merged(documents: Sequence[tuple[str, Any]]) -> RunResult:
     first_source, first = documents[0]
     count = _check_numbering(documents)
     for source, document in documents[1:]:
-        for key in ("fixtures", "corpus", "embedder"):
-            if document[key] != first[key]:
+        for key in ("fixtures", "corpus", "embedder", "metrics"):
+            if document.get(key) != first.get(key):
                 raise CceError(
                     f"{source}: its {key} differ from {first_source}'s: the shards are not one run"
                 )
         if [b["backend"] for b in document["backends"]] != [b["backend"] for b in first["backends"]]:
             raise CceError(f"{source}: its backends differ from {first_source}'s: the shards are not one run")
     fixtures = parse_fixtures(first["fixtures"]["text"], first["fixtures"]["path"])
+    specs = rank_metric_specs(first["metrics"]) if "metrics" in first else ()
+    judged = [spec.key for spec in specs] if specs else None
     reports = []
     for position, block in enumerate(first["backends"]):
         name = block["backend"]
@@ -150,9 +155,9 @@ def _merged(documents: Sequence[tuple[str, Any]]) -> RunResult:
                     raise CceError(f"{source}: query {values['id']!r} does not belong to shard {shard}")
                 scored[line] = (source, values)
         reports.append(
-            backend_report(name, [_case_result(case, scored, name) for case in fixtures.cases], None)
+            backend_report(name, [_case_result(case, scored, name) for case in fixtures.cases], judged)
         )
-    return RunResult(first["corpus"], first["embedder"], fixtures, tuple(reports), None)
+    return RunResult(first["corpus"], first["embedder"], fixtures, tuple(reports), None, specs)
 
 
 def _check_numbering(documents: Sequence[tuple[str, Any]]) -> int:
@@ -195,4 +200,5 @@ def _case_result(case: Case, scored: dict[int, tuple[str, dict[str, Any]]], back
         if tokens is None
         else TokenScore(float(tokens["precision"]), float(tokens["recall"]), float(tokens["iou"])),
         hits=(),
+        ranking=None if "ranking" not in values else {k: float(v) for k, v in values["ranking"].items()},
     )
