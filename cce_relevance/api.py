@@ -112,6 +112,8 @@ __all__ = [
     "compare_many",
     "power_analysis",
     "golden_diff",
+    "read_golden",
+    "golden_text_diff",
     "load_report",
     "load_config",
     "fixture_corpus",
@@ -123,6 +125,8 @@ __all__ = [
     "own_outputs",
     "shard_state",
     "merge_shard_states",
+    "shard_document",
+    "merge_shards",
     # Fixture sets and anchors as written (the Action follows range anchors through a diff).
     "load_fixtures",
     "parse_anchor",
@@ -731,18 +735,27 @@ def index_corpus(
 def golden_diff(golden_path: str, report_json: str, *, label: str | None = None, missing_hint: str) -> str:
     """The unified diff from the golden report at `golden_path` to `report_json`; '' when identical.
 
-    Drift means the bytes differ, so the file is read without newline translation. A missing
-    golden is an input error whose hint (`missing_hint`) says how this front door creates one.
-    `label` names the golden in the diff header (default: `golden_path`).
+    A missing golden is an input error whose hint (`missing_hint`) says how this front door
+    creates one. `label` names the golden in the diff header (default: `golden_path`).
     """
     label = golden_path if label is None else label
+    return golden_text_diff(read_golden(golden_path, label, missing_hint), report_json, label)
+
+
+def read_golden(golden_path: str, label: str, missing_hint: str) -> str:
+    """The golden report's text as stored: drift means the bytes differ, so the file is read
+    without newline translation. Missing or unreadable, it is an input error naming `label`."""
     try:
         with open(golden_path, encoding="utf-8", newline="") as fh:
-            expected = fh.read()
+            return fh.read()
     except FileNotFoundError:
         raise CceError(f"golden report not found: {label}", hint=missing_hint) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise CceError(f"could not read golden report {label}: {exc}") from None
+
+
+def golden_text_diff(expected: str, report_json: str, label: str) -> str:
+    """The unified diff from a golden report's text (`read_golden`) to `report_json`; '' when identical."""
     if expected == report_json:
         return ""
     return "".join(

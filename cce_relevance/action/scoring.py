@@ -172,7 +172,8 @@ class SetResult:
 
 class SideResult(NamedTuple):
     """One set at one side: the run report's JSON text, the anchor check, each query's top hits,
-    the corpus (repository-relative) and each query's anchors."""
+    the corpus (repository-relative), each query's anchors, the set as read, and the run itself
+    (its per-query values are what a saved side keeps: side_state.py)."""
 
     report: str
     anchors: Validation
@@ -180,39 +181,102 @@ class SideResult(NamedTuple):
     corpus: str
     expected: dict[str, tuple[Anchor, ...]]
     fixtures: SideFixtures
+    run: api.RunResult
+
+
+@dataclass(frozen=True)
+class GoldenFile:
+    """A configured golden as read from the head tree: the fixture set it is for, its path as
+    configured, its text as stored, and the command that rewrites it."""
+
+    fixture: str
+    path: str
+    text: str
+    update: str
+
+    def check(self, report: str) -> GoldenCheck:
+        """The golden compared with the head report `report`."""
+        diff = api.golden_text_diff(self.text, report, self.path)
+        # what reading the file as text gives (universal newlines), to say which queries moved
+        expected = self.text.replace("\r\n", "\n").replace("\r", "\n") if diff else None
+        return GoldenCheck(self.path, diff, self.update, expected)
+
+
+@dataclass(frozen=True)
+class Sides:
+    """Every fixture set scored at each side where it exists (fixture -> result; `base` empty
+    without a base commit), and the goldens read at head."""
+
+    base: dict[str, SideResult]
+    head: dict[str, SideResult]
+    goldens: dict[str, GoldenFile]
 
 
 def score_commits(
     repo: Path, commits: CommitPair, inputs: ActionInputs, clock: Stopwatch | None = None
 ) -> tuple[SetResult, ...]:
-    """Every fixture set found at head or base, scored where it exists; goldens checked at head.
+    """Every fixture set found at head or base, scored where it exists; goldens checked at head."""
+    sides = score_sides(repo, commits, inputs, clock)
+    return set_results(sides, inputs.regression_metric, anchor_moves(repo, commits, sides))
 
-    At head the fixture patterns must match (a pattern matching nothing is a typo); at base they
-    may not (the change can add a set), and a set found on one side only is scored there.
+
+def score_sides(
+    repo: Path,
+    commits: CommitPair,
+    inputs: ActionInputs,
+    clock: Stopwatch | None = None,
+    *,
+    shard: api.Shard | None = None,
+    base: dict[str, SideResult] | None = None,
+) -> Sides:
+    """Score each side: at head the fixture patterns must match (a pattern matching nothing is a
+    typo); at base they may not (the change can add a set), and a set found on one side only is
+    scored there. `shard` scores only its queries at both sides (each set's anchor check stays
+    whole); `base`, the base side saved by an earlier run, is taken instead of scoring it.
     `clock` is given each side's stages (materialise, index, score, validate, hits).
     """
     clock = clock if clock is not None else Stopwatch()
     subdir = inputs.working_directory.relative_to(repo)
-    base: dict[str, SideResult] = {}
     parsed: api.ParsedFiles = {}
     with commit_files(repo) as files:
         tree = _checked_out(files, commits.head, clock, "head")
-        head = _score_side("head", commits.head, tree, subdir, inputs, clock, parsed, required=True)
-        goldens = _check_goldens(tree, subdir, head, inputs, commits.head)
-        if commits.base is not None:
+        head = _score_side("head", commits.head, tree, subdir, inputs, clock, parsed, shard, required=True)
+        goldens = _read_goldens(tree, subdir, head, inputs, commits.head)
+        if commits.base is not None and base is None:
             tree = _checked_out(files, commits.base, clock, "base")
-            base = _score_side("base", commits.base, tree, subdir, inputs, clock, parsed, required=False)
+            base = _score_side(
+                "base", commits.base, tree, subdir, inputs, clock, parsed, shard, required=False
+            )
+    return Sides(base or {}, head, goldens)
+
+
+def anchor_moves(repo: Path, commits: CommitPair, sides: Sides) -> dict[str, tuple[AnchorMove, ...]]:
+    """Per set scored at both sides, its range anchors whose lines moved or changed (git's diff
+    from base to head: needs the repository)."""
+    if commits.base is None:
+        return {}
+    return {
+        fixture: follow_ranges(repo, commits.base, commits.head, base.fixtures, sides.head[fixture].fixtures)
+        for fixture, base in sides.base.items()
+        if fixture in sides.head
+    }
+
+
+def set_results(
+    sides: Sides, primary: str, moves: dict[str, tuple[AnchorMove, ...]]
+) -> tuple[SetResult, ...]:
+    """The sets as the verdict, the comment and the report read them, in path order; `primary`
+    is the regression metric, `moves` each set's moved range anchors (`anchor_moves`)."""
     return tuple(
         _set_result(
-            repo,
-            commits,
             fixture,
-            base.get(fixture),
-            head.get(fixture),
-            goldens.get(fixture),
-            inputs.regression_metric,
+            sides.base.get(fixture),
+            sides.head.get(fixture),
+            sides.goldens.get(fixture),
+            primary,
+            moves.get(fixture, ()),
         )
-        for fixture in sorted(base.keys() | head.keys())
+        for fixture in sorted(sides.base.keys() | sides.head.keys())
     )
 
 
@@ -223,24 +287,20 @@ def _checked_out(files: CommitFiles, sha: str, clock: Stopwatch, side: str) -> P
 
 
 def _set_result(
-    repo: Path,
-    commits: CommitPair,
     fixture: str,
     base: SideResult | None,
     head: SideResult | None,
-    golden: GoldenCheck | None,
+    golden: GoldenFile | None,
     primary: str,
+    moves: tuple[AnchorMove, ...],
 ) -> SetResult:
     either = head or base
     assert either is not None
-    moves: tuple[AnchorMove, ...] = ()
-    if base is not None and head is not None and commits.base is not None:
-        moves = follow_ranges(repo, commits.base, commits.head, base.fixtures, head.fixtures)
     return SetResult(
         fixture,
         base.report if base else None,
         head.report if head else None,
-        golden,
+        golden.check(head.report) if golden is not None and head is not None else None,
         primary=primary,
         base_anchors=base.anchors if base else None,
         head_anchors=head.anchors if head else None,
@@ -269,6 +329,7 @@ def _score_side(
     inputs: ActionInputs,
     clock: Stopwatch,
     parsed: api.ParsedFiles,
+    shard: api.Shard | None,
     *,
     required: bool,
 ) -> dict[str, SideResult]:
@@ -287,7 +348,7 @@ def _score_side(
         side_clock = _SideClock(clock, side)
         indexes: dict[_IndexKey, api.Index] = {}  # sets of one side sharing a corpus share its index
         with contextlib.chdir(root):
-            made = _SideIndexes(indexing, indexes, side_clock, parsed)
+            made = _SideIndexes(indexing, indexes, side_clock, parsed, shard)
             metrics = rank_metric_name(inputs.regression_metric)
             return {
                 fixture: _score_fixture(
@@ -319,6 +380,8 @@ class _SideIndexes(NamedTuple):
     clock: _SideClock
     parsed: api.ParsedFiles
     """The files parsed for the top hits' symbols, at either side."""
+    shard: api.Shard | None
+    """The queries to score, when the run is one shard of a matrix (`shard` input)."""
 
 
 def top_hits(
@@ -420,6 +483,7 @@ def _score_fixture(
             index=index,
             fixtures=graded,
             metrics=None if metrics is None else [metrics],
+            shard=side.shard,
         )
         report = run_report_json(result)
     with clock.stage("validate"):
@@ -436,14 +500,16 @@ def _score_fixture(
         repository_corpus,
         {c.id: c.anchors for c in result.fixtures.cases},
         SideFixtures(result.fixtures, text, repository_corpus),
+        result,
     )
 
 
-def _check_goldens(
+def _read_goldens(
     tree: Path, subdir: Path, head: dict[str, SideResult], inputs: ActionInputs, sha: str
-) -> dict[str, GoldenCheck]:
-    """Each configured golden, read from the head tree, against the head report of its fixture."""
-    checks = {}
+) -> dict[str, GoldenFile]:
+    """Each configured golden, read from the head tree (compared with its head report later:
+    `GoldenFile.check`)."""
+    goldens = {}
     with _naming_side("head", sha):
         for fixture, golden in inputs.golden:
             if fixture not in head:
@@ -457,15 +523,13 @@ def _check_goldens(
             update = update_golden_command(
                 fixture, golden, inputs.backends, rank_metric_name(inputs.regression_metric)
             )
-            diff = api.golden_diff(
+            text = api.read_golden(
                 str(path),
-                head[fixture].report,
-                label=golden,
+                golden,
                 missing_hint=f"create it from the working directory with `{update}`, then commit it",
             )
-            expected = path.read_text(encoding="utf-8") if diff else None  # read above: it exists, UTF-8
-            checks[fixture] = GoldenCheck(golden, diff, update, expected)
-    return checks
+            goldens[fixture] = GoldenFile(fixture, golden, text, update)
+    return goldens
 
 
 def update_golden_command(
