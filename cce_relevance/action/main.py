@@ -31,11 +31,13 @@ import os
 import sys
 import tempfile
 import traceback
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from cce_relevance import __version__, schemas
+from cce_relevance.action.anchor_moves import AnchorMove
 from cce_relevance.action.budget import within_budget
 from cce_relevance.action.comment import comment_marker, fit_body, upsert_comment
 from cce_relevance.action.git import (
@@ -60,7 +62,9 @@ from cce_relevance.action.pr_comment import measurable_change, render_comment
 from cce_relevance.action.publish import publish
 from cce_relevance.action.query_changes import Links
 from cce_relevance.action.retriever_policy import withhold_token
-from cce_relevance.action.scoring import score_commits
+from cce_relevance.action.scoring import Sides, anchor_moves, score_sides, set_results
+from cce_relevance.action.shard_merge import read_shards, save_shard
+from cce_relevance.action.side_state import scoring_config
 from cce_relevance.action.timings import Stopwatch
 from cce_relevance.action.verdict import TITLE, Markdown, Outcome, action_document, render
 from cce_relevance.action.workflow_commands import (
@@ -111,11 +115,38 @@ def _ensure_home() -> None:
         os.environ["HOME"] = tempfile.mkdtemp(prefix="cce-home-")
 
 
+class Evaluation(NamedTuple):
+    """What the report is made of: the working directory (relative to the repository), the two
+    commits, the outcome, and the fixture sets and goldens the change edits."""
+
+    subdir: Path
+    commits: CommitPair
+    outcome: Outcome
+    edited: tuple[str, ...]
+
+
 def _run(inputs: ActionInputs) -> int:
     if inputs.mode == "publish":
         return publish(inputs)
     clock = Stopwatch()
-    repo, commits, outcome = _evaluate(inputs, clock)
+    if inputs.mode == "merge":
+        inputs, evaluation = _merge(inputs, clock)
+        return _report(inputs, evaluation, clock)
+    repo, commits, sides = _score(inputs, clock)
+    subdir = inputs.working_directory.relative_to(repo)
+    moves = anchor_moves(repo, commits, sides)
+    edited = _edited(repo, commits, subdir, sides.base.keys() | sides.head.keys(), inputs)
+    if inputs.shard is not None:
+        return _save_shard(inputs, subdir, commits, sides, moves, edited, clock)
+    sets = set_results(sides, inputs.regression_metric, moves)
+    outcome = Outcome(sets, inputs.regression_metric, inputs.alpha, inputs.fail_on)
+    return _report(inputs, Evaluation(subdir, commits, outcome, edited), clock)
+
+
+def _report(inputs: ActionInputs, evaluation: Evaluation, clock: Stopwatch) -> int:
+    """Steps 2-4: the verdict, the report files, outputs and summary, the annotations, the exit
+    code, and the comment."""
+    subdir, commits, outcome, edited = evaluation
     github = inputs.github
     with clock.stage("report"):
         verdict = outcome.verdict()
@@ -134,7 +165,7 @@ def _run(inputs: ActionInputs) -> int:
             marker,
             links=links,
             run_link=run_link,
-            edited=_edited(repo, commits, inputs, outcome),
+            edited=edited,
         )
         body = fit_body(
             comment.head,
@@ -163,7 +194,7 @@ def _run(inputs: ActionInputs) -> int:
                     flush=True,
                 )
     print(verdict, flush=True)
-    _print_findings(outcome, inputs, repo)
+    _print_findings(outcome, inputs, subdir)
     print(f"Full report: {files.report}", flush=True)
     print(clock.line(), flush=True)
     code = EXIT_GATE_FAILED if outcome.gate_failed() else EXIT_OK
@@ -185,7 +216,7 @@ def _comment_within_budget(inputs: ActionInputs, body: str, head: str, changed: 
     )
 
 
-def _evaluate(inputs: ActionInputs, clock: Stopwatch) -> tuple[Path, CommitPair, Outcome]:
+def _score(inputs: ActionInputs, clock: Stopwatch) -> tuple[Path, CommitPair, Sides]:
     """The repository, the two commits, and every fixture set scored at both (timed on `clock`)."""
     with clock.stage("commits"):
         repo = find_repository(inputs.working_directory)
@@ -195,10 +226,61 @@ def _evaluate(inputs: ActionInputs, clock: Stopwatch) -> tuple[Path, CommitPair,
         )
         made = prepare_cache_dir(repo, inputs.github.workspace, inputs.cache_dir)
     try:
-        sets = score_commits(repo, commits, inputs, clock)
+        sides = score_sides(repo, commits, inputs, clock, shard=inputs.shard)
     finally:  # the runner's user saves it with actions/cache and cleans the workspace up
         give_to_workspace_owner(made, inputs.github.workspace)
-    return repo, commits, Outcome(sets, inputs.regression_metric, inputs.alpha, inputs.fail_on)
+    return repo, commits, sides
+
+
+def _save_shard(
+    inputs: ActionInputs,
+    subdir: Path,
+    commits: CommitPair,
+    sides: Sides,
+    moves: dict[str, tuple[AnchorMove, ...]],
+    edited: tuple[str, ...],
+    clock: Stopwatch,
+) -> int:
+    """A `shard: I/N` job's end: its state in the output directory, for actions/upload-artifact;
+    no report, no comment, no gate (the `mode: merge` job has them)."""
+    assert inputs.shard is not None
+    github = inputs.github
+    with clock.stage("report"):
+        directory = fresh_output_dir(github.workspace, keep=inputs.cache_dir)
+        try:
+            config = scoring_config(inputs, subdir)
+            path = save_shard(github.workspace, inputs.shard, commits, config, sides, moves, edited)
+        finally:
+            give_to_workspace_owner(directory, github.workspace)
+        shown = path.relative_to(github.workspace).as_posix()
+        if github.output_path is not None:
+            write_step_outputs(github.output_path, {"shard-state": shown})
+    queries = sum(len(r.expected) for r in sides.head.values())
+    print(
+        f"Shard {inputs.shard}: {queries} queries of {len(sides.head)} fixture sets scored at "
+        f"{'base and head' if commits.base else 'head'}; state {shown} (upload it for the `mode: merge` job)",
+        flush=True,
+    )
+    print(clock.line(), flush=True)
+    return EXIT_OK
+
+
+def _merge(inputs: ActionInputs, clock: Stopwatch) -> tuple[ActionInputs, Evaluation]:
+    """`mode: merge`: the shards' states put back together, reported as the unsharded run; the
+    regression metric is the one the shards scored for."""
+    assert inputs.shards_dir is not None
+    with clock.stage("merge"):
+        merged = read_shards(inputs.shards_dir)
+    commits = merged.commits
+    print(
+        f"cce-relevance {__version__}: base {commits.base or '(none)'} -> head {commits.head} "
+        f"({merged.count} shards merged)",
+        flush=True,
+    )
+    inputs = replace(inputs, regression_metric=merged.regression_metric)
+    sets = set_results(merged.sides, merged.regression_metric, merged.moves)
+    outcome = Outcome(sets, merged.regression_metric, inputs.alpha, inputs.fail_on)
+    return inputs, Evaluation(merged.subdir, commits, outcome, merged.edited)
 
 
 def _save(
@@ -237,12 +319,13 @@ def _run_link(github: GitHubContext) -> str | None:
     return f"[{job}run {escape_md(github.run_id)}]({url})"
 
 
-def _edited(repo: Path, commits: CommitPair, inputs: ActionInputs, outcome: Outcome) -> tuple[str, ...]:
+def _edited(
+    repo: Path, commits: CommitPair, subdir: Path, fixtures: Collection[str], inputs: ActionInputs
+) -> tuple[str, ...]:
     """The fixture sets and goldens this change edits (paths as configured)."""
     if commits.base is None:
         return ()
-    subdir = inputs.working_directory.relative_to(repo)
-    ours = {(subdir / s.fixture).as_posix(): s.fixture for s in outcome.sets}
+    ours = {(subdir / fixture).as_posix(): fixture for fixture in fixtures}
     ours.update({(subdir / golden).as_posix(): golden for _, golden in inputs.golden})
     changed = set(changed_files(repo, commits.base, commits.head))
     return tuple(shown for path, shown in sorted(ours.items()) if path in changed)
@@ -278,10 +361,9 @@ def _write_summary(path: Path, markdown: Markdown, files: OutputFiles) -> None:
     append_step_summary(path, body)
 
 
-def _print_findings(outcome: Outcome, inputs: ActionInputs, repo: Path) -> None:
+def _print_findings(outcome: Outcome, inputs: ActionInputs, subdir: Path) -> None:
     """Annotations on the drifted goldens, the regressed fixture files and the fixture lines whose
     anchors are stale at head (in that order, within the cap), then each drift's diff."""
-    subdir = inputs.working_directory.relative_to(repo)
     regression_kind: AnnotationKind = "error" if inputs.fail_on == "regression" else "warning"
     drift_kind: AnnotationKind = "warning" if inputs.fail_on == "none" else "error"
     lines = [
