@@ -138,6 +138,8 @@ def read_side(document: Any, source: str) -> SavedSide:
         raise CceError(f'{source}: not a saved side (expected "schema": "{schemas.ACTION_SIDE}")')
     try:
         return _saved_side(document)
+    except _Mismatch as exc:
+        raise CceError(f"{source}: {exc}") from exc
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
         raise CceError(f"{source}: a saved side is malformed ({type(exc).__name__}: {exc})") from exc
 
@@ -193,6 +195,10 @@ def _side_result(run: api.RunResult, parts: Sequence[SavedSet]) -> SideResult:
     )
 
 
+class _Mismatch(Exception):
+    """A well-formed side that contradicts itself."""
+
+
 def _saved_side(document: dict[str, Any]) -> SavedSide:
     shard = api.Shard(int(document["shard"]["index"]), int(document["shard"]["count"]))
     sets = {}
@@ -213,6 +219,8 @@ def _saved_side(document: dict[str, Any]) -> SavedSide:
         str(g["fixtures"]): GoldenFile(str(g["fixtures"]), str(g["path"]), str(g["text"]), str(g["update"]))
         for g in document["goldens"]
     }
+    if document["fingerprint"] != fingerprint(document["config"], document["version"]):
+        raise _Mismatch("its fingerprint does not match its version and configuration")
     return SavedSide(
         str(document["commit"]),
         str(document["version"]),

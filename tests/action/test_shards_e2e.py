@@ -15,9 +15,11 @@ import json
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from cce_relevance.action.side_state import fingerprint
 from tests.action.fake_github import FakeGitHub
 from tests.action.scenario import (
     BILLING_FIXTURE,
@@ -34,7 +36,8 @@ from tests.action.scenario import (
 )
 from tests.action.test_schemas import validator
 
-ADDED = 'def tax_rate():\n    """The tax rate."""\n    return 0.2\n\n\n'  # five lines above billing.py's functions
+# five lines above billing.py's functions: its range anchors' lines move
+ADDED = 'def tax_rate():\n    """The tax rate."""\n    return 0.2\n\n\n'
 CHANGE = {**RANKING_CHANGE, "corpus/billing.py": ADDED + CORPUS["corpus/billing.py"]}
 SETS = "eval/*.jsonl"
 
@@ -42,7 +45,7 @@ SETS = "eval/*.jsonl"
 class Side:
     """One copy of the scenario: its repository, loopback GitHub and runner directories."""
 
-    def __init__(self, root: Path, fake: FakeGitHub) -> None:
+    def __init__(self, root: Path, fake: FakeGitHub | None) -> None:
         self.pr = PullRequest(root, base_files={BILLING_FIXTURE: BILLING_FIXTURES})
         self.pr.push(CHANGE, "h1: a reports module, and a function above billing.py's")
         self.fake = fake
@@ -53,8 +56,8 @@ class Side:
         self.dirs.prepare(self.pr.event())
         env = action_env(
             self.dirs.places(self.pr.workspace),
-            self.fake.url,
-            self.fake.token,
+            self.fake.url if self.fake else "http://127.0.0.1:9",  # no GitHub: nothing may be posted
+            self.fake.token if self.fake else "ghs_unused",
             inputs={"INPUT_FIXTURES": SETS, **inputs},
         )
         return run_entrypoint(self.pr.workspace, self.dirs, env)
@@ -69,6 +72,7 @@ class Side:
         }
 
     def comments(self) -> list[str]:
+        assert self.fake is not None
         return [c["body"] for c in self.fake.comments(REPO, PR_NUMBER)]
 
 
@@ -82,17 +86,19 @@ def sides(tmp_path: Path, make_fake_github: Callable[..., FakeGitHub]) -> tuple[
     return whole, sharded
 
 
-def shard_runs(side: Side, count: int, **inputs: str) -> list[dict[str, object]]:
-    """Run shards 1..count, each state copied to `artifacts/cce-relevance-shard-I/` as
-    actions/download-artifact leaves a matrix's artifacts; returns the states."""
+def shard_runs(
+    side: Side, count: int, into: str = "artifacts", only: tuple[int, ...] = (), **inputs: str
+) -> list[dict[str, Any]]:
+    """Run shards 1..count (or `only` those), each state copied to `INTO/cce-relevance-shard-I/`
+    as actions/download-artifact leaves a matrix's artifacts; returns the states."""
     states = []
-    for index in range(1, count + 1):
+    for index in only or range(1, count + 1):
         run = side.act(INPUT_SHARD=f"{index}/{count}", **inputs)
         assert run.code == 0, run.stdout + run.stderr
         assert set(run.outputs) == {"shard-state"} and run.summary == ""
         state = side.pr.workspace / run.outputs["shard-state"]
-        artifact = side.pr.workspace / "artifacts" / f"cce-relevance-shard-{index}"
-        artifact.mkdir(parents=True)
+        artifact = side.pr.workspace / into / f"cce-relevance-shard-{index}"
+        artifact.mkdir(parents=True, exist_ok=True)
         shutil.copy(state, artifact)
         states.append(json.loads(state.read_text(encoding="utf-8")))
     return states
@@ -122,3 +128,125 @@ def test_three_shards_merged_are_the_unsharded_run_byte_for_byte(sides: tuple[Si
     body = whole.comments()[0]
     assert "**-0.667** 🔴" in body and "#### ↕️ Line-range anchors that moved or changed" in body
     assert "3 shards merged" in merged.stdout
+
+
+@pytest.fixture(scope="module")
+def three_shards(tmp_path_factory: pytest.TempPathFactory) -> Side:
+    """The sharded copy with its three shards' artifacts in `artifacts/`, made once for the
+    refusals below (each merges a tampered copy of them)."""
+    side = Side(tmp_path_factory.mktemp("refusals"), None)
+    shard_runs(side, 3)
+    return side
+
+
+def tampered(side: Side, name: str, change: Callable[[Path], None]) -> ActionRun:
+    """`mode: merge` of a copy of the artifacts that `change` edited (given the copy's root)."""
+    root = side.pr.workspace / name
+    shutil.copytree(side.pr.workspace / "artifacts", root)
+    change(root)
+    return side.act(INPUT_MODE="merge", **{"INPUT_SHARDS-DIR": name})
+
+
+def edit(path: Path, change: Callable[[dict[str, Any]], None]) -> None:
+    document = json.loads(path.read_text(encoding="utf-8"))
+    change(document)
+    path.write_text(json.dumps(document), encoding="utf-8")
+
+
+STATE = "cce-relevance-shard-{0}/shard-{0}-of-3.json"
+
+
+def _move_a_query(root: Path) -> None:
+    """Shard 2's first scored query of the first set, also put in shard 1's values."""
+    moved: list[Any] = []
+    edit(root / STATE.format(2), lambda d: moved.extend(d["sides"]["head"]["sets"][0]["run"]["backends"]))
+    edit(
+        root / STATE.format(1),
+        lambda d: [
+            block["cases"].append(other["cases"][0])
+            for block, other in zip(d["sides"]["head"]["sets"][0]["run"]["backends"], moved, strict=True)
+        ],
+    )
+
+
+def _drop_a_query(document: dict[str, Any]) -> None:
+    for block in document["sides"]["head"]["sets"][0]["run"]["backends"]:
+        del block["cases"][0]
+
+
+def _other_version(document: dict[str, Any]) -> None:
+    """As another release of the Action would have saved it."""
+    for side in document["sides"].values():
+        side["version"] = "0.0.1"
+        side["fingerprint"] = fingerprint(side["config"], side["version"])
+
+
+def _other_backends(document: dict[str, Any]) -> None:
+    """As a shard run with `backends: bm25` would have saved it (its fingerprint follows)."""
+    for side in document["sides"].values():
+        side["config"]["backends"] = ["bm25"]
+        side["fingerprint"] = fingerprint(side["config"], side["version"])
+
+
+def _set(key: str, value: Any, side: str | None = None) -> Callable[[dict[str, Any]], None]:
+    def change(document: dict[str, Any]) -> None:
+        (document if side is None else document["sides"][side])[key] = value
+
+    return change
+
+
+REFUSALS: dict[str, tuple[Callable[[Path], None], str]] = {
+    "missing": (lambda root: shutil.rmtree(root / "cce-relevance-shard-2"), "shard 2/3 is missing"),
+    "twice": (
+        lambda root: shutil.copytree(root / "cce-relevance-shard-1", root / "cce-relevance-shard-1-again"),
+        "cce-relevance-shard-1-again/shard-1-of-3.json: shard 1/3 is also cce-relevance-shard-1/",
+    ),
+    "other N": (
+        lambda root: edit(root / STATE.format(3), _set("shard", {"index": 3, "count": 4})),
+        f"{STATE.format(3)}: shard 3/4, but {STATE.format(1)} is one of 3",
+    ),
+    "other head": (
+        lambda root: edit(root / STATE.format(2), _set("head", "f" * 40)),
+        f"{STATE.format(2)}: its head commit ({'f' * 40}) differs from {STATE.format(1)}'s",
+    ),
+    "other version": (
+        lambda root: edit(root / STATE.format(3), _other_version),
+        f"{STATE.format(3)}: scored by cce-relevance 0.0.1, {STATE.format(1)} by",
+    ),
+    "other inputs": (
+        lambda root: edit(root / STATE.format(2), _other_backends),
+        f"{STATE.format(2)}: scored with other inputs than {STATE.format(1)} (backends differ)",
+    ),
+    "a query by the wrong shard": (
+        _move_a_query,
+        "eval/billing.jsonl at {head}: "
+        f"{STATE.format(1)}: query 'invoice-total' does not belong to shard 1/3",
+    ),
+    "a query by none": (
+        lambda root: edit(root / STATE.format(2), _drop_a_query),
+        "eval/billing.jsonl at {head}: merge: query 'invoice-total' (line 2) was scored by no shard on bm25",
+    ),
+    "a tampered fingerprint": (
+        lambda root: edit(root / STATE.format(2), _set("fingerprint", "0" * 64, "head")),
+        f"{STATE.format(2)} (head): its fingerprint does not match its version and configuration",
+    ),
+    "not a shard": (
+        lambda root: (root / "notes.json").write_text("{}", encoding="utf-8"),
+        'notes.json: not an Action shard state (expected "schema": "cce.relevance.action.shard/v1")',
+    ),
+    "empty": (lambda root: [shutil.rmtree(p) for p in list(root.iterdir())], "no shard state (*.json) under"),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", list(REFUSALS))
+def test_merge_refuses_shards_that_are_not_one_run_naming_the_artifact(three_shards: Side, case: str) -> None:
+    change, message = REFUSALS[case]
+
+    run = tampered(three_shards, f"tampered-{case.replace(' ', '-')}", change)
+
+    assert run.code == 2, run.stdout + run.stderr
+    [line] = [line for line in run.stdout.splitlines() if line.startswith("::error")]
+    expected = message.format(head=three_shards.pr.head_sha[:12])
+    assert "configuration error" in line and expected in line.replace("%3A", ":"), line
+    assert "Traceback" not in run.stderr
