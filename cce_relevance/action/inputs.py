@@ -182,8 +182,9 @@ def read_inputs(env: Mapping[str, str]) -> ActionInputs:
 def _merge_inputs(
     env: Mapping[str, str], github: GitHubContext, key: str | None, comment: str, value: str
 ) -> ActionInputs:
-    """`mode: merge` reads no fixtures and no repository: the shards saved what was scored and how
-    (the regression metric among it); the gate (`fail-on`, `alpha`) and the comment are its own."""
+    """`mode: merge` reads no fixtures and no repository: the shards saved what was scored and how;
+    the gate (`fail-on`, `alpha`, and `regression-metric`, which must be the one the shards were
+    scored for) and the comment are its own."""
     if not value:
         raise CceError(
             "input 'shards-dir' is empty: `mode: merge` needs the directory the shards' artifacts "
@@ -206,7 +207,7 @@ def _merge_inputs(
         comment=comment == "on-change" or _boolean("comment", comment, default=True),
         comment_on_change=comment == "on-change",
         fail_on=_choice("fail-on", _input(env, "fail-on"), FAIL_ON_CHOICES, "drift"),
-        regression_metric=DEFAULT_PRIMARY,
+        regression_metric=_regression_metric(_input(env, "regression-metric")),
         alpha=_alpha(_input(env, "alpha")),
         base_ref=None,
         head_ref="HEAD",

@@ -32,7 +32,6 @@ import sys
 import tempfile
 import traceback
 from collections.abc import Collection, Mapping
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -130,8 +129,7 @@ def _run(inputs: ActionInputs) -> int:
         return publish(inputs)
     clock = Stopwatch()
     if inputs.mode == "merge":
-        inputs, evaluation = _merge(inputs, clock)
-        return _report(inputs, evaluation, clock)
+        return _report(inputs, _merge(inputs, clock), clock)
     repo, commits, sides = _score(inputs, clock)
     subdir = inputs.working_directory.relative_to(repo)
     moves = anchor_moves(repo, commits, sides)
@@ -265,9 +263,8 @@ def _save_shard(
     return EXIT_OK
 
 
-def _merge(inputs: ActionInputs, clock: Stopwatch) -> tuple[ActionInputs, Evaluation]:
-    """`mode: merge`: the shards' states put back together, reported as the unsharded run; the
-    regression metric is the one the shards scored for."""
+def _merge(inputs: ActionInputs, clock: Stopwatch) -> Evaluation:
+    """`mode: merge`: the shards' states put back together, reported as the unsharded run."""
     assert inputs.shards_dir is not None
     with clock.stage("merge"):
         merged = read_shards(inputs.shards_dir)
@@ -277,10 +274,15 @@ def _merge(inputs: ActionInputs, clock: Stopwatch) -> tuple[ActionInputs, Evalua
         f"({merged.count} shards merged)",
         flush=True,
     )
-    inputs = replace(inputs, regression_metric=merged.regression_metric)
+    if merged.regression_metric != inputs.regression_metric:
+        raise CceError(
+            f"input 'regression-metric': {inputs.regression_metric}, but the shards were scored for "
+            f"{merged.regression_metric}",
+            hint="give the merge job the shard jobs' 'regression-metric'",
+        )
     sets = set_results(merged.sides, merged.regression_metric, merged.moves)
     outcome = Outcome(sets, merged.regression_metric, inputs.alpha, inputs.fail_on)
-    return inputs, Evaluation(merged.subdir, commits, outcome, merged.edited)
+    return Evaluation(merged.subdir, commits, outcome, merged.edited)
 
 
 def _save(

@@ -113,6 +113,14 @@ def compute(invoice, tax):
 ''',
 }
 
+# RANKING_CHANGE and a function added above billing.py's (five lines): its range anchors' lines
+# move (`@1-4` is `@6-9` at head) and its `@7-8` lines then hold another function.
+MOVING_CHANGE = {
+    **RANKING_CHANGE,
+    "corpus/billing.py": 'def tax_rate():\n    """The tax rate."""\n    return 0.2\n\n\n'
+    + CORPUS["corpus/billing.py"],
+}
+
 _GIT_ENV = {
     "GIT_AUTHOR_NAME": "Test",
     "GIT_AUTHOR_EMAIL": "test@example.invalid",

@@ -1,0 +1,112 @@
+"""A side saved (`cce.relevance.action.side/v1`) and loaded back is the side the run scored: the
+same report bytes, anchor checks, top hits with symbols, anchors (symbol anchors with their bound
+lines) and corpus, so the sets, the comment and compare.json built from it are the live run's."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cce_relevance import api
+from cce_relevance.action.git import CommitPair
+from cce_relevance.action.inputs import ActionInputs, read_inputs
+from cce_relevance.action.scoring import SideResult, Sides, anchor_moves, score_sides, set_results
+from cce_relevance.action.side_state import dumps_side, read_side, rebuild, scoring_config, side_document
+from cce_relevance.action.verdict import Outcome, action_document
+from cce_relevance.errors import CceError
+from tests.action.scenario import BILLING_FIXTURE, BILLING_FIXTURES, MOVING_CHANGE, PullRequest
+from tests.action.test_schemas import validator
+
+# A set with a symbol anchor (bound to its definition's lines in each side's corpus) and a
+# graded query, scored with a rank regression metric: every saved field is exercised.
+SYMBOLS = (
+    '{"schema":"cce.relevance/v1","corpus":"../corpus"}\n'
+    '{"id":"invoice-symbol","query":"compute the invoice total",'
+    '"expected":["billing.py::compute_invoice_total"],'
+    '"grades":{"billing.py::compute_invoice_total":2},"k":3}\n'
+    '{"id":"lru","query":"evict the oldest cache entry","expected":["cache.py#class_definition"],"k":3}\n'
+)
+BASE_FILES = {BILLING_FIXTURE: BILLING_FIXTURES, "eval/symbols.jsonl": SYMBOLS}
+
+
+def scored(pr: PullRequest, shard: api.Shard | None = None) -> tuple[ActionInputs, CommitPair, Sides]:
+    pr.push(MOVING_CHANGE, "h1: a reports module, and a function above billing.py's")
+    env = {
+        "GITHUB_WORKSPACE": str(pr.workspace),
+        "GITHUB_EVENT_NAME": "workflow_dispatch",
+        "INPUT_FIXTURES": "eval/*.jsonl",
+        "INPUT_GOLDEN": "eval/search.jsonl=eval/search.golden.json",
+        "INPUT_REGRESSION-METRIC": "ndcg_at_k",
+        "INPUT_BASE-REF": pr.merge_base(),
+        "INPUT_HEAD-REF": pr.head_sha,
+    }
+    inputs = read_inputs(env)
+    commits = CommitPair(pr.merge_base(), pr.head_sha)
+    return inputs, commits, score_sides(pr.workspace, commits, inputs, shard=shard)
+
+
+def round_trip(document: dict[str, object], name: str = "side.json") -> dict[str, SideResult]:
+    return rebuild([(name, read_side(json.loads(dumps_side(document)), name))])
+
+
+def same(live: SideResult, loaded: SideResult) -> None:
+    assert loaded.report == live.report  # byte for byte, from the per-query values
+    assert loaded.anchors == live.anchors
+    assert loaded.rankings == live.rankings and list(loaded.rankings) == list(live.rankings)
+    assert loaded.corpus == live.corpus
+    assert loaded.expected == live.expected and list(loaded.expected) == list(live.expected)
+    assert loaded.fixtures.text == live.fixtures.text
+
+
+@pytest.mark.parametrize("pr", [BASE_FILES], indirect=True)
+def test_a_saved_side_loads_back_as_the_side_the_run_scored(pr: PullRequest) -> None:
+    inputs, commits, sides = scored(pr)
+    config = scoring_config(inputs, Path("."))
+    whole = api.Shard(1, 1)
+    assert commits.base is not None
+    head_document = side_document(commits.head, config, whole, sides.head, sides.goldens)
+    validator("cce.relevance.action.side.v1").validate(json.loads(json.dumps(head_document)))
+    symbols = sides.head["eval/symbols.jsonl"].expected["invoice-symbol"][0]
+    assert symbols.symbol == "compute_invoice_total" and symbols.bound  # a bound symbol anchor is saved
+
+    head = round_trip(head_document)
+    base = round_trip(side_document(commits.base, config, whole, sides.base))
+    for fixture, live in sides.head.items():
+        same(live, head[fixture])
+    for fixture, live in sides.base.items():
+        same(live, base[fixture])
+
+    goldens = read_side(json.loads(dumps_side(head_document)), "side.json").goldens
+    loaded = Sides(base, head, goldens)
+    moves = anchor_moves(pr.workspace, commits, loaded)  # from the loaded sides' fixture sets
+    assert moves == anchor_moves(pr.workspace, commits, sides) and moves[BILLING_FIXTURE]
+
+    def compare(s: Sides) -> str:
+        sets = set_results(s, inputs.regression_metric, moves)
+        outcome = Outcome(sets, inputs.regression_metric, inputs.alpha, inputs.fail_on)
+        return json.dumps(action_document(outcome, outcome.verdict(), commits, {}))
+
+    assert compare(loaded) == compare(sides)
+
+
+@pytest.mark.parametrize("pr", [BASE_FILES], indirect=True)
+def test_a_side_that_contradicts_itself_or_is_not_one_is_refused(pr: PullRequest) -> None:
+    inputs, commits, sides = scored(pr)
+    document = json.loads(
+        dumps_side(
+            side_document(commits.head, scoring_config(inputs, Path(".")), api.Shard(1, 1), sides.head)
+        )
+    )
+
+    with pytest.raises(CceError, match=r'x\.json: not a saved side \(expected "schema"'):
+        read_side({"schema": "cce.relevance.action/v1"}, "x.json")
+    broken = {**document, "sets": [{"fixtures": "eval/search.jsonl"}]}
+    with pytest.raises(CceError, match=r"x\.json: a saved side is malformed \(KeyError"):
+        read_side(broken, "x.json")
+    other = {**document, "config": {**document["config"], "backends": ["bm25"]}}
+    with pytest.raises(
+        CceError, match="x.json: its fingerprint does not match its version and configuration"
+    ):
+        read_side(other, "x.json")
