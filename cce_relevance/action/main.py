@@ -37,6 +37,7 @@ from typing import Any, NamedTuple
 
 from cce_relevance import __version__, schemas
 from cce_relevance.action.anchor_moves import AnchorMove
+from cce_relevance.action.base_reuse import save_head, saved_base
 from cce_relevance.action.budget import within_budget
 from cce_relevance.action.comment import comment_marker, fit_body, upsert_comment
 from cce_relevance.action.git import (
@@ -215,7 +216,8 @@ def _comment_within_budget(inputs: ActionInputs, body: str, head: str, changed: 
 
 
 def _score(inputs: ActionInputs, clock: Stopwatch) -> tuple[Path, CommitPair, Sides]:
-    """The repository, the two commits, and every fixture set scored at both (timed on `clock`)."""
+    """The repository, the two commits, and every fixture set scored at both (timed on `clock`);
+    the base side is loaded instead when an earlier run saved it, and the head side is saved."""
     with clock.stage("commits"):
         repo = find_repository(inputs.working_directory)
         commits = resolve_commits(inputs.github.event_name, inputs.github.event, inputs, repo)
@@ -223,8 +225,13 @@ def _score(inputs: ActionInputs, clock: Stopwatch) -> tuple[Path, CommitPair, Si
             f"cce-relevance {__version__}: base {commits.base or '(none)'} -> head {commits.head}", flush=True
         )
         made = prepare_cache_dir(repo, inputs.github.workspace, inputs.cache_dir)
+    config = scoring_config(inputs, inputs.working_directory.relative_to(repo))
+    whole = inputs.shard is None
     try:
-        sides = score_sides(repo, commits, inputs, clock, shard=inputs.shard)
+        base = saved_base(inputs.cache_dir, commits.base, config) if commits.base and whole else None
+        sides = score_sides(repo, commits, inputs, clock, shard=inputs.shard, base=base)
+        if whole:  # for a later run whose base this head is (base_reuse.py)
+            save_head(inputs.cache_dir, commits.head, config, sides.head)
     finally:  # the runner's user saves it with actions/cache and cleans the workspace up
         give_to_workspace_owner(made, inputs.github.workspace)
     return repo, commits, sides

@@ -21,69 +21,22 @@ import pytest
 
 from cce_relevance.action.side_state import fingerprint
 from tests.action.fake_github import FakeGitHub
-from tests.action.scenario import (
-    BILLING_FIXTURE,
-    BILLING_FIXTURES,
-    MOVING_CHANGE,
-    PR_NUMBER,
-    REPO,
-    ActionRun,
-    PullRequest,
-    RunnerDirs,
-    action_env,
-    run_entrypoint,
-)
+from tests.action.scenario import ActionRun, Copy
 from tests.action.test_schemas import validator
-
-SETS = "eval/*.jsonl"
-
-
-class Side:
-    """One copy of the scenario: its repository, loopback GitHub and runner directories."""
-
-    def __init__(self, root: Path, fake: FakeGitHub | None) -> None:
-        self.pr = PullRequest(root, base_files={BILLING_FIXTURE: BILLING_FIXTURES})
-        self.pr.push(MOVING_CHANGE, "h1: a reports module, and a function above billing.py's")
-        self.fake = fake
-        self.dirs = RunnerDirs(root / "runner")
-
-    def act(self, **inputs: str) -> ActionRun:
-        self.pr.check_out_merge()
-        self.dirs.prepare(self.pr.event())
-        env = action_env(
-            self.dirs.places(self.pr.workspace),
-            self.fake.url if self.fake else "http://127.0.0.1:9",  # no GitHub: nothing may be posted
-            self.fake.token if self.fake else "ghs_unused",
-            inputs={"INPUT_FIXTURES": SETS, **inputs},
-        )
-        return run_entrypoint(self.pr.workspace, self.dirs, env)
-
-    def files(self) -> dict[str, bytes]:
-        """The output directory's files but the index cache (and saved sides) in it."""
-        out = self.pr.workspace / ".cce-relevance"
-        return {
-            p.relative_to(out).as_posix(): p.read_bytes()
-            for p in sorted(out.rglob("*"))
-            if p.is_file() and not p.relative_to(out).as_posix().startswith("cache/")
-        }
-
-    def comments(self) -> list[str]:
-        assert self.fake is not None
-        return [c["body"] for c in self.fake.comments(REPO, PR_NUMBER)]
 
 
 @pytest.fixture
-def sides(tmp_path: Path, make_fake_github: Callable[..., FakeGitHub]) -> tuple[Side, Side]:
+def copies(tmp_path: Path, make_fake_github: Callable[..., FakeGitHub]) -> tuple[Copy, Copy]:
     whole, sharded = (
-        Side(tmp_path / "whole", make_fake_github()),
-        Side(tmp_path / "sharded", make_fake_github()),
+        Copy(tmp_path / "whole", make_fake_github()),
+        Copy(tmp_path / "sharded", make_fake_github()),
     )
     assert whole.pr.head_sha == sharded.pr.head_sha and whole.pr.merge_base() == sharded.pr.merge_base()
     return whole, sharded
 
 
 def shard_runs(
-    side: Side, count: int, into: str = "artifacts", only: tuple[int, ...] = (), **inputs: str
+    side: Copy, count: int, into: str = "artifacts", only: tuple[int, ...] = (), **inputs: str
 ) -> list[dict[str, Any]]:
     """Run shards 1..count (or `only` those), each state copied to `INTO/cce-relevance-shard-I/`
     as actions/download-artifact leaves a matrix's artifacts; returns the states."""
@@ -107,9 +60,9 @@ def shard_runs(
     ids=["mrr, fail-on drift", "ndcg_at_k, fail-on regression"],
 )
 def test_three_shards_merged_are_the_unsharded_run_byte_for_byte(
-    sides: tuple[Side, Side], inputs: dict[str, str]
+    copies: tuple[Copy, Copy], inputs: dict[str, str]
 ) -> None:
-    whole, sharded = sides
+    whole, sharded = copies
     expected = whole.act(**inputs)
 
     states = shard_runs(sharded, 3, **inputs)
@@ -134,15 +87,15 @@ def test_three_shards_merged_are_the_unsharded_run_byte_for_byte(
 
 
 @pytest.fixture(scope="module")
-def three_shards(tmp_path_factory: pytest.TempPathFactory) -> Side:
+def three_shards(tmp_path_factory: pytest.TempPathFactory) -> Copy:
     """The sharded copy with its three shards' artifacts in `artifacts/`, made once for the
     refusals below (each merges a tampered copy of them)."""
-    side = Side(tmp_path_factory.mktemp("refusals"), None)
+    side = Copy(tmp_path_factory.mktemp("refusals"), None)
     shard_runs(side, 3)
     return side
 
 
-def tampered(side: Side, name: str, change: Callable[[Path], None], **inputs: str) -> ActionRun:
+def tampered(side: Copy, name: str, change: Callable[[Path], None], **inputs: str) -> ActionRun:
     """`mode: merge` of a copy of the artifacts that `change` edited (given the copy's root)."""
     root = side.pr.workspace / name
     shutil.copytree(side.pr.workspace / "artifacts", root)
@@ -247,7 +200,7 @@ REFUSALS: dict[str, tuple[Callable[[Path], None], str]] = {
 
 @pytest.mark.slow
 @pytest.mark.parametrize("case", list(REFUSALS))
-def test_merge_refuses_shards_that_are_not_one_run_naming_the_artifact(three_shards: Side, case: str) -> None:
+def test_merge_refuses_shards_that_are_not_one_run_naming_the_artifact(three_shards: Copy, case: str) -> None:
     change, message = REFUSALS[case]
 
     metric = {"INPUT_REGRESSION-METRIC": "ndcg_at_k"} if case == "another regression metric" else {}
