@@ -1,14 +1,15 @@
 """A base side scored earlier, reused instead of scoring it again.
 
 Every run that scores all queries (no `shard`) saves its head side (side_state.py) in the cache
-directory, as `sides/SHA-FINGERPRINT.json`: a push to the default branch thereby leaves the
-side of the commit that later pull requests branch from, and `actions/cache` keeps it with the
-index cache. A run whose base commit (for a pull request, the merge-base) has a saved side of
-the same fingerprint — the same tool version and scoring inputs; the commit pins every file
-that was read — loads it and skips scoring the base: the report, comparison and comment are the
-ones re-scoring gives, byte for byte, since the saved per-query values are the ones the scoring
-would compute. A saved side of that commit with another fingerprint is ignored with a notice; one
-that cannot be read is ignored with a warning: a cache is never a reason to fail.
+directory, as `sides/SHA-FINGERPRINT.json` (the newest `KEPT` are kept): a push to the default
+branch thereby leaves the side of the commit that later pull requests branch from, and
+`actions/cache` keeps it with the index cache. A run whose base commit (for a pull request, the
+merge-base) has a saved side of the same fingerprint — the same tool version and scoring inputs;
+the commit pins every file that was read — loads it and skips scoring the base: the report,
+comparison and comment are the ones re-scoring gives, byte for byte, since the saved per-query
+values are the ones the scoring would compute. A saved side of that commit with another
+fingerprint is ignored with a notice; one that cannot be read is ignored with a warning: a cache
+is never a reason to fail.
 
 The cache directory comes from earlier runs, never from the checkout (output_files.py
 `prepare_cache_dir` refuses one the repository tracks), so what is reused was scored by a run of
@@ -32,6 +33,7 @@ from cce_relevance.outputs import write_output
 
 SIDES_DIR = "sides"  # inside the cache directory
 WHOLE = api.Shard(1, 1)
+KEPT = 32  # saved sides kept, the newest: a cache carried from push to push stays bounded
 
 
 def side_path(cache_dir: Path, commit: str, config: Mapping[str, Any]) -> Path:
@@ -42,10 +44,18 @@ def side_path(cache_dir: Path, commit: str, config: Mapping[str, Any]) -> Path:
 def save_head(
     cache_dir: Path, commit: str, config: Mapping[str, Any], head: Mapping[str, SideResult]
 ) -> None:
-    """Save a whole head side for later runs whose base is `commit`."""
+    """Save a whole head side for later runs whose base is `commit`, keeping the `KEPT` newest."""
     path = side_path(cache_dir, commit, config)
     path.parent.mkdir(exist_ok=True)
     write_output(str(path), dumps_side(side_document(commit, config, WHOLE, head)))
+    prune(path.parent)
+
+
+def prune(directory: Path, keep: int = KEPT) -> None:
+    """Delete all but the `keep` newest saved sides in `directory`."""
+    saved = sorted(directory.glob("*.json"), key=lambda p: (p.stat().st_mtime_ns, p.name), reverse=True)
+    for old in saved[keep:]:
+        old.unlink()
 
 
 def saved_base(cache_dir: Path, commit: str, config: Mapping[str, Any]) -> dict[str, SideResult] | None:

@@ -10,11 +10,13 @@ version is not reused (a notice says so), and an unreadable one is ignored with 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from cce_relevance.action.base_reuse import KEPT, prune
 from cce_relevance.action.side_state import fingerprint
 from tests.action.fake_github import FakeGitHub
 from tests.action.scenario import ActionRun, Copy
@@ -107,3 +109,14 @@ def test_a_base_saved_otherwise_is_scored_again(copies: tuple[Copy, Copy], case:
     assert not reused(run, copy) and "base score" in run.stdout
     assert message in run.stdout
     same_as(run, copy, fresh, fresh_copy)
+
+
+def test_the_newest_saved_sides_are_kept(tmp_path: Path) -> None:
+    for age in range(KEPT + 3):
+        path = tmp_path / f"{age:040x}-0123456789abcdef.json"
+        path.write_text("{}", encoding="utf-8")
+        os.utime(path, ns=(0, (1000 - age) * 10**9))  # age 0 is the newest
+
+    prune(tmp_path)
+
+    assert sorted(int(p.name[:40], 16) for p in tmp_path.iterdir()) == list(range(KEPT))
