@@ -198,22 +198,15 @@ def _merge_inputs(
             f"input 'shards-dir': {value!r} is not a directory under {github.workspace}: "
             "expected the shards' downloaded artifacts"
         )
-    return ActionInputs(
-        fixture_patterns=(),
-        fixtures=(),
-        golden=(),
-        backends=DEFAULT_BACKENDS,
-        github_token=_input(env, "github-token"),
+    return _without_fixtures(
+        env,
+        github,
+        key,
         comment=comment == "on-change" or _boolean("comment", comment, default=True),
         comment_on_change=comment == "on-change",
         fail_on=_choice("fail-on", _input(env, "fail-on"), FAIL_ON_CHOICES, "drift"),
         regression_metric=_regression_metric(_input(env, "regression-metric")),
         alpha=_alpha(_input(env, "alpha")),
-        base_ref=None,
-        head_ref="HEAD",
-        working_directory=github.workspace,
-        comment_key=key,
-        github=github,
         cache_dir=_cache_dir(_input(env, "cache-dir") or DEFAULT_CACHE_DIR, github.workspace),
         mode="merge",
         shards_dir=shards_dir.resolve(),
@@ -235,25 +228,38 @@ def _publish_inputs(
         raise CceError(
             f"input 'artifact': {artifact!r} is not an artifact name: expected letters, digits, '.', '_', '-'"
         )
+    return _without_fixtures(
+        env,
+        github,
+        key,
+        comment=True,
+        fail_on="none",
+        regression_metric="mrr",
+        alpha=0.05,
+        cache_dir=github.workspace / DEFAULT_CACHE_DIR,
+        mode="publish",
+        run_id=run_id,
+        artifact=artifact,
+    )
+
+
+def _without_fixtures(
+    env: Mapping[str, str], github: GitHubContext, key: str | None, **chosen: Any
+) -> ActionInputs:
+    """The inputs of a mode that reads no fixtures and no repository (`publish`, `merge`): what
+    selects and scores sets left at their defaults, the rest `chosen`."""
     return ActionInputs(
         fixture_patterns=(),
         fixtures=(),
         golden=(),
         backends=DEFAULT_BACKENDS,
         github_token=_input(env, "github-token"),
-        comment=True,
-        fail_on="none",
-        regression_metric="mrr",
-        alpha=0.05,
         base_ref=None,
         head_ref="HEAD",
         working_directory=github.workspace,
         comment_key=key,
         github=github,
-        cache_dir=github.workspace / DEFAULT_CACHE_DIR,
-        mode="publish",
-        run_id=run_id,
-        artifact=artifact,
+        **chosen,
     )
 
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +43,7 @@ from cce_relevance.action.scoring import GoldenFile, Rankings, SideResult, TopHi
 from cce_relevance.api import Anchor, AnchorFinding, Validation
 from cce_relevance.errors import CceError
 from cce_relevance.reporting.run_report import run_report_json
+from cce_relevance.reporting.validation_report import validation_document
 
 
 def scoring_config(inputs: ActionInputs, subdir: Path) -> dict[str, Any]:
@@ -108,15 +109,13 @@ def side_document(
             {
                 "fixtures": fixture,
                 "run": api.shard_document(r.run, r.fixtures.text, shard),
-                "validate": _validation_data(r.anchors),
+                "validate": validation_document(r.anchors),
                 "top_hits": {
-                    backend: {case: [_hit_data(h) for h in hits] for case, hits in by_case.items()}
+                    backend: {case: [asdict(h) for h in hits] for case, hits in by_case.items()}
                     for backend, by_case in r.rankings.items()
                 },
                 "corpus": r.corpus,
-                "anchors": [
-                    [case, [_anchor_data(a) for a in anchors]] for case, anchors in r.expected.items()
-                ],
+                "anchors": [[case, [asdict(a) for a in anchors]] for case, anchors in r.expected.items()],
             }
             for fixture, r in sorted(results.items())
         ],
@@ -209,7 +208,7 @@ def _saved_side(document: dict[str, Any]) -> SavedSide:
             entry["run"],
             _validation(entry["validate"]),
             {
-                str(backend): {str(case): tuple(_hit(h) for h in hits) for case, hits in by_case.items()}
+                str(backend): {str(case): tuple(TopHit(**h) for h in hits) for case, hits in by_case.items()}
                 for backend, by_case in entry["top_hits"].items()
             },
             str(entry["corpus"]),
@@ -232,20 +231,8 @@ def _saved_side(document: dict[str, Any]) -> SavedSide:
     )
 
 
-def _validation_data(v: Validation) -> dict[str, Any]:
-    return {
-        "fixtures": v.fixtures,
-        "corpus": v.corpus,
-        "cases": v.cases,
-        "anchors": v.anchors,
-        "findings": [
-            {"code": f.code, "line": f.line, "id": f.case_id, "anchor": f.anchor, "message": f.message}
-            for f in v.findings
-        ],
-    }
-
-
 def _validation(data: dict[str, Any]) -> Validation:
+    """A `validation_document` read back."""
     return Validation(
         str(data["fixtures"]),
         str(data["corpus"]),
@@ -253,46 +240,13 @@ def _validation(data: dict[str, Any]) -> Validation:
         int(data["anchors"]),
         tuple(
             AnchorFinding(str(f["code"]), int(f["line"]), str(f["id"]), f["anchor"], str(f["message"]))
-            for f in data["findings"]
+            for f in data["problems"]
         ),
     )
 
 
-def _hit_data(h: TopHit) -> dict[str, Any]:
-    return {
-        "rank": h.rank,
-        "file": h.file,
-        "start": h.start,
-        "end": h.end,
-        "kind": h.kind,
-        "relevant": h.relevant,
-        "symbol": h.symbol,
-    }
-
-
-def _hit(data: dict[str, Any]) -> TopHit:
-    return TopHit(
-        int(data["rank"]),
-        str(data["file"]),
-        int(data["start"]),
-        int(data["end"]),
-        str(data["kind"]),
-        bool(data["relevant"]),
-        data["symbol"],
-    )
-
-
-def _anchor_data(a: Anchor) -> dict[str, Any]:
-    return {
-        "path": a.path,
-        "kind": a.kind,
-        "range": None if a.range is None else list(a.range),
-        "symbol": a.symbol,
-        "bound": [list(span) for span in a.bound],
-    }
-
-
 def _anchor(data: dict[str, Any]) -> Anchor:
+    """An anchor read back from its `asdict` form (its spans as lists)."""
     span = data["range"]
     return Anchor(
         data["path"],
