@@ -44,11 +44,16 @@ def side_path(cache_dir: Path, commit: str, config: Mapping[str, Any]) -> Path:
 def save_head(
     cache_dir: Path, commit: str, config: Mapping[str, Any], head: Mapping[str, SideResult]
 ) -> None:
-    """Save a whole head side for later runs whose base is `commit`, keeping the `KEPT` newest."""
+    """Save a whole head side for later runs whose base is `commit`, keeping the `KEPT` newest.
+    Best effort: a side that cannot be saved is a warning (a later run scores that base itself)."""
     path = side_path(cache_dir, commit, config)
-    path.parent.mkdir(exist_ok=True)
-    write_output(str(path), dumps_side(side_document(commit, config, WHOLE, head)))
-    prune(path.parent)
+    try:
+        path.parent.mkdir(exist_ok=True)
+        write_output(str(path), dumps_side(side_document(commit, config, WHOLE, head)))
+        prune(path.parent)
+    except (OSError, CceError) as exc:
+        reason = exc.message if isinstance(exc, CceError) else exc.strerror or str(exc)
+        print(annotation("warning", f"Could not save the head side for later runs: {reason}"), flush=True)
 
 
 def prune(directory: Path, keep: int = KEPT) -> None:

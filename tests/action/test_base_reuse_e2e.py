@@ -19,7 +19,7 @@ import pytest
 from cce_relevance.action.base_reuse import KEPT, prune
 from cce_relevance.action.side_state import fingerprint
 from tests.action.fake_github import FakeGitHub
-from tests.action.scenario import ActionRun, Copy
+from tests.action.scenario import Act, ActionRun, Copy, PullRequest
 
 SIDES = Path(".cce-relevance/cache/sides")
 
@@ -120,3 +120,15 @@ def test_the_newest_saved_sides_are_kept(tmp_path: Path) -> None:
     prune(tmp_path)
 
     assert sorted(int(p.name[:40], 16) for p in tmp_path.iterdir()) == list(range(KEPT))
+
+
+def test_a_side_that_cannot_be_saved_is_a_warning(pr: PullRequest, act: Act) -> None:
+    blocked = pr.workspace / SIDES
+    blocked.parent.mkdir(parents=True)
+    blocked.write_text("a file where the saved sides go\n", encoding="utf-8")
+
+    run = act()
+
+    assert run.code == 0, run.stdout + run.stderr
+    assert "::warning::Could not save the head side for later runs: " in run.stdout
+    assert run.outputs["verdict"].startswith("✅")
