@@ -49,3 +49,9 @@ anchor check, top hits and anchors, and the goldens read at head."""
 ACTION_SHARD = "cce.relevance.action.shard/v1"
 """One shard of an Action run (`shard: I/N`): its two saved sides and what needs both (moved range
 anchors, edited files), for the fan-in job's `mode: merge`."""
+
+HISTORY = "cce.relevance.history/v1"
+"""The Action's trend history (input `history`): the means of every push to the default branch."""
+
+TREND = "cce.relevance.trend/v1"
+"""`trend --json`: series of a trend history, every point with its commit, date and value."""

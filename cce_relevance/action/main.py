@@ -9,8 +9,9 @@ One run, in an order chosen so that nothing optional can change the result (§ru
    saved (`base_reuse`). A `shard: I/N` run ends here, saving its sides for the fan-in job;
    `mode: merge` takes the place of this step, reading the shards' sides (`shard_merge`);
 2. decide the verdict and the gates from the same facts (`report.Outcome`);
-3. write the report files, the step outputs and the step summary, print the annotations, and fix
-   the exit code;
+3. write the report files, the step outputs and the step summary (with the trend line of the
+   `history` input on a pull request; a push to the default branch records its means there,
+   `trend`), print the annotations, and fix the exit code;
 4. only then post or update the pull request comment. Posting is best effort: a failure to post
    is a warning and never changes the exit code.
 
@@ -69,6 +70,7 @@ from cce_relevance.action.scoring import Sides, anchor_moves, score_sides, set_r
 from cce_relevance.action.shard_merge import read_shards, save_shard
 from cce_relevance.action.side_state import scoring_config
 from cce_relevance.action.timings import Stopwatch
+from cce_relevance.action.trend import check_history, record_push, trend_line, with_trend
 from cce_relevance.action.verdict import TITLE, Markdown, Outcome, action_document, render
 from cce_relevance.action.workflow_commands import (
     STEP_SUMMARY_LIMIT,
@@ -119,9 +121,11 @@ def _ensure_home() -> None:
 
 
 class Evaluation(NamedTuple):
-    """What the report is made of: the working directory (relative to the repository), the two
-    commits, the outcome, and the fixture sets and goldens the change edits."""
+    """What the report is made of: the repository (None for a merge without a checkout), the
+    working directory (relative to it), the two commits, the outcome, and the fixture sets and
+    goldens the change edits."""
 
+    repo: Path | None
     subdir: Path
     commits: CommitPair
     outcome: Outcome
@@ -142,19 +146,20 @@ def _run(inputs: ActionInputs) -> int:
         return _save_shard(inputs, subdir, commits, sides, moves, edited, clock)
     sets = set_results(sides, inputs.regression_metric, moves)
     outcome = Outcome(sets, inputs.regression_metric, inputs.alpha, inputs.fail_on)
-    return _report(inputs, Evaluation(subdir, commits, outcome, edited), clock)
+    return _report(inputs, Evaluation(repo, subdir, commits, outcome, edited), clock)
 
 
 def _report(inputs: ActionInputs, evaluation: Evaluation, clock: Stopwatch) -> int:
     """Steps 2-4: the verdict, the report files, outputs and summary, the annotations, the exit
     code, and the comment."""
-    subdir, commits, outcome, edited = evaluation
+    repo, subdir, commits, outcome, edited = evaluation
     github = inputs.github
     with clock.stage("report"):
         verdict = outcome.verdict()
         marker = comment_marker(inputs.comment_key)
         run_link = _run_link(github)
-        markdown = render(outcome, verdict, commits, marker, run_link)
+        trend = trend_line(inputs, repo, outcome) if repo is not None else ""
+        markdown = with_trend(render(outcome, verdict, commits, marker, run_link), trend)
         links = (
             Links(github.server_url, github.repository, commits.base, commits.head)
             if github.repository
@@ -169,6 +174,7 @@ def _report(inputs: ActionInputs, evaluation: Evaluation, clock: Stopwatch) -> i
             run_link=run_link,
             edited=edited,
         )
+        comment = with_trend(comment, trend)
         body = fit_body(
             comment.head,
             list(comment.sections),
@@ -177,6 +183,8 @@ def _report(inputs: ActionInputs, evaluation: Evaluation, clock: Stopwatch) -> i
         )
         meta = _pull_request_meta(inputs, commits, measurable_change(outcome))
         files = _save(github.workspace, outcome, verdict, commits, markdown, body, meta, inputs.cache_dir)
+        if repo is not None:
+            record_push(inputs, repo, commits, outcome)
         if github.output_path is not None:
             drift = "true" if outcome.drifted else "false"
             outputs = {"report": files.report, "compare": files.compare, "drift": drift, "verdict": verdict}
@@ -227,6 +235,7 @@ def _score(inputs: ActionInputs, clock: Stopwatch) -> tuple[Path, CommitPair, Si
         print(
             f"cce-relevance {__version__}: base {commits.base or '(none)'} -> head {commits.head}", flush=True
         )
+        check_history(repo, inputs)
         made = prepare_cache_dir(repo, inputs.github.workspace, inputs.cache_dir)
     config = scoring_config(inputs, inputs.working_directory.relative_to(repo))
     whole = inputs.shard is None
@@ -292,7 +301,11 @@ def _merge(inputs: ActionInputs, clock: Stopwatch) -> Evaluation:
         )
     sets = set_results(merged.sides, merged.regression_metric, merged.moves)
     outcome = Outcome(sets, merged.regression_metric, inputs.alpha, inputs.fail_on)
-    return Evaluation(merged.subdir, commits, outcome, merged.edited)
+    repo = None
+    if inputs.history is not None or inputs.history_branch is not None:
+        repo = find_repository(inputs.github.workspace)  # the trend's store reads git: a checkout
+        check_history(repo, inputs)
+    return Evaluation(repo, merged.subdir, commits, outcome, merged.edited)
 
 
 def _save(
