@@ -216,3 +216,33 @@ def test_merge_refuses_shards_that_are_not_one_run_naming_the_artifact(three_sha
     expected = message.format(head=three_shards.pr.head_sha[:12])
     assert "configuration error" in line and expected in line.replace("%3A", ":"), line
     assert "Traceback" not in run.stderr
+
+
+@pytest.mark.slow
+def test_a_merge_shows_the_trend_line_the_unsharded_run_shows(copies: tuple[Copy, Copy]) -> None:
+    """With a `history` recorded by a push to the default branch, the merge job (which then needs
+    the checkout the history's store reads) comments the unsharded run's trend line."""
+    history = {"INPUT_HISTORY": ".cce-relevance-history/history.json"}
+    whole, sharded = copies
+    for copy in copies:
+        event = {
+            "before": "0" * 40,
+            "after": copy.pr.merge_base(),
+            "ref": "refs/heads/main",
+            "repository": {"default_branch": "main", "full_name": "octo/demo"},
+        }
+        push = copy.act(event, GITHUB_EVENT_NAME="push", **history)
+        assert push.code == 0 and "Trend history .cce-relevance-history/history.json: recorded" in push.stdout
+    expected = whole.act(**history)
+
+    shard_runs(sharded, 3, **history)
+    merged = sharded.act(INPUT_MODE="merge", **{"INPUT_SHARDS-DIR": "artifacts", **history})
+
+    assert "📈 Trend of MRR" in whole.comments()[0]
+    assert (merged.code, merged.outputs, merged.summary) == (
+        expected.code,
+        expected.outputs,
+        expected.summary,
+    )
+    assert sharded.comments() == whole.comments()
+    assert sharded.files() == whole.files()
