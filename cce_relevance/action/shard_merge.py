@@ -125,7 +125,7 @@ def read_shards(directory: Path) -> MergedRun:
         commits,
         Path(head_side.config["working_directory"]),
         sides,
-        _moves([state for _, state in states]),
+        _moves(states),
         tuple(first["edited"]),
         str(head_side.config["regression_metric"]),
         count,
@@ -220,26 +220,32 @@ def _check_alike(sides: Sequence[tuple[str, SavedSide]]) -> None:
             )
 
 
-def _moves(states: Sequence[dict[str, Any]]) -> dict[str, tuple[AnchorMove, ...]]:
+def _moves(states: Sequence[tuple[str, dict[str, Any]]]) -> dict[str, tuple[AnchorMove, ...]]:
     """Each set's moved range anchors, from all shards, in fixture order (each query's anchors
     were followed by the one shard that scored it, in its order)."""
     found: dict[str, list[AnchorMove]] = {}
-    for state in states:
-        for fixture, moves in state["anchor_moves"].items():
-            found.setdefault(fixture, []).extend(_move(m) for m in moves)
+    for name, state in states:
+        try:
+            for fixture, moves in state["anchor_moves"].items():
+                found.setdefault(fixture, []).extend(_move(m) for m in moves)
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+            raise CceError(f"{name}: its anchor_moves are malformed ({type(exc).__name__}: {exc})") from exc
     return {fixture: tuple(sorted(moves, key=lambda m: m.line)) for fixture, moves in found.items()}
 
 
 def _move(data: Mapping[str, Any]) -> AnchorMove:
     """An anchor move read back from its `document()` form."""
     head = data["head_lines"]
+    status = data["status"]
+    if status not in ("moved", "changed"):
+        raise ValueError(f"status {status!r}")
     return AnchorMove(
-        data["id"],
-        data["line"],
-        data["anchor"],
-        data["status"],
-        data["path"],
-        (data["base_lines"][0], data["base_lines"][1]),
-        None if head is None else (head[0], head[1]),
-        data["fixture_line"],
+        str(data["id"]),
+        int(data["line"]),
+        str(data["anchor"]),
+        status,
+        str(data["path"]),
+        (int(data["base_lines"][0]), int(data["base_lines"][1])),
+        None if head is None else (int(head[0]), int(head[1])),
+        None if data["fixture_line"] is None else str(data["fixture_line"]),
     )

@@ -139,7 +139,7 @@ def read_side(document: Any, source: str) -> SavedSide:
         return _saved_side(document)
     except _Mismatch as exc:
         raise CceError(f"{source}: {exc}") from exc
-    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError) as exc:
         raise CceError(f"{source}: a saved side is malformed ({type(exc).__name__}: {exc})") from exc
 
 
@@ -167,7 +167,10 @@ def rebuild(sides: Sequence[tuple[str, SavedSide]]) -> dict[str, SideResult]:
             run = api.merge_shards([(name, side.sets[fixture].run) for name, side in sides])
         except CceError as exc:
             raise CceError(f"{fixture} at {first.commit[:12]}: {exc.message}", exc.hint) from exc
-        results[fixture] = _side_result(run, [side.sets[fixture] for _, side in sides])
+        try:
+            results[fixture] = _side_result(run, [side.sets[fixture] for _, side in sides])
+        except (KeyError, StopIteration) as exc:  # hits or anchors missing for a scored query
+            raise CceError(f"{source}: {fixture}: the saved top hits or anchors miss query {exc}") from exc
     return results
 
 
@@ -218,7 +221,10 @@ def _saved_side(document: dict[str, Any]) -> SavedSide:
         str(g["fixtures"]): GoldenFile(str(g["fixtures"]), str(g["path"]), str(g["text"]), str(g["update"]))
         for g in document["goldens"]
     }
-    if document["fingerprint"] != fingerprint(document["config"], document["version"]):
+    config = document["config"]
+    if not all(isinstance(config[key], str) for key in ("working_directory", "regression_metric")):
+        raise ValueError("config: working_directory and regression_metric must be strings")
+    if document["fingerprint"] != fingerprint(config, document["version"]):
         raise _Mismatch("its fingerprint does not match its version and configuration")
     return SavedSide(
         str(document["commit"]),

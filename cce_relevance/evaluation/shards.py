@@ -112,7 +112,7 @@ def merge_shards(documents: Sequence[tuple[str, Any]]) -> RunResult:
     """The unsharded run rebuilt from its shards' documents, given as (source name, parsed JSON)."""
     try:
         return _merged(documents)
-    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError) as exc:
         raise CceError(
             f"merge: a shard state is malformed ({type(exc).__name__}: {exc}): "
             "expected files written by `run --shard-state`"
@@ -141,6 +141,8 @@ def _merged(documents: Sequence[tuple[str, Any]]) -> RunResult:
     reports = []
     for position, block in enumerate(first["backends"]):
         name = block["backend"]
+        if not isinstance(name, str):
+            raise TypeError(f"backend name {name!r}")
         scored: dict[int, tuple[str, dict[str, Any]]] = {}
         for source, document in documents:
             shard = Shard(document["shard"]["index"], count)
@@ -154,9 +156,11 @@ def _merged(documents: Sequence[tuple[str, Any]]) -> RunResult:
                 if not shard.holds(values["id"]):
                     raise CceError(f"{source}: query {values['id']!r} does not belong to shard {shard}")
                 scored[line] = (source, values)
-        reports.append(
-            backend_report(name, [_case_result(case, scored, name) for case in fixtures.cases], judged)
-        )
+        results = [_case_result(case, scored, name) for case in fixtures.cases]
+        for result in results:
+            if judged and (result.ranking is None or not set(judged) <= result.ranking.keys()):
+                raise ValueError(f"query {result.case.id!r} on {name} lacks a rank metric's value")
+        reports.append(backend_report(name, results, judged))
     return RunResult(first["corpus"], first["embedder"], fixtures, tuple(reports), None, specs)
 
 

@@ -4,10 +4,14 @@ lines) and corpus, so the sets, the comment and compare.json built from it are t
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from cce_relevance import api
 from cce_relevance.action.git import CommitPair
@@ -110,3 +114,56 @@ def test_a_side_that_contradicts_itself_or_is_not_one_is_refused(pr: PullRequest
         CceError, match="x.json: its fingerprint does not match its version and configuration"
     ):
         read_side(other, "x.json")
+
+
+_SCALAR = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8)
+_JSONISH = st.recursive(
+    _SCALAR,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=12,
+)
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """A real whole head side (the two sets of the scenario) as JSON data."""
+    pr = PullRequest(tmp_path_factory.mktemp("saved"), base_files={BILLING_FIXTURE: BILLING_FIXTURES})
+    inputs, commits, sides = scored(pr)
+    config = scoring_config(inputs, Path("."))
+    document = side_document(commits.head, config, api.Shard(1, 1), sides.head, sides.goldens)
+    return dict(json.loads(dumps_side(document)))
+
+
+def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every place in a JSON value (keys and list positions), the root's children first."""
+    children = (
+        value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    )
+    found = []
+    for key, child in children:
+        found.append((*prefix, key))
+        found += _paths(child, (*prefix, key))
+    return found
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.integers(min_value=0), st.booleans(), _JSONISH)
+def test_a_damaged_saved_side_loads_or_is_refused_with_cce_error(
+    saved: dict[str, Any], place: int, delete: bool, value: Any
+) -> None:
+    """A cache is outside input: any field replaced by any JSON (or deleted) gives a side or a
+    CceError, never another exception."""
+    document = copy.deepcopy(saved)
+    paths = _paths(document)
+    path = paths[place % len(paths)]
+    parent = document
+    for key in path[:-1]:
+        parent = parent[key]
+    if delete and isinstance(parent, dict):
+        del parent[path[-1]]
+    else:
+        parent[path[-1]] = value
+    try:
+        rebuild([("side.json", read_side(document, "side.json"))])
+    except CceError:
+        pass
