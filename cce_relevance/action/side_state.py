@@ -127,8 +127,12 @@ def side_document(
 
 
 def dumps_side(document: Mapping[str, Any]) -> str:
-    """A side's JSON text; floats as `repr`, which `json.loads` reads back exactly."""
-    return json.dumps(document, ensure_ascii=False, allow_nan=False, sort_keys=True, indent=1) + "\n"
+    """A side's JSON text, compact (a side of a large set holds every query's values and top hits);
+    floats as `repr`, which `json.loads` reads back exactly."""
+    return (
+        json.dumps(document, ensure_ascii=False, allow_nan=False, sort_keys=True, separators=(",", ":"))
+        + "\n"
+    )
 
 
 def read_side(document: Any, source: str) -> SavedSide:
