@@ -134,6 +134,7 @@ __all__ = [
     "anchor_index",
     "Exclusion",
     "ParsedFiles",
+    "CorpusSymbols",
     # Names checked where the reference checks them (run checks its own; the CLI checks --languages).
     "check_languages",
     "check_backend",

@@ -26,7 +26,7 @@ import json
 import os
 import shlex
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
@@ -61,7 +61,11 @@ TOP_HITS = 5  # hits kept per query and backend: enough to say what ranks above 
 @dataclass(frozen=True)
 class TopHit:
     """One retrieved chunk as the comment names it: rank, corpus-relative file, lines, kind,
-    whether it matches one of the query's anchors, and its symbol (`Client.send`) when known."""
+    whether it matches one of the query's anchors, and its symbol (`Client.send`) when known.
+
+    The symbol is `named` when given; else it is looked up by `chunk_id` in `symbols` (its
+    side's files, read when it was scored) when first asked for: the comment names a few dozen
+    hits, and naming all of them parsed every file a top hit lies in."""
 
     rank: int
     file: str
@@ -69,7 +73,16 @@ class TopHit:
     end: int
     kind: str
     relevant: bool
-    symbol: str | None = None
+    named: str | None = None
+    chunk_id: str = ""
+    symbols: api.CorpusSymbols | None = field(default=None, compare=False, repr=False)
+
+    @cached_property
+    def symbol(self) -> str | None:
+        """The chunker's name of the chunk, or None when it has none (or is not known)."""
+        if self.symbols is None:
+            return self.named
+        return self.symbols.symbol(self.file, self.chunk_id)
 
 
 Rankings = dict[str, dict[str, tuple[TopHit, ...]]]  # backend -> query id -> top hits
@@ -325,16 +338,16 @@ def top_hits(
     result: api.RunResult, corpus: str, languages: Sequence[str] = (), parsed: api.ParsedFiles | None = None
 ) -> Rankings:
     """Per backend, each query's first `TOP_HITS` hits, marked relevant when they match one of its
-    anchors, with their symbols as the corpus's chunker names them (only these files are parsed,
-    each once with `parsed` shared by the sets and sides: a file unchanged between base and head
-    is not parsed again)."""
+    anchors, with their symbols as the corpus's chunker names them. The files they lie in are
+    read now and parsed only for a hit whose symbol is asked for, each once with `parsed` shared
+    by the sets and sides (a file unchanged between base and head is not parsed again)."""
     symbols = api.corpus_symbols(corpus, languages, parsed)
+    symbols.read(
+        sorted({h.file_path for report in result.reports for r in report.cases for h in r.hits[:TOP_HITS]})
+    )
 
     def relevant(anchors: tuple[Anchor, ...], file: str, kind: str, start: int, end: int) -> bool:
         return any(a.matches(file, kind, start, end) for a in anchors)
-
-    def symbol(file: str, chunk: str) -> str | None:
-        return next((d.symbol for d in symbols.definitions(file) if d.chunk_id == chunk), None)
 
     return {
         report.backend: {
@@ -346,7 +359,8 @@ def top_hits(
                     h.end_line,
                     h.kind,
                     relevant(r.case.anchors, h.file_path, h.kind, h.start_line, h.end_line),
-                    symbol(h.file_path, h.chunk_id),
+                    chunk_id=h.chunk_id,
+                    symbols=symbols,
                 )
                 for h in r.hits[:TOP_HITS]
             )
