@@ -148,11 +148,15 @@ class SetResult:
         test keeps (none with a stale anchor at either side, nor a range anchor whose lines moved or
         changed), with the full statistics: the one query set behind the gate, the verdict and every
         statistic the comment shows."""
-        return [
-            api.gated_comparison(c, self.left_out_queries, self.primary)
-            for c in self.comparisons or ()
-            if c.pair.base_means is not None and c.pair.head_means is not None
-        ]
+        return api.gated_comparisons(
+            [
+                c
+                for c in self.comparisons or ()
+                if c.pair.base_means is not None and c.pair.head_means is not None
+            ],
+            self.left_out_queries,
+            self.primary,
+        )
 
     def stale(self, side: Literal["base", "head"]) -> dict[str, tuple[str, ...]]:
         """Query id → its anchors that resolve to nothing at `side` (empty when not checked there)."""
