@@ -22,6 +22,7 @@ renamed file or function from a ranking change.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import shlex
@@ -56,6 +57,12 @@ SetStatus = Literal["paired", "head-only", "base-only"]
 
 
 TOP_HITS = 5  # hits kept per query and backend: enough to say what ranks above the expected one
+SCORING_PROCESSES = 1
+"""The Action scores a side's queries in its own process (indexing keeps its worker processes).
+Two forked scoring workers cost about 0.45 s more CPU a side than one process for 1,000
+queries on the standard library (each pays its pages copied on first write and the start of a
+pool) and, with the runner's second core busy, were slower in wall time too
+(docs/performance.md, "The whole check")."""
 
 
 @dataclass(frozen=True)
@@ -433,7 +440,7 @@ def _score_fixture(
             dir=corpus,
             backends=backends,
             config=config,
-            indexing=side.indexing,
+            indexing=dataclasses.replace(side.indexing, workers=SCORING_PROCESSES),
             outputs=outputs,
             index=index,
             fixtures=graded,

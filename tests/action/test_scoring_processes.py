@@ -1,0 +1,63 @@
+"""The Action scores each side's queries in its own process (action/scoring.py
+`SCORING_PROCESSES`), with the reports a run in worker processes gives: scoring workers cost more
+CPU than they save on a shared runner (docs/performance.md, "The whole check")."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from cce_relevance.action.git import CommitPair
+from cce_relevance.action.inputs import read_inputs
+from cce_relevance.action.scoring import SCORING_PROCESSES, score_commits
+from cce_relevance.evaluation import backend_runs
+from tests.action.scenario import FIXTURE, RANKING_CHANGE, PullRequest
+
+
+def test_each_side_is_scored_in_one_process_with_the_reports_of_workers(
+    pr: PullRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pr.push(RANKING_CHANGE, "h1: a new module")
+    commits = CommitPair(pr.merge_base(), pr.head_sha)
+    env = {
+        "GITHUB_WORKSPACE": str(pr.workspace),
+        "GITHUB_EVENT_NAME": "workflow_dispatch",
+        "INPUT_FIXTURES": FIXTURE,
+        "INPUT_BASE-REF": commits.base or "",
+        "INPUT_HEAD-REF": commits.head,
+    }
+    asked: list[int] = []
+    real = backend_runs.evaluate_backends
+
+    def recording(
+        backends: Sequence[Any],
+        cases: Sequence[Any],
+        weights: Any,
+        judgments: Any,
+        processes: int = 1,
+        specs: Sequence[Any] = (),
+    ) -> Any:
+        asked.append(processes)
+        return real(backends, cases, weights, judgments, processes, specs)
+
+    monkeypatch.setattr(backend_runs, "evaluate_backends", recording)
+    alone = score_commits(pr.workspace, commits, read_inputs(env))
+    assert asked == [SCORING_PROCESSES] * 2 == [1, 1]  # head, then base
+
+    def in_workers(
+        backends: Sequence[Any],
+        cases: Sequence[Any],
+        weights: Any,
+        judgments: Any,
+        processes: int = 1,
+        specs: Sequence[Any] = (),
+    ) -> Any:
+        with monkeypatch.context() as patch:  # forked, however few the cases
+            patch.setattr("cce_relevance.evaluation.harness.MIN_CASES_PER_PROCESS", 1)
+            return real(backends, cases, weights, judgments, 2, specs)
+
+    monkeypatch.setattr(backend_runs, "evaluate_backends", in_workers)
+    forked = score_commits(pr.workspace, commits, read_inputs(env))
+    assert [(r.base, r.head) for r in forked] == [(r.base, r.head) for r in alone]
