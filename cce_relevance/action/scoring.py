@@ -219,7 +219,7 @@ def score_commits(
     subdir = inputs.working_directory.relative_to(repo)
     base: dict[str, SideResult] = {}
     parsed: api.ParsedFiles = {}
-    with commit_files(repo) as files:
+    with commit_files(repo, [sha for sha in commits if sha is not None]) as files:
         tree = _checked_out(files, commits.head, clock, "head")
         head = _score_side("head", commits.head, tree, subdir, inputs, clock, parsed, required=True)
         goldens = _check_goldens(tree, subdir, head, inputs, commits.head)
