@@ -141,8 +141,8 @@ class SetResult:
         if self.base is None or self.head is None:
             return None
         return api.compare_saved(
-            json.loads(self.base),
-            json.loads(self.head),
+            self.document("base"),
+            self.document("head"),
             "base",
             "head",
             stats_level="full",
@@ -188,10 +188,18 @@ class SetResult:
         return self.stale_queries | {m.case_id for m in self.moves}
 
     def document(self, side: Literal["base", "head"]) -> Any:
-        """The report of one side as JSON data (the side must exist)."""
-        text = self.base if side == "base" else self.head
-        assert text is not None, f"{self.fixture} has no {side} report"
-        return json.loads(text)
+        """The report of one side as JSON data (the side must exist), parsed once: callers read it,
+        never change it."""
+        assert side in self._documents, f"{self.fixture} has no {side} report"
+        return self._documents[side]
+
+    @cached_property
+    def _documents(self) -> dict[str, Any]:
+        return {
+            side: json.loads(text)
+            for side, text in (("base", self.base), ("head", self.head))
+            if text is not None
+        }
 
 
 class SideResult(NamedTuple):
