@@ -4,11 +4,14 @@ CPU than they save on a shared runner (docs/performance.md, "The whole check")."
 
 from __future__ import annotations
 
+import gc
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
+from cce_relevance import api
 from cce_relevance.action.git import CommitPair
 from cce_relevance.action.inputs import read_inputs
 from cce_relevance.action.scoring import SCORING_PROCESSES, score_commits
@@ -61,3 +64,37 @@ def test_each_side_is_scored_in_one_process_with_the_reports_of_workers(
     monkeypatch.setattr(backend_runs, "evaluate_backends", in_workers)
     forked = score_commits(pr.workspace, commits, read_inputs(env))
     assert [(r.base, r.head) for r in forked] == [(r.base, r.head) for r in alone]
+
+
+def test_the_head_sides_index_is_freed_before_the_base_side_opens_its_own(
+    pr: PullRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both sides' indexes (and what ranking derived from them) never live at once: the head's is
+    held only by reference cycles once its side is scored, and collected before the base opens."""
+    pr.push(RANKING_CHANGE, "h1: a new module")
+    commits = CommitPair(pr.merge_base(), pr.head_sha)
+    env = {
+        "GITHUB_WORKSPACE": str(pr.workspace),
+        "GITHUB_EVENT_NAME": "workflow_dispatch",
+        "INPUT_FIXTURES": FIXTURE,
+        "INPUT_BASE-REF": commits.base or "",
+        "INPUT_HEAD-REF": commits.head,
+    }
+    opened: list[weakref.ref[api.Index]] = []
+    alive_at_open: list[list[bool]] = []
+    real = api.open_corpus
+
+    def recording(path: str, **options: Any) -> api.Index:
+        alive_at_open.append([ref() is not None for ref in opened])
+        index = real(path, **options)
+        index.cosine  # noqa: B018 - what ranking derives, referring back to the index
+        opened.append(weakref.ref(index))
+        return index
+
+    monkeypatch.setattr(api, "open_corpus", recording)
+    gc.disable()  # only the collection the scoring asks for may free it
+    try:
+        score_commits(pr.workspace, commits, read_inputs(env))
+    finally:
+        gc.enable()
+    assert alive_at_open == [[], [False]]
