@@ -161,8 +161,9 @@ def test_sampled_p_and_bootstrap_are_identical_across_processes() -> None:
     assert sign_flip_test(deltas).method == "sampled"  # type: ignore[union-attr]
 
 
-def reference_bootstrap(deltas: list[float], resamples: int, seed: int) -> tuple[float, float]:
-    """Resample r reads n raw words; word w picks delta w mod n; means sorted; order statistics ⌈qB⌉."""
+def reference_means(deltas: list[float], resamples: int, seed: int) -> list[float]:
+    """Every resample's mean, in draw order: n raw words a resample, delta w mod n, summed left to
+    right from 0.0, every pick added (zeros too), divided by n."""
     n = len(deltas)
     words = np.random.PCG64(seed)
     means = []
@@ -171,7 +172,12 @@ def reference_bootstrap(deltas: list[float], resamples: int, seed: int) -> tuple
         for w in words.random_raw(n):
             total += deltas[int(w) % n]
         means.append(total / n)
-    means.sort()
+    return means
+
+
+def reference_bootstrap(deltas: list[float], resamples: int, seed: int) -> tuple[float, float]:
+    """Resample r reads n raw words; word w picks delta w mod n; means sorted; order statistics ⌈qB⌉."""
+    means = sorted(reference_means(deltas, resamples, seed))
     low = means[math.ceil(Fraction(25, 1000) * resamples) - 1]
     high = means[math.ceil(Fraction(975, 1000) * resamples) - 1]
     expected = np.quantile(np.array(means), [0.025, 0.975], method="inverted_cdf")
@@ -202,20 +208,6 @@ def test_samples_resampled_together_equal_each_resampled_alone(
         patch.setattr(resampling, "_CHUNK_WORDS", chunk_words)
         together = bootstrap_ci95_of(samples, resamples=101, seed=3)
     assert together == [reference_bootstrap(s, 101, 3) if len(s) >= 2 else None for s in samples]
-
-
-def reference_means(deltas: list[float], resamples: int, seed: int) -> list[float]:
-    """Every resample's mean, in draw order: n raw words a resample, delta w mod n, summed left to
-    right from 0.0, every pick added (zeros too), divided by n."""
-    n = len(deltas)
-    words = np.random.PCG64(seed)
-    means = []
-    for _ in range(resamples):
-        total = 0.0
-        for w in words.random_raw(n):
-            total += deltas[int(w) % n]
-        means.append(total / n)
-    return means
 
 
 # Deltas as a change gives them: mostly zeros (of either sign: -0.0 is what 0.25 - 0.25 is not,
