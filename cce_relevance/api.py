@@ -29,7 +29,7 @@ from cce_relevance.evaluation.comparison import (
     BackendComparison,
     check_primary,
     compare_many,
-    compare_pair,
+    compare_pairs,
     compare_reports,
     compared,
 )
@@ -50,7 +50,12 @@ from cce_relevance.evaluation.corpus import (
 )
 from cce_relevance.evaluation.discrimination import Discrimination, discrimination
 from cce_relevance.evaluation.fixtures import Case, FixtureSet, load_fixtures, parse_fixtures
-from cce_relevance.evaluation.gate import gated_comparison, gated_test, is_significant_regression
+from cce_relevance.evaluation.gate import (
+    gated_comparison,
+    gated_comparisons,
+    gated_test,
+    is_significant_regression,
+)
 from cce_relevance.evaluation.harness import BackendReport, evaluate_backends
 from cce_relevance.evaluation.judgments import Judgments, judge
 from cce_relevance.evaluation.metrics import DEFAULT_PRIMARY, METRIC_KEYS, METRICS
@@ -138,6 +143,7 @@ __all__ = [
     "anchor_index",
     "Exclusion",
     "ParsedFiles",
+    "CorpusSymbols",
     # Names checked where the reference checks them (run checks its own; the CLI checks --languages).
     "check_languages",
     "check_backend",
@@ -153,6 +159,7 @@ __all__ = [
     # The pull-request gate's test.
     "gated_test",
     "gated_comparison",
+    "gated_comparisons",
     "is_significant_regression",
     # What the use cases take and give.
     "RunResult",
@@ -799,7 +806,7 @@ def compare_saved(
         for p in pairs:
             if p.base_means is not None and p.head_means is not None:
                 check_primary(primary, [spec.key for spec in p.specs])
-    return [compare_pair(p, stats_level, primary) for p in pairs]
+    return compare_pairs(pairs, stats_level, primary)
 
 
 def power_analysis(

@@ -1,9 +1,12 @@
 """A base side scored earlier, reused instead of scoring it again.
 
-Every run that scores all queries (no `shard`) saves its head side (side_state.py) in the cache
-directory, as `sides/SHA-FINGERPRINT.json` (the newest `KEPT` are kept): a push to the default
-branch thereby leaves the side of the commit that later pull requests branch from, and
-`actions/cache` keeps it with the index cache. A run whose base commit (for a pull request, the
+A run on a branch's tip (`SAVED_ON`: a push, a schedule) that scores all queries (no `shard`)
+saves its head side (side_state.py) in the cache directory, as `sides/SHA-FINGERPRINT.json` (the
+newest `KEPT` are kept): a push to the default branch thereby leaves the side of the commit that
+later pull requests branch from, and `actions/cache` keeps it with the index cache. A pull
+request's run saves nothing: its head is seldom another run's base, and a saved side names every
+top hit's symbol, which parses every file a top hit lies in (about 1.3 P on the standard
+library), where the comment names only the few it shows. A run whose base commit (for a pull request, the
 merge-base) has a saved side of the same fingerprint — the same tool version and scoring inputs;
 the commit pins every file that was read — loads it and skips scoring the base: the report,
 comparison and comment are the ones re-scoring gives, byte for byte, since the saved per-query
@@ -33,6 +36,7 @@ from cce_relevance.outputs import write_output
 
 SIDES_DIR = "sides"  # inside the cache directory
 WHOLE = api.Shard(1, 1)
+SAVED_ON = frozenset({"push", "schedule"})  # the events whose head side is saved
 KEPT = 32  # saved sides kept, the newest: a cache carried from push to push stays bounded
 
 

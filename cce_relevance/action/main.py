@@ -41,7 +41,7 @@ from typing import Any, NamedTuple
 
 from cce_relevance import __version__, schemas
 from cce_relevance.action.anchor_moves import AnchorMove
-from cce_relevance.action.base_reuse import save_head, saved_base
+from cce_relevance.action.base_reuse import SAVED_ON, save_head, saved_base
 from cce_relevance.action.budget import within_budget
 from cce_relevance.action.comment import comment_marker, fit_body, upsert_comment
 from cce_relevance.action.git import (
@@ -228,7 +228,7 @@ def _comment_within_budget(inputs: ActionInputs, body: str, head: str, changed: 
 
 def _score(inputs: ActionInputs, clock: Stopwatch) -> tuple[Path, CommitPair, Sides]:
     """The repository, the two commits, and every fixture set scored at both (timed on `clock`);
-    the base side is loaded instead when an earlier run saved it, and the head side is saved."""
+    the base side is loaded instead when an earlier run saved it, and a branch run saves its head."""
     with clock.stage("commits"):
         repo = find_repository(inputs.working_directory)
         commits = resolve_commits(inputs.github.event_name, inputs.github.event, inputs, repo)
@@ -242,7 +242,7 @@ def _score(inputs: ActionInputs, clock: Stopwatch) -> tuple[Path, CommitPair, Si
     try:
         base = saved_base(inputs.cache_dir, commits.base, config) if commits.base and whole else None
         sides = score_sides(repo, commits, inputs, clock, shard=inputs.shard, base=base)
-        if whole:  # for a later run whose base this head is (base_reuse.py)
+        if whole and inputs.github.event_name in SAVED_ON:  # for later runs from this head (base_reuse.py)
             save_head(inputs.cache_dir, commits.head, config, sides.head)
     finally:  # the runner's user saves it with actions/cache and cleans the workspace up
         give_to_workspace_owner(made, inputs.github.workspace)

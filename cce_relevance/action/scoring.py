@@ -22,11 +22,13 @@ renamed file or function from a ranking change.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import gc
 import json
 import os
 import shlex
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
@@ -56,12 +58,22 @@ SetStatus = Literal["paired", "head-only", "base-only"]
 
 
 TOP_HITS = 5  # hits kept per query and backend: enough to say what ranks above the expected one
+SCORING_PROCESSES = 1
+"""The Action scores a side's queries in its own process (indexing keeps its worker processes).
+Two forked scoring workers cost about 0.45 s more CPU a side than one process for 1,000
+queries on the standard library (each pays its pages copied on first write and the start of a
+pool) and, with the runner's second core busy, were slower in wall time too
+(docs/performance.md, "The whole check")."""
 
 
 @dataclass(frozen=True)
 class TopHit:
     """One retrieved chunk as the comment names it: rank, corpus-relative file, lines, kind,
-    whether it matches one of the query's anchors, and its symbol (`Client.send`) when known."""
+    whether it matches one of the query's anchors, and its symbol (`Client.send`) when known.
+
+    The symbol is `named` when given; else it is looked up by `chunk_id` in `symbols` (its
+    side's files, read when it was scored) when first asked for: the comment names a few dozen
+    hits, and naming all of them parsed every file a top hit lies in."""
 
     rank: int
     file: str
@@ -69,7 +81,36 @@ class TopHit:
     end: int
     kind: str
     relevant: bool
-    symbol: str | None = None
+    named: str | None = None
+    chunk_id: str = ""
+    symbols: api.CorpusSymbols | None = field(default=None, compare=False, repr=False)
+
+    @cached_property
+    def symbol(self) -> str | None:
+        """The chunker's name of the chunk, or None when it has none (or is not known)."""
+        if self.symbols is None:
+            return self.named
+        return self.symbols.symbol(self.file, self.chunk_id)
+
+    def saved(self) -> dict[str, Any]:
+        """The hit as a saved side holds it (side_state.py), its symbol named: read back with
+        `TopHit.from_saved`, it needs neither the chunk id nor the side's files."""
+        return {
+            "rank": self.rank,
+            "file": self.file,
+            "start": self.start,
+            "end": self.end,
+            "kind": self.kind,
+            "relevant": self.relevant,
+            "symbol": self.symbol,
+        }
+
+    @classmethod
+    def from_saved(cls, data: dict[str, Any]) -> TopHit:
+        """A hit read back from its `saved` form (KeyError or TypeError when it is not one)."""
+        fields = dict(data)
+        named = fields.pop("symbol")
+        return cls(**fields, named=named)
 
 
 Rankings = dict[str, dict[str, tuple[TopHit, ...]]]  # backend -> query id -> top hits
@@ -121,8 +162,8 @@ class SetResult:
         if self.base is None or self.head is None:
             return None
         return api.compare_saved(
-            json.loads(self.base),
-            json.loads(self.head),
+            self.document("base"),
+            self.document("head"),
             "base",
             "head",
             stats_level="full",
@@ -135,11 +176,15 @@ class SetResult:
         test keeps (none with a stale anchor at either side, nor a range anchor whose lines moved or
         changed), with the full statistics: the one query set behind the gate, the verdict and every
         statistic the comment shows."""
-        return [
-            api.gated_comparison(c, self.left_out_queries, self.primary)
-            for c in self.comparisons or ()
-            if c.pair.base_means is not None and c.pair.head_means is not None
-        ]
+        return api.gated_comparisons(
+            [
+                c
+                for c in self.comparisons or ()
+                if c.pair.base_means is not None and c.pair.head_means is not None
+            ],
+            self.left_out_queries,
+            self.primary,
+        )
 
     def stale(self, side: Literal["base", "head"]) -> dict[str, tuple[str, ...]]:
         """Query id → its anchors that resolve to nothing at `side` (empty when not checked there)."""
@@ -164,10 +209,18 @@ class SetResult:
         return self.stale_queries | {m.case_id for m in self.moves}
 
     def document(self, side: Literal["base", "head"]) -> Any:
-        """The report of one side as JSON data (the side must exist)."""
-        text = self.base if side == "base" else self.head
-        assert text is not None, f"{self.fixture} has no {side} report"
-        return json.loads(text)
+        """The report of one side as JSON data (the side must exist), parsed once: callers read it,
+        never change it."""
+        assert side in self._documents, f"{self.fixture} has no {side} report"
+        return self._documents[side]
+
+    @cached_property
+    def _documents(self) -> dict[str, Any]:
+        return {
+            side: json.loads(text)
+            for side, text in (("base", self.base), ("head", self.head))
+            if text is not None
+        }
 
 
 class SideResult(NamedTuple):
@@ -238,11 +291,15 @@ def score_sides(
     clock = clock if clock is not None else Stopwatch()
     subdir = inputs.working_directory.relative_to(repo)
     parsed: api.ParsedFiles = {}
-    with commit_files(repo) as files:
+    with commit_files(repo, [sha for sha in commits if sha is not None]) as files:
         tree = _checked_out(files, commits.head, clock, "head")
         head = _score_side("head", commits.head, tree, subdir, inputs, clock, parsed, shard, required=True)
         goldens = _read_goldens(tree, subdir, head, inputs, commits.head)
         if commits.base is not None and base is None:
+            # The head side's indexes are garbage now, held only by reference cycles (what ranking
+            # derives from an index refers back to it): free them before the base side makes its
+            # own, or the two sides' (300-400 MB each on the standard library) add up.
+            gc.collect()
             tree = _checked_out(files, commits.base, clock, "base")
             base = _score_side(
                 "base", commits.base, tree, subdir, inputs, clock, parsed, shard, required=False
@@ -388,16 +445,16 @@ def top_hits(
     result: api.RunResult, corpus: str, languages: Sequence[str] = (), parsed: api.ParsedFiles | None = None
 ) -> Rankings:
     """Per backend, each query's first `TOP_HITS` hits, marked relevant when they match one of its
-    anchors, with their symbols as the corpus's chunker names them (only these files are parsed,
-    each once with `parsed` shared by the sets and sides: a file unchanged between base and head
-    is not parsed again)."""
+    anchors, with their symbols as the corpus's chunker names them. The files they lie in are
+    read now and parsed only for a hit whose symbol is asked for, each once with `parsed` shared
+    by the sets and sides (a file unchanged between base and head is not parsed again)."""
     symbols = api.corpus_symbols(corpus, languages, parsed)
+    symbols.read(
+        sorted({h.file_path for report in result.reports for r in report.cases for h in r.hits[:TOP_HITS]})
+    )
 
     def relevant(anchors: tuple[Anchor, ...], file: str, kind: str, start: int, end: int) -> bool:
         return any(a.matches(file, kind, start, end) for a in anchors)
-
-    def symbol(file: str, chunk: str) -> str | None:
-        return next((d.symbol for d in symbols.definitions(file) if d.chunk_id == chunk), None)
 
     return {
         report.backend: {
@@ -409,7 +466,8 @@ def top_hits(
                     h.end_line,
                     h.kind,
                     relevant(r.case.anchors, h.file_path, h.kind, h.start_line, h.end_line),
-                    symbol(h.file_path, h.chunk_id),
+                    chunk_id=h.chunk_id,
+                    symbols=symbols,
                 )
                 for h in r.hits[:TOP_HITS]
             )
@@ -478,7 +536,7 @@ def _score_fixture(
             dir=corpus,
             backends=backends,
             config=config,
-            indexing=side.indexing,
+            indexing=dataclasses.replace(side.indexing, workers=SCORING_PROCESSES),
             outputs=outputs,
             index=index,
             fixtures=graded,

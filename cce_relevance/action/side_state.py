@@ -111,7 +111,7 @@ def side_document(
                 "run": api.shard_document(r.run, r.fixtures.text, shard),
                 "validate": validation_document(r.anchors),
                 "top_hits": {
-                    backend: {case: [asdict(h) for h in hits] for case, hits in by_case.items()}
+                    backend: {case: [h.saved() for h in hits] for case, hits in by_case.items()}
                     for backend, by_case in r.rankings.items()
                 },
                 "corpus": r.corpus,
@@ -215,7 +215,9 @@ def _saved_side(document: dict[str, Any]) -> SavedSide:
             entry["run"],
             _validation(entry["validate"]),
             {
-                str(backend): {str(case): tuple(TopHit(**h) for h in hits) for case, hits in by_case.items()}
+                str(backend): {
+                    str(case): tuple(TopHit.from_saved(h) for h in hits) for case, hits in by_case.items()
+                }
                 for backend, by_case in entry["top_hits"].items()
             },
             str(entry["corpus"]),
