@@ -141,3 +141,24 @@ def test_callers_in_two_threads_get_their_own_results():
     for t in threads:
         t.join()
     assert results == {"a": 1.0, "b": 0.0}
+
+
+def test_every_backend_searches_the_first_case_here_before_the_workers_fork():
+    """What a search builds on first use is built once, before the fork: the parent searches the
+    first case with each backend, and nothing else (the workers score every case, that one too)."""
+    parent = os.getpid()
+    here: list[tuple[str, str]] = []
+
+    def recording(name: str):
+        def search(query: str, k: int, query_id: str = "") -> list[Hit]:
+            if os.getpid() == parent:
+                here.append((name, query_id))
+            return _finding("a.py")(query, k, query_id)
+
+        return search
+
+    cases = _cases(250)
+    forked = evaluate_backends([(n, recording(n)) for n in ("x", "y")], cases, LineWeights([]), None, 2)
+    assert here == [("x", "q0"), ("y", "q0")]
+    alone = evaluate_backends([(n, recording(n)) for n in ("x", "y")], cases, LineWeights([]), None, 1)
+    assert forked == alone and len(here) == 2 + 2 * len(cases)
