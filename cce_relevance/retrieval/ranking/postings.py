@@ -74,10 +74,10 @@ def files_term_and_bucket_counts(
     `tokens` (`buckets.files_tokens`; file f has the next `chunks_per_file[f]` chunks), counted
     in one pass: the same arrays as counting each file alone, as the files' terms are numbered
     apart (see `_term_counts`)."""
+    if tokens.files is None:  # one file's chunks
+        return [term_and_bucket_counts(tokens)]
     terms, hashes, term_files = _term_counts(tokens)
     buckets = summed_bucket_counts(terms.lengths, terms.terms, terms.counts, hashes)
-    if tokens.files is None:
-        return [(terms, buckets)]
     n_files = len(chunks_per_file)
     chunk_ends = np.cumsum(np.asarray(chunks_per_file, dtype=np.int64))
     term_ends = _ends_at(terms.lengths, chunk_ends)
