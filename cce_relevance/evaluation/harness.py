@@ -21,7 +21,13 @@ from cce_relevance.evaluation.fixtures import Case
 from cce_relevance.evaluation.judgments import Judgments
 from cce_relevance.evaluation.metrics import QueryMetrics, macro_mean, score_query
 from cce_relevance.evaluation.rank_metrics import RankMetricSpec, score_specs
-from cce_relevance.evaluation.spans import LineWeights, TokenScore, score_tokens
+from cce_relevance.evaluation.spans import (
+    Intervals,
+    LineWeights,
+    TokenScore,
+    relevant_spans,
+    score_tokens_against,
+)
 from cce_relevance.retrieval.hit import Hit, SearchFn
 
 
@@ -97,12 +103,26 @@ def evaluate_backends(
     """
     ranges = _ranges(len(cases), processes)
     with _older_objects_frozen():
+        # Each ranged case's expected spans and their mass, once for every backend (and, worked
+        # out before forking, once for every worker).
+        expected = [_expected(case, weights) for case in cases]
         if len(ranges) > 1:
-            scored = _scored_in_workers(backends, cases, weights, judgments, ranges, specs)
+            for _, search in backends:
+                warm_up = getattr(search, "warm_up", None)
+                if callable(warm_up):  # shared with every worker, instead of made in each
+                    warm_up([case.query for case in cases])
+            scored = _scored_in_workers(backends, cases, weights, judgments, ranges, specs, expected)
         else:
             scored = [
                 [
-                    _scored(search, case, weights, judgments[i] if judgments is not None else None, specs)
+                    _scored(
+                        search,
+                        case,
+                        weights,
+                        judgments[i] if judgments is not None else None,
+                        specs,
+                        expected[i],
+                    )
                     for i, case in enumerate(cases)
                 ]
                 for _, search in backends
@@ -142,15 +162,29 @@ _CaseOutcome = tuple[QueryMetrics, TokenScore | None, tuple[Hit, ...], dict[str,
 MIN_CASES_PER_PROCESS = 100  # fewer, and a worker's start costs more than it saves
 
 
+_Expected = tuple[Intervals, int] | None  # a ranged case's expected spans and their mass
+
+
+def _expected(case: Case, weights: LineWeights) -> _Expected:
+    if not case.ranged:
+        return None
+    relevant = relevant_spans(case.anchors)
+    return relevant, weights.mass(relevant)
+
+
 def _scored(
     search: SearchFn,
     case: Case,
     weights: LineWeights,
     judgment: Judgments | None,
     specs: Sequence[RankMetricSpec] = (),
+    expected: _Expected = None,
 ) -> _CaseOutcome:
     hits = tuple(search(case.query, case.k, case.id)[: case.k])
-    tokens = score_tokens(case.anchors, hits, case.k, weights) if case.ranged else None
+    tokens = None
+    if case.ranged:
+        relevant, mass = expected or _expected(case, weights) or ({}, 0)  # the last never: ranged
+        tokens = score_tokens_against(relevant, mass, hits, case.k, weights)
     ranking = None
     if judgment is not None:
         gains = judgment.hit_gains(hits)
@@ -186,10 +220,12 @@ def backend_report(name: str, results: list[CaseResult], judged: Sequence[str] |
 
 
 def _ranges(n: int, processes: int) -> list[range]:
-    """`n` cases as at most `processes` contiguous ranges of at least MIN_CASES_PER_PROCESS."""
+    """`n` cases dealt out to at most `processes` workers in turn (case i to worker i mod the
+    number of workers), each at least MIN_CASES_PER_PROCESS. A fixture set's cheap and costly
+    queries often come in runs (names, then sentences), which contiguous ranges would leave to
+    one worker; dealt out, the workers finish together."""
     parts = max(1, min(processes, n // MIN_CASES_PER_PROCESS))
-    bounds = [n * i // parts for i in range(parts + 1)]
-    return [range(bounds[i], bounds[i + 1]) for i in range(parts)]
+    return [range(first, n, parts) for first in range(parts)]
 
 
 _JOB: tuple[Any, ...] | None = None  # a worker's job, set by `_take_job` in the forked process
@@ -202,11 +238,13 @@ def _scored_in_workers(
     judgments: Sequence[Judgments] | None,
     ranges: list[range],
     specs: Sequence[RankMetricSpec],
+    expected: Sequence[_Expected] | None = None,
 ) -> list[list[_CaseOutcome]]:
     """The ranges scored by forked workers, which get the job as they fork (never pickled, and
     never shared with another caller's pool). A worker that dies (killed for memory, say) breaks
-    the pool; the cases are then scored here, so a run never hangs on a lost range."""
-    job = (backends, cases, weights, judgments, specs)
+    the pool; the cases are then scored here, so a run never hangs on a lost range. Outcomes
+    come back as plain tuples (`_flat`): pickling the records themselves costs several times more."""
+    job = (backends, cases, weights, judgments, specs, expected)
     try:
         with ProcessPoolExecutor(
             len(ranges),
@@ -214,10 +252,20 @@ def _scored_in_workers(
             initializer=_take_job,
             initargs=(job,),
         ) as pool:
-            parts = list(pool.map(_score_range, [(r.start, r.stop) for r in ranges]))
+            parts = list(pool.map(_score_range, [(r.start, r.stop, r.step) for r in ranges]))
     except BrokenProcessPool:
-        parts = [_score_range((0, len(cases)), job)]
-    return [[s for part in parts for s in part[b]] for b in range(len(backends))]
+        ranges = [range(len(cases))]
+        parts = [_score_range((0, len(cases), 1), job)]
+    # Back in case order: worker w scored cases w, w + n, w + 2n, ... (`_ranges`).
+    order = [i for r in ranges for i in r]
+    scored = []
+    for b in range(len(backends)):
+        outcomes = [flat for part in parts for flat in part[b]]
+        in_order: list[Any] = [None] * len(cases)
+        for i, flat in zip(order, outcomes, strict=True):
+            in_order[i] = flat
+        scored.append([_unflat(flat) for flat in in_order])
+    return scored
 
 
 def _take_job(job: tuple[Any, ...]) -> None:
@@ -225,17 +273,52 @@ def _take_job(job: tuple[Any, ...]) -> None:
     _JOB = job
 
 
-def _score_range(bounds: tuple[int, int], job: tuple[Any, ...] | None = None) -> list[list[_CaseOutcome]]:
+def _score_range(
+    bounds: tuple[int, int, int], job: tuple[Any, ...] | None = None
+) -> list[list[tuple[Any, ...]]]:
     job = job if job is not None else _JOB
     assert job is not None, "a worker scores after _take_job"
-    backends, cases, weights, judgments, specs = job
+    backends, cases, weights, judgments, specs, expected = job
     return [
         [
-            _scored(search, cases[i], weights, judgments[i] if judgments is not None else None, specs)
+            _flat(
+                _scored(
+                    search,
+                    cases[i],
+                    weights,
+                    judgments[i] if judgments is not None else None,
+                    specs,
+                    expected[i] if expected is not None else None,
+                )
+            )
             for i in range(*bounds)
         ]
         for _, search in backends
     ]
+
+
+def _flat(outcome: _CaseOutcome) -> tuple[Any, ...]:
+    """A case's outcome as tuples of plain values, which pickle in C."""
+    metrics, tokens, hits, ranking = outcome
+    return (
+        (metrics.precision, metrics.recall, metrics.mrr, metrics.f1, metrics.first_relevant_rank),
+        None if tokens is None else (tokens.precision, tokens.recall, tokens.iou),
+        [
+            (h.rank, h.chunk_id, h.file_path, h.start_line, h.end_line, h.chunk_type, h.kind, h.score)
+            for h in hits
+        ],
+        ranking,
+    )
+
+
+def _unflat(flat: tuple[Any, ...]) -> _CaseOutcome:
+    metrics, tokens, hits, ranking = flat
+    return (
+        QueryMetrics(*metrics),
+        None if tokens is None else TokenScore(*tokens),
+        tuple(Hit(*h) for h in hits),
+        ranking,
+    )
 
 
 def can_fork() -> bool:

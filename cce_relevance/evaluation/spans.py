@@ -136,11 +136,24 @@ class TokenScore:
     iou: float
 
 
+def relevant_spans(anchors: Sequence[Anchor]) -> Intervals:
+    """The merged line spans of a case's path anchors: the expected side of its token metrics."""
+    return merge((a.path, *span) for a in anchors if a.path is not None for span in a.line_spans())
+
+
 def score_tokens(anchors: Sequence[Anchor], hits: Sequence[Hit], k: int, weights: LineWeights) -> TokenScore:
     """Overlap of expected and retrieved spans in token mass: precision, recall and IoU."""
-    relevant = merge((a.path, *span) for a in anchors if a.path is not None for span in a.line_spans())
+    relevant = relevant_spans(anchors)
+    return score_tokens_against(relevant, weights.mass(relevant), hits, k, weights)
+
+
+def score_tokens_against(
+    relevant: Intervals, rel: int, hits: Sequence[Hit], k: int, weights: LineWeights
+) -> TokenScore:
+    """`score_tokens` given the expected spans and their mass, which a harness works out once
+    per case for every backend."""
     retrieved = merge((h.file_path, h.start_line, h.end_line) for h in hits[:k])
-    rel, ret = weights.mass(relevant), weights.mass(retrieved)
+    ret = weights.mass(retrieved)
     ov = weights.mass(intersect(relevant, retrieved))
     union = rel + ret - ov
     return TokenScore(ov / ret if ret else 0.0, ov / rel if rel else 0.0, ov / union if union else 0.0)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -162,6 +162,14 @@ class BM25:
                 weights /= denominators
             self._weights[term] = weights
         return weights
+
+    def warm_up(self, terms: Iterable[str]) -> None:
+        """Work out the weights of these terms now (each is kept once made): a harness does it
+        for its queries' tokens before forking workers, which then share them."""
+        for term in terms:
+            posting = self._posting(term)
+            if posting is not None:
+                self._contributions(term, posting)
 
     def matched(self, terms: Sequence[str]) -> tuple[np.ndarray | None, np.ndarray]:
         """(documents, their scores) summed in the order of `terms`: the documents that hold a

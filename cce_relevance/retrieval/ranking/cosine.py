@@ -146,6 +146,17 @@ class CosineIndex:
             return cosine_all(query[read], self._exact_values(positions, read))
         return cosine_all(query, self.matrix, rows)
 
+    def warm_up(self) -> None:
+        """Lay out the dense counts now, which many exact scorings would make anyway
+        (`_exact_values`): a harness does it before forking workers, which then share them."""
+        if (
+            self._sparse is not None
+            and self._counts is None
+            and self._sparse_calls <= _SPARSE_CALLS_BEFORE_DENSE
+        ):
+            self._sparse_calls = _SPARSE_CALLS_BEFORE_DENSE
+            self._exact_values(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+
     def _exact_values(self, rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
         """The float64 matrix's entries at `rows` and `columns`, from the sparse entries.
 

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from cce_relevance.errors import CceError
@@ -37,21 +37,46 @@ def builtin_backend(
 ) -> SearchFn:
     """A search function for `bm25`, `vector` or `hybrid` over `index`, cut to `k` results;
     queries are embedded with `embed` (default: the hash embedder)."""
-    # Imported on use so that importing this module stays cheap (see TYPE_CHECKING above).
-    from cce_relevance.retrieval.embedding.embed import hash_embed
-    from cce_relevance.retrieval.search.hybrid import bm25_only_search, hybrid_search, vector_search
-
-    embed_query = hash_embed if embed is None else embed
-
-    def search(query: str, k: int, query_id: str = "") -> list[Hit]:
-        if not rust_trim(query) or not index.chunks:
-            return []
-        if name == "bm25":
-            return _hits(index, bm25_only_search(index, query, k, params))
-        if name == "vector":
-            return _hits(index, vector_search(index, embed_query(query), k))
-        return _hits(index, hybrid_search(index, embed_query(query), query, k, params)[:k])
-
     if name not in BUILTIN_BACKENDS:
         raise CceError(f"unknown backend {name!r}")
-    return search
+    return _BuiltinSearch(name, index, params, embed)
+
+
+class _BuiltinSearch:
+    """A built-in backend as the harness calls it, and its `warm_up`."""
+
+    def __init__(
+        self, name: str, index: Index, params: RankingParams, embed: Callable[[str], np.ndarray] | None
+    ) -> None:
+        # Imported on use so that importing this module stays cheap (see TYPE_CHECKING above).
+        from cce_relevance.retrieval.embedding.embed import hash_embed
+
+        self._name, self._index, self._params = name, index, params
+        self._embed = hash_embed if embed is None else embed
+
+    def __call__(self, query: str, k: int, query_id: str = "") -> list[Hit]:
+        from cce_relevance.retrieval.search.hybrid import bm25_only_search, hybrid_search, vector_search
+
+        index = self._index
+        if not rust_trim(query) or not index.chunks:
+            return []
+        if self._name == "bm25":
+            return _hits(index, bm25_only_search(index, query, k, self._params))
+        if self._name == "vector":
+            return _hits(index, vector_search(index, self._embed(query), k))
+        return _hits(index, hybrid_search(index, self._embed(query), query, k, self._params)[:k])
+
+    def warm_up(self, queries: Sequence[str]) -> None:
+        """Make now what searching these queries would make on first use and keep for the rest of
+        the run: BM25's weights of the queries' tokens, the exact cosines' dense counts. The
+        harness calls this before forking its workers, so that they share one copy instead of each
+        making its own; the rankings are the same either way."""
+        from cce_relevance.retrieval.tokens import unique_tokens
+
+        index = self._index
+        if not index.chunks:
+            return
+        if self._name != "vector":
+            index.bm25(self._params).warm_up(dict.fromkeys(t for q in queries for t in unique_tokens(q)))
+        if self._name != "bm25":
+            index.cosine.warm_up()
