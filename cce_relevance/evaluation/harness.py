@@ -21,13 +21,7 @@ from cce_relevance.evaluation.fixtures import Case
 from cce_relevance.evaluation.judgments import Judgments
 from cce_relevance.evaluation.metrics import QueryMetrics, macro_mean, score_query
 from cce_relevance.evaluation.rank_metrics import RankMetricSpec, score_specs
-from cce_relevance.evaluation.spans import (
-    Intervals,
-    LineWeights,
-    TokenScore,
-    relevant_spans,
-    score_tokens_against,
-)
+from cce_relevance.evaluation.spans import LineWeights, TokenScore, score_tokens
 from cce_relevance.retrieval.hit import Hit, SearchFn
 
 
@@ -103,26 +97,13 @@ def evaluate_backends(
     """
     ranges = _ranges(len(cases), processes)
     with _older_objects_frozen():
-        # Each ranged case's expected spans and their mass, once for every backend (and, worked
-        # out before forking, once for every worker).
-        expected = [_expected(case, weights) for case in cases]
         if len(ranges) > 1:
-            for _, search in backends:
-                warm_up = getattr(search, "warm_up", None)
-                if callable(warm_up):  # shared with every worker, instead of made in each
-                    warm_up([case.query for case in cases])
-            scored = _scored_in_workers(backends, cases, weights, judgments, ranges, specs, expected)
+            _warm_up(backends, cases, weights)
+            scored = _scored_in_workers(backends, cases, weights, judgments, ranges, specs)
         else:
             scored = [
                 [
-                    _scored(
-                        search,
-                        case,
-                        weights,
-                        judgments[i] if judgments is not None else None,
-                        specs,
-                        expected[i],
-                    )
+                    _scored(search, case, weights, judgments[i] if judgments is not None else None, specs)
                     for i, case in enumerate(cases)
                 ]
                 for _, search in backends
@@ -162,14 +143,17 @@ _CaseOutcome = tuple[QueryMetrics, TokenScore | None, tuple[Hit, ...], dict[str,
 MIN_CASES_PER_PROCESS = 100  # fewer, and a worker's start costs more than it saves
 
 
-_Expected = tuple[Intervals, int] | None  # a ranged case's expected spans and their mass
-
-
-def _expected(case: Case, weights: LineWeights) -> _Expected:
-    if not case.ranged:
-        return None
-    relevant = relevant_spans(case.anchors)
-    return relevant, weights.mass(relevant)
+def _warm_up(backends: Sequence[tuple[str, SearchFn]], cases: Sequence[Case], weights: LineWeights) -> None:
+    """Before forking: make what every worker would otherwise make for itself on first use — the
+    search functions' own (`warm_up`, when they have one: the built-in backends) and each ranged
+    case's expected spans — so that the workers share one copy."""
+    for _, search in backends:
+        warm_up = getattr(search, "warm_up", None)
+        if callable(warm_up):
+            warm_up([case.query for case in cases])
+    for case in cases:
+        if case.ranged:
+            weights.expected(case.anchors)
 
 
 def _scored(
@@ -178,13 +162,9 @@ def _scored(
     weights: LineWeights,
     judgment: Judgments | None,
     specs: Sequence[RankMetricSpec] = (),
-    expected: _Expected = None,
 ) -> _CaseOutcome:
     hits = tuple(search(case.query, case.k, case.id)[: case.k])
-    tokens = None
-    if case.ranged:
-        relevant, mass = expected or _expected(case, weights) or ({}, 0)  # the last never: ranged
-        tokens = score_tokens_against(relevant, mass, hits, case.k, weights)
+    tokens = score_tokens(case.anchors, hits, case.k, weights) if case.ranged else None
     ranking = None
     if judgment is not None:
         gains = judgment.hit_gains(hits)
@@ -238,13 +218,12 @@ def _scored_in_workers(
     judgments: Sequence[Judgments] | None,
     ranges: list[range],
     specs: Sequence[RankMetricSpec],
-    expected: Sequence[_Expected] | None = None,
 ) -> list[list[_CaseOutcome]]:
     """The ranges scored by forked workers, which get the job as they fork (never pickled, and
     never shared with another caller's pool). A worker that dies (killed for memory, say) breaks
     the pool; the cases are then scored here, so a run never hangs on a lost range. Outcomes
     come back as plain tuples (`_flat`): pickling the records themselves costs several times more."""
-    job = (backends, cases, weights, judgments, specs, expected)
+    job = (backends, cases, weights, judgments, specs)
     try:
         with ProcessPoolExecutor(
             len(ranges),
@@ -278,19 +257,10 @@ def _score_range(
 ) -> list[list[tuple[Any, ...]]]:
     job = job if job is not None else _JOB
     assert job is not None, "a worker scores after _take_job"
-    backends, cases, weights, judgments, specs, expected = job
+    backends, cases, weights, judgments, specs = job
     return [
         [
-            _flat(
-                _scored(
-                    search,
-                    cases[i],
-                    weights,
-                    judgments[i] if judgments is not None else None,
-                    specs,
-                    expected[i] if expected is not None else None,
-                )
-            )
+            _flat(_scored(search, cases[i], weights, judgments[i] if judgments is not None else None, specs))
             for i in range(*bounds)
         ]
         for _, search in backends

@@ -49,6 +49,7 @@ class LineWeights:
         self._weighed: Mapping[str, FileLineWeights] = {} if weighed is None else weighed
         self._chunks: dict[str, list[Chunk]] | None = None  # by file, made when first needed
         self._runs: dict[str, LineWeightRuns] = {}
+        self._expected: dict[tuple[Anchor, ...], tuple[Intervals, int]] = {}
 
     @classmethod
     def of_index(cls, index: Index) -> LineWeights:
@@ -71,6 +72,15 @@ class LineWeights:
             for path, run in groupby(self._all, key=attrgetter("file_path")):
                 self._chunks.setdefault(path, []).extend(run)
         return self._chunks
+
+    def expected(self, anchors: tuple[Anchor, ...]) -> tuple[Intervals, int]:
+        """The merged spans of a case's path anchors and their mass, worked out once per anchors:
+        every backend a run scores reads the same ones. The spans are shared: never changed."""
+        found = self._expected.get(anchors)
+        if found is None:
+            spans = relevant_spans(anchors)
+            self._expected[anchors] = found = (spans, self.mass(spans))
+        return found
 
     def mass(self, spans: Intervals) -> int:
         """Total weight of the lines in merged, disjoint intervals per file."""
@@ -143,15 +153,7 @@ def relevant_spans(anchors: Sequence[Anchor]) -> Intervals:
 
 def score_tokens(anchors: Sequence[Anchor], hits: Sequence[Hit], k: int, weights: LineWeights) -> TokenScore:
     """Overlap of expected and retrieved spans in token mass: precision, recall and IoU."""
-    relevant = relevant_spans(anchors)
-    return score_tokens_against(relevant, weights.mass(relevant), hits, k, weights)
-
-
-def score_tokens_against(
-    relevant: Intervals, rel: int, hits: Sequence[Hit], k: int, weights: LineWeights
-) -> TokenScore:
-    """`score_tokens` given the expected spans and their mass, which a harness works out once
-    per case for every backend."""
+    relevant, rel = weights.expected(tuple(anchors))
     retrieved = merge((h.file_path, h.start_line, h.end_line) for h in hits[:k])
     ret = weights.mass(retrieved)
     ov = weights.mass(intersect(relevant, retrieved))

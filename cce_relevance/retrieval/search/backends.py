@@ -42,17 +42,34 @@ def builtin_backend(
     return _BuiltinSearch(name, index, params, embed)
 
 
+_QUERY_VECTORS: dict[str, np.ndarray] = {}
+_QUERY_VECTORS_KEPT = 2048
+
+
+def _memoised_hash_embed(query: str) -> np.ndarray:
+    """`hash_embed(query)`, kept for the most recent queries: a run embeds each query once for
+    vector and again for hybrid. The vectors are shared, so they are made read-only."""
+    vector = _QUERY_VECTORS.get(query)
+    if vector is None:
+        # Imported on use so that importing this module stays cheap (see TYPE_CHECKING above).
+        from cce_relevance.retrieval.embedding.embed import hash_embed
+
+        vector = hash_embed(query)
+        vector.flags.writeable = False
+        if len(_QUERY_VECTORS) >= _QUERY_VECTORS_KEPT:
+            del _QUERY_VECTORS[next(iter(_QUERY_VECTORS))]
+        _QUERY_VECTORS[query] = vector
+    return vector
+
+
 class _BuiltinSearch:
     """A built-in backend as the harness calls it, and its `warm_up`."""
 
     def __init__(
         self, name: str, index: Index, params: RankingParams, embed: Callable[[str], np.ndarray] | None
     ) -> None:
-        # Imported on use so that importing this module stays cheap (see TYPE_CHECKING above).
-        from cce_relevance.retrieval.embedding.embed import hash_embed
-
         self._name, self._index, self._params = name, index, params
-        self._embed = hash_embed if embed is None else embed
+        self._embed = _memoised_hash_embed if embed is None else embed
 
     def __call__(self, query: str, k: int, query_id: str = "") -> list[Hit]:
         from cce_relevance.retrieval.search.hybrid import bm25_only_search, hybrid_search, vector_search
