@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import shutil
+import struct
 import sys
 import threading
 from pathlib import Path
@@ -20,7 +22,8 @@ from cce_relevance.evaluation import harness
 from cce_relevance.evaluation.anchors import parse_anchor
 from cce_relevance.evaluation.fixtures import Case
 from cce_relevance.evaluation.harness import MIN_CASES_PER_PROCESS, _ranges, evaluate_backends
-from cce_relevance.evaluation.spans import LineWeights
+from cce_relevance.evaluation.metrics import QueryMetrics
+from cce_relevance.evaluation.spans import LineWeights, TokenScore
 from cce_relevance.project_config import load_config
 from cce_relevance.reporting.run_report import run_report_json, run_report_text
 from cce_relevance.retrieval.hit import Hit
@@ -142,3 +145,56 @@ def test_callers_in_two_threads_get_their_own_results():
     for t in threads:
         t.join()
     assert results == {"a": 1.0, "b": 0.0}
+
+
+_FLOATS = st.floats(allow_nan=False)
+_HIT = st.builds(
+    Hit,
+    st.integers(1, 50),
+    st.text(max_size=16),
+    st.text(max_size=20),
+    st.integers(0, 10**6),
+    st.integers(0, 10**6),
+    st.text(max_size=8),
+    st.text(max_size=20),
+    st.floats(allow_nan=False),
+)
+
+
+@given(
+    st.tuples(_FLOATS, _FLOATS, _FLOATS, _FLOATS, st.none() | st.integers(1, 50)),
+    st.none() | st.tuples(_FLOATS, _FLOATS, _FLOATS),
+    st.lists(_HIT, max_size=12),
+    st.none() | st.dictionaries(st.text(max_size=8), _FLOATS, max_size=4),
+)
+def test_outcomes_come_back_from_workers_as_they_were(metrics, tokens, hits, ranking):
+    """A worker sends a case's outcome as plain tuples (`_flat`): pickled and rebuilt, it is the
+    outcome scored, field for field."""
+    outcome = (QueryMetrics(*metrics), None if tokens is None else TokenScore(*tokens), tuple(hits), ranking)
+    back = harness._unflat(pickle.loads(pickle.dumps(harness._flat(outcome))))
+    assert back == outcome
+    assert [struct.pack("<d", h.score) for h in back[2]] == [struct.pack("<d", h.score) for h in hits]
+
+
+class _WarmedSearch:
+    """A search function with a `warm_up`, recording where and with what it was called."""
+
+    def __init__(self) -> None:
+        self.warmed: list[tuple[int, list[str]]] = []
+
+    def __call__(self, query: str, k: int, query_id: str = "") -> list[Hit]:
+        return _finding("a.py")(query, k, query_id)
+
+    def warm_up(self, queries):
+        self.warmed.append((os.getpid(), list(queries)))
+
+
+def test_search_functions_warm_up_once_before_the_workers_fork():
+    cases = _cases(250, "a.py@1-1")
+    search = _WarmedSearch()
+    (several,) = evaluate_backends([("w", search)], cases, LineWeights([]), None, processes=2)
+    assert search.warmed == [(os.getpid(), [c.query for c in cases])]
+    one_process = _WarmedSearch()
+    (one,) = evaluate_backends([("w", one_process)], cases, LineWeights([]), None, processes=1)
+    assert one_process.warmed == []  # nothing to share: each thing is made when first needed
+    assert several == one

@@ -24,6 +24,7 @@ from cce_relevance.retrieval.index.build import build_index
 from cce_relevance.retrieval.ranking import cosine as vector
 from cce_relevance.retrieval.ranking.cosine import CosineIndex, cosine_all
 from cce_relevance.retrieval.ranking.topk import id_ranks
+from cce_relevance.retrieval.search import backends
 from cce_relevance.retrieval.search.backends import builtin_backend
 from cce_relevance.retrieval.search.hybrid import vector_search
 
@@ -372,3 +373,15 @@ def test_dense_counts_over_norms_give_back_every_value(big):
     assert matrix.dtype == (np.int16 if big < 2**15 else np.int32) and matrix.flags.f_contiguous
     norms = np.where(embeddings.norms == 0.0, 1.0, embeddings.norms)
     assert (matrix / norms[:, None]).tobytes() == embeddings.dense(np.float64).tobytes()
+
+
+def test_query_vectors_kept_for_the_backends_are_hash_embed_read_only():
+    """vector and hybrid embed each query of a run: the vector is made once and kept (read-only,
+    as the backends share it) for the most recent queries."""
+    first = backends._memoised_hash_embed("read the config file")
+    assert first.tobytes() == hash_embed("read the config file").tobytes() and not first.flags.writeable
+    assert backends._memoised_hash_embed("read the config file") is first
+    for i in range(backends._QUERY_VECTORS_KEPT + 5):
+        backends._memoised_hash_embed(f"query {i}")
+    assert len(backends._QUERY_VECTORS) == backends._QUERY_VECTORS_KEPT
+    assert "read the config file" not in backends._QUERY_VECTORS
