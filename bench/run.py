@@ -348,7 +348,7 @@ def run_queries(index: Index, cases: tuple[Case, ...]) -> dict:
     this process (one that has not forked: a parent whose pages its children shared pays a page
     fault on the first write to each, which no CLI run does)."""
     backends = [(name, builtin_backend(name, index)) for name in BUILTIN_BACKENDS]
-    start = time.perf_counter()
+    start, start_cpu = time.perf_counter(), time.process_time()
     weights = line_weights(index)
     per_backend = {}
     reports = []
@@ -368,6 +368,7 @@ def run_queries(index: Index, cases: tuple[Case, ...]) -> dict:
     return {
         "n": len(cases),
         "total_s": total,
+        "cpu_s": time.process_time() - start_cpu,
         "backends": per_backend,
         "t_bm25_to_hybrid_mrr": t_tests["mrr"].t,
     }
@@ -376,8 +377,21 @@ def run_queries(index: Index, cases: tuple[Case, ...]) -> dict:
 def run_parallel_queries(index: Index, cases: tuple[Case, ...], workers: int) -> dict:
     """The cases of `run_queries` scored in `workers` forked processes (metrics, no t-tests)."""
     backends = [(name, builtin_backend(name, index)) for name in BUILTIN_BACKENDS]
+    before = cpu_with_children()
     seconds, reports = timed(lambda: evaluate_backends(backends, cases, line_weights(index), None, workers))
-    return {"processes": workers, "seconds": seconds, "mrr": [r.mrr for r in reports]}
+    return {
+        "processes": workers,
+        "seconds": seconds,
+        "cpu_s": cpu_with_children() - before,
+        "mrr": [r.mrr for r in reports],
+    }
+
+
+def cpu_with_children() -> float:
+    """CPU seconds of this process and of the children it has waited for (a pool's workers are
+    waited for when it shuts down)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def machine() -> dict:
@@ -430,6 +444,14 @@ def _row(label: str, seconds: float | None, p: float, extra: str = "") -> str:
     if seconds is None:
         return f"  {label:<44} {extra or 'n/a':>10}"
     return f"  {label:<44} {seconds:8.3f} s  {seconds / p:6.3f} P  {extra}".rstrip()
+
+
+def _cpu_note(cpu: float | None, p_cpu: float | None) -> str:
+    """CPU seconds and their ratio to P's CPU time (which a busy machine disturbs far less than
+    wall time), when both are known."""
+    if cpu is None or not p_cpu:
+        return ""
+    return f"; CPU {cpu:.3f} s = {cpu / p_cpu:.3f} P CPU"
 
 
 def render(figures: dict) -> str:
@@ -487,7 +509,14 @@ def render(figures: dict) -> str:
     if q is None:
         out.append(_row("queries", None, p, "not run (--queries 0)"))
     else:
-        out.append(_row(f"{q['n']:,} queries x 3 backends with metrics", q["total_s"], p, "1 process"))
+        out.append(
+            _row(
+                f"{q['n']:,} queries x 3 backends with metrics",
+                q["total_s"],
+                p,
+                "1 process" + _cpu_note(q.get("cpu_s"), p_fig.get("p_cpu_s")),
+            )
+        )
         for name, b in q["backends"].items():
             out.append(
                 _row(
@@ -504,7 +533,8 @@ def render(figures: dict) -> str:
                 f"{q['n']:,} queries x 3 backends, {par['queries']['processes']} processes",
                 par["queries"]["seconds"],
                 p,
-                "as the CLI scores them on several CPUs; same metrics",
+                "as the CLI scores them on several CPUs; same metrics"
+                + _cpu_note(par["queries"].get("cpu_s"), p_fig.get("p_cpu_s")),
             )
         )
         if "worker_peak_rss_mb" in par["queries"]:

@@ -50,12 +50,14 @@ def test_run_prints_every_figure_as_json():
     assert index["cold_index_s"] == index["build_index_s"] + index["derive_s"]
     queries = index["queries"]
     assert queries["n"] > 0 and set(queries["backends"]) == {"bm25", "vector", "hybrid"}
+    assert queries["cpu_s"] > 0
     for backend in queries["backends"].values():
         assert 0.0 <= backend["mrr"] <= 1.0 and 0.0 <= backend["recall"] <= 1.0
     assert index["peak_rss_mb"] > 0
     if figures["parallel"] is not None:  # several CPUs: the queries were scored in as many processes too
         several = figures["parallel"]["queries"]
         assert several["processes"] == figures["parallel"]["workers"] and len(several["mrr"]) == 3
+        assert several["cpu_s"] > 0
     assert set(figures["machine"]) >= {"nproc", "cpu", "python"}
 
 

@@ -219,31 +219,39 @@ def _scored_in_workers(
     ranges: list[range],
     specs: Sequence[RankMetricSpec],
 ) -> list[list[_CaseOutcome]]:
-    """The ranges scored by forked workers, which get the job as they fork (never pickled, and
-    never shared with another caller's pool). A worker that dies (killed for memory, say) breaks
-    the pool; the cases are then scored here, so a run never hangs on a lost range. Outcomes
-    come back as plain tuples (`_flat`): pickling the records themselves costs several times more."""
+    """The first range scored here, the others by forked workers meanwhile, which get the job as
+    they fork (never pickled, and never shared with another caller's pool): n processes in all,
+    none of them waiting. A worker that dies (killed for memory, say) breaks the pool; its cases
+    are then scored here, so a run never hangs on a lost range. Workers send their outcomes back
+    as plain tuples (`_flat`): pickling the records themselves costs several times more."""
     job = (backends, cases, weights, judgments, specs)
+    here, others = ranges[0], ranges[1:]
+    mine = None
     try:
         with ProcessPoolExecutor(
-            len(ranges),
+            len(others),
             mp_context=multiprocessing.get_context("fork"),
             initializer=_take_job,
             initargs=(job,),
         ) as pool:
-            parts = list(pool.map(_score_range, [(r.start, r.stop, r.step) for r in ranges]))
+            # Submitting forks every worker (as the fork context does) before this process scores.
+            futures = [pool.submit(_score_range, (r.start, r.stop, r.step)) for r in others]
+            mine = _score_range((here.start, here.stop, here.step), job, flat=False)
+            theirs = [future.result() for future in futures]
     except BrokenProcessPool:
-        ranges = [range(len(cases))]
-        parts = [_score_range((0, len(cases), 1), job)]
-    # Back in case order: worker w scored cases w, w + n, w + 2n, ... (`_ranges`).
-    order = [i for r in ranges for i in r]
-    scored = []
+        theirs = [_score_range((r.start, r.stop, r.step), job) for r in others]
+    if mine is None:  # the pool broke before this process had scored its own range
+        mine = _score_range((here.start, here.stop, here.step), job, flat=False)
+    # Back in case order: process w scored cases w, w + n, w + 2n, ... (`_ranges`).
+    scored: list[list[_CaseOutcome]] = []
     for b in range(len(backends)):
-        outcomes = [flat for part in parts for flat in part[b]]
         in_order: list[Any] = [None] * len(cases)
-        for i, flat in zip(order, outcomes, strict=True):
-            in_order[i] = flat
-        scored.append([_unflat(flat) for flat in in_order])
+        for i, outcome in zip(here, mine[b], strict=True):
+            in_order[i] = outcome
+        for r, part in zip(others, theirs, strict=True):
+            for i, flat in zip(r, part[b], strict=True):
+                in_order[i] = _unflat(flat)
+        scored.append(in_order)
     return scored
 
 
@@ -253,18 +261,21 @@ def _take_job(job: tuple[Any, ...]) -> None:
 
 
 def _score_range(
-    bounds: tuple[int, int, int], job: tuple[Any, ...] | None = None
-) -> list[list[tuple[Any, ...]]]:
+    bounds: tuple[int, int, int], job: tuple[Any, ...] | None = None, flat: bool = True
+) -> list[list[Any]]:
+    """The outcomes of the cases `range(*bounds)` at every backend, as plain tuples (`_flat`) to
+    send back from a worker, or as they are (`flat` False) in the process that keeps them."""
     job = job if job is not None else _JOB
     assert job is not None, "a worker scores after _take_job"
     backends, cases, weights, judgments, specs = job
-    return [
+    outcomes = [
         [
-            _flat(_scored(search, cases[i], weights, judgments[i] if judgments is not None else None, specs))
+            _scored(search, cases[i], weights, judgments[i] if judgments is not None else None, specs)
             for i in range(*bounds)
         ]
         for _, search in backends
     ]
+    return [[_flat(outcome) for outcome in part] for part in outcomes] if flat else outcomes
 
 
 def _flat(outcome: _CaseOutcome) -> tuple[Any, ...]:
