@@ -85,15 +85,12 @@ class _BuiltinSearch:
 
     def warm_up(self, queries: Sequence[str]) -> None:
         """Make now what searching these queries would make on first use and keep for the rest of
-        the run: BM25's weights of the queries' tokens, the exact cosines' dense counts. The
-        harness calls this before forking its workers, so that they share one copy instead of each
-        making its own; the rankings are the same either way."""
+        the run: BM25's weights of the queries' tokens. The harness calls this before forking its
+        workers, so that they share one copy instead of each making its own; the rankings are the
+        same either way."""
         from cce_relevance.retrieval.tokens import unique_tokens
 
-        index = self._index
-        if not index.chunks:
-            return
-        if self._name != "vector":
-            index.bm25(self._params).warm_up(dict.fromkeys(t for q in queries for t in unique_tokens(q)))
-        if self._name != "bm25":
-            index.cosine.warm_up()
+        if self._name != "vector" and self._index.chunks:
+            self._index.bm25(self._params).warm_up(
+                dict.fromkeys(t for q in queries for t in unique_tokens(q))
+            )
