@@ -377,21 +377,25 @@ def run_queries(index: Index, cases: tuple[Case, ...]) -> dict:
 def run_parallel_queries(index: Index, cases: tuple[Case, ...], workers: int) -> dict:
     """The cases of `run_queries` scored in `workers` forked processes (metrics, no t-tests)."""
     backends = [(name, builtin_backend(name, index)) for name in BUILTIN_BACKENDS]
-    before = cpu_with_children()
+    own, children = cpu_seconds(resource.RUSAGE_SELF), cpu_seconds(resource.RUSAGE_CHILDREN)
     seconds, reports = timed(lambda: evaluate_backends(backends, cases, line_weights(index), None, workers))
+    own = cpu_seconds(resource.RUSAGE_SELF) - own
+    children = cpu_seconds(resource.RUSAGE_CHILDREN) - children
     return {
         "processes": workers,
         "seconds": seconds,
-        "cpu_s": cpu_with_children() - before,
+        "cpu_s": own + children,
+        "own_cpu_s": own,
+        "workers_cpu_s": children,
         "mrr": [r.mrr for r in reports],
     }
 
 
-def cpu_with_children() -> float:
-    """CPU seconds of this process and of the children it has waited for (a pool's workers are
-    waited for when it shuts down)."""
-    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+def cpu_seconds(who: int) -> float:
+    """User + system CPU seconds of this process (`RUSAGE_SELF`), or of the children it has
+    waited for (`RUSAGE_CHILDREN`: a pool's workers are waited for when it shuts down)."""
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
 
 
 def machine() -> dict:
@@ -537,6 +541,13 @@ def render(figures: dict) -> str:
                 + _cpu_note(par["queries"].get("cpu_s"), p_fig.get("p_cpu_s")),
             )
         )
+        if "own_cpu_s" in par["queries"]:
+            pq, p_cpu = par["queries"], p_fig["p_cpu_s"]
+            out.append(
+                f"  CPU of the scoring process {pq['own_cpu_s']:.3f} s = {pq['own_cpu_s'] / p_cpu:.3f} P CPU, "
+                f"of its {pq['processes'] - 1} worker(s) {pq['workers_cpu_s']:.3f} s (with a core each, "
+                "the wall time is about the largest process's CPU time)"
+            )
         if "worker_peak_rss_mb" in par["queries"]:
             out.append(
                 f"  peak RSS of a scoring worker: {par['queries']['worker_peak_rss_mb']:,.0f} MB (pages "
