@@ -542,9 +542,10 @@ def render(figures: dict) -> str:
             )
         )
         if "own_cpu_s" in par["queries"]:
-            pq, p_cpu = par["queries"], p_fig["p_cpu_s"]
+            pq = par["queries"]
+            own_p = pq["own_cpu_s"] / p_fig["p_cpu_s"]
             out.append(
-                f"  CPU of the scoring process {pq['own_cpu_s']:.3f} s = {pq['own_cpu_s'] / p_cpu:.3f} P CPU, "
+                f"  CPU of the scoring process {pq['own_cpu_s']:.3f} s = {own_p:.3f} P CPU, "
                 f"of its {pq['processes'] - 1} worker(s) {pq['workers_cpu_s']:.3f} s (with a core each, "
                 "the wall time is about the largest process's CPU time)"
             )
