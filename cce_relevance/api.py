@@ -63,7 +63,7 @@ from cce_relevance.evaluation.names import (
     rank_metric_specs,
 )
 from cce_relevance.evaluation.observed_deltas import observed_deltas
-from cce_relevance.evaluation.pairing import pair_reports
+from cce_relevance.evaluation.pairing import backend_means, pair_reports
 from cce_relevance.evaluation.proposals import DEFAULT_RULES, FORMS, HARD_FORMS, FileRules, Proposal, propose
 from cce_relevance.evaluation.proposals import check_forms as proposal_forms
 from cce_relevance.evaluation.rank_metrics import rank_metric_for_key
@@ -145,6 +145,7 @@ __all__ = [
     "proposal_forms",
     "compare_reports",
     "parse_shard",
+    "backend_means",
     # The pull-request gate's test.
     "gated_test",
     "gated_comparison",

@@ -1043,6 +1043,30 @@ def power(source: str, delta: float, alpha: float, power: float, metric: str | N
     _emit(dumps_report(power_document(analysis)) if as_json else power_text(analysis))
 
 
+@main.command()
+@click.argument("history", metavar="HISTORY.json")
+@click.option(
+    "--set", "fixture", metavar="FIXTURES", help="The fixture set, as the Action's `fixtures` named it."
+)
+@click.option("--backend", metavar="NAME", help="One backend (default: every backend the history holds).")
+@click.option(
+    "--metric",
+    metavar="KEY",
+    default=DEFAULT_PRIMARY,
+    show_default=True,
+    help=f"The metric key: {', '.join(METRIC_KEYS)}, or a rank metric key the history holds.",
+)
+@click.option("--json", "as_json", is_flag=True, help=f"Emit the {schemas.TREND} JSON.")
+def trend(history: str, fixture: str | None, backend: str | None, metric: str, as_json: bool) -> None:
+    """The series of an Action trend history (input `history`): per fixture set and backend, the
+    metric at every push to the default branch, with its commit and date, and a sparkline."""
+    from cce_relevance.action.history_view import load, select, trend_document, trend_text
+
+    loaded = load(history)
+    series = select(loaded, metric, fixture, backend)
+    _emit(dumps_report(trend_document(loaded, series)) if as_json else trend_text(loaded, series))
+
+
 @main.command("action")
 def action() -> None:
     """Run as the GitHub Action: read INPUT_* and GITHUB_*, score base and head, report, gate.

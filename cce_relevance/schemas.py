@@ -41,3 +41,9 @@ FINGERPRINT = "cce-relevance.fingerprint/v1"
 SHARD = "cce.relevance.shard/v1"
 """One shard of a run (`run --shard I/N --shard-state FILE`): per-query values as exact floats, so
 `merge` rebuilds the unsharded report byte for byte."""
+
+HISTORY = "cce.relevance.history/v1"
+"""The Action's trend history (input `history`): the means of every push to the default branch."""
+
+TREND = "cce.relevance.trend/v1"
+"""`trend --json`: series of a trend history, every point with its commit, date and value."""

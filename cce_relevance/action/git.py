@@ -61,17 +61,22 @@ class CommitPair(NamedTuple):
     head: str
 
 
-def git(repo: Path | None, *args: str, env: Mapping[str, str] | None = None) -> str:
+def git(
+    repo: Path | None, *args: str, env: Mapping[str, str] | None = None, timeout: float | None = None
+) -> str:
     """Run `git ARGS` in `repo` and return its stdout; a failure is a CceError quoting git's stderr.
 
-    `env` adds variables (a private index file, say) to the process's environment."""
+    `env` adds variables (a private index file, say) to the process's environment; a `timeout`
+    (seconds, for a call to origin) stops git and is a CceError too."""
     try:
-        return _run(repo, args, check=True, env=env).stdout
+        return _run(repo, args, check=True, env=env, timeout=timeout).stdout
     except subprocess.CalledProcessError as exc:
         where = f" in {repo}" if repo is not None else ""
         raise CceError(
             f"git {' '.join(args)} failed{where} (exit {exc.returncode}): {exc.stderr.strip()}"
         ) from exc
+    except subprocess.TimeoutExpired:
+        raise CceError(f"git {' '.join(args)} did not finish within {timeout:g} seconds") from None
 
 
 def find_repository(path: Path) -> Path:

@@ -27,6 +27,8 @@ from typing import Any, Literal
 
 from cce_relevance import json_input
 from cce_relevance.action.github import DEFAULT_API_URL, DEFAULT_SERVER_URL
+from cce_relevance.action.history import DEFAULT_SIZE as DEFAULT_HISTORY_SIZE
+from cce_relevance.action.history import MAX_SIZE as MAX_HISTORY_SIZE
 from cce_relevance.action.retriever_policy import INPUT as RETRIEVERS_INPUT
 from cce_relevance.action.retriever_policy import check_repository_retrievers
 from cce_relevance.action.workspace import inside
@@ -52,6 +54,12 @@ _BACKEND_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _COMMENT_KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _GLOB_CHARS = re.compile(r"[*?\[]")
 _ARTIFACT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+# A data branch's name and a file's path on it: slash-separated parts that git accepts in a ref
+# and in a tree (no '..', no part starting with '.', no '.lock' ending), and that no option or
+# shell could misread.
+_BRANCH_PART = r"[A-Za-z0-9_][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*"
+_HISTORY_BRANCH = re.compile(rf"^{_BRANCH_PART}(?:/{_BRANCH_PART}){{0,9}}$")
+DEFAULT_HISTORY_FILE = "history.json"  # the file on `history-branch` when `history` is not given
 
 
 @dataclass(frozen=True)
@@ -109,6 +117,12 @@ class ActionInputs:
     artifact: str = DEFAULT_ARTIFACT
     # `allow-repository-retrievers`, checked against the event: `command`/`url` backends may run
     repository_retrievers: bool = False
+    # `history`: the trend history file (absolute, inside `github.workspace`), or None for no trend
+    history: Path | None = None
+    history_size: int = DEFAULT_HISTORY_SIZE  # `history-size`: the entries a push keeps
+    # `history-branch`: the history is the file `history_file` on this branch of origin instead
+    history_branch: str | None = None
+    history_file: str = DEFAULT_HISTORY_FILE
 
     def golden_for(self, fixture: str) -> str | None:
         """The golden report configured for `fixture` (a path as in `fixtures`), if any."""
@@ -152,6 +166,8 @@ def read_inputs(env: Mapping[str, str]) -> ActionInputs:
             _boolean(RETRIEVERS_INPUT, _input(env, RETRIEVERS_INPUT), default=False), github.event_name
         ),
         cache_dir=_cache_dir(_input(env, "cache-dir") or DEFAULT_CACHE_DIR, github.workspace),
+        history_size=_history_size(_input(env, "history-size")),
+        **_history_place(_input(env, "history"), _input(env, "history-branch"), github.workspace),
     )
 
 
@@ -308,6 +324,48 @@ def _cache_dir(value: str, workspace: Path) -> Path:
             f"directory inside it, such as {DEFAULT_CACHE_DIR!r} (the default)"
         )
     return Path(os.path.normpath(candidate))  # symlinks unresolved: the Action refuses any on the way
+
+
+def _history_place(value: str, branch: str, workspace: Path) -> dict[str, Any]:
+    """`history` is a file in the workspace, or with `history-branch` a file's path on that branch."""
+    if not branch:
+        return {"history": _history(value, workspace)}
+    if not _HISTORY_BRANCH.match(branch) or branch.endswith(".lock") or len(branch) > 200:
+        raise CceError(
+            f"input 'history-branch': {branch!r} is not a branch name for the history: expected "
+            "letters, digits, '_', '-', '.' and '/' between parts, such as 'cce-relevance-data'"
+        )
+    if value and (not _HISTORY_BRANCH.match(value) or len(value) > 200):
+        raise CceError(
+            f"input 'history': {value!r} is not a file path on branch {branch!r}: expected a relative "
+            f"path of letters, digits, '_', '-', '.' and '/' without '..', such as {DEFAULT_HISTORY_FILE!r}"
+        )
+    return {"history_branch": branch, "history_file": value or DEFAULT_HISTORY_FILE}
+
+
+def _history(value: str, workspace: Path) -> Path | None:
+    """The trend history's file: inside the workspace, where actions/cache or an artifact step on
+    the host can restore it before the run and save it after."""
+    if not value:
+        return None
+    candidate = workspace / value
+    if not inside(workspace, candidate):
+        raise CceError(
+            f"input 'history': {value!r} resolves outside the workspace {workspace}: expected a file "
+            "path inside it, such as '.cce-relevance-history/history.json'"
+        )
+    return Path(os.path.normpath(candidate))  # symlinks unresolved: trend.check_history refuses any
+
+
+def _history_size(value: str) -> int:
+    if not value:
+        return DEFAULT_HISTORY_SIZE
+    if not re.fullmatch(r"[0-9]{1,6}", value) or not 1 <= int(value) <= MAX_HISTORY_SIZE:
+        raise CceError(
+            f"input 'history-size': {value!r} is not a number of entries: expected a whole number "
+            f"from 1 to {MAX_HISTORY_SIZE} (default {DEFAULT_HISTORY_SIZE})"
+        )
+    return int(value)
 
 
 def _split_list(value: str) -> tuple[str, ...]:

@@ -6,8 +6,9 @@ One run, in an order chosen so that nothing optional can change the result (§ru
    base and head commits and score every fixture set in a checkout of each (`scoring`), with the
    index cache in `cache-dir` (inside the workspace, so actions/cache can keep it across runs);
 2. decide the verdict and the gates from the same facts (`report.Outcome`);
-3. write the report files, the step outputs and the step summary, print the annotations, and fix
-   the exit code;
+3. write the report files, the step outputs and the step summary (with the trend line of the
+   `history` input on a pull request; a push to the default branch records its means there,
+   `trend`), print the annotations, and fix the exit code;
 4. only then post or update the pull request comment. Posting is best effort: a failure to post
    is a warning and never changes the exit code.
 
@@ -62,6 +63,7 @@ from cce_relevance.action.query_changes import Links
 from cce_relevance.action.retriever_policy import withhold_token
 from cce_relevance.action.scoring import score_commits
 from cce_relevance.action.timings import Stopwatch
+from cce_relevance.action.trend import check_history, record_push, trend_line, with_trend
 from cce_relevance.action.verdict import TITLE, Markdown, Outcome, action_document, render
 from cce_relevance.action.workflow_commands import (
     STEP_SUMMARY_LIMIT,
@@ -121,7 +123,8 @@ def _run(inputs: ActionInputs) -> int:
         verdict = outcome.verdict()
         marker = comment_marker(inputs.comment_key)
         run_link = _run_link(github)
-        markdown = render(outcome, verdict, commits, marker, run_link)
+        trend = trend_line(inputs, repo, outcome)
+        markdown = with_trend(render(outcome, verdict, commits, marker, run_link), trend)
         links = (
             Links(github.server_url, github.repository, commits.base, commits.head)
             if github.repository
@@ -136,6 +139,7 @@ def _run(inputs: ActionInputs) -> int:
             run_link=run_link,
             edited=_edited(repo, commits, inputs, outcome),
         )
+        comment = with_trend(comment, trend)
         body = fit_body(
             comment.head,
             list(comment.sections),
@@ -144,6 +148,7 @@ def _run(inputs: ActionInputs) -> int:
         )
         meta = _pull_request_meta(inputs, commits, measurable_change(outcome))
         files = _save(github.workspace, outcome, verdict, commits, markdown, body, meta, inputs.cache_dir)
+        record_push(inputs, repo, commits, outcome)
         if github.output_path is not None:
             drift = "true" if outcome.drifted else "false"
             outputs = {"report": files.report, "compare": files.compare, "drift": drift, "verdict": verdict}
@@ -193,6 +198,7 @@ def _evaluate(inputs: ActionInputs, clock: Stopwatch) -> tuple[Path, CommitPair,
         print(
             f"cce-relevance {__version__}: base {commits.base or '(none)'} -> head {commits.head}", flush=True
         )
+        check_history(repo, inputs)
         made = prepare_cache_dir(repo, inputs.github.workspace, inputs.cache_dir)
     try:
         sets = score_commits(repo, commits, inputs, clock)

@@ -142,6 +142,11 @@ def _queries(backend: Mapping[str, Any], label: str) -> dict[str, dict[str, floa
     return out
 
 
+def backend_means(doc: Any, label: str) -> dict[str, dict[str, float]]:
+    """Each backend's mean metric values in run report `doc`, by backend name then metric key."""
+    return {name: metric_values(b, f"{label} {name}") for name, b in _backends(doc, label).items()}
+
+
 def pair_reports(
     base: Any, head: Any, base_label: str = "base", head_label: str = "head"
 ) -> list[BackendPair]:

@@ -1,4 +1,4 @@
-"""Rendered pull request comments for five scenarios, kept as files and checked as GitHub renders them.
+"""Rendered pull request comments for six scenarios, kept as files and checked as GitHub renders them.
 
 Each scenario is built from run reports, top hits and anchor checks made by hand (no git, no
 indexing), rendered and fitted exactly as the Action posts it, and compared byte for byte with
@@ -20,9 +20,11 @@ from cmarkgfm.cmark import Options
 
 from cce_relevance.action.comment import COMMENT_LIMIT, comment_marker, fit_body
 from cce_relevance.action.git import CommitPair
+from cce_relevance.action.history import Entry, History, commit_date
 from cce_relevance.action.pr_comment import render_comment
 from cce_relevance.action.query_changes import Links
 from cce_relevance.action.scoring import GoldenCheck, SetResult, TopHit
+from cce_relevance.action.trend import render_trend, with_trend
 from cce_relevance.action.verdict import Outcome
 from cce_relevance.evaluation.anchors import parse_anchor
 from cce_relevance.evaluation.validation import Finding, Validation
@@ -176,6 +178,10 @@ def scenario(name: str) -> tuple[Outcome, int]:
         many = {f"query-{i:03d}-{'y' * 30}": 1 for i in range(400)}
         worse = {q: (3 if i % 2 else None) for i, q in enumerate(many)}
         return Outcome((_drifted(_set(many, worse)),), "mrr", 0.05, "drift"), 12_000
+    if name == "trend":
+        return Outcome(
+            (_set(FIVE, {**FIVE, "invoice-total": 2}, worse_on=("bm25",)),), "mrr", 0.05, "drift"
+        ), COMMENT_LIMIT
     if name == "hostile":
         ids = dict.fromkeys(HOSTILE_IDS, 1)
         s = _set(ids, {**ids, HOSTILE_IDS[0]: 3, HOSTILE_IDS[3]: None}, fixture="eval/@team <b>x</b>.jsonl")
@@ -183,7 +189,17 @@ def scenario(name: str) -> tuple[Outcome, int]:
     raise AssertionError(name)
 
 
-SCENARIOS = ["small-drift", "no-change", "stale-anchors", "large-trimmed", "hostile"]
+SCENARIOS = ["small-drift", "no-change", "stale-anchors", "large-trimmed", "hostile", "trend"]
+
+
+def trend_history() -> History:
+    """25 pushes to main, a day apart: bm25's MRR wanders between 0.8 and 0.9 (the line shows the last 20)."""
+    entries = []
+    for day in range(25):
+        mrr = 0.8 + 0.01 * ((day * 7) % 11)
+        means = {"eval/search.jsonl": {"bm25": {"mrr": round(mrr, 6), "f1": 0.5}, "vector": {"mrr": 0.7}}}
+        entries.append(Entry(f"{day:040x}", commit_date(1_706_781_600 + 86_400 * day), "0.1.0", means))
+    return History("main", tuple(entries))
 
 
 def rendered_comment(name: str) -> str:
@@ -197,6 +213,8 @@ def rendered_comment(name: str) -> str:
         run_link="[job `relevance` of run 42](https://github.example/run/42)",
         edited=("eval/search.golden.json",) if name == "small-drift" else (),
     )
+    if name == "trend":
+        markdown = with_trend(markdown, render_trend(trend_history(), outcome))
     return (
         fit_body(
             markdown.head,
