@@ -88,11 +88,13 @@ def evaluate_backends(
     and every cut-off metric reads that one ranking (a backend such as hybrid, whose candidate pool
     grows with the depth asked, can order its first k differently at depth 20 than at depth k).
 
-    With `processes` > 1 the cases are split into contiguous ranges scored in forked worker
-    processes, each running every backend over its range (so rankings one backend shares with
-    another stay in one process). Only for search functions that are plain functions of data the
-    fork copies — the built-in backends over the hash embedder — never for ones holding a
-    process, a connection or a remote embedder. Each case's hits and scores come back in case
+    With `processes` > 1 the cases are dealt out to this process and `processes` − 1 forked
+    worker processes, each running every backend over its cases (so rankings one backend shares
+    with another stay in one process). Only for search functions that are plain functions of data
+    the fork copies — the built-in backends over the hash embedder — never for ones holding a
+    process, a connection or a remote embedder. Before forking, a search function's optional
+    `warm_up(queries)` is called with every case's query, to make what its searches would each
+    make on first use once for all the processes. Each case's hits and scores come back in case
     order and the averages are taken here, in the same order, so the reports are the same.
     """
     ranges = _ranges(len(cases), processes)
@@ -200,10 +202,10 @@ def backend_report(name: str, results: list[CaseResult], judged: Sequence[str] |
 
 
 def _ranges(n: int, processes: int) -> list[range]:
-    """`n` cases dealt out to at most `processes` workers in turn (case i to worker i mod the
-    number of workers), each at least MIN_CASES_PER_PROCESS. A fixture set's cheap and costly
+    """`n` cases dealt out to at most `processes` processes in turn (case i to process i mod the
+    number of processes), each at least MIN_CASES_PER_PROCESS. A fixture set's cheap and costly
     queries often come in runs (names, then sentences), which contiguous ranges would leave to
-    one worker; dealt out, the workers finish together."""
+    one process; dealt out, the processes finish together."""
     parts = max(1, min(processes, n // MIN_CASES_PER_PROCESS))
     return [range(first, n, parts) for first in range(parts)]
 

@@ -119,8 +119,11 @@ def _penalised(path: str, markers: tuple[str, ...]) -> bool:
 @lru_cache(maxsize=8)
 def _penalised_paths(markers: tuple[str, ...]) -> dict[str, bool]:
     """`_penalised` of the paths seen so far with these markers, by path (candidates repeat
-    files across queries; a corpus has a bounded number of paths)."""
+    files across queries); emptied when it holds `_PENALISED_KEPT` paths."""
     return {}
+
+
+_PENALISED_KEPT = 1 << 16
 
 
 def rank_core(
@@ -183,6 +186,8 @@ def fuse(
     recency = params.w_recency * 0.0
     rest = 1.0 - cw
     penalised, penalty = _penalised_paths(params.path_penalty_markers), params.path_penalty
+    if len(penalised) > _PENALISED_KEPT:
+        penalised.clear()
     cos_list = [cosines[d] for d in candidates] if cosines is not None else [0.0] * len(candidates)
     norms = [r / max_rrf for r in rrf] if normalise else [0.0] * len(rrf)
 
