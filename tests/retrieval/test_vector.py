@@ -399,10 +399,12 @@ def test_counts_too_large_to_read_back_are_read_from_the_sparse_entries():
 def test_query_vectors_kept_for_the_backends_are_hash_embed_read_only():
     """vector and hybrid embed each query of a run: the vector is made once and kept (read-only,
     as the backends share it) for the most recent queries."""
+    backends._memoised_hash_embed.cache_clear()
     first = backends._memoised_hash_embed("read the config file")
     assert first.tobytes() == hash_embed("read the config file").tobytes() and not first.flags.writeable
     assert backends._memoised_hash_embed("read the config file") is first
-    for i in range(backends._QUERY_VECTORS_KEPT + 5):
+    kept = backends._memoised_hash_embed.cache_info().maxsize
+    for i in range(kept + 5):
         backends._memoised_hash_embed(f"query {i}")
-    assert len(backends._QUERY_VECTORS) == backends._QUERY_VECTORS_KEPT
-    assert "read the config file" not in backends._QUERY_VECTORS
+    assert backends._memoised_hash_embed.cache_info().currsize == kept
+    assert backends._memoised_hash_embed("read the config file") is not first  # dropped, made again

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from cce_relevance.errors import CceError
@@ -42,23 +43,15 @@ def builtin_backend(
     return _BuiltinSearch(name, index, params, embed)
 
 
-_QUERY_VECTORS: dict[str, np.ndarray] = {}
-_QUERY_VECTORS_KEPT = 2048
-
-
+@lru_cache(maxsize=2048)
 def _memoised_hash_embed(query: str) -> np.ndarray:
     """`hash_embed(query)`, kept for the most recent queries: a run embeds each query once for
     vector and again for hybrid. The vectors are shared, so they are made read-only."""
-    vector = _QUERY_VECTORS.get(query)
-    if vector is None:
-        # Imported on use so that importing this module stays cheap (see TYPE_CHECKING above).
-        from cce_relevance.retrieval.embedding.embed import hash_embed
+    # Imported on use so that importing this module stays cheap (see TYPE_CHECKING above).
+    from cce_relevance.retrieval.embedding.embed import hash_embed
 
-        vector = hash_embed(query)
-        vector.flags.writeable = False
-        if len(_QUERY_VECTORS) >= _QUERY_VECTORS_KEPT:
-            del _QUERY_VECTORS[next(iter(_QUERY_VECTORS))]
-        _QUERY_VECTORS[query] = vector
+    vector = hash_embed(query)
+    vector.flags.writeable = False
     return vector
 
 
