@@ -198,3 +198,18 @@ def test_search_functions_warm_up_once_before_the_workers_fork():
     (one,) = evaluate_backends([("w", one_process)], cases, LineWeights([]), None, processes=1)
     assert one_process.warmed == []  # nothing to share: each thing is made when first needed
     assert several == one
+
+
+def test_a_pool_that_breaks_before_this_process_scores_leaves_every_case_to_it(monkeypatch):
+    """A pool can break as the workers are forked (no memory for one, say): this process then
+    scores its own cases and the workers' too, and the report is the one-process report."""
+
+    class Broken(harness.ProcessPoolExecutor):
+        def submit(self, *args, **kwargs):
+            raise harness.BrokenProcessPool("no worker could start")
+
+    cases = _cases(300, "a.py@1-1")
+    (one,) = evaluate_backends([("f", _finding("a.py"))], cases, LineWeights([]), None, processes=1)
+    monkeypatch.setattr(harness, "ProcessPoolExecutor", Broken)
+    (several,) = evaluate_backends([("f", _finding("a.py"))], cases, LineWeights([]), None, processes=3)
+    assert several == one and [r.case.id for r in several.cases] == [c.id for c in cases]
