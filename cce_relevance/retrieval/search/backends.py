@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -17,17 +17,21 @@ if TYPE_CHECKING:  # only searching needs numpy, the index and the rankers
     import numpy as np
 
     from cce_relevance.retrieval.index.model import Index
-    from cce_relevance.retrieval.search.hybrid import SearchResult
 
 
-def _hits(index: Index, results: list[SearchResult]) -> list[Hit]:
+def _hits(index: Index, ranked: Iterable[tuple[int, int, float]]) -> list[Hit]:
+    """The hits of (rank, chunk index, score) triples."""
     out = []
-    for r in results:
-        c = index.chunks[r.index]
-        out.append(
-            Hit(r.rank, c.chunk_id, c.file_path, c.start_line, c.end_line, c.chunk_type, c.kind, r.score)
-        )
+    chunks = index.chunks
+    for rank, d, score in ranked:
+        c = chunks[d]
+        out.append(Hit(rank, c.chunk_id, c.file_path, c.start_line, c.end_line, c.chunk_type, c.kind, score))
     return out
+
+
+def _ranked_hits(index: Index, ranked: list[tuple[int, float]]) -> list[Hit]:
+    """The hits of (chunk index, score) pairs, best first: ranked 1, 2, ..."""
+    return _hits(index, ((rank, d, score) for rank, (d, score) in enumerate(ranked, 1)))
 
 
 def builtin_backend(
@@ -65,16 +69,17 @@ class _BuiltinSearch:
         self._embed = _memoised_hash_embed if embed is None else embed
 
     def __call__(self, query: str, k: int, query_id: str = "") -> list[Hit]:
-        from cce_relevance.retrieval.search.hybrid import bm25_only_search, hybrid_search, vector_search
+        from cce_relevance.retrieval.search.hybrid import bm25_only_ranked, hybrid_search, vector_ranked
 
         index = self._index
         if not rust_trim(query) or not index.chunks:
             return []
         if self._name == "bm25":
-            return _hits(index, bm25_only_search(index, query, k, self._params))
+            return _ranked_hits(index, bm25_only_ranked(index, query, k, self._params))
         if self._name == "vector":
-            return _hits(index, vector_search(index, self._embed(query), k))
-        return _hits(index, hybrid_search(index, self._embed(query), query, k, self._params)[:k])
+            return _ranked_hits(index, vector_ranked(index, self._embed(query), k))
+        results = hybrid_search(index, self._embed(query), query, k, self._params)[:k]
+        return _hits(index, ((r.rank, r.index, r.score) for r in results))
 
     def warm_up(self, queries: Sequence[str]) -> None:
         """Make now what searching these queries would make on first use and keep for the rest of

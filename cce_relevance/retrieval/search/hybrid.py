@@ -75,19 +75,34 @@ def bm25_only_search(
     index: Index, query: str, top_k: int, params: RankingParams = REFERENCE_PARAMS
 ) -> list[SearchResult]:
     """Keyword-only ranking; scores are raw BM25 values (§bm25-only)."""
+    return _results(bm25_only_ranked(index, query, top_k, params))
+
+
+def bm25_only_ranked(
+    index: Index, query: str, top_k: int, params: RankingParams = REFERENCE_PARAMS
+) -> list[tuple[int, float]]:
+    """`bm25_only_search` as (chunk index, score) pairs, best first."""
     terms = unique_tokens(query)
     if not terms or not index.chunks or top_k <= 0:
         return []
-    ranked = index.bm25(params).rank(terms, top_k)
-    return [SearchResult(i + 1, s.index, s.score) for i, s in enumerate(ranked)]
+    return index.bm25(params).ranked(terms, top_k)
 
 
 def vector_search(index: Index, qvec: np.ndarray, top_k: int) -> list[SearchResult]:
     """Pure cosine order over all chunks, first `top_k` (§vector; no token guard:
     §oddity-vector-no-guard)."""
+    return _results(vector_ranked(index, qvec, top_k))
+
+
+def vector_ranked(index: Index, qvec: np.ndarray, top_k: int) -> list[tuple[int, float]]:
+    """`vector_search` as (chunk index, cosine) pairs, best first."""
     if not index.chunks or top_k <= 0:
         return []
-    return [SearchResult(i + 1, d, s) for i, (d, s) in enumerate(index.cosine.top(qvec, top_k))]
+    return index.cosine.top(qvec, top_k)
+
+
+def _results(ranked: list[tuple[int, float]]) -> list[SearchResult]:
+    return [SearchResult(rank, d, s) for rank, (d, s) in enumerate(ranked, 1)]
 
 
 def _keyword_distance(
@@ -133,7 +148,7 @@ def rank_core(
     if not tokenize(query) or not index.chunks or top_k <= 0:
         return []
     pool = top_k * params.candidate_multiplier
-    by_bm25 = [s.index for s in index.bm25(params).rank(unique_tokens(query), pool)]
+    by_bm25 = [d for d, _ in index.bm25(params).ranked(unique_tokens(query), pool)]
     if not qvec.size:
         return fuse(index, query, top_k, None, [], by_bm25, params)
     by_cosine = index.cosine.top(qvec, max(pool, 1))
