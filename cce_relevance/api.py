@@ -29,7 +29,7 @@ from cce_relevance.evaluation.comparison import (
     BackendComparison,
     check_primary,
     compare_many,
-    compare_pair,
+    compare_pairs,
     compare_reports,
     compared,
 )
@@ -50,7 +50,12 @@ from cce_relevance.evaluation.corpus import (
 )
 from cce_relevance.evaluation.discrimination import Discrimination, discrimination
 from cce_relevance.evaluation.fixtures import Case, FixtureSet, load_fixtures, parse_fixtures
-from cce_relevance.evaluation.gate import gated_comparison, gated_test, is_significant_regression
+from cce_relevance.evaluation.gate import (
+    gated_comparison,
+    gated_comparisons,
+    gated_test,
+    is_significant_regression,
+)
 from cce_relevance.evaluation.harness import BackendReport, evaluate_backends
 from cce_relevance.evaluation.judgments import Judgments, judge
 from cce_relevance.evaluation.metrics import DEFAULT_PRIMARY, METRIC_KEYS, METRICS
@@ -112,6 +117,8 @@ __all__ = [
     "compare_many",
     "power_analysis",
     "golden_diff",
+    "read_golden",
+    "golden_text_diff",
     "load_report",
     "load_config",
     "fixture_corpus",
@@ -123,6 +130,8 @@ __all__ = [
     "own_outputs",
     "shard_state",
     "merge_shard_states",
+    "shard_document",
+    "merge_shards",
     # Fixture sets and anchors as written (the Action follows range anchors through a diff).
     "load_fixtures",
     "parse_anchor",
@@ -134,6 +143,7 @@ __all__ = [
     "anchor_index",
     "Exclusion",
     "ParsedFiles",
+    "CorpusSymbols",
     # Names checked where the reference checks them (run checks its own; the CLI checks --languages).
     "check_languages",
     "check_backend",
@@ -149,6 +159,7 @@ __all__ = [
     # The pull-request gate's test.
     "gated_test",
     "gated_comparison",
+    "gated_comparisons",
     "is_significant_regression",
     # What the use cases take and give.
     "RunResult",
@@ -732,18 +743,27 @@ def index_corpus(
 def golden_diff(golden_path: str, report_json: str, *, label: str | None = None, missing_hint: str) -> str:
     """The unified diff from the golden report at `golden_path` to `report_json`; '' when identical.
 
-    Drift means the bytes differ, so the file is read without newline translation. A missing
-    golden is an input error whose hint (`missing_hint`) says how this front door creates one.
-    `label` names the golden in the diff header (default: `golden_path`).
+    A missing golden is an input error whose hint (`missing_hint`) says how this front door
+    creates one. `label` names the golden in the diff header (default: `golden_path`).
     """
     label = golden_path if label is None else label
+    return golden_text_diff(read_golden(golden_path, label, missing_hint), report_json, label)
+
+
+def read_golden(golden_path: str, label: str, missing_hint: str) -> str:
+    """The golden report's text as stored: drift means the bytes differ, so the file is read
+    without newline translation. Missing or unreadable, it is an input error naming `label`."""
     try:
         with open(golden_path, encoding="utf-8", newline="") as fh:
-            expected = fh.read()
+            return fh.read()
     except FileNotFoundError:
         raise CceError(f"golden report not found: {label}", hint=missing_hint) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise CceError(f"could not read golden report {label}: {exc}") from None
+
+
+def golden_text_diff(expected: str, report_json: str, label: str) -> str:
+    """The unified diff from a golden report's text (`read_golden`) to `report_json`; '' when identical."""
     if expected == report_json:
         return ""
     return "".join(
@@ -786,7 +806,7 @@ def compare_saved(
         for p in pairs:
             if p.base_means is not None and p.head_means is not None:
                 check_primary(primary, [spec.key for spec in p.specs])
-    return [compare_pair(p, stats_level, primary) for p in pairs]
+    return compare_pairs(pairs, stats_level, primary)
 
 
 def power_analysis(

@@ -513,9 +513,7 @@ def run(
         ("--trec-qrels", trec_qrels),
         ("--chart", chart),
     )
-    shard = _shard(
-        shard_text, shard_state, compare=compare, metrics=metrics, golden=golden, trec=trec_run or trec_qrels
-    )
+    shard = _shard(shard_text, shard_state, compare=compare, golden=golden, trec=trec_run or trec_qrels)
     config = api.load_config(config_path)
     result = api.run(
         fixtures,

@@ -42,6 +42,14 @@ SHARD = "cce.relevance.shard/v1"
 """One shard of a run (`run --shard I/N --shard-state FILE`): per-query values as exact floats, so
 `merge` rebuilds the unsharded report byte for byte."""
 
+ACTION_SIDE = "cce.relevance.action.side/v1"
+"""One side of an Action run saved (action/side_state.py): per fixture set the per-query values,
+anchor check, top hits and anchors, and the goldens read at head."""
+
+ACTION_SHARD = "cce.relevance.action.shard/v1"
+"""One shard of an Action run (`shard: I/N`): its two saved sides and what needs both (moved range
+anchors, edited files), for the fan-in job's `mode: merge`."""
+
 HISTORY = "cce.relevance.history/v1"
 """The Action's trend history (input `history`): the means of every push to the default branch."""
 

@@ -33,7 +33,7 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -166,14 +166,52 @@ class CommitFiles:
 
 
 @contextmanager
-def commit_files(repo: Path) -> Iterator[CommitFiles]:
+def commit_files(repo: Path, commits: Sequence[str] = ()) -> Iterator[CommitFiles]:
     """A `CommitFiles` in a fresh temporary directory outside the workspace (nothing root-owned
-    is left in the user's checkout), removed on exit even when the body raises."""
-    directory = Path(tempfile.mkdtemp(prefix="cce-commit-"))
+    is left in the user's checkout), removed on exit even when the body raises. It is made in
+    memory (`memory_directory`) when the trees of `commits`, the commits it will hold, fit."""
+    directory = Path(tempfile.mkdtemp(prefix="cce-commit-", dir=memory_directory(repo, commits)))
     try:
         yield CommitFiles(repo, directory)
     finally:
         shutil.rmtree(directory, ignore_errors=True)
+
+
+MEMORY_FILESYSTEM = Path("/dev/shm")
+_MEMORY_SHARE = 2  # a tree may take at most 1/_MEMORY_SHARE of the memory filesystem's free space
+_PAGE = 4096
+
+
+def memory_directory(repo: Path, commits: Sequence[str]) -> str | None:
+    """`MEMORY_FILESYSTEM` (a tmpfs on Linux, in a container too) when the largest tree of
+    `commits` fits in half its free space, else None (the default temporary directory, or
+    `TMPDIR` when set: a choice the caller made is kept).
+
+    Written to disk (ext4 here), checking the standard library's 1,790 files out took 2 to 4
+    times the time and CPU it takes in memory, nearly all of it the kernel's (journalled file
+    creation, then removal); the walk reads them back faster too. The share leaves room for the
+    rest of the filesystem's users (a container's is 64 MB unless the job says otherwise)."""
+    if not commits or os.environ.get("TMPDIR") or not os.access(MEMORY_FILESYSTEM, os.W_OK | os.X_OK):
+        return None
+    try:
+        stats = os.statvfs(MEMORY_FILESYSTEM)
+    except OSError:
+        return None
+    needed = max(tree_bytes(repo, sha) for sha in commits)
+    return str(MEMORY_FILESYSTEM) if needed * _MEMORY_SHARE <= stats.f_bavail * stats.f_frsize else None
+
+
+def tree_bytes(repo: Path, sha: str) -> int:
+    """An upper bound of the space `sha`'s tracked files take once checked out: each file's
+    size rounded up to whole pages, plus a page (for a directory or a symbolic link)."""
+    if sha.startswith("-"):
+        raise CceError(f"{sha!r} is not a commit")
+    listing = git(repo, "ls-tree", "-r", "-t", "-l", "-z", "--full-tree", sha)
+    total = 0
+    for entry in listing.split("\0"):
+        size = entry.partition("\t")[0].rsplit(" ", 1)[-1].strip()
+        total += (int(size) // _PAGE + 1) * _PAGE if size.isdigit() else _PAGE * bool(entry)
+    return total
 
 
 def changed_files(repo: Path, base: str, head: str) -> tuple[str, ...]:

@@ -32,15 +32,22 @@ from cce_relevance.action.history import MAX_SIZE as MAX_HISTORY_SIZE
 from cce_relevance.action.retriever_policy import INPUT as RETRIEVERS_INPUT
 from cce_relevance.action.retriever_policy import check_repository_retrievers
 from cce_relevance.action.workspace import inside
-from cce_relevance.api import DEFAULT_BACKENDS, DEFAULT_PRIMARY, METRIC_KEYS, rank_metric_for_key
+from cce_relevance.api import (
+    DEFAULT_BACKENDS,
+    DEFAULT_PRIMARY,
+    METRIC_KEYS,
+    Shard,
+    parse_shard,
+    rank_metric_for_key,
+)
 from cce_relevance.errors import CceError
 
 FailOn = Literal["drift", "regression", "none"]
-Mode = Literal["evaluate", "publish"]
+Mode = Literal["evaluate", "publish", "merge"]
 
 FAIL_ON_CHOICES: tuple[FailOn, ...] = ("drift", "regression", "none")
 DEFAULT_ARTIFACT = "cce-relevance"
-MODE_CHOICES: tuple[Mode, ...] = ("evaluate", "publish")
+MODE_CHOICES: tuple[Mode, ...] = ("evaluate", "publish", "merge")
 DEFAULT_CACHE_DIR = ".cce-relevance/cache"
 
 # YAML 1.2 core-schema booleans only: `yes`/`on`/`1` are YAML 1.1 and mean different things to
@@ -117,6 +124,10 @@ class ActionInputs:
     artifact: str = DEFAULT_ARTIFACT
     # `allow-repository-retrievers`, checked against the event: `command`/`url` backends may run
     repository_retrievers: bool = False
+    # `shard: I/N`: score only the queries whose id hashes to shard I, save both sides, no comment
+    # and no gate (the fan-in job's `mode: merge` has them)
+    shard: Shard | None = None
+    shards_dir: Path | None = None  # `mode: merge`: the shards' downloaded artifacts, inside the workspace
     # `history`: the trend history file (absolute, inside `github.workspace`), or None for no trend
     history: Path | None = None
     history_size: int = DEFAULT_HISTORY_SIZE  # `history-size`: the entries a push keeps
@@ -136,8 +147,20 @@ def read_inputs(env: Mapping[str, str]) -> ActionInputs:
     comment = _input(env, "comment")
     key = _comment_key(_input(env, "comment-key")) or derived_comment_key(github, _input(env, "matrix"))
     run_id, artifact = _input(env, "run-id"), _input(env, "artifact")
+    shards_dir = _input(env, "shards-dir")
     if mode == "publish":
         return _publish_inputs(env, github, key, run_id, artifact)
+    shard_text = _input(env, "shard")
+    if mode == "merge":
+        if shard_text:
+            raise CceError(
+                "input 'shard' is for the matrix jobs that score the shards; `mode: merge` puts "
+                "their artifacts together: leave 'shard' out of the fan-in job"
+            )
+        return _merge_inputs(env, github, key, comment, shards_dir)
+    if shards_dir:
+        raise CceError("input 'shards-dir' is read by `mode: merge` only: add `mode: merge`, or leave it out")
+    shard = parse_shard(shard_text, "input 'shard'") if shard_text else None
     working_directory = _working_directory(_input(env, "working-directory") or ".", github.workspace)
     patterns = _split_list(_input(env, "fixtures"))
     if not patterns:
@@ -152,7 +175,7 @@ def read_inputs(env: Mapping[str, str]) -> ActionInputs:
         golden=_golden(_input(env, "golden"), fixtures, working_directory, github.workspace),
         backends=_backends(_input(env, "backends")),
         github_token=_input(env, "github-token"),
-        comment=comment == "on-change" or _boolean("comment", comment, default=True),
+        comment=shard is None and (comment == "on-change" or _boolean("comment", comment, default=True)),
         comment_on_change=comment == "on-change",
         fail_on=_choice("fail-on", _input(env, "fail-on"), FAIL_ON_CHOICES, "drift"),
         regression_metric=_regression_metric(_input(env, "regression-metric")),
@@ -166,6 +189,43 @@ def read_inputs(env: Mapping[str, str]) -> ActionInputs:
             _boolean(RETRIEVERS_INPUT, _input(env, RETRIEVERS_INPUT), default=False), github.event_name
         ),
         cache_dir=_cache_dir(_input(env, "cache-dir") or DEFAULT_CACHE_DIR, github.workspace),
+        shard=shard,
+        history_size=_history_size(_input(env, "history-size")),
+        **_history_place(_input(env, "history"), _input(env, "history-branch"), github.workspace),
+    )
+
+
+def _merge_inputs(
+    env: Mapping[str, str], github: GitHubContext, key: str | None, comment: str, value: str
+) -> ActionInputs:
+    """`mode: merge` reads no fixtures and no repository: the shards saved what was scored and how;
+    the gate (`fail-on`, `alpha`, and `regression-metric`, which must be the one the shards were
+    scored for), the comment and the trend history are its own."""
+    if not value:
+        raise CceError(
+            "input 'shards-dir' is empty: `mode: merge` needs the directory the shards' artifacts "
+            "were downloaded to (actions/download-artifact's `path`)"
+        )
+    shards_dir = github.workspace / value
+    if not inside(github.workspace, shards_dir):
+        raise CceError(f"input 'shards-dir': {value!r} resolves outside the workspace {github.workspace}")
+    if not shards_dir.is_dir():
+        raise CceError(
+            f"input 'shards-dir': {value!r} is not a directory under {github.workspace}: "
+            "expected the shards' downloaded artifacts"
+        )
+    return _without_fixtures(
+        env,
+        github,
+        key,
+        comment=comment == "on-change" or _boolean("comment", comment, default=True),
+        comment_on_change=comment == "on-change",
+        fail_on=_choice("fail-on", _input(env, "fail-on"), FAIL_ON_CHOICES, "drift"),
+        regression_metric=_regression_metric(_input(env, "regression-metric")),
+        alpha=_alpha(_input(env, "alpha")),
+        cache_dir=_cache_dir(_input(env, "cache-dir") or DEFAULT_CACHE_DIR, github.workspace),
+        mode="merge",
+        shards_dir=shards_dir.resolve(),
         history_size=_history_size(_input(env, "history-size")),
         **_history_place(_input(env, "history"), _input(env, "history-branch"), github.workspace),
     )
@@ -186,25 +246,38 @@ def _publish_inputs(
         raise CceError(
             f"input 'artifact': {artifact!r} is not an artifact name: expected letters, digits, '.', '_', '-'"
         )
+    return _without_fixtures(
+        env,
+        github,
+        key,
+        comment=True,
+        fail_on="none",
+        regression_metric="mrr",
+        alpha=0.05,
+        cache_dir=github.workspace / DEFAULT_CACHE_DIR,
+        mode="publish",
+        run_id=run_id,
+        artifact=artifact,
+    )
+
+
+def _without_fixtures(
+    env: Mapping[str, str], github: GitHubContext, key: str | None, **chosen: Any
+) -> ActionInputs:
+    """The inputs of a mode that reads no fixtures and no repository (`publish`, `merge`): what
+    selects and scores sets left at their defaults, the rest `chosen`."""
     return ActionInputs(
         fixture_patterns=(),
         fixtures=(),
         golden=(),
         backends=DEFAULT_BACKENDS,
         github_token=_input(env, "github-token"),
-        comment=True,
-        fail_on="none",
-        regression_metric="mrr",
-        alpha=0.05,
         base_ref=None,
         head_ref="HEAD",
         working_directory=github.workspace,
         comment_key=key,
         github=github,
-        cache_dir=github.workspace / DEFAULT_CACHE_DIR,
-        mode="publish",
-        run_id=run_id,
-        artifact=artifact,
+        **chosen,
     )
 
 

@@ -5,6 +5,9 @@ One run, in an order chosen so that nothing optional can change the result (§ru
 1. read and validate the inputs, find the repository, trust it (`safe.directory`), resolve the
    base and head commits and score every fixture set in a checkout of each (`scoring`), with the
    index cache in `cache-dir` (inside the workspace, so actions/cache can keep it across runs);
+   a base side an earlier run saved there is loaded instead of scored, and the head side is
+   saved (`base_reuse`). A `shard: I/N` run ends here, saving its sides for the fan-in job;
+   `mode: merge` takes the place of this step, reading the shards' sides (`shard_merge`);
 2. decide the verdict and the gates from the same facts (`report.Outcome`);
 3. write the report files, the step outputs and the step summary (with the trend line of the
    `history` input on a pull request; a push to the default branch records its means there,
@@ -32,11 +35,13 @@ import os
 import sys
 import tempfile
 import traceback
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from cce_relevance import __version__, schemas
+from cce_relevance.action.anchor_moves import AnchorMove
+from cce_relevance.action.base_reuse import SAVED_ON, save_head, saved_base
 from cce_relevance.action.budget import within_budget
 from cce_relevance.action.comment import comment_marker, fit_body, upsert_comment
 from cce_relevance.action.git import (
@@ -61,7 +66,9 @@ from cce_relevance.action.pr_comment import measurable_change, render_comment
 from cce_relevance.action.publish import publish
 from cce_relevance.action.query_changes import Links
 from cce_relevance.action.retriever_policy import withhold_token
-from cce_relevance.action.scoring import score_commits
+from cce_relevance.action.scoring import Sides, anchor_moves, score_sides, set_results
+from cce_relevance.action.shard_merge import read_shards, save_shard
+from cce_relevance.action.side_state import scoring_config
 from cce_relevance.action.timings import Stopwatch
 from cce_relevance.action.trend import check_history, record_push, trend_line, with_trend
 from cce_relevance.action.verdict import TITLE, Markdown, Outcome, action_document, render
@@ -113,17 +120,45 @@ def _ensure_home() -> None:
         os.environ["HOME"] = tempfile.mkdtemp(prefix="cce-home-")
 
 
+class Evaluation(NamedTuple):
+    """What the report is made of: the repository (None for a merge without a checkout), the
+    working directory (relative to it), the two commits, the outcome, and the fixture sets and
+    goldens the change edits."""
+
+    repo: Path | None
+    subdir: Path
+    commits: CommitPair
+    outcome: Outcome
+    edited: tuple[str, ...]
+
+
 def _run(inputs: ActionInputs) -> int:
     if inputs.mode == "publish":
         return publish(inputs)
     clock = Stopwatch()
-    repo, commits, outcome = _evaluate(inputs, clock)
+    if inputs.mode == "merge":
+        return _report(inputs, _merge(inputs, clock), clock)
+    repo, commits, sides = _score(inputs, clock)
+    subdir = inputs.working_directory.relative_to(repo)
+    moves = anchor_moves(repo, commits, sides)
+    edited = _edited(repo, commits, subdir, sides.base.keys() | sides.head.keys(), inputs)
+    if inputs.shard is not None:
+        return _save_shard(inputs, subdir, commits, sides, moves, edited, clock)
+    sets = set_results(sides, inputs.regression_metric, moves)
+    outcome = Outcome(sets, inputs.regression_metric, inputs.alpha, inputs.fail_on)
+    return _report(inputs, Evaluation(repo, subdir, commits, outcome, edited), clock)
+
+
+def _report(inputs: ActionInputs, evaluation: Evaluation, clock: Stopwatch) -> int:
+    """Steps 2-4: the verdict, the report files, outputs and summary, the annotations, the exit
+    code, and the comment."""
+    repo, subdir, commits, outcome, edited = evaluation
     github = inputs.github
     with clock.stage("report"):
         verdict = outcome.verdict()
         marker = comment_marker(inputs.comment_key)
         run_link = _run_link(github)
-        trend = trend_line(inputs, repo, outcome)
+        trend = trend_line(inputs, repo, outcome) if repo is not None else ""
         markdown = with_trend(render(outcome, verdict, commits, marker, run_link), trend)
         links = (
             Links(github.server_url, github.repository, commits.base, commits.head)
@@ -137,7 +172,7 @@ def _run(inputs: ActionInputs) -> int:
             marker,
             links=links,
             run_link=run_link,
-            edited=_edited(repo, commits, inputs, outcome),
+            edited=edited,
         )
         comment = with_trend(comment, trend)
         body = fit_body(
@@ -148,7 +183,8 @@ def _run(inputs: ActionInputs) -> int:
         )
         meta = _pull_request_meta(inputs, commits, measurable_change(outcome))
         files = _save(github.workspace, outcome, verdict, commits, markdown, body, meta, inputs.cache_dir)
-        record_push(inputs, repo, commits, outcome)
+        if repo is not None:
+            record_push(inputs, repo, commits, outcome)
         if github.output_path is not None:
             drift = "true" if outcome.drifted else "false"
             outputs = {"report": files.report, "compare": files.compare, "drift": drift, "verdict": verdict}
@@ -168,7 +204,7 @@ def _run(inputs: ActionInputs) -> int:
                     flush=True,
                 )
     print(verdict, flush=True)
-    _print_findings(outcome, inputs, repo)
+    _print_findings(outcome, inputs, subdir)
     print(f"Full report: {files.report}", flush=True)
     print(clock.line(), flush=True)
     code = EXIT_GATE_FAILED if outcome.gate_failed() else EXIT_OK
@@ -190,8 +226,9 @@ def _comment_within_budget(inputs: ActionInputs, body: str, head: str, changed: 
     )
 
 
-def _evaluate(inputs: ActionInputs, clock: Stopwatch) -> tuple[Path, CommitPair, Outcome]:
-    """The repository, the two commits, and every fixture set scored at both (timed on `clock`)."""
+def _score(inputs: ActionInputs, clock: Stopwatch) -> tuple[Path, CommitPair, Sides]:
+    """The repository, the two commits, and every fixture set scored at both (timed on `clock`);
+    the base side is loaded instead when an earlier run saved it, and a branch run saves its head."""
     with clock.stage("commits"):
         repo = find_repository(inputs.working_directory)
         commits = resolve_commits(inputs.github.event_name, inputs.github.event, inputs, repo)
@@ -200,11 +237,75 @@ def _evaluate(inputs: ActionInputs, clock: Stopwatch) -> tuple[Path, CommitPair,
         )
         check_history(repo, inputs)
         made = prepare_cache_dir(repo, inputs.github.workspace, inputs.cache_dir)
+    config = scoring_config(inputs, inputs.working_directory.relative_to(repo))
+    whole = inputs.shard is None
     try:
-        sets = score_commits(repo, commits, inputs, clock)
+        base = saved_base(inputs.cache_dir, commits.base, config) if commits.base and whole else None
+        sides = score_sides(repo, commits, inputs, clock, shard=inputs.shard, base=base)
+        if whole and inputs.github.event_name in SAVED_ON:  # for later runs from this head (base_reuse.py)
+            save_head(inputs.cache_dir, commits.head, config, sides.head)
     finally:  # the runner's user saves it with actions/cache and cleans the workspace up
         give_to_workspace_owner(made, inputs.github.workspace)
-    return repo, commits, Outcome(sets, inputs.regression_metric, inputs.alpha, inputs.fail_on)
+    return repo, commits, sides
+
+
+def _save_shard(
+    inputs: ActionInputs,
+    subdir: Path,
+    commits: CommitPair,
+    sides: Sides,
+    moves: dict[str, tuple[AnchorMove, ...]],
+    edited: tuple[str, ...],
+    clock: Stopwatch,
+) -> int:
+    """A `shard: I/N` job's end: its state in the output directory, for actions/upload-artifact;
+    no report, no comment, no gate (the `mode: merge` job has them)."""
+    assert inputs.shard is not None
+    github = inputs.github
+    with clock.stage("report"):
+        directory = fresh_output_dir(github.workspace, keep=inputs.cache_dir)
+        try:
+            config = scoring_config(inputs, subdir)
+            path = save_shard(github.workspace, inputs.shard, commits, config, sides, moves, edited)
+        finally:
+            give_to_workspace_owner(directory, github.workspace)
+        shown = path.relative_to(github.workspace).as_posix()
+        if github.output_path is not None:
+            write_step_outputs(github.output_path, {"shard-state": shown})
+    queries = sum(len(r.expected) for r in sides.head.values())
+    print(
+        f"Shard {inputs.shard}: {queries} queries of {len(sides.head)} fixture sets scored at "
+        f"{'base and head' if commits.base else 'head'}; state {shown} (upload it for the `mode: merge` job)",
+        flush=True,
+    )
+    print(clock.line(), flush=True)
+    return EXIT_OK
+
+
+def _merge(inputs: ActionInputs, clock: Stopwatch) -> Evaluation:
+    """`mode: merge`: the shards' states put back together, reported as the unsharded run."""
+    assert inputs.shards_dir is not None
+    with clock.stage("merge"):
+        merged = read_shards(inputs.shards_dir)
+    commits = merged.commits
+    print(
+        f"cce-relevance {__version__}: base {commits.base or '(none)'} -> head {commits.head} "
+        f"({merged.count} shards merged)",
+        flush=True,
+    )
+    if merged.regression_metric != inputs.regression_metric:
+        raise CceError(
+            f"input 'regression-metric': {inputs.regression_metric}, but the shards were scored for "
+            f"{merged.regression_metric}",
+            hint="give the merge job the shard jobs' 'regression-metric'",
+        )
+    sets = set_results(merged.sides, merged.regression_metric, merged.moves)
+    outcome = Outcome(sets, merged.regression_metric, inputs.alpha, inputs.fail_on)
+    repo = None
+    if inputs.history is not None or inputs.history_branch is not None:
+        repo = find_repository(inputs.github.workspace)  # the trend's store reads git: a checkout
+        check_history(repo, inputs)
+    return Evaluation(repo, merged.subdir, commits, outcome, merged.edited)
 
 
 def _save(
@@ -243,12 +344,13 @@ def _run_link(github: GitHubContext) -> str | None:
     return f"[{job}run {escape_md(github.run_id)}]({url})"
 
 
-def _edited(repo: Path, commits: CommitPair, inputs: ActionInputs, outcome: Outcome) -> tuple[str, ...]:
+def _edited(
+    repo: Path, commits: CommitPair, subdir: Path, fixtures: Collection[str], inputs: ActionInputs
+) -> tuple[str, ...]:
     """The fixture sets and goldens this change edits (paths as configured)."""
     if commits.base is None:
         return ()
-    subdir = inputs.working_directory.relative_to(repo)
-    ours = {(subdir / s.fixture).as_posix(): s.fixture for s in outcome.sets}
+    ours = {(subdir / fixture).as_posix(): fixture for fixture in fixtures}
     ours.update({(subdir / golden).as_posix(): golden for _, golden in inputs.golden})
     changed = set(changed_files(repo, commits.base, commits.head))
     return tuple(shown for path, shown in sorted(ours.items()) if path in changed)
@@ -284,10 +386,9 @@ def _write_summary(path: Path, markdown: Markdown, files: OutputFiles) -> None:
     append_step_summary(path, body)
 
 
-def _print_findings(outcome: Outcome, inputs: ActionInputs, repo: Path) -> None:
+def _print_findings(outcome: Outcome, inputs: ActionInputs, subdir: Path) -> None:
     """Annotations on the drifted goldens, the regressed fixture files and the fixture lines whose
     anchors are stale at head (in that order, within the cap), then each drift's diff."""
-    subdir = inputs.working_directory.relative_to(repo)
     regression_kind: AnnotationKind = "error" if inputs.fail_on == "regression" else "warning"
     drift_kind: AnnotationKind = "warning" if inputs.fail_on == "none" else "error"
     lines = [

@@ -93,7 +93,10 @@ def changed_queries(
         for q in c.pair.paired:
             before, after = base_ranks[name].get(q.id), head_ranks[name].get(q.id)
             deltas = [q.delta(m.key) or 0.0 for m in METRICS]
-            if before != after or any(format6(d) not in ("0.000000", "-0.000000") for d in deltas):
+            # A zero delta prints as zero: only the others need printing to be told apart.
+            if before != after or any(
+                d != 0.0 and format6(d) not in ("0.000000", "-0.000000") for d in deltas
+            ):
                 changed.add(q.id)
             moves.setdefault(q.id, []).append(BackendMove(name, before, after, q.delta(metric) or 0.0))
     rows = [QueryChange(qid, tuple(moves[qid])) for qid in moves if qid in changed]

@@ -22,11 +22,13 @@ renamed file or function from a ranking change.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import gc
 import json
 import os
 import shlex
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
@@ -56,12 +58,22 @@ SetStatus = Literal["paired", "head-only", "base-only"]
 
 
 TOP_HITS = 5  # hits kept per query and backend: enough to say what ranks above the expected one
+SCORING_PROCESSES = 1
+"""The Action scores a side's queries in its own process (indexing keeps its worker processes).
+Two forked scoring workers cost about 0.45 s more CPU a side than one process for 1,000
+queries on the standard library (each pays its pages copied on first write and the start of a
+pool) and, with the runner's second core busy, were slower in wall time too
+(docs/performance.md, "The whole check")."""
 
 
 @dataclass(frozen=True)
 class TopHit:
     """One retrieved chunk as the comment names it: rank, corpus-relative file, lines, kind,
-    whether it matches one of the query's anchors, and its symbol (`Client.send`) when known."""
+    whether it matches one of the query's anchors, and its symbol (`Client.send`) when known.
+
+    The symbol is `named` when given; else it is looked up by `chunk_id` in `symbols` (its
+    side's files, read when it was scored) when first asked for: the comment names a few dozen
+    hits, and naming all of them parsed every file a top hit lies in."""
 
     rank: int
     file: str
@@ -69,7 +81,36 @@ class TopHit:
     end: int
     kind: str
     relevant: bool
-    symbol: str | None = None
+    named: str | None = None
+    chunk_id: str = ""
+    symbols: api.CorpusSymbols | None = field(default=None, compare=False, repr=False)
+
+    @cached_property
+    def symbol(self) -> str | None:
+        """The chunker's name of the chunk, or None when it has none (or is not known)."""
+        if self.symbols is None:
+            return self.named
+        return self.symbols.symbol(self.file, self.chunk_id)
+
+    def saved(self) -> dict[str, Any]:
+        """The hit as a saved side holds it (side_state.py), its symbol named: read back with
+        `TopHit.from_saved`, it needs neither the chunk id nor the side's files."""
+        return {
+            "rank": self.rank,
+            "file": self.file,
+            "start": self.start,
+            "end": self.end,
+            "kind": self.kind,
+            "relevant": self.relevant,
+            "symbol": self.symbol,
+        }
+
+    @classmethod
+    def from_saved(cls, data: dict[str, Any]) -> TopHit:
+        """A hit read back from its `saved` form (KeyError or TypeError when it is not one)."""
+        fields = dict(data)
+        named = fields.pop("symbol")
+        return cls(**fields, named=named)
 
 
 Rankings = dict[str, dict[str, tuple[TopHit, ...]]]  # backend -> query id -> top hits
@@ -121,8 +162,8 @@ class SetResult:
         if self.base is None or self.head is None:
             return None
         return api.compare_saved(
-            json.loads(self.base),
-            json.loads(self.head),
+            self.document("base"),
+            self.document("head"),
             "base",
             "head",
             stats_level="full",
@@ -135,11 +176,15 @@ class SetResult:
         test keeps (none with a stale anchor at either side, nor a range anchor whose lines moved or
         changed), with the full statistics: the one query set behind the gate, the verdict and every
         statistic the comment shows."""
-        return [
-            api.gated_comparison(c, self.left_out_queries, self.primary)
-            for c in self.comparisons or ()
-            if c.pair.base_means is not None and c.pair.head_means is not None
-        ]
+        return api.gated_comparisons(
+            [
+                c
+                for c in self.comparisons or ()
+                if c.pair.base_means is not None and c.pair.head_means is not None
+            ],
+            self.left_out_queries,
+            self.primary,
+        )
 
     def stale(self, side: Literal["base", "head"]) -> dict[str, tuple[str, ...]]:
         """Query id → its anchors that resolve to nothing at `side` (empty when not checked there)."""
@@ -164,15 +209,24 @@ class SetResult:
         return self.stale_queries | {m.case_id for m in self.moves}
 
     def document(self, side: Literal["base", "head"]) -> Any:
-        """The report of one side as JSON data (the side must exist)."""
-        text = self.base if side == "base" else self.head
-        assert text is not None, f"{self.fixture} has no {side} report"
-        return json.loads(text)
+        """The report of one side as JSON data (the side must exist), parsed once: callers read it,
+        never change it."""
+        assert side in self._documents, f"{self.fixture} has no {side} report"
+        return self._documents[side]
+
+    @cached_property
+    def _documents(self) -> dict[str, Any]:
+        return {
+            side: json.loads(text)
+            for side, text in (("base", self.base), ("head", self.head))
+            if text is not None
+        }
 
 
 class SideResult(NamedTuple):
     """One set at one side: the run report's JSON text, the anchor check, each query's top hits,
-    the corpus (repository-relative) and each query's anchors."""
+    the corpus (repository-relative), each query's anchors, the set as read, and the run itself
+    (its per-query values are what a saved side keeps: side_state.py)."""
 
     report: str
     anchors: Validation
@@ -180,39 +234,106 @@ class SideResult(NamedTuple):
     corpus: str
     expected: dict[str, tuple[Anchor, ...]]
     fixtures: SideFixtures
+    run: api.RunResult
+
+
+@dataclass(frozen=True)
+class GoldenFile:
+    """A configured golden as read from the head tree: the fixture set it is for, its path as
+    configured, its text as stored, and the command that rewrites it."""
+
+    fixture: str
+    path: str
+    text: str
+    update: str
+
+    def check(self, report: str) -> GoldenCheck:
+        """The golden compared with the head report `report`."""
+        diff = api.golden_text_diff(self.text, report, self.path)
+        # what reading the file as text gives (universal newlines), to say which queries moved
+        expected = self.text.replace("\r\n", "\n").replace("\r", "\n") if diff else None
+        return GoldenCheck(self.path, diff, self.update, expected)
+
+
+@dataclass(frozen=True)
+class Sides:
+    """Every fixture set scored at each side where it exists (fixture -> result; `base` empty
+    without a base commit), and the goldens read at head."""
+
+    base: dict[str, SideResult]
+    head: dict[str, SideResult]
+    goldens: dict[str, GoldenFile]
 
 
 def score_commits(
     repo: Path, commits: CommitPair, inputs: ActionInputs, clock: Stopwatch | None = None
 ) -> tuple[SetResult, ...]:
-    """Every fixture set found at head or base, scored where it exists; goldens checked at head.
+    """Every fixture set found at head or base, scored where it exists; goldens checked at head."""
+    sides = score_sides(repo, commits, inputs, clock)
+    return set_results(sides, inputs.regression_metric, anchor_moves(repo, commits, sides))
 
-    At head the fixture patterns must match (a pattern matching nothing is a typo); at base they
-    may not (the change can add a set), and a set found on one side only is scored there.
+
+def score_sides(
+    repo: Path,
+    commits: CommitPair,
+    inputs: ActionInputs,
+    clock: Stopwatch | None = None,
+    *,
+    shard: api.Shard | None = None,
+    base: dict[str, SideResult] | None = None,
+) -> Sides:
+    """Score each side: at head the fixture patterns must match (a pattern matching nothing is a
+    typo); at base they may not (the change can add a set), and a set found on one side only is
+    scored there. `shard` scores only its queries at both sides (each set's anchor check stays
+    whole); `base`, the base side saved by an earlier run, is taken instead of scoring it.
     `clock` is given each side's stages (materialise, index, score, validate, hits).
     """
     clock = clock if clock is not None else Stopwatch()
     subdir = inputs.working_directory.relative_to(repo)
-    base: dict[str, SideResult] = {}
     parsed: api.ParsedFiles = {}
-    with commit_files(repo) as files:
+    with commit_files(repo, [sha for sha in commits if sha is not None]) as files:
         tree = _checked_out(files, commits.head, clock, "head")
-        head = _score_side("head", commits.head, tree, subdir, inputs, clock, parsed, required=True)
-        goldens = _check_goldens(tree, subdir, head, inputs, commits.head)
-        if commits.base is not None:
+        head = _score_side("head", commits.head, tree, subdir, inputs, clock, parsed, shard, required=True)
+        goldens = _read_goldens(tree, subdir, head, inputs, commits.head)
+        if commits.base is not None and base is None:
+            # The head side's indexes are garbage now, held only by reference cycles (what ranking
+            # derives from an index refers back to it): free them before the base side makes its
+            # own, or the two sides' (300-400 MB each on the standard library) add up.
+            gc.collect()
             tree = _checked_out(files, commits.base, clock, "base")
-            base = _score_side("base", commits.base, tree, subdir, inputs, clock, parsed, required=False)
+            base = _score_side(
+                "base", commits.base, tree, subdir, inputs, clock, parsed, shard, required=False
+            )
+    return Sides(base or {}, head, goldens)
+
+
+def anchor_moves(repo: Path, commits: CommitPair, sides: Sides) -> dict[str, tuple[AnchorMove, ...]]:
+    """Per set scored at both sides, its range anchors whose lines moved or changed (git's diff
+    from base to head: needs the repository)."""
+    if commits.base is None:
+        return {}
+    return {
+        fixture: follow_ranges(repo, commits.base, commits.head, base.fixtures, sides.head[fixture].fixtures)
+        for fixture, base in sides.base.items()
+        if fixture in sides.head
+    }
+
+
+def set_results(
+    sides: Sides, primary: str, moves: dict[str, tuple[AnchorMove, ...]]
+) -> tuple[SetResult, ...]:
+    """The sets as the verdict, the comment and the report read them, in path order; `primary`
+    is the regression metric, `moves` each set's moved range anchors (`anchor_moves`)."""
     return tuple(
         _set_result(
-            repo,
-            commits,
             fixture,
-            base.get(fixture),
-            head.get(fixture),
-            goldens.get(fixture),
-            inputs.regression_metric,
+            sides.base.get(fixture),
+            sides.head.get(fixture),
+            sides.goldens.get(fixture),
+            primary,
+            moves.get(fixture, ()),
         )
-        for fixture in sorted(base.keys() | head.keys())
+        for fixture in sorted(sides.base.keys() | sides.head.keys())
     )
 
 
@@ -223,24 +344,20 @@ def _checked_out(files: CommitFiles, sha: str, clock: Stopwatch, side: str) -> P
 
 
 def _set_result(
-    repo: Path,
-    commits: CommitPair,
     fixture: str,
     base: SideResult | None,
     head: SideResult | None,
-    golden: GoldenCheck | None,
+    golden: GoldenFile | None,
     primary: str,
+    moves: tuple[AnchorMove, ...],
 ) -> SetResult:
     either = head or base
     assert either is not None
-    moves: tuple[AnchorMove, ...] = ()
-    if base is not None and head is not None and commits.base is not None:
-        moves = follow_ranges(repo, commits.base, commits.head, base.fixtures, head.fixtures)
     return SetResult(
         fixture,
         base.report if base else None,
         head.report if head else None,
-        golden,
+        golden.check(head.report) if golden is not None and head is not None else None,
         primary=primary,
         base_anchors=base.anchors if base else None,
         head_anchors=head.anchors if head else None,
@@ -269,6 +386,7 @@ def _score_side(
     inputs: ActionInputs,
     clock: Stopwatch,
     parsed: api.ParsedFiles,
+    shard: api.Shard | None,
     *,
     required: bool,
 ) -> dict[str, SideResult]:
@@ -287,7 +405,7 @@ def _score_side(
         side_clock = _SideClock(clock, side)
         indexes: dict[_IndexKey, api.Index] = {}  # sets of one side sharing a corpus share its index
         with contextlib.chdir(root):
-            made = _SideIndexes(indexing, indexes, side_clock, parsed)
+            made = _SideIndexes(indexing, indexes, side_clock, parsed, shard)
             metrics = rank_metric_name(inputs.regression_metric)
             return {
                 fixture: _score_fixture(
@@ -319,22 +437,24 @@ class _SideIndexes(NamedTuple):
     clock: _SideClock
     parsed: api.ParsedFiles
     """The files parsed for the top hits' symbols, at either side."""
+    shard: api.Shard | None
+    """The queries to score, when the run is one shard of a matrix (`shard` input)."""
 
 
 def top_hits(
     result: api.RunResult, corpus: str, languages: Sequence[str] = (), parsed: api.ParsedFiles | None = None
 ) -> Rankings:
     """Per backend, each query's first `TOP_HITS` hits, marked relevant when they match one of its
-    anchors, with their symbols as the corpus's chunker names them (only these files are parsed,
-    each once with `parsed` shared by the sets and sides: a file unchanged between base and head
-    is not parsed again)."""
+    anchors, with their symbols as the corpus's chunker names them. The files they lie in are
+    read now and parsed only for a hit whose symbol is asked for, each once with `parsed` shared
+    by the sets and sides (a file unchanged between base and head is not parsed again)."""
     symbols = api.corpus_symbols(corpus, languages, parsed)
+    symbols.read(
+        sorted({h.file_path for report in result.reports for r in report.cases for h in r.hits[:TOP_HITS]})
+    )
 
     def relevant(anchors: tuple[Anchor, ...], file: str, kind: str, start: int, end: int) -> bool:
         return any(a.matches(file, kind, start, end) for a in anchors)
-
-    def symbol(file: str, chunk: str) -> str | None:
-        return next((d.symbol for d in symbols.definitions(file) if d.chunk_id == chunk), None)
 
     return {
         report.backend: {
@@ -346,7 +466,8 @@ def top_hits(
                     h.end_line,
                     h.kind,
                     relevant(r.case.anchors, h.file_path, h.kind, h.start_line, h.end_line),
-                    symbol(h.file_path, h.chunk_id),
+                    chunk_id=h.chunk_id,
+                    symbols=symbols,
                 )
                 for h in r.hits[:TOP_HITS]
             )
@@ -415,11 +536,12 @@ def _score_fixture(
             dir=corpus,
             backends=backends,
             config=config,
-            indexing=side.indexing,
+            indexing=dataclasses.replace(side.indexing, workers=SCORING_PROCESSES),
             outputs=outputs,
             index=index,
             fixtures=graded,
             metrics=None if metrics is None else [metrics],
+            shard=side.shard,
         )
         report = run_report_json(result)
     with clock.stage("validate"):
@@ -436,14 +558,16 @@ def _score_fixture(
         repository_corpus,
         {c.id: c.anchors for c in result.fixtures.cases},
         SideFixtures(result.fixtures, text, repository_corpus),
+        result,
     )
 
 
-def _check_goldens(
+def _read_goldens(
     tree: Path, subdir: Path, head: dict[str, SideResult], inputs: ActionInputs, sha: str
-) -> dict[str, GoldenCheck]:
-    """Each configured golden, read from the head tree, against the head report of its fixture."""
-    checks = {}
+) -> dict[str, GoldenFile]:
+    """Each configured golden, read from the head tree (compared with its head report later:
+    `GoldenFile.check`)."""
+    goldens = {}
     with _naming_side("head", sha):
         for fixture, golden in inputs.golden:
             if fixture not in head:
@@ -457,15 +581,13 @@ def _check_goldens(
             update = update_golden_command(
                 fixture, golden, inputs.backends, rank_metric_name(inputs.regression_metric)
             )
-            diff = api.golden_diff(
+            text = api.read_golden(
                 str(path),
-                head[fixture].report,
-                label=golden,
+                golden,
                 missing_hint=f"create it from the working directory with `{update}`, then commit it",
             )
-            expected = path.read_text(encoding="utf-8") if diff else None  # read above: it exists, UTF-8
-            checks[fixture] = GoldenCheck(golden, diff, update, expected)
-    return checks
+            goldens[fixture] = GoldenFile(fixture, golden, text, update)
+    return goldens
 
 
 def update_golden_command(

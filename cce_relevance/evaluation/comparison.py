@@ -15,7 +15,7 @@ from cce_relevance.evaluation.pairing import BackendPair, align_reports
 from cce_relevance.evaluation.rank_metrics import RankMetricSpec, rank_metric_for_key
 from cce_relevance.evaluation.run_result import Comparison
 from cce_relevance.evaluation.rust_debug import rust_debug_str
-from cce_relevance.stats.full_stats import FullStats, StatsLevel, full_stats
+from cce_relevance.stats.full_stats import FullStats, StatsLevel, full_stats, full_stats_of
 from cce_relevance.stats.multi_system import SystemsTest, compare_systems
 from cce_relevance.stats.paired import PairedTest, paired_t, win_loss_tie
 from cce_relevance.stats.power import observed_mde
@@ -46,11 +46,21 @@ class BackendComparison:
         return next(m for m in self.metrics if m.key == key)
 
 
-def compare_pair(
-    pair: BackendPair, stats_level: StatsLevel = "reference", primary: str = DEFAULT_PRIMARY
-) -> BackendComparison:
-    """Paired statistics of every metric of the pair (`pair.specs`) over the queries present on both
-    sides; `"full"` adds `full_stats`."""
+def compare_pairs(
+    pairs: Sequence[BackendPair], stats_level: StatsLevel = "reference", primary: str = DEFAULT_PRIMARY
+) -> list[BackendComparison]:
+    """Paired statistics of every metric of each pair (`pair.specs`) over the queries present on
+    both sides; `"full"` adds `full_stats`, the pairs' bootstraps sharing their draws
+    (`full_stats_of`), so comparing three backends costs little more than one."""
+    full: list[FullStats | None] = [None] * len(pairs)
+    if stats_level == "full":
+        full = list(
+            full_stats_of([[(spec.key, p.deltas(spec.key)) for spec in p.specs] for p in pairs], primary)
+        )
+    return [BackendComparison(p, _metric_stats(p), f) for p, f in zip(pairs, full, strict=True)]
+
+
+def _metric_stats(pair: BackendPair) -> tuple[MetricStats, ...]:
     stats = []
     for spec in pair.specs:
         deltas = pair.deltas(spec.key)
@@ -68,10 +78,7 @@ def compare_pair(
                 observed_mde(deltas),
             )
         )
-    full = None
-    if stats_level == "full":
-        full = full_stats([(spec.key, pair.deltas(spec.key)) for spec in pair.specs], primary)
-    return BackendComparison(pair, tuple(stats), full)
+    return tuple(stats)
 
 
 def metric_deltas(

@@ -9,9 +9,9 @@ t-test. A regression is significant when the mean delta is negative and p < alph
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 
-from cce_relevance.evaluation.comparison import BackendComparison, compare_pair
+from cce_relevance.evaluation.comparison import BackendComparison, compare_pairs
 from cce_relevance.evaluation.pairing import BackendPair
 from cce_relevance.stats.paired import PairedTest, paired_t
 
@@ -39,8 +39,29 @@ def gated_comparison(
     """The comparison over the queries `gated_test` keeps, with the full statistics (`primary` the
     gated metric): every statistic a report shows next to the gate's verdict then describes the
     same queries as the verdict. Backend means stay those of the whole reports."""
-    pair = comparison.pair
-    kept = tuple(q for q in pair.queries if q.id not in stale_queries)
-    return compare_pair(
-        BackendPair(pair.backend, kept, pair.base_means, pair.head_means, pair.specs), "full", primary
-    )
+    return gated_comparisons([comparison], stale_queries, primary)[0]
+
+
+def gated_comparisons(
+    comparisons: Sequence[BackendComparison], stale_queries: Collection[str], primary: str
+) -> list[BackendComparison]:
+    """`gated_comparison` of each comparison (the backends of one fixture set), their bootstraps
+    drawn together (`compare_pairs`). A comparison that leaves no query out and has its full
+    statistics with this primary metric already is its own gated comparison."""
+    kept = [
+        BackendPair(
+            c.pair.backend,
+            tuple(q for q in c.pair.queries if q.id not in stale_queries),
+            c.pair.base_means,
+            c.pair.head_means,
+            c.pair.specs,
+        )
+        for c in comparisons
+    ]
+    redo = [
+        i
+        for i, (c, pair) in enumerate(zip(comparisons, kept, strict=True))
+        if not (c.full is not None and c.full.primary == primary and len(pair.queries) == len(c.pair.queries))
+    ]
+    done = iter(compare_pairs([kept[i] for i in redo], "full", primary))
+    return [next(done) if i in redo else c for i, c in enumerate(comparisons)]

@@ -98,9 +98,10 @@ def evaluate_backends(
     order and the averages are taken here, in the same order, so the reports are the same.
     """
     ranges = _ranges(len(cases), processes)
+    if len(ranges) > 1:
+        _warm_up(backends, cases, weights)
     with _older_objects_frozen():
         if len(ranges) > 1:
-            _warm_up(backends, cases, weights)
             scored = _scored_in_workers(backends, cases, weights, judgments, ranges, specs)
         else:
             scored = [
@@ -146,13 +147,24 @@ MIN_CASES_PER_PROCESS = 100  # fewer, and a worker's start costs more than it sa
 
 
 def _warm_up(backends: Sequence[tuple[str, SearchFn]], cases: Sequence[Case], weights: LineWeights) -> None:
-    """Before forking: make what every worker would otherwise make for itself on first use — the
-    search functions' own (`warm_up`, when they have one: the built-in backends) and each ranged
-    case's expected spans — so that the workers share one copy."""
+    """Before forking, make once what every process would otherwise make for itself on first use,
+    in pages the workers then share (and before the garbage collector's freeze, which then keeps
+    its passes off them too):
+
+    * what a search builds on first use (BM25's statistics from the postings, the float32 cosine
+      copy, the import graph): the first case is searched with every backend (on the standard
+      library, a quarter of two workers' CPU time). This process scores that case later, from
+      its memoised rankings (a memoised ranking is the ranking made afresh);
+    * what a search function's optional `warm_up` makes for all the queries (the built-in
+      backends: BM25's weights of their tokens);
+    * each ranged case's expected spans and their mass."""
+    first = cases[0]
+    queries = [case.query for case in cases]
     for _, search in backends:
+        search(first.query, first.k, first.id)
         warm_up = getattr(search, "warm_up", None)
         if callable(warm_up):
-            warm_up([case.query for case in cases])
+            warm_up(queries)
     for case in cases:
         if case.ranged:
             weights.expected(case.anchors)

@@ -63,14 +63,13 @@ class BackendPair:
 # Metrics lie in [0, 1]; hand-made reports may stray, but a value this large can only be damage,
 # and squaring it in the statistics would overflow to infinity (1.7e308, a 400-digit integer).
 _MAX_MAGNITUDE = 1e6
+_NUMERIC = (int, float, str)  # a tuple: `int | float | str` would make a union object every call
 
 
 def _number(value: Any, where: str) -> float:
     """A metric value: a finite number or numeric string of modest size (see `_MAX_MAGNITUDE`)."""
     try:
-        number = (
-            float(value) if isinstance(value, int | float | str) and not isinstance(value, bool) else math.nan
-        )
+        number = float(value) if isinstance(value, _NUMERIC) and not isinstance(value, bool) else math.nan
     except (ValueError, OverflowError):
         number = math.nan
     # NaN and infinities would poison every statistic; so would a value whose square overflows.

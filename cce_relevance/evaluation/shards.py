@@ -28,6 +28,7 @@ from cce_relevance.errors import CceError
 from cce_relevance.evaluation.fixtures import Case, FixtureSet, parse_fixtures
 from cce_relevance.evaluation.harness import CaseResult, backend_report
 from cce_relevance.evaluation.metrics import QueryMetrics
+from cce_relevance.evaluation.names import rank_metric_specs
 from cce_relevance.evaluation.run_result import RunResult
 from cce_relevance.evaluation.spans import TokenScore
 
@@ -67,13 +68,14 @@ def parse_shard(text: str, source: str = "--shard") -> Shard:
 
 def shard_document(result: RunResult, fixture_text: str, shard: Shard) -> dict[str, Any]:
     """What one shard saves: the whole fixture file (so `merge` knows every query and its order),
-    and each of its queries' values per backend, as exact floats."""
-    if result.comparison is not None or result.rank_metrics:
-        raise CceError(
-            "a sharded run scores backends only: --compare and --metrics are computed after `merge`"
-        )
+    and each of its queries' values per backend, as exact floats; with rank metrics (`--metrics`),
+    their names and each query's values of them."""
+    if result.comparison is not None:
+        raise CceError("a sharded run scores backends only: --compare is computed after `merge`")
+    ranked = {"metrics": [spec.name for spec in result.rank_metrics]} if result.rank_metrics else {}
     return {
         "schema": schemas.SHARD,
+        **ranked,
         "shard": {"index": shard.index, "count": shard.count},
         "fixtures": {
             "path": result.fixtures.path,
@@ -102,6 +104,7 @@ def _case_values(result: CaseResult) -> dict[str, Any]:
         **{name: getattr(m, name) for name in _METRICS},
         "first_relevant_rank": m.first_relevant_rank,
         "tokens": None if t is None else {name: getattr(t, name) for name in _TOKENS},
+        **({} if result.ranking is None else {"ranking": result.ranking}),
     }
 
 
@@ -109,7 +112,7 @@ def merge_shards(documents: Sequence[tuple[str, Any]]) -> RunResult:
     """The unsharded run rebuilt from its shards' documents, given as (source name, parsed JSON)."""
     try:
         return _merged(documents)
-    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError) as exc:
         raise CceError(
             f"merge: a shard state is malformed ({type(exc).__name__}: {exc}): "
             "expected files written by `run --shard-state`"
@@ -125,17 +128,21 @@ def _merged(documents: Sequence[tuple[str, Any]]) -> RunResult:
     first_source, first = documents[0]
     count = _check_numbering(documents)
     for source, document in documents[1:]:
-        for key in ("fixtures", "corpus", "embedder"):
-            if document[key] != first[key]:
+        for key in ("fixtures", "corpus", "embedder", "metrics"):
+            if document.get(key) != first.get(key):
                 raise CceError(
                     f"{source}: its {key} differ from {first_source}'s: the shards are not one run"
                 )
         if [b["backend"] for b in document["backends"]] != [b["backend"] for b in first["backends"]]:
             raise CceError(f"{source}: its backends differ from {first_source}'s: the shards are not one run")
     fixtures = parse_fixtures(first["fixtures"]["text"], first["fixtures"]["path"])
+    specs = rank_metric_specs(first["metrics"]) if "metrics" in first else ()
+    judged = [spec.key for spec in specs] if specs else None
     reports = []
     for position, block in enumerate(first["backends"]):
         name = block["backend"]
+        if not isinstance(name, str):
+            raise TypeError(f"backend name {name!r}")
         scored: dict[int, tuple[str, dict[str, Any]]] = {}
         for source, document in documents:
             shard = Shard(document["shard"]["index"], count)
@@ -149,10 +156,12 @@ def _merged(documents: Sequence[tuple[str, Any]]) -> RunResult:
                 if not shard.holds(values["id"]):
                     raise CceError(f"{source}: query {values['id']!r} does not belong to shard {shard}")
                 scored[line] = (source, values)
-        reports.append(
-            backend_report(name, [_case_result(case, scored, name) for case in fixtures.cases], None)
-        )
-    return RunResult(first["corpus"], first["embedder"], fixtures, tuple(reports), None)
+        results = [_case_result(case, scored, name) for case in fixtures.cases]
+        for result in results:
+            if judged and (result.ranking is None or not set(judged) <= result.ranking.keys()):
+                raise ValueError(f"query {result.case.id!r} on {name} lacks a rank metric's value")
+        reports.append(backend_report(name, results, judged))
+    return RunResult(first["corpus"], first["embedder"], fixtures, tuple(reports), None, specs)
 
 
 def _check_numbering(documents: Sequence[tuple[str, Any]]) -> int:
@@ -195,4 +204,5 @@ def _case_result(case: Case, scored: dict[int, tuple[str, dict[str, Any]]], back
         if tokens is None
         else TokenScore(float(tokens["precision"]), float(tokens["recall"]), float(tokens["iou"])),
         hits=(),
+        ranking=None if "ranking" not in values else {k: float(v) for k, v in values["ranking"].items()},
     )

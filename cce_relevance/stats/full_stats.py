@@ -75,11 +75,30 @@ def full_stats(deltas_by_metric: Sequence[tuple[str, Sequence[float]]], primary:
     is the metrics that were actually tested. Raises ValueError when `primary` is not one of
     the metric keys.
     """
-    keys = [key for key, _ in deltas_by_metric]
-    if primary not in keys:
-        raise ValueError(f"primary metric {primary!r} is not one of {keys}")
+    return full_stats_of([deltas_by_metric], primary)[0]
+
+
+def full_stats_of(
+    comparisons: Sequence[Sequence[tuple[str, Sequence[float]]]], primary: str
+) -> list[FullStats]:
+    """`full_stats` of each of several comparisons (the backends of a base → head comparison),
+    their bootstrap resamples drawn together: samples of one size share one draw of resample
+    positions (`bootstrap_ci95_of`), which is most of the bootstrap's work. Each comparison's
+    statistics are the ones `full_stats` gives it alone."""
+    for deltas_by_metric in comparisons:
+        keys = [key for key, _ in deltas_by_metric]
+        if primary not in keys:
+            raise ValueError(f"primary metric {primary!r} is not one of {keys}")
+    intervals = iter(bootstrap_ci95_of([deltas for each in comparisons for _, deltas in each]))
+    return [_full_stats(each, [next(intervals) for _ in each], primary) for each in comparisons]
+
+
+def _full_stats(
+    deltas_by_metric: Sequence[tuple[str, Sequence[float]]],
+    intervals: Sequence[tuple[float, float] | None],
+    primary: str,
+) -> FullStats:
     partial = []
-    intervals = bootstrap_ci95_of([deltas for _, deltas in deltas_by_metric])
     for (key, deltas), interval in zip(deltas_by_metric, intervals, strict=True):
         test = paired_t(deltas)
         wins, losses, ties = win_loss_tie(deltas)

@@ -188,6 +188,11 @@ def bootstrap_means_of(
     Each mean is a left-to-right sum divided by n, like `paired_t`'s mean. Every sample gets
     the same picks, so they are drawn once for all: the random words and their remainders are
     most of the work.
+
+    When few deltas are non-zero in any sample (a change that moved a few queries of many), a
+    sum adds only the picks of those, still left to right: it starts at +0.0 and can never
+    become −0.0 (x + (−x) rounds to +0.0), so adding a zero of either sign leaves it unchanged
+    to the bit, and skipping the zeros gives the same means with a tenth of the additions.
     """
     columns = [np.asarray(deltas, dtype=np.float64) for deltas in samples]
     n = columns[0].size
@@ -197,19 +202,62 @@ def bootstrap_means_of(
     bits = np.random.PCG64(seed)
     size = np.uint64(n)
     means = [np.empty(resamples) for _ in columns]
+    moving = np.zeros(n, dtype=bool)
+    for values in columns:
+        moving |= values != 0.0  # NaN too
+    sparse = int(np.count_nonzero(moving)) * _SPARSE_SHARE <= n
     for start in range(0, resamples, rows):
         count = min(rows, resamples - start)
         words = bits.random_raw(count * n).reshape(count, n)
         # w mod n, exactly, as w − ⌊w/n⌋·n: numpy divides by a scalar without a division
         # instruction per word; the positions are below n, so they read as int64 unchanged.
         positions = (words - words // size * size).view(np.int64)
-        for values, out in zip(columns, means, strict=True):
-            picks = values.take(positions)
-            total = np.zeros(count)
-            for j in range(n):
-                total += picks[:, j]
+        sums = _sums_of_moving_picks if sparse else _sums_of_picks
+        for out, total in zip(means, sums(columns, positions, moving), strict=True):
             out[start : start + count] = total / n
     return means
+
+
+_SPARSE_SHARE = 8  # add only the non-zero deltas' picks when at most 1 delta in this many is non-zero
+
+
+def _sums_of_picks(
+    columns: Sequence[np.ndarray], positions: np.ndarray, moving: np.ndarray
+) -> list[np.ndarray]:
+    """Per sample, each row's picks (`positions`, rows × n) summed left to right: the picks are
+    laid out one pick column per row of memory, so each step adds one contiguous vector."""
+    across = np.ascontiguousarray(positions.T)
+    sums = []
+    for values in columns:
+        picks = values.take(across)
+        total = np.zeros(positions.shape[0])
+        for column in picks:
+            total += column
+        sums.append(total)
+    return sums
+
+
+def _sums_of_moving_picks(
+    columns: Sequence[np.ndarray], positions: np.ndarray, moving: np.ndarray
+) -> list[np.ndarray]:
+    """`_sums_of_picks` adding only the picks of `moving` deltas (the others are zeros in every
+    sample), in the same order: each row's k-th such pick goes to slot k, and the slots past a
+    row's last hold +0.0, which leaves a sum unchanged."""
+    count, n = positions.shape
+    picked = np.flatnonzero(moving.take(positions))  # row-major: by row, then left to right
+    row = picked // n
+    slot = np.arange(picked.size) - np.searchsorted(row, row)
+    width = int(slot.max()) + 1 if picked.size else 0
+    where = positions.reshape(-1).take(picked)
+    sums = []
+    for values in columns:
+        slots = np.zeros((width, count))
+        slots[slot, row] = values.take(where)
+        total = np.zeros(count)
+        for column in slots:
+            total += column
+        sums.append(total)
+    return sums
 
 
 def bootstrap_ci95(

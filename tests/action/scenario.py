@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
+from tests.action.fake_github import FakeGitHub
 from tests.action.test_workflow_commands import read_outputs
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -111,6 +112,14 @@ RANKING_CHANGE = {
 def compute(invoice, tax):
     return invoice.total * tax
 ''',
+}
+
+# RANKING_CHANGE and a function added above billing.py's (five lines): its range anchors' lines
+# move (`@1-4` is `@6-9` at head) and its `@7-8` lines then hold another function.
+MOVING_CHANGE = {
+    **RANKING_CHANGE,
+    "corpus/billing.py": 'def tax_rate():\n    """The tax rate."""\n    return 0.2\n\n\n'
+    + CORPUS["corpus/billing.py"],
 }
 
 _GIT_ENV = {
@@ -333,3 +342,43 @@ def run_entrypoint(workspace: Path, dirs: RunnerDirs, env: dict[str, str]) -> Ac
         timeout=120,
     )
     return ActionRun(done.returncode, done.stdout, done.stderr, dirs.outputs(), dirs.summary())
+
+
+SETS = "eval/*.jsonl"  # both sets of a `Copy`
+
+
+class Copy:
+    """A copy of the scenario with both fixture sets and the MOVING_CHANGE pushed (the same commits
+    in every copy: the history is deterministic), its loopback GitHub (or none: then nothing may be
+    posted) and runner directories. Two copies run side by side give outputs to compare."""
+
+    def __init__(self, root: Path, fake: FakeGitHub | None) -> None:
+        self.pr = PullRequest(root, base_files={BILLING_FIXTURE: BILLING_FIXTURES})
+        self.pr.push(MOVING_CHANGE, "h1: a reports module, and a function above billing.py's")
+        self.fake = fake
+        self.dirs = RunnerDirs(root / "runner")
+
+    def act(self, event: dict[str, object] | None = None, **inputs: str) -> ActionRun:
+        """The Action on the pull request (or on `event`, with GITHUB_EVENT_NAME in `inputs`)."""
+        self.pr.check_out_merge()
+        self.dirs.prepare(self.pr.event() if event is None else event)
+        env = action_env(
+            self.dirs.places(self.pr.workspace),
+            self.fake.url if self.fake else "http://127.0.0.1:9",
+            self.fake.token if self.fake else "ghs_unused",
+            inputs={"INPUT_FIXTURES": SETS, **inputs},
+        )
+        return run_entrypoint(self.pr.workspace, self.dirs, env)
+
+    def files(self) -> dict[str, bytes]:
+        """The output directory's files but the cache directory's (index cache, saved sides)."""
+        out = self.pr.workspace / ".cce-relevance"
+        return {
+            p.relative_to(out).as_posix(): p.read_bytes()
+            for p in sorted(out.rglob("*"))
+            if p.is_file() and not p.relative_to(out).as_posix().startswith("cache/")
+        }
+
+    def comments(self) -> list[str]:
+        assert self.fake is not None
+        return [c["body"] for c in self.fake.comments(REPO, PR_NUMBER)]

@@ -7,11 +7,13 @@ mapping shaped like the one the runner gives a Docker action.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from cce_relevance.action.inputs import ActionInputs, expand_fixtures, read_inputs
+from cce_relevance.api import Shard
 from cce_relevance.errors import EXIT_USAGE, CceError
 
 TOKEN = "ghs_notARealTokenButLongEnough0123456789"
@@ -382,3 +384,49 @@ def test_publish_mode_needs_the_evaluating_run(workspace: Path) -> None:
     assert (got.mode, got.run_id, got.artifact, got.fixtures) == ("publish", "123", "cce-relevance", ())
     with pytest.raises(CceError, match="artifact"):
         read_inputs({**env, "INPUT_RUN-ID": "123", "INPUT_ARTIFACT": "../x"})
+
+
+def test_a_shard_scores_its_queries_without_comment_or_gate_input(workspace: Path) -> None:
+    inputs = read(workspace, shard=" 2/3 ", comment="true")
+    assert inputs.shard == Shard(2, 3) and inputs.comment is False  # the merge job comments
+    assert read(workspace).shard is None
+
+
+@pytest.mark.parametrize("value", ["0/3", "4/3", "3", "1/0", "a/b", "1/2/3"])
+def test_a_shard_is_i_of_n(workspace: Path, value: str) -> None:
+    with pytest.raises(CceError, match=r"input 'shard': .* expected I/N with 1 <= I <= N"):
+        read(workspace, shard=value)
+
+
+def test_merge_reads_the_shards_directory_and_its_own_gate_but_no_fixtures(workspace: Path) -> None:
+    (workspace / "shards").mkdir()
+    env = env_for(
+        workspace, mode="merge", **{"shards-dir": "shards", "fail-on": "regression", "alpha": "0.1"}
+    )
+    del env["INPUT_FIXTURES"]
+    inputs = read_inputs(env)
+    assert (inputs.mode, inputs.shards_dir, inputs.fail_on, inputs.alpha) == (
+        "merge",
+        workspace / "shards",
+        "regression",
+        0.1,
+    )
+    assert inputs.fixtures == () and inputs.comment
+
+
+@pytest.mark.parametrize(
+    ("inputs", "message"),
+    [
+        ({"mode": "merge"}, "input 'shards-dir' is empty"),
+        ({"mode": "merge", "shards-dir": "nowhere"}, "input 'shards-dir': 'nowhere' is not a directory"),
+        (
+            {"mode": "merge", "shards-dir": "../.."},
+            "input 'shards-dir': '../..' resolves outside the workspace",
+        ),
+        ({"mode": "merge", "shards-dir": "eval", "shard": "1/2"}, "input 'shard' is for the matrix jobs"),
+        ({"shards-dir": "eval"}, "input 'shards-dir' is read by `mode: merge` only"),
+    ],
+)
+def test_bad_shard_and_merge_inputs(workspace: Path, inputs: dict[str, str], message: str) -> None:
+    with pytest.raises(CceError, match=re.escape(message)):
+        read(workspace, **inputs)

@@ -73,7 +73,7 @@ def test_inputs_are_kebab_case_and_described(action: dict[str, Any]) -> None:
 
 
 def test_outputs_are_the_documented_ones_and_described(action: dict[str, Any]) -> None:
-    assert set(action["outputs"]) == {"report", "compare", "drift", "verdict", "comment-url"}
+    assert set(action["outputs"]) == {"report", "compare", "drift", "verdict", "comment-url", "shard-state"}
     for name, spec in action["outputs"].items():
         assert spec["description"].strip(), name
 

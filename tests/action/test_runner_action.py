@@ -182,7 +182,7 @@ def test_on_a_linux_runner_it_scores_comments_and_gates_as_the_docker_action_doe
 
     assert expected.code == 1, expected.stdout + expected.stderr  # the regression gate failed
     assert code == expected.code, log
-    assert outputs == expected.outputs
+    assert outputs == {**dict.fromkeys(outputs, ""), **expected.outputs}  # shard-state: not set, so empty
     files = {
         p.relative_to(pr.workspace): p.read_bytes()
         for p in sorted((pr.workspace / ".cce-relevance").rglob("*"))

@@ -81,6 +81,18 @@ def test_three_shards_merge_into_the_unsharded_report_byte_for_byte(project: Pat
         assert cli("merge", *map(str, states), "--golden", str(GOLDEN), cwd=project).code == 0
 
 
+def test_rank_metrics_are_saved_per_query_and_merge_into_the_unsharded_report(project: Path) -> None:
+    options = ("--metrics", "ndcg@5,ap")
+    whole = cli("run", FIXTURE, *options, "--json", "--no-cache", cwd=project)
+    states = sharded(project, 3, *options)
+    assert json.loads(states[0].read_text())["metrics"] == ["ndcg@5", "ap"]
+
+    merged = cli("merge", *map(str, states), "--json", cwd=project)
+
+    assert merged.code == 0, merged.err
+    assert '"ndcg_at_5"' in whole.out and merged.out == whole.out
+
+
 def test_merge_fails_the_gate_when_the_merged_report_drifts_from_the_golden(project: Path) -> None:
     states = sharded(project, 2, "--backend", "bm25")
     done = cli("merge", *map(str, states), "--golden", str(GOLDEN), cwd=project)

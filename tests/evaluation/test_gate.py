@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cce_relevance import api
@@ -56,3 +57,37 @@ def test_only_a_negative_mean_below_alpha_is_a_significant_regression():
     assert not api.is_significant_regression(test(0.1, 0.01), 0.05)  # an improvement
     assert not api.is_significant_regression(test(-0.1, None), 0.05)  # n < 2: no p
     assert not api.is_significant_regression(test(-math.inf, math.nan), 0.05)
+
+
+values = st.lists(st.sampled_from([0.0, 0.2, 0.25, 0.5, 1.0]), min_size=4, max_size=4)
+
+
+@settings(deadline=None, max_examples=40)
+@given(st.data())
+def test_gated_comparisons_are_the_comparisons_of_the_reports_without_the_left_out_queries(data):
+    """The backends' gated comparisons, their bootstraps drawn together, against the plain way: the
+    left-out queries deleted from both reports and the reports compared with full statistics.
+    Only the backend means differ (the gate keeps those of the whole reports)."""
+    n = data.draw(st.integers(0, 30))
+    backends = ("bm25", "vector", "hybrid")
+    sides = [{b: rows(data.draw(st.lists(values, min_size=n, max_size=n))) for b in backends} for _ in "ab"]
+    left_out = frozenset(data.draw(st.lists(st.sampled_from([f"q{i + 1}" for i in range(n)] or ["q1"]))))
+    primary = data.draw(st.sampled_from(["mrr", "f1"]))
+    comparisons = api.compare_saved(report(sides[0]), report(sides[1]), stats_level="full", primary=primary)
+    gated = api.gated_comparisons(comparisons, left_out, primary)
+    plain = api.compare_saved(
+        *(report({b: [r for r in rs if r[0] not in left_out] for b, rs in side.items()}) for side in sides),
+        stats_level="full",
+        primary=primary,
+    )
+    assert [
+        (g.pair.queries, g.full, [replace(m, base_mean=0.0, head_mean=0.0) for m in g.metrics]) for g in gated
+    ] == [
+        (p.pair.queries, p.full, [replace(m, base_mean=0.0, head_mean=0.0) for m in p.metrics]) for p in plain
+    ]
+    assert [(g.pair.base_means, g.pair.head_means) for g in gated] == [
+        (c.pair.base_means, c.pair.head_means) for c in comparisons
+    ]
+    assert gated == [api.gated_comparison(c, left_out, primary) for c in comparisons]
+    if not left_out & {f"q{i + 1}" for i in range(n)}:
+        assert all(g is c for g, c in zip(gated, comparisons, strict=True))  # nothing to redo

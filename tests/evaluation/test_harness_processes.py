@@ -213,3 +213,26 @@ def test_a_pool_that_breaks_before_this_process_scores_leaves_every_case_to_it(m
     monkeypatch.setattr(harness, "ProcessPoolExecutor", Broken)
     (several,) = evaluate_backends([("f", _finding("a.py"))], cases, LineWeights([]), None, processes=3)
     assert several == one and [r.case.id for r in several.cases] == [c.id for c in cases]
+
+
+def test_every_backend_searches_the_first_case_here_before_the_workers_fork():
+    """What a search builds on first use is built once, before the fork: the parent searches the
+    first case with each backend, then scores its own share (every other case, the first one
+    again) while its worker scores the rest."""
+    parent = os.getpid()
+    here: list[tuple[str, str]] = []
+
+    def recording(name: str):
+        def search(query: str, k: int, query_id: str = "") -> list[Hit]:
+            if os.getpid() == parent:
+                here.append((name, query_id))
+            return _finding("a.py")(query, k, query_id)
+
+        return search
+
+    cases = _cases(250)
+    forked = evaluate_backends([(n, recording(n)) for n in ("x", "y")], cases, LineWeights([]), None, 2)
+    own_share = [(n, f"q{i}") for n in ("x", "y") for i in range(0, len(cases), 2)]
+    assert here == [("x", "q0"), ("y", "q0"), *own_share]
+    alone = evaluate_backends([(n, recording(n)) for n in ("x", "y")], cases, LineWeights([]), None, 1)
+    assert forked == alone and len(here) == 2 + len(own_share) + 2 * len(cases)

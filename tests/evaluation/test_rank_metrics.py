@@ -167,3 +167,14 @@ def test_cutoff_names_keys_and_labels_round_trip(name: str, key: str, label: str
 )
 def test_keys_that_are_no_rank_metric(key: str) -> None:
     assert rank_metric_for_key(key) is None
+
+
+@given(
+    st.lists(st.sampled_from(["ndcg_at_", "average_precision", "hit_at_", "mrr", "x_at_", ""]), max_size=3),
+    st.text("0123456789 +-a", max_size=4),
+)
+def test_rank_metric_for_key_answers_as_when_first_asked(stems: list[str], tail: str) -> None:
+    """Kept answers (an lru_cache: a saved report asks about each key thousands of times) are the
+    ones the lookup gives afresh."""
+    for key in ["".join(stems) + tail, "ndcg_at_10", "ndcg_at_010", "recall"]:
+        assert rank_metric_for_key(key) == rank_metric_for_key.__wrapped__(key) == rank_metric_for_key(key)

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from cce_relevance.stats import resampling
-from cce_relevance.stats.full_stats import full_stats
+from cce_relevance.stats.full_stats import full_stats, full_stats_of
 from cce_relevance.stats.multiplicity import holm_adjust
 from cce_relevance.stats.paired import effect_size_dz, paired_t
 from cce_relevance.stats.resampling import (
@@ -161,8 +161,9 @@ def test_sampled_p_and_bootstrap_are_identical_across_processes() -> None:
     assert sign_flip_test(deltas).method == "sampled"  # type: ignore[union-attr]
 
 
-def reference_bootstrap(deltas: list[float], resamples: int, seed: int) -> tuple[float, float]:
-    """Resample r reads n raw words; word w picks delta w mod n; means sorted; order statistics ⌈qB⌉."""
+def reference_means(deltas: list[float], resamples: int, seed: int) -> list[float]:
+    """Every resample's mean, in draw order: n raw words a resample, delta w mod n, summed left to
+    right from 0.0, every pick added (zeros too), divided by n."""
     n = len(deltas)
     words = np.random.PCG64(seed)
     means = []
@@ -171,7 +172,12 @@ def reference_bootstrap(deltas: list[float], resamples: int, seed: int) -> tuple
         for w in words.random_raw(n):
             total += deltas[int(w) % n]
         means.append(total / n)
-    means.sort()
+    return means
+
+
+def reference_bootstrap(deltas: list[float], resamples: int, seed: int) -> tuple[float, float]:
+    """Resample r reads n raw words; word w picks delta w mod n; means sorted; order statistics ⌈qB⌉."""
+    means = sorted(reference_means(deltas, resamples, seed))
     low = means[math.ceil(Fraction(25, 1000) * resamples) - 1]
     high = means[math.ceil(Fraction(975, 1000) * resamples) - 1]
     expected = np.quantile(np.array(means), [0.025, 0.975], method="inverted_cdf")
@@ -202,6 +208,68 @@ def test_samples_resampled_together_equal_each_resampled_alone(
         patch.setattr(resampling, "_CHUNK_WORDS", chunk_words)
         together = bootstrap_ci95_of(samples, resamples=101, seed=3)
     assert together == [reference_bootstrap(s, 101, 3) if len(s) >= 2 else None for s in samples]
+
+
+# Deltas as a change gives them: mostly zeros (of either sign: -0.0 is what 0.25 - 0.25 is not,
+# but a hand-made report may hold one), a few values that do not add exactly.
+_DELTA = st.one_of(
+    st.just(0.0),
+    st.just(-0.0),
+    st.sampled_from([1.0 / 3.0, -1.0 / 3.0, 0.1, -0.7, 1.0 / 7.0, 1.0, -1.0, 5e-324]),
+    st.floats(-1, 1),
+)
+
+
+@settings(deadline=None, max_examples=60)
+@given(
+    st.integers(2, 40).flatmap(
+        lambda n: st.lists(
+            st.lists(_DELTA, min_size=n, max_size=n).map(
+                lambda d: [x if i % 9 == 0 else 0.0 for i, x in enumerate(d)]  # sparse: every 9th
+            )
+            | st.lists(_DELTA, min_size=n, max_size=n),
+            min_size=1,
+            max_size=4,
+        )
+    ),
+    st.sampled_from([7, 64, 1 << 20]),
+)
+def test_every_resample_mean_is_the_plain_loops_to_the_bit(
+    samples: list[list[float]], chunk_words: int
+) -> None:
+    """Both ways of summing (every pick, or only the picks of deltas some sample moves) give each
+    resample's mean to the bit, whatever the zeros' signs and however many deltas are non-zero."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(resampling, "_CHUNK_WORDS", chunk_words)
+        got = resampling.bootstrap_means_of(samples, resamples=37, seed=11)
+    for sample, means in zip(samples, got, strict=True):
+        expected = reference_means(sample, 37, 11)
+        assert [m.hex() for m in means.tolist()] == [m.hex() for m in expected]
+
+
+@pytest.mark.parametrize("moving", [0, 1, 12, 13, 60, 100])
+def test_both_summations_at_the_default_settings(moving: int) -> None:
+    """100 deltas of which `moving` are non-zero: below and above the share where only the moving
+    picks are added (1 in `_SPARSE_SHARE`), at 10,000 resamples, against the plain loop."""
+    rng = np.random.default_rng(moving)
+    deltas = [0.0] * 100
+    for i in rng.choice(100, moving, replace=False):
+        deltas[int(i)] = float(rng.integers(-6, 7)) / 6.0 or -0.0
+    [means] = resampling.bootstrap_means_of([deltas])
+    assert np.array_equal(means, reference_means(deltas, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED))
+
+
+def test_full_stats_of_several_comparisons_are_each_ones_alone() -> None:
+    """Comparisons whose bootstraps share their draws (the backends of one set, some of another
+    size) get the statistics `full_stats` gives each alone."""
+    rng = np.random.default_rng(4)
+    comparisons = [
+        [(key, (rng.integers(-3, 4, n) / 3.0 * (rng.random(n) < share)).tolist()) for key in ("mrr", "f1")]
+        for n, share in ((50, 0.05), (50, 0.9), (49, 0.1), (1, 1.0), (50, 0.0))
+    ]
+    assert full_stats_of(comparisons, "mrr") == [full_stats(c, "mrr") for c in comparisons]
+    with pytest.raises(ValueError, match="primary metric"):
+        full_stats_of([*comparisons, [("f1", [0.1, 0.2])]], "mrr")
 
 
 def test_bootstrap_ci_is_close_to_scipys_percentile_bootstrap() -> None:

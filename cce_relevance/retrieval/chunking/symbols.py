@@ -21,7 +21,7 @@ order `chunk.chunk_file` makes the chunks, so chunk ids tie the two together.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from tree_sitter import Node
@@ -284,13 +284,26 @@ class CorpusSymbols:
         self._parsed = parsed
         self._files: dict[str, tuple[Definition, ...]] = {}
         self._by_id: dict[str, dict[str, str | None]] = {}
+        self._read: dict[str, str | None] = {}
+
+    def read(self, paths: Iterable[str]) -> None:
+        """Read these files now and parse them only when first asked for: the answers are then
+        those of the directory as it is now, even once it holds other files or is gone (the
+        Action names a side's hits after its checkout has become the other side's). Reading
+        is cheap; the parse is what most of these files are never asked for."""
+        for path in paths:
+            if path not in self._files and path not in self._read:
+                self._read[path] = _read_text(os.path.join(self._root, *path.split("/")))
 
     def definitions(self, path: str) -> tuple[Definition, ...]:
         """The definition chunks of the file at corpus-relative `path` (empty: unreadable, or
         one whole-file chunk)."""
         found = self._files.get(path)
         if found is None:
-            text = _read_text(os.path.join(self._root, *path.split("/")))
+            if path in self._read:
+                text = self._read.pop(path)
+            else:
+                text = _read_text(os.path.join(self._root, *path.split("/")))
             if text is not None and self._protect:
                 text = redact(text)
             self._files[path] = found = () if text is None else self._parse(path, text)
@@ -307,13 +320,18 @@ class CorpusSymbols:
 
     def of_chunk(self, chunk: Chunk) -> str | None:
         """The symbol of an indexed chunk of this corpus; None for a chunk without one."""
-        by_id = self._by_id.get(chunk.file_path)
+        return self.symbol(chunk.file_path, chunk.chunk_id)
+
+    def symbol(self, path: str, chunk_id: str) -> str | None:
+        """The symbol of the chunk `chunk_id` of the file at `path` (the first definition with
+        that id); None for a chunk without one."""
+        by_id = self._by_id.get(path)
         if by_id is None:
             by_id = {}
-            for d in self.definitions(chunk.file_path):
+            for d in self.definitions(path):
                 by_id.setdefault(d.chunk_id, d.symbol)
-            self._by_id[chunk.file_path] = by_id
-        return by_id.get(chunk.chunk_id)
+            self._by_id[path] = by_id
+        return by_id.get(chunk_id)
 
 
 def _read_text(path: str) -> str | None:

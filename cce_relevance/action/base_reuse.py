@@ -1,0 +1,104 @@
+"""A base side scored earlier, reused instead of scoring it again.
+
+A run on a branch's tip (`SAVED_ON`: a push, a schedule) that scores all queries (no `shard`)
+saves its head side (side_state.py) in the cache directory, as `sides/SHA-FINGERPRINT.json` (the
+newest `KEPT` are kept): a push to the default branch thereby leaves the side of the commit that
+later pull requests branch from, and `actions/cache` keeps it with the index cache. A pull
+request's run saves nothing: its head is seldom another run's base, and a saved side names every
+top hit's symbol, which parses every file a top hit lies in (about 1.3 P on the standard
+library), where the comment names only the few it shows. A run whose base commit (for a pull request, the
+merge-base) has a saved side of the same fingerprint — the same tool version and scoring inputs;
+the commit pins every file that was read — loads it and skips scoring the base: the report,
+comparison and comment are the ones re-scoring gives, byte for byte, since the saved per-query
+values are the ones the scoring would compute. A saved side of that commit with another
+fingerprint is ignored with a notice; one that cannot be read is ignored with a warning: a cache
+is never a reason to fail.
+
+The cache directory comes from earlier runs, never from the checkout (output_files.py
+`prepare_cache_dir` refuses one the repository tracks), so what is reused was scored by a run of
+this workflow. A saved side records each retriever's results, so with repository retrievers
+(`allow-repository-retrievers`) reuse assumes a retriever's answers depend on its commit alone.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from cce_relevance import api
+from cce_relevance.action.scoring import SideResult
+from cce_relevance.action.side_state import dumps_side, fingerprint, read_side, rebuild, side_document
+from cce_relevance.action.workflow_commands import annotation
+from cce_relevance.errors import CceError
+from cce_relevance.outputs import write_output
+
+SIDES_DIR = "sides"  # inside the cache directory
+WHOLE = api.Shard(1, 1)
+SAVED_ON = frozenset({"push", "schedule"})  # the events whose head side is saved
+KEPT = 32  # saved sides kept, the newest: a cache carried from push to push stays bounded
+
+
+def side_path(cache_dir: Path, commit: str, config: Mapping[str, Any]) -> Path:
+    """Where the side of `commit` scored with `config` is saved."""
+    return cache_dir / SIDES_DIR / f"{commit}-{fingerprint(config)[:16]}.json"
+
+
+def save_head(
+    cache_dir: Path, commit: str, config: Mapping[str, Any], head: Mapping[str, SideResult]
+) -> None:
+    """Save a whole head side for later runs whose base is `commit`, keeping the `KEPT` newest.
+    Best effort: a side that cannot be saved is a warning (a later run scores that base itself)."""
+    path = side_path(cache_dir, commit, config)
+    try:
+        path.parent.mkdir(exist_ok=True)
+        write_output(str(path), dumps_side(side_document(commit, config, WHOLE, head)))
+        prune(path.parent)
+    except (OSError, CceError) as exc:
+        reason = exc.message if isinstance(exc, CceError) else exc.strerror or str(exc)
+        print(annotation("warning", f"Could not save the head side for later runs: {reason}"), flush=True)
+
+
+def prune(directory: Path, keep: int = KEPT) -> None:
+    """Delete all but the `keep` newest saved sides in `directory`."""
+    saved = sorted(directory.glob("*.json"), key=lambda p: (p.stat().st_mtime_ns, p.name), reverse=True)
+    for old in saved[keep:]:
+        old.unlink()
+
+
+def saved_base(cache_dir: Path, commit: str, config: Mapping[str, Any]) -> dict[str, SideResult] | None:
+    """The base side of `commit` saved by an earlier run with the same fingerprint, or None (then
+    the base is scored); says which in the log."""
+    wanted = side_path(cache_dir, commit, config)
+    others = sorted(p for p in (cache_dir / SIDES_DIR).glob(f"{commit}-*.json") if p != wanted)
+    if not wanted.is_file():
+        if others:
+            print(
+                annotation(
+                    "notice",
+                    f"A saved side of base {commit[:12]} was scored with another tool version or other "
+                    "inputs (fixtures, goldens, backends, regression metric, working directory); "
+                    "scoring the base again.",
+                ),
+                flush=True,
+            )
+        return None
+    shown = wanted.relative_to(cache_dir).as_posix()
+    try:
+        side = read_side(json.loads(wanted.read_bytes()), shown)
+        if (side.commit, side.fingerprint, side.shard) != (commit, fingerprint(config), WHOLE):
+            raise CceError(f"{shown}: not the whole side of {commit[:12]} with these inputs")
+        results = rebuild([(shown, side)])
+    except (OSError, ValueError, CceError) as exc:
+        reason = exc.message if isinstance(exc, CceError) else str(exc)
+        print(
+            annotation("warning", f"Ignoring the saved base side: {reason}; scoring the base again."),
+            flush=True,
+        )
+        return None
+    print(
+        f"Base {commit[:12]}: reusing the side an earlier run saved ({shown}) instead of scoring it",
+        flush=True,
+    )
+    return results

@@ -1,0 +1,135 @@
+"""A base side saved by an earlier run, reused instead of scoring the base again (base_reuse.py).
+
+A push run on the default branch scores the commit the pull request branched from and saves its
+side in the cache directory; the pull request's run then loads it for its base. Everything it
+reports must be what re-scoring the base gives, byte for byte: the comment, the report files,
+the outputs, the summary and the exit code. A side saved with other inputs or by another tool
+version is not reused (a notice says so), and an unreadable one is ignored with a warning.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from cce_relevance.action.base_reuse import KEPT, prune
+from cce_relevance.action.side_state import fingerprint
+from tests.action.fake_github import FakeGitHub
+from tests.action.scenario import ActionRun, Copy
+
+SIDES = Path(".cce-relevance/cache/sides")
+
+
+def push_run(copy: Copy, **inputs: str) -> ActionRun:
+    """The push to the default branch that made the pull request's merge-base (the root commit:
+    scored alone), which saves its side."""
+    event = {"before": "0" * 40, "after": copy.pr.merge_base(), "ref": "refs/heads/main"}
+    run = copy.act(event, GITHUB_EVENT_NAME="push", **inputs)
+    assert run.code == 0, run.stdout + run.stderr
+    return run
+
+
+def reused(run: ActionRun, copy: Copy) -> bool:
+    return f"Base {copy.pr.merge_base()[:12]}: reusing the side an earlier run saved" in run.stdout
+
+
+def same_as(run: ActionRun, copy: Copy, fresh: ActionRun, fresh_copy: Copy) -> None:
+    assert run.code == fresh.code == 1, run.stdout + run.stderr  # the golden drifted
+    assert run.outputs == fresh.outputs
+    assert run.summary == fresh.summary
+    assert copy.files() == fresh_copy.files()
+    assert copy.comments() == fresh_copy.comments() and len(copy.comments()) == 1
+
+
+@pytest.fixture
+def copies(tmp_path: Path, make_fake_github: Callable[..., FakeGitHub]) -> tuple[Copy, Copy]:
+    """A copy scored from scratch, and one with a cache directory to fill."""
+    return Copy(tmp_path / "fresh", make_fake_github()), Copy(tmp_path / "cached", make_fake_github())
+
+
+@pytest.mark.slow
+def test_a_base_saved_by_the_push_run_gives_the_comment_re_scoring_gives(copies: tuple[Copy, Copy]) -> None:
+    fresh_copy, copy = copies
+    fresh = fresh_copy.act()
+    assert not reused(fresh, fresh_copy)
+
+    push_run(copy)
+    [saved] = (copy.pr.workspace / SIDES).glob(f"{copy.pr.merge_base()}-*.json")
+    run = copy.act()
+
+    assert reused(run, copy), run.stdout
+    assert "base score" not in run.stdout and "head score" in run.stdout  # the timings: base not scored
+    same_as(run, copy, fresh, fresh_copy)
+    assert json.loads(saved.read_text(encoding="utf-8"))["commit"] == copy.pr.merge_base()
+    # A pull request's run saves no side: its head is seldom a later run's base.
+    assert [p.name for p in (copy.pr.workspace / SIDES).iterdir()] == [saved.name]
+
+
+def _other_version(path: Path) -> None:
+    """The saved side as another release of the Action wrote it: under that release's fingerprint."""
+    document = json.loads(path.read_text(encoding="utf-8"))
+    document["version"] = "0.0.1"
+    document["fingerprint"] = fingerprint(document["config"], "0.0.1")
+    path.unlink()
+    (path.parent / f"{document['commit']}-{document['fingerprint'][:16]}.json").write_text(
+        json.dumps(document), encoding="utf-8"
+    )
+
+
+CASES: dict[str, tuple[dict[str, str], Callable[[Path], None], str]] = {
+    "other inputs": (
+        {"INPUT_GOLDEN": ""},  # no golden: another fingerprint (a golden is left out of its corpus)
+        lambda path: None,
+        "was scored with another tool version or other inputs",
+    ),
+    "another version": ({}, _other_version, "was scored with another tool version or other inputs"),
+    "unreadable": (
+        {},
+        lambda path: path.write_text('{"schema": "cce.relevance.action.side/v1"}', encoding="utf-8"),
+        "Ignoring the saved base side: ",
+    ),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", list(CASES))
+def test_a_base_saved_otherwise_is_scored_again(copies: tuple[Copy, Copy], case: str) -> None:
+    inputs, spoil, message = CASES[case]
+    fresh_copy, copy = copies
+    fresh = fresh_copy.act()
+    push_run(copy, **inputs)
+    [saved] = (copy.pr.workspace / SIDES).glob(f"{copy.pr.merge_base()}-*.json")
+    spoil(saved)
+
+    run = copy.act()
+
+    assert not reused(run, copy) and "base score" in run.stdout
+    assert message in run.stdout
+    same_as(run, copy, fresh, fresh_copy)
+
+
+def test_the_newest_saved_sides_are_kept(tmp_path: Path) -> None:
+    for age in range(KEPT + 3):
+        path = tmp_path / f"{age:040x}-0123456789abcdef.json"
+        path.write_text("{}", encoding="utf-8")
+        os.utime(path, ns=(0, (1000 - age) * 10**9))  # age 0 is the newest
+
+    prune(tmp_path)
+
+    assert sorted(int(p.name[:40], 16) for p in tmp_path.iterdir()) == list(range(KEPT))
+
+
+def test_a_side_that_cannot_be_saved_is_a_warning(copies: tuple[Copy, Copy]) -> None:
+    _, copy = copies
+    blocked = copy.pr.workspace / SIDES
+    blocked.parent.mkdir(parents=True)
+    blocked.write_text("a file where the saved sides go\n", encoding="utf-8")
+
+    run = push_run(copy)
+
+    assert "::warning::Could not save the head side for later runs: " in run.stdout
+    assert blocked.read_text(encoding="utf-8") == "a file where the saved sides go\n"
