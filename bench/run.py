@@ -202,18 +202,12 @@ def index_options(**wanted: Any) -> dict:
     return {name: value for name, value in wanted.items() if value is not None and accepts(build_index, name)}
 
 
-def cpu_seconds() -> float:
-    """CPU time of this process and of its children that have ended (user + system)."""
-    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
-
-
 def ready_index(root: str, options: dict) -> tuple[Index, float, float, float]:
     """`build_index`, then everything ranking derives from it on first use (BM25 postings, the
     float32 embedding copy and chunk-id ranks, the import graph, lowercased contents); returns
     the index, the seconds each part took and the CPU seconds of both, worker processes
     included (a busy machine stretches wall time far more than CPU time)."""
-    cpu_start = cpu_seconds()
+    cpu_start = cpu_seconds(resource.RUSAGE_SELF) + cpu_seconds(resource.RUSAGE_CHILDREN)
     build_s, index = timed(lambda: build_index(root, **options))
 
     def derive() -> None:
@@ -223,7 +217,8 @@ def ready_index(root: str, options: dict) -> tuple[Index, float, float, float]:
         index.lower_contents  # noqa: B018
 
     derive_s, _ = timed(derive)
-    return index, build_s, derive_s, cpu_seconds() - cpu_start
+    cpu = cpu_seconds(resource.RUSAGE_SELF) + cpu_seconds(resource.RUSAGE_CHILDREN) - cpu_start
+    return index, build_s, derive_s, cpu
 
 
 def _index_figures(index: Index, build_s: float, derive_s: float, cpu_s: float) -> dict:
@@ -357,7 +352,7 @@ def run_queries(index: Index, cases: tuple[Case, ...]) -> dict:
     this process (one that has not forked: a parent whose pages its children shared pays a page
     fault on the first write to each, which no CLI run does)."""
     backends = [(name, builtin_backend(name, index)) for name in BUILTIN_BACKENDS]
-    start = time.perf_counter()
+    start, start_cpu = time.perf_counter(), time.process_time()
     weights = line_weights(index)
     per_backend = {}
     reports = []
@@ -377,6 +372,7 @@ def run_queries(index: Index, cases: tuple[Case, ...]) -> dict:
     return {
         "n": len(cases),
         "total_s": total,
+        "cpu_s": time.process_time() - start_cpu,
         "backends": per_backend,
         "t_bm25_to_hybrid_mrr": t_tests["mrr"].t,
     }
@@ -385,8 +381,25 @@ def run_queries(index: Index, cases: tuple[Case, ...]) -> dict:
 def run_parallel_queries(index: Index, cases: tuple[Case, ...], workers: int) -> dict:
     """The cases of `run_queries` scored in `workers` forked processes (metrics, no t-tests)."""
     backends = [(name, builtin_backend(name, index)) for name in BUILTIN_BACKENDS]
+    own, children = cpu_seconds(resource.RUSAGE_SELF), cpu_seconds(resource.RUSAGE_CHILDREN)
     seconds, reports = timed(lambda: evaluate_backends(backends, cases, line_weights(index), None, workers))
-    return {"processes": workers, "seconds": seconds, "mrr": [r.mrr for r in reports]}
+    own = cpu_seconds(resource.RUSAGE_SELF) - own
+    children = cpu_seconds(resource.RUSAGE_CHILDREN) - children
+    return {
+        "processes": workers,
+        "seconds": seconds,
+        "cpu_s": own + children,
+        "own_cpu_s": own,
+        "workers_cpu_s": children,
+        "mrr": [r.mrr for r in reports],
+    }
+
+
+def cpu_seconds(who: int) -> float:
+    """User + system CPU seconds of this process (`RUSAGE_SELF`), or of the children it has
+    waited for (`RUSAGE_CHILDREN`: a pool's workers are waited for when it shuts down)."""
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
 
 
 def machine() -> dict:
@@ -441,12 +454,12 @@ def _row(label: str, seconds: float | None, p: float, extra: str = "") -> str:
     return f"  {label:<44} {seconds:8.3f} s  {seconds / p:6.3f} P  {extra}".rstrip()
 
 
-def _cpu_row(figures: dict, p_fig: dict) -> str:
-    """The CPU seconds of a cold index (its processes together) over P's CPU seconds."""
-    cpu = figures.get("cold_index_cpu_s")
-    if cpu is None:
-        return _row("  CPU, all processes", None, 1.0)
-    return f"  {'CPU, all processes':<44} {cpu:8.3f} s  {cpu / p_fig['p_cpu_s']:6.3f} P by CPU"
+def _cpu_note(cpu: float | None, p_cpu: float | None) -> str:
+    """CPU seconds and their ratio to P's CPU time (which a busy machine disturbs far less than
+    wall time), when both are known."""
+    if cpu is None or not p_cpu:
+        return ""
+    return f"; CPU {cpu:.3f} s = {cpu / p_cpu:.3f} P CPU"
 
 
 def render(figures: dict) -> str:
@@ -469,8 +482,13 @@ def render(figures: dict) -> str:
         _row("BM25 build, tokenizing contents (a loaded store)", st["bm25_build_s"], p),
         _row("BM25 term counts, per file (in indexing, cached)", st["term_counts_s"], p),
         _row("BM25 build from the term counts (every build)", st["bm25_postings_s"], p),
-        _row(cold_label, ix["cold_index_s"], p, f"{chunks / ix['cold_index_s']:,.0f} chunks/s"),
-        _cpu_row(ix, p_fig),
+        _row(
+            cold_label,
+            ix["cold_index_s"],
+            p,
+            f"{chunks / ix['cold_index_s']:,.0f} chunks/s"
+            + _cpu_note(ix.get("cold_index_cpu_s"), p_fig.get("p_cpu_s")),
+        ),
         _row("  build_index", ix["build_index_s"], p),
         _row("  derived: BM25, cosine index, graph", ix["derive_s"], p),
     ]
@@ -480,10 +498,10 @@ def render(figures: dict) -> str:
                 f"cold index total, {par['workers']} processes",
                 par["cold_index_s"],
                 p,
-                f"{par['chunks'] / par['cold_index_s']:,.0f} chunks/s",
+                f"{par['chunks'] / par['cold_index_s']:,.0f} chunks/s"
+                + _cpu_note(par.get("cold_index_cpu_s"), p_fig.get("p_cpu_s")),
             )
         )
-        out.append(_cpu_row(par, p_fig))
     if warm is None:
         out.append(_row("warm index total (cached)", None, p, "n/a (no cache yet)"))
     else:
@@ -506,7 +524,14 @@ def render(figures: dict) -> str:
     if q is None:
         out.append(_row("queries", None, p, "not run (--queries 0)"))
     else:
-        out.append(_row(f"{q['n']:,} queries x 3 backends with metrics", q["total_s"], p, "1 process"))
+        out.append(
+            _row(
+                f"{q['n']:,} queries x 3 backends with metrics",
+                q["total_s"],
+                p,
+                "1 process" + _cpu_note(q.get("cpu_s"), p_fig.get("p_cpu_s")),
+            )
+        )
         for name, b in q["backends"].items():
             out.append(
                 _row(
@@ -523,9 +548,18 @@ def render(figures: dict) -> str:
                 f"{q['n']:,} queries x 3 backends, {par['queries']['processes']} processes",
                 par["queries"]["seconds"],
                 p,
-                "as the CLI scores them on several CPUs; same metrics",
+                "as the CLI scores them on several CPUs; same metrics"
+                + _cpu_note(par["queries"].get("cpu_s"), p_fig.get("p_cpu_s")),
             )
         )
+        if "own_cpu_s" in par["queries"]:
+            pq = par["queries"]
+            own_p = pq["own_cpu_s"] / p_fig["p_cpu_s"]
+            out.append(
+                f"  CPU of the scoring process {pq['own_cpu_s']:.3f} s = {own_p:.3f} P CPU, "
+                f"of its {pq['processes'] - 1} worker(s) {pq['workers_cpu_s']:.3f} s (with a core each, "
+                "the wall time is about the largest process's CPU time)"
+            )
         if "worker_peak_rss_mb" in par["queries"]:
             out.append(
                 f"  peak RSS of a scoring worker: {par['queries']['worker_peak_rss_mb']:,.0f} MB (pages "

@@ -42,12 +42,16 @@ def test_run_prints_every_figure_as_json():
     assert index["cold_index_s"] == index["build_index_s"] + index["derive_s"]
     queries = index["queries"]
     assert queries["n"] > 0 and set(queries["backends"]) == {"bm25", "vector", "hybrid"}
+    assert queries["cpu_s"] > 0
     for backend in queries["backends"].values():
         assert 0.0 <= backend["mrr"] <= 1.0 and 0.0 <= backend["recall"] <= 1.0
     assert index["peak_rss_mb"] > 0
     if figures["parallel"] is not None:  # several CPUs: the queries were scored in as many processes too
         several = figures["parallel"]["queries"]
         assert several["processes"] == figures["parallel"]["workers"] and len(several["mrr"]) == 3
+        assert (
+            several["cpu_s"] == several["own_cpu_s"] + several["workers_cpu_s"] and several["own_cpu_s"] > 0
+        )
     assert set(figures["machine"]) >= {"nproc", "cpu", "python"}
 
 
@@ -116,7 +120,7 @@ def test_startup_benchmark_runs():
     assert "numpy" not in figures["cli_imports"]
 
 
-def test_action_bench_runs_the_whole_check_cold_and_with_the_cache_restored():
+def test_action_bench_runs_the_whole_check_cold_with_the_cache_restored_and_reusing_the_base():
     out = subprocess.run(
         [
             sys.executable,
@@ -128,6 +132,8 @@ def test_action_bench_runs_the_whole_check_cold_and_with_the_cache_restored():
             "2",
             "--runs",
             "1",
+            "--reuse-runs",
+            "1",
             "--p-repeats",
             "1",
             "--json",
@@ -137,21 +143,19 @@ def test_action_bench_runs_the_whole_check_cold_and_with_the_cache_restored():
         check=True,
     ).stdout
     figures = json.loads(out)
-    assert [r["label"] for r in figures["runs"]] == ["cold", "cached 1"]
-    assert len(figures["p"]) == 3 and figures["edits"] == [
+    assert [r["label"] for r in figures["runs"]] == ["cold", "cached 1", "base reused 1"]
+    assert [r["base_reused"] for r in figures["runs"]] == [False, False, True]
+    assert len(figures["p"]) == 4 and figures["edits"] == [
         "python.py"
     ]  # the one Python file: edits are Python
+    side_stages = ("materialise", "index", "score", "validate", "hits")
     for run in figures["runs"]:
         stages = [name for name, _, _ in run["stages"]]
-        assert stages == [
-            "commits",
-            *(
-                f"{side} {stage}"
-                for side in ("head", "base")
-                for stage in ("materialise", "index", "score", "validate", "hits")
-            ),
-            "report",
-        ]
+        if run["base_reused"]:  # the base side read back instead of scored
+            assert stages == ["commits", "base load", *(f"head {stage}" for stage in side_stages), "report"]
+        else:
+            sides = [f"{side} {stage}" for side in ("head", "base") for stage in side_stages]
+            assert stages == ["commits", *sides, "report"]
         assert run["wall_s"] >= sum(wall for _, wall, _ in run["stages"]) > 0
         assert run["cpu_s"] > 0 and run["p_s"] > 0 and run["peak_rss_mb"] > 0
 

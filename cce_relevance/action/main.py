@@ -240,10 +240,14 @@ def _score(inputs: ActionInputs, clock: Stopwatch) -> tuple[Path, CommitPair, Si
     config = scoring_config(inputs, inputs.working_directory.relative_to(repo))
     whole = inputs.shard is None
     try:
+        started = clock.start()
         base = saved_base(inputs.cache_dir, commits.base, config) if commits.base and whole else None
+        if base is not None:  # timed only when it replaces scoring the base
+            clock.stop("base load", started)
         sides = score_sides(repo, commits, inputs, clock, shard=inputs.shard, base=base)
         if whole and inputs.github.event_name in SAVED_ON:  # for later runs from this head (base_reuse.py)
-            save_head(inputs.cache_dir, commits.head, config, sides.head)
+            with clock.stage("head save"):
+                save_head(inputs.cache_dir, commits.head, config, sides.head)
     finally:  # the runner's user saves it with actions/cache and cleans the workspace up
         give_to_workspace_owner(made, inputs.github.workspace)
     return repo, commits, sides

@@ -7,8 +7,10 @@ The sides' stages are named `<side> <stage>` and add up when a stage runs more t
 fixture sets): `materialise` (the commit's tracked files checked out, git.py `CommitFiles`),
 `index` (the fixture sets read and their corpus indexed), `score` (the queries run through the
 backends, the report made), `validate` (the anchors checked) and `hits` (each query's first hits
-named by symbol, for the comment, which parses the files they lie in); then `report`
-(statistics, Markdown, files, outputs). Each has its wall time and its CPU time (this process's
+named by symbol, for the comment, which parses the files they lie in); `base load` replaces
+the base side's stages when a side saved by an earlier run is reused, and `head save` is a push
+run saving its head side for later runs (base_reuse.py); then `report` (statistics, Markdown,
+files, outputs). Each has its wall time and its CPU time (this process's
 and that of the processes it waited for: git, worker processes), so a runner shared with other
 jobs shows as wall time well above CPU time.
 The figures go to the log only, never into a report or an output: those must be the same bytes

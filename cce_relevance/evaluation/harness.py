@@ -88,16 +88,18 @@ def evaluate_backends(
     and every cut-off metric reads that one ranking (a backend such as hybrid, whose candidate pool
     grows with the depth asked, can order its first k differently at depth 20 than at depth k).
 
-    With `processes` > 1 the cases are split into contiguous ranges scored in forked worker
-    processes, each running every backend over its range (so rankings one backend shares with
-    another stay in one process). Only for search functions that are plain functions of data the
-    fork copies — the built-in backends over the hash embedder — never for ones holding a
-    process, a connection or a remote embedder. Each case's hits and scores come back in case
+    With `processes` > 1 the cases are dealt out to this process and `processes` − 1 forked
+    worker processes, each running every backend over its cases (so rankings one backend shares
+    with another stay in one process). Only for search functions that are plain functions of data
+    the fork copies — the built-in backends over the hash embedder — never for ones holding a
+    process, a connection or a remote embedder. Before forking, a search function's optional
+    `warm_up(queries)` is called with every case's query, to make what its searches would each
+    make on first use once for all the processes. Each case's hits and scores come back in case
     order and the averages are taken here, in the same order, so the reports are the same.
     """
     ranges = _ranges(len(cases), processes)
     if len(ranges) > 1:
-        _warm_up(backends, cases[0])
+        _warm_up(backends, cases, weights)
     with _older_objects_frozen():
         if len(ranges) > 1:
             scored = _scored_in_workers(backends, cases, weights, judgments, ranges, specs)
@@ -117,16 +119,6 @@ def evaluate_backends(
         )
         for (name, _), per_case in zip(backends, scored, strict=True)
     ]
-
-
-def _warm_up(backends: Sequence[tuple[str, SearchFn]], case: Case) -> None:
-    """Search `case` once with every backend here, before the workers fork: what a search builds
-    on first use (BM25's statistics from the postings, the float32 cosine copy, the import graph)
-    is then built once, in pages the workers share, instead of once in each worker (on the
-    standard library, a quarter of two workers' CPU time). The results are dropped; the first
-    worker scores the case as usual (a memoised ranking is the ranking made afresh)."""
-    for _, search in backends:
-        search(case.query, case.k, case.id)
 
 
 @contextlib.contextmanager
@@ -152,6 +144,30 @@ def _older_objects_frozen() -> Iterator[None]:
 
 _CaseOutcome = tuple[QueryMetrics, TokenScore | None, tuple[Hit, ...], dict[str, float] | None]
 MIN_CASES_PER_PROCESS = 100  # fewer, and a worker's start costs more than it saves
+
+
+def _warm_up(backends: Sequence[tuple[str, SearchFn]], cases: Sequence[Case], weights: LineWeights) -> None:
+    """Before forking, make once what every process would otherwise make for itself on first use,
+    in pages the workers then share (and before the garbage collector's freeze, which then keeps
+    its passes off them too):
+
+    * what a search builds on first use (BM25's statistics from the postings, the float32 cosine
+      copy, the import graph): the first case is searched with every backend (on the standard
+      library, a quarter of two workers' CPU time). This process scores that case later, from
+      its memoised rankings (a memoised ranking is the ranking made afresh);
+    * what a search function's optional `warm_up` makes for all the queries (the built-in
+      backends: BM25's weights of their tokens);
+    * each ranged case's expected spans and their mass."""
+    first = cases[0]
+    queries = [case.query for case in cases]
+    for _, search in backends:
+        search(first.query, first.k, first.id)
+        warm_up = getattr(search, "warm_up", None)
+        if callable(warm_up):
+            warm_up(queries)
+    for case in cases:
+        if case.ranged:
+            weights.expected(case.anchors)
 
 
 def _scored(
@@ -198,10 +214,12 @@ def backend_report(name: str, results: list[CaseResult], judged: Sequence[str] |
 
 
 def _ranges(n: int, processes: int) -> list[range]:
-    """`n` cases as at most `processes` contiguous ranges of at least MIN_CASES_PER_PROCESS."""
+    """`n` cases dealt out to at most `processes` processes in turn (case i to process i mod the
+    number of processes), each at least MIN_CASES_PER_PROCESS. A fixture set's cheap and costly
+    queries often come in runs (names, then sentences), which contiguous ranges would leave to
+    one process; dealt out, the processes finish together."""
     parts = max(1, min(processes, n // MIN_CASES_PER_PROCESS))
-    bounds = [n * i // parts for i in range(parts + 1)]
-    return [range(bounds[i], bounds[i + 1]) for i in range(parts)]
+    return [range(first, n, parts) for first in range(parts)]
 
 
 _JOB: tuple[Any, ...] | None = None  # a worker's job, set by `_take_job` in the forked process
@@ -215,21 +233,40 @@ def _scored_in_workers(
     ranges: list[range],
     specs: Sequence[RankMetricSpec],
 ) -> list[list[_CaseOutcome]]:
-    """The ranges scored by forked workers, which get the job as they fork (never pickled, and
-    never shared with another caller's pool). A worker that dies (killed for memory, say) breaks
-    the pool; the cases are then scored here, so a run never hangs on a lost range."""
+    """The first range scored here, the others by forked workers meanwhile, which get the job as
+    they fork (never pickled, and never shared with another caller's pool): n processes in all,
+    none of them waiting. A worker that dies (killed for memory, say) breaks the pool; its cases
+    are then scored here, so a run never hangs on a lost range. Workers send their outcomes back
+    as plain tuples (`_flat`): pickling the records themselves costs several times more."""
     job = (backends, cases, weights, judgments, specs)
+    here, others = ranges[0], ranges[1:]
+    mine = None
     try:
         with ProcessPoolExecutor(
-            len(ranges),
+            len(others),
             mp_context=multiprocessing.get_context("fork"),
             initializer=_take_job,
             initargs=(job,),
         ) as pool:
-            parts = list(pool.map(_score_range, [(r.start, r.stop) for r in ranges]))
+            # Submitting forks every worker (as the fork context does) before this process scores.
+            futures = [pool.submit(_score_range, (r.start, r.stop, r.step)) for r in others]
+            mine = _score_range((here.start, here.stop, here.step), job, flat=False)
+            theirs = [future.result() for future in futures]
     except BrokenProcessPool:
-        parts = [_score_range((0, len(cases)), job)]
-    return [[s for part in parts for s in part[b]] for b in range(len(backends))]
+        theirs = [_score_range((r.start, r.stop, r.step), job) for r in others]
+    if mine is None:  # the pool broke before this process had scored its own range
+        mine = _score_range((here.start, here.stop, here.step), job, flat=False)
+    # Back in case order: process w scored cases w, w + n, w + 2n, ... (`_ranges`).
+    scored: list[list[_CaseOutcome]] = []
+    for b in range(len(backends)):
+        in_order: list[Any] = [None] * len(cases)
+        for i, outcome in zip(here, mine[b], strict=True):
+            in_order[i] = outcome
+        for r, part in zip(others, theirs, strict=True):
+            for i, flat in zip(r, part[b], strict=True):
+                in_order[i] = _unflat(flat)
+        scored.append(in_order)
+    return scored
 
 
 def _take_job(job: tuple[Any, ...]) -> None:
@@ -237,17 +274,46 @@ def _take_job(job: tuple[Any, ...]) -> None:
     _JOB = job
 
 
-def _score_range(bounds: tuple[int, int], job: tuple[Any, ...] | None = None) -> list[list[_CaseOutcome]]:
+def _score_range(
+    bounds: tuple[int, int, int], job: tuple[Any, ...] | None = None, flat: bool = True
+) -> list[list[Any]]:
+    """The outcomes of the cases `range(*bounds)` at every backend, as plain tuples (`_flat`) to
+    send back from a worker, or as they are (`flat` False) in the process that keeps them."""
     job = job if job is not None else _JOB
     assert job is not None, "a worker scores after _take_job"
     backends, cases, weights, judgments, specs = job
-    return [
+    outcomes = [
         [
             _scored(search, cases[i], weights, judgments[i] if judgments is not None else None, specs)
             for i in range(*bounds)
         ]
         for _, search in backends
     ]
+    return [[_flat(outcome) for outcome in part] for part in outcomes] if flat else outcomes
+
+
+def _flat(outcome: _CaseOutcome) -> tuple[Any, ...]:
+    """A case's outcome as tuples of plain values, which pickle in C."""
+    metrics, tokens, hits, ranking = outcome
+    return (
+        (metrics.precision, metrics.recall, metrics.mrr, metrics.f1, metrics.first_relevant_rank),
+        None if tokens is None else (tokens.precision, tokens.recall, tokens.iou),
+        [
+            (h.rank, h.chunk_id, h.file_path, h.start_line, h.end_line, h.chunk_type, h.kind, h.score)
+            for h in hits
+        ],
+        ranking,
+    )
+
+
+def _unflat(flat: tuple[Any, ...]) -> _CaseOutcome:
+    metrics, tokens, hits, ranking = flat
+    return (
+        QueryMetrics(*metrics),
+        None if tokens is None else TokenScore(*tokens),
+        tuple(Hit(*h) for h in hits),
+        ranking,
+    )
 
 
 def can_fork() -> bool:

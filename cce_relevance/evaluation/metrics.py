@@ -32,8 +32,13 @@ def _matches(anchor: Anchor, hit: Hit) -> bool:
 def score_query(anchors: Sequence[Anchor], hits: Sequence[Hit], k: int) -> QueryMetrics:
     """P@k, recall, MRR, F1 and first relevant rank of one case's top-k hits."""
     considered = hits[:k]
-    relevant = [any(_matches(a, h) for a in anchors) for h in considered]
-    matched = sum(1 for a in anchors if any(_matches(a, h) for h in considered))
+    if len(anchors) == 1:  # most cases: one test per hit, no generator per hit
+        matches = anchors[0].matches
+        relevant = [matches(h.file_path, h.kind, h.start_line, h.end_line) for h in considered]
+        matched = 1 if any(relevant) else 0
+    else:
+        relevant = [any(_matches(a, h) for a in anchors) for h in considered]
+        matched = sum(1 for a in anchors if any(_matches(a, h) for h in considered))
     precision = sum(relevant) / k
     recall = matched / len(anchors)
     first = next((i + 1 for i, rel in enumerate(relevant) if rel), None)

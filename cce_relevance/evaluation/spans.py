@@ -49,6 +49,7 @@ class LineWeights:
         self._weighed: Mapping[str, FileLineWeights] = {} if weighed is None else weighed
         self._chunks: dict[str, list[Chunk]] | None = None  # by file, made when first needed
         self._runs: dict[str, LineWeightRuns] = {}
+        self._expected: dict[tuple[Anchor, ...], tuple[Intervals, int]] = {}
 
     @classmethod
     def of_index(cls, index: Index) -> LineWeights:
@@ -71,6 +72,15 @@ class LineWeights:
             for path, run in groupby(self._all, key=attrgetter("file_path")):
                 self._chunks.setdefault(path, []).extend(run)
         return self._chunks
+
+    def expected(self, anchors: tuple[Anchor, ...]) -> tuple[Intervals, int]:
+        """The merged spans of a case's path anchors and their mass, worked out once per anchors:
+        every backend a run scores reads the same ones. The spans are shared: never changed."""
+        found = self._expected.get(anchors)
+        if found is None:
+            spans = relevant_spans(anchors)
+            self._expected[anchors] = found = (spans, self.mass(spans))
+        return found
 
     def mass(self, spans: Intervals) -> int:
         """Total weight of the lines in merged, disjoint intervals per file."""
@@ -136,11 +146,16 @@ class TokenScore:
     iou: float
 
 
+def relevant_spans(anchors: Sequence[Anchor]) -> Intervals:
+    """The merged line spans of a case's path anchors: the expected side of its token metrics."""
+    return merge((a.path, *span) for a in anchors if a.path is not None for span in a.line_spans())
+
+
 def score_tokens(anchors: Sequence[Anchor], hits: Sequence[Hit], k: int, weights: LineWeights) -> TokenScore:
     """Overlap of expected and retrieved spans in token mass: precision, recall and IoU."""
-    relevant = merge((a.path, *span) for a in anchors if a.path is not None for span in a.line_spans())
+    relevant, rel = weights.expected(tuple(anchors))
     retrieved = merge((h.file_path, h.start_line, h.end_line) for h in hits[:k])
-    rel, ret = weights.mass(relevant), weights.mass(retrieved)
+    ret = weights.mass(retrieved)
     ov = weights.mass(intersect(relevant, retrieved))
     union = rel + ret - ov
     return TokenScore(ov / ret if ret else 0.0, ov / rel if rel else 0.0, ov / union if union else 0.0)

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import shutil
+import struct
 import sys
 import threading
 from pathlib import Path
@@ -20,7 +22,8 @@ from cce_relevance.evaluation import harness
 from cce_relevance.evaluation.anchors import parse_anchor
 from cce_relevance.evaluation.fixtures import Case
 from cce_relevance.evaluation.harness import MIN_CASES_PER_PROCESS, _ranges, evaluate_backends
-from cce_relevance.evaluation.spans import LineWeights
+from cce_relevance.evaluation.metrics import QueryMetrics
+from cce_relevance.evaluation.spans import LineWeights, TokenScore
 from cce_relevance.project_config import load_config
 from cce_relevance.reporting.run_report import run_report_json, run_report_text
 from cce_relevance.retrieval.hit import Hit
@@ -58,9 +61,9 @@ def forked(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     seen: list[int] = []
     real = harness._scored_in_workers
 
-    def counting(backends, cases, weights, judgments, ranges, specs):
+    def counting(backends, cases, weights, judgments, ranges, *rest):
         seen.append(len(ranges))
-        return real(backends, cases, weights, judgments, ranges, specs)
+        return real(backends, cases, weights, judgments, ranges, *rest)
 
     monkeypatch.setattr(harness, "_scored_in_workers", counting)
     return seen
@@ -96,9 +99,10 @@ def test_an_external_retriever_is_never_forked(fixtures, forked, tmp_path):
 
 
 @given(st.integers(0, 5000), st.integers(1, 8))
-def test_ranges_cover_the_cases_in_order(n, processes):
+def test_ranges_deal_out_every_case_once(n, processes):
     ranges = _ranges(n, processes)
-    assert [i for r in ranges for i in r] == list(range(n))
+    assert sorted(i for r in ranges for i in r) == list(range(n))
+    assert all(list(r) == sorted(r) for r in ranges)
     assert 1 <= len(ranges) <= processes
     assert len(ranges) == 1 or all(len(r) >= MIN_CASES_PER_PROCESS for r in ranges)
 
@@ -143,9 +147,78 @@ def test_callers_in_two_threads_get_their_own_results():
     assert results == {"a": 1.0, "b": 0.0}
 
 
+_FLOATS = st.floats(allow_nan=False)
+_HIT = st.builds(
+    Hit,
+    st.integers(1, 50),
+    st.text(max_size=16),
+    st.text(max_size=20),
+    st.integers(0, 10**6),
+    st.integers(0, 10**6),
+    st.text(max_size=8),
+    st.text(max_size=20),
+    st.floats(allow_nan=False),
+)
+
+
+@given(
+    st.tuples(_FLOATS, _FLOATS, _FLOATS, _FLOATS, st.none() | st.integers(1, 50)),
+    st.none() | st.tuples(_FLOATS, _FLOATS, _FLOATS),
+    st.lists(_HIT, max_size=12),
+    st.none() | st.dictionaries(st.text(max_size=8), _FLOATS, max_size=4),
+)
+def test_outcomes_come_back_from_workers_as_they_were(metrics, tokens, hits, ranking):
+    """A worker sends a case's outcome as plain tuples (`_flat`): pickled and rebuilt, it is the
+    outcome scored, field for field."""
+    outcome = (QueryMetrics(*metrics), None if tokens is None else TokenScore(*tokens), tuple(hits), ranking)
+    back = harness._unflat(pickle.loads(pickle.dumps(harness._flat(outcome))))
+    assert back == outcome
+    assert [struct.pack("<d", h.score) for h in back[2]] == [struct.pack("<d", h.score) for h in hits]
+
+
+class _WarmedSearch:
+    """A search function with a `warm_up`, recording where and with what it was called."""
+
+    def __init__(self) -> None:
+        self.warmed: list[tuple[int, list[str]]] = []
+
+    def __call__(self, query: str, k: int, query_id: str = "") -> list[Hit]:
+        return _finding("a.py")(query, k, query_id)
+
+    def warm_up(self, queries):
+        self.warmed.append((os.getpid(), list(queries)))
+
+
+def test_search_functions_warm_up_once_before_the_workers_fork():
+    cases = _cases(250, "a.py@1-1")
+    search = _WarmedSearch()
+    (several,) = evaluate_backends([("w", search)], cases, LineWeights([]), None, processes=2)
+    assert search.warmed == [(os.getpid(), [c.query for c in cases])]
+    one_process = _WarmedSearch()
+    (one,) = evaluate_backends([("w", one_process)], cases, LineWeights([]), None, processes=1)
+    assert one_process.warmed == []  # nothing to share: each thing is made when first needed
+    assert several == one
+
+
+def test_a_pool_that_breaks_before_this_process_scores_leaves_every_case_to_it(monkeypatch):
+    """A pool can break as the workers are forked (no memory for one, say): this process then
+    scores its own cases and the workers' too, and the report is the one-process report."""
+
+    class Broken(harness.ProcessPoolExecutor):
+        def submit(self, *args, **kwargs):
+            raise harness.BrokenProcessPool("no worker could start")
+
+    cases = _cases(300, "a.py@1-1")
+    (one,) = evaluate_backends([("f", _finding("a.py"))], cases, LineWeights([]), None, processes=1)
+    monkeypatch.setattr(harness, "ProcessPoolExecutor", Broken)
+    (several,) = evaluate_backends([("f", _finding("a.py"))], cases, LineWeights([]), None, processes=3)
+    assert several == one and [r.case.id for r in several.cases] == [c.id for c in cases]
+
+
 def test_every_backend_searches_the_first_case_here_before_the_workers_fork():
     """What a search builds on first use is built once, before the fork: the parent searches the
-    first case with each backend, and nothing else (the workers score every case, that one too)."""
+    first case with each backend, then scores its own share (every other case, the first one
+    again) while its worker scores the rest."""
     parent = os.getpid()
     here: list[tuple[str, str]] = []
 
@@ -159,6 +232,7 @@ def test_every_backend_searches_the_first_case_here_before_the_workers_fork():
 
     cases = _cases(250)
     forked = evaluate_backends([(n, recording(n)) for n in ("x", "y")], cases, LineWeights([]), None, 2)
-    assert here == [("x", "q0"), ("y", "q0")]
+    own_share = [(n, f"q{i}") for n in ("x", "y") for i in range(0, len(cases), 2)]
+    assert here == [("x", "q0"), ("y", "q0"), *own_share]
     alone = evaluate_backends([(n, recording(n)) for n in ("x", "y")], cases, LineWeights([]), None, 1)
-    assert forked == alone and len(here) == 2 + 2 * len(cases)
+    assert forked == alone and len(here) == 2 + len(own_share) + 2 * len(cases)

@@ -60,3 +60,35 @@ def test_bounds(paths: list[str], k: int) -> None:
     assert 0.0 <= m.precision <= 1.0 and 0.0 <= m.recall <= 1.0 and 0.0 <= m.mrr <= 1.0
     assert 0.0 <= m.f1 <= max(m.precision, m.recall)
     assert (m.first_relevant_rank is None) == (m.mrr == 0.0)
+
+
+_ANCHORS = st.sampled_from(["a.py", "a.py#class_definition", "#function_definition", "a.py@3-4", "b.py@1-9"])
+_HITS = st.lists(
+    st.tuples(
+        st.sampled_from(["a.py", "b.py"]),
+        st.sampled_from(["function_definition", "class_definition"]),
+        st.integers(1, 6),
+        st.integers(0, 3),
+    ),
+    max_size=8,
+)
+
+
+@given(st.lists(_ANCHORS, min_size=1, max_size=3), _HITS, st.integers(1, 8))
+def test_metrics_are_the_per_anchor_formulas(anchor_texts, hit_specs, k) -> None:
+    """One anchor takes a shorter path (one test per hit): the same values as every anchor
+    tested against every hit, as §query-metrics writes it."""
+    anchors = [parse_anchor(a) for a in anchor_texts]
+    hits = [hit(i + 1, p, kind, start, start + n) for i, (p, kind, start, n) in enumerate(hit_specs)]
+    considered = hits[:k]
+
+    def matches(a, h):
+        return a.matches(h.file_path, h.kind, h.start_line, h.end_line)
+
+    relevant = [any(matches(a, h) for a in anchors) for h in considered]
+    precision = sum(relevant) / k
+    recall = sum(1 for a in anchors if any(matches(a, h) for h in considered)) / len(anchors)
+    first = next((i + 1 for i, r in enumerate(relevant) if r), None)
+    m = score_query(anchors, hits, k)
+    assert (m.precision, m.recall, m.first_relevant_rank) == (precision, recall, first)
+    assert m.mrr == (1.0 / first if first else 0.0)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cce_relevance.evaluation.anchors import parse_anchor
@@ -165,3 +165,39 @@ def test_line_weights_of_real_files_match_the_definition() -> None:
             expected.get(n, 1) for n in range(0, last)
         ], path
         assert weights.mass({path.name: [(1, last)]}) == sum(expected.get(n, 1) for n in range(1, last + 1))
+
+
+@settings(max_examples=300)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["python.py", "other.py"]), st.integers(1, 12), st.integers(0, 6)),
+        min_size=1,
+        max_size=4,
+    ),
+    st.lists(
+        st.tuples(
+            st.sampled_from(["python.py", "other.py", "b.py", "c.py"]), st.integers(1, 12), st.integers(-1, 6)
+        ),
+        max_size=6,
+    ),
+)
+def test_expected_spans_are_kept_per_anchors_and_score_as_worked_out_afresh(anchor_spans, hit_spans) -> None:
+    """`LineWeights.expected` (kept per anchors, read by every backend) gives the spans and mass
+    the plain merge and mass give, and the token metrics (empty spans among the hits) are those
+    of the plain formula."""
+    weights = LineWeights(chunk_file("python.py", PY).chunks)
+    anchors = tuple(parse_anchor(f"{p}@{a}-{a + n}") for p, a, n in anchor_spans)
+    hits = [
+        Hit(i + 1, f"{i:016x}", p, a, a + n, "function", "function_definition", 0.5)
+        for i, (p, a, n) in enumerate(hit_spans)
+    ]
+    relevant = merge((a.path, *a.range) for a in anchors)
+    assert weights.expected(anchors) == (relevant, weights.mass(relevant))
+    assert weights.expected(anchors) is weights.expected(anchors)
+    retrieved = merge((h.file_path, h.start_line, h.end_line) for h in hits[:5])
+    rel, ret = weights.mass(relevant), weights.mass(retrieved)
+    ov = weights.mass(intersect(relevant, retrieved))
+    union = rel + ret - ov
+    want = (ov / ret if ret else 0.0, ov / rel if rel else 0.0, ov / union if union else 0.0)
+    got = score_tokens(anchors, hits, 5, weights)
+    assert (got.precision, got.recall, got.iou) == want

@@ -30,7 +30,6 @@ from cce_relevance.reference import REFERENCE_PARAMS, RankingParams
 from cce_relevance.retrieval.embedding.embed import hash_embed
 from cce_relevance.retrieval.index.build import build_index
 from cce_relevance.retrieval.index.model import Index, fast_ascii_lower, index_from_parts
-from cce_relevance.retrieval.ranking import cosine as vector
 from cce_relevance.retrieval.ranking.bm25 import BM25
 from cce_relevance.retrieval.ranking.cosine import CosineIndex
 from cce_relevance.retrieval.search.backends import builtin_backend
@@ -198,6 +197,20 @@ def test_own_source(own_source_index):
     _backend_hits_match(index, queries[:30], 10)
 
 
+def test_rankings_after_the_harness_warm_up_are_the_reference(own_source_index, monkeypatch):
+    """`warm_up` (what the harness calls before forking its workers) makes BM25's weights of the
+    queries' tokens before any search; every ranking is still the reference's."""
+    index = own_source_index
+    monkeypatch.setattr(index, "_bm25", {})
+    queries = corpus_queries(index, seed=6, n_derived=60, n_mixes=20)
+    for name in ("bm25", "vector", "hybrid"):
+        builtin_backend(name, index).warm_up(queries)
+    bm25 = index.bm25()
+    assert set(bm25._weights) == {t for q in queries for t in unique_tokens(q) if bm25.document_frequency(t)}
+    _backend_hits_match(index, queries[:30], 10)
+    assert_same_rankings(index, queries[30:60], ks=(10, 3))
+
+
 def _stdlib_slice(limit_files: int = 220) -> list[Path]:
     """Every n-th .py file of the standard library (sorted paths, tests and site-packages excluded)."""
     root = Path(sysconfig.get_paths()["stdlib"])
@@ -233,17 +246,16 @@ def test_stdlib_slice(stdlib_index):
 
 
 @pytest.mark.slow
-def test_stdlib_slice_rows_scored_from_dense_counts(stdlib_index, monkeypatch):
-    """Exact cosines of a few rows from the dense bucket counts (what a long run switches to,
-    retrieval/ranking/cosine.py `_exact_values`) from the first call: the same rankings, and the
-    float64 matrix is never made."""
+def test_stdlib_slice_rows_scored_from_counts_read_back(stdlib_index, monkeypatch):
+    """Exact cosines of a few rows from the bucket counts read back from the float32 copy
+    (retrieval/ranking/cosine.py `_exact_values`): the same rankings, and the float64 matrix is
+    never made."""
     index = stdlib_index
-    monkeypatch.setattr(vector, "_SPARSE_CALLS_BEFORE_DENSE", 0)
     fresh = CosineIndex.of_hash_embeddings(index.embeddings, index.id_rank, lambda: index.matrix)
     monkeypatch.setitem(index.__dict__, "cosine", fresh)  # the cached property, for this test only
     queries = corpus_queries(index, seed=5, n_derived=60, n_mixes=20)
     assert assert_same_rankings(index, queries, ks=(10, 1, 5)) >= 200
-    assert fresh._counts is not None and fresh._matrix is None
+    assert fresh._norms is not None and fresh._matrix is None
 
 
 @pytest.mark.slow

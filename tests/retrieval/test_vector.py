@@ -21,9 +21,9 @@ from cce_relevance.reporting.numbers import format6
 from cce_relevance.retrieval.embedding.buckets import BucketCounts, HashEmbeddings
 from cce_relevance.retrieval.embedding.embed import hash_embed
 from cce_relevance.retrieval.index.build import build_index
-from cce_relevance.retrieval.ranking import cosine as vector
 from cce_relevance.retrieval.ranking.cosine import CosineIndex, cosine_all
 from cce_relevance.retrieval.ranking.topk import id_ranks
+from cce_relevance.retrieval.search import backends
 from cce_relevance.retrieval.search.backends import builtin_backend
 from cce_relevance.retrieval.search.hybrid import vector_search
 
@@ -322,21 +322,15 @@ def test_sparse_hash_embeddings_give_the_dense_matrix_its_float32_copy_and_its_r
             assert sparse.columns(picked, columns).tobytes() == want.tobytes()
 
 
-@pytest.mark.parametrize(
-    ("sparse_calls", "budget"),
-    [(0, 64 << 20), (3, 64 << 20), (10**9, 64 << 20), (0, 1000)],
-    ids=["dense-counts", "switching", "sparse-entries", "over-budget"],
-)
-def test_cosine_over_sparse_hash_embeddings_equals_cosine_over_the_matrix(
-    stdlib_index, monkeypatch, sparse_calls, budget
-):
-    """Rows are scored exactly from the sparse entries, and after `sparse_calls` calls from the
-    dense counts unless they would take more than `budget` bytes: every way gives the matrix's
-    doubles."""
-    monkeypatch.setattr(vector, "_SPARSE_CALLS_BEFORE_DENSE", sparse_calls)
-    monkeypatch.setattr(vector, "_DENSE_COUNTS_BUDGET", budget)
+@pytest.mark.parametrize("read_back", [True, False], ids=["from-float32-copy", "sparse-entries"])
+def test_cosine_over_sparse_hash_embeddings_equals_cosine_over_the_matrix(stdlib_index, read_back):
+    """Rows are scored exactly from counts read back from the float32 copy, or from the sparse
+    entries (counts too large to read back): either way gives the matrix's doubles."""
     index = stdlib_index
     sparse = CosineIndex.of_hash_embeddings(index.embeddings, index.id_rank, lambda: index.matrix)
+    assert sparse._norms is not None  # the standard library's counts are all read back
+    if not read_back:
+        sparse._norms = None
     dense = CosineIndex(index.matrix, index.id_rank)
     assert sparse._approximate.tobytes() == dense._approximate.tobytes()
     assert math.isclose(sparse._max_row_norm, dense._max_row_norm, rel_tol=1e-12)
@@ -350,7 +344,7 @@ def test_cosine_over_sparse_hash_embeddings_equals_cosine_over_the_matrix(
     for q in queries:  # first what never needs the float64 matrix: some rows
         for rows_ in ([5, 3, 900, 3], [-1, 0, -5], slice(40, 90), slice(-30, None, 3)):
             assert sparse.scores(q, rows_).tobytes() == dense.scores(q, rows_).tobytes()
-    assert sparse._matrix is None and (sparse._counts is None) == (sparse_calls == 10**9 or budget == 1000)
+    assert sparse._matrix is None
     for q in queries:  # then rankings, which on 1,786 rows score every one
         for limit in (1, 10, 30, 200, None):
             assert [(d, _bits(s)) for d, s in sparse.top(q, limit)] == [
@@ -359,16 +353,58 @@ def test_cosine_over_sparse_hash_embeddings_equals_cosine_over_the_matrix(
         assert sparse.scores(q).tobytes() == dense.scores(q).tobytes()
 
 
-@pytest.mark.parametrize("big", [300, 40000], ids=["int16", "int32"])
-def test_dense_counts_over_norms_give_back_every_value(big):
-    """Counts (int16 when they fit, else int32) divided by their row's norm are the values,
-    bit for bit, including a row without entries and negative counts."""
-    lengths = np.array([3, 0, 2, 1], dtype=np.int64)
-    buckets = np.array([0, 7, 255, 7, 9, 128], dtype=np.uint8)
-    counts = np.array([1, -2, big, -big, 3, 1], dtype=np.int32)
-    embeddings = HashEmbeddings.of([BucketCounts(lengths, buckets, counts)])
-    assert embeddings.dense_counts(4 * 256 * 2 - 1) is None  # over the budget: none made
-    matrix = embeddings.dense_counts(4 * 256 * 4)
-    assert matrix.dtype == (np.int16 if big < 2**15 else np.int32) and matrix.flags.f_contiguous
-    norms = np.where(embeddings.norms == 0.0, 1.0, embeddings.norms)
-    assert (matrix / norms[:, None]).tobytes() == embeddings.dense(np.float64).tobytes()
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.lists(
+            st.tuples(st.integers(0, 255), st.integers(-(2**22) + 1, 2**22 - 1).filter(bool)), max_size=12
+        ),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_counts_read_back_from_the_float32_copy_give_every_value(rows_of_entries):
+    """Each value is a count over its row's norm; the count read back from the value's float32
+    rounding (`rint(value32 × norm)`) and divided again gives the value bit for bit — negative
+    counts, counts up to 2**22 − 1, rows without entries, every entry of every row."""
+    lengths, buckets, counts = [], [], []
+    for entries in rows_of_entries:
+        distinct = dict(entries)  # one count per bucket, in bucket order
+        lengths.append(len(distinct))
+        buckets.extend(sorted(distinct))
+        counts.extend(distinct[b] for b in sorted(distinct))
+    embeddings = HashEmbeddings.of(
+        [BucketCounts(np.array(lengths, np.int64), np.array(buckets, np.uint8), np.array(counts, np.int32))]
+    )
+    index = CosineIndex.of_hash_embeddings(
+        embeddings, id_ranks([str(i) for i in range(len(lengths))]), lambda: None
+    )
+    assert index._norms is not None
+    rows_ = np.arange(len(lengths))
+    got = index._exact_values(rows_, np.arange(256))
+    assert got.tobytes() == np.ascontiguousarray(embeddings.dense(np.float64)).tobytes()
+
+
+def test_counts_too_large_to_read_back_are_read_from_the_sparse_entries():
+    lengths = np.array([2, 1], dtype=np.int64)
+    embeddings = HashEmbeddings.of(
+        [BucketCounts(lengths, np.array([3, 9, 9], np.uint8), np.array([2**22, -5, 1], np.int32))]
+    )
+    index = CosineIndex.of_hash_embeddings(embeddings, id_ranks(["a", "b"]), lambda: None)
+    assert index._norms is None
+    got = index._exact_values(np.array([1, 0]), np.array([3, 9]))
+    assert got.tobytes() == np.ascontiguousarray(embeddings.dense(np.float64)[[1, 0]][:, [3, 9]]).tobytes()
+
+
+def test_query_vectors_kept_for_the_backends_are_hash_embed_read_only():
+    """vector and hybrid embed each query of a run: the vector is made once and kept (read-only,
+    as the backends share it) for the most recent queries."""
+    backends._memoised_hash_embed.cache_clear()
+    first = backends._memoised_hash_embed("read the config file")
+    assert first.tobytes() == hash_embed("read the config file").tobytes() and not first.flags.writeable
+    assert backends._memoised_hash_embed("read the config file") is first
+    kept = backends._memoised_hash_embed.cache_info().maxsize
+    for i in range(kept + 5):
+        backends._memoised_hash_embed(f"query {i}")
+    assert backends._memoised_hash_embed.cache_info().currsize == kept
+    assert backends._memoised_hash_embed("read the config file") is not first  # dropped, made again

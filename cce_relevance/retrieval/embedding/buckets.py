@@ -291,20 +291,6 @@ class HashEmbeddings:
         """Every row, column-major, in `dtype` (float32: each double rounded to nearest)."""
         return self._column_major(self.values, dtype)
 
-    def dense_counts(self, budget: int) -> np.ndarray | None:
-        """The bucket counts as a column-major matrix — int16 when every count fits (it does but
-        for huge repetitive chunks), else int32 — or None when that would take more than
-        `budget` bytes. A count divided by its row's norm gives back the value, the same IEEE
-        division."""
-        small = np.iinfo(np.int16)
-        fits = not self.counts.size or (
-            int(self.counts.min()) >= small.min and int(self.counts.max()) <= small.max
-        )
-        dtype = np.int16 if fits else np.int32
-        if self.n_rows * EMBED_DIM * np.dtype(dtype).itemsize > budget:
-            return None
-        return self._column_major(self.counts, dtype)
-
     def _column_major(self, entries: np.ndarray, dtype: type[np.number]) -> np.ndarray:
         n = self.n_rows
         matrix = np.zeros((n, EMBED_DIM), dtype=dtype, order="F")

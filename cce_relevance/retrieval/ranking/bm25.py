@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -163,6 +163,14 @@ class BM25:
             self._weights[term] = weights
         return weights
 
+    def warm_up(self, terms: Iterable[str]) -> None:
+        """Work out the weights of these terms now (each is kept once made): a harness does it
+        for its queries' tokens before forking workers, which then share them."""
+        for term in terms:
+            posting = self._posting(term)
+            if posting is not None:
+                self._contributions(term, posting)
+
     def matched(self, terms: Sequence[str]) -> tuple[np.ndarray | None, np.ndarray]:
         """(documents, their scores) summed in the order of `terms`: the documents that hold a
         query term, ascending — or None and a score for every document, when the terms' postings
@@ -184,16 +192,21 @@ class BM25:
 
     def rank(self, terms: Sequence[str], limit: int | None = None) -> list[ChunkScore]:
         """The first `limit` (default: all) positive-key documents by (score key desc, chunk id asc)."""
+        return [ChunkScore(d, score) for d, score in self.ranked(terms, limit)]
+
+    def ranked(self, terms: Sequence[str], limit: int | None = None) -> list[tuple[int, float]]:
+        """`rank` as (document, score) pairs, which cost a fraction of the records to make: what
+        the searches read, many times a query."""
         if limit is None:
             return self._rank(terms, None)
         return self._rankings.ranking(tuple(terms), max(limit, 0), lambda depth: self._rank(terms, depth))
 
-    def _rank(self, terms: Sequence[str], limit: int | None) -> list[ChunkScore]:
+    def _rank(self, terms: Sequence[str], limit: int | None) -> list[tuple[int, float]]:
         docs, scores = self.matched(terms)
         ranks = self.id_rank if docs is None else self.id_rank[docs]
         order = top_by_key(scores, ranks, limit, positive_only=True)
         picked = (order if docs is None else docs[order]).tolist()
-        return [ChunkScore(d, score) for d, score in zip(picked, scores[order].tolist(), strict=True)]
+        return list(zip(picked, scores[order].tolist(), strict=True))
 
 
 _SPARSE_FRACTION = 16  # below N/16 postings in all, scores are kept for the matched documents only

@@ -35,13 +35,9 @@ _SAFE_MIN = 1e-18
 # cheaper to partition but leaves more rows above its bound to narrow down (the stride is chosen
 # by measurement: docs/performance.md).
 _SAMPLE_STRIDE = 16
-# Exact scorings of a few rows from the sparse entries before the dense counts are made. Making
-# them costs about what a hundred sparse scorings cost, and each later call is cheaper: a search
-# never makes them, a harness run does early on (figures: docs/performance.md).
-_SPARSE_CALLS_BEFORE_DENSE = 100
-# The most the dense counts may take, in every scoring process (forked workers make their own):
-# they are chunks × 256 small integers, so past about 130k chunks the sparse entries serve.
-_DENSE_COUNTS_BUDGET = 64 << 20
+# Bucket counts below this magnitude are read back exactly from their float32 values (see
+# `_exact_values`): the relative error of the round trip, under 2**-23, moves them by less than 0.5.
+_RECOVERABLE_COUNT = 2**22
 
 
 def cosine_all(
@@ -110,6 +106,9 @@ class CosineIndex:
                 embeddings.rows, weights=embeddings.values * embeddings.values, minlength=index._n
             )
             index._max_row_norm = math.sqrt(float(squares.max())) * (1.0 + 1e-9)
+            if not embeddings.counts.size or int(np.abs(embeddings.counts).max()) < _RECOVERABLE_COUNT:
+                # A row without entries has norm 0 and only zero counts: 0 / 1 is the 0.0 it holds.
+                index._norms = np.where(embeddings.norms == 0.0, 1.0, embeddings.norms)
         return index
 
     def _setup(self, n: int, width: int, id_rank: np.ndarray) -> None:
@@ -120,9 +119,7 @@ class CosineIndex:
         self._dense = None
         self._approximate = None
         self._max_row_norm = 0.0
-        self._sparse_calls = 0
-        self._counts: np.ndarray | None = None  # dense bucket counts, made after many calls (_exact_values)
-        self._norms = np.empty(0)  # the rows' norms, made with `_counts`
+        self._norms: np.ndarray | None = None  # the rows' norms, when counts are read back (_exact_values)
         self._rankings = PrefixMemo()
 
     @property
@@ -147,24 +144,25 @@ class CosineIndex:
         return cosine_all(query, self.matrix, rows)
 
     def _exact_values(self, rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
-        """The float64 matrix's entries at `rows` and `columns`, from the sparse entries.
+        """The float64 matrix's entries at `rows` and `columns`, from the hash embeddings.
 
-        Gathering a few rows' entries takes a score of small numpy steps per call. Once a run has
-        asked often enough to pay for it (a harness run does on its first queries; one search
-        never does), the counts are laid out as a dense integer matrix, unless it would be larger
-        than `_DENSE_COUNTS_BUDGET`, and each entry is its count divided by its row's norm — the
-        very division that made the value."""
+        Each entry is a bucket count c divided by its row's norm N, and the float32 copy holds
+        that double rounded to float32, so `rint(float32 value × N)` is c again: the relative
+        error of the two roundings and the product is under 2**-23, which moves a count below
+        2**22 by less than 0.5. Dividing c by N once more is the very division that made the
+        entry. So a few entries cost one small gather of the copy ranking reads anyway, and no
+        run keeps another matrix; counts too large for that (never seen) are read from the
+        sparse entries."""
         assert self._sparse is not None
-        counts = self._counts
-        if counts is None:
-            self._sparse_calls += 1
-            if self._sparse_calls == _SPARSE_CALLS_BEFORE_DENSE + 1:  # tried once: None when over budget
-                self._counts = counts = self._sparse.dense_counts(_DENSE_COUNTS_BUDGET)
-                # A row without entries has norm 0 and only zero counts: 0 / 1 is the 0.0 it holds.
-                self._norms = np.where(self._sparse.norms == 0.0, 1.0, self._sparse.norms)
-            if counts is None:
-                return self._sparse.columns(rows, columns)
-        return counts[rows[:, None], columns] / self._norms[rows][:, None]
+        norms = self._norms
+        if norms is None or self._approximate is None:
+            return self._sparse.columns(rows, columns)
+        values = self._approximate[rows[:, None], columns].astype(np.float64)
+        row_norms = norms[rows][:, None]
+        values *= row_norms
+        np.rint(values, out=values)
+        values /= row_norms
+        return values
 
     def top(self, query: np.ndarray, limit: int | None = None) -> list[tuple[int, float]]:
         """The first `limit` (default: all) chunks by (cosine key desc, chunk id asc), zero and

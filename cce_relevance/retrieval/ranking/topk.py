@@ -52,11 +52,13 @@ def _keys_of_products(y: np.ndarray) -> np.ndarray:
     every double is already an integer.
     """
     with np.errstate(invalid="ignore"):
-        a = np.abs(y)
-        r = np.floor(a)
+        r = np.abs(y)
+        a = r.copy()
+        np.floor(r, out=r)
         r += (a - r) >= 0.5  # inf - inf is NaN: False, so ±inf stays ±inf
+    in_range = r.size == 0 or r.max() < _TWO_POW_63  # magnitudes; a NaN makes it False
     np.copysign(r, y, out=r)
-    if r.size == 0 or np.abs(r).max() < _TWO_POW_63:  # the usual case: finite and in range
+    if in_range:  # the usual case: finite and in range
         return r.astype(np.int64)
     keys = np.zeros(r.shape, dtype=np.int64)
     in_range = (r < _TWO_POW_63) & (r >= -_TWO_POW_63)  # NaN is in neither, so it stays 0
@@ -86,6 +88,8 @@ def top_by_key(
     if m == 0:
         return np.zeros(0, dtype=np.int64)
     if pool is None:
+        if size <= _SORT_ALL_BELOW:  # a few entries (fusion, rescored rows): sorted as they are
+            return np.lexsort((id_rank, ~_keys_of_products(y)))[:m]
         pool = np.arange(size)
     pool_keys = _keys_of_products(y[pool])
     if pool.shape[0] > max(m, _SORT_ALL_BELOW):

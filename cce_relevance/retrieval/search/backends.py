@@ -4,7 +4,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from cce_relevance.errors import CceError
@@ -16,17 +17,21 @@ if TYPE_CHECKING:  # only searching needs numpy, the index and the rankers
     import numpy as np
 
     from cce_relevance.retrieval.index.model import Index
-    from cce_relevance.retrieval.search.hybrid import SearchResult
 
 
-def _hits(index: Index, results: list[SearchResult]) -> list[Hit]:
+def _hits(index: Index, ranked: Iterable[tuple[int, int, float]]) -> list[Hit]:
+    """The hits of (rank, chunk index, score) triples."""
     out = []
-    for r in results:
-        c = index.chunks[r.index]
-        out.append(
-            Hit(r.rank, c.chunk_id, c.file_path, c.start_line, c.end_line, c.chunk_type, c.kind, r.score)
-        )
+    chunks = index.chunks
+    for rank, d, score in ranked:
+        c = chunks[d]
+        out.append(Hit(rank, c.chunk_id, c.file_path, c.start_line, c.end_line, c.chunk_type, c.kind, score))
     return out
+
+
+def _ranked_hits(index: Index, ranked: list[tuple[int, float]]) -> list[Hit]:
+    """The hits of (chunk index, score) pairs, best first: ranked 1, 2, ..."""
+    return _hits(index, ((rank, d, score) for rank, (d, score) in enumerate(ranked, 1)))
 
 
 def builtin_backend(
@@ -37,21 +42,53 @@ def builtin_backend(
 ) -> SearchFn:
     """A search function for `bm25`, `vector` or `hybrid` over `index`, cut to `k` results;
     queries are embedded with `embed` (default: the hash embedder)."""
-    # Imported on use so that importing this module stays cheap (see TYPE_CHECKING above).
-    from cce_relevance.retrieval.embedding.embed import hash_embed
-    from cce_relevance.retrieval.search.hybrid import bm25_only_search, hybrid_search, vector_search
-
-    embed_query = hash_embed if embed is None else embed
-
-    def search(query: str, k: int, query_id: str = "") -> list[Hit]:
-        if not rust_trim(query) or not index.chunks:
-            return []
-        if name == "bm25":
-            return _hits(index, bm25_only_search(index, query, k, params))
-        if name == "vector":
-            return _hits(index, vector_search(index, embed_query(query), k))
-        return _hits(index, hybrid_search(index, embed_query(query), query, k, params)[:k])
-
     if name not in BUILTIN_BACKENDS:
         raise CceError(f"unknown backend {name!r}")
-    return search
+    return _BuiltinSearch(name, index, params, embed)
+
+
+@lru_cache(maxsize=2048)
+def _memoised_hash_embed(query: str) -> np.ndarray:
+    """`hash_embed(query)`, kept for the most recent queries: a run embeds each query once for
+    vector and again for hybrid. The vectors are shared, so they are made read-only."""
+    # Imported on use so that importing this module stays cheap (see TYPE_CHECKING above).
+    from cce_relevance.retrieval.embedding.embed import hash_embed
+
+    vector = hash_embed(query)
+    vector.flags.writeable = False
+    return vector
+
+
+class _BuiltinSearch:
+    """A built-in backend as the harness calls it, and its `warm_up`."""
+
+    def __init__(
+        self, name: str, index: Index, params: RankingParams, embed: Callable[[str], np.ndarray] | None
+    ) -> None:
+        self._name, self._index, self._params = name, index, params
+        self._embed = _memoised_hash_embed if embed is None else embed
+
+    def __call__(self, query: str, k: int, query_id: str = "") -> list[Hit]:
+        from cce_relevance.retrieval.search.hybrid import bm25_only_ranked, hybrid_search, vector_ranked
+
+        index = self._index
+        if not rust_trim(query) or not index.chunks:
+            return []
+        if self._name == "bm25":
+            return _ranked_hits(index, bm25_only_ranked(index, query, k, self._params))
+        if self._name == "vector":
+            return _ranked_hits(index, vector_ranked(index, self._embed(query), k))
+        results = hybrid_search(index, self._embed(query), query, k, self._params)[:k]
+        return _hits(index, ((r.rank, r.index, r.score) for r in results))
+
+    def warm_up(self, queries: Sequence[str]) -> None:
+        """Make now what searching these queries would make on first use and keep for the rest of
+        the run: BM25's weights of the queries' tokens. The harness calls this before forking its
+        workers, so that they share one copy instead of each making its own; the rankings are the
+        same either way."""
+        from cce_relevance.retrieval.tokens import unique_tokens
+
+        if self._name != "vector" and self._index.chunks:
+            self._index.bm25(self._params).warm_up(
+                dict.fromkeys(t for q in queries for t in unique_tokens(q))
+            )

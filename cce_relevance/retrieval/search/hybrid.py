@@ -75,51 +75,70 @@ def bm25_only_search(
     index: Index, query: str, top_k: int, params: RankingParams = REFERENCE_PARAMS
 ) -> list[SearchResult]:
     """Keyword-only ranking; scores are raw BM25 values (§bm25-only)."""
+    return _results(bm25_only_ranked(index, query, top_k, params))
+
+
+def bm25_only_ranked(
+    index: Index, query: str, top_k: int, params: RankingParams = REFERENCE_PARAMS
+) -> list[tuple[int, float]]:
+    """`bm25_only_search` as (chunk index, score) pairs, best first."""
     terms = unique_tokens(query)
     if not terms or not index.chunks or top_k <= 0:
         return []
-    ranked = index.bm25(params).rank(terms, top_k)
-    return [SearchResult(i + 1, s.index, s.score) for i, s in enumerate(ranked)]
+    return index.bm25(params).ranked(terms, top_k)
 
 
 def vector_search(index: Index, qvec: np.ndarray, top_k: int) -> list[SearchResult]:
     """Pure cosine order over all chunks, first `top_k` (§vector; no token guard:
     §oddity-vector-no-guard)."""
+    return _results(vector_ranked(index, qvec, top_k))
+
+
+def vector_ranked(index: Index, qvec: np.ndarray, top_k: int) -> list[tuple[int, float]]:
+    """`vector_search` as (chunk index, cosine) pairs, best first."""
     if not index.chunks or top_k <= 0:
         return []
-    return [SearchResult(i + 1, d, s) for i, (d, s) in enumerate(index.cosine.top(qvec, top_k))]
+    return index.cosine.top(qvec, top_k)
+
+
+def _results(ranked: list[tuple[int, float]]) -> list[SearchResult]:
+    return [SearchResult(rank, d, s) for rank, (d, s) in enumerate(ranked, 1)]
 
 
 def _keyword_distance(
-    content: str, lower_contents: LowerContents, position: int, path: str, terms: list[str], hints: list[str]
+    lower_contents: LowerContents, position: int, path: str, terms: list[str], hints: list[str]
 ) -> float:
     """0 when a query token occurs in the ASCII-lowercased content (of the chunk at `position`) or
     a file hint in the path, else 2.
 
-    Tokens are lowercase ASCII words, which ASCII lowercasing leaves in place: a token found in the
-    content as it is is found in its lowercased form too, so that form is only looked up when the
-    plain search fails.
+    Tokens are lowercase ASCII words, which ASCII lowercasing leaves in place; the lowercased
+    content is made once per chunk and kept, as candidates recur across queries.
     """
-    for t in terms:
-        if t in content:
-            return 0.0
     if terms:
         lower = lower_contents[position]
-        if lower is not content:  # the same object when lowercasing changes nothing
-            for t in terms:
-                if t in lower:
-                    return 0.0
+        for t in terms:
+            if t in lower:
+                return 0.0
     if not hints:  # most queries name no file
         return 2.0
     lower_path = ascii_lower(path)
     return 0.0 if any(h in lower_path for h in hints) else 2.0
 
 
-@lru_cache(maxsize=1 << 16)
 def _penalised(path: str, markers: tuple[str, ...]) -> bool:
-    """Whether the path names tests, docs, specs or plans (memoised: candidates repeat files)."""
+    """Whether the path names tests, docs, specs or plans."""
     lower = ascii_lower(path)
     return any(marker in lower for marker in markers)
+
+
+@lru_cache(maxsize=8)
+def _penalised_paths(markers: tuple[str, ...]) -> dict[str, bool]:
+    """`_penalised` of the paths seen so far with these markers, by path (candidates repeat
+    files across queries); emptied when it holds `_PENALISED_KEPT` paths."""
+    return {}
+
+
+_PENALISED_KEPT = 1 << 16
 
 
 def rank_core(
@@ -129,7 +148,7 @@ def rank_core(
     if not tokenize(query) or not index.chunks or top_k <= 0:
         return []
     pool = top_k * params.candidate_multiplier
-    by_bm25 = [s.index for s in index.bm25(params).rank(unique_tokens(query), pool)]
+    by_bm25 = [d for d, _ in index.bm25(params).ranked(unique_tokens(query), pool)]
     if not qvec.size:
         return fuse(index, query, top_k, None, [], by_bm25, params)
     by_cosine = index.cosine.top(qvec, max(pool, 1))
@@ -173,36 +192,42 @@ def fuse(
     max_rrf = max([0.0, *rrf])
     normalise = score_key(max_rrf) != 0
     hints = file_hints(query)
-    cw, w_vector, w_recency = params.confidence_weight, params.w_vector, params.w_recency
-    # `w_keyword * max(0.0, 1.0 - dist / 5.0)` for the two distances the keyword test gives.
-    keyword_term = {dist: params.w_keyword * max(0.0, 1.0 - dist / 5.0) for dist in (0.0, 2.0)}
-    markers, penalty = params.path_penalty_markers, params.path_penalty
+    cw, w_vector = params.confidence_weight, params.w_vector
+    # The doubles the formulas below take from the parameters alone, each worked out once:
+    # `w_keyword * max(0.0, 1.0 - dist / 5.0)` for the two distances the keyword test gives,
+    # `w_recency * 0.0` and `1.0 - cw`.
+    keyword_found = params.w_keyword * max(0.0, 1.0 - 0.0 / 5.0)
+    keyword_missed = params.w_keyword * max(0.0, 1.0 - 2.0 / 5.0)
+    recency = params.w_recency * 0.0
+    rest = 1.0 - cw
+    penalised, penalty = _penalised_paths(params.path_penalty_markers), params.path_penalty
+    if len(penalised) > _PENALISED_KEPT:
+        penalised.clear()
     cos_list = [cosines[d] for d in candidates] if cosines is not None else [0.0] * len(candidates)
+    norms = [r / max_rrf for r in rrf] if normalise else [0.0] * len(rrf)
 
     chunks, lower_contents = index.chunks, index.lower_contents
     finals: list[float] = []
     paths: list[str] = []
-    for d, r, cos in zip(candidates, rrf, cos_list, strict=True):
-        norm = r / max_rrf if normalise else 0.0
+    for d, norm, cos in zip(candidates, norms, cos_list, strict=True):
         # `min(max(x, 0.0), 1.0)` as the comparisons those builtins make (NaN stays NaN).
         half_distance = (1.0 - cos) / 2.0
         if 0.0 > half_distance:
             half_distance = 0.0
         elif 1.0 < half_distance:
             half_distance = 1.0
-        vector_score = 1.0 - half_distance
-        chunk = chunks[d]
-        path = chunk.file_path
+        path = chunks[d].file_path
         # A BM25 candidate has a query token among its own tokens, and every token is a substring
         # of the ASCII-lowercased content: its distance is 0 without searching the text.
-        dist = (
-            0.0
-            if d in by_bm25_term
-            else _keyword_distance(chunk.content, lower_contents, d, path, terms, hints)
-        )
-        confidence = ((w_vector * vector_score) + keyword_term[dist]) + (w_recency * 0.0)
-        final = (cw * confidence) + ((1.0 - cw) * norm)
-        if _penalised(path, markers):
+        if d in by_bm25_term or _keyword_distance(lower_contents, d, path, terms, hints) == 0.0:
+            keyword = keyword_found
+        else:
+            keyword = keyword_missed
+        final = (cw * (((w_vector * (1.0 - half_distance)) + keyword) + recency)) + (rest * norm)
+        is_penalised = penalised.get(path)
+        if is_penalised is None:
+            is_penalised = penalised[path] = _penalised(path, params.path_penalty_markers)
+        if is_penalised:
             final *= penalty
         finals.append(final)
         paths.append(path)
