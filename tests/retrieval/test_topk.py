@@ -7,6 +7,7 @@ full Python sort of every entry by (-score_key, chunk id, index) — the order t
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,6 +16,8 @@ from hypothesis import strategies as st
 
 from cce_relevance.numeric import I64_MAX, I64_MIN, score_key
 from cce_relevance.retrieval.ranking.topk import PrefixMemo, id_ranks, score_keys, top_by_key
+
+from .corpora import build_dir
 
 # Doubles whose product with 1e6 sits on or next to a rounding tie, at saturation, or special.
 _EDGES = [
@@ -71,6 +74,42 @@ def test_score_keys_edges_one_by_one():
 def test_id_ranks_order_by_id_then_index():
     assert id_ranks(["b", "a", "c", "a"]).tolist() == [2, 0, 3, 1]
     assert id_ranks([]).tolist() == []
+
+
+def _plain_id_ranks(ids: list[str]) -> list[int]:
+    """Each id's position in a Python sort of (id, index): the oracle of `id_ranks`."""
+    ranks = [0] * len(ids)
+    for position, i in enumerate(sorted(range(len(ids)), key=lambda i: (ids[i], i))):
+        ranks[i] = position
+    return ranks
+
+
+@st.composite
+def _hex_like_ids(draw: st.DrawFn) -> list[str]:
+    """Ids of one width up to 17, mostly lowercase hexadecimal (the numpy sort's case) and now
+    and then not: an uppercase or non-ASCII character, another width, digits at the ends of the
+    alphabet; few distinct digits, so duplicates and long common prefixes are common."""
+    width = draw(st.integers(1, 17))
+    digits = draw(st.sampled_from(["0f", "09af", "0123456789abcdef", "7f8"]))
+    ids = draw(st.lists(st.text(alphabet=digits, min_size=width, max_size=width), max_size=60))
+    if ids and draw(st.booleans()):
+        odd = draw(st.sampled_from(["A", "g", "é", "", "0", "ff", " ", "-"]))
+        at = draw(st.integers(0, len(ids) - 1))
+        ids[at] = (ids[at] + odd)[-max(width, 1) :] if draw(st.booleans()) else ids[at] + odd
+    return ids
+
+
+@given(_hex_like_ids())
+@settings(max_examples=400, deadline=None)
+def test_id_ranks_are_the_python_sort_of_ids_then_index(ids):
+    assert id_ranks(ids).tolist() == _plain_id_ranks(ids)
+
+
+def test_id_ranks_of_real_chunk_ids_are_the_python_sort():
+    ids = [c.chunk_id for c in build_dir(Path("cce_relevance/retrieval")).chunks]
+    assert len(set(map(len, ids))) == 1 and len(ids) > 100
+    assert id_ranks(ids).tolist() == _plain_id_ranks(ids)
+    assert id_ranks([*ids, ids[0], ids[3]]).tolist() == _plain_id_ranks([*ids, ids[0], ids[3]])
 
 
 _IDS = st.text(alphabet="abc", min_size=1, max_size=2)  # short ids: duplicates are common

@@ -27,10 +27,38 @@ _TWO_POW_63 = 9223372036854775808.0  # the first double past I64_MAX; exactly -I
 
 def id_ranks(chunk_ids: Sequence[str]) -> np.ndarray:
     """Position of each chunk in (chunk id, index) order; a stable sort keeps duplicate ids in index order."""
-    order = sorted(range(len(chunk_ids)), key=chunk_ids.__getitem__)
+    hex_order = _hex_id_order(chunk_ids)
+    order = sorted(range(len(chunk_ids)), key=chunk_ids.__getitem__) if hex_order is None else hex_order
     ranks = np.empty(len(chunk_ids), dtype=np.int64)
     ranks[order] = np.arange(len(chunk_ids), dtype=np.int64)
     return ranks
+
+
+# Each byte's value as a lowercase hexadecimal digit; 16 (no digit) for every other byte.
+_HEX_DIGIT = np.full(256, 16, dtype=np.uint8)
+_HEX_DIGIT[np.frombuffer(b"0123456789abcdef", dtype=np.uint8)] = np.arange(16, dtype=np.uint8)
+
+
+def _hex_id_order(chunk_ids: Sequence[str]) -> np.ndarray | None:
+    """The stable sort order of `chunk_ids` when all are lowercase hexadecimal strings of one
+    width up to 16 (as `chunk.chunk_id` makes them), from a numpy sort of the numbers they write;
+    None for any other ids. Python's sort takes a step per id (tens of milliseconds on a whole
+    repository); strings of one width over `0-9a-f` (ascending in code points as in value)
+    compare as those numbers do."""
+    width = len(chunk_ids[0]) if chunk_ids else 0
+    if not 0 < width <= 16 or set(map(len, chunk_ids)) != {width}:
+        return None
+    joined = "".join(chunk_ids)
+    if not joined.isascii():
+        return None
+    digits = _HEX_DIGIT[np.frombuffer(joined.encode("ascii"), dtype=np.uint8)]
+    if (digits == 16).any():
+        return None
+    padded = np.zeros((len(chunk_ids), 16), dtype=np.uint8)  # leading zero digits up to 16
+    padded[:, 16 - width :] = digits.reshape(-1, width)
+    # Two digits a byte, eight bytes a big-endian 64-bit number per id.
+    packed = np.ascontiguousarray((padded[:, 0::2] << 4) | padded[:, 1::2])
+    return np.argsort(packed.view(">u8").ravel().astype(np.uint64), kind="stable")
 
 
 def score_keys(scores: np.ndarray) -> np.ndarray:
