@@ -105,6 +105,12 @@ class Index:
         return by_file
 
     @cached_property
+    def rows_by_id(self) -> RowsById:
+        """Each file's chunk positions in chunk-id order, as arrays made when a file is first
+        asked for: graph expansion scores a neighbour file's chunks and keeps its best two."""
+        return RowsById(self.chunks_by_file, self.id_rank)
+
+    @cached_property
     def line_counts(self) -> Mapping[str, int] | None:
         """Each walked file's number of lines (Rust's `str::lines`), by path, worked out when first
         asked for a path; None when the walked files are not known (`walked`)."""
@@ -144,6 +150,22 @@ class LowerContents:
             lower = fast_ascii_lower(content)
             self._made[position] = lower = content if lower == content else lower
         return lower
+
+
+class RowsById:
+    """A file's chunk positions sorted by id rank (duplicate ids in index order), as an int64
+    array, by path; each made once, on first use."""
+
+    def __init__(self, by_file: Mapping[str, list[int]], id_rank: np.ndarray) -> None:
+        self._by_file, self._id_rank = by_file, id_rank
+        self._made: dict[str, np.ndarray] = {}
+
+    def __getitem__(self, path: str) -> np.ndarray:
+        rows = self._made.get(path)
+        if rows is None:
+            rows = np.array(self._by_file[path], dtype=np.int64)
+            self._made[path] = rows = rows[np.argsort(self._id_rank[rows], kind="stable")]
+        return rows
 
 
 class LineCounts(Mapping[str, int]):

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import chain, islice
+from itertools import islice
 
 import numpy as np
 
@@ -267,35 +267,34 @@ def expand_graph(
     present = {chunks[r.index].file_path for r in results}
     neighbours = (n for f in top_files for n in index.graph.neighbors(f) if n not in present)
     # Only the first few distinct neighbours are used; a hub file can have hundreds.
-    bonus_files = islice(_distinct(neighbours), params.graph_max_bonus_files)
-    existing = {
-        (chunks[r.index].file_path, chunks[r.index].start_line, chunks[r.index].end_line) for r in results
-    }
+    bonus_files = list(islice(_distinct(neighbours), params.graph_max_bonus_files))
+    if not bonus_files:
+        return results
     out = list(results)
-    groups = [(f, index.chunks_by_file[f]) for f in bonus_files]
-    if groups:
-        # One exact scoring of every bonus file's chunks (a row's cosine does not depend on the
-        # others), and one sort of them all by (file, key desc, id rank asc): each file's rows
-        # stay in its own block, best first, so its two best open the block.
-        every = np.fromiter(chain.from_iterable(members for _, members in groups), dtype=np.int64)
-        every_cos = index.cosine.scores(qvec, every)
-        sizes = [len(members) for _, members in groups]
-        order = np.lexsort(
-            (index.id_rank[every], ~score_keys(every_cos), np.repeat(np.arange(len(groups)), sizes))
-        ).tolist()
-        rows, cosines = every.tolist(), every_cos.tolist()
-        start = 0
-        for (f, _), size in zip(groups, sizes, strict=True):
-            for j in order[start : start + min(size, 2)]:
-                d = rows[j]
-                span = (f, chunks[d].start_line, chunks[d].end_line)
-                if span in existing:
-                    continue
-                existing.add(span)
-                out.append(
-                    SearchResult(len(out) + 1, d, max(cosines[j], 0.0) * params.graph_bonus_chunk_scale)
-                )
-            start += size
+    # A bonus file is not among the results' files, so no result's span is one of its chunks':
+    # only the spans appended here can repeat.
+    existing: set[tuple[str, int, int]] = set()
+    # One exact scoring of every bonus file's chunks (a row's cosine does not depend on the
+    # others), each file's chunks in chunk-id order; then one stable sort of them all by (file,
+    # key desc): each file's rows stay in its own block, best first and ties in id order, so its
+    # two best open the block.
+    groups = [index.rows_by_id[f] for f in bonus_files]
+    every = groups[0] if len(groups) == 1 else np.concatenate(groups)
+    every_cos = index.cosine.scores(qvec, every)
+    sizes = [g.shape[0] for g in groups]
+    order = np.lexsort((~score_keys(every_cos), np.repeat(np.arange(len(groups)), sizes))).tolist()
+    rows, cosines = every.tolist(), every_cos.tolist()
+    scale = params.graph_bonus_chunk_scale
+    start = 0
+    for f, size in zip(bonus_files, sizes, strict=True):
+        for j in order[start : start + min(size, 2)]:
+            c = chunks[rows[j]]
+            span = (f, c.start_line, c.end_line)
+            if span in existing:
+                continue
+            existing.add(span)
+            out.append(SearchResult(len(out) + 1, rows[j], max(cosines[j], 0.0) * scale))
+        start += size
     return out
 
 
