@@ -50,6 +50,7 @@ class LineWeights:
         self._chunks: dict[str, list[Chunk]] | None = None  # by file, made when first needed
         self._runs: dict[str, LineWeightRuns] = {}
         self._expected: dict[tuple[Anchor, ...], tuple[Intervals, int]] = {}
+        self._masses: dict[tuple[str, int, int], int] = {}  # each interval's weight, by (path, lo, hi)
 
     @classmethod
     def of_index(cls, index: Index) -> LineWeights:
@@ -83,19 +84,39 @@ class LineWeights:
         return found
 
     def mass(self, spans: Intervals) -> int:
-        """Total weight of the lines in merged, disjoint intervals per file."""
+        """Total weight of the lines in merged, disjoint intervals per file.
+
+        Each interval's weight is kept once worked out: an interval is most often one retrieved
+        chunk's lines, and the same chunks come back for many queries and every backend."""
         total = 0
+        known = self._masses
+        if len(known) > _MASSES_KEPT:
+            known.clear()
         for path, intervals in spans.items():
-            starts, offsets, prefix = self._file(path)
+            runs = None
             for lo, hi in intervals:
-                # Extra weight of the weighted lines up to `hi`, less that of those before `lo`:
-                # run r is the last starting at or before the line; it may end before it.
-                r = bisect_right(starts, hi) - 1
-                upper = prefix[min(offsets[r] + (hi - starts[r]) + 1, offsets[r + 1])] if r >= 0 else 0
-                r = bisect_right(starts, lo - 1) - 1
-                lower = prefix[min(offsets[r] + (lo - starts[r]), offsets[r + 1])] if r >= 0 else 0
-                total += (hi - lo + 1) + upper - lower
+                weight = known.get((path, lo, hi))
+                if weight is None:
+                    if runs is None:
+                        runs = self._file(path)
+                    weight = known[path, lo, hi] = _interval_mass(runs, lo, hi)
+                total += weight
         return total
+
+
+_MASSES_KEPT = 1 << 17  # intervals whose weight `LineWeights.mass` keeps, at most (then it starts over)
+
+
+def _interval_mass(runs: LineWeightRuns, lo: int, hi: int) -> int:
+    """Total weight of the lines `lo` to `hi` of a file with these weighted runs."""
+    starts, offsets, prefix = runs
+    # Extra weight of the weighted lines up to `hi`, less that of those before `lo`: run r is
+    # the last starting at or before the line; it may end before it.
+    r = bisect_right(starts, hi) - 1
+    upper = prefix[min(offsets[r] + (hi - starts[r]) + 1, offsets[r + 1])] if r >= 0 else 0
+    r = bisect_right(starts, lo - 1) - 1
+    lower = prefix[min(offsets[r] + (lo - starts[r]), offsets[r + 1])] if r >= 0 else 0
+    return (hi - lo + 1) + upper - lower
 
 
 def merge(spans: Iterable[tuple[str, int, int]]) -> Intervals:

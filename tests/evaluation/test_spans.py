@@ -201,3 +201,17 @@ def test_expected_spans_are_kept_per_anchors_and_score_as_worked_out_afresh(anch
     want = (ov / ret if ret else 0.0, ov / rel if rel else 0.0, ov / union if union else 0.0)
     got = score_tokens(anchors, hits, 5, weights)
     assert (got.precision, got.recall, got.iou) == want
+
+
+@settings(max_examples=200)
+@given(
+    nested_chunks(),
+    st.lists(st.lists(st.tuples(st.integers(0, 40), st.integers(0, 8)), max_size=4), min_size=1, max_size=8),
+)
+def test_masses_kept_per_interval_are_the_masses_worked_out_afresh(made, requests) -> None:
+    """`LineWeights.mass` keeps each interval's weight: asked again and again, in any order, for
+    spans that share intervals and spans that overlap them, it answers as a fresh instance."""
+    kept = LineWeights(made)
+    for ranges in requests + requests[::-1]:
+        spans = merge(("f.py", lo, lo + width) for lo, width in ranges)
+        assert kept.mass(spans) == LineWeights(made).mass(spans)
