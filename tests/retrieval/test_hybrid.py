@@ -8,6 +8,7 @@ embedding-bucket collisions first, so their cosines are plain shared-token ratio
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 
@@ -21,6 +22,7 @@ from cce_relevance.numeric import score_key
 from cce_relevance.reference import REFERENCE_PARAMS, RankingParams
 from cce_relevance.reporting.numbers import format6
 from cce_relevance.retrieval.embedding.embed import hash_embed
+from cce_relevance.retrieval.hit import Hit
 from cce_relevance.retrieval.search.backends import builtin_backend
 from cce_relevance.retrieval.search.hybrid import (
     bm25_only_search,
@@ -618,3 +620,22 @@ def test_build_index_matches_hand_build(upstream, tmp_path):
             real.file_imports == hand.file_imports and real.file_token_estimates == hand.file_token_estimates
         )
         assert real.matrix.tobytes() == hand.matrix.tobytes()
+
+
+@pytest.mark.parametrize("name", ["bm25", "vector", "hybrid"])
+def test_backend_hits_are_the_records_hit_makes(samples, name):
+    """The built-in backends fill each `Hit`'s slots directly (backends.py `_hits`): every field
+    is set, and each hit equals, hashes and reads as `Hit(...)` of the chunk it names."""
+    by_id = {c.chunk_id: c for c in samples.chunks}
+    search = builtin_backend(name, samples)
+    seen = 0
+    for query in ("loader", "parse config file", "class Router", "def main", "readme install"):
+        for h in search(query, 20):
+            c = by_id[h.chunk_id]
+            plain = Hit(
+                h.rank, c.chunk_id, c.file_path, c.start_line, c.end_line, c.chunk_type, c.kind, h.score
+            )
+            assert h == plain and hash(h) == hash(plain) and repr(h) == repr(plain)
+            assert all(getattr(h, f.name) == getattr(plain, f.name) for f in dataclasses.fields(Hit))
+            seen += 1
+    assert seen > 20

@@ -63,13 +63,15 @@ def _hex_id_order(chunk_ids: Sequence[str]) -> np.ndarray | None:
 
 def score_keys(scores: np.ndarray) -> np.ndarray:
     """`score_key` of every score as int64: round half away from zero of `score * 1e6`, saturating."""
-    return _keys_of_products(_products(scores))
+    with np.errstate(over="ignore", invalid="ignore"):  # see `_products` and `_keys_of_products`
+        return _keys_of_products(_products(scores))
 
 
 def _products(scores: np.ndarray) -> np.ndarray:
-    """`score * 1e6` element-wise: the same IEEE multiplication as the scalar `score_key`."""
-    with np.errstate(over="ignore"):
-        return np.multiply(scores, 1000000.0, dtype=np.float64)
+    """`score * 1e6` element-wise: the same IEEE multiplication as the scalar `score_key`.
+    Callers ignore overflow (to ±inf, as in Python): one `np.errstate` for a whole selection, as
+    entering one costs more than the arithmetic on a few dozen scores."""
+    return np.multiply(scores, 1000000.0, dtype=np.float64)
 
 
 def _keys_of_products(y: np.ndarray) -> np.ndarray:
@@ -77,13 +79,12 @@ def _keys_of_products(y: np.ndarray) -> np.ndarray:
 
     Each step is one the scalar `round_half_away` takes: `a - floor(a)` is exact for any double,
     so the tie test `>= 0.5` agrees; adding 1 to a floor below 2**53 is exact, and from 2**52 on
-    every double is already an integer.
+    every double is already an integer. Callers ignore the invalid operation `inf - inf`.
     """
-    with np.errstate(invalid="ignore"):
-        r = np.abs(y)
-        a = r.copy()
-        np.floor(r, out=r)
-        r += (a - r) >= 0.5  # inf - inf is NaN: False, so ±inf stays ±inf
+    r = np.abs(y)
+    a = r.copy()
+    np.floor(r, out=r)
+    r += (a - r) >= 0.5  # inf - inf is NaN: False, so ±inf stays ±inf
     in_range = r.size == 0 or r.max() < _TWO_POW_63  # magnitudes; a NaN makes it False
     np.copysign(r, y, out=r)
     if in_range:  # the usual case: finite and in range
@@ -106,6 +107,13 @@ def top_by_key(
     entries near the top are tested when those are found: the first m positive entries are among
     the first m of all (when fewer than m are positive, every one of them is).
     """
+    with np.errstate(over="ignore", invalid="ignore"):  # see `_products` and `_keys_of_products`
+        return _top_by_key(scores, id_rank, limit, positive_only)
+
+
+def _top_by_key(
+    scores: np.ndarray, id_rank: np.ndarray, limit: int | None, positive_only: bool
+) -> np.ndarray:
     y = _products(scores)
     size = y.shape[0]
     m = size if limit is None else min(max(limit, 0), size)
