@@ -21,7 +21,7 @@ from cce_relevance.reporting.numbers import format6
 from cce_relevance.retrieval.embedding.buckets import BucketCounts, HashEmbeddings
 from cce_relevance.retrieval.embedding.embed import hash_embed
 from cce_relevance.retrieval.index.build import build_index
-from cce_relevance.retrieval.ranking.cosine import CosineIndex, cosine_all
+from cce_relevance.retrieval.ranking.cosine import CosineIndex, _row_sums, cosine_all
 from cce_relevance.retrieval.ranking.topk import id_ranks
 from cce_relevance.retrieval.search import backends
 from cce_relevance.retrieval.search.backends import builtin_backend
@@ -59,6 +59,26 @@ def test_cosine_all_equals_left_to_right_loop_dense(q, m):
         got = cosine_all(q, m)
     assert got.shape == (m.shape[0],)
     for r in range(m.shape[0]):
+        assert _same(float(got[r]), ref_cosine(q, m[r]))
+
+
+_ANY = st.one_of(_SPARSE, st.sampled_from([math.inf, -math.inf, math.nan, 5e-324, -5e-324]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    q=hnp.arrays(np.float64, st.integers(0, 12), elements=_ANY.filter(lambda x: x != 0.0)),
+    rows=st.integers(0, 6),
+    data=st.data(),
+)
+def test_row_sums_of_a_block_equal_the_left_to_right_loop(q, rows, data):
+    """`cosine._row_sums` (products accumulated along each row of a small block, the sparse
+    path's exact cosines) against the plain loop from 0.0, bit for bit: -0.0 products and a
+    zero sum's sign, overflow, NaN and infinities included."""
+    m = data.draw(hnp.arrays(np.float64, (rows, q.shape[0]), elements=_ANY))
+    got = _row_sums(m, q)
+    assert got.shape == (rows,) and got.dtype == np.float64
+    for r in range(rows):
         assert _same(float(got[r]), ref_cosine(q, m[r]))
 
 
