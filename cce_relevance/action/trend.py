@@ -10,8 +10,8 @@ origin, `history_branch.HistoryBranch`):
   decides: the means are facts about the commit. A push to another branch records nothing;
 * a pull request reads it and adds one line to the comment and the step summary: the gated
   metric on the verdict's backend over the last `TREND_POINTS` pushes as a sparkline, the latest
-  push's value and the pull request head's, e.g.
-  `📈 Trend of MRR on `hybrid` at `main` (last 20 pushes, 0.380–0.431): ▃▄▄▅▅▆▅▆▇▇ 0.412 · this PR 0.431`.
+  push's value and the pull request head's, e.g. `📈 Trend of MRR on `hybrid` at `main` (last 20
+  pushes, 0.380–0.431): ▁▂▁▃▂▃▃▄▄▄▅▅▆▆▆▆▇█▇█ latest 0.429 · this PR 0.412`.
 
 The history is a convenience beside the gate, never part of it: a file that is not a history
 (damaged, hand-edited, from a newer version) is a warning; a push then starts a new history, and
@@ -217,12 +217,14 @@ def render_trend(history: History, outcome: Outcome) -> str:
     )
     pushes = "the last push" if len(shown) == 1 else f"last {len(shown)} pushes"
     # The line is scaled to this range, so it is printed whenever there is one: with six decimals
-    # when three would show one number twice (a change of 0.0004 must not pass for a large one).
-    digits = THREE if THREE.fixed(min(shown)) != THREE.fixed(max(shown)) else SIX
-    scale = f", {digits.fixed(min(shown))}–{digits.fixed(max(shown))}" if min(shown) != max(shown) else ""
+    # when three would show one number twice (a change of 0.0004 must not pass for a large one),
+    # and then the latest push's value and the head's too, which are read against it.
+    low, high = min(shown), max(shown)
+    digits = SIX if low != high and THREE.fixed(low) == THREE.fixed(high) else THREE
+    scale = f", {digits.fixed(low)}–{digits.fixed(high)}" if low != high else ""
     return (
         f"📈 Trend of {headline.label} on {where} at {code_span(history.branch)} ({pushes}{scale}): "
-        f"{sparkline(shown)} {THREE.fixed(shown[-1])} · this PR {THREE.fixed(now)}"
+        f"{sparkline(shown)} latest {digits.fixed(shown[-1])} · this PR {digits.fixed(now)}"
     )
 
 

@@ -35,18 +35,19 @@ def history(values: list[float], branch: str = "main", fixture: str = "eval/sear
 
 def test_one_push() -> None:
     line = render_trend(history([0.9]), outcome())
-    assert line == "📈 Trend of MRR on `bm25` at `main` (the last push): ▄ 0.900 · this PR 0.800"
+    assert line == "📈 Trend of MRR on `bm25` at `main` (the last push): ▄ latest 0.900 · this PR 0.800"
 
 
 def test_a_flat_series_is_drawn_flat_without_a_range() -> None:
     line = render_trend(history([0.9] * 5), outcome())
-    assert line == "📈 Trend of MRR on `bm25` at `main` (last 5 pushes): ▄▄▄▄▄ 0.900 · this PR 0.800"
+    assert line == "📈 Trend of MRR on `bm25` at `main` (last 5 pushes): ▄▄▄▄▄ latest 0.900 · this PR 0.800"
 
 
 def test_a_range_too_small_for_three_decimals_is_printed_with_six() -> None:
     line = render_trend(history([0.8001, 0.8004, 0.8002]), outcome())
     assert line == (
-        "📈 Trend of MRR on `bm25` at `main` (last 3 pushes, 0.800100–0.800400): ▁█▃ 0.800 · this PR 0.800"
+        "📈 Trend of MRR on `bm25` at `main` (last 3 pushes, 0.800100–0.800400): "
+        "▁█▃ latest 0.800200 · this PR 0.800000"
     )
 
 
@@ -54,14 +55,15 @@ def test_only_the_last_pushes_are_drawn_and_scaled() -> None:
     values = [0.0] * 5 + [0.5 + i / 100 for i in range(TREND_POINTS)]
     line = render_trend(history(values), outcome())
     assert f"(last {TREND_POINTS} pushes, 0.500–0.690): ▁" in line and line.endswith(
-        "█ 0.690 · this PR 0.800"
+        "█ latest 0.690 · this PR 0.800"
     )
 
 
 def test_with_several_sets_the_line_names_the_set() -> None:
     two = outcome("eval/search.jsonl", "eval/other.jsonl")
     assert render_trend(history([0.9, 0.8]), two).startswith(
-        "📈 Trend of MRR on `bm25` in `eval/search.jsonl` at `main` (last 2 pushes, 0.800–0.900): █▁ 0.800"
+        "📈 Trend of MRR on `bm25` in `eval/search.jsonl` at `main` (last 2 pushes, 0.800–0.900): "
+        "█▁ latest 0.800"
     )
 
 
