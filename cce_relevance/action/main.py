@@ -70,7 +70,7 @@ from cce_relevance.action.scoring import Sides, anchor_moves, score_sides, set_r
 from cce_relevance.action.shard_merge import read_shards, save_shard
 from cce_relevance.action.side_state import scoring_config
 from cce_relevance.action.timings import Stopwatch
-from cce_relevance.action.trend import check_history, record_push, trend_line, with_trend
+from cce_relevance.action.trend import check_history, merge_repository, record_push, trend_line, with_trend
 from cce_relevance.action.verdict import TITLE, Markdown, Outcome, action_document, render
 from cce_relevance.action.workflow_commands import (
     STEP_SUMMARY_LIMIT,
@@ -305,10 +305,7 @@ def _merge(inputs: ActionInputs, clock: Stopwatch) -> Evaluation:
         )
     sets = set_results(merged.sides, merged.regression_metric, merged.moves)
     outcome = Outcome(sets, merged.regression_metric, inputs.alpha, inputs.fail_on)
-    repo = None
-    if inputs.history is not None or inputs.history_branch is not None:
-        repo = find_repository(inputs.github.workspace)  # the trend's store reads git: a checkout
-        check_history(repo, inputs)
+    repo = merge_repository(inputs)  # the trend's store reads git: a checkout, if any
     return Evaluation(repo, merged.subdir, commits, outcome, merged.edited)
 
 

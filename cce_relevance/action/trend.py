@@ -19,9 +19,11 @@ a pull request shows no trend line. No history yet means no line at all, so the 
 exactly what it is without the input. Where a workspace file may be is checked before any
 scoring (`check_history`): inside the workspace (`inputs`), not inside the Action's output
 directory (replaced on every run), not through a symlink and not a file the repository tracks
-(the code under review must not supply its own trend). Recording reads, changes and writes the
-history in one loop for both stores; a data branch that another run moved on in between is read
-again (`ATTEMPTS`).
+(the code under review must not supply its own trend). Only the `mode: merge` job of a sharded
+run has the whole head to show or record: a `shard` job given the inputs says it ignores them,
+and a merge job, which needs no checkout otherwise, needs one for them (`merge_repository`).
+Recording reads, changes and writes the history in one loop for both stores; a data branch that
+another run moved on in between is read again (`ATTEMPTS`).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from cce_relevance import __version__, api
-from cce_relevance.action.git import PULL_REQUEST_EVENTS, CommitPair, git
+from cce_relevance.action.git import PULL_REQUEST_EVENTS, CommitPair, find_repository, git
 from cce_relevance.action.history import (
     Entry,
     History,
@@ -64,6 +66,15 @@ def check_history(repo: Path, inputs: ActionInputs) -> None:
             "the history needs a branch of its own",
             hint="name a branch that holds nothing else, such as cce-relevance-data",
         )
+    if inputs.shard is not None and (path is not None or inputs.history_branch is not None):
+        print(
+            annotation(
+                "notice",
+                f"input '{_trend_input(inputs)}': a `shard: I/N` job neither shows nor records the trend; "
+                "give it to the `mode: merge` job, which does",
+            ),
+            flush=True,
+        )
     if path is None:
         return
     relative = path.relative_to(workspace)
@@ -87,6 +98,28 @@ def check_history(repo: Path, inputs: ActionInputs) -> None:
             "history the code under review supplies",
             hint="remove it from the repository and keep it with actions/cache or an artifact",
         )
+
+
+def merge_repository(inputs: ActionInputs) -> Path | None:
+    """The checkout a `mode: merge` job reads and records its trend with (after `check_history`),
+    None without a trend: the shards' states need none, so a missing one is named for the input."""
+    if inputs.history is None and inputs.history_branch is None:
+        return None
+    try:
+        repo = find_repository(inputs.github.workspace)
+    except CceError:
+        raise CceError(
+            f"input '{_trend_input(inputs)}': the trend history is read with git, and the `mode: merge` "
+            f"job has no checkout in the workspace {inputs.github.workspace}",
+            hint="add actions/checkout before this step (the job needs `contents: read`, or `write` to "
+            "record on a history-branch), or leave the trend inputs out of the merge job",
+        ) from None
+    check_history(repo, inputs)
+    return repo
+
+
+def _trend_input(inputs: ActionInputs) -> str:
+    return "history-branch" if inputs.history_branch is not None else "history"
 
 
 def default_branch_push(github: GitHubContext) -> str | None:
