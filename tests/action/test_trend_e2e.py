@@ -249,7 +249,7 @@ def test_a_corrupt_history_is_a_warning_a_push_starts_afresh_and_a_pull_request_
     flow.cache.write_bytes(b"\x00garbage")
     run = flow.push(INVOICE_REPORT, "m1", "2024-02-01T10:00:00Z")
     [warning] = warnings(run)
-    assert "is not valid JSON" in warning and warning.endswith("; starting a new history.")
+    assert "cannot be parsed: invalid JSON" in warning and warning.endswith("; starting a new history.")
     assert [e["commit"] for e in flow.history()["entries"]] == [repo._git("rev-parse", "HEAD")]
 
 
