@@ -17,6 +17,7 @@ six-decimal strings would not be.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import re
 from collections.abc import Sequence
@@ -33,6 +34,7 @@ from cce_relevance.evaluation.run_result import RunResult
 from cce_relevance.evaluation.spans import TokenScore
 
 _SHARD = re.compile(r"([0-9]+)/([0-9]+)\Z")
+_NAMED = 10  # missing shards a refusal names
 _METRICS = ("precision", "recall", "mrr", "f1")
 _TOKENS = ("precision", "recall", "iou")
 
@@ -175,14 +177,16 @@ def _check_numbering(documents: Sequence[tuple[str, Any]]) -> int:
     seen: dict[int, str] = {}
     for source, document in documents:
         index = document["shard"]["index"]
+        if not 1 <= index <= count:
+            raise CceError(f"{source}: shard {index}/{count} is not one of 1..{count}")
         if index in seen:
             raise CceError(f"{source}: shard {index}/{count} is also {seen[index]}")
         seen[index] = source
-    missing = sorted(set(range(1, count + 1)) - set(seen))
-    if missing:
-        raise CceError(
-            f"merge: shard {', '.join(f'{i}/{count}' for i in missing)} is missing: expected all {count}"
-        )
+    if len(seen) < count:  # named from the first, a few: N comes from the files, it may be huge
+        missing = itertools.islice((i for i in range(1, count + 1) if i not in seen), _NAMED)
+        more = count - len(seen) - _NAMED
+        named = ", ".join(f"{i}/{count}" for i in missing) + (f" and {more} more" if more > 0 else "")
+        raise CceError(f"merge: shard {named} is missing: expected all {count}")
     return count
 
 

@@ -183,3 +183,20 @@ def test_every_query_falls_in_exactly_one_shard(ids: list[str], count: int) -> N
     for case_id in ids:
         assert sum(Shard(i, count).holds(case_id) for i in range(1, count + 1)) == 1
     assert all(Shard(1, 1).holds(case_id) for case_id in ids)
+
+
+def test_a_huge_split_names_a_few_missing_shards_and_an_impossible_one_is_refused(project: Path) -> None:
+    """N comes from the files: a state of shard 1/10^12 must not make `merge` list (or build) every
+    other shard, and a shard numbered past N is named, not taken for a missing one."""
+    state = project / "huge.json"
+    shard = ("--shard", f"1/{10**12}", "--shard-state", str(state))
+    done = cli("run", FIXTURE, "--backend", "bm25", *shard, "--no-cache", cwd=project)
+    assert done.code == 0, done.err
+    named = ", ".join(f"{i}/{10**12}" for i in range(2, 12))
+    assert f"merge: shard {named} and {10**12 - 11} more is missing: expected all {10**12}" in merge_error(
+        state
+    )
+    document = json.loads(state.read_text(encoding="utf-8"))
+    document["shard"] = {"index": 5, "count": 3}
+    state.write_text(json.dumps(document), encoding="utf-8")
+    assert f"{state}: shard 5/3 is not one of 1..3" in merge_error(state)
