@@ -203,7 +203,9 @@ def trend_history() -> History:
     return History("main", tuple(entries))
 
 
-def rendered_comment(name: str) -> str:
+def rendered_comment(name: str, history: History | None = None) -> str:
+    """The comment of scenario `name` as posted; with the trend line of `history` (the trend
+    scenario's own by default)."""
     outcome, limit = scenario(name)
     markdown = render_comment(
         outcome,
@@ -214,8 +216,9 @@ def rendered_comment(name: str) -> str:
         run_link="[job `relevance` of run 42](https://github.example/run/42)",
         edited=("eval/search.golden.json",) if name == "small-drift" else (),
     )
-    if name == "trend":
-        markdown = with_trend(markdown, render_trend(trend_history(), outcome))
+    history = trend_history() if history is None and name == "trend" else history
+    if history is not None:
+        markdown = with_trend(markdown, render_trend(history, outcome))
     return (
         fit_body(
             markdown.head,
