@@ -22,12 +22,11 @@ this workflow. A saved side records each retriever's results, so with repository
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from cce_relevance import api
+from cce_relevance import api, json_input
 from cce_relevance.action.scoring import SideResult
 from cce_relevance.action.side_state import dumps_side, fingerprint, read_side, rebuild, side_document
 from cce_relevance.action.workflow_commands import annotation
@@ -86,7 +85,7 @@ def saved_base(cache_dir: Path, commit: str, config: Mapping[str, Any]) -> dict[
         return None
     shown = wanted.relative_to(cache_dir).as_posix()
     try:
-        side = read_side(json.loads(wanted.read_bytes()), shown)
+        side = read_side(json_input.loads(wanted.read_bytes()), shown)
         if (side.commit, side.fingerprint, side.shard) != (commit, fingerprint(config), WHOLE):
             raise CceError(f"{shown}: not the whole side of {commit[:12]} with these inputs")
         results = rebuild([(shown, side)])
