@@ -6,7 +6,8 @@ One run, in an order chosen so that nothing optional can change the result (§ru
    base and head commits and score every fixture set in a checkout of each (`scoring`), with the
    index cache in `cache-dir` (inside the workspace, so actions/cache can keep it across runs);
    a base side an earlier run saved there is loaded instead of scored (a shard takes its queries
-   of it), and the head side is saved (`base_reuse`). A `shard: I/N` run ends here, saving its sides for the fan-in job;
+   of it), and the head side is saved (`base_reuse`). A `shard: I/N` run ends here, saving its
+   sides for the fan-in job;
    `mode: merge` takes the place of this step, reading the shards' sides (`shard_merge`);
 2. decide the verdict and the gates from the same facts (`report.Outcome`);
 3. write the report files, the step outputs and the step summary (with the trend line of the
