@@ -112,6 +112,29 @@ def test_a_whole_run_cut_to_a_shard_is_the_shard_scored_alone(
                 assert api.shard_state(api.shard_part(run, shard), FIXTURE, shard) == alone
 
 
+@pytest.fixture(scope="module")
+def whole_run() -> api.RunResult:
+    """The starter set scored whole, with rank metrics (so judgments are cut too)."""
+    with contextlib.chdir(ROOT):
+        return api.run(FIXTURE, metrics=["ndcg@5"])
+
+
+@given(st.integers(1, 12))
+def test_the_parts_of_a_whole_run_merge_back_into_it(whole_run: api.RunResult, count: int) -> None:
+    whole = Shard(1, 1)
+    parts = [api.shard_part(whole_run, Shard(i, count)) for i in range(1, count + 1)]
+    assert sum(len(p.fixtures.cases) for p in parts) == len(whole_run.fixtures.cases)
+    assert all(len(p.judgments or ()) == len(p.fixtures.cases) for p in parts)
+    text = (ROOT / FIXTURE).read_text(encoding="utf-8")
+    merged = api.merge_shards(
+        [
+            (str(i), json.loads(json.dumps(api.shard_document(p, text, Shard(i, count)))))
+            for i, p in enumerate(parts, 1)
+        ]
+    )
+    assert api.shard_document(merged, text, whole) == api.shard_document(whole_run, text, whole)
+
+
 def test_a_comparison_is_not_cut_to_a_shard() -> None:
     with contextlib.chdir(ROOT), pytest.raises(CceError, match="a sharded run scores backends only"):
         api.shard_part(api.run(FIXTURE, compare=["bm25", "hybrid"]), Shard(1, 2))
