@@ -14,6 +14,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from cce_relevance import json_input
+
 
 @dataclass(frozen=True)
 class ValueChange:
@@ -58,7 +60,7 @@ def value_changes(golden_text: str, head_text: str) -> list[ValueChange] | None:
     """Every value that differs between the golden and the head report, by backend and query;
     None when either is not a JSON report (then only the raw diff can tell)."""
     try:
-        golden, head = _keyed(json.loads(golden_text)), _keyed(json.loads(head_text))
+        golden, head = _keyed(json_input.loads(golden_text)), _keyed(json_input.loads(head_text))
     except ValueError:
         return None
     if not isinstance(golden, dict) or not isinstance(head, dict):
@@ -84,8 +86,7 @@ def keyed_diff(golden_text: str, head_text: str, label: str) -> str:
     """A unified diff of the two reports re-laid out by backend name and query id; the plain
     diff of the texts when either is not JSON."""
     try:
-        old = json.dumps(_keyed(json.loads(golden_text)), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-        new = json.dumps(_keyed(json.loads(head_text)), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+        old, new = _laid_out(golden_text), _laid_out(head_text)
     except ValueError:
         old, new = golden_text, head_text
     return "".join(
@@ -97,3 +98,8 @@ def keyed_diff(golden_text: str, head_text: str, label: str) -> str:
             n=2,
         )
     )
+
+
+def _laid_out(text: str) -> str:
+    """A report's JSON keyed by backend and query id, pretty-printed with sorted keys."""
+    return json.dumps(_keyed(json_input.loads(text)), indent=2, sort_keys=True, ensure_ascii=False) + "\n"

@@ -19,13 +19,12 @@ summary, outputs, report files and gate exit code, byte for byte the unsharded r
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cce_relevance import api, schemas
+from cce_relevance import api, json_input, schemas
 from cce_relevance.action.anchor_moves import AnchorMove
 from cce_relevance.action.git import CommitPair
 from cce_relevance.action.output_files import OUTPUT_DIR, give_to_workspace_owner
@@ -134,7 +133,7 @@ def read_shards(directory: Path) -> MergedRun:
 
 def _load(name: str, path: Path) -> dict[str, Any]:
     try:
-        document = json.loads(path.read_bytes())
+        document = json_input.loads(path.read_bytes())
     except OSError as exc:
         raise CceError(f"could not read shard state {name}: {exc.strerror}") from exc
     except ValueError as exc:

@@ -141,6 +141,11 @@ def test_ties_are_ordered_as_trec_eval_orders_them(small_project: Path) -> None:
             'b.jsonl line 2: query "pay": result 1: "start_line" is missing',
         ),
         ("b.jsonl", '{"id":"hash","results":[]}\n{oops\n', "b.jsonl line 2: not a JSON object"),
+        (  # json.loads raised RecursionError here: a crash, exit 70
+            "b.jsonl",
+            '{"id": ' + "[" * 100_000 + "]" * 100_000 + "}\n",
+            "b.jsonl line 1: not a JSON object (nested 100001 levels deep; at most 64 are allowed)",
+        ),
         (
             "b.jsonl",
             '{"id":"hash","results":[]}\n{"id":"hash","results":[]}\n',

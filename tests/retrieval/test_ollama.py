@@ -121,8 +121,13 @@ def test_http_error_shows_ollamas_message_quoted(ollama: FakeOllama) -> None:
     )
 
 
-def test_http_error_without_a_json_body(ollama: FakeOllama) -> None:
-    ollama.reply = lambda _r: Reply(502, b"<html>bad gateway</html>")
+@pytest.mark.parametrize(
+    "body",
+    [b"<html>bad gateway</html>", b"[" * 100_000 + b"]" * 100_000],
+    ids=["html", "nested 100,000 deep"],
+)
+def test_http_error_without_a_json_body(ollama: FakeOllama, body: bytes) -> None:
+    ollama.reply = lambda _r: Reply(502, body)
     with pytest.raises(OllamaError, match=r"answered HTTP 502$"):
         client(ollama).check_health()
 

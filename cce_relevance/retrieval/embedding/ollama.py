@@ -54,7 +54,7 @@ def _server_message(response: requests.Response) -> str:
     """Ollama's `{"error": "..."}` text when it sent one, quoted so control characters stay inert."""
     try:
         body = json.loads(response.content)
-    except ValueError:
+    except (ValueError, RecursionError):
         return ""
     if isinstance(body, dict) and isinstance(body.get("error"), str):
         return ": " + json.dumps(body["error"][:_ERROR_SNIPPET_CHARS])
