@@ -279,7 +279,7 @@ def _save_shard(
             write_step_outputs(github.output_path, {"shard-state": shown})
     queries = sum(len(r.expected) for r in sides.head.values())
     print(
-        f"Shard {inputs.shard}: {queries} queries of {len(sides.head)} fixture sets scored at "
+        f"Shard {inputs.shard}: {queries} queries of {len(sides.head)} fixture sets, at "
         f"{'base and head' if commits.base else 'head'}; state {shown} (upload it for the `mode: merge` job)",
         flush=True,
     )
