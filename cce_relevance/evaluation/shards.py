@@ -93,6 +93,30 @@ def shard_document(result: RunResult, fixture_text: str, shard: Shard) -> dict[s
     }
 
 
+def shard_part(result: RunResult, shard: Shard) -> RunResult:
+    """The whole run `result` cut down to `shard`'s queries: what scoring only them (`run(...,
+    shard=shard)`) gives, for a caller that holds the whole run already (the Action reuses a
+    whole side saved earlier as one shard's side). Each backend's report keeps that shard's
+    per-query results, in fixture order, and takes its macro means from them
+    (`harness.backend_report`, where the live run takes them), so `shard_document` of the part is
+    the live shard's, byte for byte."""
+    if result.comparison is not None or result.systems:
+        raise CceError("a sharded run scores backends only: --compare is computed after `merge`")
+    fixtures = shard.cases(result.fixtures)
+    judged = [spec.key for spec in result.rank_metrics] if result.rank_metrics else None
+    kept = [shard.holds(case.id) for case in result.fixtures.cases]
+    reports = tuple(
+        backend_report(report.backend, [r for r in report.cases if shard.holds(r.case.id)], judged)
+        for report in result.reports
+    )
+    judgments = (
+        None
+        if result.judgments is None
+        else tuple(j for j, keep in zip(result.judgments, kept, strict=True) if keep)
+    )
+    return replace(result, fixtures=fixtures, reports=reports, judgments=judgments)
+
+
 def dumps_shard(document: dict[str, Any]) -> str:
     """The shard document as text; floats as `repr`, which `json.loads` reads back exactly."""
     return json.dumps(document, ensure_ascii=False, allow_nan=False, sort_keys=True, indent=1) + "\n"
