@@ -72,7 +72,7 @@ from cce_relevance.action.shard_merge import read_shards, save_shard
 from cce_relevance.action.side_state import scoring_config
 from cce_relevance.action.timings import Stopwatch
 from cce_relevance.action.trend import check_history, merge_repository, record_push, trend_line, with_trend
-from cce_relevance.action.verdict import TITLE, Markdown, Outcome, action_document, render
+from cce_relevance.action.verdict import TITLE, Markdown, Outcome, action_document, counted, render
 from cce_relevance.action.workflow_commands import (
     STEP_SUMMARY_LIMIT,
     AnnotationKind,
@@ -279,7 +279,8 @@ def _save_shard(
             write_step_outputs(github.output_path, {"shard-state": shown})
     queries = sum(len(r.expected) for r in sides.head.values())
     print(
-        f"Shard {inputs.shard}: {queries} queries of {len(sides.head)} fixture sets, at "
+        f"Shard {inputs.shard}: {counted(queries, 'query', 'queries')} of "
+        f"{counted(len(sides.head), 'fixture set')}, at "
         f"{'base and head' if commits.base else 'head'}; state {shown} (upload it for the `mode: merge` job)",
         flush=True,
     )

@@ -166,6 +166,16 @@ REFUSALS: dict[str, tuple[Callable[[Path], None], str]] = {
         lambda root: edit(root / STATE.format(3), _set("shard", {"index": 3, "count": 4})),
         f"{STATE.format(3)}: shard 3/4, but {STATE.format(1)} is one of 3",
     ),
+    "a huge N": (  # every state says so: the missing shards are not listed one by one
+        lambda root: [
+            edit(root / STATE.format(i), _set("shard", {"index": i, "count": 10**9})) for i in (1, 2, 3)
+        ],
+        f"{STATE.format(1)}: shard count 1000000000 is not one of 1..256",
+    ),
+    "a shard past N": (
+        lambda root: edit(root / STATE.format(3), _set("shard", {"index": 4, "count": 3})),
+        f"{STATE.format(3)}: shard 4/3 is not one of 1..3",
+    ),
     "other head": (
         lambda root: edit(root / STATE.format(2), _set("head", "f" * 40)),
         f"{STATE.format(2)}: its head commit ({'f' * 40}) differs from {STATE.format(1)}'s",
