@@ -9,11 +9,14 @@ before each answer, then times, each as a fresh `entrypoint.py` process as a wor
 * the unsharded run (base and head scored);
 * shards 1..K (`shard: I/K`, one after the other here: a matrix runs them side by side, so its
   wall time is the slowest shard's), then `mode: merge` on their states;
-* a push run scoring the merge-base alone, then the pull request's run reusing that base side.
+* a push run scoring the merge-base alone, then the pull request's run reusing that base side;
+* shards 1..K again, each taking its queries of that saved base side (scoring only its head),
+  then `mode: merge` on their states.
 
-It checks that the merged run and the reusing run report byte for byte what the unsharded run
-reports (outputs, summary, the files in `.cce-relevance/`) and prints wall and CPU seconds (CPU:
-the step's process and its children, the retriever's included).
+It checks that the merged runs and the reusing run report byte for byte what the unsharded run
+reports (outputs, summary, the files in `.cce-relevance/`), that the reusing shards saved the
+states the shards scoring their base saved, and prints wall and CPU seconds (CPU: the step's
+process and its children, the retriever's included).
 """
 
 from __future__ import annotations
@@ -90,6 +93,23 @@ def same(run: ActionRun, copy: Copy, whole: ActionRun, whole_copy: Copy) -> bool
     )
 
 
+def shards_and_merge(copy: Copy, count: int, note: str) -> ActionRun:
+    """Shards 1..count, their states copied to `artifacts/` as a matrix's artifacts, then the merge."""
+    for index in range(1, count + 1):
+        run = timed(copy, f"shard {index}/{count}{note}", INPUT_SHARD=f"{index}/{count}")
+        if note and "base score" in run.stdout:
+            raise SystemExit(f"shard {index}/{count} scored its base:\n{run.stdout}")
+        artifact = copy.pr.workspace / "artifacts" / f"shard-{index}"
+        artifact.mkdir(parents=True)
+        shutil.copy(copy.pr.workspace / run.outputs["shard-state"], artifact)
+    return timed(copy, f"merge{note}", None, INPUT_MODE="merge", **{"INPUT_SHARDS-DIR": "artifacts"})
+
+
+def states(copy: Copy) -> dict[str, bytes]:
+    root = copy.pr.workspace / "artifacts"
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*.json"))}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--queries", type=int, default=90)
@@ -100,12 +120,7 @@ def main() -> None:
     try:
         whole_copy, sharded, reusing = (SlowCopy(scratch / name, args.queries, args.sleep) for name in "wsr")
         whole = timed(whole_copy, "unsharded")
-        for index in range(1, args.shards + 1):
-            run = timed(sharded, f"shard {index}/{args.shards}", INPUT_SHARD=f"{index}/{args.shards}")
-            artifact = sharded.pr.workspace / "artifacts" / f"shard-{index}"
-            artifact.mkdir(parents=True)
-            shutil.copy(sharded.pr.workspace / run.outputs["shard-state"], artifact)
-        merged = timed(sharded, "merge", None, INPUT_MODE="merge", **{"INPUT_SHARDS-DIR": "artifacts"})
+        merged = shards_and_merge(sharded, args.shards, "")
         push: dict[str, object] = {
             "before": "0" * 40,
             "after": reusing.pr.merge_base(),
@@ -113,9 +128,12 @@ def main() -> None:
         }
         timed(reusing, "push run (the merge-base alone)", push, GITHUB_EVENT_NAME="push")
         reused = timed(reusing, "pull request, base reused")
+        merged_reusing = shards_and_merge(reusing, args.shards, ", base reused")
         print(f"merged == unsharded: {same(merged, sharded, whole, whole_copy)}")
         print(f"base reused: {'reusing the side' in reused.stdout}")
         print(f"reusing == unsharded: {same(reused, reusing, whole, whole_copy)}")
+        print(f"shards reusing the base saved the same states: {states(reusing) == states(sharded)}")
+        print(f"merged (base reused) == unsharded: {same(merged_reusing, reusing, whole, whole_copy)}")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

@@ -75,7 +75,14 @@ from cce_relevance.evaluation.rank_metrics import rank_metric_for_key
 from cce_relevance.evaluation.run_files import read_runs
 from cce_relevance.evaluation.run_result import Comparison, RunResult
 from cce_relevance.evaluation.rust_debug import rust_debug_str
-from cce_relevance.evaluation.shards import Shard, dumps_shard, merge_shards, parse_shard, shard_document
+from cce_relevance.evaluation.shards import (
+    Shard,
+    dumps_shard,
+    merge_shards,
+    parse_shard,
+    shard_document,
+    shard_part,
+)
 from cce_relevance.evaluation.spans import LineWeights
 from cce_relevance.evaluation.validation import STALE_CODES, Validation, validate_cases
 from cce_relevance.evaluation.validation import Finding as AnchorFinding
@@ -132,6 +139,7 @@ __all__ = [
     "merge_shard_states",
     "shard_document",
     "merge_shards",
+    "shard_part",
     # Fixture sets and anchors as written (the Action follows range anchors through a diff).
     "load_fixtures",
     "parse_anchor",

@@ -10,9 +10,12 @@ library), where the comment names only the few it shows. A run whose base commit
 merge-base) has a saved side of the same fingerprint — the same tool version and scoring inputs;
 the commit pins every file that was read — loads it and skips scoring the base: the report,
 comparison and comment are the ones re-scoring gives, byte for byte, since the saved per-query
-values are the ones the scoring would compute. A saved side of that commit with another
-fingerprint is ignored with a notice; one that cannot be read is ignored with a warning: a cache
-is never a reason to fail.
+values are the ones the scoring would compute. A shard (`shard: I/N`) of such a run takes its
+own queries of the saved whole side (`shard_side`, the id hash split of `api.Shard`), so a
+matrix of shards scores only its head, and the shard state it saves is the one scoring its base
+gives; the fingerprint leaves the shard out, so the push run's side matches. A saved side of
+that commit with another fingerprint is ignored with a notice; one that cannot be read is
+ignored with a warning: a cache is never a reason to fail.
 
 The cache directory comes from earlier runs, never from the checkout (output_files.py
 `prepare_cache_dir` refuses one the repository tracks), so what is reused was scored by a run of
@@ -27,11 +30,13 @@ from pathlib import Path
 from typing import Any
 
 from cce_relevance import api, json_input
+from cce_relevance.action.anchor_moves import SideFixtures
 from cce_relevance.action.scoring import SideResult
 from cce_relevance.action.side_state import dumps_side, fingerprint, read_side, rebuild, side_document
 from cce_relevance.action.workflow_commands import annotation
 from cce_relevance.errors import CceError
 from cce_relevance.outputs import write_output
+from cce_relevance.reporting.run_report import run_report_json
 
 SIDES_DIR = "sides"  # inside the cache directory
 WHOLE = api.Shard(1, 1)
@@ -66,9 +71,12 @@ def prune(directory: Path, keep: int = KEPT) -> None:
         old.unlink()
 
 
-def saved_base(cache_dir: Path, commit: str, config: Mapping[str, Any]) -> dict[str, SideResult] | None:
+def saved_base(
+    cache_dir: Path, commit: str, config: Mapping[str, Any], shard: api.Shard | None = None
+) -> dict[str, SideResult] | None:
     """The base side of `commit` saved by an earlier run with the same fingerprint, or None (then
-    the base is scored); says which in the log."""
+    the base is scored); says which in the log. A shard (`shard: I/N`) takes its own queries of
+    the saved whole side (`shard_side`)."""
     wanted = side_path(cache_dir, commit, config)
     others = sorted(p for p in (cache_dir / SIDES_DIR).glob(f"{commit}-*.json") if p != wanted)
     if not wanted.is_file():
@@ -97,7 +105,30 @@ def saved_base(cache_dir: Path, commit: str, config: Mapping[str, Any]) -> dict[
         )
         return None
     print(
-        f"Base {commit[:12]}: reusing the side an earlier run saved ({shown}) instead of scoring it",
+        f"Base {commit[:12]}: reusing the side an earlier run saved ({shown}) instead of scoring it"
+        + ("" if shard is None else f", shard {shard}'s queries of it"),
         flush=True,
     )
-    return results
+    return results if shard is None else shard_side(results, shard)
+
+
+def shard_side(whole: Mapping[str, SideResult], shard: api.Shard) -> dict[str, SideResult]:
+    """A whole side cut down to `shard`'s queries: per set, what scoring only them gives (the
+    run, its report, the top hits and anchors of those queries, the set as read with only them),
+    so the shard state saved from it is the one a shard that scored its base saves, byte for
+    byte. The anchor check stays the whole set's, as a live shard's does."""
+    return {fixture: _shard_part(result, shard) for fixture, result in whole.items()}
+
+
+def _shard_part(result: SideResult, shard: api.Shard) -> SideResult:
+    run = api.shard_part(result.run, shard)
+    ids = [case.id for case in run.fixtures.cases]
+    return SideResult(
+        run_report_json(run),
+        result.anchors,
+        {backend: {i: by_case[i] for i in ids} for backend, by_case in result.rankings.items()},
+        result.corpus,
+        {i: result.expected[i] for i in ids},
+        SideFixtures(run.fixtures, result.fixtures.text, result.fixtures.corpus),
+        run,
+    )

@@ -136,7 +136,7 @@ def parse_history(data: bytes) -> History:
     try:
         doc = json_input.loads(data)
     except ValueError as exc:
-        raise HistoryError(f"is not valid JSON: {exc}") from None
+        raise HistoryError(f"cannot be parsed: {exc}") from None
     top = _object(doc, "the document", ("branch", "entries", "schema"))
     if top["schema"] != schemas.HISTORY:
         raise HistoryError(f"has schema {_shown(top['schema'])}: expected {schemas.HISTORY!r}")

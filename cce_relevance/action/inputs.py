@@ -43,6 +43,7 @@ from cce_relevance.api import (
 from cce_relevance.errors import CceError
 
 FailOn = Literal["drift", "regression", "none"]
+MAX_SHARDS = 256  # GitHub runs at most 256 jobs of one matrix
 Mode = Literal["evaluate", "publish", "merge"]
 
 FAIL_ON_CHOICES: tuple[FailOn, ...] = ("drift", "regression", "none")
@@ -161,6 +162,11 @@ def read_inputs(env: Mapping[str, str]) -> ActionInputs:
     if shards_dir:
         raise CceError("input 'shards-dir' is read by `mode: merge` only: add `mode: merge`, or leave it out")
     shard = parse_shard(shard_text, "input 'shard'") if shard_text else None
+    if shard is not None and shard.count > MAX_SHARDS:
+        raise CceError(
+            f"input 'shard': {shard_text!r} splits the queries {shard.count} ways: expected N of at most "
+            f"{MAX_SHARDS}, the jobs one matrix can run (the merge needs every shard's artifact)"
+        )
     working_directory = _working_directory(_input(env, "working-directory") or ".", github.workspace)
     patterns = _split_list(_input(env, "fixtures"))
     if not patterns:

@@ -5,8 +5,9 @@ One run, in an order chosen so that nothing optional can change the result (§ru
 1. read and validate the inputs, find the repository, trust it (`safe.directory`), resolve the
    base and head commits and score every fixture set in a checkout of each (`scoring`), with the
    index cache in `cache-dir` (inside the workspace, so actions/cache can keep it across runs);
-   a base side an earlier run saved there is loaded instead of scored, and the head side is
-   saved (`base_reuse`). A `shard: I/N` run ends here, saving its sides for the fan-in job;
+   a base side an earlier run saved there is loaded instead of scored (a shard takes its queries
+   of it), and the head side is saved (`base_reuse`). A `shard: I/N` run ends here, saving its
+   sides for the fan-in job;
    `mode: merge` takes the place of this step, reading the shards' sides (`shard_merge`);
 2. decide the verdict and the gates from the same facts (`report.Outcome`);
 3. write the report files, the step outputs and the step summary (with the trend line of the
@@ -70,8 +71,8 @@ from cce_relevance.action.scoring import Sides, anchor_moves, score_sides, set_r
 from cce_relevance.action.shard_merge import read_shards, save_shard
 from cce_relevance.action.side_state import scoring_config
 from cce_relevance.action.timings import Stopwatch
-from cce_relevance.action.trend import check_history, record_push, trend_line, with_trend
-from cce_relevance.action.verdict import TITLE, Markdown, Outcome, action_document, render
+from cce_relevance.action.trend import check_history, merge_repository, record_push, trend_line, with_trend
+from cce_relevance.action.verdict import TITLE, Markdown, Outcome, action_document, counted, render
 from cce_relevance.action.workflow_commands import (
     STEP_SUMMARY_LIMIT,
     AnnotationKind,
@@ -241,7 +242,7 @@ def _score(inputs: ActionInputs, clock: Stopwatch) -> tuple[Path, CommitPair, Si
     whole = inputs.shard is None
     try:
         started = clock.start()
-        base = saved_base(inputs.cache_dir, commits.base, config) if commits.base and whole else None
+        base = saved_base(inputs.cache_dir, commits.base, config, inputs.shard) if commits.base else None
         if base is not None:  # timed only when it replaces scoring the base
             clock.stop("base load", started)
         sides = score_sides(repo, commits, inputs, clock, shard=inputs.shard, base=base)
@@ -278,7 +279,8 @@ def _save_shard(
             write_step_outputs(github.output_path, {"shard-state": shown})
     queries = sum(len(r.expected) for r in sides.head.values())
     print(
-        f"Shard {inputs.shard}: {queries} queries of {len(sides.head)} fixture sets scored at "
+        f"Shard {inputs.shard}: {counted(queries, 'query', 'queries')} of "
+        f"{counted(len(sides.head), 'fixture set')}, at "
         f"{'base and head' if commits.base else 'head'}; state {shown} (upload it for the `mode: merge` job)",
         flush=True,
     )
@@ -305,10 +307,7 @@ def _merge(inputs: ActionInputs, clock: Stopwatch) -> Evaluation:
         )
     sets = set_results(merged.sides, merged.regression_metric, merged.moves)
     outcome = Outcome(sets, merged.regression_metric, inputs.alpha, inputs.fail_on)
-    repo = None
-    if inputs.history is not None or inputs.history_branch is not None:
-        repo = find_repository(inputs.github.workspace)  # the trend's store reads git: a checkout
-        check_history(repo, inputs)
+    repo = merge_repository(inputs)  # the trend's store reads git: a checkout, if any
     return Evaluation(repo, merged.subdir, commits, outcome, merged.edited)
 
 

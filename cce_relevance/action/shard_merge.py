@@ -27,6 +27,7 @@ from typing import Any
 from cce_relevance import api, json_input, schemas
 from cce_relevance.action.anchor_moves import AnchorMove
 from cce_relevance.action.git import CommitPair
+from cce_relevance.action.inputs import MAX_SHARDS
 from cce_relevance.action.output_files import OUTPUT_DIR, give_to_workspace_owner
 from cce_relevance.action.scoring import Sides
 from cce_relevance.action.side_state import SavedSide, dumps_side, read_side, rebuild, side_document
@@ -176,6 +177,8 @@ def _check_numbering(states: Sequence[tuple[str, dict[str, Any]]]) -> int:
     first_name, first = states[0]
     count = first["shard"]["count"]
     seen: dict[int, str] = {}
+    if not 1 <= count <= MAX_SHARDS:  # a state from elsewhere: no job of ours writes one
+        raise CceError(f"{first_name}: shard count {count} is not one of 1..{MAX_SHARDS}")
     for name, state in states:
         index, theirs = state["shard"]["index"], state["shard"]["count"]
         if theirs != count:
@@ -183,6 +186,8 @@ def _check_numbering(states: Sequence[tuple[str, dict[str, Any]]]) -> int:
                 f"{name}: shard {index}/{theirs}, but {first_name} is one of {count}: "
                 "the shards must split the queries the same N ways"
             )
+        if not 1 <= index <= count:
+            raise CceError(f"{name}: shard {index}/{count} is not one of 1..{count}")
         if index in seen:
             raise CceError(
                 f"{name}: shard {index}/{count} is also {seen[index]}: every shard must be merged once"

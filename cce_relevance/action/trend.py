@@ -10,8 +10,8 @@ origin, `history_branch.HistoryBranch`):
   decides: the means are facts about the commit. A push to another branch records nothing;
 * a pull request reads it and adds one line to the comment and the step summary: the gated
   metric on the verdict's backend over the last `TREND_POINTS` pushes as a sparkline, the latest
-  push's value and the pull request head's, e.g.
-  `📈 Trend of MRR on `hybrid` at `main` (last 20 pushes, 0.380–0.431): ▃▄▄▅▅▆▅▆▇▇ 0.412 · this PR 0.431`.
+  push's value and the pull request head's, e.g. `📈 Trend of MRR on `hybrid` at `main` (last 20
+  pushes, 0.380–0.431): ▁▂▁▃▂▃▃▄▄▄▅▅▆▆▆▆▇█▇█ latest 0.429 · this PR 0.412`.
 
 The history is a convenience beside the gate, never part of it: a file that is not a history
 (damaged, hand-edited, from a newer version) is a warning; a push then starts a new history, and
@@ -19,9 +19,11 @@ a pull request shows no trend line. No history yet means no line at all, so the 
 exactly what it is without the input. Where a workspace file may be is checked before any
 scoring (`check_history`): inside the workspace (`inputs`), not inside the Action's output
 directory (replaced on every run), not through a symlink and not a file the repository tracks
-(the code under review must not supply its own trend). Recording reads, changes and writes the
-history in one loop for both stores; a data branch that another run moved on in between is read
-again (`ATTEMPTS`).
+(the code under review must not supply its own trend). Only the `mode: merge` job of a sharded
+run has the whole head to show or record: a `shard` job given the inputs says it ignores them,
+and a merge job, which needs no checkout otherwise, needs one for them (`merge_repository`).
+Recording reads, changes and writes the history in one loop for both stores; a data branch that
+another run moved on in between is read again (`ATTEMPTS`).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from cce_relevance import __version__, api
-from cce_relevance.action.git import PULL_REQUEST_EVENTS, CommitPair, git
+from cce_relevance.action.git import PULL_REQUEST_EVENTS, CommitPair, find_repository, git
 from cce_relevance.action.history import (
     Entry,
     History,
@@ -64,6 +66,15 @@ def check_history(repo: Path, inputs: ActionInputs) -> None:
             "the history needs a branch of its own",
             hint="name a branch that holds nothing else, such as cce-relevance-data",
         )
+    if inputs.shard is not None and (path is not None or inputs.history_branch is not None):
+        print(
+            annotation(
+                "notice",
+                f"input '{_trend_input(inputs)}': a `shard: I/N` job neither shows nor records the trend; "
+                "give it to the `mode: merge` job, which does",
+            ),
+            flush=True,
+        )
     if path is None:
         return
     relative = path.relative_to(workspace)
@@ -87,6 +98,28 @@ def check_history(repo: Path, inputs: ActionInputs) -> None:
             "history the code under review supplies",
             hint="remove it from the repository and keep it with actions/cache or an artifact",
         )
+
+
+def merge_repository(inputs: ActionInputs) -> Path | None:
+    """The checkout a `mode: merge` job reads and records its trend with (after `check_history`),
+    None without a trend: the shards' states need none, so a missing one is named for the input."""
+    if inputs.history is None and inputs.history_branch is None:
+        return None
+    try:
+        repo = find_repository(inputs.github.workspace)
+    except CceError:
+        raise CceError(
+            f"input '{_trend_input(inputs)}': the trend history is read with git, and the `mode: merge` "
+            f"job has no checkout in the workspace {inputs.github.workspace}",
+            hint="add actions/checkout before this step (the job needs `contents: read`, or `write` to "
+            "record on a history-branch), or leave the trend inputs out of the merge job",
+        ) from None
+    check_history(repo, inputs)
+    return repo
+
+
+def _trend_input(inputs: ActionInputs) -> str:
+    return "history-branch" if inputs.history_branch is not None else "history"
 
 
 def default_branch_push(github: GitHubContext) -> str | None:
@@ -217,12 +250,14 @@ def render_trend(history: History, outcome: Outcome) -> str:
     )
     pushes = "the last push" if len(shown) == 1 else f"last {len(shown)} pushes"
     # The line is scaled to this range, so it is printed whenever there is one: with six decimals
-    # when three would show one number twice (a change of 0.0004 must not pass for a large one).
-    digits = THREE if THREE.fixed(min(shown)) != THREE.fixed(max(shown)) else SIX
-    scale = f", {digits.fixed(min(shown))}–{digits.fixed(max(shown))}" if min(shown) != max(shown) else ""
+    # when three would show one number twice (a change of 0.0004 must not pass for a large one),
+    # and then the latest push's value and the head's too, which are read against it.
+    low, high = min(shown), max(shown)
+    digits = SIX if low != high and THREE.fixed(low) == THREE.fixed(high) else THREE
+    scale = f", {digits.fixed(low)}–{digits.fixed(high)}" if low != high else ""
     return (
         f"📈 Trend of {headline.label} on {where} at {code_span(history.branch)} ({pushes}{scale}): "
-        f"{sparkline(shown)} {THREE.fixed(shown[-1])} · this PR {THREE.fixed(now)}"
+        f"{sparkline(shown)} latest {digits.fixed(shown[-1])} · this PR {digits.fixed(now)}"
     )
 
 

@@ -17,6 +17,7 @@ six-decimal strings would not be.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import re
 from collections.abc import Sequence
@@ -33,6 +34,7 @@ from cce_relevance.evaluation.run_result import RunResult
 from cce_relevance.evaluation.spans import TokenScore
 
 _SHARD = re.compile(r"([0-9]+)/([0-9]+)\Z")
+_NAMED = 10  # missing shards a refusal names
 _METRICS = ("precision", "recall", "mrr", "f1")
 _TOKENS = ("precision", "recall", "iou")
 
@@ -89,6 +91,30 @@ def shard_document(result: RunResult, fixture_text: str, shard: Shard) -> dict[s
             for report in result.reports
         ],
     }
+
+
+def shard_part(result: RunResult, shard: Shard) -> RunResult:
+    """The whole run `result` cut down to `shard`'s queries: what scoring only them (`run(...,
+    shard=shard)`) gives, for a caller that holds the whole run already (the Action reuses a
+    whole side saved earlier as one shard's side). Each backend's report keeps that shard's
+    per-query results, in fixture order, and takes its macro means from them
+    (`harness.backend_report`, where the live run takes them), so `shard_document` of the part is
+    the live shard's, byte for byte."""
+    if result.comparison is not None or result.systems:
+        raise CceError("a sharded run scores backends only: --compare is computed after `merge`")
+    fixtures = shard.cases(result.fixtures)
+    judged = [spec.key for spec in result.rank_metrics] if result.rank_metrics else None
+    kept = [shard.holds(case.id) for case in result.fixtures.cases]
+    reports = tuple(
+        backend_report(report.backend, [r for r in report.cases if shard.holds(r.case.id)], judged)
+        for report in result.reports
+    )
+    judgments = (
+        None
+        if result.judgments is None
+        else tuple(j for j, keep in zip(result.judgments, kept, strict=True) if keep)
+    )
+    return replace(result, fixtures=fixtures, reports=reports, judgments=judgments)
 
 
 def dumps_shard(document: dict[str, Any]) -> str:
@@ -175,14 +201,16 @@ def _check_numbering(documents: Sequence[tuple[str, Any]]) -> int:
     seen: dict[int, str] = {}
     for source, document in documents:
         index = document["shard"]["index"]
+        if not 1 <= index <= count:
+            raise CceError(f"{source}: shard {index}/{count} is not one of 1..{count}")
         if index in seen:
             raise CceError(f"{source}: shard {index}/{count} is also {seen[index]}")
         seen[index] = source
-    missing = sorted(set(range(1, count + 1)) - set(seen))
-    if missing:
-        raise CceError(
-            f"merge: shard {', '.join(f'{i}/{count}' for i in missing)} is missing: expected all {count}"
-        )
+    if len(seen) < count:  # named from the first, a few: N comes from the files, it may be huge
+        missing = itertools.islice((i for i in range(1, count + 1) if i not in seen), _NAMED)
+        more = count - len(seen) - _NAMED
+        named = ", ".join(f"{i}/{count}" for i in missing) + (f" and {more} more" if more > 0 else "")
+        raise CceError(f"merge: shard {named} is missing: expected all {count}")
     return count
 
 

@@ -20,6 +20,7 @@ from cce_relevance.action.base_reuse import KEPT, prune
 from cce_relevance.action.side_state import fingerprint
 from tests.action.fake_github import FakeGitHub
 from tests.action.scenario import ActionRun, Copy
+from tests.action.test_shards_e2e import shard_runs
 
 SIDES = Path(".cce-relevance/cache/sides")
 
@@ -110,6 +111,52 @@ def test_a_base_saved_otherwise_is_scored_again(copies: tuple[Copy, Copy], case:
     assert not reused(run, copy) and "base score" in run.stdout
     assert message in run.stdout
     same_as(run, copy, fresh, fresh_copy)
+
+
+def artifacts(copy: Copy) -> dict[str, bytes]:
+    """The shard states `shard_runs` left, as a matrix's artifacts, by name."""
+    root = copy.pr.workspace / "artifacts"
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.slow
+def test_shards_take_their_base_from_the_side_the_push_run_saved(copies: tuple[Copy, Copy]) -> None:
+    """Each shard cuts the saved whole base side to its queries and scores only its head: its
+    state is the one a shard scoring its base saves, so the merge is the unsharded run's."""
+    fresh_copy, copy = copies
+    for run, _ in shard_runs(fresh_copy, 3):  # no side saved: each shard scores its base
+        assert not reused(run, fresh_copy) and "base score" in run.stdout
+    fresh = fresh_copy.act()
+    push_run(copy)
+
+    runs = shard_runs(copy, 3)
+    merged = copy.act(INPUT_MODE="merge", **{"INPUT_SHARDS-DIR": "artifacts"})
+
+    for index, (run, _) in enumerate(runs, 1):
+        assert reused(run, copy) and f"shard {index}/3's queries of it" in run.stdout, run.stdout
+        assert "base score" not in run.stdout and "head score" in run.stdout  # the timings
+    assert artifacts(copy) == artifacts(fresh_copy)  # the shard states, byte for byte
+    assert "3 shards merged" in merged.stdout
+    same_as(merged, copy, fresh, fresh_copy)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", list(CASES))
+def test_a_shard_scores_its_base_when_the_saved_side_does_not_fit(
+    copies: tuple[Copy, Copy], case: str
+) -> None:
+    inputs, spoil, message = CASES[case]
+    fresh_copy, copy = copies
+    shard_runs(fresh_copy, 3, only=(2,))
+    push_run(copy, **inputs)
+    [saved] = (copy.pr.workspace / SIDES).glob(f"{copy.pr.merge_base()}-*.json")
+    spoil(saved)
+
+    [(run, _)] = shard_runs(copy, 3, only=(2,))
+
+    assert not reused(run, copy) and "base score" in run.stdout
+    assert message in run.stdout
+    assert artifacts(copy) == artifacts(fresh_copy)
 
 
 def test_the_newest_saved_sides_are_kept(tmp_path: Path) -> None:

@@ -193,16 +193,19 @@ SCENARIOS = ["small-drift", "no-change", "stale-anchors", "large-trimmed", "host
 
 
 def trend_history() -> History:
-    """25 pushes to main, a day apart: bm25's MRR wanders between 0.8 and 0.9 (the line shows the last 20)."""
+    """25 pushes to main, a day apart: bm25's MRR climbs with some noise from 0.82 to 0.900, the
+    pull request's base, the last push (the line shows the last 20, and the head's 0.800 below them)."""
     entries = []
     for day in range(25):
-        mrr = 0.8 + 0.01 * ((day * 7) % 11)
+        mrr = 0.82 + 0.08 * day / 24 - 0.006 * ((day * 5) % 3) * (day < 24)
         means = {"eval/search.jsonl": {"bm25": {"mrr": round(mrr, 6), "f1": 0.5}, "vector": {"mrr": 0.7}}}
         entries.append(Entry(f"{day:040x}", commit_date(1_706_781_600 + 86_400 * day), "0.1.0", means))
     return History("main", tuple(entries))
 
 
-def rendered_comment(name: str) -> str:
+def rendered_comment(name: str, history: History | None = None) -> str:
+    """The comment of scenario `name` as posted; with the trend line of `history` (the trend
+    scenario's own by default)."""
     outcome, limit = scenario(name)
     markdown = render_comment(
         outcome,
@@ -213,8 +216,9 @@ def rendered_comment(name: str) -> str:
         run_link="[job `relevance` of run 42](https://github.example/run/42)",
         edited=("eval/search.golden.json",) if name == "small-drift" else (),
     )
-    if name == "trend":
-        markdown = with_trend(markdown, render_trend(trend_history(), outcome))
+    history = trend_history() if history is None and name == "trend" else history
+    if history is not None:
+        markdown = with_trend(markdown, render_trend(history, outcome))
     return (
         fit_body(
             markdown.head,

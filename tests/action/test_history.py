@@ -99,9 +99,9 @@ def _doc(**changes: object) -> bytes:
 
 
 HOSTILE = {
-    "not JSON": (b"{", "is not valid JSON"),
+    "not JSON": (b"{", "cannot be parsed: invalid JSON: Expecting property name"),
     "a BOM": (b"\xef\xbb\xbf{}", "byte order mark"),
-    "too deep": (b"[" * 200 + b"]" * 200, "is not valid JSON"),
+    "too deep": (b"[" * 200 + b"]" * 200, "cannot be parsed: nested 200 levels deep"),
     "an array": (b"[]", "the document: expected an object, got a JSON array"),
     "another schema": (_doc(schema="cce.relevance.history/v2"), "has schema 'cce.relevance.history/v2'"),
     "an unknown field": (_doc(extra=1), "the document has unknown fields extra"),

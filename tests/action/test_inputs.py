@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from cce_relevance.action.inputs import ActionInputs, expand_fixtures, read_inputs
+from cce_relevance.action.inputs import MAX_SHARDS, ActionInputs, expand_fixtures, read_inputs
 from cce_relevance.api import Shard
 from cce_relevance.errors import EXIT_USAGE, CceError
 
@@ -396,6 +396,18 @@ def test_a_shard_scores_its_queries_without_comment_or_gate_input(workspace: Pat
 def test_a_shard_is_i_of_n(workspace: Path, value: str) -> None:
     with pytest.raises(CceError, match=r"input 'shard': .* expected I/N with 1 <= I <= N"):
         read(workspace, shard=value)
+
+
+def test_a_shard_is_one_of_at_most_a_matrixs_jobs(workspace: Path) -> None:
+    """More shards than one matrix runs cannot all be merged (and a typo such as 1/30000 would
+    have the merge job wait for artifacts that never come)."""
+    assert read(workspace, shard=f"{MAX_SHARDS}/{MAX_SHARDS}").shard == Shard(MAX_SHARDS, MAX_SHARDS)
+    with pytest.raises(CceError) as caught:
+        read(workspace, shard=f"1/{MAX_SHARDS + 1}")
+    assert caught.value.message == (
+        f"input 'shard': '1/{MAX_SHARDS + 1}' splits the queries {MAX_SHARDS + 1} ways: expected N of at "
+        f"most {MAX_SHARDS}, the jobs one matrix can run (the merge needs every shard's artifact)"
+    )
 
 
 def test_merge_reads_the_shards_directory_and_its_own_gate_but_no_fixtures(workspace: Path) -> None:

@@ -37,9 +37,9 @@ def copies(tmp_path: Path, make_fake_github: Callable[..., FakeGitHub]) -> tuple
 
 def shard_runs(
     side: Copy, count: int, into: str = "artifacts", only: tuple[int, ...] = (), **inputs: str
-) -> list[dict[str, Any]]:
+) -> list[tuple[ActionRun, dict[str, Any]]]:
     """Run shards 1..count (or `only` those), each state copied to `INTO/cce-relevance-shard-I/`
-    as actions/download-artifact leaves a matrix's artifacts; returns the states."""
+    as actions/download-artifact leaves a matrix's artifacts; returns each run and its state."""
     states = []
     for index in only or range(1, count + 1):
         run = side.act(INPUT_SHARD=f"{index}/{count}", **inputs)
@@ -49,7 +49,7 @@ def shard_runs(
         artifact = side.pr.workspace / into / f"cce-relevance-shard-{index}"
         artifact.mkdir(parents=True, exist_ok=True)
         shutil.copy(state, artifact)
-        states.append(json.loads(state.read_text(encoding="utf-8")))
+        states.append((run, json.loads(state.read_text(encoding="utf-8"))))
     return states
 
 
@@ -69,7 +69,7 @@ def test_shards_merged_are_the_unsharded_run_byte_for_byte(
     whole, sharded = copies
     expected = whole.act(**inputs)
 
-    states = shard_runs(sharded, count, **inputs)
+    states = [state for _, state in shard_runs(sharded, count, **inputs)]
     assert sharded.comments() == []  # a shard never comments
     scored = [
         [len(s["run"]["backends"][0]["cases"]) for s in state["sides"]["head"]["sets"]] for state in states
@@ -165,6 +165,16 @@ REFUSALS: dict[str, tuple[Callable[[Path], None], str]] = {
     "other N": (
         lambda root: edit(root / STATE.format(3), _set("shard", {"index": 3, "count": 4})),
         f"{STATE.format(3)}: shard 3/4, but {STATE.format(1)} is one of 3",
+    ),
+    "a huge N": (  # every state says so: the missing shards are not listed one by one
+        lambda root: [
+            edit(root / STATE.format(i), _set("shard", {"index": i, "count": 10**9})) for i in (1, 2, 3)
+        ],
+        f"{STATE.format(1)}: shard count 1000000000 is not one of 1..256",
+    ),
+    "a shard past N": (
+        lambda root: edit(root / STATE.format(3), _set("shard", {"index": 4, "count": 3})),
+        f"{STATE.format(3)}: shard 4/3 is not one of 1..3",
     ),
     "other head": (
         lambda root: edit(root / STATE.format(2), _set("head", "f" * 40)),

@@ -14,10 +14,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cce_relevance import api
+from cce_relevance.action.base_reuse import shard_side
 from cce_relevance.action.git import CommitPair
 from cce_relevance.action.inputs import ActionInputs, read_inputs
 from cce_relevance.action.scoring import Rankings, SideResult, Sides, anchor_moves, score_sides, set_results
-from cce_relevance.action.side_state import dumps_side, read_side, rebuild, scoring_config, side_document
+from cce_relevance.action.side_state import (
+    dumps_side,
+    fingerprint,
+    read_side,
+    rebuild,
+    scoring_config,
+    side_document,
+)
 from cce_relevance.action.verdict import Outcome, action_document
 from cce_relevance.errors import CceError
 from tests.action.scenario import BILLING_FIXTURE, BILLING_FIXTURES, MOVING_CHANGE, PullRequest
@@ -101,6 +109,41 @@ def test_a_saved_side_loads_back_as_the_side_the_run_scored(pr: PullRequest) -> 
         return json.dumps(action_document(outcome, outcome.verdict(), commits, {}))
 
     assert compare(loaded) == compare(sides)
+
+
+@pytest.mark.parametrize("pr", [BASE_FILES], indirect=True)
+def test_a_saved_whole_side_cut_to_a_shard_is_the_side_the_shard_scores(pr: PullRequest) -> None:
+    """What a shard reuses as its base (base_reuse.py `shard_side`): the whole base side saved and
+    loaded back, cut to the shard's queries, saves the side that shard scoring its base saves,
+    byte for byte, and follows the same range anchors."""
+    inputs, commits, sides = scored(pr)
+    config = scoring_config(inputs, Path("."))
+    assert commits.base is not None
+    loaded = round_trip(side_document(commits.base, config, api.Shard(1, 1), sides.base))
+    for index in range(1, 4):
+        shard = api.Shard(index, 3)
+        live = score_sides(pr.workspace, commits, inputs, shard=shard)
+        part = shard_side(loaded, shard)
+        assert dumps_side(side_document(commits.base, config, shard, part)) == dumps_side(
+            side_document(commits.base, config, shard, live.base)
+        )
+        for fixture, result in live.base.items():
+            assert part[fixture].report == result.report  # the shard's own means
+            ids = [case.id for case in result.fixtures.fixtures.cases]
+            assert [case.id for case in part[fixture].fixtures.fixtures.cases] == ids
+            assert list(part[fixture].expected) == ids and part[fixture].expected == result.expected
+        reused = Sides(part, live.head, live.goldens)
+        assert anchor_moves(pr.workspace, commits, reused) == anchor_moves(pr.workspace, commits, live)
+
+
+def test_a_shard_matches_the_fingerprint_of_the_unsharded_run(tmp_path: Path) -> None:
+    """The push run that saves a side is unsharded; its fingerprint must be a shard's."""
+    (tmp_path / "eval").mkdir()
+    (tmp_path / "eval" / "search.jsonl").write_text(SYMBOLS, encoding="utf-8")
+    env = {"GITHUB_WORKSPACE": str(tmp_path), "INPUT_FIXTURES": "eval/*.jsonl"}
+    whole, shard = read_inputs(env), read_inputs({**env, "INPUT_SHARD": "2/3"})
+    assert shard.shard == api.Shard(2, 3)
+    assert fingerprint(scoring_config(shard, Path("."))) == fingerprint(scoring_config(whole, Path(".")))
 
 
 @pytest.mark.parametrize("pr", [BASE_FILES], indirect=True)

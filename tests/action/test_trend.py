@@ -4,6 +4,7 @@ that text from the history (the branch name) cannot become Markdown or HTML in t
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from types import MappingProxyType
 
@@ -14,7 +15,7 @@ from cce_relevance.action.inputs import GitHubContext
 from cce_relevance.action.trend import TREND_POINTS, default_branch_push, render_trend
 from cce_relevance.action.verdict import Outcome
 from cce_relevance.errors import CceError
-from tests.action.test_comment_goldens import FIVE, _set, gfm
+from tests.action.test_comment_goldens import BACKENDS, FIVE, _set, gfm, rendered_comment
 from tests.action.test_inputs import read
 
 
@@ -35,18 +36,19 @@ def history(values: list[float], branch: str = "main", fixture: str = "eval/sear
 
 def test_one_push() -> None:
     line = render_trend(history([0.9]), outcome())
-    assert line == "📈 Trend of MRR on `bm25` at `main` (the last push): ▄ 0.900 · this PR 0.800"
+    assert line == "📈 Trend of MRR on `bm25` at `main` (the last push): ▄ latest 0.900 · this PR 0.800"
 
 
 def test_a_flat_series_is_drawn_flat_without_a_range() -> None:
     line = render_trend(history([0.9] * 5), outcome())
-    assert line == "📈 Trend of MRR on `bm25` at `main` (last 5 pushes): ▄▄▄▄▄ 0.900 · this PR 0.800"
+    assert line == "📈 Trend of MRR on `bm25` at `main` (last 5 pushes): ▄▄▄▄▄ latest 0.900 · this PR 0.800"
 
 
 def test_a_range_too_small_for_three_decimals_is_printed_with_six() -> None:
     line = render_trend(history([0.8001, 0.8004, 0.8002]), outcome())
     assert line == (
-        "📈 Trend of MRR on `bm25` at `main` (last 3 pushes, 0.800100–0.800400): ▁█▃ 0.800 · this PR 0.800"
+        "📈 Trend of MRR on `bm25` at `main` (last 3 pushes, 0.800100–0.800400): "
+        "▁█▃ latest 0.800200 · this PR 0.800000"
     )
 
 
@@ -54,14 +56,15 @@ def test_only_the_last_pushes_are_drawn_and_scaled() -> None:
     values = [0.0] * 5 + [0.5 + i / 100 for i in range(TREND_POINTS)]
     line = render_trend(history(values), outcome())
     assert f"(last {TREND_POINTS} pushes, 0.500–0.690): ▁" in line and line.endswith(
-        "█ 0.690 · this PR 0.800"
+        "█ latest 0.690 · this PR 0.800"
     )
 
 
 def test_with_several_sets_the_line_names_the_set() -> None:
     two = outcome("eval/search.jsonl", "eval/other.jsonl")
     assert render_trend(history([0.9, 0.8]), two).startswith(
-        "📈 Trend of MRR on `bm25` in `eval/search.jsonl` at `main` (last 2 pushes, 0.800–0.900): █▁ 0.800"
+        "📈 Trend of MRR on `bm25` in `eval/search.jsonl` at `main` (last 2 pushes, 0.800–0.900): "
+        "█▁ latest 0.800"
     )
 
 
@@ -79,6 +82,32 @@ def test_the_branch_name_stays_text(branch: str) -> None:
     html = gfm(line)
     assert "<img" not in html and "<!--" not in html and "<strong>" not in html
     assert html.count("<code>") == 2  # the backend and the branch, each in one code span
+
+
+def test_the_line_is_on_the_first_screen_even_of_a_trimmed_comment() -> None:
+    """The line sits in the comment's head, which trimming never cuts: after the verdict, the
+    counts and the drift's note, before the first table, one paragraph of its own."""
+    full = History(
+        "main",
+        tuple(
+            Entry(
+                f"{i:040x}",
+                "2024-01-01T00:00:00Z",
+                "0.1.0",
+                {"eval/search.jsonl": {b: {"mrr": v} for b in BACKENDS}},
+            )
+            for i, v in enumerate([0.95, 0.97, 0.96, 1.0])
+        ),
+    )
+    body = rendered_comment("large-trimmed", full)
+    assert "**Detail truncated** to fit GitHub's size limit" in body and len(body) <= 12_000
+    [line] = [x for x in body.splitlines() if x.startswith("📈 Trend of MRR on ")]
+    assert "(last 4 pushes, 0.950–1.000): ▁▄▂█ latest 1.000 · this PR 0.167"
+    html = gfm(body)
+    paragraphs = re.findall(r"<p>(.*?)</p>", html.split("<table>")[0], flags=re.S)
+    # the verdict, the counts, the drift's note, the trend, then the means' caption and table
+    assert [p.startswith("📈 Trend of MRR") for p in paragraphs] == [False, False, False, True, False]
+    assert paragraphs[-1].startswith("Means over all")
 
 
 def _github(event_name: str, event: dict[str, object]) -> GitHubContext:

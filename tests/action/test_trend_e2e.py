@@ -195,7 +195,8 @@ def test_three_pushes_then_a_pull_request_shows_their_trend_beside_its_head(
     low, high = format3(min(series)), format3(max(series))
     assert line == (
         f"📈 Trend of MRR on `{backend}` at `main` (last 3 pushes, {low}–{high}): "
-        f"{sparkline(series)} {format3(series[-1])} · this PR {format3(_mean(pr_head, backend, 'mrr'))}"
+        f"{sparkline(series)} latest {format3(series[-1])} "
+        f"· this PR {format3(_mean(pr_head, backend, 'mrr'))}"
     )
     assert sparkline(series)[0] != sparkline(series)[-1] or min(series) == max(series)
     assert line in run.summary  # the step summary too
@@ -248,7 +249,7 @@ def test_a_corrupt_history_is_a_warning_a_push_starts_afresh_and_a_pull_request_
     flow.cache.write_bytes(b"\x00garbage")
     run = flow.push(INVOICE_REPORT, "m1", "2024-02-01T10:00:00Z")
     [warning] = warnings(run)
-    assert "is not valid JSON" in warning and warning.endswith("; starting a new history.")
+    assert "cannot be parsed: invalid JSON" in warning and warning.endswith("; starting a new history.")
     assert [e["commit"] for e in flow.history()["entries"]] == [repo._git("rev-parse", "HEAD")]
 
 

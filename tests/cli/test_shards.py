@@ -8,6 +8,7 @@ once, naming the file and what is wrong.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import sys
@@ -17,6 +18,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from cce_relevance import api
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.shards import Shard, parse_shard
 from tests.cli.helpers import cli
@@ -91,6 +93,51 @@ def test_rank_metrics_are_saved_per_query_and_merge_into_the_unsharded_report(pr
 
     assert merged.code == 0, merged.err
     assert '"ndcg_at_5"' in whole.out and merged.out == whole.out
+
+
+@pytest.mark.parametrize("metrics", [None, ["ndcg@5", "ap"]], ids=["metrics", "rank metrics"])
+def test_a_whole_run_cut_to_a_shard_is_the_shard_scored_alone(
+    project: Path, metrics: list[str] | None
+) -> None:
+    """`api.shard_part` of the whole run, live or rebuilt from a saved whole state (what the
+    Action reuses as a shard's base), saves the state the shard scored alone saves, byte for byte."""
+    with contextlib.chdir(project):
+        whole = api.run(FIXTURE, metrics=metrics)
+        rebuilt = api.merge_shards([("whole", json.loads(api.shard_state(whole, FIXTURE, Shard(1, 1))))])
+        for index in range(1, 4):
+            shard = Shard(index, 3)
+            alone = api.shard_state(api.run(FIXTURE, metrics=metrics, shard=shard), FIXTURE, shard)
+            assert json.loads(alone)["backends"][0]["cases"]  # the shard holds queries
+            for run in (whole, rebuilt):
+                assert api.shard_state(api.shard_part(run, shard), FIXTURE, shard) == alone
+
+
+@pytest.fixture(scope="module")
+def whole_run() -> api.RunResult:
+    """The starter set scored whole, with rank metrics (so judgments are cut too)."""
+    with contextlib.chdir(ROOT):
+        return api.run(FIXTURE, metrics=["ndcg@5"])
+
+
+@given(st.integers(1, 12))
+def test_the_parts_of_a_whole_run_merge_back_into_it(whole_run: api.RunResult, count: int) -> None:
+    whole = Shard(1, 1)
+    parts = [api.shard_part(whole_run, Shard(i, count)) for i in range(1, count + 1)]
+    assert sum(len(p.fixtures.cases) for p in parts) == len(whole_run.fixtures.cases)
+    assert all(len(p.judgments or ()) == len(p.fixtures.cases) for p in parts)
+    text = (ROOT / FIXTURE).read_text(encoding="utf-8")
+    merged = api.merge_shards(
+        [
+            (str(i), json.loads(json.dumps(api.shard_document(p, text, Shard(i, count)))))
+            for i, p in enumerate(parts, 1)
+        ]
+    )
+    assert api.shard_document(merged, text, whole) == api.shard_document(whole_run, text, whole)
+
+
+def test_a_comparison_is_not_cut_to_a_shard() -> None:
+    with contextlib.chdir(ROOT), pytest.raises(CceError, match="a sharded run scores backends only"):
+        api.shard_part(api.run(FIXTURE, compare=["bm25", "hybrid"]), Shard(1, 2))
 
 
 def test_merge_fails_the_gate_when_the_merged_report_drifts_from_the_golden(project: Path) -> None:
@@ -183,3 +230,20 @@ def test_every_query_falls_in_exactly_one_shard(ids: list[str], count: int) -> N
     for case_id in ids:
         assert sum(Shard(i, count).holds(case_id) for i in range(1, count + 1)) == 1
     assert all(Shard(1, 1).holds(case_id) for case_id in ids)
+
+
+def test_a_huge_split_names_a_few_missing_shards_and_an_impossible_one_is_refused(project: Path) -> None:
+    """N comes from the files: a state of shard 1/10^12 must not make `merge` list (or build) every
+    other shard, and a shard numbered past N is named, not taken for a missing one."""
+    state = project / "huge.json"
+    shard = ("--shard", f"1/{10**12}", "--shard-state", str(state))
+    done = cli("run", FIXTURE, "--backend", "bm25", *shard, "--no-cache", cwd=project)
+    assert done.code == 0, done.err
+    named = ", ".join(f"{i}/{10**12}" for i in range(2, 12))
+    assert f"merge: shard {named} and {10**12 - 11} more is missing: expected all {10**12}" in merge_error(
+        state
+    )
+    document = json.loads(state.read_text(encoding="utf-8"))
+    document["shard"] = {"index": 5, "count": 3}
+    state.write_text(json.dumps(document), encoding="utf-8")
+    assert f"{state}: shard 5/3 is not one of 1..3" in merge_error(state)

@@ -74,3 +74,8 @@ def test_what_cannot_be_shown_is_exit_2_with_what_there_is(tmp_path: Path) -> No
     damaged.write_text(path.read_text(encoding="utf-8").replace('"main"', '""', 1), encoding="utf-8")
     broken = cli("trend", str(damaged))
     assert broken.code == 2 and "damaged.json branch is '': expected a non-empty string" in broken.err
+    truncated = tmp_path / "truncated.json"  # a cache saved while the file was half written
+    truncated.write_bytes(path.read_bytes()[:100])
+    cut = cli("trend", str(truncated))
+    assert cut.code == 2 and cut.out == "" and "Traceback" not in cut.err
+    assert cut.err.count("invalid JSON") == 1 and "truncated.json cannot be parsed: invalid JSON:" in cut.err
