@@ -396,6 +396,9 @@ def test_readme_cache_snippet_restores_on_pull_requests_and_saves_on_the_default
     assert restore["with"]["restore-keys"] == "cce-relevance-${{ runner.os }}-${{ runner.arch }}-"
     assert save["uses"].startswith("actions/cache/save@") and "default_branch" in save["if"]
     assert "github.event_name == 'push'" in save["if"]
+    # Saved after a failed gate too (the records do not depend on it), never after a run that
+    # scored nothing (the key is the commit's and cannot be written twice).
+    assert "!cancelled()" in save["if"] and f"steps.{ours['id']}.outputs.report != ''" in save["if"]
 
 
 def test_readme_shows_the_released_action_and_pinned_actions() -> None:
