@@ -1,5 +1,5 @@
 """The benchmarks still run and measure what they claim (bench/run.py, bench/startup.py,
-bench/action.py, bench/cold.py).
+bench/action.py, bench/action_shards.py, bench/cold.py).
 
 Wall times are never asserted: only that every figure is produced, that the generated queries
 are deterministic and anchored at the chunk they came from, and that the metrics are real.
@@ -12,6 +12,8 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from cce_relevance.retrieval.index.build import build_index
 
@@ -167,3 +169,19 @@ def test_cold_bench_compares_two_checkouts_by_cpu_time():
         assert len(rounds) == 1
         for mode in ("p", "p2", "index1", "index2"):
             assert rounds[0][mode]["cpu_s"] >= 0 and rounds[0][mode]["wall_s"] > 0
+
+
+@pytest.mark.slow
+def test_action_shards_bench_times_every_run_and_finds_them_byte_identical():
+    done = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "bench" / "action_shards.py"), "--queries", "4", "--sleep", "0"]
+        + ["--shards", "2"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    lines = done.stdout.splitlines()
+    for run in ("unsharded", "shard 1/2", "shard 2/2", "merge", "push run", "shard 2/2, base reused"):
+        assert any(line.startswith(run) and " wall " in line for line in lines), (run, done.stdout)
+    checks = [line for line in lines if line.endswith((": True", ": False"))]
+    assert len(checks) == 5 and all(line.endswith(": True") for line in checks), done.stdout
