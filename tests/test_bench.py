@@ -123,28 +123,8 @@ def test_startup_benchmark_runs():
 
 
 def test_action_bench_runs_the_whole_check_cold_with_the_cache_restored_and_reusing_the_base():
-    out = subprocess.run(
-        [
-            sys.executable,
-            str(REPO_ROOT / "bench" / "action.py"),
-            str(CORPUS),
-            "--queries",
-            "6",
-            "--edits",
-            "2",
-            "--runs",
-            "1",
-            "--reuse-runs",
-            "1",
-            "--p-repeats",
-            "1",
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    figures = json.loads(out)
+    options = ("--queries", "6", "--edits", "2", "--runs", "1", "--reuse-runs", "1", "--p-repeats", "1")
+    figures = bench_json("action.py", *options)
     assert [r["label"] for r in figures["runs"]] == ["cold", "cached 1", "base reused 1"]
     assert [r["base_reused"] for r in figures["runs"]] == [False, False, True]
     assert len(figures["p"]) == 4 and figures["edits"] == [
