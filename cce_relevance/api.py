@@ -10,6 +10,7 @@ several inputs are wrong.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import math
 import os
@@ -25,6 +26,7 @@ from cce_relevance.evaluation.anchor_fixes import AnchorFix, fixed_lines, sugges
 from cce_relevance.evaluation.anchor_index import AnchorIndex
 from cce_relevance.evaluation.anchors import Anchor, parse_anchor
 from cce_relevance.evaluation.backend_runs import evaluated_backends
+from cce_relevance.evaluation.budget import TokenCosts
 from cce_relevance.evaluation.comparison import (
     BackendComparison,
     check_primary,
@@ -65,13 +67,14 @@ from cce_relevance.evaluation.names import (
     backend_pair,
     check_backend,
     compared_backends,
+    first_tokens_asked,
     rank_metric_specs,
 )
 from cce_relevance.evaluation.observed_deltas import observed_deltas
 from cce_relevance.evaluation.pairing import backend_means, pair_reports
 from cce_relevance.evaluation.proposals import DEFAULT_RULES, FORMS, HARD_FORMS, FileRules, Proposal, propose
 from cce_relevance.evaluation.proposals import check_forms as proposal_forms
-from cce_relevance.evaluation.rank_metrics import rank_metric_for_key
+from cce_relevance.evaluation.rank_metrics import RankMetricSpec, rank_metric_for_key
 from cce_relevance.evaluation.run_files import read_runs
 from cce_relevance.evaluation.run_result import Comparison, RunResult
 from cce_relevance.evaluation.rust_debug import rust_debug_str
@@ -84,6 +87,15 @@ from cce_relevance.evaluation.shards import (
     shard_part,
 )
 from cce_relevance.evaluation.spans import LineWeights
+from cce_relevance.evaluation.symbol_anchors import bind_symbols
+from cce_relevance.evaluation.unjudged import (
+    LabelEdit,
+    UnjudgedCase,
+    edited_lines,
+    parse_review,
+    review_edits,
+    unjudged_hits,
+)
 from cce_relevance.evaluation.validation import STALE_CODES, Validation, validate_cases
 from cce_relevance.evaluation.validation import Finding as AnchorFinding
 from cce_relevance.outputs import OutputSet, writes_in_place
@@ -134,6 +146,8 @@ __all__ = [
     "require_directory",
     "bootstrap",
     "suggest",
+    "unjudged",
+    "accept_review",
     "own_outputs",
     "shard_state",
     "merge_shard_states",
@@ -192,6 +206,8 @@ __all__ = [
     "FileRules",
     "Suggestions",
     "AnchorFix",
+    "Unjudged",
+    "Accepted",
     "Shard",
     # Defaults and fixed texts.
     "DEFAULT_BACKENDS",
@@ -266,6 +282,7 @@ def run(
     shard: Shard | None = None,
     index: Index | None = None,
     fixtures: FixtureSet | None = None,
+    labels: bool = False,
 ) -> RunResult:
     """Evaluate a fixture set, in the reference's order of checks (§order).
 
@@ -288,12 +305,15 @@ def run(
     the set already passes it as `fixtures` (`load_fixtures`, with `grades=True` when `metrics`
     or `trec` is given): the Action scores a set and checks its anchors (`check_anchors`) with one of each.
     `shard` scores only the queries whose id hashes to it (evaluation/shards.py);
-    `merge_shard_states` puts the shards back together.
+    `merge_shard_states` puts the shards back together. `labels` reads the cases' optional
+    `grades` and `irrelevant` labels even without `metrics` (`--per-query text` marks the hits a
+    reviewer judged not relevant); a rank metric or `trec` reads them anyway.
     """
     rank_metrics = rank_metric_specs(metrics) if metrics is not None else ()
-    judged = bool(rank_metrics) or trec
+    first_tokens = metrics is not None and first_tokens_asked(metrics)
+    judged = bool(rank_metrics) or trec or first_tokens
     if fixtures is None:
-        fixtures = load_fixtures(fixtures_path, grades=judged)
+        fixtures = load_fixtures(fixtures_path, grades=judged or labels)
     languages = config.languages if languages is None else languages
     exclusion = (
         NO_EXCLUSION
@@ -314,9 +334,20 @@ def run(
         names = list(DEFAULT_BACKENDS)
     weights = LineWeights.of_index(index)
     judgments = _judgments(fixtures.cases, index) if judged else None
+    costs = _costs(index, weights, rank_metrics, first_tokens)
     reports = tuple(
         evaluated_backends(
-            names, config, index, embed, fixtures.cases, weights, judgments, indexing, rank_metrics
+            names,
+            config,
+            index,
+            embed,
+            fixtures.cases,
+            weights,
+            judgments,
+            indexing,
+            rank_metrics,
+            costs,
+            first_tokens,
         )
     )
     comparison, systems = (
@@ -341,6 +372,7 @@ def score_runs(
     warn: Warn = warn_on_stderr,
     config: ProjectConfig = NO_CONFIG,
     outputs: Sequence[str] = (),
+    labels: bool = False,
 ) -> RunResult:
     """Score saved rankings (TREC run files, `cce.retriever/v1` JSON lines; evaluation/run_files.py)
     against a fixture set exactly as `run` scores a backend's results: same corpus resolution
@@ -349,10 +381,12 @@ def score_runs(
     `compare` names two or more of the runs. A case a run has no ranking for scores as a query with
     no results; queries a run ranks that the fixtures lack are ignored, with one warning per run.
     The corpus leaves out the command's own files as `run`'s does (`outputs`, and the run files).
+    `labels` as for `run`.
     """
     rank_metrics = rank_metric_specs(metrics) if metrics is not None else ()
-    judged = bool(rank_metrics) or trec
-    fixtures = load_fixtures(fixtures_path, grades=judged)
+    first_tokens = metrics is not None and first_tokens_asked(metrics)
+    judged = bool(rank_metrics) or trec or first_tokens
+    fixtures = load_fixtures(fixtures_path, grades=judged or labels)
     exclusion = (
         NO_EXCLUSION
         if store is not None
@@ -383,7 +417,13 @@ def score_runs(
     judgments = _judgments(fixtures.cases, index) if judged else None
     reports = tuple(
         evaluate_backends(
-            [(r.backend, r.search()) for r in runs], fixtures.cases, weights, judgments, specs=rank_metrics
+            [(r.backend, r.search()) for r in runs],
+            fixtures.cases,
+            weights,
+            judgments,
+            specs=rank_metrics,
+            costs=_costs(index, weights, rank_metrics, first_tokens),
+            first_tokens=first_tokens,
         )
     )
     comparison, systems = (
@@ -418,6 +458,16 @@ def merge_shard_states(paths: Sequence[str]) -> RunResult:
             except json_input.JsonInputError as exc:
                 raise CceError(f"{name}: not a JSON shard state ({exc})") from exc
     return merge_shards(documents)
+
+
+def _costs(
+    index: Index, weights: LineWeights, specs: Sequence[RankMetricSpec], first_tokens: bool
+) -> TokenCosts | None:
+    """The results' token costs, when a budget metric or the tokens to the first relevant hit
+    were asked for."""
+    if first_tokens or any(s.budget is not None for s in specs):
+        return TokenCosts(index.chunks, weights)
+    return None
 
 
 def _judgments(cases: Sequence[Case], index: Index) -> tuple[Judgments, ...]:
@@ -571,6 +621,76 @@ def suggest(
     before = text.splitlines(keepends=True)
     patch = unified_patch(_patch_path(fixtures_path), before, fixed_lines(text, fixes))
     return Suggestions(validation, fixes, patch)
+
+
+@dataclass(frozen=True)
+class Unjudged:
+    """`validate --unjudged`: the anchor findings, the backends searched, how deep (None: each
+    case's k), and per case the hits no anchor labels (evaluation/unjudged.py)."""
+
+    validation: Validation
+    backends: tuple[str, ...]
+    top: int | None
+    cases: tuple[UnjudgedCase, ...]
+
+
+def unjudged(
+    fixtures_path: str,
+    *,
+    dir: str | None = None,
+    backends: Sequence[str] | None = None,
+    top: int | None = None,
+    languages: Sequence[str] = (),
+    indexing: BuildOptions = DEFAULT_BUILD,
+    config: ProjectConfig = NO_CONFIG,
+) -> Unjudged:
+    """`validate`, and every case's top `top` hits (default: its k) at each of `backends` (default:
+    the built-in ones) that match none of its anchors, `expected` or `irrelevant`."""
+    if top is not None and top < 1:
+        raise CceError(f"--top must be at least 1, got {top}")
+    names = backend_names(backends, config) if backends is not None else list(DEFAULT_BACKENDS)
+    validation, fixtures, index, symbols = _validated(fixtures_path, dir, languages, True, indexing, config)
+    cases = bind_symbols(fixtures, symbols).cases
+    if top is not None:
+        cases = tuple(dataclasses.replace(c, k=top) for c in cases)
+    embed = query_embedder(index, warn_on_stderr)
+    weights = LineWeights.of_index(index)
+    reports = evaluated_backends(names, config, index, embed, cases, weights, None, indexing)
+    return Unjudged(validation, tuple(names), top, unjudged_hits(reports, symbols))
+
+
+@dataclass(frozen=True)
+class Accepted:
+    """A filled-in review form (`validate --unjudged`) as edits of the fixture file, and as a patch."""
+
+    edits: tuple[LabelEdit, ...]
+    patch: str
+
+
+def accept_review(fixtures_path: str, review_path: str) -> Accepted:
+    """The anchors a reviewer marked `y` (added to `expected`) and `n` (added to `irrelevant`) in the
+    review form at `review_path` (`-`: standard input), as a patch of the fixture file."""
+    fixtures = load_fixtures(fixtures_path, grades=True)
+    try:
+        if review_path == "-":
+            review = sys.stdin.read()
+        else:
+            with open(review_path, encoding="utf-8") as fh:
+                review = fh.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CceError(
+            f"could not read review {review_path}: {getattr(exc, 'strerror', None) or exc}"
+        ) from None
+    source = "<stdin>" if review_path == "-" else review_path
+    edits = tuple(review_edits(parse_review(review, source), fixtures.cases, source))
+    if not edits:
+        return Accepted(edits, "")
+    with open(fixtures_path, encoding="utf-8", newline="") as fh:  # load_fixtures has just read it
+        text = fh.read()
+    patch = unified_patch(
+        _patch_path(fixtures_path), text.splitlines(keepends=True), edited_lines(text, edits)
+    )
+    return Accepted(edits, patch)
 
 
 def _patch_path(path: str) -> str:
