@@ -53,9 +53,12 @@ from cce_relevance.evaluation.corpus import (
 from cce_relevance.evaluation.discrimination import Discrimination, discrimination
 from cce_relevance.evaluation.fixtures import Case, FixtureSet, load_fixtures, parse_fixtures
 from cce_relevance.evaluation.gate import (
+    detectable_effect,
     gated_comparison,
     gated_comparisons,
+    gated_deltas,
     gated_test,
+    is_inconclusive,
     is_significant_regression,
 )
 from cce_relevance.evaluation.harness import BackendReport, evaluate_backends
@@ -180,6 +183,9 @@ __all__ = [
     "backend_means",
     # The pull-request gate's test.
     "gated_test",
+    "gated_deltas",
+    "detectable_effect",
+    "is_inconclusive",
     "gated_comparison",
     "gated_comparisons",
     "is_significant_regression",
