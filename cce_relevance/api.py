@@ -62,6 +62,14 @@ from cce_relevance.evaluation.gate import (
     is_significant_regression,
 )
 from cce_relevance.evaluation.harness import BackendReport, evaluate_backends
+from cce_relevance.evaluation.history.git_log import Repository
+from cce_relevance.evaluation.history.mining import (
+    DEFAULT_HISTORY,
+    SKIP_RULES,
+    HistoryOptions,
+    HistoryProposal,
+    mine,
+)
 from cce_relevance.evaluation.judgments import Judgments, judge
 from cce_relevance.evaluation.metrics import DEFAULT_PRIMARY, METRIC_KEYS, METRICS
 from cce_relevance.evaluation.names import (
@@ -90,6 +98,7 @@ from cce_relevance.evaluation.shards import (
     shard_part,
 )
 from cce_relevance.evaluation.spans import LineWeights
+from cce_relevance.evaluation.symbol_anchors import bind_anchor as bind_case_anchor
 from cce_relevance.evaluation.symbol_anchors import bind_symbols
 from cce_relevance.evaluation.unjudged import (
     LabelEdit,
@@ -148,6 +157,7 @@ __all__ = [
     "corpus_symbols",
     "require_directory",
     "bootstrap",
+    "bootstrap_history",
     "suggest",
     "unjudged",
     "accept_review",
@@ -208,6 +218,9 @@ __all__ = [
     "Hit",
     "Chunk",
     "Bootstrapped",
+    "HistoryBootstrapped",
+    "HistoryOptions",
+    "SKIP_RULES",
     "Discrimination",
     "FileRules",
     "Suggestions",
@@ -771,24 +784,114 @@ def bootstrap(
             f"in {proposal.files} file(s) kept",
             hint="--include-tests, --include-vendored or --include-generated keep more files",
         )
-    where = os.path.dirname(os.path.abspath(out)) if out is not None else os.getcwd()
-    text = proposal.fixture_text(os.path.relpath(os.path.abspath(directory), where).replace(os.sep, "/"))
-    reports: tuple[BackendReport, ...] = ()
-    if score:
-        cases = bound_fixtures(parse_fixtures(text, out or "<bootstrap>"), directory, None, languages).cases
-        reports = tuple(
-            evaluated_backends(
-                names,
-                config,
-                index,
-                query_embedder(index, warn_on_stderr),
-                cases,
-                LineWeights.of_index(index),
-                None,
-                indexing,
-            )
-        )
+    text = proposal.fixture_text(_corpus_from(directory, out))
+    reports = (
+        _scored_proposal(text, out, directory, names, config, index, languages, indexing) if score else ()
+    )
     return Bootstrapped(text, proposal, reports)
+
+
+def _corpus_from(directory: str, out: str | None) -> str:
+    """`directory` as a header names it: relative to where `out` is written (the working
+    directory when it goes to stdout)."""
+    where = os.path.dirname(os.path.abspath(out)) if out is not None else os.getcwd()
+    return os.path.relpath(os.path.abspath(directory), where).replace(os.sep, "/")
+
+
+def _scored_proposal(
+    text: str,
+    out: str | None,
+    directory: str,
+    names: Sequence[str],
+    config: ProjectConfig,
+    index: Index,
+    languages: Sequence[str],
+    indexing: BuildOptions,
+) -> tuple[BackendReport, ...]:
+    """Each backend's report on a proposed set (`text`), over the index made of its corpus."""
+    cases = bound_fixtures(parse_fixtures(text, out or "<bootstrap>"), directory, None, languages).cases
+    return tuple(
+        evaluated_backends(
+            names,
+            config,
+            index,
+            query_embedder(index, warn_on_stderr),
+            cases,
+            LineWeights.of_index(index),
+            None,
+            indexing,
+        )
+    )
+
+
+@dataclass(frozen=True)
+class HistoryBootstrapped:
+    """A fixture set drawn from a repository's history (`text`), the yield of the walk, and each
+    scored backend's report on it (empty when not scored)."""
+
+    text: str
+    proposal: HistoryProposal
+    reports: tuple[BackendReport, ...]
+
+    def discrimination(self) -> Discrimination | None:
+        """How the scored backends tell the cases apart: all of them, the merged pull requests'
+        and the other commits'."""
+        if not self.reports:
+            return None
+        groups: dict[str, list[str]] = {"merged PRs": [], "commits": []}
+        for c in self.proposal.cases:
+            groups["merged PRs" if c.pull_request is not None else "commits"].append(c.id)
+        return discrimination(self.reports, {g: ids for g, ids in groups.items() if ids})
+
+
+def bootstrap_history(
+    directory: str,
+    *,
+    history: HistoryOptions = DEFAULT_HISTORY,
+    out: str | None = None,
+    rules: FileRules = DEFAULT_RULES,
+    backends: Sequence[str] | None = None,
+    score: bool = True,
+    config: ProjectConfig = NO_CONFIG,
+    languages: Sequence[str] | None = None,
+    indexing: BuildOptions = DEFAULT_BUILD,
+    outputs: Sequence[str] = (),
+) -> HistoryBootstrapped:
+    """Cases drawn from the commits of `history.revisions` in the git repository holding
+    `directory` (evaluation/history/): their subjects as queries, the definitions they changed,
+    read at their parents, as anchors; only anchors that resolve in `directory` as it is now (the
+    tree the set is scored at: check out an earlier commit there to score the set at it). Scored
+    at each of `backends` (default: the built-in ones) unless `score` is off; the header's corpus
+    and the files left out of it as for `bootstrap`."""
+    if history.limit < 1:
+        raise CceError(f"--queries must be at least 1, got {history.limit}")
+    if history.max_definitions < 1:
+        raise CceError(f"--max-definitions must be at least 1, got {history.max_definitions}")
+    names = backend_names(backends, config) if backends is not None else list(DEFAULT_BACKENDS)
+    languages = config.languages if languages is None else languages
+    exclusion = corpus_exclusion(directory, config, [*([out] if out is not None else []), *outputs])
+    index = open_corpus(directory, languages=languages, indexing=indexing, exclude=exclusion)
+    symbols = corpus_symbols(directory, languages)
+    anchors = anchor_index(index)
+
+    def scored(text: str) -> bool:
+        anchor = parse_anchor(text)
+        return anchors.resolves(bind_case_anchor(anchor, symbols))
+
+    with Repository(directory) as repo:
+        proposal = mine(repo, history, rules, enabled_packs(languages), scored)
+    if not proposal.cases:
+        left_out = ", ".join(f"{n} {rule}" for rule, n in proposal.skipped.items()) or "none"
+        raise CceError(
+            f"nothing to propose from the history of {directory}: {proposal.seen} commit(s) seen, "
+            f"none kept (left out: {left_out})",
+            hint="widen the range or the dates, or raise --max-definitions",
+        )
+    text = proposal.fixture_text(_corpus_from(directory, out))
+    reports = (
+        _scored_proposal(text, out, directory, names, config, index, languages, indexing) if score else ()
+    )
+    return HistoryBootstrapped(text, proposal, reports)
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ import click
 
 from cce_relevance import __version__, schemas
 from cce_relevance.errors import EXIT_USAGE, TRACEBACK_VARIABLE, CceError, GateFailed, internal_error
+from cce_relevance.evaluation.history import DEFAULT_MAX_DEFINITIONS
 from cce_relevance.evaluation.metrics import DEFAULT_PRIMARY, METRIC_KEYS
 from cce_relevance.lazy_import import lazy_module
 from cce_relevance.memory_pages import prefer_small_pages
@@ -1019,6 +1020,29 @@ def _accept(fixtures: str, review: str) -> None:
 )
 @click.option("--no-score", is_flag=True, help="Only propose; do not score the set.")
 @click.option("--report", metavar="FILE", help="Write the summary and scores to FILE instead of stderr.")
+@click.option(
+    "--from-history",
+    "from_history",
+    metavar="[REV_RANGE]",
+    is_flag=False,
+    flag_value="HEAD",
+    default=None,
+    help="Draw the cases from the git history of DIR's repository instead (default range HEAD): "
+    "one per commit, its subject as the query, the definitions it changed (at its parent) as anchors.",
+)
+@click.option("--since", metavar="DATE", help="With --from-history: only commits since DATE (git's dates).")
+@click.option("--until", metavar="DATE", help="With --from-history: only commits until DATE.")
+@click.option(
+    "--with-body",
+    is_flag=True,
+    help="With --from-history: add the first paragraph of the commit message's body to the query.",
+)
+@click.option(
+    "--max-definitions",
+    type=click.IntRange(min=1),
+    help="With --from-history: leave out commits changing more definitions "
+    f"(default {DEFAULT_MAX_DEFINITIONS}).",
+)
 @_languages_option
 @click.option("--config", "config_path", metavar="FILE", help=_CONFIG_HELP)
 @_cache_options
@@ -1036,6 +1060,11 @@ def bootstrap(
     backends: str | None,
     no_score: bool,
     report: str | None,
+    from_history: str | None,
+    since: str | None,
+    until: str | None,
+    with_body: bool,
+    max_definitions: int | None,
     languages_flag: str | None,
     config_path: str | None,
     cache_dir: str | None,
@@ -1043,12 +1072,31 @@ def bootstrap(
 ) -> None:
     """Propose a fixture set drawn from DIR for a person to review: queries from definitions'
     names and doc lines (easy) and paraphrases (hard), each anchored to its definition, with a
-    note saying where it came from; then report how each backend scores it."""
-    from cce_relevance.reporting.proposal_report import proposal_text
+    note saying where it came from; then report how each backend scores it.
 
-    for name, value in (("--out", out), ("--report", report)):
-        if value == "":
-            raise click.UsageError(f"a value is required for '{name}' but none was supplied")
+    With --from-history, the queries are the subjects of the commits of DIR's git history (a
+    person's words for what was wanted) and the anchors the definitions each commit changed, as
+    they were before it; the report gives the yield (commits seen, kept, left out per rule)."""
+    from cce_relevance.reporting.proposal_report import history_text, proposal_text
+
+    _require_values(("--out", out), ("--report", report), ("--from-history", from_history))
+    _require_values(("--since", since), ("--until", until))
+    if from_history is None:
+        for name, given in (
+            ("--since", since is not None),
+            ("--until", until is not None),
+            ("--with-body", with_body),
+            ("--max-definitions", max_definitions is not None),
+        ):
+            if given:
+                raise click.UsageError(f"{name} needs --from-history")
+    else:
+        ctx = click.get_current_context()
+        for name in ("seed", "forms"):
+            if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT:
+                raise click.UsageError(
+                    f"--{name} draws from definitions; it cannot be used with --from-history"
+                )
     if out is not None and os.path.exists(out) and not force:
         raise CceError(
             f"{out} exists; a proposed set would replace it",
@@ -1060,6 +1108,33 @@ def bootstrap(
     rules = api.FileRules(
         tests=not include_tests, vendored=not include_vendored, generated=not include_generated, skip=skip
     )
+    if from_history is not None:
+        history = api.HistoryOptions(
+            from_history,
+            since,
+            until,
+            queries,
+            with_body,
+            max_definitions if max_definitions is not None else DEFAULT_MAX_DEFINITIONS,
+        )
+        mined = api.bootstrap_history(
+            api.require_directory(directory),
+            history=history,
+            out=out,
+            rules=rules,
+            backends=comma_list(backends) if backends is not None else None,
+            score=not no_score,
+            config=config,
+            languages=_languages(languages_flag, config),
+            indexing=_indexing(cache_dir, no_cache, False),
+            outputs=[report] if report is not None else [],
+        )
+        dates = "".join(f" {flag} {value}" for flag, value in (("since", since), ("until", until)) if value)
+        summary = history_text(
+            out or "stdout", mined.proposal, queries, from_history, dates, mined.discrimination()
+        )
+        _write_proposal(mined.text, summary, out, report)
+        return
     result = api.bootstrap(
         api.require_directory(directory),
         queries=queries,
@@ -1086,14 +1161,20 @@ def bootstrap(
         api.HARD_FORMS,
         result.discrimination(),
     )
+    _write_proposal(result.text, summary, out, report)
+
+
+def _write_proposal(text: str, summary: str, out: str | None, report: str | None) -> None:
+    """A proposed set to `out` (else stdout) and its summary to `report` (else stderr), the files
+    committed together."""
     with OutputSet() as outputs:
         if out is not None:
-            outputs.stage(out, result.text)
+            outputs.stage(out, text)
         if report is not None:
             outputs.stage(report, summary)
         outputs.commit()
     if out is None:
-        _emit(result.text)
+        _emit(text)
     if report is None:
         click.echo(summary, err=True, nl=False)
 

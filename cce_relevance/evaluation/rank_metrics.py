@@ -249,20 +249,13 @@ def rank_metric_for_key(key: str) -> RankMetricSpec | None:
     for spec in _PLAIN:
         if spec.key == key:
             return spec
-    for measure, (stem, _) in _BUDGET_MEASURES.items():
-        prefix = f"{stem}_at_budget_"
+    named = [(f"{stem}_at_budget_", f"{m}@{_BUDGET}") for m, (stem, _) in _BUDGET_MEASURES.items()]
+    named += [(f"{stem}_at_", f"{m}@") for m, (stem, _, _) in _MEASURES.items()]
+    for prefix, name in named:
         rest = key[len(prefix) :]
         if key.startswith(prefix) and rest.isascii() and rest.isdigit() and rest == str(int(rest)):
             try:
-                return rank_metric(f"{measure}@{_BUDGET}{rest}")
-            except ValueError:
-                return None
-    for measure, (stem, _, _) in _MEASURES.items():
-        prefix = f"{stem}_at_"
-        rest = key[len(prefix) :]
-        if key.startswith(prefix) and rest.isascii() and rest.isdigit() and rest == str(int(rest)):
-            try:
-                return rank_metric(f"{measure}@{rest}")
+                return rank_metric(name + rest)
             except ValueError:
                 return None
     return None

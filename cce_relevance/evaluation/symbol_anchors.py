@@ -45,12 +45,14 @@ def bind_case(case: Case, symbols: SymbolSource) -> Case:
 
 
 def _bound(anchors: tuple[Anchor, ...], symbols: SymbolSource) -> tuple[Anchor, ...]:
-    return tuple(
-        a
-        if a.symbol is None
-        else a.bind(tuple((d.start_line, d.end_line) for d in named_definitions(a, symbols)))
-        for a in anchors
-    )
+    return tuple(bind_anchor(a, symbols) for a in anchors)
+
+
+def bind_anchor(anchor: Anchor, symbols: SymbolSource) -> Anchor:
+    """A symbol anchor given the lines of the definitions it names; any other anchor as it is."""
+    if anchor.symbol is None:
+        return anchor
+    return anchor.bind(tuple((d.start_line, d.end_line) for d in named_definitions(anchor, symbols)))
 
 
 def bind_symbols(fixtures: FixtureSet, symbols: SymbolSource) -> FixtureSet:
