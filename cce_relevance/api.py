@@ -18,7 +18,7 @@ import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from cce_relevance import json_input
 from cce_relevance.errors import CceError
@@ -771,24 +771,40 @@ def bootstrap(
     if queries < 1:
         raise CceError(f"--queries must be at least 1, got {queries}")
     names = backend_names(backends, config) if backends is not None else list(DEFAULT_BACKENDS)
-    languages = config.languages if languages is None else languages
-    exclusion = corpus_exclusion(directory, config, [*([out] if out is not None else []), *outputs])
-    index = open_corpus(directory, languages=languages, indexing=indexing, exclude=exclusion)
+    languages, exclusion, index = _proposal_corpus(directory, out, outputs, config, languages, indexing)
     texts = {f.path: redact(f.text) for f in walk(directory, exclude=exclusion).files}
     proposal = propose(
         index.chunks, texts, queries, seed, rules, proposal_forms(forms), enabled_packs(languages)
     )
-    if not proposal.cases:
-        raise CceError(
-            f"nothing to propose in {directory}: no definition with a usable name or doc sentence "
-            f"in {proposal.files} file(s) kept",
-            hint="--include-tests, --include-vendored or --include-generated keep more files",
-        )
-    text = proposal.fixture_text(_corpus_from(directory, out))
-    reports = (
-        _scored_proposal(text, out, directory, names, config, index, languages, indexing) if score else ()
+    nothing = CceError(
+        f"nothing to propose in {directory}: no definition with a usable name or doc sentence "
+        f"in {proposal.files} file(s) kept",
+        hint="--include-tests, --include-vendored or --include-generated keep more files",
     )
-    return Bootstrapped(text, proposal, reports)
+    scoring = (names, config, index, languages, indexing, score)
+    return Bootstrapped(*_scored_proposal(proposal, nothing, out, directory, *scoring))
+
+
+def _proposal_corpus(
+    directory: str,
+    out: str | None,
+    outputs: Sequence[str],
+    config: ProjectConfig,
+    languages: Sequence[str] | None,
+    indexing: BuildOptions,
+) -> tuple[Sequence[str], Exclusion, Index]:
+    """The languages, the exclusion and the index a proposal is drawn from: the directory without
+    the command's own files (`out`, `outputs`) and the config's `exclude` patterns."""
+    languages = config.languages if languages is None else languages
+    exclusion = corpus_exclusion(directory, config, [*([out] if out is not None else []), *outputs])
+    return (
+        languages,
+        exclusion,
+        open_corpus(directory, languages=languages, indexing=indexing, exclude=exclusion),
+    )
+
+
+P = TypeVar("P", Proposal, HistoryProposal)
 
 
 def _corpus_from(directory: str, out: str | None) -> str:
@@ -799,7 +815,8 @@ def _corpus_from(directory: str, out: str | None) -> str:
 
 
 def _scored_proposal(
-    text: str,
+    proposal: P,
+    nothing: CceError,
     out: str | None,
     directory: str,
     names: Sequence[str],
@@ -807,20 +824,32 @@ def _scored_proposal(
     index: Index,
     languages: Sequence[str],
     indexing: BuildOptions,
-) -> tuple[BackendReport, ...]:
-    """Each backend's report on a proposed set (`text`), over the index made of its corpus."""
+    score: bool,
+) -> tuple[str, P, tuple[BackendReport, ...]]:
+    """A proposed set's text (its header's corpus relative to `out`), the proposal, and each
+    backend's report on it over the index made of its corpus (none unless `score`); `nothing`
+    is raised for a proposal without cases."""
+    if not proposal.cases:
+        raise nothing
+    text = proposal.fixture_text(_corpus_from(directory, out))
+    if not score:
+        return text, proposal, ()
     cases = bound_fixtures(parse_fixtures(text, out or "<bootstrap>"), directory, None, languages).cases
-    return tuple(
-        evaluated_backends(
-            names,
-            config,
-            index,
-            query_embedder(index, warn_on_stderr),
-            cases,
-            LineWeights.of_index(index),
-            None,
-            indexing,
-        )
+    return (
+        text,
+        proposal,
+        tuple(
+            evaluated_backends(
+                names,
+                config,
+                index,
+                query_embedder(index, warn_on_stderr),
+                cases,
+                LineWeights.of_index(index),
+                None,
+                indexing,
+            )
+        ),
     )
 
 
@@ -868,9 +897,7 @@ def bootstrap_history(
     if history.max_definitions < 1:
         raise CceError(f"--max-definitions must be at least 1, got {history.max_definitions}")
     names = backend_names(backends, config) if backends is not None else list(DEFAULT_BACKENDS)
-    languages = config.languages if languages is None else languages
-    exclusion = corpus_exclusion(directory, config, [*([out] if out is not None else []), *outputs])
-    index = open_corpus(directory, languages=languages, indexing=indexing, exclude=exclusion)
+    languages, _, index = _proposal_corpus(directory, out, outputs, config, languages, indexing)
     symbols = corpus_symbols(directory, languages)
     anchors = anchor_index(index)
 
@@ -880,18 +907,14 @@ def bootstrap_history(
 
     with Repository(directory) as repo:
         proposal = mine(repo, history, rules, enabled_packs(languages), scored)
-    if not proposal.cases:
-        left_out = ", ".join(f"{n} {rule}" for rule, n in proposal.skipped.items()) or "none"
-        raise CceError(
-            f"nothing to propose from the history of {directory}: {proposal.seen} commit(s) seen, "
-            f"none kept (left out: {left_out})",
-            hint="widen the range or the dates, or raise --max-definitions",
-        )
-    text = proposal.fixture_text(_corpus_from(directory, out))
-    reports = (
-        _scored_proposal(text, out, directory, names, config, index, languages, indexing) if score else ()
+    left_out = ", ".join(f"{n} {rule}" for rule, n in proposal.skipped.items()) or "none"
+    nothing = CceError(
+        f"nothing to propose from the history of {directory}: {proposal.seen} commit(s) seen, "
+        f"none kept (left out: {left_out})",
+        hint="widen the range or the dates, or raise --max-definitions",
     )
-    return HistoryBootstrapped(text, proposal, reports)
+    scoring = (names, config, index, languages, indexing, score)
+    return HistoryBootstrapped(*_scored_proposal(proposal, nothing, out, directory, *scoring))
 
 
 @dataclass(frozen=True)

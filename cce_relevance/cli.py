@@ -1108,6 +1108,16 @@ def bootstrap(
     rules = api.FileRules(
         tests=not include_tests, vendored=not include_vendored, generated=not include_generated, skip=skip
     )
+    common: dict[str, Any] = {
+        "out": out,
+        "rules": rules,
+        "backends": comma_list(backends) if backends is not None else None,
+        "score": not no_score,
+        "config": config,
+        "languages": _languages(languages_flag, config),
+        "indexing": _indexing(cache_dir, no_cache, False),
+        "outputs": [report] if report is not None else [],
+    }
     if from_history is not None:
         history = api.HistoryOptions(
             from_history,
@@ -1117,18 +1127,7 @@ def bootstrap(
             with_body,
             max_definitions if max_definitions is not None else DEFAULT_MAX_DEFINITIONS,
         )
-        mined = api.bootstrap_history(
-            api.require_directory(directory),
-            history=history,
-            out=out,
-            rules=rules,
-            backends=comma_list(backends) if backends is not None else None,
-            score=not no_score,
-            config=config,
-            languages=_languages(languages_flag, config),
-            indexing=_indexing(cache_dir, no_cache, False),
-            outputs=[report] if report is not None else [],
-        )
+        mined = api.bootstrap_history(api.require_directory(directory), history=history, **common)
         dates = "".join(f" {flag} {value}" for flag, value in (("since", since), ("until", until)) if value)
         summary = history_text(
             out or "stdout", mined.proposal, queries, from_history, dates, mined.discrimination()
@@ -1139,15 +1138,8 @@ def bootstrap(
         api.require_directory(directory),
         queries=queries,
         seed=seed,
-        out=out,
-        rules=rules,
         forms=comma_list(forms) if forms is not None else api.FORMS,
-        backends=comma_list(backends) if backends is not None else None,
-        score=not no_score,
-        config=config,
-        languages=_languages(languages_flag, config),
-        indexing=_indexing(cache_dir, no_cache, False),
-        outputs=[report] if report is not None else [],
+        **common,
     )
     p = result.proposal
     summary = proposal_text(

@@ -35,14 +35,13 @@ def proposal_text(
         + ", ".join(f"{form} {n}{' (hard)' if form in hard else ''}" for form, n in forms.items())
         + "\n",
     ]
-    if scores is None:
-        out.append("  not scored (--no-score)\n")
-    else:
-        out += _scores(scores)
-    out.append(
-        "  review every case before committing the set: a proposal is a guess at what a user would ask\n"
-    )
-    return "".join(out)
+    closing = "review every case before committing the set: a proposal is a guess at what a user would ask"
+    return "".join(out + _closed(scores, closing))
+
+
+def _closed(scores: Discrimination | None, closing: str) -> list[str]:
+    """The scores (or that there are none), then the closing line."""
+    return [*(["  not scored (--no-score)\n"] if scores is None else _scores(scores)), f"  {closing}\n"]
 
 
 def history_text(
@@ -69,15 +68,11 @@ def history_text(
         out += [f"    {rule.ljust(width)}  {n:>6,}\n" for rule, n in proposal.skipped.items()]
     prs = sum(1 for c in proposal.cases if c.pull_request is not None)
     out.append(f"  cases: {prs} from merged pull requests, {kept - prs} from other commits\n")
-    if scores is None:
-        out.append("  not scored (--no-score)\n")
-    else:
-        out += _scores(scores)
-    out.append(
-        "  anchors are the definitions each commit changed, as they were at its parent; the set is "
-        "scored at the tree in DIR (docs/fixture-sets.md: scoring a set at one commit)\n"
+    closing = (
+        "anchors are the definitions each commit changed, as they were at its parent; the set is "
+        "scored at the tree in DIR (docs/fixture-sets.md: scoring a set at one commit)"
     )
-    return "".join(out)
+    return "".join(out + _closed(scores, closing))
 
 
 def _scores(scores: Discrimination) -> list[str]:

@@ -271,10 +271,8 @@ def _corpus_path(repo: Repository, path: str | None) -> str | None:
 
 def _text(data: bytes | None) -> str | None:
     """A blob as text, None when it is not UTF-8 (the walker indexes no such file)."""
-    if data is None:
-        return None
     try:
-        return data.decode("utf-8")
+        return None if data is None else data.decode("utf-8")
     except UnicodeDecodeError:
         return None
 

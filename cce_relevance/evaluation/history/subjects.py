@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import re
 
+from cce_relevance.evaluation.proposals.texts import COMMON_WORDS, MIN_TOKENS
 from cce_relevance.retrieval.tokens import tokenize
 
-MIN_TOKENS = 3
 MIN_CONTENT_WORDS = 2
 MAX_WORDS = 40
 
@@ -50,11 +50,7 @@ BOT_NAME = re.compile(
 _REVERT = re.compile(r'^(?:revert\b|reapply\b|revert:|"?revert ")', re.IGNORECASE)
 _REVERTS_BODY = re.compile(r"^This reverts commit [0-9a-f]{7,40}", re.MULTILINE)
 
-_COMMON = frozenset(
-    "a an the this that these those is are was were be been it its of in on at to for from by with "
-    "as and or not no if then else when which who what how all any some each one use uses used into "
-    "out up down over via so also now only just".split()
-)
+_COMMON = COMMON_WORDS | frozenset("into out up down over via so also now only just".split())
 _HOUSEKEEPING = frozenset(
     "fix fixes fixed fixing update updates updated updating change changes changed minor typo typos "
     "cleanup clean up refactor refactoring refactored wip tweak tweaks misc version versions bump "
