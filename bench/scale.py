@@ -161,7 +161,9 @@ def make_corpus(plan: list[tuple[str, Path]], dest: Path) -> Path:
 
 def copy_tree(source: Path, dest: Path) -> None:
     """`source` at `dest`, files hard-linked where possible (the Action's repository)."""
-    shutil.copytree(source, dest, copy_function=_link_or_copy, ignore=shutil.ignore_patterns(".corpus-manifest"))
+    shutil.copytree(
+        source, dest, copy_function=_link_or_copy, ignore=shutil.ignore_patterns(".corpus-manifest")
+    )
 
 
 def _link_or_copy(source: str, dest: str) -> None:
@@ -245,7 +247,7 @@ def query_latencies(corpus: str, fixtures: str, cache: str) -> dict:
 
 def measure_size(corpus: Path, fixtures: Path, scratch: Path, p_repeats: int) -> dict:
     """P, then cold and warm runs with 1 and 2 CPUs, the cache's bytes and query latencies."""
-    p = bench_run.measure_p(str(corpus), p_repeats)
+    p = bench_run.in_fresh_process(bench_run.measure_p, str(corpus), p_repeats)  # its bytes not kept here
     runs: dict[str, dict] = {}
     reports: dict[str, bytes] = {}
     cache_bytes = {}
@@ -263,7 +265,9 @@ def measure_size(corpus: Path, fixtures: Path, scratch: Path, p_repeats: int) ->
     if len(set(reports.values())) != 1:
         raise RuntimeError(f"the reports of {corpus} differ between runs: {sorted(reports)}")
     report = json.loads(reports["cold 1"])
-    latencies = bench_run.in_fresh_process(query_latencies, str(corpus), str(fixtures), str(scratch / "cache-1"))
+    latencies = bench_run.in_fresh_process(
+        query_latencies, str(corpus), str(fixtures), str(scratch / "cache-1")
+    )
     return {
         "corpus": str(corpus),
         "p": p,
@@ -390,7 +394,8 @@ def slopes(sizes: list[dict]) -> dict[str, dict[str, float]]:
 def render(figures: dict) -> str:
     m = figures["machine"]
     out = [
-        f"scale benchmark: {figures['queries']:,} queries x 3 backends; sources: {', '.join(figures['sources'])}",
+        f"scale benchmark: {figures['queries']:,} queries x 3 backends; "
+        f"sources: {', '.join(figures['sources'])}",
         f"machine: {m['cpu']}, {m['nproc']} CPUs, Python {m['python']}, load average at the end "
         f"{', '.join(f'{x:.2f}' for x in m['load_average'] or ())}",
     ]
@@ -414,7 +419,8 @@ def render(figures: dict) -> str:
         out.append(
             "  per query (warm index, each alone): "
             + "; ".join(
-                f"{b} p50 {lat['p50_ms']:.2f} ms, p90 {lat['p90_ms']:.2f} ms" for b, lat in size["latency"].items()
+                f"{b} p50 {lat['p50_ms']:.2f} ms, p90 {lat['p90_ms']:.2f} ms"
+                for b, lat in size["latency"].items()
             )
         )
         if size["mrr"]:
@@ -429,10 +435,10 @@ def render(figures: dict) -> str:
         for run in action["runs"]:
             peak = max(run["peak_rss_mb"], run["child_peak_rss_mb"])
             stages = ", ".join(f"{name} {wall:.1f}" for name, wall, _ in run["stages"])
+            per_chunk = peak * 1024 * 1024 / action["chunks"] / 1000
             out.append(
                 f"  {run['label']:<7} {run['wall_s']:8.2f} s {run['wall_s'] / action['p_s']:6.2f} P  CPU "
-                f"{run['cpu_s']:7.2f} s  peak RSS {peak:7,.0f} MB = {peak * 1024 * 1024 / action['chunks'] / 1000:.2f} "
-                f"KB/chunk"
+                f"{run['cpu_s']:7.2f} s  peak RSS {peak:7,.0f} MB = {per_chunk:.2f} KB/chunk"
             )
             out.append(f"    stages (wall s): {stages}")
     return "\n".join(out)
@@ -449,22 +455,34 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=1000, help="generated queries (default 1000)")
     parser.add_argument("--edits", type=int, default=20, help="files the Action's head edits (default 20)")
     parser.add_argument("--seed", type=int, default=0, help="query and edit sampling seed (default 0)")
-    parser.add_argument("--wheels", default=str(DEFAULT_WHEELS), help="directory of the wheels whose .py files are used")
-    parser.add_argument("--download", action="store_true", help="pip download the pinned wheels into --wheels first")
     parser.add_argument(
-        "--source", action="append", metavar="DIR", help="use these directories' .py files instead (repeatable)"
+        "--wheels", default=str(DEFAULT_WHEELS), help="directory of the wheels whose .py files are used"
+    )
+    parser.add_argument(
+        "--download", action="store_true", help="pip download the pinned wheels into --wheels first"
+    )
+    parser.add_argument(
+        "--source",
+        action="append",
+        metavar="DIR",
+        help="use these directories' .py files instead (repeatable)",
     )
     parser.add_argument(
         "--work",
         default=os.path.join(tempfile.gettempdir(), "cce-scale"),
-        help="where corpora and caches are made (default $TMPDIR/cce-scale; corpora are kept for the next run)",
+        help="where corpora and caches are made (default $TMPDIR/cce-scale; corpora are kept for reuse)",
     )
-    parser.add_argument("--p-repeats", type=int, default=1, help="P is the median of this many parses (default 1)")
+    parser.add_argument(
+        "--p-repeats", type=int, default=1, help="P is the median of this many parses (default 1)"
+    )
     parser.add_argument("--no-action", action="store_true", help="skip the whole Action at the largest size")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
     if not args.source and not any(Path(args.wheels).glob("*.whl")) and not args.download:
-        parser.error(f"no wheels in {args.wheels}: pass --download (pip download of {', '.join(WHEELS)}) or --source DIR")
+        parser.error(
+            f"no wheels in {args.wheels}: pass --download (pip download of {', '.join(WHEELS)}) "
+            "or --source DIR"
+        )
     args.queries = max(1, args.queries)
     args.p_repeats = max(1, args.p_repeats)
     figures = benchmark(args)
