@@ -337,6 +337,7 @@ def benchmark(args: argparse.Namespace) -> dict:
         figures["target"] = n
         figures["machine"] = bench_run.machine()
         results.append(figures)
+        print(json.dumps({"size done": figures}, sort_keys=True), file=sys.stderr, flush=True)
     action = None
     if not args.no_action:
         body = fixture_text(corpora[0], args.queries, args.seed, "../corpus")

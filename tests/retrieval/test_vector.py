@@ -348,7 +348,8 @@ def test_cosine_over_sparse_hash_embeddings_equals_cosine_over_the_matrix(stdlib
     rankings select from float32 approximations made of the counts: every result is the matrix's."""
     index = stdlib_index
     sparse = CosineIndex.of_hash_embeddings(index.embeddings, index.id_rank, lambda: index.matrix)
-    assert sparse._counts is not None and sparse._counts.dtype == np.int16  # the stdlib's counts fit
+    assert sparse._counts is not None and sparse._counts.narrow.dtype == np.int8  # a few rows kept wide
+    assert 0 < sparse._counts.wide_rows.shape[0] < 0.05 * len(index.chunks)
     assert sparse._approximate is None  # no float32 copy of the matrix is made
     if not from_counts:
         sparse._norms = None
@@ -403,19 +404,31 @@ def _embeddings_of(rows_of_entries: list[list[tuple[int, int]]]) -> HashEmbeddin
     st.booleans(),
 )
 def test_counts_of_the_count_matrix_give_every_value(rows_of_entries, small):
-    """Each value is a count over its row's norm; the count matrix (int16 when every count fits,
-    else int32) divided by the norms gives every value bit for bit — negative counts, counts up to
-    2**31 − 1, rows without entries, every entry of every row."""
+    """Each value is a count over its row's norm; the count matrix (int8 or int16, rows with a
+    count beyond it kept as int32) divided by the norms gives every value bit for bit — negative
+    counts, counts up to 2**31 − 1, rows without entries, every entry of every row."""
     if small:
         rows_of_entries = [[(b, c % 65536 - 32768 or 1) for b, c in entries] for entries in rows_of_entries]
     embeddings = _embeddings_of(rows_of_entries)
     index = CosineIndex.of_hash_embeddings(
         embeddings, id_ranks([str(i) for i in range(len(rows_of_entries))]), lambda: None
     )
-    assert index._counts is not None
-    fits = all(-32768 <= c <= 32767 for entries in rows_of_entries for _, c in entries)
-    assert index._counts.dtype == (np.int16 if fits else np.int32)
+    counts = index._counts
+    assert counts is not None and counts.narrow.dtype in (np.int8, np.int16)
+    limits = np.iinfo(counts.narrow.dtype)
+    beyond = [
+        i for i, e in enumerate(rows_of_entries) if any(not limits.min <= c <= limits.max for _, c in e)
+    ]
+    assert counts.wide_rows.tolist() == beyond and not counts.narrow[beyond].any()
     rows_ = np.arange(len(rows_of_entries))
+    picked = np.array(list(reversed(range(len(rows_of_entries)))) * 2)
+    whole = np.zeros((len(rows_of_entries), 256), dtype=np.int64)
+    for i, entries in enumerate(rows_of_entries):
+        for bucket, count in dict(entries).items():
+            whole[i, bucket] = count
+    columns = np.array([0, 7, 255])
+    assert counts.entries(picked, np.arange(256)).tolist() == whole[picked].tolist()
+    assert counts.entries(picked, columns).tolist() == whole[picked][:, columns].tolist()
     want = np.ascontiguousarray(embeddings.dense(np.float64)).tobytes()
     assert index._exact_values(rows_, np.arange(256)).tobytes() == want
     assert embeddings.columns(rows_, np.arange(256)).tobytes() == want

@@ -302,21 +302,39 @@ class HashEmbeddings:
             by_column[where] = values
         return matrix
 
-    def count_matrix(self) -> np.ndarray:
-        """Every row's bucket counts, column-major: int16 when every count fits, else int32."""
+    def count_matrix(self) -> CountMatrix:
+        """Every row's bucket counts, column-major, in the narrowest of int8 and int16 that leaves
+        the fewest bytes once the rows holding a count it cannot (`CountMatrix`) are kept apart."""
         n = self.n_rows
-        small = np.iinfo(np.int16)
-        fits = (
-            not self.counts.size or small.min <= int(self.counts.min()) <= int(self.counts.max()) <= small.max
-        )
-        matrix = np.zeros((n, EMBED_DIM), dtype=np.int16 if fits else np.int32, order="F")
-        by_column = matrix.T.reshape(-1)  # a view, as in `dense`
+        outside_of: dict[type[np.signedinteger], list[np.ndarray]] = {np.int8: [], np.int16: []}
         for lo, hi, rows in _row_passes(self.offsets):
+            counts = self.counts[self.offsets[lo] : self.offsets[hi]]
+            for dtype, found in outside_of.items():
+                limits = np.iinfo(dtype)
+                found.append(np.unique(rows[(counts < limits.min) | (counts > limits.max)]))
+        sizes = {}
+        for dtype, found in outside_of.items():
+            rows = np.concatenate(found) if found else np.zeros(0, np.int64)
+            sizes[dtype] = (n * EMBED_DIM * np.iinfo(dtype).bits // 8 + rows.shape[0] * EMBED_DIM * 4, rows)
+        dtype = min(sizes, key=lambda t: sizes[t][0])  # int8 first on a tie
+        outside = sizes[dtype][1]
+        matrix = np.zeros((n, EMBED_DIM), dtype=dtype, order="F")
+        by_column = matrix.T.reshape(-1)  # a view, as in `dense`
+        limits = np.iinfo(dtype)
+        for lo, hi, rows in _row_passes(self.offsets):
+            counts = self.counts[self.offsets[lo] : self.offsets[hi]]
             where = self.buckets[self.offsets[lo] : self.offsets[hi]].astype(np.int64)
             where *= n
             where += rows
-            by_column[where] = self.counts[self.offsets[lo] : self.offsets[hi]]
-        return matrix
+            fits = (counts >= limits.min) & (counts <= limits.max)
+            by_column[where[fits]] = counts[fits]
+        if outside.shape[0]:
+            matrix[outside, :] = 0  # those rows' counts are kept whole, below
+        wide = np.zeros((outside.shape[0], EMBED_DIM), dtype=np.int32, order="F")
+        for k, row in enumerate(outside.tolist()):
+            a, b = int(self.offsets[row]), int(self.offsets[row + 1])
+            wide[k, self.buckets[a:b]] = self.counts[a:b]
+        return CountMatrix(matrix, outside, wide)
 
     def columns(self, rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
         """The float64 matrix's entries at `rows` (positions, in that order) and `columns`
@@ -337,6 +355,26 @@ class HashEmbeddings:
         values /= np.repeat(self.norms[rows], lengths)[wanted]
         out[np.repeat(np.arange(rows.shape[0]), lengths)[wanted], column[wanted]] = values
         return out
+
+
+@dataclass(frozen=True)
+class CountMatrix:
+    """Hash embeddings' bucket counts as a column-major matrix of small integers: row r's counts
+    are `narrow[r]`, except for the rows listed in `wide_rows` (ascending), some count of which the
+    narrow type cannot hold: theirs are `wide[k]` (int32) for `wide_rows[k]`, and zeros in `narrow`."""
+
+    narrow: np.ndarray
+    wide_rows: np.ndarray  # int64
+    wide: np.ndarray
+
+    def entries(self, rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
+        """The counts at `rows` (positions, any order) and `columns`, as int64."""
+        counts = self.narrow[rows[:, None], columns].astype(np.int64)
+        if self.wide_rows.shape[0]:
+            at = np.searchsorted(self.wide_rows, rows)
+            held = np.flatnonzero(self.wide_rows[np.minimum(at, self.wide_rows.shape[0] - 1)] == rows)
+            counts[held] = self.wide[at[held][:, None], columns]
+        return counts
 
 
 def _row_passes(offsets: np.ndarray) -> Iterator[tuple[int, int, np.ndarray]]:

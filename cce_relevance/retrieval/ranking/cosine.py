@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from cce_relevance.reference import EMBED_DIM
-from cce_relevance.retrieval.embedding.buckets import HashEmbeddings
+from cce_relevance.retrieval.embedding.buckets import CountMatrix, HashEmbeddings
 from cce_relevance.retrieval.ranking.topk import PrefixMemo, top_by_key
 
 _F32_UNIT = 2.0**-24  # unit roundoff of float32
@@ -82,9 +82,10 @@ class CosineIndex:
     """The embedding matrix prepared for exact top-m cosine ranking (see the module docstring).
 
     Over a dense matrix (a loaded store, another embedder), or over hash embeddings kept sparse
-    (`of_hash_embeddings`): then the float32 copy is made from the entries, the exact doubles of
-    the few rows that need them are made as a small block, and the float64 matrix is only asked
-    for when every row must be scored exactly (a small corpus, an unusual query)."""
+    (`of_hash_embeddings`): then selection reads the bucket counts themselves, the exact doubles
+    of the few rows that need them are made from those counts as a small block, and the float64
+    matrix is only asked for when every row must be scored exactly (a small corpus, an unusual
+    query)."""
 
     _matrix: np.ndarray | None  # set by _setup: None until known
     _sparse: HashEmbeddings | None
@@ -108,9 +109,10 @@ class CosineIndex:
     ) -> CosineIndex:
         """Over sparse hash embeddings; `dense()` gives their float64 matrix when it is needed.
 
-        Selection reads a column-major matrix of the bucket counts themselves (int16, or int32
-        when some count does not fit: a quarter or half of a float32 copy's bytes) and each row's
-        inverse norm; the rows to rescore take their exact doubles from the same counts."""
+        Selection reads a column-major matrix of the bucket counts themselves (int8 or int16, the
+        few rows with a count too large for it kept apart as int32: a quarter or half of a
+        float32 copy's bytes) and each row's inverse norm; the rows to rescore take their exact
+        doubles from the same counts."""
         index = cls.__new__(cls)
         index._setup(embeddings.n_rows, EMBED_DIM, id_rank)
         index._sparse, index._dense = embeddings, dense
@@ -134,7 +136,7 @@ class CosineIndex:
         self._dense = None
         self._approximate = None
         self._max_row_norm = 0.0
-        self._counts: np.ndarray | None = None  # hash embeddings' bucket counts, column-major
+        self._counts: CountMatrix | None = None  # hash embeddings' bucket counts, column-major
         self._norms: np.ndarray | None = None  # their rows' norms (1.0 for a row without entries)
         self._inverse_norms: np.ndarray | None = None  # float32 1 / norm, what selection multiplies by
         self._rankings = PrefixMemo()
@@ -167,7 +169,7 @@ class CosineIndex:
         assert self._sparse is not None
         if self._counts is None or self._norms is None:
             return self._sparse.columns(rows, columns)
-        values = self._counts[rows[:, None], columns].astype(np.float64)
+        values = self._counts.entries(rows, columns).astype(np.float64)
         values /= self._norms[rows][:, None]
         return values
 
@@ -257,13 +259,21 @@ class CosineIndex:
         product; so `_near_the_top`'s bound holds with γ32(n + 5)."""
         counts, inverse = self._counts, self._inverse_norms
         assert counts is not None and inverse is not None
-        approx = np.zeros(counts.shape[0], dtype=np.float32)
-        products = np.empty(counts.shape[0], dtype=np.float32)
-        for i in nonzero:
-            np.multiply(counts[:, i], np.float32(query[i]), out=products)
-            np.add(approx, products, out=approx)
+        approx = _column_sums(counts.narrow, query, nonzero)
+        if counts.wide_rows.shape[0]:  # zeros in the narrow matrix: their sums are made alike
+            approx[counts.wide_rows] = _column_sums(counts.wide, query, nonzero)
         approx *= inverse
         return approx
+
+
+def _column_sums(counts: np.ndarray, query: np.ndarray, nonzero: np.ndarray) -> np.ndarray:
+    """Each row's float32 Σ q_i · c_i over the `nonzero` components, in order, from 0.0."""
+    approx = np.zeros(counts.shape[0], dtype=np.float32)
+    products = np.empty(counts.shape[0], dtype=np.float32)
+    for i in nonzero:
+        np.multiply(counts[:, i], np.float32(query[i]), out=products)
+        np.add(approx, products, out=approx)
+    return approx
 
 
 def _mth_largest(values: np.ndarray, m: int) -> float:
