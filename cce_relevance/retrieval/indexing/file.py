@@ -94,19 +94,9 @@ def _sliced(chunk: Chunk, text: str, span: tuple[int, int]) -> Chunk:
     """`chunk` with its content dropped, to be sliced from `text` again when read: a corpus's
     contents are more text than the corpus (class chunks repeat their methods), and ranking reads
     few of them."""
-    return sliced_chunk(
-        chunk.chunk_id,
-        chunk.file_path,
-        chunk.start_line,
-        chunk.end_line,
-        chunk.chunk_type,
-        chunk.kind,
-        chunk.language,
-        text,
-        span[0],
-        span[1],
-        chunk.token_count,
-    )
+    where = (chunk.chunk_id, chunk.file_path, chunk.start_line, chunk.end_line)
+    kind = (chunk.chunk_type, chunk.kind, chunk.language)
+    return sliced_chunk(*where, *kind, text, span[0], span[1], chunk.token_count)
 
 
 def _no_surrogates(text: str) -> bool:
