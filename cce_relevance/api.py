@@ -110,6 +110,7 @@ from cce_relevance.evaluation.unjudged import (
 )
 from cce_relevance.evaluation.validation import STALE_CODES, Validation, validate_cases
 from cce_relevance.evaluation.validation import Finding as AnchorFinding
+from cce_relevance.input_files import open_input
 from cce_relevance.outputs import OutputSet, writes_in_place
 from cce_relevance.project_config import NO_CONFIG, ProjectConfig, find_config, load_config
 from cce_relevance.reporting.fixture_patch import unified_patch
@@ -453,7 +454,7 @@ def score_runs(
 
 def shard_state(result: RunResult, fixtures_path: str, shard: Shard) -> str:
     """The state file of one shard's run (`run(..., shard=shard)`) of the set at `fixtures_path`."""
-    with open(fixtures_path, encoding="utf-8", newline="") as handle:
+    with open_input(fixtures_path, "r", encoding="utf-8", newline="") as handle:
         text = handle.read()
     return dumps_shard(shard_document(result, text, shard))
 
@@ -470,7 +471,7 @@ def merge_shard_states(paths: Sequence[str]) -> RunResult:
         )
         for name in files:
             try:
-                with open(name, "rb") as handle:
+                with open_input(name) as handle:
                     documents.append((name, json_input.loads(handle.read())))
             except OSError as exc:
                 raise CceError(f"could not read shard state {name}: {exc.strerror}") from exc
@@ -635,7 +636,7 @@ def suggest(
     fixes = tuple(suggest_fixes(validation, fixtures.cases, index.chunks, symbols))
     if not fixes:
         return Suggestions(validation, fixes, "")
-    with open(fixtures_path, encoding="utf-8", newline="") as fh:  # load_fixtures has just read it
+    with open_input(fixtures_path, "r", encoding="utf-8", newline="") as fh:  # load_fixtures has just read it
         text = fh.read()
     before = text.splitlines(keepends=True)
     patch = unified_patch(_patch_path(fixtures_path), before, fixed_lines(text, fixes))
@@ -694,7 +695,7 @@ def accept_review(fixtures_path: str, review_path: str) -> Accepted:
         if review_path == "-":
             review = sys.stdin.read()
         else:
-            with open(review_path, encoding="utf-8") as fh:
+            with open_input(review_path, "r", encoding="utf-8") as fh:
                 review = fh.read()
     except (OSError, UnicodeDecodeError) as exc:
         raise CceError(
@@ -704,7 +705,7 @@ def accept_review(fixtures_path: str, review_path: str) -> Accepted:
     edits = tuple(review_edits(parse_review(review, source), fixtures.cases, source))
     if not edits:
         return Accepted(edits, "")
-    with open(fixtures_path, encoding="utf-8", newline="") as fh:  # load_fixtures has just read it
+    with open_input(fixtures_path, "r", encoding="utf-8", newline="") as fh:  # load_fixtures has just read it
         text = fh.read()
     patch = unified_patch(
         _patch_path(fixtures_path), text.splitlines(keepends=True), edited_lines(text, edits)
@@ -1014,7 +1015,7 @@ def read_golden(golden_path: str, label: str, missing_hint: str) -> str:
     """The golden report's text as stored: drift means the bytes differ, so the file is read
     without newline translation. Missing or unreadable, it is an input error naming `label`."""
     try:
-        with open(golden_path, encoding="utf-8", newline="") as fh:
+        with open_input(golden_path, "r", encoding="utf-8", newline="") as fh:
             return fh.read()
     except FileNotFoundError:
         raise CceError(f"golden report not found: {label}", hint=missing_hint) from None
@@ -1039,7 +1040,7 @@ def golden_text_diff(expected: str, report_json: str, label: str) -> str:
 def load_report(path: str) -> Any:
     """A saved run report (`run --json`), as JSON data; unreadable or invalid files are input errors."""
     try:
-        with open(path, "rb") as fh:
+        with open_input(path) as fh:
             return json_input.loads(fh.read())
     except OSError as exc:
         raise CceError(f"could not read report {path}: {exc.strerror or exc}") from None

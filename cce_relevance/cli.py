@@ -25,6 +25,7 @@ from cce_relevance import __version__, schemas
 from cce_relevance.errors import EXIT_USAGE, TRACEBACK_VARIABLE, CceError, GateFailed, internal_error
 from cce_relevance.evaluation.history import DEFAULT_MAX_DEFINITIONS
 from cce_relevance.evaluation.metrics import DEFAULT_PRIMARY, METRIC_KEYS
+from cce_relevance.input_files import open_input
 from cce_relevance.lazy_import import lazy_module
 from cce_relevance.memory_pages import prefer_small_pages
 from cce_relevance.outputs import OutputSet, write_output
@@ -327,7 +328,7 @@ def _golden_change(golden: str, report: str) -> str:
     """What `--update-golden` will do to `golden` (created, updated or unchanged), read before the
     run's outputs are committed; said on stderr in one line once they are."""
     try:
-        with open(golden, encoding="utf-8", newline="") as handle:
+        with open_input(golden, "r", encoding="utf-8", newline="") as handle:
             before: str | None = handle.read()
     except (OSError, UnicodeDecodeError):
         before = None

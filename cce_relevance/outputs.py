@@ -19,8 +19,11 @@ What happens at the target, decided when it is staged:
 * **A character or block device, a FIFO or a socket** (`/dev/null`, a terminal, a pipe) is written
   in place, never replaced: `--output /dev/null` works for any user and leaves the device alone.
   A FIFO waits for its reader, as with any writer. The content is held in memory until commit.
-* **`/dev/stdout`, `/dev/stderr`, `/dev/fd/N` and paths under `/proc`** name a file this process
-  already has open: written in place too (appended when it is a regular file), never renamed over.
+* **`/dev/stdout`, `/dev/stderr`, `/dev/fd/N` and `/proc/self/fd/N`** name a descriptor this
+  process already holds: the content is written through that descriptor (as a shell's `>&1`
+  would), never by opening the path again, so it works for any user, whoever owns the pipe,
+  terminal or file behind it, and for a socket, which cannot be opened by name at all. Other
+  paths under `/proc` are written in place, never renamed over.
 * **A directory** is refused.
 * **Missing parent directories are created** (`--trec-run 'runs/{backend}.run'` with no `runs/`
   yet). Directories created for a set that is then discarded are removed again when still empty.
@@ -34,6 +37,7 @@ import contextlib
 import errno
 import os
 import stat
+import sys
 import tempfile
 from dataclasses import dataclass
 from types import TracebackType
@@ -45,6 +49,8 @@ Content = str | bytes
 # Paths that name a descriptor this process already holds: replacing them by name would write
 # somewhere else than the caller's open file (a shell redirection, a pipe).
 _DESCRIPTOR_PATHS = ("/proc/", "/dev/fd/", "/dev/stdin", "/dev/stdout", "/dev/stderr")
+_STANDARD = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}
+_FD_DIRECTORIES = ("/dev/fd/", "/proc/self/fd/", f"/proc/{os.getpid()}/fd/")
 
 
 def _current_umask() -> int:
@@ -65,7 +71,8 @@ class _Staged:
     target: str  # where the bytes go: the real path of a regular file, else `path`
     data: bytes
     temp: str | None  # the temporary file holding `data`, for an atomic replace
-    append: bool = False  # in place: append (a regular file reached through a descriptor path)
+    append: bool = False  # in place: append (a regular file reached through a /proc path)
+    descriptor: int | None = None  # in place: write through this open descriptor of ours
 
 
 class OutputSet:
@@ -104,6 +111,10 @@ class OutputSet:
         if self._done:
             raise RuntimeError("OutputSet already committed or discarded")
         data = _encode(path, content)
+        descriptor = _descriptor(path)
+        if descriptor is not None:
+            self._staged.append(_Staged(path, path, data, None, descriptor=descriptor))
+            return
         target, mode = _target(path)
         if mode is not None and stat.S_ISDIR(mode):
             raise CceError(f"could not write {path}: Is a directory")
@@ -190,7 +201,7 @@ def writes_in_place(path: str) -> bool:
     """Whether `path` is written in place (a device, a pipe, a descriptor path) rather than as a file
     of its own: such a target has no file beside which to put a companion (a store's fingerprint)."""
     try:
-        return _target(path)[0] is None
+        return _descriptor(path) is not None or _target(path)[0] is None
     except CceError:
         return False
 
@@ -255,13 +266,48 @@ def _write_temp(path: str, target: str, data: bytes, mode: int | None) -> str:
     return temp
 
 
+def _descriptor(path: str) -> int | None:
+    """The open descriptor of this process that `path` names (`/dev/stdout`, `/dev/fd/3`,
+    `/proc/self/fd/3`), when it is open; None for any other path."""
+    absolute = os.path.normpath(os.path.abspath(path))
+    number = _STANDARD.get(absolute)
+    for directory in _FD_DIRECTORIES:
+        rest = absolute.removeprefix(directory)
+        if rest != absolute and rest.isascii() and rest.isdigit() and len(rest) < 10:
+            number = int(rest)
+    if number is None:
+        return None
+    try:
+        mode = os.fstat(number).st_mode
+    except OSError:
+        raise CceError(f"could not write {path}: no such open file") from None
+    if stat.S_ISDIR(mode):
+        raise CceError(f"could not write {path}: Is a directory")
+    return number
+
+
 def _write_in_place(item: _Staged) -> None:
-    """Open the existing special file (or descriptor path) and write to it; never create or rename."""
+    """Write to the existing special file (or through the descriptor a path names); never create
+    or rename."""
+    if item.descriptor is not None:
+        for stream in (sys.stdout, sys.stderr):  # what this process printed there comes first
+            with contextlib.suppress(OSError, ValueError, AttributeError):
+                if stream.fileno() == item.descriptor:
+                    stream.flush()
+        _write_all(item, item.descriptor)
+        return
     flags = os.O_WRONLY | os.O_NOCTTY | (os.O_APPEND if item.append else 0)
     try:
         fd = os.open(item.target, flags)
     except OSError as exc:
         raise _write_error(item.path, exc) from None
+    try:
+        _write_all(item, fd)
+    finally:
+        os.close(fd)
+
+
+def _write_all(item: _Staged, fd: int) -> None:
     try:
         view = memoryview(item.data)
         while view:
@@ -269,8 +315,6 @@ def _write_in_place(item: _Staged) -> None:
             view = view[written:]
     except OSError as exc:
         raise _write_error(item.path, exc) from None
-    finally:
-        os.close(fd)
 
 
 def _write_error(path: str, exc: OSError) -> CceError:

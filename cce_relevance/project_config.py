@@ -36,6 +36,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from cce_relevance.errors import CceError
+from cce_relevance.input_files import open_input
 from cce_relevance.numeric import is_finite_number
 from cce_relevance.reference import BUILTIN_BACKENDS, REFERENCE_PARAMS
 from cce_relevance.retrieval.chunking.languages import check_languages
@@ -191,7 +192,7 @@ def load_config(path: str | None = None, cwd: str | None = None) -> ProjectConfi
             return NO_CONFIG
         full, shown = found, os.path.relpath(found, cwd)
     try:
-        with open(full, "rb") as fh:
+        with open_input(full) as fh:
             data = fh.read()
     except OSError as exc:
         raise CceError(f"could not read config {shown}: {exc.strerror or exc}") from None

@@ -174,7 +174,11 @@ def header_corpus(fixtures: FixtureSet, fixtures_arg: str) -> str:
     """The header's `corpus` joined onto the fixture file's directory: the report's corpus string."""
     if not fixtures.corpus:
         raise CceError('no corpus: pass --dir <corpus>, or declare "corpus" in the fixture header line')
-    return corpus_dir(fixtures_arg, fixtures.corpus)
+    path = corpus_dir(fixtures_arg, fixtures.corpus)
+    if "\0" in path:  # no directory has such a name; E18 before any file system call chokes on it
+        shown = path.replace("\0", "\\0")
+        raise CceError(f"corpus is not a directory: {shown}")
+    return path
 
 
 def _refuse_sweeping_corpus(path: str, fixtures_arg: str) -> None:

@@ -22,6 +22,7 @@ from cce_relevance import schemas
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.anchors import U64_MAX, Anchor, AnchorError, parse_anchor
 from cce_relevance.evaluation.rust_debug import rust_debug_str
+from cce_relevance.input_files import open_input
 from cce_relevance.reference import DEFAULT_TOP_K
 from cce_relevance.retrieval.corpus.exclusion import compile_patterns
 from cce_relevance.strings import rust_lines, rust_trim
@@ -76,7 +77,7 @@ def load_fixtures(path: str, *, grades: bool = False) -> FixtureSet:
     `grades=True` also reads and checks each case's optional `grades` object (see `parse_fixtures`).
     """
     try:
-        with open(path, "rb") as handle:
+        with open_input(path) as handle:
             data = handle.read()
     except OSError as exc:
         raise CceError(f"could not read fixtures {_display_path(path)}: {_rust_io_error(exc)}") from exc

@@ -52,6 +52,13 @@ def _list(value: Any, where: str) -> list[Any]:
     return value
 
 
+def _backend_name(entry: Mapping[str, Any], where: str) -> str:
+    name = entry.get("backend")
+    if not isinstance(name, str):
+        raise CceError(f"{where}: expected a backend name")
+    return name
+
+
 def _report_samples(doc: Mapping[str, Any], label: str) -> list[DeltaSample]:
     if "compare" not in doc:
         raise CceError(
@@ -64,7 +71,7 @@ def _report_samples(doc: Mapping[str, Any], label: str) -> list[DeltaSample]:
     backends = {}
     for i, entry in enumerate(_list(doc.get("backends"), f'{label} "backends"')):
         entry = _object(entry, f"{label} backends[{i}]")
-        backends[entry.get("backend")] = entry
+        backends[_backend_name(entry, f"{label} backends[{i}]")] = entry
     for name in (a, b):
         if not isinstance(name, str) or name not in backends:
             raise CceError(
@@ -95,9 +102,7 @@ def _compare_samples(doc: Mapping[str, Any], label: str, prefix: str = "") -> li
     samples = []
     for i, entry in enumerate(_list(doc.get("backends"), f'{label} "backends"')):
         backend = _object(entry, f"{label} backends[{i}]")
-        name = backend.get("backend")
-        if not isinstance(name, str):
-            raise CceError(f"{label} backends[{i}]: expected a backend name")
+        name = _backend_name(backend, f"{label} backends[{i}]")
         if backend.get("status") != "paired":
             continue
         values = []

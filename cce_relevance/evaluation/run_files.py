@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from cce_relevance import json_input
 from cce_relevance.errors import CceError
+from cce_relevance.input_files import open_input
 from cce_relevance.retrieval.chunking.chunk import Chunk
 from cce_relevance.retrieval.hit import Hit, SearchFn
 from cce_relevance.retrieval.index.model import Index
@@ -55,7 +56,7 @@ class SavedRun:
 
 def _read_text(path: str) -> str:
     try:
-        with open(path, encoding="utf-8") as fh:
+        with open_input(path, "r", encoding="utf-8") as fh:
             return fh.read()
     except OSError as exc:
         raise CceError(f"could not read run file {path}: {exc.strerror or exc}") from None

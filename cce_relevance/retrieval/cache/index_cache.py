@@ -49,6 +49,7 @@ from importlib import metadata
 from pathlib import Path
 
 from cce_relevance import __version__
+from cce_relevance.input_files import open_input
 from cce_relevance.retrieval.chunking.packs import PackSet
 
 SCHEMA = "cce-relevance.index-cache/2"  # 2: records carry BM25 term counts
@@ -166,7 +167,7 @@ class IndexCache:
         the bytes that were checked."""
         path = os.path.join(self._corpora, name)
         try:
-            with open(path, "rb") as f:
+            with open_input(path) as f:
                 mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
             os.utime(path)
         except (OSError, ValueError):  # ValueError: an empty file cannot be mapped

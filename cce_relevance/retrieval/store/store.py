@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from cce_relevance.errors import CceError
+from cce_relevance.input_files import open_input
 from cce_relevance.reference import SPEC_VERSION
 from cce_relevance.retrieval.chunking.chunk import Chunk
 from cce_relevance.retrieval.embedding.embed import HASH_EMBEDDER
@@ -240,7 +241,7 @@ def _index(data: Any) -> Index:
 def load_store(path: str) -> Index:
     """Load an `index.json` written by the reference or by us; every failure is E15."""
     try:
-        with open(path, encoding="utf-8") as fh:
+        with open_input(path, "r", encoding="utf-8") as fh:
             data = json.load(fh, parse_constant=_reject_constant)
         return _index(data)
     except (OSError, ValueError, RecursionError) as exc:
