@@ -68,7 +68,7 @@ def _report_samples(doc: Mapping[str, Any], label: str) -> list[DeltaSample]:
         )
     compare = _object(doc["compare"], f'{label} "compare"')
     a, b = compare.get("a"), compare.get("b")
-    backends = {}
+    backends: dict[Any, Mapping[str, Any]] = {}
     for i, entry in enumerate(_list(doc.get("backends"), f'{label} "backends"')):
         entry = _object(entry, f"{label} backends[{i}]")
         backends[_backend_name(entry, f"{label} backends[{i}]")] = entry
