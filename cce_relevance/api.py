@@ -469,6 +469,8 @@ def merge_shard_states(paths: Sequence[str]) -> RunResult:
             if os.path.isdir(path)
             else [path]
         )
+        if not files:
+            raise CceError(f"merge: no shard state (*.json) in the directory {path}")
         for name in files:
             try:
                 with open_input(name) as handle:

@@ -15,6 +15,7 @@ canonical writer, so the same entries give the same bytes; the entries keep thei
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from cce_relevance import json_input, schemas
+from cce_relevance.input_files import open_input
 from cce_relevance.outputs import write_output
 from cce_relevance.reporting.canonical_json import dumps_report
 
@@ -115,8 +117,11 @@ def read_history(path: Path) -> History | None:
     """The history at `path`, or None when there is no file yet (the first push starts it).
     Anything else that is not a history we read is a `HistoryError` saying why."""
     try:
-        check_size(path.stat().st_size)
-        return parse_history(path.read_bytes())
+        with open_input(path) as handle:  # a FIFO or a device is refused, never read
+            check_size(os.fstat(handle.fileno()).st_size)
+            data = handle.read(MAX_BYTES + 1)
+        check_size(len(data))  # a file that grew since
+        return parse_history(data)
     except FileNotFoundError:
         return None
     except IsADirectoryError:

@@ -289,3 +289,53 @@ def test_dev_null_style_devices_work_for_a_user_who_cannot_write_their_directory
         assert sorted(p.name for p in locked.iterdir()) == ["null"]
     finally:
         shutil.rmtree(locked)
+
+
+def test_a_nul_in_the_header_corpus_is_no_directory(project: Path) -> None:
+    """The exclusion of the run's own files resolved the corpus with `realpath`, which raised on
+    the NUL: an internal error (exit 70) for what is E18."""
+    (project / "nul.jsonl").write_text(
+        '{"schema":"cce.relevance/v1","corpus":"cor\\u0000pus"}\n{"query":"q","expected":["a.py"]}\n'
+    )
+    for command in (["run", "nul.jsonl", "--backend", "bm25"], ["validate", "nul.jsonl"]):
+        _input_error(cli(*command, cwd=project), "corpus is not a directory: cor\\0pus")
+
+
+@pytest.mark.parametrize("name", [["bm25"], {"a": 1}, None, 3])
+def test_power_refuses_a_backend_name_that_is_not_a_string(project: Path, name: object) -> None:
+    """A run report with a compare block keyed its backends by name: a list was unhashable (70)."""
+    out = cli("run", "set.jsonl", "--compare", "bm25,hybrid", "--json", cwd=project)
+    assert out.code == 0
+    doc = json.loads(out.out)
+    doc["backends"][0]["backend"] = name
+    (project / "bad.json").write_text(json.dumps(doc), encoding="utf-8")
+    _input_error(cli("power", "bad.json", "--delta", "0.1", cwd=project), "backends[0]: expected a backend name")
+
+
+@pytest.mark.parametrize("path", ["/dev/stdout", "/proc/self/fd/1", "/dev/fd/1"])
+def test_output_to_standard_output_works_for_a_user_who_does_not_own_it(project: Path, path: str) -> None:
+    """Standard output is a pipe root made; a plain user cannot open it again by name (EACCES),
+    which `--output /dev/stdout` did. It is written through the descriptor the process holds."""
+    if os.geteuid() != 0:
+        pytest.skip("switching to another user needs root")
+    report = cli("run", "set.jsonl", "--backend", "bm25", "--json", cwd=project).out
+    read, write = os.pipe()
+    with warnings.catch_warnings():  # 3.12 warns about fork() beside live threads; the child only writes
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.close(read)
+            os.dup2(write, 1)
+            os.setuid(65534)
+            write_output(path, report)
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        written = pipe.read()
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert written == report.encode()
