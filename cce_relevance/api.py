@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cce_relevance import json_input
+from cce_relevance import untrusted_json
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.anchor_fixes import AnchorFix, fixed_lines, suggest_fixes
 from cce_relevance.evaluation.anchor_index import AnchorIndex
@@ -412,10 +412,10 @@ def merge_shard_states(paths: Sequence[str]) -> RunResult:
         for name in files:
             try:
                 with open(name, "rb") as handle:
-                    documents.append((name, json_input.loads(handle.read())))
+                    documents.append((name, untrusted_json.loads(handle.read())))
             except OSError as exc:
                 raise CceError(f"could not read shard state {name}: {exc.strerror}") from exc
-            except json_input.JsonInputError as exc:
+            except untrusted_json.JsonInputError as exc:
                 raise CceError(f"{name}: not a JSON shard state ({exc})") from exc
     return merge_shards(documents)
 
@@ -788,7 +788,7 @@ def load_report(path: str) -> Any:
     """A saved run report (`run --json`), as JSON data; unreadable or invalid files are input errors."""
     try:
         with open(path, "rb") as fh:
-            return json_input.loads(fh.read())
+            return untrusted_json.loads(fh.read())
     except OSError as exc:
         raise CceError(f"could not read report {path}: {exc.strerror or exc}") from None
     except ValueError as exc:

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from cce_relevance.errors import CceError
-from cce_relevance.json_input import describe_type
+from cce_relevance.untrusted_json import describe_type
 
 if TYPE_CHECKING:
     from cce_relevance.action.inputs import ActionInputs

@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from cce_relevance import json_input
+from cce_relevance import untrusted_json
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ def value_changes(golden_text: str, head_text: str) -> list[ValueChange] | None:
     """Every value that differs between the golden and the head report, by backend and query;
     None when either is not a JSON report (then only the raw diff can tell)."""
     try:
-        golden, head = _keyed(json_input.loads(golden_text)), _keyed(json_input.loads(head_text))
+        golden, head = _keyed(untrusted_json.loads(golden_text)), _keyed(untrusted_json.loads(head_text))
     except ValueError:
         return None
     if not isinstance(golden, dict) or not isinstance(head, dict):
@@ -102,4 +102,4 @@ def keyed_diff(golden_text: str, head_text: str, label: str) -> str:
 
 def _laid_out(text: str) -> str:
     """A report's JSON keyed by backend and query id, pretty-printed with sorted keys."""
-    return json.dumps(_keyed(json_input.loads(text)), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return json.dumps(_keyed(untrusted_json.loads(text)), indent=2, sort_keys=True, ensure_ascii=False) + "\n"

@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from cce_relevance import json_input, schemas
+from cce_relevance import schemas, untrusted_json
 from cce_relevance.outputs import write_output
 from cce_relevance.reporting.canonical_json import dumps_report
 
@@ -134,7 +134,7 @@ def check_size(size: int) -> None:
 def parse_history(data: bytes) -> History:
     """The history in `data`, every field checked; a `HistoryError` names the first bad one."""
     try:
-        doc = json_input.loads(data)
+        doc = untrusted_json.loads(data)
     except ValueError as exc:
         raise HistoryError(f"cannot be parsed: {exc}") from None
     top = _object(doc, "the document", ("branch", "entries", "schema"))
@@ -142,7 +142,7 @@ def parse_history(data: bytes) -> History:
         raise HistoryError(f"has schema {_shown(top['schema'])}: expected {schemas.HISTORY!r}")
     entries = top["entries"]
     if not isinstance(entries, list):
-        raise HistoryError(f"entries: expected an array, got a JSON {json_input.describe_type(entries)}")
+        raise HistoryError(f"entries: expected an array, got a JSON {untrusted_json.describe_type(entries)}")
     if len(entries) > MAX_SIZE:
         raise HistoryError(f"entries: {len(entries)} entries, more than the {MAX_SIZE} a history keeps")
     parsed = tuple(_entry(e, f"entries[{i}]") for i, e in enumerate(entries))
@@ -188,7 +188,7 @@ def _object(value: Any, where: str, keys: tuple[str, ...]) -> dict[str, Any]:
 
 def _mapping(value: Any, where: str) -> dict[str, Any]:
     if not isinstance(value, dict):
-        raise HistoryError(f"{where}: expected an object, got a JSON {json_input.describe_type(value)}")
+        raise HistoryError(f"{where}: expected an object, got a JSON {untrusted_json.describe_type(value)}")
     return value
 
 
@@ -221,4 +221,4 @@ def _shown(value: Any) -> str:
         return repr(value[:60] + ("…" if len(value) > 60 else ""))
     if isinstance(value, int | float) and not isinstance(value, bool):
         return repr(value)
-    return f"a JSON {json_input.describe_type(value)}"
+    return f"a JSON {untrusted_json.describe_type(value)}"

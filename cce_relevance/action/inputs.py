@@ -25,7 +25,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
-from cce_relevance import json_input
+from cce_relevance import untrusted_json
 from cce_relevance.action.github import DEFAULT_API_URL, DEFAULT_SERVER_URL
 from cce_relevance.action.history import DEFAULT_SIZE as DEFAULT_HISTORY_SIZE
 from cce_relevance.action.history import MAX_SIZE as MAX_HISTORY_SIZE
@@ -294,7 +294,7 @@ def derived_comment_key(github: GitHubContext, matrix: str) -> str | None:
     if not github.workflow and not github.job:
         return None
     try:
-        values = json_input.loads(matrix) if matrix else None
+        values = untrusted_json.loads(matrix) if matrix else None
     except ValueError:  # not JSON, or JSON we refuse to read (too deep, huge numbers): the text itself
         values = matrix
     identity = json.dumps([github.workflow, github.job, github.action, values or None], sort_keys=True)
@@ -369,14 +369,15 @@ def _read_event(path: Path | None) -> Mapping[str, Any]:
     if path is None:
         return MappingProxyType({})
     try:
-        payload = json_input.loads(path.read_bytes())
+        payload = untrusted_json.loads(path.read_bytes())
     except OSError as exc:
         raise CceError(f"GITHUB_EVENT_PATH={path} cannot be read: {exc.strerror or exc}") from None
     except ValueError as exc:
         raise CceError(f"GITHUB_EVENT_PATH={path} is not valid JSON: {exc}") from None
     if not isinstance(payload, dict):
         raise CceError(
-            f"GITHUB_EVENT_PATH={path} holds a JSON {json_input.describe_type(payload)}, expected an object"
+            f"GITHUB_EVENT_PATH={path} holds a JSON {untrusted_json.describe_type(payload)}, "
+            "expected an object"
         )
     return MappingProxyType(payload)
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cce_relevance import api, json_input, schemas
+from cce_relevance import api, schemas, untrusted_json
 from cce_relevance.action.anchor_moves import AnchorMove
 from cce_relevance.action.git import CommitPair
 from cce_relevance.action.inputs import MAX_SHARDS
@@ -134,7 +134,7 @@ def read_shards(directory: Path) -> MergedRun:
 
 def _load(name: str, path: Path) -> dict[str, Any]:
     try:
-        document = json_input.loads(path.read_bytes())
+        document = untrusted_json.loads(path.read_bytes())
     except OSError as exc:
         raise CceError(f"could not read shard state {name}: {exc.strerror}") from exc
     except ValueError as exc:

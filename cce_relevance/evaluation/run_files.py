@@ -25,7 +25,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from cce_relevance import json_input
+from cce_relevance import untrusted_json
 from cce_relevance.errors import CceError
 from cce_relevance.retrieval.chunking.chunk import Chunk
 from cce_relevance.retrieval.hit import Hit, SearchFn
@@ -82,7 +82,7 @@ def _json_lines(path: str, text: str, index: Index) -> SavedRun:
             continue
         where = f"{path} line {number}"
         try:
-            data = json_input.loads(line)
+            data = untrusted_json.loads(line)
         except ValueError as exc:
             raise CceError(f"{where}: not a JSON object ({exc})") from None
         query_id = data.get("id") if isinstance(data, dict) else None

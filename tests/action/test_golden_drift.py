@@ -1,5 +1,5 @@
 """A golden is a file of the pull request: whatever it holds, describing its drift never crashes.
-Text that is not a report within json_input's limits gets the plain diff and no value table."""
+Text that is not a report within untrusted_json's limits gets the plain diff and no value table."""
 
 from __future__ import annotations
 
