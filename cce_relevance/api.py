@@ -409,14 +409,7 @@ def merge_shard_states(paths: Sequence[str]) -> RunResult:
             if os.path.isdir(path)
             else [path]
         )
-        for name in files:
-            try:
-                with open(name, "rb") as handle:
-                    documents.append((name, untrusted_json.loads(handle.read())))
-            except OSError as exc:
-                raise CceError(f"could not read shard state {name}: {exc.strerror}") from exc
-            except untrusted_json.JsonInputError as exc:
-                raise CceError(f"{name}: not a JSON shard state ({exc})") from exc
+        documents += [(name, untrusted_json.read_document(name, "shard state")) for name in files]
     return merge_shards(documents)
 
 
@@ -786,13 +779,7 @@ def golden_text_diff(expected: str, report_json: str, label: str) -> str:
 
 def load_report(path: str) -> Any:
     """A saved run report (`run --json`), as JSON data; unreadable or invalid files are input errors."""
-    try:
-        with open(path, "rb") as fh:
-            return untrusted_json.loads(fh.read())
-    except OSError as exc:
-        raise CceError(f"could not read report {path}: {exc.strerror or exc}") from None
-    except ValueError as exc:
-        raise CceError(f"could not read report {path}: {exc}") from None
+    return untrusted_json.read_document(path, "report")
 
 
 def compare_saved(

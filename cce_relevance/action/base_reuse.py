@@ -93,7 +93,7 @@ def saved_base(
         return None
     shown = wanted.relative_to(cache_dir).as_posix()
     try:
-        side = read_side(untrusted_json.loads(wanted.read_bytes()), shown)
+        side = read_side(untrusted_json.read_document(wanted, "saved side", name=shown), shown)
         if (side.commit, side.fingerprint, side.shard) != (commit, fingerprint(config), WHOLE):
             raise CceError(f"{shown}: not the whole side of {commit[:12]} with these inputs")
         results = rebuild([(shown, side)])

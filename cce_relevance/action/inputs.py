@@ -368,18 +368,9 @@ def _read_event(path: Path | None) -> Mapping[str, Any]:
     """The event payload; empty when there is none (a local `docker run`)."""
     if path is None:
         return MappingProxyType({})
-    try:
-        payload = untrusted_json.loads(path.read_bytes())
-    except OSError as exc:
-        raise CceError(f"GITHUB_EVENT_PATH={path} cannot be read: {exc.strerror or exc}") from None
-    except ValueError as exc:
-        raise CceError(f"GITHUB_EVENT_PATH={path} is not valid JSON: {exc}") from None
-    if not isinstance(payload, dict):
-        raise CceError(
-            f"GITHUB_EVENT_PATH={path} holds a JSON {untrusted_json.describe_type(payload)}, "
-            "expected an object"
-        )
-    return MappingProxyType(payload)
+    name = f"GITHUB_EVENT_PATH={path}"
+    payload = untrusted_json.read_document(path, "the event payload", name=name)
+    return MappingProxyType(untrusted_json.expect_object(payload, name, error=CceError))
 
 
 def _working_directory(value: str, workspace: Path) -> Path:

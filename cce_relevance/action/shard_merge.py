@@ -133,12 +133,7 @@ def read_shards(directory: Path) -> MergedRun:
 
 
 def _load(name: str, path: Path) -> dict[str, Any]:
-    try:
-        document = untrusted_json.loads(path.read_bytes())
-    except OSError as exc:
-        raise CceError(f"could not read shard state {name}: {exc.strerror}") from exc
-    except ValueError as exc:
-        raise CceError(f"{name}: not a JSON shard state ({exc})") from exc
+    document = untrusted_json.read_document(path, "shard state", name=name)
     if not isinstance(document, dict) or document.get("schema") != schemas.ACTION_SHARD:
         raise CceError(
             f'{name}: not an Action shard state (expected "schema": "{schemas.ACTION_SHARD}")',

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from cce_relevance import schemas
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.pairing import metric_values, shared_specs
+from cce_relevance.untrusted_json import expect_array, expect_object
 
 
 @dataclass(frozen=True)
@@ -40,16 +42,9 @@ def _samples(
     ]
 
 
-def _object(value: Any, where: str) -> Mapping[str, Any]:
-    if not isinstance(value, dict):
-        raise CceError(f"{where}: expected a JSON object")
-    return value
-
-
-def _list(value: Any, where: str) -> list[Any]:
-    if not isinstance(value, list):
-        raise CceError(f"{where}: expected a JSON array")
-    return value
+# A saved report or comparison that is not shaped as one is an input error naming the field.
+_object = partial(expect_object, error=CceError)
+_list = partial(expect_array, error=CceError)
 
 
 def _report_samples(doc: Mapping[str, Any], label: str) -> list[DeltaSample]:

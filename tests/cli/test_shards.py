@@ -195,7 +195,7 @@ def test_a_file_that_is_not_a_shard_state_is_refused(project: Path, tmp_path: Pa
     two.write_text(json.dumps(broken))
     assert "a shard state is malformed (KeyError: 'mrr')" in merge_error(one, two)
     (tmp_path / "bad.json").write_text("{", encoding="utf-8")
-    assert "not a JSON shard state" in merge_error(tmp_path / "bad.json")
+    assert "could not read shard state" in merge_error(tmp_path / "bad.json")
 
 
 @pytest.mark.parametrize("args", [("--shard", "1/2"), ("--shard-state", "x.json")])
