@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cce_relevance import untrusted_json
+from cce_relevance.atomic_files import OutputSet, writes_in_place
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.anchor_fixes import AnchorFix, fixed_lines, suggest_fixes
 from cce_relevance.evaluation.anchor_index import AnchorIndex
@@ -86,7 +87,6 @@ from cce_relevance.evaluation.shards import (
 from cce_relevance.evaluation.spans import LineWeights
 from cce_relevance.evaluation.validation import STALE_CODES, Validation, validate_cases
 from cce_relevance.evaluation.validation import Finding as AnchorFinding
-from cce_relevance.outputs import OutputSet, writes_in_place
 from cce_relevance.project_config import NO_CONFIG, ProjectConfig, find_config, load_config
 from cce_relevance.reporting.fixture_patch import unified_patch
 from cce_relevance.retrieval.cache.index_cache import default_cache_dir

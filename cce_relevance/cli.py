@@ -7,7 +7,7 @@ exit 2 with a message; any other exception is a bug, reported in one line with e
 (`errors.internal_error`).
 
 Output contract: a command decides everything that can fail before it prints, so an exit 2
-leaves standard output empty; files it writes are staged and committed together (`outputs`).
+leaves standard output empty; files it writes are staged and committed together (`atomic_files`).
 """
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from cce_relevance import __version__, schemas
+from cce_relevance.atomic_files import OutputSet, write_output
 from cce_relevance.errors import EXIT_USAGE, TRACEBACK_VARIABLE, CceError, GateFailed, internal_error
 from cce_relevance.evaluation.metrics import DEFAULT_PRIMARY, METRIC_KEYS
 from cce_relevance.lazy_import import lazy_module
 from cce_relevance.memory_pages import prefer_small_pages
-from cce_relevance.outputs import OutputSet, write_output
 from cce_relevance.progress import progress_bar
 from cce_relevance.reference import BUILTIN_BACKENDS, EMBEDDERS, listed
 from cce_relevance.reporting.canonical_json import dumps_report

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from cce_relevance import schemas, untrusted_json
-from cce_relevance.outputs import write_output
+from cce_relevance.atomic_files import write_output
 from cce_relevance.reporting.canonical_json import dumps_report
 
 DEFAULT_SIZE = 100

@@ -31,8 +31,8 @@ from cce_relevance.action.inputs import MAX_SHARDS
 from cce_relevance.action.output_files import OUTPUT_DIR, give_to_workspace_owner
 from cce_relevance.action.scoring import Sides
 from cce_relevance.action.side_state import SavedSide, dumps_side, read_side, rebuild, side_document
+from cce_relevance.atomic_files import write_output
 from cce_relevance.errors import CceError
-from cce_relevance.outputs import write_output
 
 SHARD_DIR = "shard"  # inside the output directory: what the shard job uploads
 
