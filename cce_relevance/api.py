@@ -60,14 +60,6 @@ from cce_relevance.evaluation.gate import (
 from cce_relevance.evaluation.harness import BackendReport, evaluate_backends
 from cce_relevance.evaluation.judgments import Judgments, judge
 from cce_relevance.evaluation.metrics import DEFAULT_PRIMARY, METRIC_KEYS, METRICS
-from cce_relevance.evaluation.names import (
-    DEFAULT_BACKENDS,
-    backend_names,
-    backend_pair,
-    check_backend,
-    compared_backends,
-    rank_metric_specs,
-)
 from cce_relevance.evaluation.observed_deltas import observed_deltas
 from cce_relevance.evaluation.pairing import backend_means, pair_reports
 from cce_relevance.evaluation.proposals import DEFAULT_RULES, FORMS, HARD_FORMS, FileRules, Proposal, propose
@@ -76,6 +68,14 @@ from cce_relevance.evaluation.rank_metrics import rank_metric_for_key
 from cce_relevance.evaluation.run_files import read_runs
 from cce_relevance.evaluation.run_result import Comparison, RunResult
 from cce_relevance.evaluation.rust_debug import rust_debug_str
+from cce_relevance.evaluation.selection import (
+    DEFAULT_BACKENDS,
+    backend_names,
+    backend_pair,
+    check_backend,
+    compared_backends,
+    rank_metric_specs,
+)
 from cce_relevance.evaluation.shards import (
     Shard,
     dumps_shard,

@@ -29,8 +29,8 @@ from cce_relevance.errors import CceError
 from cce_relevance.evaluation.fixtures import Case, FixtureSet, parse_fixtures
 from cce_relevance.evaluation.harness import CaseResult, backend_report
 from cce_relevance.evaluation.metrics import QueryMetrics
-from cce_relevance.evaluation.names import rank_metric_specs
 from cce_relevance.evaluation.run_result import RunResult
+from cce_relevance.evaluation.selection import rank_metric_specs
 from cce_relevance.evaluation.spans import TokenScore
 
 _SHARD = re.compile(r"([0-9]+)/([0-9]+)\Z")
