@@ -3,7 +3,7 @@
 One function per use case, with typed parameters (sequences of names, not comma lists: the CLI
 splits those); `__all__` is the whole contract, and the Action imports nothing else from the
 package but the renderers in `reporting/` and `errors`. The wiring behind it lives in
-`evaluation/` (corpus.py, names.py, backend_runs.py, gate.py) and rendering in `reporting/`. A run
+`evaluation/` (run_corpus.py, selection.py, backend_runs.py, gate.py) and rendering in `reporting/`. A run
 follows the reference's processing order (§order), which decides which error wins when
 several inputs are wrong.
 """
@@ -34,21 +34,6 @@ from cce_relevance.evaluation.comparison import (
     compare_reports,
     compared,
 )
-from cce_relevance.evaluation.corpus import (
-    OLLAMA_STORE_REFUSAL,
-    Warn,
-    bound_fixtures,
-    corpus_exclusion,
-    corpus_symbols,
-    fixtures_exclusion,
-    header_corpus,
-    open_corpus,
-    own_outputs,
-    query_embedder,
-    report_excluded,
-    require_directory,
-    resolve_index,
-)
 from cce_relevance.evaluation.discrimination import Discrimination, discrimination
 from cce_relevance.evaluation.fixtures import Case, FixtureSet, load_fixtures, parse_fixtures
 from cce_relevance.evaluation.gate import (
@@ -65,6 +50,21 @@ from cce_relevance.evaluation.pairing import backend_means, pair_reports
 from cce_relevance.evaluation.proposals import DEFAULT_RULES, FORMS, HARD_FORMS, FileRules, Proposal, propose
 from cce_relevance.evaluation.proposals import check_forms as proposal_forms
 from cce_relevance.evaluation.rank_metrics import rank_metric_for_key
+from cce_relevance.evaluation.run_corpus import (
+    OLLAMA_STORE_REFUSAL,
+    Warn,
+    bound_fixtures,
+    corpus_exclusion,
+    corpus_symbols,
+    fixtures_exclusion,
+    header_corpus,
+    open_corpus,
+    own_outputs,
+    query_embedder,
+    report_excluded,
+    require_directory,
+    resolve_index,
+)
 from cce_relevance.evaluation.run_files import read_runs
 from cce_relevance.evaluation.run_result import Comparison, RunResult
 from cce_relevance.evaluation.rust_debug import rust_debug_str
