@@ -50,6 +50,7 @@ from cce_relevance.evaluation.pairing import backend_means, pair_reports
 from cce_relevance.evaluation.proposals import DEFAULT_RULES, FORMS, HARD_FORMS, FileRules, Proposal, propose
 from cce_relevance.evaluation.proposals import check_forms as proposal_forms
 from cce_relevance.evaluation.rank_metrics import rank_metric_for_key
+from cce_relevance.evaluation.ranking_files import read_ranking_files
 from cce_relevance.evaluation.run_corpus import (
     OLLAMA_STORE_REFUSAL,
     Warn,
@@ -65,7 +66,6 @@ from cce_relevance.evaluation.run_corpus import (
     require_directory,
     resolve_index,
 )
-from cce_relevance.evaluation.run_files import read_runs
 from cce_relevance.evaluation.run_result import Comparison, RunResult
 from cce_relevance.evaluation.rust_debug import rust_debug_str
 from cce_relevance.evaluation.selection import (
@@ -115,7 +115,7 @@ from cce_relevance.stats.power import PowerAnalysis, PowerRow, plan_from_pilot
 __all__ = [
     # The use cases, one per command of the CLI (the Action calls run, validate, compare_saved).
     "run",
-    "score_runs",
+    "score_saved_rankings",
     "search",
     "chunks",
     "validate",
@@ -325,7 +325,7 @@ def run(
     return RunResult(corpus, index.embedder, fixtures, reports, comparison, rank_metrics, judgments, systems)
 
 
-def score_runs(
+def score_saved_rankings(
     fixtures_path: str,
     run_paths: Sequence[str],
     *,
@@ -342,7 +342,7 @@ def score_runs(
     config: ProjectConfig = NO_CONFIG,
     outputs: Sequence[str] = (),
 ) -> RunResult:
-    """Score saved rankings (TREC run files, `cce.retriever/v1` JSON lines; evaluation/run_files.py)
+    """Score saved rankings (TREC run files, `cce.retriever/v1` JSON lines; evaluation/ranking_files.py)
     against a fixture set exactly as `run` scores a backend's results: same corpus resolution
     (`--store` > `--dir` > the header's corpus), metrics, reports and comparisons.
 
@@ -361,7 +361,7 @@ def score_runs(
     corpus, index = resolve_index(fixtures, fixtures_path, dir, store, languages, indexing, exclusion)
     report_excluded(index, exclusion, warn)
     fixtures = bound_fixtures(fixtures, corpus, store, languages)
-    runs = read_runs(run_paths, index)
+    runs = read_ranking_files(run_paths, index)
     if compare is not None:
         by_name = {r.backend: r for r in runs}
         chosen = list(dict.fromkeys(compare))

@@ -710,7 +710,7 @@ def score(
         ("--trec-qrels", trec_qrels),
     )
     config = api.load_config(config_path)
-    result = api.score_runs(
+    result = api.score_saved_rankings(
         fixtures,
         runs,
         dir=corpus_dir,

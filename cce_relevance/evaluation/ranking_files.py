@@ -37,7 +37,7 @@ _ANY_DEPTH = 1 << 62  # a saved answer may hold more results than any case's k; 
 
 
 @dataclass(frozen=True)
-class SavedRun:
+class SavedRanking:
     """One backend's saved ranking per query id (hits best first, ranks 1..n)."""
 
     backend: str
@@ -65,7 +65,7 @@ def _read_text(path: str) -> str:
         ) from None
 
 
-def read_run_file(path: str, index: Index) -> list[SavedRun]:
+def read_ranking_file(path: str, index: Index) -> list[SavedRanking]:
     """The backends of one run file, in order of first appearance (see the module docstring)."""
     text = _read_text(path)
     if text.lstrip().startswith("{"):
@@ -73,7 +73,7 @@ def read_run_file(path: str, index: Index) -> list[SavedRun]:
     return _trec_run(path, text, index)
 
 
-def _json_lines(path: str, text: str, index: Index) -> SavedRun:
+def _json_lines(path: str, text: str, index: Index) -> SavedRanking:
     reader = AnswerReader(index)
     rankings: dict[str, tuple[Hit, ...]] = {}
     first_line: dict[str, int] = {}
@@ -101,7 +101,7 @@ def _json_lines(path: str, text: str, index: Index) -> SavedRun:
         first_line[query_id] = number
         rankings[query_id] = tuple(hits)
     name = os.path.splitext(os.path.basename(path))[0] or path
-    return SavedRun(name, rankings)
+    return SavedRanking(name, rankings)
 
 
 def _span_docno(docno: str) -> tuple[str, int, int] | None:
@@ -154,7 +154,7 @@ class _Documents:
             ) from None
 
 
-def _trec_run(path: str, text: str, index: Index) -> list[SavedRun]:
+def _trec_run(path: str, text: str, index: Index) -> list[SavedRanking]:
     documents = _Documents(index)
     lines: dict[str, dict[str, list[tuple[float, str, str]]]] = {}  # tag → qid → (score, docno, where)
     seen: dict[tuple[str, str, str], int] = {}
@@ -189,7 +189,7 @@ def _trec_run(path: str, text: str, index: Index) -> list[SavedRun]:
                 documents.hit(docno, rank, score, where)
                 for rank, (score, docno, where) in enumerate(ordered, 1)
             )
-        runs.append(SavedRun(tag, rankings))
+        runs.append(SavedRanking(tag, rankings))
     if not runs:
         raise CceError(
             f"{path}: no run lines (expected `qid Q0 docno rank score tag`, or cce.retriever/v1 JSON lines)"
@@ -197,12 +197,12 @@ def _trec_run(path: str, text: str, index: Index) -> list[SavedRun]:
     return runs
 
 
-def read_runs(paths: Sequence[str], index: Index) -> list[SavedRun]:
+def read_ranking_files(paths: Sequence[str], index: Index) -> list[SavedRanking]:
     """Every backend of every run file, in order; two backends may not share a name."""
-    runs: list[SavedRun] = []
+    runs: list[SavedRanking] = []
     origin: dict[str, str] = {}
     for path in paths:
-        for run in read_run_file(path, index):
+        for run in read_ranking_file(path, index):
             if run.backend in origin:
                 raise CceError(
                     f"{path}: run {quoted(run.backend)} is also in {origin[run.backend]}; "
