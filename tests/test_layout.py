@@ -16,7 +16,7 @@ one line do not import each other):
     tokens, _http, hit
     → corpus
     → chunking, embedding
-    → ranking → indexing → cache → index
+    → ranking → file_indexing → cache → index
     → search, store
 
 The graph is read from the source with `ast`, every import statement included (type-checking
@@ -46,7 +46,7 @@ STAGES = [
     {"corpus"},
     {"chunking", "embedding"},
     {"ranking"},
-    {"indexing"},
+    {"file_indexing"},
     {"cache"},
     {"index"},
     {"search", "store"},

@@ -50,7 +50,7 @@ def test_the_hashed_modules_include_what_the_records_depend_on_and_not_search():
         "retrieval.tokens",
         "retrieval.chunking.syntax",
         "retrieval.ranking.postings",
-        "retrieval.indexing.file_record",
+        "retrieval.file_indexing.file_record",
         "retrieval.index.build",
     ):
         assert f"{PACKAGE}.{name}" in hashed

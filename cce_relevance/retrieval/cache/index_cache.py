@@ -2,7 +2,7 @@
 
 An index is rebuilt on every run (the Action runs twice per pull request), yet between runs
 most files are unchanged. Indexing a file depends only on its path and bytes and on how it is
-indexed, so its record (retrieval/indexing/file_record.py) is stored under a key hashing exactly that:
+indexed, so its record (retrieval/file_indexing/file_record.py) is stored under a key hashing exactly that:
 
 * the cache layout version, the tool version and a digest of the source of every module that
   shapes a record (so a changed chunker never meets a stale record, even between releases);
@@ -64,7 +64,7 @@ _BUSY_MS = 30_000
 # The retrieval stages whose code decides what a file's or a corpus's record holds: every module
 # in them, and every module of this package they import, is hashed into the key (`record_sources`).
 # The stages after them (search, store) only read an index, so editing them keeps the cache.
-RECORD_STAGES = ("corpus", "chunking", "embedding", "ranking", "indexing", "cache", "index")
+RECORD_STAGES = ("corpus", "chunking", "embedding", "ranking", "file_indexing", "cache", "index")
 _PACKAGE_DIR = Path(__file__).resolve().parents[2]
 _IMPORT = re.compile(
     rb"^[ \t]*(?:from[ \t]+(cce_relevance[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)"
