@@ -30,8 +30,8 @@ from cce_relevance.retrieval.embedding.buckets import HashEmbeddings
 from cce_relevance.retrieval.embedding.embed import HASH_DOCUMENTS, HASH_EMBEDDER, DocumentEmbedder
 from cce_relevance.retrieval.file_indexing.file import IndexedFile
 from cce_relevance.retrieval.file_indexing.workers import FileJob
-from cce_relevance.retrieval.index.file_records import Progress, file_keys, indexed_files, opened_cache
 from cce_relevance.retrieval.index.model import Index
+from cce_relevance.retrieval.index.record_sources import Progress, file_keys, indexed_files, opened_cache
 from cce_relevance.retrieval.ranking.postings import corpus_postings
 
 
@@ -63,7 +63,7 @@ def build_index(
 
     `languages` are the packs that chunk (retrieval/chunking/languages.py `enabled_packs`); the default is
     the reference's six, which keeps every default output byte-identical to the reference. Files
-    are indexed one by one (retrieval/index/file_records.py), and with the hash embedder all embeddings are
+    are indexed one by one (retrieval/index/record_sources.py), and with the hash embedder all embeddings are
     made at once from the files' bucket counts and kept sparse (`Index.embeddings`: chunks get
     theirs when `attach_embeddings` is called), and BM25's postings are merged from the files'
     term counts (retrieval/ranking/postings.py).
@@ -71,7 +71,8 @@ def build_index(
     None of the rest changes the index: `cache` is the index cache's directory (None: no cache;
     retrieval/cache/index_cache.py: files' records, and whole corpora kept as assembled or spliced
     with the files that changed — retrieval/cache/corpus_record.py, corpus_splice.py), `workers` the
-    number of processes (None: one per CPU up to 4, one for a small corpus; retrieval/file_indexing/workers.py),
+    number of processes (None: one per CPU up to 4, one for a small corpus;
+    retrieval/file_indexing/workers.py),
     and `progress` is called with (files done, files in all) as files are indexed. `exclude` leaves
     files out of the walk (a run's own files, the user's patterns: retrieval/corpus/exclusion.py);
     the index names them in `walk_excluded`.
