@@ -85,8 +85,7 @@ from cce_relevance.evaluation.shards import (
     shard_part,
 )
 from cce_relevance.evaluation.spans import LineWeights
-from cce_relevance.evaluation.validation import STALE_CODES, Validation, validate_cases
-from cce_relevance.evaluation.validation import Finding as AnchorFinding
+from cce_relevance.evaluation.validation import STALE_CODES, AnchorFinding, Validation, validate_cases
 from cce_relevance.project_config import NO_CONFIG, ProjectConfig, find_config, load_config
 from cce_relevance.reporting.fixture_patch import unified_patch
 from cce_relevance.retrieval.cache.index_cache import default_cache_dir

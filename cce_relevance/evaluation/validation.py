@@ -26,7 +26,7 @@ STALE_CODES = ("missing-file", "missing-kind", "missing-symbol", "range-past-end
 
 
 @dataclass(frozen=True)
-class Finding:
+class AnchorFinding:
     """One problem. `anchor` is the anchor's canonical text, or None for a problem of the whole case."""
 
     code: str  # one of STALE_CODES, "ambiguous-symbol", "unsatisfiable" or "duplicate-id"
@@ -42,7 +42,7 @@ class Validation:
     corpus: str
     cases: int
     anchors: int
-    findings: tuple[Finding, ...]
+    findings: tuple[AnchorFinding, ...]
 
     @property
     def ok(self) -> bool:
@@ -123,12 +123,12 @@ def validate_cases(
     `symbols` the corpus's definitions, which symbol anchors are looked up in (without it they
     resolve to nothing)."""
     index = _Corpus(anchors, line_counts, symbols)
-    findings: list[Finding] = []
+    findings: list[AnchorFinding] = []
     first_line: dict[str, int] = {}
     for case in cases:
         if case.id in first_line:
             findings.append(
-                Finding(
+                AnchorFinding(
                     "duplicate-id",
                     case.line,
                     case.id,
@@ -142,7 +142,7 @@ def validate_cases(
             if anchors.resolves(anchor):
                 if anchor.symbol is not None and symbols is not None and len(anchor.bound) > 1:
                     findings.append(
-                        Finding(
+                        AnchorFinding(
                             "ambiguous-symbol",
                             case.line,
                             case.id,
@@ -153,10 +153,10 @@ def validate_cases(
                 continue
             stale += 1
             code, message = index.diagnose(anchor)
-            findings.append(Finding(code, case.line, case.id, anchor.display(), message))
+            findings.append(AnchorFinding(code, case.line, case.id, anchor.display(), message))
         if stale == len(case.anchors):
             findings.append(
-                Finding(
+                AnchorFinding(
                     "unsatisfiable",
                     case.line,
                     case.id,

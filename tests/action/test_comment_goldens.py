@@ -27,7 +27,7 @@ from cce_relevance.action.scoring import GoldenCheck, SetResult, TopHit
 from cce_relevance.action.trend import render_trend, with_trend
 from cce_relevance.action.verdict import Outcome
 from cce_relevance.evaluation.anchors import parse_anchor
-from cce_relevance.evaluation.validation import Finding, Validation
+from cce_relevance.evaluation.validation import AnchorFinding, Validation
 from cce_relevance.reporting.canonical_json import dumps_report
 from cce_relevance.reporting.numbers import format6
 
@@ -109,7 +109,7 @@ def _set(
     head_ranks = {b: dict(head) if b in worse_on else dict(base) for b in BACKENDS}
     anchors = {qid: (parse_anchor("billing.py#function_definition@1-4"),) for qid in base}
     findings = tuple(
-        Finding(
+        AnchorFinding(
             "missing-file",
             2 + i,
             qid,

@@ -11,8 +11,7 @@ from cce_relevance.action.comment import COMMENT_LIMIT, comment_marker, fit_body
 from cce_relevance.action.git import CommitPair
 from cce_relevance.action.scoring import GoldenCheck, SetResult, update_golden_command
 from cce_relevance.action.verdict import Outcome, action_document, render
-from cce_relevance.evaluation.validation import Finding as AnchorFinding
-from cce_relevance.evaluation.validation import Validation
+from cce_relevance.evaluation.validation import AnchorFinding, Validation
 from cce_relevance.reporting.markdown_safe import code_span
 from cce_relevance.reporting.numbers import format6
 
