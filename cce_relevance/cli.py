@@ -129,17 +129,100 @@ _CONFIG_HELP = (
     "Backend variants, external retrievers and extra languages (default: cce-relevance.toml in the "
     "working directory or the nearest one above it, up to the repository root)."
 )
+_STATS_HELP = (
+    "reference: the paired t-test the reference prints (default). full: also wins/losses/ties, d_z, "
+    "a permutation p, a bootstrap CI, Holm-adjusted p and the MDE (docs/statistics.md)."
+)
+Decorator = Callable[[Callable[..., None]], Callable[..., None]]
 
 
-def _languages_option(command: Callable[..., None]) -> Callable[..., None]:
-    """`--languages`, shared by every command that indexes a directory."""
-    return click.option(
-        "--languages",
-        "languages_flag",
-        metavar="LIST",
-        help=f"Also chunk these languages: any of {','.join(EXTRA_LANGUAGES)} (replaces the "
-        "config file's `languages`; '' for none). Default: the reference's six only.",
-    )(command)
+def _options(*decorators: Decorator) -> Decorator:
+    """Several click options as one decorator, listed in `--help` in the order given."""
+
+    def apply(command: Callable[..., None]) -> Callable[..., None]:
+        for decorator in reversed(decorators):
+            command = decorator(command)
+        return command
+
+    return apply
+
+
+def _config_option(help: str = _CONFIG_HELP) -> Decorator:
+    return click.option("--config", "config_path", metavar="FILE", help=help)
+
+
+_languages_option = click.option(
+    "--languages",
+    "languages_flag",
+    metavar="LIST",
+    help=f"Also chunk these languages: any of {','.join(EXTRA_LANGUAGES)} (replaces the "
+    "config file's `languages`; '' for none). Default: the reference's six only.",
+)
+_cache_options = _options(
+    click.option(
+        "--cache",
+        "cache_dir",
+        metavar="DIR",
+        help="Index cache directory: unchanged files are not indexed again (default: "
+        "$XDG_CACHE_HOME/cce-relevance, else ~/.cache/cce-relevance).",
+    ),
+    click.option(
+        "--no-cache", is_flag=True, help="Index every file again; do not read or write the index cache."
+    ),
+)
+_stats_options = _options(
+    click.option(
+        "--stats",
+        "stats_level",
+        type=click.Choice(STATS_LEVELS),
+        default="reference",
+        show_default=True,
+        help=_STATS_HELP,
+    ),
+    click.option(
+        "--primary-metric",
+        metavar="KEY",
+        help=f"With --stats full: the metric named primary (default {DEFAULT_PRIMARY}): "
+        f"{', '.join(METRIC_KEYS)}, or a --metrics key such as ndcg_at_k.",
+    ),
+)
+_chart_options = _options(
+    click.option(
+        "--chart",
+        metavar="FILE",
+        help="Also write per-query deltas as a chart: FILE.md (Mermaid block), FILE.mmd "
+        "(Mermaid diagram) or FILE.svg.",
+    ),
+    click.option(
+        "--chart-metric",
+        metavar="KEY",
+        help=f"Metric to chart (default {DEFAULT_PRIMARY}): {', '.join(METRIC_KEYS)}, "
+        "or a --metrics key the run or both reports carry, such as ndcg_at_k.",
+    ),
+)
+
+
+_report_json_option = click.option("--json", "as_json", is_flag=True, help=f"Emit the {schemas.REPORT} JSON.")
+_output_option = click.option(
+    "--output", metavar="FILE", help="Write the report to FILE (atomically) instead of stdout."
+)
+_golden_option = click.option(
+    "--golden", metavar="FILE", help="Fail (exit 1) with a diff when the JSON report differs from FILE."
+)
+
+
+def _report_options(update_help: str) -> Decorator:
+    """`--json`, `--output`, `--golden`, `--update-golden`: how `run` and `score` write the report."""
+    return _options(
+        _report_json_option,
+        _output_option,
+        _golden_option,
+        click.option("--update-golden", is_flag=True, help=update_help),
+    )
+
+
+def _per_query_option(help: str) -> Decorator:
+    return click.option("--per-query", "per_query", type=click.Choice(PER_QUERY_FORMATS), help=help)
 
 
 def comma_list(value: str, trim: Callable[[str], str] = rust_trim) -> list[str]:
@@ -149,23 +232,8 @@ def comma_list(value: str, trim: Callable[[str], str] = rust_trim) -> list[str]:
     return [name for piece in value.split(",") if (name := trim(piece))]
 
 
-def _languages(flag: str | None, config: api.ProjectConfig) -> tuple[str, ...]:
-    """The extra languages to chunk: `--languages` when given, else the config file's `languages`."""
-    return config.languages if flag is None else api.check_languages(comma_list(flag))
-
-
-def _cache_options(command: Callable[..., None]) -> Callable[..., None]:
-    """`--cache DIR` and `--no-cache`, shared by every command that indexes a directory."""
-    command = click.option(
-        "--no-cache", is_flag=True, help="Index every file again; do not read or write the index cache."
-    )(command)
-    return click.option(
-        "--cache",
-        "cache_dir",
-        metavar="DIR",
-        help="Index cache directory: unchanged files are not indexed again (default: "
-        "$XDG_CACHE_HOME/cce-relevance, else ~/.cache/cce-relevance).",
-    )(command)
+def _listed(value: str | None, trim: Callable[[str], str] = rust_trim) -> list[str] | None:
+    return None if value is None else comma_list(value, trim)
 
 
 def _indexing(cache_dir: str | None, no_cache: bool, quiet: bool) -> api.BuildOptions:
@@ -174,16 +242,42 @@ def _indexing(cache_dir: str | None, no_cache: bool, quiet: bool) -> api.BuildOp
         raise click.UsageError("--cache and --no-cache cannot be used together")
     if cache_dir == "":
         raise click.UsageError("a value is required for '--cache' but none was supplied")
-    return api.build_options(
+    return api.BuildOptions.with_cache(
         cache_dir, use_cache=not no_cache, progress=progress_bar(sys.stderr, quiet=quiet)
     )
+
+
+def _run_options(
+    config_path: str | None,
+    languages: str | None,
+    cache_dir: str | None,
+    no_cache: bool,
+    quiet: bool,
+    **chosen: Any,
+) -> api.RunOptions:
+    """The options of a command that indexes: the config file, `--languages`, the cache flags
+    (`quiet`: no progress bar), and what the command `chosen`."""
+    config = api.load_config(config_path)
+    return api.RunOptions(
+        config=config,
+        languages=_listed(languages),
+        indexing=_indexing(cache_dir, no_cache, quiet),
+        **chosen,
+    )
+
+
+def _require_values(*options: tuple[str, str | None]) -> None:
+    """A usage error for the first option given an empty value."""
+    for name, value in options:
+        if value == "":
+            raise click.UsageError(f"a value is required for '{name}' but none was supplied")
 
 
 @main.command()
 @click.argument("directory", metavar="DIR")
 @click.option("--json", "as_json", is_flag=True, help="Print the conformance.json document.")
 @_languages_option
-@click.option("--config", "config_path", metavar="FILE", help=_CONFIG_HELP)
+@_config_option()
 @_cache_options
 def chunks(
     directory: str,
@@ -196,15 +290,11 @@ def chunks(
     """List every chunk of DIR with its symbol (the conformance listing)."""
     from cce_relevance.reporting import search_view
 
-    config = api.load_config(config_path)
-    languages = _languages(languages_flag, config)
-    found = api.chunks(
-        api.require_directory(directory), languages, _indexing(cache_dir, no_cache, as_json), config
-    )
+    options = _run_options(config_path, languages_flag, cache_dir, no_cache, as_json)
+    found, symbols = api.chunks(directory, options)
     if as_json:
         _emit(search_view.conformance_document(found))
     else:
-        symbols = api.corpus_symbols(directory, languages)
         _emit(search_view.conformance_table(found, symbols.of_chunk))
 
 
@@ -220,7 +310,7 @@ def chunks(
 )
 @click.option("-k", "k", type=click.IntRange(min=1), default=10, show_default=True, help="Number of results.")
 @click.option("--json", "as_json", is_flag=True, help="Print result records as JSON.")
-@click.option("--config", "config_path", metavar="FILE", help=_CONFIG_HELP)
+@_config_option()
 @_languages_option
 @_cache_options
 def search(
@@ -237,17 +327,8 @@ def search(
     """Run QUERY over DIR through one backend and show ranks, scores, spans and kinds."""
     from cce_relevance.reporting import search_view
 
-    config = api.load_config(config_path)
-    corpus = api.require_directory(directory)
-    results = api.search(
-        corpus,
-        query,
-        backend,
-        k,
-        config,
-        _languages(languages_flag, config),
-        _indexing(cache_dir, no_cache, as_json),
-    )
+    options = _run_options(config_path, languages_flag, cache_dir, no_cache, as_json)
+    results = api.search(directory, query, backend, k, options)
     hits = [h for h, _ in results]
     _emit(
         search_view.hits_json(hits) if as_json else search_view.hits_text(hits, [line for _, line in results])
@@ -270,7 +351,7 @@ def search(
     help="Turn secret protection off: index sensitive files and unredacted text.",
 )
 @_languages_option
-@click.option("--config", "config_path", metavar="FILE", help=_CONFIG_HELP)
+@_config_option()
 @_cache_options
 def index(
     directory: str,
@@ -283,20 +364,11 @@ def index(
     no_cache: bool,
 ) -> None:
     """Index DIR and write the reference's persisted store (index.json) with a fingerprint beside it."""
-    if out == "":
-        raise click.UsageError("a value is required for '--out' but none was supplied")
-    config = api.load_config(config_path)
+    _require_values(("--out", out))
+    options = _run_options(config_path, languages_flag, cache_dir, no_cache, False)
     if allow_secrets:
         click.echo("warning: --allow-secrets: secret protection is off; files are indexed verbatim", err=True)
-    written = api.index_corpus(
-        directory,
-        out=out,
-        embedder=embedder,
-        allow_secrets=allow_secrets,
-        languages=_languages(languages_flag, config),
-        indexing=_indexing(cache_dir, no_cache, False),
-        config=config,
-    )
+    written = api.index_corpus(directory, options, out=out, embedder=embedder, allow_secrets=allow_secrets)
     fingerprint = f"wrote {written.fingerprint}\n" if written.fingerprint is not None else ""
     _emit(
         f"wrote {written.path}: {written.chunks} chunks from {written.files} files, "
@@ -304,79 +376,10 @@ def index(
     )
 
 
-def _golden_drift(golden: str, report: str) -> str:
-    """The diff from `golden` to `report` ('' when identical); a missing or unreadable golden is
-    an input error, raised before anything is printed or written."""
-    return api.golden_diff(golden, report, missing_hint="run again with --update-golden to create it")
-
-
-def _fail_on_drift(golden: str, diff: str) -> None:
-    """A drifted golden: its diff on stderr and exit 1; a matching one: one line on stderr."""
-    if not diff:
-        click.echo(f"golden report {golden} matches", err=True)
-        return
-    sys.stderr.write(diff)
-    raise GateFailed(
-        f"report drifted from golden {golden}",
-        hint="review the diff; if the change is intended, rerun with --update-golden",
-    )
-
-
-def _golden_change(golden: str, report: str) -> str:
-    """What `--update-golden` will do to `golden` (created, updated or unchanged), read before the
-    run's outputs are committed; said on stderr in one line once they are."""
-    try:
-        with open(golden, encoding="utf-8", newline="") as handle:
-            before: str | None = handle.read()
-    except (OSError, UnicodeDecodeError):
-        before = None
-    return "created" if before is None else "unchanged" if before == report else "updated"
-
-
-_STATS_HELP = (
-    "reference: the paired t-test the reference prints (default). full: also wins/losses/ties, d_z, "
-    "a permutation p, a bootstrap CI, Holm-adjusted p and the MDE (docs/statistics.md)."
-)
-
-
-def _stats_options(command: Callable[..., None]) -> Callable[..., None]:
-    """`--stats` and `--primary-metric`, shared by `run` and `compare`."""
-    command = click.option(
-        "--primary-metric",
-        metavar="KEY",
-        help=f"With --stats full: the metric named primary (default {DEFAULT_PRIMARY}): "
-        f"{', '.join(METRIC_KEYS)}, or a --metrics key such as ndcg_at_k.",
-    )(command)
-    return click.option(
-        "--stats",
-        "stats_level",
-        type=click.Choice(STATS_LEVELS),
-        default="reference",
-        show_default=True,
-        help=_STATS_HELP,
-    )(command)
-
-
 def _primary(stats_level: str, primary: str | None) -> str:
     if primary is not None and stats_level != "full":
         raise click.UsageError("--primary-metric needs --stats full")
     return DEFAULT_PRIMARY if primary is None else primary
-
-
-def _chart_options(command: Callable[..., None]) -> Callable[..., None]:
-    """`--chart` and `--chart-metric`, shared by `run --compare` and `compare`."""
-    command = click.option(
-        "--chart-metric",
-        metavar="KEY",
-        help=f"Metric to chart (default {DEFAULT_PRIMARY}): {', '.join(METRIC_KEYS)}, "
-        "or a --metrics key the run or both reports carry, such as ndcg_at_k.",
-    )(command)
-    return click.option(
-        "--chart",
-        metavar="FILE",
-        help="Also write per-query deltas as a chart: FILE.md (Mermaid block), FILE.mmd "
-        "(Mermaid diagram) or FILE.svg.",
-    )(command)
 
 
 def _chart_metric(chart: str | None, metric: str | None) -> str:
@@ -424,13 +427,8 @@ def _trec_files(result: api.RunResult, run_path: str | None, qrels_path: str | N
     help="Two backends: per-query deltas and a paired t-test; three or "
     "more: every pair (Holm-corrected) and a randomised Tukey HSD.",
 )
-@click.option("--json", "as_json", is_flag=True, help=f"Emit the {schemas.REPORT} JSON.")
-@click.option("--output", metavar="FILE", help="Write the report to FILE (atomically) instead of stdout.")
-@click.option(
-    "--golden", metavar="FILE", help="Fail (exit 1) with a diff when the JSON report differs from FILE."
-)
-@click.option("--update-golden", is_flag=True, help="Rewrite the --golden file with this run's JSON report.")
-@click.option("--config", "config_path", metavar="FILE", help=_CONFIG_HELP)
+@_report_options("Rewrite the --golden file with this run's JSON report.")
+@_config_option()
 @_languages_option
 @_stats_options
 @click.option(
@@ -439,12 +437,9 @@ def _trec_files(result: api.RunResult, run_path: str | None, qrels_path: str | N
     help="Also report rank metrics: any of ndcg,ap,hit,rprec, or cut-offs such as ndcg@10,p@1,recall@20 "
     "(docs/metrics.md).",
 )
-@click.option(
-    "--per-query",
-    "per_query",
-    type=click.Choice(PER_QUERY_FORMATS),
-    help="Print per-query results instead of the report: text (each query's first relevant rank and "
-    "top hits), or csv/tsv (one row per query x backend x metric, like trec_eval -q).",
+@_per_query_option(
+    "Print per-query results instead of the report: text (each query's first relevant rank and "
+    "top hits), or csv/tsv (one row per query x backend x metric, like trec_eval -q)."
 )
 @click.option(
     "--trec-run", metavar="FILE", help="Write each backend's TREC run; {backend} in FILE is its name."
@@ -476,13 +471,13 @@ def run(
     stats_level: StatsLevel,
     primary_metric: str | None,
     metrics: str | None,
+    per_query: str | None,
     trec_run: str | None,
     trec_qrels: str | None,
     chart: str | None,
     chart_metric: str | None,
     cache_dir: str | None,
     no_cache: bool,
-    per_query: str | None,
     shard_text: str | None,
     shard_state: str | None,
 ) -> None:
@@ -514,23 +509,22 @@ def run(
         ("--chart", chart),
     )
     shard = _shard(shard_text, shard_state, compare=compare, golden=golden, trec=trec_run or trec_qrels)
-    config = api.load_config(config_path)
-    result = api.run(
-        fixtures,
-        dir=corpus_dir,
-        store=store,
-        config=config,
-        shard=shard,
-        backends=None if backends is None else comma_list(backends),
-        compare=None if compare is None else comma_list(compare),
+    options = _run_options(
+        config_path,
+        languages_flag,
+        cache_dir,
+        no_cache,
+        as_json,
+        backends=_listed(backends),
+        compare=_listed(compare),
         stats_level=stats_level,
         primary=primary,
-        metrics=None if metrics is None else comma_list(metrics, str.strip),
+        metrics=_listed(metrics, str.strip),
         trec=trec_run is not None or trec_qrels is not None,
-        languages=_languages(languages_flag, config),
-        indexing=_indexing(cache_dir, no_cache, as_json),
-        outputs=api.own_outputs([output, golden, trec_run, trec_qrels, chart], config),
+        outputs=[p for p in (output, golden, trec_run, trec_qrels, chart) if p is not None],
+        shard=shard,
     )
+    result = api.run(fixtures, options, dir=corpus_dir, store=store)
     side_files = _trec_files(result, trec_run, trec_qrels)
     if shard is not None and shard_state is not None:
         side_files[shard_state] = api.shard_state(result, fixtures, shard)
@@ -553,6 +547,11 @@ def _report_checks(
     """The usage checks `run` and `score` share; returns the primary metric."""
     if stats_level == "full" and compare is None:
         raise click.UsageError("--stats full needs --compare A,B")
+    if stats_level == "full" and compare is not None and len(dict.fromkeys(comma_list(compare))) > 2:
+        raise CceError(
+            "--stats full compares two backends; with three or more every pair is tested "
+            "(Holm) beside a randomised Tukey HSD already"
+        )
     primary = _primary(stats_level, primary_metric)
     if store is not None and corpus_dir is not None:
         raise click.UsageError("the argument '--store <STORE>' cannot be used with '--dir <DIR>'")
@@ -563,13 +562,6 @@ def _report_checks(
             "--per-query and --json cannot be used together (the JSON report has per_query)"
         )
     return primary
-
-
-def _require_values(*options: tuple[str, str | None]) -> None:
-    """A usage error for the first option given an empty value."""
-    for name, value in options:
-        if value == "":
-            raise click.UsageError(f"a value is required for '{name}' but none was supplied")
 
 
 def _write_report(
@@ -593,8 +585,12 @@ def _write_report(
         rendered = report_json
     else:
         rendered = run_report_text(result) if per_query is None else run_report_per_query(result, per_query)
-    golden_change = _golden_change(golden, report_json) if golden is not None and update_golden else ""
-    drift = _golden_drift(golden, report_json) if golden is not None and not update_golden else ""
+    change = api.golden_change(golden, report_json) if golden is not None and update_golden else ""
+    check = (
+        api.check_golden(golden, report_json, missing_hint="run again with --update-golden to create it")
+        if golden is not None and not update_golden
+        else None
+    )
     with OutputSet() as outputs:
         for path, text in side_files.items():
             outputs.stage(path, text)
@@ -603,12 +599,18 @@ def _write_report(
         if output is not None:
             outputs.stage(output, rendered)
         outputs.commit()
-    if golden_change:
-        click.echo(f"golden report {golden} {golden_change}", err=True)
+    if change:
+        click.echo(f"golden report {golden} {change}", err=True)
     if output is None:
         _emit(rendered)
-    if golden is not None and not update_golden:
-        _fail_on_drift(golden, drift)
+    if check is not None and check.drifted:
+        sys.stderr.write(check.diff)
+        raise GateFailed(
+            f"report drifted from golden {golden}",
+            hint="review the diff; if the change is intended, rerun with --update-golden",
+        )
+    if check is not None:
+        click.echo(f"golden report {golden} matches", err=True)
 
 
 def _shard(text: str | None, state: str | None, **refused: str | None) -> api.Shard | None:
@@ -621,18 +623,16 @@ def _shard(text: str | None, state: str | None, **refused: str | None) -> api.Sh
         if value:
             raise click.UsageError(f"--shard cannot be used with --{name}: merge the shards, then compare")
     try:
-        return api.parse_shard(text)
+        return api.Shard.parse(text, "--shard")
     except CceError as exc:
         raise click.UsageError(exc.message) from None
 
 
 @main.command()
 @click.argument("states", metavar="STATE...", nargs=-1, required=True)
-@click.option("--json", "as_json", is_flag=True, help=f"Emit the {schemas.REPORT} JSON.")
-@click.option("--output", metavar="FILE", help="Write the report to FILE (atomically) instead of stdout.")
-@click.option(
-    "--golden", metavar="FILE", help="Fail (exit 1) with a diff when the JSON report differs from FILE."
-)
+@_report_json_option
+@_output_option
+@_golden_option
 def merge(states: tuple[str, ...], as_json: bool, output: str | None, golden: str | None) -> None:
     """Put a sharded run back together: the report of the unsharded run, byte for byte.
 
@@ -652,26 +652,16 @@ def merge(states: tuple[str, ...], as_json: bool, output: str | None, golden: st
 @click.option("--dir", "corpus_dir", metavar="DIR", help="Corpus directory (overrides the fixture header).")
 @click.option("--store", metavar="STORE", help="Use an existing persisted index file instead of a directory.")
 @click.option("--compare", metavar="A,B[,C...]", help="Compare runs as run --compare compares backends.")
-@click.option("--json", "as_json", is_flag=True, help=f"Emit the {schemas.REPORT} JSON.")
-@click.option("--output", metavar="FILE", help="Write the report to FILE (atomically) instead of stdout.")
-@click.option(
-    "--golden", metavar="FILE", help="Fail (exit 1) with a diff when the JSON report differs from FILE."
-)
-@click.option("--update-golden", is_flag=True, help="Rewrite the --golden file with this report.")
+@_report_options("Rewrite the --golden file with this report.")
 @_stats_options
 @click.option(
     "--metrics", metavar="LIST", help="Also report rank metrics, e.g. ndcg,ap,hit@1,p@5 (docs/metrics.md)."
 )
-@click.option(
-    "--per-query",
-    "per_query",
-    type=click.Choice(PER_QUERY_FORMATS),
-    help="Print per-query results instead of the report (as for run).",
-)
+@_per_query_option("Print per-query results instead of the report (as for run).")
 @click.option(
     "--trec-qrels", metavar="FILE", help="Write the TREC qrels (relevant chunk ids) the scoring used."
 )
-@click.option("--config", "config_path", metavar="FILE", help="Extra languages to chunk with (as for run).")
+@_config_option("Extra languages to chunk with (as for run).")
 @_languages_option
 @_cache_options
 def score(
@@ -709,22 +699,20 @@ def score(
         ("--metrics", metrics),
         ("--trec-qrels", trec_qrels),
     )
-    config = api.load_config(config_path)
-    result = api.score_saved_rankings(
-        fixtures,
-        runs,
-        dir=corpus_dir,
-        store=store,
-        compare=None if compare is None else comma_list(compare),
+    options = _run_options(
+        config_path,
+        languages_flag,
+        cache_dir,
+        no_cache,
+        as_json,
+        compare=_listed(compare),
         stats_level=stats_level,
         primary=primary,
-        metrics=None if metrics is None else comma_list(metrics, str.strip),
+        metrics=_listed(metrics, str.strip),
         trec=trec_qrels is not None,
-        languages=_languages(languages_flag, config),
-        indexing=_indexing(cache_dir, no_cache, as_json),
-        config=config,
-        outputs=api.own_outputs([output, golden, trec_qrels], config),
+        outputs=[p for p in (output, golden, trec_qrels) if p is not None],
     )
+    result = api.score_saved_rankings(fixtures, runs, options, dir=corpus_dir, store=store)
     _write_report(
         result, _trec_files(result, None, trec_qrels), as_json, output, golden, update_golden, per_query
     )
@@ -774,15 +762,8 @@ def compare(
         raise click.UsageError("--chart-backend needs --chart FILE")
     chart_metric = _chart_metric(chart, chart_metric)
     render_chart = chart_renderer(chart) if chart else None
-    primary = _primary(stats_level, primary_metric)
-    comparisons = api.compare_saved(
-        api.load_report(base_report),
-        api.load_report(head_report),
-        base_report,
-        head_report,
-        stats_level=stats_level,
-        primary=primary,
-    )
+    options = api.RunOptions(stats_level=stats_level, primary=_primary(stats_level, primary_metric))
+    comparisons = api.compare_saved(base_report, head_report, options)
     chart_text = (
         render_chart(compare_chart(comparisons, chart_metric, chart_backend)) if render_chart else None
     )
@@ -801,8 +782,7 @@ def _compare_systems(
     paths: tuple[str, ...], as_json: bool, as_markdown: bool, stats_level: StatsLevel, chart: str | None
 ) -> None:
     """`compare R1 R2 R3…`: the reports as systems, per backend they all scored."""
-    from cce_relevance.reporting.systems_report import systems_document, systems_markdown, systems_text
-    from cce_relevance.reporting.terminal import terminal_safe
+    from cce_relevance.reporting import systems_report
 
     if stats_level == "full":
         raise click.UsageError(
@@ -813,26 +793,13 @@ def _compare_systems(
         raise click.UsageError("--chart draws base → head deltas and needs exactly two reports")
     if len(set(paths)) != len(paths):
         raise click.UsageError("every report may be named once")
-    results = api.compare_many([api.load_report(p) for p in paths], list(paths))
+    results = api.compare_many(paths)
     if as_json:
-        text = dumps_report(
-            {
-                "backends": [{"backend": name, **systems_document(tests)} for name, tests in results],
-                "reports": list(paths),
-                "schema": schemas.SYSTEMS,
-            }
-        )
+        text = dumps_report(systems_report.saved_reports_document(paths, results))
     elif as_markdown:
-        text = "".join(
-            systems_markdown(f"Relevance of {len(paths)} reports, backend {name}", tests)
-            for name, tests in results
-        )
+        text = systems_report.saved_reports_markdown(paths, results)
     else:
-        text = (
-            "CCE relevance — comparison of saved reports\n"
-            + "".join(f"  {i}: {terminal_safe(p)}\n" for i, p in enumerate(paths, 1))
-            + "".join(systems_text(f"backend {terminal_safe(name)}", tests) for name, tests in results)
-        )
+        text = systems_report.saved_reports_text(paths, results)
     click.echo(text, nl=False)
 
 
@@ -849,7 +816,7 @@ def _compare_systems(
     "`git apply` or `patch -p1`); the findings go to stderr.",
 )
 @_languages_option
-@click.option("--config", "config_path", metavar="FILE", help=_CONFIG_HELP)
+@_config_option()
 @_cache_options
 def validate(
     fixtures: str,
@@ -870,23 +837,18 @@ def validate(
     """
     from cce_relevance.reporting.validation_report import fixes_text, validation_document, validation_text
 
-    if corpus_dir == "":
-        raise click.UsageError("a value is required for '--dir' but none was supplied")
+    _require_values(("--dir", corpus_dir))
     if suggest and as_json:
         raise click.UsageError("--suggest prints a patch; it cannot be used with --json")
-    config = api.load_config(config_path)
-    languages = _languages(languages_flag, config)
-    indexing = _indexing(cache_dir, no_cache, as_json)
+    options = _run_options(config_path, languages_flag, cache_dir, no_cache, as_json)
     if suggest:
-        suggestions = api.suggest(
-            fixtures, dir=corpus_dir, languages=languages, indexing=indexing, config=config
-        )
+        suggestions = api.suggest(fixtures, options, dir=corpus_dir)
         result = suggestions.validation
         explained = validation_text(result) + fixes_text(suggestions.fixes, len(result.stale_anchors()))
         click.echo(explained, err=True, nl=False)
         _emit(suggestions.patch)
     else:
-        result = api.validate(fixtures, dir=corpus_dir, languages=languages, indexing=indexing, config=config)
+        result = api.validate(fixtures, options, dir=corpus_dir)
         _emit(dumps_report(validation_document(result)) if as_json else validation_text(result))
     if not result.ok:
         raise GateFailed(
@@ -939,7 +901,7 @@ def validate(
 @click.option("--no-score", is_flag=True, help="Only propose; do not score the set.")
 @click.option("--report", metavar="FILE", help="Write the summary and scores to FILE instead of stderr.")
 @_languages_option
-@click.option("--config", "config_path", metavar="FILE", help=_CONFIG_HELP)
+@_config_option()
 @_cache_options
 def bootstrap(
     directory: str,
@@ -965,9 +927,7 @@ def bootstrap(
     note saying where it came from; then report how each backend scores it."""
     from cce_relevance.reporting.proposal_report import proposal_text
 
-    for name, value in (("--out", out), ("--report", report)):
-        if value == "":
-            raise click.UsageError(f"a value is required for '{name}' but none was supplied")
+    _require_values(("--out", out), ("--report", report))
     if out is not None and os.path.exists(out) and not force:
         raise CceError(
             f"{out} exists; a proposed set would replace it",
@@ -975,36 +935,29 @@ def bootstrap(
         )
     if no_score and backends is not None:
         raise click.UsageError("--backend needs scoring; it cannot be used with --no-score")
-    config = api.load_config(config_path)
+    options = _run_options(
+        config_path,
+        languages_flag,
+        cache_dir,
+        no_cache,
+        False,
+        backends=_listed(backends),
+        outputs=[report] if report is not None else [],
+    )
     rules = api.FileRules(
         tests=not include_tests, vendored=not include_vendored, generated=not include_generated, skip=skip
     )
     result = api.bootstrap(
-        api.require_directory(directory),
+        directory,
+        options,
         queries=queries,
         seed=seed,
         out=out,
         rules=rules,
-        forms=comma_list(forms) if forms is not None else api.FORMS,
-        backends=comma_list(backends) if backends is not None else None,
+        forms=None if forms is None else tuple(comma_list(forms)),
         score=not no_score,
-        config=config,
-        languages=_languages(languages_flag, config),
-        indexing=_indexing(cache_dir, no_cache, False),
-        outputs=[report] if report is not None else [],
     )
-    p = result.proposal
-    summary = proposal_text(
-        out or "stdout",
-        len(p.cases),
-        queries,
-        p.candidates,
-        p.files,
-        p.skipped,
-        result.form_counts(),
-        api.HARD_FORMS,
-        result.discrimination(),
-    )
+    summary = proposal_text(result, out or "stdout", queries)
     with OutputSet() as outputs:
         if out is not None:
             outputs.stage(out, result.text)

@@ -37,8 +37,7 @@ from cce_relevance.api import (
     DEFAULT_PRIMARY,
     METRIC_KEYS,
     Shard,
-    parse_shard,
-    rank_metric_for_key,
+    rank_metric_name,
 )
 from cce_relevance.errors import CceError
 
@@ -161,7 +160,7 @@ def read_inputs(env: Mapping[str, str]) -> ActionInputs:
         return _merge_inputs(env, github, key, comment, shards_dir)
     if shards_dir:
         raise CceError("input 'shards-dir' is read by `mode: merge` only: add `mode: merge`, or leave it out")
-    shard = parse_shard(shard_text, "input 'shard'") if shard_text else None
+    shard = Shard.parse(shard_text, "input 'shard'") if shard_text else None
     if shard is not None and shard.count > MAX_SHARDS:
         raise CceError(
             f"input 'shard': {shard_text!r} splits the queries {shard.count} ways: expected N of at most "
@@ -509,20 +508,13 @@ def _choice(name: str, value: str, choices: tuple[Any, ...], default: Any) -> An
 def _regression_metric(value: str) -> str:
     """A reference metric key, or a rank metric key (`ndcg_at_k`, `average_precision`, `hit_at_5`,
     …): then both sides are scored with `--metrics` for it."""
-    if not value or value in METRIC_KEYS or rank_metric_for_key(value) is not None:
+    if not value or value in METRIC_KEYS or rank_metric_name(value) is not None:
         return value or DEFAULT_PRIMARY
     raise CceError(
         f"input 'regression-metric': {value!r} is not supported: expected one of "
         f"{', '.join(METRIC_KEYS)}, or a rank metric key such as ndcg_at_k, average_precision, "
         "hit_at_5, r_precision"
     )
-
-
-def rank_metric_name(regression_metric: str) -> str | None:
-    """The `--metrics` name a rank regression metric is scored with (`ndcg_at_5` → `ndcg@5`); None
-    for a reference metric, which every run reports."""
-    spec = rank_metric_for_key(regression_metric)
-    return spec.name if spec is not None else None
 
 
 def _alpha(value: str) -> float:

@@ -204,3 +204,10 @@ def score_specs(
     """Every requested metric of one case, by key: the plain ones on the fixture's top-k ranking
     (`gains_at_k`), the cut-offs on one ranking retrieved to the largest depth asked (`deep_gains`)."""
     return {s.key: s.value(gains_at_k if s.cutoff is None else deep_gains, judged_gains, k) for s in specs}
+
+
+def rank_metric_name(key: str) -> str | None:
+    """The rank metric name a rank metric key is scored with (`ndcg_at_5` → `ndcg@5`); None for
+    any other key (a reference metric, which every run reports, or no metric at all)."""
+    spec = rank_metric_for_key(key)
+    return spec.name if spec is not None else None

@@ -16,10 +16,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from cce_relevance.evaluation.anchor_index import AnchorIndex
 from cce_relevance.evaluation.anchors import Anchor
 from cce_relevance.evaluation.fixtures import Case
 from cce_relevance.evaluation.symbol_anchors import SymbolSource, bind_case, named_definitions
 from cce_relevance.retrieval.chunking.symbols import Definition
+from cce_relevance.retrieval.index.model import Index
 from cce_relevance.strings import quoted
 
 STALE_CODES = ("missing-file", "missing-kind", "missing-symbol", "range-past-end", "no-chunk-in-range")
@@ -47,6 +49,10 @@ class Validation:
     @property
     def ok(self) -> bool:
         return not self.findings
+
+    def stale_findings(self) -> tuple[AnchorFinding, ...]:
+        """The findings that are stale anchors, with line and reason."""
+        return tuple(f for f in self.findings if f.code in STALE_CODES)
 
     def stale_anchors(self) -> dict[str, tuple[str, ...]]:
         """Query id → its stale anchors, for every query that has one (ids in fixture order).
@@ -206,3 +212,13 @@ def ambiguity(anchor: Anchor, named: Sequence[Definition]) -> str:
         f"{quoted(anchor.symbol or '')} names {len(named)} definitions of "
         f"{quoted(anchor.path or '')} ({where}); it matches all of them; {advice}"
     )
+
+
+def check_indexed(
+    fixtures_path: str, cases: Sequence[Case], corpus: str, index: Index, symbols: SymbolSource | None
+) -> Validation:
+    """`validate_cases` against an index made already of the corpus directory `corpus` (or loaded
+    from a store): the files, chunks and line counts checked against are the index's own, so a
+    set scored with that index is checked against exactly what was scored."""
+    anchors = AnchorIndex.of_index(index)
+    return validate_cases(fixtures_path, corpus, cases, anchors, index.line_counts or {}, symbols)

@@ -113,7 +113,7 @@ def test_other_inputs_accept_the_underscore_spelling(workspace: Path) -> None:
 def test_a_rank_regression_metric_is_scored_with_metrics(
     workspace: Path, value: str, name: str | None
 ) -> None:
-    from cce_relevance.action.inputs import rank_metric_name
+    from cce_relevance.evaluation.rank_metrics import rank_metric_name
 
     got = read(workspace, **{"regression-metric": value})
     assert got.regression_metric == value and rank_metric_name(value) == name

@@ -13,6 +13,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from cce_relevance.errors import CceError
 from cce_relevance.retrieval.cache.corpus_record import (
     CorpusArrays,
     arrays_from_entries,
@@ -21,7 +22,7 @@ from cce_relevance.retrieval.cache.corpus_record import (
     materialize,
 )
 from cce_relevance.retrieval.cache.corpus_splice import splice
-from cce_relevance.retrieval.cache.index_cache import IndexCache
+from cce_relevance.retrieval.cache.index_cache import IndexCache, default_cache_dir
 from cce_relevance.retrieval.chunking.line_weights import unique_paths
 from cce_relevance.retrieval.chunking.packs import REFERENCE_PACKS, PackSet
 from cce_relevance.retrieval.corpus.exclusion import NO_EXCLUSION, Exclusion
@@ -42,6 +43,28 @@ class BuildOptions:
     cache: str | None = None
     workers: int | None = None
     progress: Progress | None = None
+
+    @classmethod
+    def with_cache(
+        cls, cache_dir: str | None = None, *, use_cache: bool = True, progress: Progress | None = None
+    ) -> BuildOptions:
+        """Indexing with the index cache in `cache_dir` (default: the user's cache directory,
+        where one is known) unless `use_cache` is off, reporting to `progress`.
+
+        A directory named explicitly must be usable (an input error otherwise); the default one is
+        used when it can be, and indexing goes on uncached when it cannot.
+        """
+        if not use_cache:
+            return cls(progress=progress)
+        if cache_dir is None:
+            return cls(cache=default_cache_dir(), progress=progress)
+        try:
+            os.makedirs(cache_dir, exist_ok=True)
+        except OSError as exc:
+            raise CceError(f"cannot use cache directory {cache_dir}: {exc.strerror or exc}") from None
+        if not os.access(cache_dir, os.W_OK | os.X_OK):
+            raise CceError(f"cannot use cache directory {cache_dir}: it is not writable")
+        return cls(cache=cache_dir, progress=progress)
 
 
 DEFAULT_BUILD = BuildOptions()
