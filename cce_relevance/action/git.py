@@ -158,7 +158,7 @@ class CommitFiles:
         return True
 
     def _git(self, *args: str) -> str:
-        # checkout.workers=0: files are written by one worker per CPU (docs/performance.md,
+        # checkout.workers=0: files are written by one worker per CPU (docs/dev/performance.md,
         # "The Action's checkouts").
         return git(
             self._repo, "-c", "checkout.workers=0", "--work-tree", str(self.path), *args, env=self._env

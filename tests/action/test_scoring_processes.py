@@ -1,6 +1,6 @@
 """The Action scores each side's queries in its own process (action/scoring.py
 `SCORING_PROCESSES`), with the reports a run in worker processes gives: scoring workers cost more
-CPU than they save on a shared runner (docs/performance.md, "The whole check")."""
+CPU than they save on a shared runner (docs/dev/performance.md, "The whole check")."""
 
 from __future__ import annotations
 
