@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Lint what Python tooling cannot see: action.yml, runner/action.yml (and that it is generated
-# from action.yml), the generated docs (docs/cli-reference.md, docs/action.md's tables) and every workflow (the examples in docs/ too) against GitHub's JSON schemas,
-# the workflows' expressions, job graph and action inputs with actionlint, and the Dockerfile
+# from action.yml), the generated docs (docs/cli-reference.md, docs/action.md's tables) and every
+# workflow (the examples in docs/ too) against GitHub's JSON schemas, the workflows' expressions, job graph and action inputs with actionlint, and the Dockerfile
 # with hadolint. check-jsonschema ships the GitHub schemas (--builtin-schema vendor.*), so this
 # needs no network. Runs every check, then exits non-zero if any failed.
 set -uo pipefail
