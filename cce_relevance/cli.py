@@ -8,6 +8,7 @@ exit 2 with a message; any other exception is a bug, reported in one line with e
 
 Output contract: a command decides everything that can fail before it prints, so an exit 2
 leaves standard output empty; files it writes are staged and committed together (`atomic_files`).
+The flags several commands share are defined once, in `cli_flags`.
 """
 
 from __future__ import annotations
@@ -16,25 +17,21 @@ import errno
 import os
 import sys
 import traceback
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from cce_relevance import __version__, schemas
+from cce_relevance import cli_flags as flags
 from cce_relevance.atomic_files import OutputSet, write_output
 from cce_relevance.errors import EXIT_USAGE, TRACEBACK_VARIABLE, CceError, GateFailed, internal_error
 from cce_relevance.evaluation.metrics import DEFAULT_PRIMARY, METRIC_KEYS
 from cce_relevance.lazy_import import lazy_module
 from cce_relevance.memory_pages import prefer_small_pages
-from cce_relevance.progress import progress_bar
-from cce_relevance.reference import BUILTIN_BACKENDS, EMBEDDERS, listed
+from cce_relevance.reference import BUILTIN_BACKENDS, EMBEDDERS
+from cce_relevance.reference import listed as listed_names
 from cce_relevance.reporting.canonical_json import dumps_report
-from cce_relevance.retrieval.chunking.languages import EXTRA_LANGUAGES
-from cce_relevance.stats.stats_level import STATS_LEVELS, StatsLevel
-from cce_relevance.strings import rust_trim
-
-PER_QUERY_FORMATS = ("text", "csv", "tsv")  # reporting/per_query.py renders them
+from cce_relevance.stats.stats_level import StatsLevel
 
 # The library (numpy, tree-sitter grammars, requests) loads when a command first uses it, and the
 # renderers are imported inside the commands that print them: `--help` starts fast.
@@ -125,160 +122,12 @@ def main() -> None:
     prefer_small_pages()
 
 
-_CONFIG_HELP = (
-    "Backend variants, external retrievers and extra languages (default: cce-relevance.toml in the "
-    "working directory or the nearest one above it, up to the repository root)."
-)
-_STATS_HELP = (
-    "reference: the paired t-test the reference prints (default). full: also wins/losses/ties, d_z, "
-    "a permutation p, a bootstrap CI, Holm-adjusted p and the MDE (docs/statistics.md)."
-)
-Decorator = Callable[[Callable[..., None]], Callable[..., None]]
-
-
-def _options(*decorators: Decorator) -> Decorator:
-    """Several click options as one decorator, listed in `--help` in the order given."""
-
-    def apply(command: Callable[..., None]) -> Callable[..., None]:
-        for decorator in reversed(decorators):
-            command = decorator(command)
-        return command
-
-    return apply
-
-
-def _config_option(help: str = _CONFIG_HELP) -> Decorator:
-    return click.option("--config", "config_path", metavar="FILE", help=help)
-
-
-_languages_option = click.option(
-    "--languages",
-    "languages_flag",
-    metavar="LIST",
-    help=f"Also chunk these languages: any of {','.join(EXTRA_LANGUAGES)} (replaces the "
-    "config file's `languages`; '' for none). Default: the reference's six only.",
-)
-_cache_options = _options(
-    click.option(
-        "--cache",
-        "cache_dir",
-        metavar="DIR",
-        help="Index cache directory: unchanged files are not indexed again (default: "
-        "$XDG_CACHE_HOME/cce-relevance, else ~/.cache/cce-relevance).",
-    ),
-    click.option(
-        "--no-cache", is_flag=True, help="Index every file again; do not read or write the index cache."
-    ),
-)
-_stats_options = _options(
-    click.option(
-        "--stats",
-        "stats_level",
-        type=click.Choice(STATS_LEVELS),
-        default="reference",
-        show_default=True,
-        help=_STATS_HELP,
-    ),
-    click.option(
-        "--primary-metric",
-        metavar="KEY",
-        help=f"With --stats full: the metric named primary (default {DEFAULT_PRIMARY}): "
-        f"{', '.join(METRIC_KEYS)}, or a --metrics key such as ndcg_at_k.",
-    ),
-)
-_chart_options = _options(
-    click.option(
-        "--chart",
-        metavar="FILE",
-        help="Also write per-query deltas as a chart: FILE.md (Mermaid block), FILE.mmd "
-        "(Mermaid diagram) or FILE.svg.",
-    ),
-    click.option(
-        "--chart-metric",
-        metavar="KEY",
-        help=f"Metric to chart (default {DEFAULT_PRIMARY}): {', '.join(METRIC_KEYS)}, "
-        "or a --metrics key the run or both reports carry, such as ndcg_at_k.",
-    ),
-)
-
-
-_report_json_option = click.option("--json", "as_json", is_flag=True, help=f"Emit the {schemas.REPORT} JSON.")
-_output_option = click.option(
-    "--output", metavar="FILE", help="Write the report to FILE (atomically) instead of stdout."
-)
-_golden_option = click.option(
-    "--golden", metavar="FILE", help="Fail (exit 1) with a diff when the JSON report differs from FILE."
-)
-
-
-def _report_options(update_help: str) -> Decorator:
-    """`--json`, `--output`, `--golden`, `--update-golden`: how `run` and `score` write the report."""
-    return _options(
-        _report_json_option,
-        _output_option,
-        _golden_option,
-        click.option("--update-golden", is_flag=True, help=update_help),
-    )
-
-
-def _per_query_option(help: str) -> Decorator:
-    return click.option("--per-query", "per_query", type=click.Choice(PER_QUERY_FORMATS), help=help)
-
-
-def comma_list(value: str, trim: Callable[[str], str] = rust_trim) -> list[str]:
-    """A comma-separated flag value (`--backend`, `--compare`, `--metrics`, `--languages`) → its
-    pieces, trimmed (as the reference trims: Rust's `str::trim`), empty ones dropped. Names are
-    checked by `api`, at the point of the run where the reference checks them."""
-    return [name for piece in value.split(",") if (name := trim(piece))]
-
-
-def _listed(value: str | None, trim: Callable[[str], str] = rust_trim) -> list[str] | None:
-    return None if value is None else comma_list(value, trim)
-
-
-def _indexing(cache_dir: str | None, no_cache: bool, quiet: bool) -> api.BuildOptions:
-    """How to index: the cache flags, and a progress bar on stderr unless `quiet` (JSON output)."""
-    if cache_dir is not None and no_cache:
-        raise click.UsageError("--cache and --no-cache cannot be used together")
-    if cache_dir == "":
-        raise click.UsageError("a value is required for '--cache' but none was supplied")
-    return api.BuildOptions.with_cache(
-        cache_dir, use_cache=not no_cache, progress=progress_bar(sys.stderr, quiet=quiet)
-    )
-
-
-def _run_options(
-    config_path: str | None,
-    languages: str | None,
-    cache_dir: str | None,
-    no_cache: bool,
-    quiet: bool,
-    **chosen: Any,
-) -> api.RunOptions:
-    """The options of a command that indexes: the config file, `--languages`, the cache flags
-    (`quiet`: no progress bar), and what the command `chosen`."""
-    config = api.load_config(config_path)
-    return api.RunOptions(
-        config=config,
-        languages=_listed(languages),
-        indexing=_indexing(cache_dir, no_cache, quiet),
-        **chosen,
-    )
-
-
-def _require_values(*options: tuple[str, str | None]) -> None:
-    """A usage error for the first option given an empty value."""
-    for name, value in options:
-        if value == "":
-            raise click.UsageError(f"a value is required for '{name}' but none was supplied")
-
-
 @main.command()
 @click.argument("directory", metavar="DIR")
 @click.option("--json", "as_json", is_flag=True, help="Print the conformance.json document.")
-@_languages_option
-@_config_option()
-@_cache_options
+@flags.languages_option
+@flags.config_option
+@flags.cache_options
 def chunks(
     directory: str,
     as_json: bool,
@@ -290,8 +139,9 @@ def chunks(
     """List every chunk of DIR with its symbol (the conformance listing)."""
     from cce_relevance.reporting import search_view
 
-    options = _run_options(config_path, languages_flag, cache_dir, no_cache, as_json)
-    found, symbols = api.chunks(directory, options)
+    found, symbols = api.chunks(
+        directory, flags.run_options(config_path, languages_flag, cache_dir, no_cache, as_json)
+    )
     if as_json:
         _emit(search_view.conformance_document(found))
     else:
@@ -306,13 +156,13 @@ def chunks(
     metavar="NAME",
     default="hybrid",
     show_default=True,
-    help=f"Ranking backend: {listed(BUILTIN_BACKENDS)}, or one of the config file's backends.",
+    help=f"Ranking backend: {listed_names(BUILTIN_BACKENDS)}, or one of the config file's backends.",
 )
 @click.option("-k", "k", type=click.IntRange(min=1), default=10, show_default=True, help="Number of results.")
 @click.option("--json", "as_json", is_flag=True, help="Print result records as JSON.")
-@_config_option()
-@_languages_option
-@_cache_options
+@flags.config_option
+@flags.languages_option
+@flags.cache_options
 def search(
     directory: str,
     query: str,
@@ -327,7 +177,7 @@ def search(
     """Run QUERY over DIR through one backend and show ranks, scores, spans and kinds."""
     from cce_relevance.reporting import search_view
 
-    options = _run_options(config_path, languages_flag, cache_dir, no_cache, as_json)
+    options = flags.run_options(config_path, languages_flag, cache_dir, no_cache, as_json)
     results = api.search(directory, query, backend, k, options)
     hits = [h for h, _ in results]
     _emit(
@@ -337,7 +187,7 @@ def search(
 
 @main.command()
 @click.argument("directory", metavar="DIR")
-@click.option("--out", metavar="PATH", help="Store file to write (default DIR/.cce/index.json).")
+@flags.path_option("--out", "Store file to write (default DIR/.cce/index.json).", metavar="PATH")
 @click.option(
     "--embedder",
     type=click.Choice(list(EMBEDDERS)),
@@ -350,9 +200,9 @@ def search(
     is_flag=True,
     help="Turn secret protection off: index sensitive files and unredacted text.",
 )
-@_languages_option
-@_config_option()
-@_cache_options
+@flags.languages_option
+@flags.config_option
+@flags.cache_options
 def index(
     directory: str,
     out: str | None,
@@ -364,8 +214,7 @@ def index(
     no_cache: bool,
 ) -> None:
     """Index DIR and write the reference's persisted store (index.json) with a fingerprint beside it."""
-    _require_values(("--out", out))
-    options = _run_options(config_path, languages_flag, cache_dir, no_cache, False)
+    options = flags.run_options(config_path, languages_flag, cache_dir, no_cache, False)
     if allow_secrets:
         click.echo("warning: --allow-secrets: secret protection is off; files are indexed verbatim", err=True)
     written = api.index_corpus(directory, options, out=out, embedder=embedder, allow_secrets=allow_secrets)
@@ -374,18 +223,6 @@ def index(
         f"wrote {written.path}: {written.chunks} chunks from {written.files} files, "
         f"embedder {written.embedder}, {written.size} bytes\n{fingerprint}"
     )
-
-
-def _primary(stats_level: str, primary: str | None) -> str:
-    if primary is not None and stats_level != "full":
-        raise click.UsageError("--primary-metric needs --stats full")
-    return DEFAULT_PRIMARY if primary is None else primary
-
-
-def _chart_metric(chart: str | None, metric: str | None) -> str:
-    if metric is not None and chart is None:
-        raise click.UsageError("--chart-metric needs --chart FILE")
-    return DEFAULT_PRIMARY if metric is None else metric
 
 
 def _trec_files(result: api.RunResult, run_path: str | None, qrels_path: str | None) -> dict[str, str]:
@@ -409,53 +246,29 @@ def _trec_files(result: api.RunResult, run_path: str | None, qrels_path: str | N
 
 @main.command()
 @click.argument("fixtures")
-@click.option(
-    "--dir", "corpus_dir", metavar="DIR", help="Corpus directory to index (overrides the fixture header)."
-)
-@click.option(
-    "--store", metavar="STORE", help="Evaluate an existing persisted index file instead of a directory."
-)
-@click.option(
-    "--backend",
-    "backends",
-    metavar="LIST",
-    help=f"Comma-separated backends (default {','.join(BUILTIN_BACKENDS)}).",
-)
+@flags.corpus_options
+@click.option("--backend", "backends", metavar="LIST", help=flags.backends_help)
 @click.option(
     "--compare",
     metavar="A,B[,C...]",
     help="Two backends: per-query deltas and a paired t-test; three or "
     "more: every pair (Holm-corrected) and a randomised Tukey HSD.",
 )
-@_report_options("Rewrite the --golden file with this run's JSON report.")
-@_config_option()
-@_languages_option
-@_stats_options
-@click.option(
-    "--metrics",
-    metavar="LIST",
-    help="Also report rank metrics: any of ndcg,ap,hit,rprec, or cut-offs such as ndcg@10,p@1,recall@20 "
-    "(docs/metrics.md).",
-)
-@_per_query_option(
-    "Print per-query results instead of the report: text (each query's first relevant rank and "
-    "top hits), or csv/tsv (one row per query x backend x metric, like trec_eval -q)."
-)
-@click.option(
-    "--trec-run", metavar="FILE", help="Write each backend's TREC run; {backend} in FILE is its name."
-)
-@click.option(
-    "--trec-qrels", metavar="FILE", help="Write the TREC qrels (relevant chunk ids) the evaluation used."
-)
-@_chart_options
-@_cache_options
+@flags.report_options
+@flags.config_option
+@flags.languages_option
+@flags.stats_options
+@flags.scoring_options
+@flags.path_option("--trec-run", "Write each backend's TREC run; {backend} in FILE is its name.")
+@flags.chart_options
+@flags.cache_options
 @click.option(
     "--shard",
     "shard_text",
     metavar="I/N",
     help="Score only the queries whose id hashes to shard I of N (needs --shard-state).",
 )
-@click.option("--shard-state", metavar="FILE", help="Write the shard's per-query values for `merge` to FILE.")
+@flags.path_option("--shard-state", "Write the shard's per-query values for `merge` to FILE.")
 def run(
     fixtures: str,
     corpus_dir: str | None,
@@ -472,8 +285,8 @@ def run(
     primary_metric: str | None,
     metrics: str | None,
     per_query: str | None,
-    trec_run: str | None,
     trec_qrels: str | None,
+    trec_run: str | None,
     chart: str | None,
     chart_metric: str | None,
     cache_dir: str | None,
@@ -486,9 +299,9 @@ def run(
 
     if chart is not None and compare is None:
         raise click.UsageError("--chart needs --compare A,B")
-    chart_metric = _chart_metric(chart, chart_metric)
+    charted = flags.chart_metric(chart, chart_metric)
     render_chart = chart_renderer(chart) if chart else None
-    primary = _report_checks(
+    primary = flags.report_checks(
         stats_level, primary_metric, compare, store, corpus_dir, update_golden, golden, per_query, as_json
     )
     if store is not None and languages_flag is not None:
@@ -497,29 +310,18 @@ def run(
         )
     if compare is not None and backends is not None:
         raise click.UsageError("the argument '--compare <A,B>' cannot be used with '--backend <LIST>'")
-    _require_values(
-        ("--dir", corpus_dir),
-        ("--store", store),
-        ("--output", output),
-        ("--golden", golden),
-        ("--config", config_path),
-        ("--metrics", metrics),
-        ("--trec-run", trec_run),
-        ("--trec-qrels", trec_qrels),
-        ("--chart", chart),
-    )
-    shard = _shard(shard_text, shard_state, compare=compare, golden=golden, trec=trec_run or trec_qrels)
-    options = _run_options(
+    shard = flags.shard(shard_text, shard_state, compare=compare, golden=golden, trec=trec_run or trec_qrels)
+    options = flags.run_options(
         config_path,
         languages_flag,
         cache_dir,
         no_cache,
         as_json,
-        backends=_listed(backends),
-        compare=_listed(compare),
+        backends=flags.listed(backends),
+        compare=flags.listed(compare),
         stats_level=stats_level,
         primary=primary,
-        metrics=_listed(metrics, str.strip),
+        metrics=flags.listed(metrics, str.strip),
         trec=trec_run is not None or trec_qrels is not None,
         outputs=[p for p in (output, golden, trec_run, trec_qrels, chart) if p is not None],
         shard=shard,
@@ -529,39 +331,8 @@ def run(
     if shard is not None and shard_state is not None:
         side_files[shard_state] = api.shard_state(result, fixtures, shard)
     if chart is not None and render_chart is not None:
-        side_files[chart] = render_chart(run_chart(result, chart_metric))
+        side_files[chart] = render_chart(run_chart(result, charted))
     _write_report(result, side_files, as_json, output, golden, update_golden, per_query)
-
-
-def _report_checks(
-    stats_level: StatsLevel,
-    primary_metric: str | None,
-    compare: str | None,
-    store: str | None,
-    corpus_dir: str | None,
-    update_golden: bool,
-    golden: str | None,
-    per_query: str | None,
-    as_json: bool,
-) -> str:
-    """The usage checks `run` and `score` share; returns the primary metric."""
-    if stats_level == "full" and compare is None:
-        raise click.UsageError("--stats full needs --compare A,B")
-    if stats_level == "full" and compare is not None and len(dict.fromkeys(comma_list(compare))) > 2:
-        raise CceError(
-            "--stats full compares two backends; with three or more every pair is tested "
-            "(Holm) beside a randomised Tukey HSD already"
-        )
-    primary = _primary(stats_level, primary_metric)
-    if store is not None and corpus_dir is not None:
-        raise click.UsageError("the argument '--store <STORE>' cannot be used with '--dir <DIR>'")
-    if update_golden and golden is None:
-        raise click.UsageError("--update-golden needs --golden FILE")
-    if per_query is not None and as_json:
-        raise click.UsageError(
-            "--per-query and --json cannot be used together (the JSON report has per_query)"
-        )
-    return primary
 
 
 def _write_report(
@@ -613,26 +384,11 @@ def _write_report(
         click.echo(f"golden report {golden} matches", err=True)
 
 
-def _shard(text: str | None, state: str | None, **refused: str | None) -> api.Shard | None:
-    """The `--shard` of a run, which needs `--shard-state` and scores backends only."""
-    if (text is None) != (state is None):
-        raise click.UsageError("--shard I/N and --shard-state FILE go together")
-    if text is None:
-        return None
-    for name, value in refused.items():
-        if value:
-            raise click.UsageError(f"--shard cannot be used with --{name}: merge the shards, then compare")
-    try:
-        return api.Shard.parse(text, "--shard")
-    except CceError as exc:
-        raise click.UsageError(exc.message) from None
-
-
 @main.command()
 @click.argument("states", metavar="STATE...", nargs=-1, required=True)
-@_report_json_option
-@_output_option
-@_golden_option
+@flags.report_json_option
+@flags.output_option
+@flags.golden_option
 def merge(states: tuple[str, ...], as_json: bool, output: str | None, golden: str | None) -> None:
     """Put a sharded run back together: the report of the unsharded run, byte for byte.
 
@@ -643,27 +399,17 @@ def merge(states: tuple[str, ...], as_json: bool, output: str | None, golden: st
 
 @main.command()
 @click.argument("runs", metavar="RUN...", nargs=-1, required=True)
-@click.option(
-    "--fixtures",
-    required=True,
-    metavar="FIXTURES",
-    help=f"The {schemas.FIXTURES} fixture set to score against.",
+@flags.path_option(
+    "--fixtures", f"The {schemas.FIXTURES} fixture set to score against.", metavar="FIXTURES", required=True
 )
-@click.option("--dir", "corpus_dir", metavar="DIR", help="Corpus directory (overrides the fixture header).")
-@click.option("--store", metavar="STORE", help="Use an existing persisted index file instead of a directory.")
+@flags.corpus_options
 @click.option("--compare", metavar="A,B[,C...]", help="Compare runs as run --compare compares backends.")
-@_report_options("Rewrite the --golden file with this report.")
-@_stats_options
-@click.option(
-    "--metrics", metavar="LIST", help="Also report rank metrics, e.g. ndcg,ap,hit@1,p@5 (docs/metrics.md)."
-)
-@_per_query_option("Print per-query results instead of the report (as for run).")
-@click.option(
-    "--trec-qrels", metavar="FILE", help="Write the TREC qrels (relevant chunk ids) the scoring used."
-)
-@_config_option("Extra languages to chunk with (as for run).")
-@_languages_option
-@_cache_options
+@flags.report_options
+@flags.stats_options
+@flags.scoring_options
+@flags.config_option
+@flags.languages_option
+@flags.cache_options
 def score(
     runs: tuple[str, ...],
     fixtures: str,
@@ -686,29 +432,19 @@ def score(
 ) -> None:
     """Score rankings made elsewhere: TREC run files (`qid Q0 docno rank score tag`, docno a chunk id
     or path:start-end) or cce.retriever/v1 JSON lines, exactly as a backend's results are scored."""
-    primary = _report_checks(
+    primary = flags.report_checks(
         stats_level, primary_metric, compare, store, corpus_dir, update_golden, golden, per_query, as_json
     )
-    _require_values(
-        ("--fixtures", fixtures),
-        ("--dir", corpus_dir),
-        ("--store", store),
-        ("--output", output),
-        ("--golden", golden),
-        ("--config", config_path),
-        ("--metrics", metrics),
-        ("--trec-qrels", trec_qrels),
-    )
-    options = _run_options(
+    options = flags.run_options(
         config_path,
         languages_flag,
         cache_dir,
         no_cache,
         as_json,
-        compare=_listed(compare),
+        compare=flags.listed(compare),
         stats_level=stats_level,
         primary=primary,
-        metrics=_listed(metrics, str.strip),
+        metrics=flags.listed(metrics, str.strip),
         trec=trec_qrels is not None,
         outputs=[p for p in (output, golden, trec_qrels) if p is not None],
     )
@@ -727,8 +463,8 @@ def score(
     help=f"Emit the {schemas.COMPARE} JSON ({schemas.SYSTEMS} for three or more reports).",
 )
 @click.option("--markdown", "as_markdown", is_flag=True, help="Emit GitHub-flavoured Markdown.")
-@_stats_options
-@_chart_options
+@flags.stats_options
+@flags.chart_options
 @click.option(
     "--chart-backend",
     metavar="NAME",
@@ -760,9 +496,11 @@ def compare(
     base_report, head_report = report_paths
     if chart_backend is not None and chart is None:
         raise click.UsageError("--chart-backend needs --chart FILE")
-    chart_metric = _chart_metric(chart, chart_metric)
+    chart_metric = flags.chart_metric(chart, chart_metric)
     render_chart = chart_renderer(chart) if chart else None
-    options = api.RunOptions(stats_level=stats_level, primary=_primary(stats_level, primary_metric))
+    options = api.RunOptions(
+        stats_level=stats_level, primary=flags.primary_metric(stats_level, primary_metric)
+    )
     comparisons = api.compare_saved(base_report, head_report, options)
     chart_text = (
         render_chart(compare_chart(comparisons, chart_metric, chart_backend)) if render_chart else None
@@ -805,9 +543,7 @@ def _compare_systems(
 
 @main.command()
 @click.argument("fixtures")
-@click.option(
-    "--dir", "corpus_dir", metavar="DIR", help="Corpus directory to check against (overrides the header)."
-)
+@flags.path_option("--dir", "Corpus directory to check against (overrides the header).", "corpus_dir", "DIR")
 @click.option("--json", "as_json", is_flag=True, help=f"Emit the {schemas.VALIDATE} JSON.")
 @click.option(
     "--suggest",
@@ -815,9 +551,9 @@ def _compare_systems(
     help="Print fixes for stale and moved anchors as a unified diff on stdout (apply with "
     "`git apply` or `patch -p1`); the findings go to stderr.",
 )
-@_languages_option
-@_config_option()
-@_cache_options
+@flags.languages_option
+@flags.config_option
+@flags.cache_options
 def validate(
     fixtures: str,
     corpus_dir: str | None,
@@ -837,10 +573,9 @@ def validate(
     """
     from cce_relevance.reporting.validation_report import fixes_text, validation_document, validation_text
 
-    _require_values(("--dir", corpus_dir))
     if suggest and as_json:
         raise click.UsageError("--suggest prints a patch; it cannot be used with --json")
-    options = _run_options(config_path, languages_flag, cache_dir, no_cache, as_json)
+    options = flags.run_options(config_path, languages_flag, cache_dir, no_cache, as_json)
     if suggest:
         suggestions = api.suggest(fixtures, options, dir=corpus_dir)
         result = suggestions.validation
@@ -865,10 +600,8 @@ def validate(
 @click.option(
     "--seed", type=int, default=0, show_default=True, help="Seed of the draw: the same seed, the same set."
 )
-@click.option(
-    "--out",
-    metavar="FILE",
-    help="Write the set to FILE (default: stdout); its header's corpus is DIR relative to FILE.",
+@flags.path_option(
+    "--out", "Write the set to FILE (default: stdout); its header's corpus is DIR relative to FILE."
 )
 @click.option(
     "--force",
@@ -892,17 +625,12 @@ def validate(
     help="Draw no case from paths PATTERN matches (a gitignore line, relative to DIR; they stay in "
     "the corpus). Repeatable.",
 )
-@click.option(
-    "--backend",
-    "backends",
-    metavar="LIST",
-    help=f"Backends to score the set at (default {','.join(BUILTIN_BACKENDS)}).",
-)
+@click.option("--backend", "backends", metavar="LIST", help=flags.backends_help)
 @click.option("--no-score", is_flag=True, help="Only propose; do not score the set.")
-@click.option("--report", metavar="FILE", help="Write the summary and scores to FILE instead of stderr.")
-@_languages_option
-@_config_option()
-@_cache_options
+@flags.path_option("--report", "Write the summary and scores to FILE instead of stderr.")
+@flags.languages_option
+@flags.config_option
+@flags.cache_options
 def bootstrap(
     directory: str,
     queries: int,
@@ -927,7 +655,6 @@ def bootstrap(
     note saying where it came from; then report how each backend scores it."""
     from cce_relevance.reporting.proposal_report import proposal_text
 
-    _require_values(("--out", out), ("--report", report))
     if out is not None and os.path.exists(out) and not force:
         raise CceError(
             f"{out} exists; a proposed set would replace it",
@@ -935,13 +662,13 @@ def bootstrap(
         )
     if no_score and backends is not None:
         raise click.UsageError("--backend needs scoring; it cannot be used with --no-score")
-    options = _run_options(
+    options = flags.run_options(
         config_path,
         languages_flag,
         cache_dir,
         no_cache,
         False,
-        backends=_listed(backends),
+        backends=flags.listed(backends),
         outputs=[report] if report is not None else [],
     )
     rules = api.FileRules(
@@ -954,7 +681,7 @@ def bootstrap(
         seed=seed,
         out=out,
         rules=rules,
-        forms=None if forms is None else tuple(comma_list(forms)),
+        forms=None if forms is None else tuple(flags.comma_list(forms)),
         score=not no_score,
     )
     summary = proposal_text(result, out or "stdout", queries)
