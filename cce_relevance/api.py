@@ -87,13 +87,12 @@ from cce_relevance.retrieval.corpus.exclusion import NO_EXCLUSION
 from cce_relevance.retrieval.embedding.embed import HASH_EMBEDDER
 from cce_relevance.retrieval.embedding.ollama import OllamaError, document_embedder
 from cce_relevance.retrieval.hit import Hit
-from cce_relevance.retrieval.index.build import BuildOptions, build_index
+from cce_relevance.retrieval.index.build import BuildOptions
 from cce_relevance.retrieval.index.model import Index
 from cce_relevance.retrieval.search.hit_lines import hit_lines
 from cce_relevance.retrieval.search.registry import open_backend
 from cce_relevance.retrieval.store.store import default_store_path
 from cce_relevance.retrieval.store.write import StoreWritten, write_store
-from cce_relevance.stats.paired import PairedTest
 from cce_relevance.stats.power import PowerAnalysis, check_plan
 
 __all__ = [
@@ -138,7 +137,6 @@ __all__ = [
     "rank_metric_name",
     # What the Action's own model of a comparison names (action/verdict.py, pr_comment.py).
     "BackendGate",
-    "PairedTest",
     "ValueChange",
     # What the Action's saved sides and shards rebuild (action/side_state.py, base_reuse.py,
     # anchor_moves.py, trend.py).
@@ -460,26 +458,24 @@ def index_corpus(
     as are the config's `exclude` patterns. An Ollama build checks the server before walking and
     writes nothing when any batch fails.
     """
-    packs = enabled_packs(check_languages(options.chunk_languages))
+    languages = check_languages(options.chunk_languages)
     require_directory(directory)
     documents, model = document_embedder(embedder)
     path = out if out is not None else default_store_path(directory)
     exclude = corpus_exclusion(directory, options.config, StoreWritten.files_of(path))
-    indexing = options.indexing
     try:
-        index = build_index(
+        index = open_corpus(
             directory,
-            not allow_secrets,
-            documents,
-            packs,
-            cache=indexing.cache,
-            workers=indexing.workers,
-            progress=indexing.progress,
+            protect_secrets=not allow_secrets,
+            embedder=documents,
+            languages=languages,
+            indexing=options.indexing,
             exclude=exclude,
         )
     except OllamaError as exc:
         raise CceError(f"embedding with Ollama failed, nothing was written: {exc}") from None
-    return write_store(path, index, redaction=not allow_secrets, model=model, languages=packs.names)
+    packs = enabled_packs(languages).names
+    return write_store(path, index, redaction=not allow_secrets, model=model, languages=packs)
 
 
 def compare_saved(

@@ -139,9 +139,7 @@ def chunks(
     """List every chunk of DIR with its symbol (the conformance listing)."""
     from cce_relevance.reporting import search_view
 
-    found, symbols = api.chunks(
-        directory, flags.run_options(config_path, languages_flag, cache_dir, no_cache, as_json)
-    )
+    found, symbols = api.chunks(directory, flags.run_options(as_json))
     if as_json:
         _emit(search_view.conformance_document(found))
     else:
@@ -177,7 +175,7 @@ def search(
     """Run QUERY over DIR through one backend and show ranks, scores, spans and kinds."""
     from cce_relevance.reporting import search_view
 
-    options = flags.run_options(config_path, languages_flag, cache_dir, no_cache, as_json)
+    options = flags.run_options(as_json)
     results = api.search(directory, query, backend, k, options)
     hits = [h for h, _ in results]
     _emit(
@@ -214,7 +212,7 @@ def index(
     no_cache: bool,
 ) -> None:
     """Index DIR and write the reference's persisted store (index.json) with a fingerprint beside it."""
-    options = flags.run_options(config_path, languages_flag, cache_dir, no_cache, False)
+    options = flags.run_options(False)
     if allow_secrets:
         click.echo("warning: --allow-secrets: secret protection is off; files are indexed verbatim", err=True)
     written = api.index_corpus(directory, options, out=out, embedder=embedder, allow_secrets=allow_secrets)
@@ -301,9 +299,7 @@ def run(
         raise click.UsageError("--chart needs --compare A,B")
     charted = flags.chart_metric(chart, chart_metric)
     render_chart = chart_renderer(chart) if chart else None
-    primary = flags.report_checks(
-        stats_level, primary_metric, compare, store, corpus_dir, update_golden, golden, per_query, as_json
-    )
+    chosen = flags.report_choices()
     if store is not None and languages_flag is not None:
         raise click.UsageError(
             "--languages applies to a directory; a store's chunks were made when it was indexed"
@@ -312,16 +308,9 @@ def run(
         raise click.UsageError("the argument '--compare <A,B>' cannot be used with '--backend <LIST>'")
     shard = flags.shard(shard_text, shard_state, compare=compare, golden=golden, trec=trec_run or trec_qrels)
     options = flags.run_options(
-        config_path,
-        languages_flag,
-        cache_dir,
-        no_cache,
         as_json,
+        **chosen,
         backends=flags.listed(backends),
-        compare=flags.listed(compare),
-        stats_level=stats_level,
-        primary=primary,
-        metrics=flags.listed(metrics, str.strip),
         trec=trec_run is not None or trec_qrels is not None,
         outputs=[p for p in (output, golden, trec_run, trec_qrels, chart) if p is not None],
         shard=shard,
@@ -432,19 +421,10 @@ def score(
 ) -> None:
     """Score rankings made elsewhere: TREC run files (`qid Q0 docno rank score tag`, docno a chunk id
     or path:start-end) or cce.retriever/v1 JSON lines, exactly as a backend's results are scored."""
-    primary = flags.report_checks(
-        stats_level, primary_metric, compare, store, corpus_dir, update_golden, golden, per_query, as_json
-    )
+    chosen = flags.report_choices()
     options = flags.run_options(
-        config_path,
-        languages_flag,
-        cache_dir,
-        no_cache,
         as_json,
-        compare=flags.listed(compare),
-        stats_level=stats_level,
-        primary=primary,
-        metrics=flags.listed(metrics, str.strip),
+        **chosen,
         trec=trec_qrels is not None,
         outputs=[p for p in (output, golden, trec_qrels) if p is not None],
     )
@@ -575,7 +555,7 @@ def validate(
 
     if suggest and as_json:
         raise click.UsageError("--suggest prints a patch; it cannot be used with --json")
-    options = flags.run_options(config_path, languages_flag, cache_dir, no_cache, as_json)
+    options = flags.run_options(as_json)
     if suggest:
         suggestions = api.suggest(fixtures, options, dir=corpus_dir)
         result = suggestions.validation
@@ -663,10 +643,6 @@ def bootstrap(
     if no_score and backends is not None:
         raise click.UsageError("--backend needs scoring; it cannot be used with --no-score")
     options = flags.run_options(
-        config_path,
-        languages_flag,
-        cache_dir,
-        no_cache,
         False,
         backends=flags.listed(backends),
         outputs=[report] if report is not None else [],

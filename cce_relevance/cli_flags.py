@@ -22,7 +22,7 @@ from cce_relevance.lazy_import import lazy_module
 from cce_relevance.progress import progress_bar
 from cce_relevance.reference import BUILTIN_BACKENDS
 from cce_relevance.retrieval.chunking.languages import EXTRA_LANGUAGES
-from cce_relevance.stats.stats_level import STATS_LEVELS, StatsLevel
+from cce_relevance.stats.stats_level import STATS_LEVELS
 from cce_relevance.strings import rust_trim
 
 if TYPE_CHECKING:
@@ -175,19 +175,17 @@ def indexing(cache_dir: str | None, no_cache: bool, quiet: bool) -> api.BuildOpt
     )
 
 
-def run_options(
-    config_path: str | None,
-    languages: str | None,
-    cache_dir: str | None,
-    no_cache: bool,
-    quiet: bool,
-    **chosen: Any,
-) -> api.RunOptions:
-    """The options of a command that indexes: the config file, `--languages`, the cache flags
-    (`quiet`: no progress bar), and what the command `chosen`."""
-    config = api.load_config(config_path)
+def run_options(quiet: bool, **chosen: Any) -> api.RunOptions:
+    """The options of a command that indexes, from its shared flags (`--config`, `--languages`,
+    `--cache`, `--no-cache`, read by parameter name from the command being run), a progress bar
+    unless `quiet` (JSON output), and what the command `chosen`."""
+    flags = click.get_current_context().params
+    config = api.load_config(flags["config_path"])
     return api.RunOptions(
-        config=config, languages=listed(languages), indexing=indexing(cache_dir, no_cache, quiet), **chosen
+        config=config,
+        languages=listed(flags["languages_flag"]),
+        indexing=indexing(flags["cache_dir"], flags["no_cache"], quiet),
+        **chosen,
     )
 
 
@@ -205,18 +203,12 @@ def chart_metric(chart: str | None, metric: str | None) -> str:
     return DEFAULT_PRIMARY if metric is None else metric
 
 
-def report_checks(
-    stats_level: StatsLevel,
-    primary: str | None,
-    compare: str | None,
-    store: str | None,
-    corpus_dir: str | None,
-    update_golden: bool,
-    golden: str | None,
-    per_query: str | None,
-    as_json: bool,
-) -> str:
-    """The usage checks `run` and `score` share; returns the primary metric."""
+def report_choices() -> dict[str, Any]:
+    """The usage checks `run` and `score` share, made on the flags of the command being run (by
+    parameter name), then the `RunOptions` fields both read from them: what is compared, the
+    statistics, their primary metric, the rank metrics."""
+    flags = click.get_current_context().params
+    stats_level, compare, golden = flags["stats_level"], flags["compare"], flags["golden"]
     if stats_level == "full" and compare is None:
         raise click.UsageError("--stats full needs --compare A,B")
     if stats_level == "full" and compare is not None and len(dict.fromkeys(comma_list(compare))) > 2:
@@ -224,16 +216,21 @@ def report_checks(
             "--stats full compares two backends; with three or more every pair is tested "
             "(Holm) beside a randomised Tukey HSD already"
         )
-    chosen = primary_metric(stats_level, primary)
-    if store is not None and corpus_dir is not None:
+    chosen = primary_metric(stats_level, flags["primary_metric"])
+    if flags["store"] is not None and flags["corpus_dir"] is not None:
         raise click.UsageError("the argument '--store <STORE>' cannot be used with '--dir <DIR>'")
-    if update_golden and golden is None:
+    if flags["update_golden"] and golden is None:
         raise click.UsageError("--update-golden needs --golden FILE")
-    if per_query is not None and as_json:
+    if flags["per_query"] is not None and flags["as_json"]:
         raise click.UsageError(
             "--per-query and --json cannot be used together (the JSON report has per_query)"
         )
-    return chosen
+    return {
+        "compare": listed(compare),
+        "stats_level": stats_level,
+        "primary": chosen,
+        "metrics": listed(flags["metrics"], str.strip),
+    }
 
 
 def shard(text: str | None, state: str | None, **refused: str | None) -> api.Shard | None:

@@ -266,7 +266,7 @@ def _exclude(shown: str, value: Any) -> tuple[str, ...]:
             f'{shown}: exclude: expected an array of gitignore patterns, e.g. ["docs/generated/", '
             f'"*.golden.json"], got {_show(value)}'
         )
-    compile_patterns(value, f"{shown}: exclude")
+    compile_patterns(value, f"{shown}: exclude pattern")
     return tuple(value)
 
 

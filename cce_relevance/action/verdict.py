@@ -27,7 +27,7 @@ from cce_relevance.action.git import CommitPair
 from cce_relevance.action.inputs import FailOn
 from cce_relevance.action.query_changes import stale_notes
 from cce_relevance.action.scoring import SetResult
-from cce_relevance.api import BackendComparison, BackendGate, PairedTest, Validation
+from cce_relevance.api import BackendComparison, BackendGate, Validation
 from cce_relevance.reporting.compare_report import comparison_document
 from cce_relevance.reporting.full_report import label
 from cce_relevance.reporting.markdown import FULL_LEGEND_MD, backend_section, means_table, report_means_table
@@ -39,33 +39,17 @@ TITLE = "## Retrieval relevance"
 
 
 @dataclass(frozen=True)
-class GatedChange:
+class GatedChange(BackendGate):
     """One backend's change in the gated metric, in one fixture set: the gate's paired t-test over
-    the queries whose anchors resolve at both base and head (`left_out` queries had a stale one)."""
+    the queries whose anchors resolve at both base and head (`left_out` queries had a stale one),
+    judged at `alpha`."""
 
     fixture: str
-    gate: BackendGate
     alpha: float
 
     @property
-    def backend(self) -> str:
-        return self.gate.backend
-
-    @property
-    def label(self) -> str:
-        return self.gate.label
-
-    @property
-    def test(self) -> PairedTest:
-        return self.gate.test
-
-    @property
-    def left_out(self) -> int:
-        return self.gate.left_out
-
-    @property
     def significant_regression(self) -> bool:
-        return self.gate.significant_regression(self.alpha)
+        return self.regressed(self.alpha)
 
 
 def scored_at_both(s: SetResult) -> tuple[BackendComparison, ...]:
@@ -91,7 +75,7 @@ class Outcome:
         """The gated metric on every backend scored at both base and head: each set's gate, tested
         once with its comparison (`SetResult.comparison`)."""
         return tuple(
-            GatedChange(s.fixture, gate, self.alpha)
+            GatedChange(**vars(gate), fixture=s.fixture, alpha=self.alpha)
             for s in self.sets
             if s.comparison is not None
             for gate in s.comparison.gates

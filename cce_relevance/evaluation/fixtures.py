@@ -163,7 +163,7 @@ def _header_exclude(header: dict[str, object], number: int) -> tuple[str, ...]:
             f'fixture line {number}: "exclude" must be an array of gitignore patterns, '
             'e.g. ["docs/generated/", "*.golden.json"]'
         )
-    compile_patterns(value, f"fixture line {number}")
+    compile_patterns(value, f"fixture line {number}: exclude pattern")
     return tuple(value)
 
 

@@ -79,7 +79,8 @@ class BackendGate:
     test: PairedTest
     left_out: int
 
-    def significant_regression(self, alpha: float) -> bool:
+    def regressed(self, alpha: float) -> bool:
+        """Whether the change is a significant regression at `alpha` (`is_significant_regression`)."""
         return is_significant_regression(self.test, alpha)
 
 

@@ -86,14 +86,16 @@ def corpus_exclusion(
     if config.exclude and config.location is not None:
         sets.append(
             pattern_set(
-                compile_patterns(config.exclude, f"{config.path}: exclude"),
+                compile_patterns(config.exclude, f"{config.path}: exclude pattern"),
                 os.path.dirname(config.location),
                 corpus,
             )
         )
     if fixtures is not None and fixtures.exclude:
         sets.append(
-            pattern_set(compile_patterns(fixtures.exclude, f"{fixtures.path}: exclude"), corpus, corpus)
+            pattern_set(
+                compile_patterns(fixtures.exclude, f"{fixtures.path}: exclude pattern"), corpus, corpus
+            )
         )
     paths = [*own, *([config.location] if config.location is not None else [])]
     return Exclusion(own_files(paths, corpus), tuple(p for p in sets if p is not None))

@@ -164,7 +164,7 @@ def test_an_existing_set_is_not_replaced_without_force(project: Path) -> None:
         (["--queries", "0"], "0 is not in the range"),
         (["--no-score", "--backend", "bm25"], "--backend needs scoring"),
         (["--backend", "bm26"], 'unknown backend "bm26"'),
-        (["--skip", "src/[a"], "--skip 'src/[a' is not a valid gitignore pattern"),
+        (["--skip", "src/[a"], "skip pattern 'src/[a' is not a valid gitignore pattern"),
     ],
 )
 def test_bad_arguments_exit_2_with_a_message(project: Path, args: list[str], message: str) -> None:
