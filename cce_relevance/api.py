@@ -20,13 +20,11 @@ from typing import Any
 from cce_relevance import untrusted_json
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.anchor_fixes import AnchorFix, fixed_lines, suggest_fixes
-from cce_relevance.evaluation.anchor_index import AnchorIndex
 from cce_relevance.evaluation.anchors import Anchor
 from cce_relevance.evaluation.backend_runs import evaluated_backends
-from cce_relevance.evaluation.comparison import BackendComparison, compare_documents, compared
+from cce_relevance.evaluation.comparison import BackendComparison, compare_documents
 from cce_relevance.evaluation.comparison import compare_many as _compare_many
 from cce_relevance.evaluation.fixtures import (
-    Case,
     FixtureSet,
     load_fixtures,
     parse_fixtures,
@@ -35,36 +33,32 @@ from cce_relevance.evaluation.fixtures import (
 from cce_relevance.evaluation.gate import BackendGate, SetComparison, compare_sides
 from cce_relevance.evaluation.golden import GoldenCheck, GoldenFile, ValueChange, check_golden, golden_change
 from cce_relevance.evaluation.harness import evaluate_backends
-from cce_relevance.evaluation.judgments import Judgments, judge
+from cce_relevance.evaluation.history.mining import HistoryOptions
 from cce_relevance.evaluation.metrics import DEFAULT_PRIMARY, METRIC_KEYS
 from cce_relevance.evaluation.observed_deltas import observed_deltas, plan_power
 from cce_relevance.evaluation.pairing import backend_means
-from cce_relevance.evaluation.proposals.bootstrap import bootstrap
+from cce_relevance.evaluation.prepared import prepare_check, prepare_run
+from cce_relevance.evaluation.proposals.bootstrap import bootstrap, bootstrap_history
 from cce_relevance.evaluation.proposals.file_rules import FileRules
-from cce_relevance.evaluation.rank_metrics import RankMetricSpec, rank_metric_name
-from cce_relevance.evaluation.ranking_files import read_ranking_files
+from cce_relevance.evaluation.rank_metrics import rank_metric_name
+from cce_relevance.evaluation.ranking_files import read_ranking_files, scored_rankings
 from cce_relevance.evaluation.run_corpus import (
     Warn,
-    bound_fixtures,
     corpus_exclusion,
     corpus_symbols,
     fixtures_exclusion,
     header_corpus,
     open_corpus,
     query_embedder,
-    report_excluded,
     require_directory,
-    resolve_index,
     warn_on_stderr,
 )
 from cce_relevance.evaluation.run_options import DEFAULT_OPTIONS, RunOptions
 from cce_relevance.evaluation.run_result import RunResult
-from cce_relevance.evaluation.rust_debug import rust_debug_str
 from cce_relevance.evaluation.selection import (
     DEFAULT_BACKENDS,
     check_backend,
     compared_backends,
-    rank_metric_specs,
     selected_backends,
 )
 from cce_relevance.evaluation.set_scoring import SCORING_PROCESSES, ScoredSet, SharedIndexes, TopHit, top_hits
@@ -76,14 +70,20 @@ from cce_relevance.evaluation.shards import (
     shard_part,
     shard_state,
 )
-from cce_relevance.evaluation.spans import LineWeights
+from cce_relevance.evaluation.unjudged import (
+    Accepted,
+    edited_lines,
+    parse_review,
+    read_review,
+    review_edits,
+    unjudged,
+)
 from cce_relevance.evaluation.validation import AnchorFinding, Validation, check_indexed
 from cce_relevance.project_config import ProjectConfig, load_config
 from cce_relevance.reporting.fixture_patch import unified_patch
 from cce_relevance.retrieval.chunking.chunk import Chunk
 from cce_relevance.retrieval.chunking.languages import check_languages, enabled_packs
 from cce_relevance.retrieval.chunking.symbols import CorpusSymbols
-from cce_relevance.retrieval.corpus.exclusion import NO_EXCLUSION
 from cce_relevance.retrieval.embedding.embed import HASH_EMBEDDER
 from cce_relevance.retrieval.embedding.ollama import OllamaError, document_embedder
 from cce_relevance.retrieval.hit import Hit
@@ -105,6 +105,9 @@ __all__ = [
     "validate",
     "suggest",
     "bootstrap",
+    "bootstrap_history",
+    "unjudged",
+    "accept_review",
     "index_corpus",
     "compare_saved",
     "compare_many",
@@ -120,6 +123,7 @@ __all__ = [
     "BuildOptions",
     "ProjectConfig",
     "FileRules",
+    "HistoryOptions",
     "Shard",
     "RunResult",
     "SharedIndexes",
@@ -176,7 +180,7 @@ def _run(
     index: Index | None = None,
     fixtures: FixtureSet | None = None,
 ) -> RunResult:
-    prepared = _prepare(fixtures_path, options, dir, store, warn, index=index, fixtures=fixtures)
+    prepared = prepare_run(fixtures_path, options, dir, store, warn, index=index, fixtures=fixtures)
     embed = query_embedder(prepared.index, warn)
     if options.compare is not None:
         names = compared_backends(options.compare, options.config)
@@ -192,6 +196,8 @@ def _run(
         prepared.judgments,
         options.indexing,
         prepared.rank_metrics,
+        prepared.costs,
+        prepared.first_tokens,
     )
     return prepared.result(reports, options)
 
@@ -211,31 +217,17 @@ def score_saved_rankings(
     backends. A case a run has no ranking for scores as a query with no results; queries a run
     ranks that the fixtures lack are ignored, with one warning per run. The corpus leaves out the
     ranking files too."""
-    prepared = _prepare(fixtures_path, options, dir, store, warn, own=ranking_paths)
+    prepared = prepare_run(fixtures_path, options, dir, store, warn, own=ranking_paths)
     runs = read_ranking_files(ranking_paths, prepared.index)
-    if options.compare is not None:
-        by_name = {r.backend: r for r in runs}
-        chosen = list(dict.fromkeys(options.compare))
-        if any(n not in by_name for n in chosen) or len(chosen) < 2:
-            raise CceError(
-                f"a comparison needs two or more of the runs {', '.join(by_name)}, got "
-                f"{rust_debug_str(','.join(options.compare))}"
-            )
-        runs = [by_name[n] for n in chosen]
-    ids = {c.id for c in prepared.fixtures.cases}
-    for r in runs:
-        extra = [q for q in r.rankings if q not in ids]
-        if extra:
-            warn(
-                f"run {r.backend}: {len(extra)} ranked quer{'y is' if len(extra) == 1 else 'ies are'} not in "
-                f"{fixtures_path} and not scored (first: {rust_debug_str(extra[0])})"
-            )
+    runs = scored_rankings(runs, options.compare, prepared.fixtures, warn)
     reports = evaluate_backends(
         [(r.backend, r.search()) for r in runs],
         prepared.fixtures.cases,
         prepared.weights,
         prepared.judgments,
         specs=prepared.rank_metrics,
+        costs=prepared.costs,
+        first_tokens=prepared.first_tokens,
     )
     return prepared.result(reports, options)
 
@@ -287,80 +279,6 @@ def score_set(
     return ScoredSet(result, anchors, hits, corpus, text)
 
 
-@dataclass(frozen=True)
-class _Prepared:
-    """A run up to scoring, the same for every use case that scores: the rank metrics asked for,
-    the corpus and its index, the set as scored (symbol anchors bound, the shard's queries only),
-    every case's judgments when rank metrics or TREC files want them, and the line weights."""
-
-    rank_metrics: tuple[RankMetricSpec, ...]
-    corpus: str
-    index: Index
-    fixtures: FixtureSet
-    judgments: tuple[Judgments, ...] | None
-    weights: LineWeights
-
-    def result(self, reports: Sequence[Any], options: RunOptions) -> RunResult:
-        """The run's result from its backends' `reports`, compared when `options.compare` asks."""
-        reports = tuple(reports)
-        comparison, systems = (
-            compared(reports, options.stats_level, options.primary, self.rank_metrics)
-            if options.compare is not None
-            else (None, ())
-        )
-        return RunResult(
-            self.corpus,
-            self.index.embedder,
-            self.fixtures,
-            reports,
-            comparison,
-            self.rank_metrics,
-            self.judgments,
-            systems,
-        )
-
-
-def _prepare(
-    fixtures_path: str,
-    options: RunOptions,
-    dir: str | None,
-    store: str | None,
-    warn: Warn,
-    *,
-    own: Sequence[str] = (),
-    index: Index | None = None,
-    fixtures: FixtureSet | None = None,
-) -> _Prepared:
-    """§order up to the backend selection: rank metrics, fixtures, corpus (`store` > `dir` >
-    header), its index (`index` when made already, with the same exclusion), symbol anchors,
-    the shard. `fixtures`, when given, is the set read already (with grades when judged)."""
-    languages = check_languages(options.chunk_languages)
-    rank_metrics = rank_metric_specs(options.metrics) if options.metrics is not None else ()
-    judged = bool(rank_metrics) or options.trec
-    if fixtures is None:
-        fixtures = load_fixtures(fixtures_path, grades=judged)
-    exclusion = (
-        NO_EXCLUSION
-        if store is not None
-        else fixtures_exclusion(fixtures, fixtures_path, dir, options.config, [*own, *options.own_files])
-    )
-    corpus, index = resolve_index(
-        fixtures, fixtures_path, dir, store, languages, options.indexing, exclusion, index
-    )
-    report_excluded(index, exclusion, warn)
-    fixtures = bound_fixtures(fixtures, corpus, store, languages)
-    if options.shard is not None:
-        fixtures = options.shard.cases(fixtures)
-    judgments = _judgments(fixtures.cases, index) if judged else None
-    return _Prepared(rank_metrics, corpus, index, fixtures, judgments, LineWeights.of_index(index))
-
-
-def _judgments(cases: Sequence[Case], index: Index) -> tuple[Judgments, ...]:
-    """Every case's anchors resolved against `index`'s chunks, looked up through one anchor index."""
-    anchors = AnchorIndex.of_index(index)
-    return tuple(judge(c, index.chunks, anchors) for c in cases)
-
-
 SEARCH_QUERY_ID = "search"  # the id an external retriever sees for `search`'s one query
 
 
@@ -397,18 +315,7 @@ def validate(
     """Anchor hygiene of a fixture set against its corpus (`dir`, else the header's corpus), which
     leaves out what `run` with the same options would. Grades are read and checked too, unless
     `grades=False`."""
-    return _validated(fixtures_path, options, dir, grades)[0]
-
-
-def _validated(
-    fixtures_path: str, options: RunOptions, dir: str | None, grades: bool
-) -> tuple[Validation, FixtureSet, Index, CorpusSymbols]:
-    languages = check_languages(options.chunk_languages)
-    fixtures = load_fixtures(fixtures_path, grades=grades)
-    exclusion = fixtures_exclusion(fixtures, fixtures_path, dir, options.config, options.own_files)
-    corpus, index = resolve_index(fixtures, fixtures_path, dir, None, languages, options.indexing, exclusion)
-    symbols = corpus_symbols(corpus, languages)
-    return check_indexed(fixtures_path, fixtures.cases, corpus, index, symbols), fixtures, index, symbols
+    return prepare_check(fixtures_path, options, dir, grades).validation
 
 
 @dataclass(frozen=True)
@@ -427,20 +334,28 @@ def suggest(
     """`validate`, and for stale and moved anchors the fixture lines they most likely should be
     (evaluation/anchor_fixes.py), as a patch to apply with `git apply` or `patch -p1` from the
     working directory."""
-    validation, fixtures, index, symbols = _validated(fixtures_path, options, dir, True)
-    fixes = tuple(suggest_fixes(validation, fixtures.cases, index.chunks, symbols))
-    if not fixes:
-        return Suggestions(validation, fixes, "")
-    text = read_fixture_text(fixtures_path)  # load_fixtures has just read it
-    before = text.splitlines(keepends=True)
-    patch = unified_patch(_patch_path(fixtures_path), before, fixed_lines(text, fixes))
-    return Suggestions(validation, fixes, patch)
+    check = prepare_check(fixtures_path, options, dir, True)
+    fixes = tuple(suggest_fixes(check.validation, check.fixtures.cases, check.index.chunks, check.symbols))
+    patch = _patch(fixtures_path, lambda text: fixed_lines(text, fixes)) if fixes else ""
+    return Suggestions(check.validation, fixes, patch)
 
 
-def _patch_path(path: str) -> str:
-    """`path` as a patch names it: relative to the working directory when inside it."""
-    relative = os.path.relpath(os.path.abspath(path))
-    return (path if relative.startswith("..") else relative).replace(os.sep, "/")
+def accept_review(fixtures_path: str, review_path: str) -> Accepted:
+    """The anchors a reviewer marked `y` (added to `expected`) and `n` (added to `irrelevant`) in the
+    review form at `review_path` (`-`: standard input), as a patch of the fixture file."""
+    fixtures = load_fixtures(fixtures_path, grades=True)
+    review, source = read_review(review_path)
+    edits = tuple(review_edits(parse_review(review, source), fixtures.cases, source))
+    return Accepted(edits, _patch(fixtures_path, lambda text: edited_lines(text, edits)) if edits else "")
+
+
+def _patch(fixtures_path: str, edited: Callable[[str], list[str]]) -> str:
+    """The unified diff of the fixture file to its `edited` lines ('' when they are the same),
+    named as a patch names it: relative to the working directory when inside it."""
+    text = read_fixture_text(fixtures_path)  # read just before, to find what to change
+    relative = os.path.relpath(os.path.abspath(fixtures_path))
+    shown = (fixtures_path if relative.startswith("..") else relative).replace(os.sep, "/")
+    return unified_patch(shown, text.splitlines(keepends=True), edited(text))
 
 
 def index_corpus(

@@ -1,30 +1,25 @@
-"""The `cce-relevance` command line: parse arguments, call `api`, render, map errors to exit codes.
+"""The `cce-relevance` commands: parse arguments, call `api`, render, exit.
 
-Expected failures are `CceError`s: printed as one `error: …` line on stderr with the error's
-exit code (2 for usage and input errors, 1 for a failed gate). Argument-parser errors are
-click's, also exit 2. Standard output that cannot be written (a full disk, a closed pipe) is
-exit 2 with a message; any other exception is a bug, reported in one line with exit 70
-(`errors.internal_error`).
-
-Output contract: a command decides everything that can fail before it prints, so an exit 2
-leaves standard output empty; files it writes are staged and committed together (`atomic_files`).
-The flags several commands share are defined once, in `cli_flags`.
+Each command decides everything that can fail before it prints, so an exit 2 leaves standard
+output empty; files it writes are staged and committed together (`atomic_files`). The flags
+several commands share are defined once, in `cli_flags`; errors become exit codes, and standard
+output is written, in `cli_boundary`.
 """
 
 from __future__ import annotations
 
-import errno
 import os
 import sys
-import traceback
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
 from cce_relevance import __version__, schemas
 from cce_relevance import cli_flags as flags
 from cce_relevance.atomic_files import OutputSet, write_output
-from cce_relevance.errors import EXIT_USAGE, TRACEBACK_VARIABLE, CceError, GateFailed, internal_error
+from cce_relevance.cli_boundary import ErrorBoundary, emit
+from cce_relevance.errors import CceError, GateFailed
+from cce_relevance.evaluation.history import DEFAULT_MAX_DEFINITIONS
 from cce_relevance.evaluation.metrics import DEFAULT_PRIMARY, METRIC_KEYS
 from cce_relevance.lazy_import import lazy_module
 from cce_relevance.memory_pages import prefer_small_pages
@@ -41,81 +36,7 @@ else:
     api = lazy_module("cce_relevance.api")
 
 
-class _Group(click.Group):
-    """Turns `CceError` into `error: <message>` and its exit code, and anything else into the
-    one-line internal error (exit 70); never a traceback."""
-
-    def main(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-        try:
-            return super().main(*args, **kwargs)
-        except OSError as exc:  # click's own text (help, usage) met a full or closed stdout
-            _report(_stdout_error(exc))
-            sys.exit(EXIT_USAGE)
-        except SystemExit:
-            if type(sys.stdout).__name__ == "_PacifyFlushWrapper":  # click swallowed a broken pipe
-                _report(_stdout_error(OSError(errno.EPIPE, os.strerror(errno.EPIPE))))
-                sys.exit(EXIT_USAGE)
-            raise
-
-    def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except (click.exceptions.Exit, click.ClickException, click.Abort):
-            raise
-        except CceError as exc:
-            _report(exc)
-            ctx.exit(exc.exit_code)
-        except OSError as exc:
-            if exc.errno in (errno.EPIPE, errno.ENOSPC):  # click's text (a subcommand's --help)
-                _report(_stdout_error(exc))
-                ctx.exit(EXIT_USAGE)
-            _report_bug(exc)
-        except Exception as exc:  # noqa: BLE001 - the boundary: a bug is reported, not a traceback
-            _report_bug(exc)
-
-
-def _report(exc: CceError) -> None:
-    click.echo(f"error: {exc.message}", err=True)
-    if exc.hint:
-        click.echo(f"hint: {exc.hint}", err=True)
-
-
-def _report_bug(exc: Exception) -> None:
-    """Print the one-line internal error (and the traceback when asked for) and exit 70."""
-    if os.environ.get(TRACEBACK_VARIABLE):
-        traceback.print_exception(exc, file=sys.stderr)
-    error = internal_error(exc)
-    _report(error)
-    sys.exit(error.exit_code)
-
-
-def _stdout_error(exc: OSError) -> CceError:
-    """Standard output failed: point it at /dev/null so the exit's own flush cannot fail again."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError):
-        pass
-    return CceError(f"could not write to standard output: {exc.strerror or exc}")
-
-
-def _emit(text: str) -> None:
-    """Print a command's result on stdout and flush it, so a full disk or a closed pipe is an
-    `error:` (exit 2) here rather than a traceback at exit."""
-    try:
-        click.echo(text, nl=False)
-        sys.stdout.flush()
-    except UnicodeEncodeError as exc:
-        raise CceError(
-            f"standard output ({exc.encoding}) cannot show {exc.object[exc.start : exc.end]!r}",
-            hint="set PYTHONIOENCODING=utf-8, or write the report to a file with --output",
-        ) from None
-    except OSError as exc:
-        raise _stdout_error(exc) from None
-
-
-@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=ErrorBoundary, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="cce-relevance")
 def main() -> None:
     """Score retrieval ranking against labeled fixtures, query by query, with honest statistics."""
@@ -141,9 +62,9 @@ def chunks(
 
     found, symbols = api.chunks(directory, flags.run_options(as_json))
     if as_json:
-        _emit(search_view.conformance_document(found))
+        emit(search_view.conformance_document(found))
     else:
-        _emit(search_view.conformance_table(found, symbols.of_chunk))
+        emit(search_view.conformance_table(found, symbols.of_chunk))
 
 
 @main.command()
@@ -178,7 +99,7 @@ def search(
     options = flags.run_options(as_json)
     results = api.search(directory, query, backend, k, options)
     hits = [h for h, _ in results]
-    _emit(
+    emit(
         search_view.hits_json(hits) if as_json else search_view.hits_text(hits, [line for _, line in results])
     )
 
@@ -217,7 +138,7 @@ def index(
         click.echo("warning: --allow-secrets: secret protection is off; files are indexed verbatim", err=True)
     written = api.index_corpus(directory, options, out=out, embedder=embedder, allow_secrets=allow_secrets)
     fingerprint = f"wrote {written.fingerprint}\n" if written.fingerprint is not None else ""
-    _emit(
+    emit(
         f"wrote {written.path}: {written.chunks} chunks from {written.files} files, "
         f"embedder {written.embedder}, {written.size} bytes\n{fingerprint}"
     )
@@ -362,7 +283,7 @@ def _write_report(
     if change:
         click.echo(f"golden report {golden} {change}", err=True)
     if output is None:
-        _emit(rendered)
+        emit(rendered)
     if check is not None and check.drifted:
         sys.stderr.write(check.diff)
         raise GateFailed(
@@ -493,7 +414,7 @@ def compare(
         text = comparison_text(base_report, head_report, comparisons)
     if chart is not None and chart_text is not None:
         write_output(chart, chart_text)
-    _emit(text)
+    emit(text)
 
 
 def _compare_systems(
@@ -529,7 +450,31 @@ def _compare_systems(
     "--suggest",
     is_flag=True,
     help="Print fixes for stale and moved anchors as a unified diff on stdout (apply with "
-    "`git apply` or `patch -p1`); the findings go to stderr.",
+    "`git apply` or `patch -p1`); the findings go to stderr. With --unjudged --accept FILE: the "
+    "reviewed hits as a patch instead.",
+)
+@click.option(
+    "--unjudged",
+    is_flag=True,
+    help="Also search every case and print, as a review form on stdout, its top hits that match no "
+    "anchor (nobody labeled them), most-retrieved first; the findings go to stderr.",
+)
+@click.option(
+    "--top",
+    type=click.IntRange(min=1),
+    help="With --unjudged: how deep each backend's hits are listed (default: each case's k).",
+)
+@click.option(
+    "--backend",
+    "backends",
+    type=flags.NON_EMPTY,
+    metavar="LIST",
+    help=f"With --unjudged: the backends searched (default {','.join(BUILTIN_BACKENDS)}).",
+)
+@flags.path_option(
+    "--accept",
+    "With --unjudged --suggest: the filled-in review form (- for stdin); its `y` lines are added "
+    'to "expected", its `n` lines to "irrelevant".',
 )
 @flags.languages_option
 @flags.config_option
@@ -539,6 +484,10 @@ def validate(
     corpus_dir: str | None,
     as_json: bool,
     suggest: bool,
+    unjudged: bool,
+    top: int | None,
+    backends: str | None,
+    accept: str | None,
     languages_flag: str | None,
     config_path: str | None,
     cache_dir: str | None,
@@ -549,22 +498,45 @@ def validate(
     Reports anchors whose file, kind or line range is not in the corpus, cases no backend can
     satisfy, and duplicate case ids. Exit 0 when clean, 1 when problems were found, 2 on bad input.
     With --suggest, stdout is a patch that points stale and moved anchors at where their definitions
-    most likely are now.
+    most likely are now. With --unjudged, stdout is a review form of the hits no anchor labels;
+    marked and passed back with --unjudged --suggest --accept FILE, it becomes a patch adding them.
     """
+    from cce_relevance.reporting.unjudged_report import accepted_text, review_form
     from cce_relevance.reporting.validation_report import fixes_text, validation_document, validation_text
 
-    if suggest and as_json:
-        raise click.UsageError("--suggest prints a patch; it cannot be used with --json")
-    options = flags.run_options(as_json)
-    if suggest:
+    for printed, name in (
+        (suggest, "--suggest prints a patch"),
+        (unjudged, "--unjudged prints a review form"),
+    ):
+        if printed and as_json:
+            raise click.UsageError(f"{name}; it cannot be used with --json")
+    for name, given in (("--top", top is not None), ("--backend", backends is not None)):
+        if given and not unjudged:
+            raise click.UsageError(f"{name} needs --unjudged")
+    if (accept is not None) != (unjudged and suggest):
+        raise click.UsageError("--unjudged --suggest and --accept FILE go together")
+    if accept is not None:
+        if top is not None or backends is not None:
+            raise click.UsageError("--accept reads a review form: --top and --backend made it already")
+        accepted = api.accept_review(fixtures, accept)
+        click.echo(accepted_text(accepted), err=True, nl=False)
+        emit(accepted.patch)
+        return
+    options = flags.run_options(as_json, backends=flags.listed(backends))
+    if unjudged:
+        found = api.unjudged(fixtures, options, dir=corpus_dir, top=top)
+        result = found.validation
+        click.echo(validation_text(result), err=True, nl=False)
+        emit(review_form(fixtures, found.backends, found.top, found.cases))
+    elif suggest:
         suggestions = api.suggest(fixtures, options, dir=corpus_dir)
         result = suggestions.validation
         explained = validation_text(result) + fixes_text(suggestions.fixes, len(result.stale_anchors()))
         click.echo(explained, err=True, nl=False)
-        _emit(suggestions.patch)
+        emit(suggestions.patch)
     else:
         result = api.validate(fixtures, options, dir=corpus_dir)
-        _emit(dumps_report(validation_document(result)) if as_json else validation_text(result))
+        emit(dumps_report(validation_document(result)) if as_json else validation_text(result))
     if not result.ok:
         raise GateFailed(
             f"{len(result.findings)} problem(s) in {fixtures}: anchors that resolve to nothing "
@@ -608,6 +580,30 @@ def validate(
 @click.option("--backend", "backends", metavar="LIST", help=flags.backends_help)
 @click.option("--no-score", is_flag=True, help="Only propose; do not score the set.")
 @flags.path_option("--report", "Write the summary and scores to FILE instead of stderr.")
+@click.option(
+    "--from-history",
+    "from_history",
+    metavar="[REV_RANGE]",
+    is_flag=False,
+    flag_value="HEAD",
+    default=None,
+    type=flags.NON_EMPTY,
+    help="Draw the cases from the git history of DIR's repository instead (default range HEAD): "
+    "one per commit, its subject as the query, the definitions it changed (at its parent) as anchors.",
+)
+@flags.path_option("--since", "With --from-history: only commits since DATE (git's dates).", metavar="DATE")
+@flags.path_option("--until", "With --from-history: only commits until DATE.", metavar="DATE")
+@click.option(
+    "--with-body",
+    is_flag=True,
+    help="With --from-history: add the first paragraph of the commit message's body to the query.",
+)
+@click.option(
+    "--max-definitions",
+    type=click.IntRange(min=1),
+    help="With --from-history: leave out commits changing more definitions "
+    f"(default {DEFAULT_MAX_DEFINITIONS}).",
+)
 @flags.languages_option
 @flags.config_option
 @flags.cache_options
@@ -625,6 +621,11 @@ def bootstrap(
     backends: str | None,
     no_score: bool,
     report: str | None,
+    from_history: str | None,
+    since: str | None,
+    until: str | None,
+    with_body: bool,
+    max_definitions: int | None,
     languages_flag: str | None,
     config_path: str | None,
     cache_dir: str | None,
@@ -632,9 +633,16 @@ def bootstrap(
 ) -> None:
     """Propose a fixture set drawn from DIR for a person to review: queries from definitions'
     names and doc lines (easy) and paraphrases (hard), each anchored to its definition, with a
-    note saying where it came from; then report how each backend scores it."""
-    from cce_relevance.reporting.proposal_report import proposal_text
+    note saying where it came from; then report how each backend scores it.
 
+    With --from-history, the queries are the subjects of the commits of DIR's git history (a
+    person's words for what was wanted) and the anchors the definitions each commit changed, as
+    they were before it; the report gives the yield (commits seen, kept, left out per rule)."""
+    from cce_relevance.reporting.proposal_report import history_text, proposal_text
+
+    _history_checks(
+        from_history, since=since, until=until, with_body=with_body, max_definitions=max_definitions
+    )
     if out is not None and os.path.exists(out) and not force:
         raise CceError(
             f"{out} exists; a proposed set would replace it",
@@ -650,27 +658,52 @@ def bootstrap(
     rules = api.FileRules(
         tests=not include_tests, vendored=not include_vendored, generated=not include_generated, skip=skip
     )
-    result = api.bootstrap(
-        directory,
-        options,
-        queries=queries,
-        seed=seed,
-        out=out,
-        rules=rules,
-        forms=None if forms is None else tuple(flags.comma_list(forms)),
-        score=not no_score,
-    )
-    summary = proposal_text(result, out or "stdout", queries)
+    if from_history is not None:
+        definitions = max_definitions if max_definitions is not None else DEFAULT_MAX_DEFINITIONS
+        history = api.HistoryOptions(from_history, since, until, queries, with_body, definitions)
+        mined = api.bootstrap_history(
+            directory, options, history=history, out=out, rules=rules, score=not no_score
+        )
+        dates = "".join(f" {flag} {value}" for flag, value in (("since", since), ("until", until)) if value)
+        text = mined.text
+        summary = history_text(
+            out or "stdout", mined.proposal, queries, from_history, dates, mined.discrimination()
+        )
+    else:
+        result = api.bootstrap(
+            directory,
+            options,
+            queries=queries,
+            seed=seed,
+            out=out,
+            rules=rules,
+            forms=None if forms is None else tuple(flags.comma_list(forms)),
+            score=not no_score,
+        )
+        text, summary = result.text, proposal_text(result, out or "stdout", queries)
     with OutputSet() as outputs:
         if out is not None:
-            outputs.stage(out, result.text)
+            outputs.stage(out, text)
         if report is not None:
             outputs.stage(report, summary)
         outputs.commit()
     if out is None:
-        _emit(result.text)
+        emit(text)
     if report is None:
         click.echo(summary, err=True, nl=False)
+
+
+def _history_checks(from_history: str | None, **given: object) -> None:
+    """The flags of `bootstrap --from-history` (`given`) need it, and those of the other way refuse it."""
+    if from_history is None:
+        for name, value in given.items():
+            if value is not None and value is not False:
+                raise click.UsageError(f"--{name.replace('_', '-')} needs --from-history")
+        return
+    ctx = click.get_current_context()
+    for name in ("seed", "forms"):
+        if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT:
+            raise click.UsageError(f"--{name} draws from definitions; it cannot be used with --from-history")
 
 
 @main.command()
@@ -694,7 +727,7 @@ def power(source: str, delta: float, alpha: float, power: float, metric: str | N
     from cce_relevance.reporting.power_report import power_document, power_text
 
     analysis = api.power_analysis(source, delta, alpha=alpha, power=power, metric=metric)
-    _emit(dumps_report(power_document(analysis)) if as_json else power_text(analysis))
+    emit(dumps_report(power_document(analysis)) if as_json else power_text(analysis))
 
 
 @main.command()
@@ -718,7 +751,7 @@ def trend(history: str, fixture: str | None, backend: str | None, metric: str, a
 
     loaded = load(history)
     series = select(loaded, metric, fixture, backend)
-    _emit(dumps_report(trend_document(loaded, series)) if as_json else trend_text(loaded, series))
+    emit(dumps_report(trend_document(loaded, series)) if as_json else trend_text(loaded, series))
 
 
 @main.command("action")

@@ -140,15 +140,17 @@ scoring_options = options(
         "--metrics",
         type=NON_EMPTY,
         metavar="LIST",
-        help="Also report rank metrics: any of ndcg,ap,hit,rprec, or cut-offs such as ndcg@10,p@1,recall@20 "
-        "(docs/metrics.md).",
+        help="Also report rank metrics: any of ndcg,ap,hit,rprec,judged, cut-offs such as "
+        "ndcg@10,p@1,recall@20, token budgets such as recall@budget=2000,tok-recall@budget=2000, and "
+        "ttfr, the tokens to the first relevant hit (docs/metrics.md).",
     ),
     click.option(
         "--per-query",
         "per_query",
         type=click.Choice(PER_QUERY_FORMATS),
         help="Print per-query results instead of the report: text (each query's first relevant rank and "
-        "top hits), or csv/tsv (one row per query x backend x metric, like trec_eval -q).",
+        "top hits, relevant ones marked *, ones no anchor labels ?), or csv/tsv (one row per query x "
+        "backend x metric, like trec_eval -q).",
     ),
     path_option("--trec-qrels", "Write the TREC qrels (relevant chunk ids) the scoring used."),
 )
@@ -206,7 +208,7 @@ def chart_metric(chart: str | None, metric: str | None) -> str:
 def report_choices() -> dict[str, Any]:
     """The usage checks `run` and `score` share, made on the flags of the command being run (by
     parameter name), then the `RunOptions` fields both read from them: what is compared, the
-    statistics, their primary metric, the rank metrics."""
+    statistics, their primary metric, the rank metrics, whether the cases' labels are read."""
     flags = click.get_current_context().params
     stats_level, compare, golden = flags["stats_level"], flags["compare"], flags["golden"]
     if stats_level == "full" and compare is None:
@@ -230,6 +232,7 @@ def report_choices() -> dict[str, Any]:
         "stats_level": stats_level,
         "primary": chosen,
         "metrics": listed(flags["metrics"], str.strip),
+        "labels": flags["per_query"] == "text",  # the top hits mark what a reviewer judged
     }
 
 

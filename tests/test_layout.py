@@ -5,7 +5,8 @@ Rooms, in order (each imports only rooms on earlier lines, and itself):
     shared helpers (top-level modules not named below: errors, strings, numeric, config, ...)
     → stats, retrieval (numbers in, numbers out; corpus to ranked hits: neither imports the other)
     → project_config (the user's cce-relevance.toml: backend variants, retrievers, languages)
-    → evaluation → reporting → api → action, cli_flags (the CLI's shared flags) → cli → __main__
+    → evaluation → reporting → api → action, cli_flags, cli_boundary (the CLI's shared flags and its
+    error boundary) → cli → __main__
 
 The Action reaches the library only through the facade: `action/` imports `api`, `errors`, the
 renderers in `reporting/` and the shared helpers, nothing of retrieval, evaluation or stats.
@@ -35,7 +36,7 @@ ROOMS = [
     {"evaluation"},
     {"reporting"},
     {"api"},
-    {"action", "cli_flags"},
+    {"action", "cli_flags", "cli_boundary"},
     {"cli"},
     {"__main__"},
 ]

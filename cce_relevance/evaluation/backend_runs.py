@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from cce_relevance.evaluation.budget import TokenCosts
 from cce_relevance.evaluation.fixtures import Case
-from cce_relevance.evaluation.harness import BackendReport, can_fork, evaluate_backend, evaluate_backends
+from cce_relevance.evaluation.harness import BackendReport, can_fork, evaluate_backends
 from cce_relevance.evaluation.judgments import Judgments
 from cce_relevance.evaluation.rank_metrics import RankMetricSpec
 from cce_relevance.evaluation.spans import LineWeights
@@ -29,8 +30,11 @@ def evaluated_backends(
     judgments: Sequence[Judgments] | None,
     indexing: BuildOptions,
     specs: Sequence[RankMetricSpec] = (),
+    costs: TokenCosts | None = None,
+    first_tokens: bool = False,
 ) -> list[BackendReport]:
-    """Every backend's report. Built-in rankings over hash embeddings score their cases in worker
+    """Every backend's report (`specs`, `costs` and `first_tokens` as for `evaluate_backends`).
+    Built-in rankings over hash embeddings score their cases in worker
     processes when there are several CPUs (`indexing.workers` caps them, as it does indexing);
     anything holding a process, a connection or a remote embedder runs here, one backend after
     the other, each opened only for its own run."""
@@ -43,9 +47,13 @@ def evaluated_backends(
             (name, builtin_backend(v.base, index, v.params, embed))
             for name, v in zip(names, variants, strict=True)
         ]
-        return evaluate_backends(searches, cases, weights, judgments, processes, specs)
+        return evaluate_backends(searches, cases, weights, judgments, processes, specs, costs, first_tokens)
     evaluated = []
     for name in names:
         with open_backend(name, config.spec(name), index, embed) as search_fn:
-            evaluated.append(evaluate_backend(name, search_fn, cases, weights, judgments, specs))
+            evaluated.extend(
+                evaluate_backends(
+                    [(name, search_fn)], cases, weights, judgments, 1, specs, costs, first_tokens
+                )
+            )
     return evaluated

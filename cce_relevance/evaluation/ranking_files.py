@@ -22,11 +22,13 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from cce_relevance import untrusted_json
 from cce_relevance.errors import CceError
+from cce_relevance.evaluation.fixtures import FixtureSet
+from cce_relevance.evaluation.rust_debug import rust_debug_str
 from cce_relevance.retrieval.chunking.chunk import Chunk
 from cce_relevance.retrieval.hit import Hit, SearchFn
 from cce_relevance.retrieval.index.model import Index
@@ -211,3 +213,31 @@ def read_ranking_files(paths: Sequence[str], index: Index) -> list[SavedRanking]
             origin[run.backend] = path
             runs.append(run)
     return runs
+
+
+def scored_rankings(
+    runs: Sequence[SavedRanking],
+    compare: Sequence[str] | None,
+    fixtures: FixtureSet,
+    warn: Callable[[str], None],
+) -> list[SavedRanking]:
+    """The runs a set is scored with: the ones `compare` names (two or more, in its order), else
+    all; a query a run ranks that the set lacks is ignored, with one warning per run."""
+    if compare is not None:
+        by_name = {r.backend: r for r in runs}
+        chosen = list(dict.fromkeys(compare))
+        if any(n not in by_name for n in chosen) or len(chosen) < 2:
+            raise CceError(
+                f"a comparison needs two or more of the runs {', '.join(by_name)}, got "
+                f"{rust_debug_str(','.join(compare))}"
+            )
+        runs = [by_name[n] for n in chosen]
+    ids = {c.id for c in fixtures.cases}
+    for r in runs:
+        extra = [q for q in r.rankings if q not in ids]
+        if extra:
+            warn(
+                f"run {r.backend}: {len(extra)} ranked quer{'y is' if len(extra) == 1 else 'ies are'} not in "
+                f"{fixtures.path} and not scored (first: {rust_debug_str(extra[0])})"
+            )
+    return list(runs)

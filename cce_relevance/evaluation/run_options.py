@@ -32,7 +32,9 @@ class RunOptions:
     defaults to the config's. `indexing` says how a corpus directory is indexed. `outputs` are the
     command's own files (a golden, `--output`, a TREC run path whose `{backend}` stands for every
     backend name the config knows): a corpus directory never includes them. `shard` scores only
-    the queries whose id hashes to it.
+    the queries whose id hashes to it. `labels` reads the cases' optional `grades` and
+    `irrelevant` labels even without rank metrics (per-query text marks the hits a reviewer judged
+    not relevant); rank metrics and TREC files read them anyway.
     """
 
     backends: Sequence[str] | None = None
@@ -46,6 +48,7 @@ class RunOptions:
     indexing: BuildOptions = DEFAULT_BUILD
     outputs: Sequence[str] = ()
     shard: Shard | None = None
+    labels: bool = False
 
     def __post_init__(self) -> None:
         for name in ("backends", "compare", "metrics", "languages", "outputs"):  # frozen all the way down
