@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from cce_relevance import api
+from cce_relevance.atomic_files import write_output
 from cce_relevance.errors import EXIT_INTERNAL
-from cce_relevance.outputs import write_output
 from tests.cli.helpers import cli, cli_process
 from tests.special_files import FULL, NULL, device_node
 
@@ -309,7 +309,9 @@ def test_power_refuses_a_backend_name_that_is_not_a_string(project: Path, name: 
     doc = json.loads(out.out)
     doc["backends"][0]["backend"] = name
     (project / "bad.json").write_text(json.dumps(doc), encoding="utf-8")
-    _input_error(cli("power", "bad.json", "--delta", "0.1", cwd=project), "backends[0]: expected a backend name")
+    _input_error(
+        cli("power", "bad.json", "--delta", "0.1", cwd=project), "backends[0]: expected a backend name"
+    )
 
 
 @pytest.mark.parametrize("path", ["/dev/stdout", "/proc/self/fd/1", "/dev/fd/1"])

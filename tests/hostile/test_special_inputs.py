@@ -131,4 +131,3 @@ def test_a_shard_state_directory_holding_a_fifo_is_refused(specials: dict[str, s
     """`merge DIR` reads every `*.json` inside: one of them a FIFO blocked the merge."""
     os.mkfifo(tmp_path / "shard-1.json")
     _refused(_run(["merge", str(tmp_path)], "", specials["root"]), "shard-1.json")
-
