@@ -14,6 +14,15 @@ not that: its `.git` is a file naming a machine-specific path, and the corpus wa
 (`read-tree -u`, which checks files out as a clone does, `.gitattributes` conversions included);
 the second commit is reached by updating only the files that differ.
 
+git is never asked to match a pattern a pull request wrote where its matcher can take
+exponential time. No call here makes git read a `.gitignore` (the switch between commits is a
+one-tree `read-tree --reset -u`: a two-tree merge checked each removed file against the ignore
+rules, and `*a*a…*ab` with a long name stalled it for hours). `.gitattributes` cannot be kept
+from git, which looks every checked-out and diffed path up in it, and its matcher takes time of
+the name's length to the power of the pattern's `*` count: a tree whose attributes hold a line
+with more than `MAX_ATTRIBUTE_STARS` of them is refused before git sees it (exit 2, the file and
+line named). The corpus walk matches `.gitignore` lines itself, in linear time (glob_nfa.py).
+
 What the runner imposes (docs/reference-behaviour.md, "The GitHub runner"): the container runs as
 root on a workspace owned by another uid, so git refuses the repository unless it is a
 `safe.directory` (§runner-safe-directory), which every call here passes on its own command line,
@@ -52,6 +61,10 @@ _DEEPEN_STEPS = ("--deepen=50", "--deepen=1000", "--unshallow")
 _FETCH_DEPTH_HINT = "check the repository out with full history: actions/checkout with `fetch-depth: 0`"
 FETCH_TIMEOUT = 300.0  # seconds for all the `git fetch` calls of `_ensure_history` together
 _ATTRIBUTES = ":(glob)**/.gitattributes"  # every .gitattributes file, at any depth
+# git matches `*` by backtracking: a name of n bytes against k stars costs about n^k / k! steps
+# (4 stars and a 200-byte name: 2 s; 5: minutes). Three keep any name under 0.1 s.
+MAX_ATTRIBUTE_STARS = 3
+_MAX_ATTRIBUTES_BYTES = 1 << 20
 
 
 class CommitPair(NamedTuple):
@@ -121,10 +134,12 @@ class CommitFiles:
     """A temporary directory that holds exactly the tracked files of one commit at a time.
 
     `check_out(sha)` makes it hold `sha`'s: the first time by writing the whole tree, then by
-    updating the files that differ from the commit held before (a two-tree `read-tree -m -u`),
-    unless a `.gitattributes` file differs (a conversion may then change files whose content did
-    not) or the directory holds anything git did not put there (a file added or changed since);
-    then it is written again whole.
+    updating the files that differ from the commit held before (a one-tree `read-tree --reset
+    -u`, which leaves unchanged files alone and, unlike a two-tree merge, never consults
+    `.gitignore`), unless a `.gitattributes` file differs (a conversion may then change files
+    whose content did not) or the directory holds anything git did not put there (a file added
+    or changed since); then it is written again whole. A tree whose `.gitattributes` git would
+    match too slowly is refused first (`check_attributes`).
     The index is a private file beside the directory: the repository's own index, working tree
     and worktree list are never touched.
     """
@@ -139,6 +154,7 @@ class CommitFiles:
         """Make the directory hold `sha`'s tracked files and nothing else; returns its path."""
         if sha.startswith("-"):
             raise CceError(f"{sha!r} is not a commit")
+        check_attributes(self._repo, sha)
         if self._held is None or not self._switched(self._held, sha):
             shutil.rmtree(self.path, ignore_errors=True)
             self.path.mkdir()
@@ -152,8 +168,8 @@ class CommitFiles:
         if touched or git(self._repo, "diff", "--name-only", held, sha, "--", _ATTRIBUTES):
             return False
         try:
-            self._git("read-tree", "-m", "-u", held, sha)
-        except CceError:  # a file changed since it was written: write everything again
+            self._git("read-tree", "--reset", "-u", sha)
+        except CceError:  # write everything again
             return False
         return True
 
@@ -163,6 +179,30 @@ class CommitFiles:
         return git(
             self._repo, "-c", "checkout.workers=0", "--work-tree", str(self.path), *args, env=self._env
         )
+
+
+def check_attributes(repo: Path, sha: str) -> None:
+    """Refuse `sha` when one of its `.gitattributes` files holds a pattern with more than
+    `MAX_ATTRIBUTE_STARS` single `*` wildcards (`**` is matched differently and does not count):
+    git would take hours to match it against a long file name (see the module docstring)."""
+    listing = git(repo, "ls-tree", "-r", "-z", "--full-tree", "--end-of-options", sha)
+    for entry in listing.split("\0"):
+        meta, _, path = entry.partition("\t")
+        parts = meta.split()
+        if path.rsplit("/", 1)[-1] != ".gitattributes" or len(parts) != 3 or parts[1] != "blob":
+            continue
+        text = git(repo, "cat-file", "blob", parts[2])[:_MAX_ATTRIBUTES_BYTES]
+        for number, line in enumerate(text.splitlines(), 1):
+            words = line.split()
+            pattern = words[0] if words and not words[0].startswith("#") else ""
+            stars = pattern.replace("**", "").count("*")
+            if stars > MAX_ATTRIBUTE_STARS:
+                raise CceError(
+                    f"{path} line {number} of commit {sha[:12]}: the pattern has {stars} `*` "
+                    f"wildcards; git matches each file name against it in time that grows as the "
+                    f"name's length to that power, so at most {MAX_ATTRIBUTE_STARS} are allowed",
+                    hint="write the pattern with fewer `*`, or as several patterns",
+                )
 
 
 @contextmanager

@@ -96,10 +96,18 @@ def prepare_cache_dir(repo: Path, workspace: Path, cache_dir: Path) -> Path:
             hint=f"inside {OUTPUT_DIR}/ only {OUTPUT_DIR}/cache (the default) is kept",
         )
     for depth in range(1, len(relative.parts) + 1):
-        if (workspace / Path(*relative.parts[:depth])).is_symlink():
+        step = workspace / Path(*relative.parts[:depth])
+        if step.is_symlink():
             raise CceError(
                 f"input 'cache-dir': {shown} passes through a symlink in the workspace",
                 hint="use a plain directory, such as the default .cce-relevance/cache",
+            )
+        if step.exists() and not step.is_dir():  # a file named .cce-relevance in the checkout
+            raise CceError(
+                f"input 'cache-dir': {shown}: {step.relative_to(workspace).as_posix()} in the workspace "
+                "exists and is not a directory"
+                + (": the Action writes its reports there" if step == output else ""),
+                hint=f"remove {step.relative_to(workspace).as_posix()} from the repository",
             )
     if cache_dir.is_relative_to(repo):
         tracked = git(repo, "ls-files", "-z", "--", str(cache_dir)).split("\0")[0]
@@ -109,8 +117,6 @@ def prepare_cache_dir(repo: Path, workspace: Path, cache_dir: Path) -> Path:
                 "never reads an index cache the repository supplies",
                 hint=f"remove {shown} from the repository, or point 'cache-dir' elsewhere",
             )
-    if cache_dir.exists() and not cache_dir.is_dir():
-        raise CceError(f"input 'cache-dir': {shown} exists and is not a directory")
     created = next(
         (p for p in reversed(cache_dir.parents) if p.is_relative_to(workspace) and not p.exists()), cache_dir
     )

@@ -48,6 +48,7 @@ from cce_relevance.action.scoring import SetResult
 from cce_relevance.action.verdict import Markdown, Outcome
 from cce_relevance.action.workflow_commands import annotation
 from cce_relevance.errors import CceError
+from cce_relevance.input_files import SpecialFileError, check_input
 from cce_relevance.reporting.markdown_safe import code_span
 from cce_relevance.reporting.numbers import SIX, THREE
 from cce_relevance.reporting.sparkline import sparkline
@@ -92,6 +93,13 @@ def check_history(repo: Path, inputs: ActionInputs) -> None:
             )
     if path.is_dir():
         raise CceError(f"input 'history': {shown} is a directory: expected the history's file path")
+    try:
+        check_input(path)  # a FIFO blocked both the read and the write; a device never ended
+    except SpecialFileError as exc:
+        raise CceError(
+            f"input 'history': {shown} {exc}",
+            hint="name the history's file path, such as .cce-relevance-history/history.json",
+        ) from None
     if path.is_relative_to(repo) and git(repo, "ls-files", "-z", "--", str(path)):
         raise CceError(
             f"input 'history': {shown} is a file committed to the repository; the Action never reads a "
