@@ -185,7 +185,10 @@ def check_attributes(repo: Path, sha: str) -> None:
     """Refuse `sha` when one of its `.gitattributes` files holds a pattern with more than
     `MAX_ATTRIBUTE_STARS` single `*` wildcards (`**` is matched differently and does not count):
     git would take hours to match it against a long file name (see the module docstring)."""
-    listing = git(repo, "ls-tree", "-r", "-z", "--full-tree", "--end-of-options", sha)
+    try:
+        listing = git(repo, "ls-tree", "-r", "-z", "--full-tree", "--end-of-options", sha)
+    except CceError:  # no such commit: the checkout says so, in its own words
+        return
     for entry in listing.split("\0"):
         meta, _, path = entry.partition("\t")
         parts = meta.split()
