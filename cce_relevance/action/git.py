@@ -168,7 +168,7 @@ class CommitFiles:
         if touched or git(self._repo, "diff", "--name-only", held, sha, "--", _ATTRIBUTES):
             return False
         try:
-            self._git("read-tree", "--reset", "-u", sha)
+            self._git("read-tree", "--reset", "-u", "--end-of-options", sha)
         except CceError:  # write everything again
             return False
         return True
@@ -194,7 +194,7 @@ def check_attributes(repo: Path, sha: str) -> None:
         parts = meta.split()
         if path.rsplit("/", 1)[-1] != ".gitattributes" or len(parts) != 3 or parts[1] != "blob":
             continue
-        text = git(repo, "cat-file", "blob", parts[2])[:_MAX_ATTRIBUTES_BYTES]
+        text = git(repo, "cat-file", "blob", "--end-of-options", parts[2])[:_MAX_ATTRIBUTES_BYTES]
         for number, line in enumerate(text.splitlines(), 1):
             words = line.split()
             pattern = words[0] if words and not words[0].startswith("#") else ""
