@@ -7,15 +7,17 @@ request commits makes git (or the walk) match for longer than a run may take.
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import stat
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.action.scenario import ActionRun, PullRequest, RunnerDirs, action_env, run_entrypoint
+from tests.action.scenario import ROOT, ActionRun, PullRequest, RunnerDirs, action_env
 from tests.special_files import NULL, device_node
 
 pytestmark = pytest.mark.slow  # the Action end to end, in a real repository
@@ -72,10 +74,28 @@ def _run(
         "ghs_test",
         inputs={"GITHUB_EVENT_NAME": event_name, "INPUT_COMMENT": "false", **inputs},
     )
+    return _entrypoint(pr.workspace, dirs, env, inputs)
+
+
+def _entrypoint(workspace: Path, dirs: RunnerDirs, env: dict[str, str], inputs: dict[str, str]) -> ActionRun:
+    """`run_entrypoint` in a process group of its own: on a timeout the whole group is killed, so
+    a git child stuck matching a pattern does not outlive the test."""
+    child = subprocess.Popen(
+        [sys.executable, str(ROOT / "entrypoint.py")],
+        cwd=workspace,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
-        return run_entrypoint(pr.workspace, dirs, env)
+        out, err = child.communicate(timeout=120)
     except subprocess.TimeoutExpired:
+        os.killpg(child.pid, signal.SIGKILL)
+        child.communicate()
         pytest.fail(f"the Action blocked (inputs {inputs})")
+    return ActionRun(child.returncode, out, err, dirs.outputs(), dirs.summary())
 
 
 def _error(run: ActionRun) -> str:

@@ -10,6 +10,7 @@ runs with a timeout, so a reader that blocks fails the test instead of hanging i
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -83,18 +84,22 @@ def specials(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str
 
 def _run(argv: list[str], special: str, cwd: str) -> Outcome:
     args = [special if a == "X" else a for a in argv]
+    child = subprocess.Popen(
+        [sys.executable, "-m", "cce_relevance", *args],
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
-        done = subprocess.run(
-            [sys.executable, "-m", "cce_relevance", *args],
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            timeout=90,
-            stdin=subprocess.DEVNULL,
-        )
+        out, err = child.communicate(timeout=90)
     except subprocess.TimeoutExpired:
+        os.killpg(child.pid, signal.SIGKILL)  # the whole group: nothing outlives the test
+        child.communicate()
         pytest.fail(f"cce-relevance {' '.join(args)} blocked reading {special}")
-    return Outcome(done.returncode, done.stdout, done.stderr)
+    return Outcome(child.returncode, out, err)
 
 
 def _refused(result: Outcome, special: str) -> None:
