@@ -325,14 +325,14 @@ def run(
     or `trec` is given): the Action scores a set and checks its anchors (`check_anchors`) with one of each.
     `shard` scores only the queries whose id hashes to it (evaluation/shards.py);
     `merge_shard_states` puts the shards back together. `labels` reads the cases' optional
-    `grades` and `irrelevant` labels even without `metrics` (`--per-query text` marks the hits a
-    reviewer judged not relevant); a rank metric or `trec` reads them anyway.
+    `irrelevant` labels even without `metrics` (`--per-query text` marks the hits a reviewer
+    judged not relevant), and not their `grades`; a rank metric or `trec` reads both anyway.
     """
     rank_metrics = rank_metric_specs(metrics) if metrics is not None else ()
     first_tokens = metrics is not None and first_tokens_asked(metrics)
     judged = bool(rank_metrics) or trec or first_tokens
     if fixtures is None:
-        fixtures = load_fixtures(fixtures_path, grades=judged or labels)
+        fixtures = load_fixtures(fixtures_path, grades=judged, labels=labels)
     languages = config.languages if languages is None else languages
     exclusion = (
         NO_EXCLUSION
@@ -405,7 +405,7 @@ def score_runs(
     rank_metrics = rank_metric_specs(metrics) if metrics is not None else ()
     first_tokens = metrics is not None and first_tokens_asked(metrics)
     judged = bool(rank_metrics) or trec or first_tokens
-    fixtures = load_fixtures(fixtures_path, grades=judged or labels)
+    fixtures = load_fixtures(fixtures_path, grades=judged, labels=labels)
     exclusion = (
         NO_EXCLUSION
         if store is not None
