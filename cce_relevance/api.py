@@ -60,6 +60,7 @@ from cce_relevance.evaluation.gate import (
     gated_test,
     is_inconclusive,
     is_significant_regression,
+    queries_for_effect,
 )
 from cce_relevance.evaluation.harness import BackendReport, evaluate_backends
 from cce_relevance.evaluation.history.git_log import Repository
@@ -196,6 +197,7 @@ __all__ = [
     "gated_deltas",
     "detectable_effect",
     "is_inconclusive",
+    "queries_for_effect",
     "gated_comparison",
     "gated_comparisons",
     "is_significant_regression",

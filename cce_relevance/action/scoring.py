@@ -69,7 +69,9 @@ pool) and, with the runner's second core busy, were slower in wall time too
 @dataclass(frozen=True)
 class TopHit:
     """One retrieved chunk as the comment names it: rank, corpus-relative file, lines, kind,
-    whether it matches one of the query's anchors, and its symbol (`Client.send`) when known.
+    whether it matches one of the query's anchors, whether it is `unlabeled` (it matches none,
+    nor one of the case's `irrelevant` anchors: nobody judged it, so it may be a right answer
+    the set does not name), and its symbol (`Client.send`) when known.
 
     The symbol is `named` when given; else it is looked up by `chunk_id` in `symbols` (its
     side's files, read when it was scored) when first asked for: the comment names a few dozen
@@ -84,6 +86,7 @@ class TopHit:
     named: str | None = None
     chunk_id: str = ""
     symbols: api.CorpusSymbols | None = field(default=None, compare=False, repr=False)
+    unlabeled: bool = False
 
     @cached_property
     def symbol(self) -> str | None:
@@ -103,6 +106,7 @@ class TopHit:
             "kind": self.kind,
             "relevant": self.relevant,
             "symbol": self.symbol,
+            "unlabeled": self.unlabeled,
         }
 
     @classmethod
@@ -467,6 +471,9 @@ def top_hits(
                     h.kind,
                     relevant(r.case.anchors, h.file_path, h.kind, h.start_line, h.end_line),
                     chunk_id=h.chunk_id,
+                    unlabeled=not relevant(
+                        (*r.case.anchors, *r.case.irrelevant), h.file_path, h.kind, h.start_line, h.end_line
+                    ),
                     symbols=symbols,
                 )
                 for h in r.hits[:TOP_HITS]
@@ -511,7 +518,7 @@ def _score_fixture(
     root = tree / subdir
     clock = side.clock
     with clock.stage("index"):  # the set read, then its corpus indexed
-        fixtures = api.load_fixtures(fixture)
+        fixtures = api.load_fixtures(fixture, labels=True)  # `irrelevant` for the why cell
         corpus = api.fixture_corpus(fixture, fixtures)
     if not inside(tree, root / corpus):
         raise CceError(
@@ -530,7 +537,7 @@ def _score_fixture(
     index = side.made[key]
     with clock.stage("score"):
         # A rank regression metric reads the set's grades, which the anchor check leaves alone.
-        graded = fixtures if metrics is None else api.load_fixtures(fixture, grades=True)
+        graded = fixtures if metrics is None else api.load_fixtures(fixture, grades=True, labels=True)
         result = api.run(
             fixture,
             dir=corpus,

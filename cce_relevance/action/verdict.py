@@ -48,10 +48,23 @@ class GatedChange:
     test: PairedTest
     alpha: float
     left_out: int = 0
+    # With `min-detectable-effect`: the smallest mean delta this test detects at the configured
+    # `power` (None: no spread to size it against), and that threshold; None when it is off.
+    detectable: float | None = None
+    min_effect: float | None = None
+    needed: int | None = None  # queries of this spread that would detect `min_effect`
 
     @property
     def significant_regression(self) -> bool:
         return api.is_significant_regression(self.test, self.alpha)
+
+    @property
+    def inconclusive(self) -> bool:
+        """No significant change, though the test could only have detected one larger than
+        `min-detectable-effect` (api.is_inconclusive); never without the threshold."""
+        if self.min_effect is None:
+            return False
+        return api.is_inconclusive(self.test, self.detectable, self.alpha, self.min_effect)
 
 
 def scored_at_both(s: SetResult) -> list[BackendComparison]:
@@ -67,6 +80,8 @@ class Outcome:
     metric: str
     alpha: float
     fail_on: FailOn = "drift"
+    min_effect: float | None = None  # `min-detectable-effect`; None: no inconclusive verdict
+    power: float = 0.8
 
     @property
     def drifted(self) -> tuple[SetResult, ...]:
@@ -79,7 +94,15 @@ class Outcome:
 
     def _finding(self, s: SetResult, c: BackendComparison) -> GatedChange:
         test, left_out = api.gated_test(c, self.metric, s.left_out_queries)
-        return GatedChange(s.fixture, c.pair.backend, c.metric(self.metric).label, test, self.alpha, left_out)
+        detectable = needed = None
+        if self.min_effect is not None:
+            deltas = api.gated_deltas(c, self.metric, s.left_out_queries)
+            detectable = api.detectable_effect(deltas, self.alpha, self.power)
+            needed = api.queries_for_effect(deltas, self.min_effect, self.alpha, self.power)
+        label = c.metric(self.metric).label
+        return GatedChange(
+            s.fixture, c.pair.backend, label, test, self.alpha, left_out, detectable, self.min_effect, needed
+        )
 
     @property
     def headline(self) -> GatedChange | None:
@@ -113,13 +136,24 @@ class Outcome:
         """Significant regressions: p < alpha with a negative mean delta (paired t-test)."""
         return tuple(f for f in self.findings if f.significant_regression)
 
+    @property
+    def inconclusive(self) -> tuple[GatedChange, ...]:
+        """The backends whose test found no significant change though it could only have seen one
+        larger than `min-detectable-effect` (none when that input is off)."""
+        return tuple(f for f in self.findings if f.inconclusive)
+
     def gate_failed(self, fail_on: FailOn | None = None) -> bool:
-        """`drift`: any golden drifted; `regression`: that or a significant regression; `none`: never.
-        Without an argument, the outcome's own `fail_on`."""
+        """`drift`: any golden drifted; `regression`: that or a significant regression;
+        `inconclusive`: any of those or an inconclusive test; `none`: never. Without an argument,
+        the outcome's own `fail_on`."""
         fail_on = self.fail_on if fail_on is None else fail_on
         if fail_on == "none":
             return False
-        return bool(self.drifted) or (fail_on == "regression" and bool(self.regressions))
+        if self.drifted:
+            return True
+        if fail_on == "inconclusive":
+            return bool(self.regressions) or bool(self.inconclusive)
+        return fail_on == "regression" and bool(self.regressions)
 
     def verdict(self) -> str:
         """One line, the single source of truth for the gate: problems first (drift, stale anchors),
@@ -130,6 +164,7 @@ class Outcome:
         if self.drifted:
             parts.append(f"golden drift in {counted(len(self.drifted), 'report')}")
         parts.append(self._test_clause())
+        parts += self._inconclusive_clauses()
         others = sorted({(f.backend, f.fixture) for f in self.regressions} - self._headline_key())
         if others:
             parts.append("also significantly worse on " + ", ".join(self._where(b, fx) for b, fx in others))
@@ -140,10 +175,34 @@ class Outcome:
         if any(s.golden is not None for s in self.sets) and not self.drifted:
             parts.append("goldens match")
         failed = self.gate_failed()
-        warned = self.drifted or self.regressions or self.stale_at_head or self.moved_at_head
+        warned = (
+            self.drifted or self.regressions or self.stale_at_head or self.moved_at_head or self.inconclusive
+        )
         emoji = "❌" if failed else "⚠️" if warned else "✅"
         text = "; ".join(parts)
         return f"{emoji} {text[0].upper()}{text[1:]}"
+
+    def _inconclusive_clauses(self) -> list[str]:
+        """`inconclusive: with n = 20 this set detects ΔMRR ≥ 0.110 at 80% power` for the headline
+        (or the first inconclusive backend), and the others named."""
+        found = self.inconclusive
+        if not found:
+            return []
+        h = self.headline
+        lead = h if h is not None and h.inconclusive else found[0]
+        if lead.detectable is None:  # fewer than 2 queries: no test at all
+            clause = f"inconclusive: n = {lead.test.n} is too few queries for a test"
+        else:
+            clause = (
+                f"inconclusive: with n = {lead.test.n} this set detects only Δ{lead.label} ≥ "
+                f"{lead.detectable:.3f} at {self.power:.0%} power (min-detectable-effect {lead.min_effect:g})"
+            )
+        if lead is not h:
+            clause += f" on {self._where(lead.backend, lead.fixture)}"
+        others = sorted({(f.backend, f.fixture) for f in found} - {(lead.backend, lead.fixture)})
+        if others:
+            clause += "; also inconclusive on " + ", ".join(self._where(b, fx) for b, fx in others)
+        return [clause]
 
     def _headline_key(self) -> set[tuple[str, str]]:
         h = self.headline
@@ -177,6 +236,34 @@ class Outcome:
         return f"{h.label} on {where} {signed3(test.mean_delta)} (paired t-test, {n}: {judged})"
 
 
+def inconclusive_note(outcome: Outcome) -> str:
+    """What an inconclusive verdict means and what would settle it, in one paragraph ('' when the
+    verdict is not inconclusive): the headline's (or first inconclusive backend's) test."""
+    found = outcome.inconclusive
+    if not found:
+        return ""
+    h = outcome.headline
+    f = h if h is not None and h.inconclusive else found[0]
+    where = code_span(f.backend) + (f" in {code_span(f.fixture)}" if len(outcome.sets) > 1 else "")
+    if f.detectable is None:
+        sees = f"with {counted(f.test.n, 'query', 'queries')} it cannot test at all"
+    else:
+        sees = (
+            f"with these {f.test.n} queries and their spread it detects only changes of at least "
+            f"{f.detectable:.3f} at {outcome.power:.0%} power"
+        )
+    more = (
+        f" About {f.needed} queries of this spread would detect {f.min_effect:g}."
+        if f.needed is not None and f.needed > f.test.n
+        else ""
+    )
+    return (
+        f"⚖️ **Inconclusive**: no significant change of {f.label} on {where}, but {sees}; "
+        f"`min-detectable-effect` is {f.min_effect:g}, so a real change of that size could pass "
+        f"unseen.{more}"
+    )
+
+
 def metric_label(key: str) -> str:
     return label(key)
 
@@ -203,7 +290,15 @@ def render(
 ) -> Markdown:
     """The Markdown report: marker, verdict and overview; a section per set and per drift; the
     statistics' legend once; footer."""
-    head = "\n\n".join([f"{marker}\n{TITLE}", f"**{escape_md(verdict)}**", _overview(outcome.sets, commits)])
+    note = inconclusive_note(outcome)
+    head = "\n\n".join(
+        [
+            f"{marker}\n{TITLE}",
+            f"**{escape_md(verdict)}**",
+            *([note] if note else []),
+            _overview(outcome.sets, commits),
+        ]
+    )
     sections = [_set_section(s, commits) for s in outcome.sets]
     sections += [_drift_section(s) for s in outcome.drifted]
     if any(c.full is not None for s in outcome.sets for c in s.comparisons or ()):

@@ -17,7 +17,7 @@ from collections.abc import Collection, Sequence
 
 from cce_relevance.evaluation.comparison import BackendComparison, compare_pairs
 from cce_relevance.evaluation.pairing import BackendPair
-from cce_relevance.stats.noncentral import detectable_effect_size
+from cce_relevance.stats.noncentral import detectable_effect_size, queries_to_detect
 from cce_relevance.stats.paired import PairedTest, no_spread, paired_t, sample_sd
 
 
@@ -51,6 +51,18 @@ def detectable_effect(deltas: Sequence[float], alpha: float, power: float) -> fl
     if len(deltas) < 2 or no_spread(deltas):
         return None
     return detectable_effect_size(len(deltas), alpha, power) * sample_sd(deltas)
+
+
+def queries_for_effect(deltas: Sequence[float], effect: float, alpha: float, power: float) -> int | None:
+    """How many queries with the spread of these deltas the gate's test needs to detect a mean
+    delta of `effect` at `alpha` with `power` (exact noncentral t); None for fewer than 2 deltas,
+    no spread, or more than 10 million."""
+    if len(deltas) < 2 or no_spread(deltas):
+        return None
+    try:
+        return queries_to_detect(sample_sd(deltas), effect, alpha, power)
+    except ValueError:
+        return None
 
 
 def is_inconclusive(test: PairedTest, mde: float | None, alpha: float, threshold: float) -> bool:
