@@ -903,9 +903,10 @@ def bootstrap_history(
     symbols = corpus_symbols(directory, languages)
     anchors = anchor_index(index)
 
-    def scored(text: str) -> bool:
-        anchor = parse_anchor(text)
-        return anchors.resolves(bind_case_anchor(anchor, symbols))
+    def scored(text: str) -> int:
+        """How many definitions of `directory` the anchor names (0: it resolves to no chunk)."""
+        bound = bind_case_anchor(parse_anchor(text), symbols)
+        return len(bound.bound) if anchors.resolves(bound) else 0
 
     with Repository(directory) as repo:
         proposal = mine(repo, history, rules, enabled_packs(languages), scored)
