@@ -19,14 +19,15 @@ from __future__ import annotations
 import shlex
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Literal
 
-from cce_relevance import __version__, api, schemas
+from cce_relevance import __version__, schemas
 from cce_relevance.action.git import CommitPair
-from cce_relevance.action.inputs import FailOn
+from cce_relevance.action.inputs import DEFAULT_POWER, FailOn
 from cce_relevance.action.query_changes import stale_notes
 from cce_relevance.action.scoring import SetResult
-from cce_relevance.api import BackendComparison, PairedTest, Validation
+from cce_relevance.api import BackendComparison, BackendGate, Validation
 from cce_relevance.reporting.compare_report import comparison_document
 from cce_relevance.reporting.full_report import label
 from cce_relevance.reporting.markdown import FULL_LEGEND_MD, backend_section, means_table, report_means_table
@@ -38,38 +39,46 @@ TITLE = "## Retrieval relevance"
 
 
 @dataclass(frozen=True)
-class GatedChange:
-    """One backend's change in the gated metric, in one fixture set: the paired t-test over the
-    queries whose anchors resolve at both base and head (`left_out` queries had a stale one)."""
+class GatedChange(BackendGate):
+    """One backend's change in the gated metric, in one fixture set: the gate's paired t-test over
+    the queries whose anchors resolve at both base and head (`left_out` queries had a stale one),
+    judged at `alpha`."""
 
     fixture: str
-    backend: str
-    label: str
-    test: PairedTest
     alpha: float
-    left_out: int = 0
-    # With `min-detectable-effect`: the smallest mean delta this test detects at the configured
-    # `power` (None: no spread to size it against), and that threshold; None when it is off.
-    detectable: float | None = None
+    # `min-detectable-effect`, the smallest change worth detecting (None: no inconclusive
+    # verdict), and `power`, the chance the test must have of detecting it.
     min_effect: float | None = None
-    needed: int | None = None  # queries of this spread that would detect `min_effect`
+    power: float = DEFAULT_POWER
 
     @property
     def significant_regression(self) -> bool:
-        return api.is_significant_regression(self.test, self.alpha)
+        return self.regressed(self.alpha)
+
+    @cached_property
+    def detectable(self) -> float | None:
+        """The smallest mean delta this test detects at `power` (None: off, or no spread)."""
+        return None if self.min_effect is None else self.smallest_detectable(self.alpha, self.power)
+
+    @cached_property
+    def needed(self) -> int | None:
+        """Queries of this spread that would detect `min_effect` (None: off, or not to be sized)."""
+        if self.min_effect is None:
+            return None
+        return self.queries_needed(self.min_effect, self.alpha, self.power)
 
     @property
     def inconclusive(self) -> bool:
         """No significant change, though the test could only have detected one larger than
-        `min-detectable-effect` (api.is_inconclusive); never without the threshold."""
+        `min-detectable-effect` (`BackendGate.underpowered`); never without the threshold."""
         if self.min_effect is None:
             return False
-        return api.is_inconclusive(self.test, self.detectable, self.alpha, self.min_effect)
+        return self.underpowered(self.alpha, self.power, self.min_effect)
 
 
-def scored_at_both(s: SetResult) -> list[BackendComparison]:
+def scored_at_both(s: SetResult) -> tuple[BackendComparison, ...]:
     """The set's comparisons of the backends scored at both base and head (none unless paired)."""
-    return [c for c in s.comparisons or () if c.pair.base_means is not None and c.pair.head_means is not None]
+    return () if s.comparison is None else s.comparison.at_both
 
 
 @dataclass(frozen=True)
@@ -81,27 +90,27 @@ class Outcome:
     alpha: float
     fail_on: FailOn = "drift"
     min_effect: float | None = None  # `min-detectable-effect`; None: no inconclusive verdict
-    power: float = 0.8
+    power: float = DEFAULT_POWER
 
     @property
     def drifted(self) -> tuple[SetResult, ...]:
         return tuple(s for s in self.sets if s.golden is not None and s.golden.drifted)
 
-    @property
+    @cached_property
     def findings(self) -> tuple[GatedChange, ...]:
-        """The gated metric on every backend scored at both base and head."""
-        return tuple(self._finding(s, c) for s in self.sets for c in scored_at_both(s))
-
-    def _finding(self, s: SetResult, c: BackendComparison) -> GatedChange:
-        test, left_out = api.gated_test(c, self.metric, s.left_out_queries)
-        detectable = needed = None
-        if self.min_effect is not None:
-            deltas = api.gated_deltas(c, self.metric, s.left_out_queries)
-            detectable = api.detectable_effect(deltas, self.alpha, self.power)
-            needed = api.queries_for_effect(deltas, self.min_effect, self.alpha, self.power)
-        label = c.metric(self.metric).label
-        return GatedChange(
-            s.fixture, c.pair.backend, label, test, self.alpha, left_out, detectable, self.min_effect, needed
+        """The gated metric on every backend scored at both base and head: each set's gate, tested
+        once with its comparison (`SetResult.comparison`)."""
+        return tuple(
+            GatedChange(
+                **vars(gate),
+                fixture=s.fixture,
+                alpha=self.alpha,
+                min_effect=self.min_effect,
+                power=self.power,
+            )
+            for s in self.sets
+            if s.comparison is not None
+            for gate in s.comparison.gates
         )
 
     @property
@@ -262,10 +271,6 @@ def inconclusive_note(outcome: Outcome) -> str:
         f"`min-detectable-effect` is {f.min_effect:g}, so a real change of that size could pass "
         f"unseen.{more}"
     )
-
-
-def metric_label(key: str) -> str:
-    return label(key)
 
 
 def counted(n: int, noun: str, plural: str | None = None) -> str:
@@ -434,13 +439,11 @@ def _gated_line(s: SetResult, digits: Digits) -> str:
     """What the regression test saw without the stale queries, per backend (the tables below
     test every query); '' when the set has no backend scored on both sides."""
     tests = []
-    for c in scored_at_both(s):
-        test, _ = api.gated_test(c, s.primary, s.left_out_queries)
+    for gate in s.comparison.gates if s.comparison is not None else ():
+        test = gate.test
         p = "no test" if test.p is None else f"p={test.p:.3g}"
-        tests.append(f"{code_span(c.pair.backend)} {digits.signed(test.mean_delta)} (n={test.n}, {p})")
-    return (
-        f"The regression test of {metric_label(s.primary)} without them: {', '.join(tests)}." if tests else ""
-    )
+        tests.append(f"{code_span(gate.backend)} {digits.signed(test.mean_delta)} (n={test.n}, {p})")
+    return f"The regression test of {label(s.primary)} without them: {', '.join(tests)}." if tests else ""
 
 
 def _reason(anchors: Validation | None, code: str | None) -> str:

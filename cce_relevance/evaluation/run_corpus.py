@@ -5,6 +5,7 @@ indexed, and how its queries are embedded (§corpus-choice–§embedder-name).
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Sequence
 
 from cce_relevance.errors import CceError
@@ -28,6 +29,13 @@ from cce_relevance.retrieval.search.hybrid import QueryEmbedder
 from cce_relevance.retrieval.store.store import load_store
 
 Warn = Callable[[str], None]
+
+
+def warn_on_stderr(message: str) -> None:
+    """`warning: <message>` on stderr: the one thing a successful run may print there (§embedder-name)."""
+    sys.stderr.write(f"warning: {message}\n")
+    sys.stderr.flush()
+
 
 OLLAMA_STORE_REFUSAL = (  # §errors E16, the reference's words
     "this store was built with the ollama embedder but Ollama is unreachable — refusing to score across "
@@ -78,14 +86,16 @@ def corpus_exclusion(
     if config.exclude and config.location is not None:
         sets.append(
             pattern_set(
-                compile_patterns(config.exclude, f"{config.path}: exclude"),
+                compile_patterns(config.exclude, f"{config.path}: exclude pattern"),
                 os.path.dirname(config.location),
                 corpus,
             )
         )
     if fixtures is not None and fixtures.exclude:
         sets.append(
-            pattern_set(compile_patterns(fixtures.exclude, f"{fixtures.path}: exclude"), corpus, corpus)
+            pattern_set(
+                compile_patterns(fixtures.exclude, f"{fixtures.path}: exclude pattern"), corpus, corpus
+            )
         )
     paths = [*own, *([config.location] if config.location is not None else [])]
     return Exclusion(own_files(paths, corpus), tuple(p for p in sets if p is not None))
@@ -98,17 +108,6 @@ def fixtures_exclusion(
     its header's), with the fixture file and `outputs` as the command's own files."""
     corpus = dir if dir is not None else header_corpus(fixtures, fixtures_arg)
     return corpus_exclusion(corpus, config, [fixtures_arg, *outputs], fixtures)
-
-
-def own_outputs(paths: Sequence[str | None], config: ProjectConfig = NO_CONFIG) -> list[str]:
-    """A command's output paths, `{backend}` (in a `--trec-run` path) written out for every backend
-    name `config` knows, whether or not this run scores it."""
-    return [
-        p.replace("{backend}", name) if "{backend}" in p else p
-        for p in paths
-        if p is not None
-        for name in (config.names if "{backend}" in p else ("",))
-    ]
 
 
 def report_excluded(index: Index, exclusion: Exclusion, warn: Warn) -> None:
