@@ -44,9 +44,9 @@ from cce_relevance.action.history import (
 from cce_relevance.action.history_branch import HistoryBranch
 from cce_relevance.action.inputs import ActionInputs, GitHubContext
 from cce_relevance.action.output_files import OUTPUT_DIR, give_to_workspace_owner
+from cce_relevance.action.runner.workflow_commands import annotation
 from cce_relevance.action.scoring import SetResult
 from cce_relevance.action.verdict import Markdown, Outcome
-from cce_relevance.action.workflow_commands import annotation
 from cce_relevance.errors import CceError
 from cce_relevance.reporting.markdown_safe import code_span
 from cce_relevance.reporting.numbers import SIX, THREE
