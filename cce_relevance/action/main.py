@@ -43,6 +43,8 @@ from typing import Any, NamedTuple
 from cce_relevance import __version__, schemas
 from cce_relevance.action.anchor_moves import AnchorMove
 from cce_relevance.action.base_reuse import SAVED_ON, save_head, saved_base
+from cce_relevance.action.config.inputs import ActionInputs, GitHubContext, read_inputs, step_summary_path
+from cce_relevance.action.config.retriever_policy import withhold_token
 from cce_relevance.action.git import (
     PULL_REQUEST_EVENTS,
     CommitPair,
@@ -50,7 +52,6 @@ from cce_relevance.action.git import (
     find_repository,
     resolve_commits,
 )
-from cce_relevance.action.inputs import ActionInputs, GitHubContext, read_inputs, step_summary_path
 from cce_relevance.action.output_files import (
     OutputFiles,
     fresh_output_dir,
@@ -63,7 +64,6 @@ from cce_relevance.action.output_files import (
 from cce_relevance.action.pr_comment import measurable_change, render_comment
 from cce_relevance.action.publish import publish
 from cce_relevance.action.query_changes import Links
-from cce_relevance.action.retriever_policy import withhold_token
 from cce_relevance.action.runner.deadline import within_budget
 from cce_relevance.action.runner.github import GitHubClient, GitHubError
 from cce_relevance.action.runner.pr_comment import comment_marker, fit_body, upsert_comment

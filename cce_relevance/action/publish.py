@@ -28,7 +28,7 @@ import zipfile
 from typing import Any
 
 from cce_relevance import untrusted_json
-from cce_relevance.action.inputs import ActionInputs
+from cce_relevance.action.config.inputs import ActionInputs
 from cce_relevance.action.runner.deadline import within_budget
 from cce_relevance.action.runner.github import GitHubClient, GitHubError
 from cce_relevance.action.runner.pr_comment import COMMENT_LIMIT, comment_marker, fit_body, upsert_comment

@@ -26,8 +26,8 @@ from typing import Any
 
 from cce_relevance import api, schemas, untrusted_json
 from cce_relevance.action.anchor_moves import AnchorMove
+from cce_relevance.action.config.inputs import MAX_SHARDS
 from cce_relevance.action.git import CommitPair
-from cce_relevance.action.inputs import MAX_SHARDS
 from cce_relevance.action.output_files import OUTPUT_DIR, give_to_workspace_owner
 from cce_relevance.action.scoring import Sides
 from cce_relevance.action.side_state import SavedSide, dumps_side, read_side, rebuild, side_document

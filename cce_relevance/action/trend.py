@@ -32,6 +32,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from cce_relevance import __version__, api
+from cce_relevance.action.config.inputs import ActionInputs, GitHubContext
 from cce_relevance.action.git import PULL_REQUEST_EVENTS, CommitPair, find_repository, git
 from cce_relevance.action.history import (
     Entry,
@@ -42,7 +43,6 @@ from cce_relevance.action.history import (
     write_history,
 )
 from cce_relevance.action.history_branch import HistoryBranch
-from cce_relevance.action.inputs import ActionInputs, GitHubContext
 from cce_relevance.action.output_files import OUTPUT_DIR, give_to_workspace_owner
 from cce_relevance.action.runner.workflow_commands import annotation
 from cce_relevance.action.scoring import SetResult

@@ -23,8 +23,8 @@ from functools import cached_property
 from typing import Any, Literal
 
 from cce_relevance import __version__, schemas
+from cce_relevance.action.config.inputs import FailOn
 from cce_relevance.action.git import CommitPair
-from cce_relevance.action.inputs import FailOn
 from cce_relevance.action.query_changes import stale_notes
 from cce_relevance.action.scoring import SetResult
 from cce_relevance.api import BackendComparison, BackendGate, Validation

@@ -10,8 +10,8 @@ import subprocess
 import pytest
 
 from cce_relevance import api
+from cce_relevance.action.config.inputs import read_inputs
 from cce_relevance.action.git import CommitPair
-from cce_relevance.action.inputs import read_inputs
 from cce_relevance.action.scoring import score_commits
 from cce_relevance.action.timings import TIMINGS_PREFIX, Stopwatch, parse_line
 from cce_relevance.evaluation import set_scoring

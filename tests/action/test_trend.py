@@ -10,8 +10,8 @@ from types import MappingProxyType
 
 import pytest
 
+from cce_relevance.action.config.inputs import GitHubContext
 from cce_relevance.action.history import DEFAULT_SIZE, Entry, History
-from cce_relevance.action.inputs import GitHubContext
 from cce_relevance.action.trend import TREND_POINTS, default_branch_push, render_trend
 from cce_relevance.action.verdict import Outcome
 from cce_relevance.errors import CceError
