@@ -45,22 +45,6 @@ from cce_relevance.action.anchor_moves import AnchorMove
 from cce_relevance.action.base_reuse import SAVED_ON, save_head, saved_base
 from cce_relevance.action.config.inputs import ActionInputs, GitHubContext, read_inputs, step_summary_path
 from cce_relevance.action.config.retriever_policy import withhold_token
-from cce_relevance.action.git import (
-    PULL_REQUEST_EVENTS,
-    CommitPair,
-    changed_files,
-    find_repository,
-    resolve_commits,
-)
-from cce_relevance.action.output_files import (
-    OutputFiles,
-    fresh_output_dir,
-    give_to_workspace_owner,
-    prepare_cache_dir,
-    save_comment,
-    save_reports,
-    save_summary,
-)
 from cce_relevance.action.pr_comment import measurable_change, render_comment
 from cce_relevance.action.publish import publish
 from cce_relevance.action.query_changes import Links
@@ -82,6 +66,22 @@ from cce_relevance.action.side_state import scoring_config
 from cce_relevance.action.timings import Stopwatch
 from cce_relevance.action.trend import check_history, merge_repository, record_push, trend_line, with_trend
 from cce_relevance.action.verdict import TITLE, Markdown, Outcome, action_document, counted, render
+from cce_relevance.action.workspace.git import (
+    PULL_REQUEST_EVENTS,
+    CommitPair,
+    changed_files,
+    find_repository,
+    resolve_commits,
+)
+from cce_relevance.action.workspace.output_dir import (
+    OutputFiles,
+    fresh_output_dir,
+    give_to_workspace_owner,
+    prepare_cache_dir,
+    save_comment,
+    save_reports,
+    save_summary,
+)
 from cce_relevance.errors import EXIT_GATE_FAILED, EXIT_OK, TRACEBACK_VARIABLE, CceError, internal_error
 from cce_relevance.memory_pages import prefer_small_pages
 from cce_relevance.reporting.markdown_safe import code_span, escape_md

@@ -26,7 +26,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from cce_relevance.action.git import CommitPair
 from cce_relevance.action.query_changes import (
     ID_LIMIT,
     Links,
@@ -47,6 +46,7 @@ from cce_relevance.action.verdict import (
     scored_at_both,
     stale_section,
 )
+from cce_relevance.action.workspace.git import CommitPair
 from cce_relevance.api import BackendComparison, ValueChange
 from cce_relevance.reporting.full_report import full_cells, interval6, label, optional6, rank_test_p_cells
 from cce_relevance.reporting.markdown import (

@@ -18,7 +18,6 @@ import cmarkgfm
 import pytest
 from cmarkgfm.cmark import Options
 
-from cce_relevance.action.git import CommitPair
 from cce_relevance.action.history import Entry, History, commit_date
 from cce_relevance.action.pr_comment import render_comment
 from cce_relevance.action.query_changes import Links
@@ -26,6 +25,7 @@ from cce_relevance.action.runner.pr_comment import COMMENT_LIMIT, comment_marker
 from cce_relevance.action.scoring import SetResult
 from cce_relevance.action.trend import render_trend, with_trend
 from cce_relevance.action.verdict import Outcome
+from cce_relevance.action.workspace.git import CommitPair
 from cce_relevance.evaluation.anchors import parse_anchor
 from cce_relevance.evaluation.golden import GoldenCheck
 from cce_relevance.evaluation.set_scoring import TopHit

@@ -17,7 +17,7 @@ import pytest
 
 from cce_relevance.action.config.inputs import ActionInputs, read_inputs
 from cce_relevance.action.config.paths import inside
-from cce_relevance.action.git import (
+from cce_relevance.action.workspace.git import (
     CommitPair,
     changed_files,
     commit_files,

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from cce_relevance.action.config.inputs import ActionInputs, read_inputs
-from cce_relevance.action.git import CommitPair
 from cce_relevance.action.scoring import score_commits
+from cce_relevance.action.workspace.git import CommitPair
 from cce_relevance.evaluation import backend_runs, set_scoring
 from cce_relevance.evaluation.set_scoring import SCORING_PROCESSES
 from cce_relevance.retrieval.index.model import Index

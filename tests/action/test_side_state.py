@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 from cce_relevance import api
 from cce_relevance.action.base_reuse import shard_side
 from cce_relevance.action.config.inputs import ActionInputs, read_inputs
-from cce_relevance.action.git import CommitPair
 from cce_relevance.action.scoring import Rankings, SideResult, Sides, anchor_moves, score_sides, set_results
 from cce_relevance.action.side_state import (
     dumps_side,
@@ -27,6 +26,7 @@ from cce_relevance.action.side_state import (
     side_document,
 )
 from cce_relevance.action.verdict import Outcome, action_document
+from cce_relevance.action.workspace.git import CommitPair
 from cce_relevance.errors import CceError
 from tests.action.scenario import BILLING_FIXTURE, BILLING_FIXTURES, MOVING_CHANGE, PullRequest
 from tests.action.test_schemas import validator
