@@ -37,7 +37,7 @@ from pathlib import Path
 
 import run as bench_run  # bench/run.py: P and the query generator
 
-from cce_relevance.action.timings import TIMINGS_PREFIX, parse_line
+from cce_relevance.action.scoring.timings import TIMINGS_PREFIX, parse_line
 from cce_relevance.retrieval.corpus.walk import walk
 
 FIXTURE = "eval/bench.jsonl"

@@ -34,7 +34,7 @@ from cce_relevance.action.query_changes import (
     changes_table,
     stale_notes,
 )
-from cce_relevance.action.scoring import SetResult
+from cce_relevance.action.scoring.sides import SetResult
 from cce_relevance.action.verdict import (
     TITLE,
     Markdown,

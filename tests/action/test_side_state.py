@@ -16,7 +16,14 @@ from hypothesis import strategies as st
 from cce_relevance import api
 from cce_relevance.action.base_reuse import shard_side
 from cce_relevance.action.config.inputs import ActionInputs, read_inputs
-from cce_relevance.action.scoring import Rankings, SideResult, Sides, anchor_moves, score_sides, set_results
+from cce_relevance.action.scoring.sides import (
+    Rankings,
+    SideResult,
+    Sides,
+    anchor_moves,
+    score_sides,
+    set_results,
+)
 from cce_relevance.action.side_state import (
     dumps_side,
     fingerprint,

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from cce_relevance.action.scoring import SetResult
+from cce_relevance.action.scoring.sides import SetResult
 from cce_relevance.action.workspace.git import git
 from cce_relevance.atomic_files import write_output
 from cce_relevance.errors import CceError
