@@ -139,7 +139,7 @@ def test_every_retrieval_package_has_a_stage_and_every_stage_exists():
         ("evaluation.metrics", "reporting.numbers"),
         ("errors", "retrieval.hit"),  # a shared helper reaching into a room
         ("api", "cli"),
-        ("action.verdict", "evaluation.metrics"),  # past the facade
+        ("action.report.outcome", "evaluation.metrics"),  # past the facade
         ("action.scoring.sides", "stats.paired"),
         ("action.main", "project_config"),
     ],

@@ -44,9 +44,10 @@ from cce_relevance import __version__, schemas
 from cce_relevance.action.base_reuse import SAVED_ON, save_head, saved_base
 from cce_relevance.action.config.inputs import ActionInputs, GitHubContext, read_inputs, step_summary_path
 from cce_relevance.action.config.retriever_policy import withhold_token
-from cce_relevance.action.pr_comment import measurable_change, render_comment
 from cce_relevance.action.publish import publish
-from cce_relevance.action.query_changes import Links
+from cce_relevance.action.report.comment_body import measurable_change, render_comment
+from cce_relevance.action.report.outcome import TITLE, Markdown, Outcome, action_document, counted, render
+from cce_relevance.action.report.query_changes import Links
 from cce_relevance.action.runner.deadline import within_budget
 from cce_relevance.action.runner.github import GitHubClient, GitHubError
 from cce_relevance.action.runner.pr_comment import comment_marker, fit_body, upsert_comment
@@ -65,7 +66,6 @@ from cce_relevance.action.scoring.timings import Stopwatch
 from cce_relevance.action.shard_merge import read_shards, save_shard
 from cce_relevance.action.side_state import scoring_config
 from cce_relevance.action.trend import check_history, merge_repository, record_push, trend_line, with_trend
-from cce_relevance.action.verdict import TITLE, Markdown, Outcome, action_document, counted, render
 from cce_relevance.action.workspace.git import (
     PULL_REQUEST_EVENTS,
     CommitPair,

@@ -42,9 +42,9 @@ from cce_relevance.action.history import (
     write_history,
 )
 from cce_relevance.action.history_branch import HistoryBranch
+from cce_relevance.action.report.outcome import Markdown, Outcome
 from cce_relevance.action.runner.workflow_commands import annotation
 from cce_relevance.action.scoring.sides import SetResult
-from cce_relevance.action.verdict import Markdown, Outcome
 from cce_relevance.action.workspace.git import PULL_REQUEST_EVENTS, CommitPair, find_repository, git
 from cce_relevance.action.workspace.output_dir import OUTPUT_DIR, give_to_workspace_owner
 from cce_relevance.errors import CceError

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from cce_relevance import api
 from cce_relevance.action.base_reuse import shard_side
 from cce_relevance.action.config.inputs import ActionInputs, read_inputs
+from cce_relevance.action.report.outcome import Outcome, action_document
 from cce_relevance.action.scoring.sides import (
     Rankings,
     SideResult,
@@ -32,7 +33,6 @@ from cce_relevance.action.side_state import (
     scoring_config,
     side_document,
 )
-from cce_relevance.action.verdict import Outcome, action_document
 from cce_relevance.action.workspace.git import CommitPair
 from cce_relevance.errors import CceError
 from tests.action.scenario import BILLING_FIXTURE, BILLING_FIXTURES, MOVING_CHANGE, PullRequest

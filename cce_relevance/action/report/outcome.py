@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from cce_relevance import __version__, schemas
 from cce_relevance.action.config.inputs import FailOn
-from cce_relevance.action.query_changes import stale_notes
+from cce_relevance.action.report.query_changes import stale_notes
 from cce_relevance.action.scoring.sides import SetResult
 from cce_relevance.action.workspace.git import CommitPair
 from cce_relevance.api import BackendComparison, BackendGate, Validation
