@@ -41,7 +41,6 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from cce_relevance import __version__, schemas
-from cce_relevance.action.base_reuse import SAVED_ON, save_head, saved_base
 from cce_relevance.action.config.inputs import ActionInputs, GitHubContext, read_inputs, step_summary_path
 from cce_relevance.action.config.retriever_policy import withhold_token
 from cce_relevance.action.publish import publish
@@ -60,11 +59,12 @@ from cce_relevance.action.runner.workflow_commands import (
     neutralize_untrusted,
     write_step_outputs,
 )
+from cce_relevance.action.saved.base_reuse import SAVED_ON, save_head, saved_base
+from cce_relevance.action.saved.shards import read_shards, save_shard
+from cce_relevance.action.saved.side import scoring_config
 from cce_relevance.action.scoring.range_anchors import AnchorMove
 from cce_relevance.action.scoring.sides import Sides, anchor_moves, score_sides, set_results
 from cce_relevance.action.scoring.timings import Stopwatch
-from cce_relevance.action.shard_merge import read_shards, save_shard
-from cce_relevance.action.side_state import scoring_config
 from cce_relevance.action.trend import check_history, merge_repository, record_push, trend_line, with_trend
 from cce_relevance.action.workspace.git import (
     PULL_REQUEST_EVENTS,

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from cce_relevance.action.base_reuse import KEPT, prune
-from cce_relevance.action.side_state import fingerprint
+from cce_relevance.action.saved.base_reuse import KEPT, prune
+from cce_relevance.action.saved.side import fingerprint
 from tests.action.fake_github import FakeGitHub
 from tests.action.scenario import ActionRun, Copy
 from tests.action.test_shards_e2e import shard_runs

@@ -14,9 +14,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cce_relevance import api
-from cce_relevance.action.base_reuse import shard_side
 from cce_relevance.action.config.inputs import ActionInputs, read_inputs
 from cce_relevance.action.report.outcome import Outcome, action_document
+from cce_relevance.action.saved.base_reuse import shard_side
+from cce_relevance.action.saved.side import (
+    dumps_side,
+    fingerprint,
+    read_side,
+    rebuild,
+    scoring_config,
+    side_document,
+)
 from cce_relevance.action.scoring.sides import (
     Rankings,
     SideResult,
@@ -24,14 +32,6 @@ from cce_relevance.action.scoring.sides import (
     anchor_moves,
     score_sides,
     set_results,
-)
-from cce_relevance.action.side_state import (
-    dumps_side,
-    fingerprint,
-    read_side,
-    rebuild,
-    scoring_config,
-    side_document,
 )
 from cce_relevance.action.workspace.git import CommitPair
 from cce_relevance.errors import CceError
