@@ -65,7 +65,13 @@ from cce_relevance.action.saved.side import scoring_config
 from cce_relevance.action.scoring.range_anchors import AnchorMove
 from cce_relevance.action.scoring.sides import Sides, anchor_moves, score_sides, set_results
 from cce_relevance.action.scoring.timings import Stopwatch
-from cce_relevance.action.trend import check_history, merge_repository, record_push, trend_line, with_trend
+from cce_relevance.action.trend.record import (
+    check_history,
+    merge_repository,
+    record_push,
+    trend_line,
+    with_trend,
+)
 from cce_relevance.action.workspace.git import (
     PULL_REQUEST_EVENTS,
     CommitPair,

@@ -11,9 +11,9 @@ from types import MappingProxyType
 import pytest
 
 from cce_relevance.action.config.inputs import GitHubContext
-from cce_relevance.action.history import DEFAULT_SIZE, Entry, History
 from cce_relevance.action.report.outcome import Outcome
-from cce_relevance.action.trend import TREND_POINTS, default_branch_push, render_trend
+from cce_relevance.action.trend.history import DEFAULT_SIZE, Entry, History
+from cce_relevance.action.trend.record import TREND_POINTS, default_branch_push, render_trend
 from cce_relevance.errors import CceError
 from tests.action.test_comment_goldens import BACKENDS, FIVE, _set, gfm, rendered_comment
 from tests.action.test_inputs import read

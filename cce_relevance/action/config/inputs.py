@@ -29,9 +29,9 @@ from cce_relevance import untrusted_json
 from cce_relevance.action.config.paths import inside
 from cce_relevance.action.config.retriever_policy import INPUT as RETRIEVERS_INPUT
 from cce_relevance.action.config.retriever_policy import check_repository_retrievers
-from cce_relevance.action.history import DEFAULT_SIZE as DEFAULT_HISTORY_SIZE
-from cce_relevance.action.history import MAX_SIZE as MAX_HISTORY_SIZE
 from cce_relevance.action.runner.github import DEFAULT_API_URL, DEFAULT_SERVER_URL
+from cce_relevance.action.trend.history import DEFAULT_SIZE as DEFAULT_HISTORY_SIZE
+from cce_relevance.action.trend.history import MAX_SIZE as MAX_HISTORY_SIZE
 from cce_relevance.api import (
     DEFAULT_BACKENDS,
     DEFAULT_PRIMARY,

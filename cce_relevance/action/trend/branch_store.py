@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from cce_relevance.action.history import (
+from cce_relevance.action.trend.history import (
     History,
     HistoryError,
     check_size,
