@@ -43,7 +43,7 @@ from typing import Any, NamedTuple
 from cce_relevance import __version__, schemas
 from cce_relevance.action.config.inputs import ActionInputs, GitHubContext, read_inputs, step_summary_path
 from cce_relevance.action.config.retriever_policy import withhold_token
-from cce_relevance.action.publish import publish
+from cce_relevance.action.modes.publish import publish
 from cce_relevance.action.report.comment_body import measurable_change, render_comment
 from cce_relevance.action.report.outcome import TITLE, Markdown, Outcome, action_document, counted, render
 from cce_relevance.action.report.query_changes import Links

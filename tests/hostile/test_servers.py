@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from cce_relevance.action import main as action_main
-from cce_relevance.action.publish import publish
+from cce_relevance.action.modes.publish import publish
 from cce_relevance.action.runner import deadline as action_budget
 from cce_relevance.action.workspace import git as action_git
 from cce_relevance.errors import EXIT_OK, CceError
