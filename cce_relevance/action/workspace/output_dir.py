@@ -26,15 +26,27 @@ import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, Protocol
 
-from cce_relevance.action.scoring.sides import SetResult
 from cce_relevance.action.workspace.git import git
 from cce_relevance.atomic_files import write_output
 from cce_relevance.errors import CceError
 from cce_relevance.reporting.canonical_json import dumps_report
 
 OUTPUT_DIR = ".cce-relevance"
+
+
+class SetReports(Protocol):
+    """A scored fixture set as `save_reports` sees it (scoring's `SetResult`): its report texts."""
+
+    @property
+    def fixture(self) -> str: ...
+
+    @property
+    def base(self) -> str | None: ...
+
+    @property
+    def head(self) -> str | None: ...
 
 
 @dataclass(frozen=True)
@@ -121,7 +133,7 @@ def prepare_cache_dir(repo: Path, workspace: Path, cache_dir: Path) -> Path:
     return created
 
 
-def save_reports(directory: Path, workspace: Path, sets: tuple[SetResult, ...]) -> dict[str, dict[str, str]]:
+def save_reports(directory: Path, workspace: Path, sets: tuple[SetReports, ...]) -> dict[str, dict[str, str]]:
     """Each set's run reports under `sets/`; returns fixture → side → workspace-relative path."""
     saved: dict[str, dict[str, str]] = {}
     for number, result in enumerate(sets, start=1):
