@@ -152,7 +152,9 @@ def _run(inputs: ActionInputs) -> int:
     if inputs.shard is not None:
         return _save_shard(inputs, subdir, commits, sides, moves, edited, clock)
     sets = set_results(sides, inputs.regression_metric, moves)
-    outcome = Outcome(sets, inputs.regression_metric, inputs.alpha, inputs.fail_on)
+    outcome = Outcome(
+        sets, inputs.regression_metric, inputs.alpha, inputs.fail_on, inputs.min_effect, inputs.power
+    )
     return _report(inputs, Evaluation(repo, subdir, commits, outcome, edited), clock)
 
 
@@ -312,7 +314,9 @@ def _merge(inputs: ActionInputs, clock: Stopwatch) -> Evaluation:
             hint="give the merge job the shard jobs' 'regression-metric'",
         )
     sets = set_results(merged.sides, merged.regression_metric, merged.moves)
-    outcome = Outcome(sets, merged.regression_metric, inputs.alpha, inputs.fail_on)
+    outcome = Outcome(
+        sets, merged.regression_metric, inputs.alpha, inputs.fail_on, inputs.min_effect, inputs.power
+    )
     repo = merge_repository(inputs)  # the trend's store reads git: a checkout, if any
     return Evaluation(repo, merged.subdir, commits, outcome, merged.edited)
 
@@ -398,7 +402,9 @@ def _write_summary(path: Path, markdown: Markdown, files: OutputFiles) -> None:
 def _print_findings(outcome: Outcome, inputs: ActionInputs, subdir: Path) -> None:
     """Annotations on the drifted goldens, the regressed fixture files and the fixture lines whose
     anchors are stale at head (in that order, within the cap), then each drift's diff."""
-    regression_kind: AnnotationKind = "error" if inputs.fail_on == "regression" else "warning"
+    gates = ("regression", "inconclusive")
+    regression_kind: AnnotationKind = "error" if inputs.fail_on in gates else "warning"
+    inconclusive_kind: AnnotationKind = "error" if inputs.fail_on == "inconclusive" else "warning"
     drift_kind: AnnotationKind = "warning" if inputs.fail_on == "none" else "error"
     lines = [
         annotation(
@@ -421,6 +427,21 @@ def _print_findings(outcome: Outcome, inputs: ActionInputs, subdir: Path) -> Non
             title="cce-relevance: significant regression",
         )
         for f in outcome.regressions
+    ]
+    lines += [
+        annotation(
+            inconclusive_kind,
+            f"{f.label} on {f.backend}: no significant change (n={f.test.n}), but this set detects only "
+            + (
+                f"changes of at least {f.detectable:.3f} at {inputs.power:.0%} power"
+                if f.detectable is not None
+                else "nothing (fewer than 2 queries)"
+            )
+            + f", above min-detectable-effect {f.min_effect:g}: label more queries to tell.",
+            file=(subdir / f.fixture).as_posix(),
+            title="cce-relevance: inconclusive",
+        )
+        for f in outcome.inconclusive
     ]
     lines += [
         annotation(

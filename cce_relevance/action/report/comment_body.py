@@ -32,6 +32,7 @@ from cce_relevance.action.report.outcome import (
     Outcome,
     counted,
     footer,
+    inconclusive_note,
     left_out_reason,
     moves_section,
     scored_at_both,
@@ -105,6 +106,9 @@ def render_comment(
     """The comment in the parts `comment.fit_body` budgets (the head is never trimmed)."""
     views = set_views(outcome)
     head = [f"{marker}\n{TITLE}", f"**{escape_md(verdict)}**", _counts(outcome, views)]
+    note = inconclusive_note(outcome)
+    if note:
+        head.append(note)
     if edited:
         head.append(
             "✏️ This pull request edits "
