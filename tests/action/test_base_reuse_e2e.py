@@ -1,4 +1,4 @@
-"""A base side saved by an earlier run, reused instead of scoring the base again (base_reuse.py).
+"""A base side saved by an earlier run, reused instead of scoring the base again (saved/base_reuse.py).
 
 A push run on the default branch scores the commit the pull request branched from and saves its
 side in the cache directory; the pull request's run then loads it for its base. Everything it

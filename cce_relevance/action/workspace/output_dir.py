@@ -10,14 +10,14 @@ workspace's owner (§runner-file-owner), or later steps could not delete or over
 
 Layout:
   cache/                   the index cache (input `cache-dir`, its default place): kept across runs,
-                           with the saved head sides in cache/sides/ (base_reuse.py)
+                           with the saved head sides in cache/sides/ (saved/base_reuse.py)
   report.md                the full Markdown report (the summary may be trimmed)
   compare.json             `cce.relevance.action/v1`: per set its status, golden, comparison
   comment.md               the pull request comment as posted (fitted to GitHub's limit)
   pull-request.json        on pull request events: the number, head, comment key (`mode: publish`)
   sets/NN-NAME/base.json   the run report at base (`cce.relevance.report/v2`), when scored there
   sets/NN-NAME/head.json   the same at head; `cce-relevance compare` accepts the pair
-  shard/shard-I-of-N.json  a `shard: I/N` run's state, instead of everything above (shard_merge.py)
+  shard/shard-I-of-N.json  a `shard: I/N` run's state, instead of everything above (saved/shards.py)
 """
 
 from __future__ import annotations
