@@ -139,10 +139,10 @@ __all__ = [
     "DEFAULT_PRIMARY",
     "METRIC_KEYS",
     "rank_metric_name",
-    # What the Action's own model of a comparison names (action/verdict.py, pr_comment.py).
+    # What the Action's own model of a comparison names (action/report/outcome.py, pr_comment.py).
     "BackendGate",
     "ValueChange",
-    # What the Action's saved sides and shards rebuild (action/side_state.py, base_reuse.py,
+    # What the Action's saved sides and shards rebuild (action/saved/side.py, base_reuse.py,
     # anchor_moves.py, trend.py).
     "AnchorFinding",
     "FixtureSet",

@@ -41,39 +41,16 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from cce_relevance import __version__, schemas
-from cce_relevance.action.anchor_moves import AnchorMove
-from cce_relevance.action.base_reuse import SAVED_ON, save_head, saved_base
-from cce_relevance.action.budget import within_budget
-from cce_relevance.action.comment import comment_marker, fit_body, upsert_comment
-from cce_relevance.action.git import (
-    PULL_REQUEST_EVENTS,
-    CommitPair,
-    changed_files,
-    find_repository,
-    resolve_commits,
-)
-from cce_relevance.action.github import GitHubClient, GitHubError
-from cce_relevance.action.inputs import ActionInputs, GitHubContext, read_inputs, step_summary_path
-from cce_relevance.action.output_files import (
-    OutputFiles,
-    fresh_output_dir,
-    give_to_workspace_owner,
-    prepare_cache_dir,
-    save_comment,
-    save_reports,
-    save_summary,
-)
-from cce_relevance.action.pr_comment import measurable_change, render_comment
-from cce_relevance.action.publish import publish
-from cce_relevance.action.query_changes import Links
-from cce_relevance.action.retriever_policy import withhold_token
-from cce_relevance.action.scoring import Sides, anchor_moves, score_sides, set_results
-from cce_relevance.action.shard_merge import read_shards, save_shard
-from cce_relevance.action.side_state import scoring_config
-from cce_relevance.action.timings import Stopwatch
-from cce_relevance.action.trend import check_history, merge_repository, record_push, trend_line, with_trend
-from cce_relevance.action.verdict import TITLE, Markdown, Outcome, action_document, counted, render
-from cce_relevance.action.workflow_commands import (
+from cce_relevance.action.config.inputs import ActionInputs, GitHubContext, read_inputs, step_summary_path
+from cce_relevance.action.config.retriever_policy import withhold_token
+from cce_relevance.action.modes.publish import publish
+from cce_relevance.action.report.comment_body import measurable_change, render_comment
+from cce_relevance.action.report.outcome import TITLE, Markdown, Outcome, action_document, counted, render
+from cce_relevance.action.report.query_changes import Links
+from cce_relevance.action.runner.deadline import within_budget
+from cce_relevance.action.runner.github import GitHubClient, GitHubError
+from cce_relevance.action.runner.pr_comment import comment_marker, fit_body, upsert_comment
+from cce_relevance.action.runner.workflow_commands import (
     STEP_SUMMARY_LIMIT,
     AnnotationKind,
     annotation,
@@ -81,6 +58,35 @@ from cce_relevance.action.workflow_commands import (
     error_annotation,
     neutralize_untrusted,
     write_step_outputs,
+)
+from cce_relevance.action.saved.base_reuse import SAVED_ON, save_head, saved_base
+from cce_relevance.action.saved.shards import read_shards, save_shard
+from cce_relevance.action.saved.side import scoring_config
+from cce_relevance.action.scoring.range_anchors import AnchorMove
+from cce_relevance.action.scoring.sides import Sides, anchor_moves, score_sides, set_results
+from cce_relevance.action.scoring.timings import Stopwatch
+from cce_relevance.action.trend.record import (
+    check_history,
+    merge_repository,
+    record_push,
+    trend_line,
+    with_trend,
+)
+from cce_relevance.action.workspace.git import (
+    PULL_REQUEST_EVENTS,
+    CommitPair,
+    changed_files,
+    find_repository,
+    resolve_commits,
+)
+from cce_relevance.action.workspace.output_dir import (
+    OutputFiles,
+    fresh_output_dir,
+    give_to_workspace_owner,
+    prepare_cache_dir,
+    save_comment,
+    save_reports,
+    save_summary,
 )
 from cce_relevance.errors import EXIT_GATE_FAILED, EXIT_OK, TRACEBACK_VARIABLE, CceError, internal_error
 from cce_relevance.memory_pages import prefer_small_pages

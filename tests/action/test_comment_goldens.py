@@ -18,14 +18,14 @@ import cmarkgfm
 import pytest
 from cmarkgfm.cmark import Options
 
-from cce_relevance.action.comment import COMMENT_LIMIT, comment_marker, fit_body
-from cce_relevance.action.git import CommitPair
-from cce_relevance.action.history import Entry, History, commit_date
-from cce_relevance.action.pr_comment import render_comment
-from cce_relevance.action.query_changes import Links
-from cce_relevance.action.scoring import SetResult
-from cce_relevance.action.trend import render_trend, with_trend
-from cce_relevance.action.verdict import Outcome
+from cce_relevance.action.report.comment_body import render_comment
+from cce_relevance.action.report.outcome import Outcome
+from cce_relevance.action.report.query_changes import Links
+from cce_relevance.action.runner.pr_comment import COMMENT_LIMIT, comment_marker, fit_body
+from cce_relevance.action.scoring.sides import SetResult
+from cce_relevance.action.trend.history import Entry, History, commit_date
+from cce_relevance.action.trend.record import render_trend, with_trend
+from cce_relevance.action.workspace.git import CommitPair
 from cce_relevance.evaluation.anchors import parse_anchor
 from cce_relevance.evaluation.golden import GoldenCheck
 from cce_relevance.evaluation.set_scoring import TopHit
@@ -390,7 +390,7 @@ def test_the_unlabeled_hit_and_inconclusive_comments_say_so_on_the_first_screen(
 
 
 def test_the_why_cell_counts_the_unlabeled_hits_above_the_answer() -> None:
-    from cce_relevance.action.query_changes import _unlabeled
+    from cce_relevance.action.report.query_changes import _unlabeled
 
     def hit(rank: int, unlabeled: bool) -> TopHit:
         return TopHit(rank, "a.py", rank, rank, "function_definition", False, unlabeled=unlabeled)

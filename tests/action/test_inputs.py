@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from cce_relevance.action.inputs import MAX_SHARDS, ActionInputs, expand_fixtures, read_inputs
+from cce_relevance.action.config.inputs import MAX_SHARDS, ActionInputs, expand_fixtures, read_inputs
 from cce_relevance.api import Shard
 from cce_relevance.errors import EXIT_USAGE, CceError
 

@@ -7,10 +7,10 @@ import re
 
 import pytest
 
-from cce_relevance.action.comment import COMMENT_LIMIT, comment_marker, fit_body
-from cce_relevance.action.git import CommitPair
-from cce_relevance.action.scoring import SetResult
-from cce_relevance.action.verdict import Outcome, action_document, render
+from cce_relevance.action.report.outcome import Outcome, action_document, render
+from cce_relevance.action.runner.pr_comment import COMMENT_LIMIT, comment_marker, fit_body
+from cce_relevance.action.scoring.sides import SetResult
+from cce_relevance.action.workspace.git import CommitPair
 from cce_relevance.evaluation.golden import GoldenCheck, update_command
 from cce_relevance.evaluation.validation import AnchorFinding, Validation
 from cce_relevance.reporting.markdown_safe import code_span

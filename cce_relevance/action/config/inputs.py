@@ -26,12 +26,10 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from cce_relevance import untrusted_json
-from cce_relevance.action.github import DEFAULT_API_URL, DEFAULT_SERVER_URL
-from cce_relevance.action.history import DEFAULT_SIZE as DEFAULT_HISTORY_SIZE
-from cce_relevance.action.history import MAX_SIZE as MAX_HISTORY_SIZE
-from cce_relevance.action.retriever_policy import INPUT as RETRIEVERS_INPUT
-from cce_relevance.action.retriever_policy import check_repository_retrievers
-from cce_relevance.action.workspace import inside
+from cce_relevance.action.config.paths import inside
+from cce_relevance.action.config.retriever_policy import INPUT as RETRIEVERS_INPUT
+from cce_relevance.action.config.retriever_policy import check_repository_retrievers
+from cce_relevance.action.runner.github import DEFAULT_API_URL, DEFAULT_SERVER_URL
 from cce_relevance.api import (
     DEFAULT_BACKENDS,
     DEFAULT_PRIMARY,
@@ -67,6 +65,8 @@ _ARTIFACT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 # shell could misread.
 _BRANCH_PART = r"[A-Za-z0-9_][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*"
 _HISTORY_BRANCH = re.compile(rf"^{_BRANCH_PART}(?:/{_BRANCH_PART}){{0,9}}$")
+DEFAULT_HISTORY_SIZE = 100  # `history-size`: the entries a push keeps when the input is not given
+MAX_HISTORY_SIZE = 1000  # and at most (trend/history.py refuses a longer history)
 DEFAULT_HISTORY_FILE = "history.json"  # the file on `history-branch` when `history` is not given
 
 

@@ -26,17 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from cce_relevance.action.git import CommitPair
-from cce_relevance.action.query_changes import (
-    ID_LIMIT,
-    Links,
-    QueryChange,
-    changed_queries,
-    changes_table,
-    stale_notes,
-)
-from cce_relevance.action.scoring import SetResult
-from cce_relevance.action.verdict import (
+from cce_relevance.action.report.outcome import (
     TITLE,
     Markdown,
     Outcome,
@@ -48,6 +38,16 @@ from cce_relevance.action.verdict import (
     scored_at_both,
     stale_section,
 )
+from cce_relevance.action.report.query_changes import (
+    ID_LIMIT,
+    Links,
+    QueryChange,
+    changed_queries,
+    changes_table,
+    stale_notes,
+)
+from cce_relevance.action.scoring.sides import SetResult
+from cce_relevance.action.workspace.git import CommitPair
 from cce_relevance.api import BackendComparison, ValueChange
 from cce_relevance.reporting.full_report import full_cells, interval6, label, optional6, rank_test_p_cells
 from cce_relevance.reporting.markdown import (

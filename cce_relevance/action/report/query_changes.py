@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
-from cce_relevance.action.scoring import SetResult
+from cce_relevance.action.scoring.sides import SetResult
 from cce_relevance.api import METRIC_KEYS, Anchor, BackendComparison, TopHit
 from cce_relevance.reporting.markdown_safe import code_span, shorten
 from cce_relevance.reporting.numbers import SIX, Digits, format6
@@ -278,7 +278,7 @@ def changes_table(
 
 def stale_notes(s: SetResult) -> dict[str, str]:
     """The mark after a query id: stale at head, or stale at base only, or a range anchor whose
-    lines moved or changed (action/anchor_moves.py)."""
+    lines moved or changed (action/scoring/range_anchors.py)."""
     notes = {m.case_id: MOVE_MARKS[m.status] for m in s.moves}
     notes.update({qid: f"{STALE_MARK} at base" for qid in s.stale("base")})
     notes.update({qid: STALE_MARK for qid in s.stale("head")})

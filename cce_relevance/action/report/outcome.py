@@ -23,10 +23,10 @@ from functools import cached_property
 from typing import Any, Literal
 
 from cce_relevance import __version__, schemas
-from cce_relevance.action.git import CommitPair
-from cce_relevance.action.inputs import DEFAULT_POWER, FailOn
-from cce_relevance.action.query_changes import stale_notes
-from cce_relevance.action.scoring import SetResult
+from cce_relevance.action.config.inputs import DEFAULT_POWER, FailOn
+from cce_relevance.action.report.query_changes import stale_notes
+from cce_relevance.action.scoring.sides import SetResult
+from cce_relevance.action.workspace.git import CommitPair
 from cce_relevance.api import BackendComparison, BackendGate, Validation
 from cce_relevance.reporting.compare_report import comparison_document
 from cce_relevance.reporting.full_report import label
