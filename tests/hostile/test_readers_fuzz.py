@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cce_relevance.action.history import History, HistoryError, dumps_history, parse_history
+from cce_relevance.action.trend.history import History, HistoryError, dumps_history, parse_history
 from cce_relevance.errors import EXIT_USAGE
 from cce_relevance.input_files import SpecialFileError, open_input
 from tests.action.test_history import histories
