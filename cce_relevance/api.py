@@ -14,6 +14,7 @@ import difflib
 import math
 import os
 import sys
+import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -96,6 +97,7 @@ from cce_relevance.retrieval.chunking.symbols import CorpusSymbols, ParsedFiles
 from cce_relevance.retrieval.corpus.exclusion import NO_EXCLUSION, Exclusion
 from cce_relevance.retrieval.corpus.redact import redact
 from cce_relevance.retrieval.corpus.walk import walk
+from cce_relevance.retrieval.embedders.service import RunEmbedders
 from cce_relevance.retrieval.embedding.embed import (
     HASH_DOCUMENTS,
     HASH_EMBEDDER,
@@ -300,29 +302,44 @@ def run(
         if store is not None
         else fixtures_exclusion(fixtures, fixtures_path, dir, config, outputs)
     )
+    started = time.perf_counter()
     corpus, index = resolve_index(fixtures, fixtures_path, dir, store, languages, indexing, exclusion, index)
+    index_seconds = time.perf_counter() - started
     report_excluded(index, exclusion, warn)
     fixtures = bound_fixtures(fixtures, corpus, store, languages)
     if shard is not None:
         fixtures = shard.cases(fixtures)
-    embed = query_embedder(index, warn)
-    if compare is not None:
-        names = compared_backends(compare, config)
-    elif backends is not None:
-        names = backend_names(backends, config)
-    else:
-        names = list(DEFAULT_BACKENDS)
-    weights = LineWeights.of_index(index)
-    judgments = _judgments(fixtures.cases, index) if judged else None
-    reports = tuple(
-        evaluated_backends(
-            names, config, index, embed, fixtures.cases, weights, judgments, indexing, rank_metrics
+    with RunEmbedders(indexing.cache) as embedders:
+        embed = query_embedder(index, warn, config, embedders)
+        if compare is not None:
+            names = compared_backends(compare, config)
+        elif backends is not None:
+            names = backend_names(backends, config)
+        else:
+            names = list(DEFAULT_BACKENDS)
+        weights = LineWeights.of_index(index)
+        judgments = _judgments(fixtures.cases, index) if judged else None
+        reports = tuple(
+            evaluated_backends(
+                names,
+                config,
+                index,
+                embed,
+                fixtures.cases,
+                weights,
+                judgments,
+                indexing,
+                rank_metrics,
+                os.path.abspath(corpus),
+                embedders,
+            )
         )
-    )
     comparison, systems = (
         compared(reports, stats_level, primary, rank_metrics) if compare is not None else (None, ())
     )
-    return RunResult(corpus, index.embedder, fixtures, reports, comparison, rank_metrics, judgments, systems)
+    return RunResult(
+        corpus, index.embedder, fixtures, reports, comparison, rank_metrics, judgments, systems, index_seconds
+    )
 
 
 def score_runs(
@@ -449,7 +466,12 @@ def search(
         indexing=indexing,
         exclude=corpus_exclusion(corpus, config),
     )
-    with open_backend(backend, config.spec(backend), index) as search_fn:
+    with (
+        RunEmbedders(indexing.cache) as embedders,
+        open_backend(
+            backend, config.spec(backend), index, embedders=embedders, corpus=os.path.abspath(corpus)
+        ) as search_fn,
+    ):
         hits = search_fn(query, k, SEARCH_QUERY_ID)
     first_line = {c.chunk_id: c.content.split("\n", 1)[0] for c in index.chunks}
     return [(h, first_line[h.chunk_id] if h.chunk_id in first_line else _line_at(index, h)) for h in hits]
@@ -650,18 +672,22 @@ def bootstrap(
     reports: tuple[BackendReport, ...] = ()
     if score:
         cases = bound_fixtures(parse_fixtures(text, out or "<bootstrap>"), directory, None, languages).cases
-        reports = tuple(
-            evaluated_backends(
-                names,
-                config,
-                index,
-                query_embedder(index, warn_on_stderr),
-                cases,
-                LineWeights.of_index(index),
-                None,
-                indexing,
+        with RunEmbedders(indexing.cache) as embedders:
+            reports = tuple(
+                evaluated_backends(
+                    names,
+                    config,
+                    index,
+                    query_embedder(index, warn_on_stderr, config, embedders),
+                    cases,
+                    LineWeights.of_index(index),
+                    None,
+                    indexing,
+                    (),
+                    os.path.abspath(directory),
+                    embedders,
+                )
             )
-        )
     return Bootstrapped(text, proposal, reports)
 
 
@@ -678,12 +704,21 @@ class StoreWritten:
     size: int
 
 
-def _document_embedder(name: str) -> tuple[DocumentEmbedder, str | None]:
-    """The index-time embedder called `name`, and the model it records (Ollama only)."""
+def _document_embedder(
+    name: str, config: ProjectConfig, embedders: RunEmbedders
+) -> tuple[DocumentEmbedder, str | None]:
+    """The index-time embedder called `name` (built-in or the config's), and the model it
+    records in the fingerprint (None for the hash embedder)."""
     if name == HASH_EMBEDDER:
         return HASH_DOCUMENTS, None
+    spec = config.embedder(name)
+    if spec is None:
+        raise CceError(
+            f"unknown embedder {rust_debug_str(name)} (expected {', '.join(config.embedder_names)})"
+        )
     if name != OLLAMA_EMBEDDER:
-        raise CceError(f"unknown embedder {name!r} (expected hash or ollama)")
+        service = embedders.service(spec)
+        return service.documents(), service.embedder.identity
     client = OllamaClient.from_env()
     try:
         client.check_health()
@@ -714,22 +749,25 @@ def index_corpus(
     """
     require_directory(directory)
     packs = enabled_packs(languages)
-    documents, model = _document_embedder(embedder)
     path = out if out is not None else default_store_path(directory)
     exclude = corpus_exclusion(directory, config, [path, fingerprint_path(path)])
-    try:
-        index = build_index(
-            directory,
-            not allow_secrets,
-            documents,
-            packs,
-            cache=indexing.cache,
-            workers=indexing.workers,
-            progress=indexing.progress,
-            exclude=exclude,
-        )
-    except OllamaError as exc:
-        raise CceError(f"embedding with Ollama failed, nothing was written: {exc}") from None
+    with RunEmbedders(indexing.cache) as embedders:
+        documents, model = _document_embedder(embedder, config, embedders)
+        try:
+            index = build_index(
+                directory,
+                not allow_secrets,
+                documents,
+                packs,
+                cache=indexing.cache,
+                workers=indexing.workers,
+                progress=indexing.progress,
+                exclude=exclude,
+            )
+        except OllamaError as exc:
+            raise CceError(f"embedding with Ollama failed, nothing was written: {exc}") from None
+        except CceError as exc:
+            raise CceError(f"{exc.message}; nothing was written", hint=exc.hint) from None
     text = dumps_store(index)
     data = text.encode("utf-8")
     fingerprint = None if writes_in_place(path) else fingerprint_path(path)

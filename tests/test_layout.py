@@ -17,6 +17,7 @@ one line do not import each other):
     → corpus
     → chunking, embedding
     → ranking → indexing → cache → index
+    → embedders
     → search, store
 
 The graph is read from the source with `ast`, every import statement included (type-checking
@@ -49,6 +50,7 @@ STAGES = [
     {"indexing"},
     {"cache"},
     {"index"},
+    {"embedders"},
     {"search", "store"},
 ]
 """`retrieval/` packages and modules by rank."""

@@ -203,11 +203,11 @@ TIMEOUT_RANGE = "a number of seconds > 0 and at most 86400"
             "path_penalty_markers = [{a = 1}]",
             f"{WHERE} path_penalty_markers: expected an array of non-empty strings, got [a table]",
         ),
-        ("rrf = 30", f'{WHERE} rrf: unknown key (base "hybrid" takes {", ".join(PARAMETERS)})'),
-        ('"r f" = 30', f'{WHERE} "r f": unknown key (base "hybrid" takes {", ".join(PARAMETERS)})'),
+        ("rrf = 30", f'{WHERE} rrf: unknown key (base "hybrid" takes {", ".join(PARAMETERS)}, embedder)'),
+        ('"r f" = 30', f'{WHERE} "r f": unknown key (base "hybrid" takes {", ".join(PARAMETERS)}, embedder)'),
         (
             "timeout = 3",
-            f'{WHERE} timeout: does not apply here (base "hybrid" takes {", ".join(PARAMETERS)})',
+            f'{WHERE} timeout: does not apply here (base "hybrid" takes {", ".join(PARAMETERS)}, embedder)',
         ),
     ],
 )
@@ -224,19 +224,21 @@ def test_bad_hybrid_parameters(tmp_path: Path, body: str, message: str) -> None:
         ),
         (
             'base = "vector"\nbm25_b = 0.5',
-            f'{WHERE} bm25_b: does not apply here (base "vector" takes no parameters)',
+            f'{WHERE} bm25_b: does not apply here (base "vector" takes embedder)',
         ),
         ('base = "hybird"', f'{WHERE} base: expected "bm25", "vector" or "hybrid", got "hybird"'),
         ("base = 3", f'{WHERE} base: expected "bm25", "vector" or "hybrid", got 3'),
         (
             "rrf_k = 30",
             f'{WHERE}: expected exactly one of base = "bm25"|"vector"|"hybrid", '
-            'command = ["program", "arg", ...] or url = "http://..."; got none',
+            'command = ["program", "arg", ...], url = "http://..." or python = "package.module:factory"; '
+            "got none",
         ),
         (
             'base = "hybrid"\nurl = "http://127.0.0.1:1/"',
             f'{WHERE}: expected exactly one of base = "bm25"|"vector"|"hybrid", '
-            'command = ["program", "arg", ...] or url = "http://..."; got base and url',
+            'command = ["program", "arg", ...], url = "http://..." or python = "package.module:factory"; '
+            "got base and url",
         ),
         (
             'command = ["r"]\nrrf_k = 30',
@@ -290,7 +292,7 @@ def test_bad_backend_tables(tmp_path: Path, table: str, message: str) -> None:
         (
             "language = []\n",
             'cce-relevance.toml: unknown key "language" '
-            "(expected a [backends.NAME] table, languages or exclude)",
+            "(expected a [backends.NAME] or [embedders.NAME] table, languages or exclude)",
         ),
     ],
 )

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
+from cce_relevance.evaluation.cost import EmbedderCost
 from cce_relevance.evaluation.fixtures import Case
 from cce_relevance.evaluation.harness import BackendReport, can_fork, evaluate_backend, evaluate_backends
 from cce_relevance.evaluation.judgments import Judgments
 from cce_relevance.evaluation.rank_metrics import RankMetricSpec
 from cce_relevance.evaluation.spans import LineWeights
 from cce_relevance.project_config import ProjectConfig
+from cce_relevance.retrieval.embedders.service import RunEmbedders
 from cce_relevance.retrieval.embedding.embed import hash_embed
 from cce_relevance.retrieval.index.build import BuildOptions
 from cce_relevance.retrieval.index.model import Index
@@ -29,13 +32,18 @@ def evaluated_backends(
     judgments: Sequence[Judgments] | None,
     indexing: BuildOptions,
     specs: Sequence[RankMetricSpec] = (),
+    corpus: str = "",
+    embedders: RunEmbedders | None = None,
 ) -> list[BackendReport]:
     """Every backend's report. Built-in rankings over hash embeddings score their cases in worker
     processes when there are several CPUs (`indexing.workers` caps them, as it does indexing);
-    anything holding a process, a connection or a remote embedder runs here, one backend after
-    the other, each opened only for its own run."""
+    anything holding a process, a connection, a thread or an embedder of its own runs here, one
+    backend after the other, each opened only for its own run. A variant's own embedder keeps its
+    vectors in the index cache's directory (`indexing.cache`), opened from `embedders` (the
+    run's: default, a set of its own); `corpus` is what a Python retriever's factory is given."""
     variants = [spec for spec in map(config.spec, names) if isinstance(spec, Variant)]
-    if embed is hash_embed and len(variants) == len(names) and can_fork():
+    plain = all(v.own_embedder(index) is None for v in variants)
+    if embed is hash_embed and plain and len(variants) == len(names) and can_fork():
         processes = (
             indexing.workers if indexing.workers is not None else min(available_cpus(), MAX_AUTO_WORKERS)
         )
@@ -44,8 +52,48 @@ def evaluated_backends(
             for name, v in zip(names, variants, strict=True)
         ]
         return evaluate_backends(searches, cases, weights, judgments, processes, specs)
+    if embedders is None:
+        with RunEmbedders(indexing.cache) as own:
+            return _in_turn(names, config, index, embed, cases, weights, judgments, specs, corpus, own)
+    return _in_turn(names, config, index, embed, cases, weights, judgments, specs, corpus, embedders)
+
+
+def _in_turn(
+    names: Sequence[str],
+    config: ProjectConfig,
+    index: Index,
+    embed: QueryEmbedder,
+    cases: Sequence[Case],
+    weights: LineWeights,
+    judgments: Sequence[Judgments] | None,
+    specs: Sequence[RankMetricSpec],
+    corpus: str,
+    embedders: RunEmbedders,
+) -> list[BackendReport]:
+    """Each backend opened, scored and closed here, one after the other."""
     evaluated = []
     for name in names:
-        with open_backend(name, config.spec(name), index, embed) as search_fn:
-            evaluated.append(evaluate_backend(name, search_fn, cases, weights, judgments, specs))
+        spec = config.spec(name)
+        chosen = spec.own_embedder(index) if isinstance(spec, Variant) else None
+        service = embedders.service(chosen) if chosen is not None else None
+        before = service.usage.snapshot() if service is not None else None
+        with open_backend(name, spec, index, embed, embedders, corpus) as search_fn:
+            if service is not None:
+                service.embed_queries([c.query for c in cases])
+            report = evaluate_backend(name, search_fn, cases, weights, judgments, specs)
+        if service is not None and before is not None:
+            used = service.usage.since(before)
+            report = dataclasses.replace(
+                report,
+                embedder=EmbedderCost(
+                    service.spec.name,
+                    service.embedder.identity,
+                    used.calls,
+                    used.texts,
+                    used.tokens,
+                    used.cache_hits,
+                    used.seconds,
+                ),
+            )
+        evaluated.append(report)
     return evaluated

@@ -20,6 +20,7 @@ from cce_relevance.retrieval.corpus.exclusion import (
     own_files,
     pattern_set,
 )
+from cce_relevance.retrieval.embedders.service import RunEmbedders
 from cce_relevance.retrieval.embedding.embed import HASH_DOCUMENTS, DocumentEmbedder, hash_embed
 from cce_relevance.retrieval.embedding.ollama import OLLAMA_EMBEDDER, OllamaClient, OllamaError
 from cce_relevance.retrieval.index.build import DEFAULT_BUILD, BuildOptions, build_index
@@ -125,15 +126,22 @@ def require_directory(path: str) -> str:
     return path
 
 
-def query_embedder(index: Index, warn: Warn) -> QueryEmbedder:
+def query_embedder(
+    index: Index, warn: Warn, config: ProjectConfig = NO_CONFIG, embedders: RunEmbedders | None = None
+) -> QueryEmbedder:
     """How queries are embedded for `index` (§store-mode–§embedder-name): Ollama for an `ollama`
-    store, else hash.
+    store; the embedder a store was built with when it is one this project knows (built-in or
+    `[embedders.NAME]`, opened from `embedders`); else hash, as the reference does for a name it
+    does not know.
 
     An Ollama store is scored only after a health check passes (E16 otherwise, nothing scored);
     a later per-query failure is a warning and that query loses vector recall.
     """
     if index.embedder != OLLAMA_EMBEDDER:
-        return hash_embed
+        spec = config.embedder(index.embedder)
+        if spec is None or spec.is_hash or embedders is None:
+            return hash_embed
+        return embedders.service(spec).embed_query
     client = OllamaClient.from_env()
     try:
         client.check_health()

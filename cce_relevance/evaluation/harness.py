@@ -11,10 +11,11 @@ import contextlib
 import gc
 import multiprocessing
 import sys
+import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from cce_relevance.evaluation.fixtures import Case
@@ -32,6 +33,9 @@ class CaseResult:
     tokens: TokenScore | None
     hits: tuple[Hit, ...]
     ranking: dict[str, float] | None = None  # the rank metrics asked for, by key; only when judged
+    seconds: float | None = field(default=None, compare=False)
+    """How long the backend took to answer the query (wall time; None when not measured: a
+    report read back). Never part of a pinned report (evaluation/cost.py)."""
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,8 @@ class BackendReport:
     f1: float
     tokens: TokenAggregate | None
     ranking: dict[str, float] | None = None  # macro means of the per-case rank metrics, when judged
+    embedder: Any = field(default=None, compare=False)
+    """What the backend's own embedder did for it (evaluation/cost.py `EmbedderCost`), when it has one."""
 
     def metric(self, name: str) -> list[float]:
         """Per-case values of `precision`, `recall`, `mrr` or `f1`, in case order."""
@@ -142,7 +148,7 @@ def _older_objects_frozen() -> Iterator[None]:
         gc.unfreeze()
 
 
-_CaseOutcome = tuple[QueryMetrics, TokenScore | None, tuple[Hit, ...], dict[str, float] | None]
+_CaseOutcome = tuple[QueryMetrics, TokenScore | None, tuple[Hit, ...], dict[str, float] | None, float]
 MIN_CASES_PER_PROCESS = 100  # fewer, and a worker's start costs more than it saves
 
 
@@ -177,7 +183,9 @@ def _scored(
     judgment: Judgments | None,
     specs: Sequence[RankMetricSpec] = (),
 ) -> _CaseOutcome:
+    started = time.perf_counter()
     hits = tuple(search(case.query, case.k, case.id)[: case.k])
+    seconds = time.perf_counter() - started
     tokens = score_tokens(case.anchors, hits, case.k, weights) if case.ranged else None
     ranking = None
     if judgment is not None:
@@ -185,7 +193,7 @@ def _scored(
         depth = max((s.cutoff for s in specs if s.cutoff is not None), default=0)
         deep = gains if depth <= case.k else judgment.hit_gains(search(case.query, depth, case.id)[:depth])
         ranking = score_specs(specs, gains, deep, judgment.gains, case.k)
-    return score_query(case.anchors, hits, case.k), tokens, hits, ranking
+    return score_query(case.anchors, hits, case.k), tokens, hits, ranking, seconds
 
 
 def backend_report(name: str, results: list[CaseResult], judged: Sequence[str] | None) -> BackendReport:
@@ -294,7 +302,7 @@ def _score_range(
 
 def _flat(outcome: _CaseOutcome) -> tuple[Any, ...]:
     """A case's outcome as tuples of plain values, which pickle in C."""
-    metrics, tokens, hits, ranking = outcome
+    metrics, tokens, hits, ranking, seconds = outcome
     return (
         (metrics.precision, metrics.recall, metrics.mrr, metrics.f1, metrics.first_relevant_rank),
         None if tokens is None else (tokens.precision, tokens.recall, tokens.iou),
@@ -303,16 +311,18 @@ def _flat(outcome: _CaseOutcome) -> tuple[Any, ...]:
             for h in hits
         ],
         ranking,
+        seconds,
     )
 
 
 def _unflat(flat: tuple[Any, ...]) -> _CaseOutcome:
-    metrics, tokens, hits, ranking = flat
+    metrics, tokens, hits, ranking, seconds = flat
     return (
         QueryMetrics(*metrics),
         None if tokens is None else TokenScore(*tokens),
         tuple(Hit(*h) for h in hits),
         ranking,
+        seconds,
     )
 
 

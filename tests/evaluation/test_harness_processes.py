@@ -166,11 +166,18 @@ _HIT = st.builds(
     st.none() | st.tuples(_FLOATS, _FLOATS, _FLOATS),
     st.lists(_HIT, max_size=12),
     st.none() | st.dictionaries(st.text(max_size=8), _FLOATS, max_size=4),
+    st.floats(min_value=0.0, allow_infinity=False),
 )
-def test_outcomes_come_back_from_workers_as_they_were(metrics, tokens, hits, ranking):
+def test_outcomes_come_back_from_workers_as_they_were(metrics, tokens, hits, ranking, seconds):
     """A worker sends a case's outcome as plain tuples (`_flat`): pickled and rebuilt, it is the
-    outcome scored, field for field."""
-    outcome = (QueryMetrics(*metrics), None if tokens is None else TokenScore(*tokens), tuple(hits), ranking)
+    outcome scored, field for field, its latency too."""
+    outcome = (
+        QueryMetrics(*metrics),
+        None if tokens is None else TokenScore(*tokens),
+        tuple(hits),
+        ranking,
+        seconds,
+    )
     back = harness._unflat(pickle.loads(pickle.dumps(harness._flat(outcome))))
     assert back == outcome
     assert [struct.pack("<d", h.score) for h in back[2]] == [struct.pack("<d", h.score) for h in hits]
