@@ -28,7 +28,7 @@ from cce_relevance.lazy_import import lazy_module
 from cce_relevance.memory_pages import prefer_small_pages
 from cce_relevance.outputs import OutputSet, write_output
 from cce_relevance.progress import progress_bar
-from cce_relevance.reference import BUILTIN_BACKENDS, EMBEDDERS, listed
+from cce_relevance.reference import BUILTIN_BACKENDS, HASH_EMBEDDER, listed
 from cce_relevance.reporting.canonical_json import dumps_report
 from cce_relevance.retrieval.chunking.languages import EXTRA_LANGUAGES
 from cce_relevance.stats.stats_level import STATS_LEVELS, StatsLevel
@@ -157,14 +157,16 @@ def _languages(flag: str | None, config: api.ProjectConfig) -> tuple[str, ...]:
 def _cache_options(command: Callable[..., None]) -> Callable[..., None]:
     """`--cache DIR` and `--no-cache`, shared by every command that indexes a directory."""
     command = click.option(
-        "--no-cache", is_flag=True, help="Index every file again; do not read or write the index cache."
+        "--no-cache",
+        is_flag=True,
+        help="Index every file (and embed every text) again; do not read or write the caches.",
     )(command)
     return click.option(
         "--cache",
         "cache_dir",
         metavar="DIR",
-        help="Index cache directory: unchanged files are not indexed again (default: "
-        "$XDG_CACHE_HOME/cce-relevance, else ~/.cache/cce-relevance).",
+        help="Cache directory: unchanged files are not indexed again, unchanged texts not embedded again "
+        "(default: $XDG_CACHE_HOME/cce-relevance, else ~/.cache/cce-relevance).",
     )(command)
 
 
@@ -259,10 +261,11 @@ def search(
 @click.option("--out", metavar="PATH", help="Store file to write (default DIR/.cce/index.json).")
 @click.option(
     "--embedder",
-    type=click.Choice(list(EMBEDDERS)),
-    default="hash",
+    metavar="NAME",
+    default=HASH_EMBEDDER,
     show_default=True,
-    help="Chunk embedder; ollama reads CCE_OLLAMA_URL and CCE_OLLAMA_MODEL.",
+    help="Chunk embedder: hash, ollama (reads CCE_OLLAMA_URL and CCE_OLLAMA_MODEL), wordllama (the "
+    "semantic extra), openai (OPENAI_API_KEY), or an [embedders.NAME] table of the config.",
 )
 @click.option(
     "--allow-secrets",
@@ -461,6 +464,12 @@ def _trec_files(result: api.RunResult, run_path: str | None, qrels_path: str | N
     help="Score only the queries whose id hashes to shard I of N (needs --shard-state).",
 )
 @click.option("--shard-state", metavar="FILE", help="Write the shard's per-query values for `merge` to FILE.")
+@click.option(
+    "--cost",
+    is_flag=True,
+    help="Also report each backend's query latency (p50/p95/max/total) and its embedder's calls, texts, "
+    "tokens and cache hits; in JSON under a `cost` key that --golden never compares or writes.",
+)
 def run(
     fixtures: str,
     corpus_dir: str | None,
@@ -485,6 +494,7 @@ def run(
     per_query: str | None,
     shard_text: str | None,
     shard_state: str | None,
+    cost: bool,
 ) -> None:
     """Score the FIXTURES set (cce.relevance/v1 NDJSON) at each backend."""
     from cce_relevance.reporting.chart import chart_renderer, run_chart
@@ -536,7 +546,7 @@ def run(
         side_files[shard_state] = api.shard_state(result, fixtures, shard)
     if chart is not None and render_chart is not None:
         side_files[chart] = render_chart(run_chart(result, chart_metric))
-    _write_report(result, side_files, as_json, output, golden, update_golden, per_query)
+    _write_report(result, side_files, as_json, output, golden, update_golden, per_query, cost)
 
 
 def _report_checks(
@@ -580,19 +590,23 @@ def _write_report(
     golden: str | None,
     update_golden: bool,
     per_query: str | None,
+    cost: bool = False,
 ) -> None:
     """Write the run's files and print the report (JSON, text or `--per-query`), then check the golden.
 
     Everything that can fail (an unreadable golden, an unwritable output) is decided before anything
     is printed, and the files (side files, golden, `--output`) are committed together or not at all.
+    The golden is the report without `cost`, whether or not `--cost` was given.
     """
     from cce_relevance.reporting.run_report import run_report_json, run_report_per_query, run_report_text
 
     report_json = run_report_json(result)
     if as_json:
-        rendered = report_json
+        rendered = run_report_json(result, cost=True) if cost else report_json
+    elif per_query is None:
+        rendered = run_report_text(result, cost)
     else:
-        rendered = run_report_text(result) if per_query is None else run_report_per_query(result, per_query)
+        rendered = run_report_per_query(result, per_query, cost)
     golden_change = _golden_change(golden, report_json) if golden is not None and update_golden else ""
     drift = _golden_drift(golden, report_json) if golden is not None and not update_golden else ""
     with OutputSet() as outputs:
@@ -760,7 +774,8 @@ def compare(
     (head − base), three or more as systems (every pair Holm-corrected, and a randomised Tukey HSD)."""
     from cce_relevance.reporting.chart import chart_renderer, compare_chart
     from cce_relevance.reporting.compare_report import comparison_document, comparison_text
-    from cce_relevance.reporting.markdown import comparison_markdown
+    from cce_relevance.reporting.cost_report import compare_cost_text, side_costs
+    from cce_relevance.reporting.markdown import comparison_markdown, cost_markdown
 
     if as_json and as_markdown:
         raise click.UsageError("--json and --markdown cannot be used together")
@@ -775,13 +790,9 @@ def compare(
     chart_metric = _chart_metric(chart, chart_metric)
     render_chart = chart_renderer(chart) if chart else None
     primary = _primary(stats_level, primary_metric)
+    base_doc, head_doc = api.load_report(base_report), api.load_report(head_report)
     comparisons = api.compare_saved(
-        api.load_report(base_report),
-        api.load_report(head_report),
-        base_report,
-        head_report,
-        stats_level=stats_level,
-        primary=primary,
+        base_doc, head_doc, base_report, head_report, stats_level=stats_level, primary=primary
     )
     chart_text = (
         render_chart(compare_chart(comparisons, chart_metric, chart_backend)) if render_chart else None
@@ -789,9 +800,11 @@ def compare(
     if as_json:
         text = dumps_report(comparison_document(base_report, head_report, comparisons))
     elif as_markdown:
-        text = comparison_markdown(comparisons)
+        text = comparison_markdown(comparisons) + cost_markdown(side_costs(base_doc), side_costs(head_doc))
     else:
-        text = comparison_text(base_report, head_report, comparisons)
+        text = comparison_text(base_report, head_report, comparisons) + compare_cost_text(
+            side_costs(base_doc), side_costs(head_doc), [c.pair.backend for c in comparisons]
+        )
     if chart is not None and chart_text is not None:
         write_output(chart, chart_text)
     _emit(text)

@@ -182,3 +182,26 @@ def comparison_markdown(
     for c in comparisons:
         parts.append("\n" + backend_section(c))
     return "".join(parts)
+
+
+def cost_markdown(base: Mapping[str, Any], head: Mapping[str, Any]) -> str:
+    """A table of every backend's query latency and embedder calls, base → head, when both saved
+    reports were made with `--cost` ('' otherwise): what the change costs beside what it gains."""
+    names = [name for name in head if name in base]
+    if not names:
+        return ""
+    rows = []
+    for name in names:
+        a, b = base[name]["latency_ms"], head[name]["latency_ms"]
+        cells = [f"{a[k]:.2f} → {b[k]:.2f}" for k in ("p50", "p95", "total")]
+        embedded = [side[name].get("embedder") for side in (base, head)]
+        calls = (
+            " → ".join(str(e.get("calls", "")) if isinstance(e, dict) else "-" for e in embedded)
+            if any(isinstance(e, dict) for e in embedded)
+            else ""
+        )
+        rows.append([escape_md(name), *cells, calls])
+    header = ["backend", "p50 ms", "p95 ms", "total ms", "embedder calls"]
+    return (
+        "\n" + _table(header, rows) + "\n<sub>Latency is wall time on the machine that ran each side.</sub>\n"
+    )

@@ -8,6 +8,9 @@
 * `text`: for each query its expected anchors and, per backend, the first relevant rank and the
   top hits (rank, `file:start-end`, kind), the relevant ones marked `*`: what a person writing or
   checking labels needs to see, without opening the JSON.
+
+With `--cost` each query's latency is added: a `latency_ms` row per query and backend (three
+decimals), and the milliseconds after the first relevant rank.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from cce_relevance.reporting.numbers import format6
 from cce_relevance.reporting.terminal import terminal_safe
 
 COLUMNS = ("backend", "query", "metric", "value")
+LATENCY_KEY = "latency_ms"
 
 
 def _case_values(result: CaseResult, rank_metrics: Sequence[MetricSpec]) -> Iterator[tuple[str, float]]:
@@ -36,23 +40,29 @@ def _case_values(result: CaseResult, rank_metrics: Sequence[MetricSpec]) -> Iter
 
 
 def per_query_rows(
-    reports: Sequence[BackendReport], rank_metrics: Sequence[MetricSpec] = ()
+    reports: Sequence[BackendReport], rank_metrics: Sequence[MetricSpec] = (), cost: bool = False
 ) -> Iterator[tuple[str, str, str, str]]:
-    """(backend, query id, metric key, six-decimal value), backends in order, then cases, then metrics."""
+    """(backend, query id, metric key, six-decimal value), backends in order, then cases, then
+    metrics (with `cost`, then `latency_ms`)."""
     for report in reports:
         for result in report.cases:
             for key, value in _case_values(result, rank_metrics):
                 yield report.backend, result.case.id, key, format6(value)
+            if cost and result.seconds is not None:
+                yield report.backend, result.case.id, LATENCY_KEY, f"{result.seconds * 1000.0:.3f}"
 
 
 def per_query_table(
-    reports: Sequence[BackendReport], rank_metrics: Sequence[MetricSpec] = (), delimiter: str = ","
+    reports: Sequence[BackendReport],
+    rank_metrics: Sequence[MetricSpec] = (),
+    delimiter: str = ",",
+    cost: bool = False,
 ) -> str:
     """The rows of `per_query_rows` under a header line, comma- or tab-separated."""
     out = io.StringIO()
     writer = csv.writer(out, delimiter=delimiter, lineterminator="\n")
     writer.writerow(COLUMNS)
-    writer.writerows(per_query_rows(reports, rank_metrics))
+    writer.writerows(per_query_rows(reports, rank_metrics, cost))
     return out.getvalue()
 
 
@@ -65,8 +75,9 @@ def _hit_line(result: CaseResult, rank: int) -> str:
     return f"    {rank:>3} {'*' if relevant else ' '} {terminal_safe(where)}  {terminal_safe(hit.kind)}\n"
 
 
-def per_query_text(reports: Sequence[BackendReport]) -> str:
-    """Each query once, with every backend's first relevant rank and top hits (`*` = relevant)."""
+def per_query_text(reports: Sequence[BackendReport], cost: bool = False) -> str:
+    """Each query once, with every backend's first relevant rank and top hits (`*` = relevant),
+    and with `cost` how long the backend took."""
     if not reports:
         return ""
     out = []
@@ -80,7 +91,8 @@ def per_query_text(reports: Sequence[BackendReport]) -> str:
             found = (
                 f"first relevant rank {rank}" if rank is not None else f"nothing relevant in the top {case.k}"
             )
-            out.append(f"  {terminal_safe(report.backend)}: {found}\n")
+            took = f" ({result.seconds * 1000.0:.3f} ms)" if cost and result.seconds is not None else ""
+            out.append(f"  {terminal_safe(report.backend)}: {found}{took}\n")
             out.extend(_hit_line(result, r) for r in range(1, len(result.hits) + 1))
             if not result.hits:
                 out.append("    (no results)\n")
@@ -90,9 +102,9 @@ def per_query_text(reports: Sequence[BackendReport]) -> str:
 
 
 def render_per_query(
-    fmt: str, reports: Sequence[BackendReport], rank_metrics: Sequence[MetricSpec] = ()
+    fmt: str, reports: Sequence[BackendReport], rank_metrics: Sequence[MetricSpec] = (), cost: bool = False
 ) -> str:
     """The `--per-query` output in format `fmt`: `text`, `csv` or `tsv`."""
     if fmt == "text":
-        return per_query_text(reports)
-    return per_query_table(reports, rank_metrics, "\t" if fmt == "tsv" else ",")
+        return per_query_text(reports, cost)
+    return per_query_table(reports, rank_metrics, "\t" if fmt == "tsv" else ",", cost)

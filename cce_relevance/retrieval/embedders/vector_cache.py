@@ -10,7 +10,8 @@ It is safe for concurrent runs (SQLite in WAL mode, a busy timeout, each write o
 whole rows) and best-effort: a cache that cannot be opened or written, or a row that does not
 decode, is a miss, and results never differ. It is bounded: rows record the day they were last
 used; rows unused for `KEEP_DAYS` days are dropped when the cache is first opened on a day, and
-when the live pages pass `max_bytes` the least recently used rows are dropped until a tenth under it.
+when the live pages pass `max_bytes` the least recently used rows (oldest day first, within a day
+the earliest written) are dropped until a tenth under it.
 """
 
 from __future__ import annotations
@@ -169,7 +170,7 @@ class VectorCache:
         drop = min(count, int(count * (1.0 - 0.9 * self.max_bytes / live)) + 1)
         with _transaction(db):
             db.execute(
-                "DELETE FROM vectors WHERE key IN (SELECT key FROM vectors ORDER BY used, key LIMIT ?)",
+                "DELETE FROM vectors WHERE rowid IN (SELECT rowid FROM vectors ORDER BY used, rowid LIMIT ?)",
                 (drop,),
             )
 

@@ -59,16 +59,24 @@ class PythonRetriever:
 
 
 def _where(exc: BaseException, cwd: str) -> str:
-    """` (at path:line, in function)` for the innermost frame of `exc`'s traceback, the path
-    relative to `cwd` when it lies inside; '' without a traceback."""
-    frames = traceback.extract_tb(exc.__traceback__)
-    if not frames:
+    """` (at path:line, in function)` for the innermost frame of `exc`'s traceback in a file, the
+    path relative to `cwd` when it lies inside; '' without one."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not _machinery(f.filename)]
+    if not frames:  # raised by the import machinery itself (a module not found)
         return ""
     frame = frames[-1]
     path = frame.filename
     relative = os.path.relpath(path, cwd) if os.path.isabs(path) else path
     shown = path if relative.startswith("..") else relative
     return f" (at {escape_unprintable(shown)}:{frame.lineno}, in {escape_unprintable(frame.name)})"
+
+
+_IMPORTLIB = os.path.dirname(importlib.__file__ or "") + os.sep
+
+
+def _machinery(path: str) -> bool:
+    """Frames of the import system and of this module: never where the team's code went wrong."""
+    return path.startswith("<") or path.startswith(_IMPORTLIB) or path == __file__
 
 
 def _raised(exc: BaseException, cwd: str) -> str:
