@@ -110,7 +110,8 @@ def _delta(metric: dict) -> str:
 
 def table(rows: list[dict]) -> str:
     lines = [
-        "| set (queries, chunks) | backend | MRR | nDCG | ΔMRR (p) | ΔnDCG (p) | index s (×P) | query p50 ms |",
+        "| set (queries, chunks) | backend | MRR | nDCG | ΔMRR (p) | ΔnDCG (p) | index s (×P) "
+        "| query p50 ms |",
         "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for row in rows:

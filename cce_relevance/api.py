@@ -105,7 +105,7 @@ from cce_relevance.retrieval.embedding.embed import (
 )
 from cce_relevance.retrieval.embedding.ollama import OLLAMA_EMBEDDER, OllamaClient, OllamaError
 from cce_relevance.retrieval.hit import Hit
-from cce_relevance.retrieval.index.build import DEFAULT_BUILD, BuildOptions, build_index
+from cce_relevance.retrieval.index.build import DEFAULT_BUILD, BuildOptions
 from cce_relevance.retrieval.index.model import Index
 from cce_relevance.retrieval.search.registry import open_backend
 from cce_relevance.retrieval.store.fingerprint import dumps_fingerprint, fingerprint_path
@@ -754,14 +754,12 @@ def index_corpus(
     with RunEmbedders(indexing.cache) as embedders:
         documents, model = _document_embedder(embedder, config, embedders)
         try:
-            index = build_index(
+            index = open_corpus(
                 directory,
-                not allow_secrets,
-                documents,
-                packs,
-                cache=indexing.cache,
-                workers=indexing.workers,
-                progress=indexing.progress,
+                protect_secrets=not allow_secrets,
+                embedder=documents,
+                languages=languages,
+                indexing=indexing,
                 exclude=exclude,
             )
         except OllamaError as exc:

@@ -345,16 +345,11 @@ def _tables(shown: str, document: Mapping[str, Any], key: str) -> dict[str, Any]
 
 def _embedder(shown: str, name: str, table: Any) -> EmbedderSpec:
     """One [embedders.NAME] table: a name of the project's own, `type`, and that type's keys."""
-    where = f"{shown}: [embedders.{name if _BARE_KEY.match(name) else quoted(name)}]"
-    if name in BUILTIN_EMBEDDERS:
-        raise CceError(f"{where}: {quoted(name)} is a built-in embedder; give this one another name")
-    if not _NAME.match(name):
-        raise CceError(
-            f"{where}: an embedder name is letters, digits, '.', '_' and '-', starting with a letter or digit"
-        )
-    if not isinstance(table, dict):
-        raise CceError(f"{where}: expected a table, got {_show(table)}")
+    where = f"{shown}: {_table_name(name, 'embedders')}"
+    _check_table(where, name, table, "embedder", "give this one another name", BUILTIN_EMBEDDERS)
     kind = table.get("type")
+    if kind is None:
+        raise CceError(f"{where}: type is missing (expected {_quoted_choices(tuple(EMBEDDER_KEYS))})")
     if not isinstance(kind, str) or kind not in EMBEDDER_KEYS:
         raise CceError(f"{where} type: expected {_quoted_choices(tuple(EMBEDDER_KEYS))}, got {_show(kind)}")
     params = EMBEDDER_KEYS[kind]
@@ -398,22 +393,32 @@ def _languages(shown: str, value: Any) -> tuple[str, ...]:
         raise CceError(f"{shown}: languages: {exc.message}") from None
 
 
-def _table_name(name: str) -> str:
-    return f"[backends.{name if _BARE_KEY.match(name) else quoted(name)}]"
+def _table_name(name: str, group: str = "backends") -> str:
+    return f"[{group}.{name if _BARE_KEY.match(name) else quoted(name)}]"
+
+
+def _check_table(
+    where: str, name: str, table: Any, what: str, rename: str, builtins: Mapping[str, Any] | tuple[str, ...]
+) -> None:
+    """A [backends.NAME] or [embedders.NAME] table's name (not a built-in's, of the allowed
+    letters) and that it is a table."""
+    article = "an" if what == "embedder" else "a"
+    if name in builtins:
+        raise CceError(f"{where}: {quoted(name)} is a built-in {what}; {rename}")
+    if not _NAME.match(name):
+        raise CceError(
+            f"{where}: {article} {what} name is letters, digits, '.', '_' and '-', "
+            "starting with a letter or digit"
+        )
+    if not isinstance(table, dict):
+        raise CceError(f"{where}: expected a table, got {_show(table)}")
 
 
 def _backend(
     shown: str, name: str, table: Any, directory: str, embedders: Mapping[str, EmbedderSpec]
 ) -> BackendSpec:
     where = f"{shown}: {_table_name(name)}"
-    if name in BUILTIN_BACKENDS:
-        raise CceError(f"{where}: {quoted(name)} is a built-in backend; give the variant another name")
-    if not _NAME.match(name):
-        raise CceError(
-            f"{where}: a backend name is letters, digits, '.', '_' and '-', starting with a letter or digit"
-        )
-    if not isinstance(table, dict):
-        raise CceError(f"{where}: expected a table, got {_show(table)}")
+    _check_table(where, name, table, "backend", "give the variant another name", BUILTIN_BACKENDS)
     kinds = [k for k in ("base", "command", "url", "python") if k in table]
     if len(kinds) != 1:
         got = "none" if not kinds else " and ".join(kinds)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Sequence
 
@@ -52,27 +53,9 @@ def evaluated_backends(
             for name, v in zip(names, variants, strict=True)
         ]
         return evaluate_backends(searches, cases, weights, judgments, processes, specs)
-    if embedders is None:
-        with RunEmbedders(indexing.cache) as own:
-            return _in_turn(names, config, index, embed, cases, weights, judgments, specs, corpus, own)
-    return _in_turn(names, config, index, embed, cases, weights, judgments, specs, corpus, embedders)
 
-
-def _in_turn(
-    names: Sequence[str],
-    config: ProjectConfig,
-    index: Index,
-    embed: QueryEmbedder,
-    cases: Sequence[Case],
-    weights: LineWeights,
-    judgments: Sequence[Judgments] | None,
-    specs: Sequence[RankMetricSpec],
-    corpus: str,
-    embedders: RunEmbedders,
-) -> list[BackendReport]:
-    """Each backend opened, scored and closed here, one after the other."""
-    evaluated = []
-    for name in names:
+    def evaluated(name: str, embedders: RunEmbedders) -> BackendReport:
+        """One backend opened, scored and closed here; with its embedder's share of the work."""
         spec = config.spec(name)
         chosen = spec.own_embedder(index) if isinstance(spec, Variant) else None
         service = embedders.service(chosen) if chosen is not None else None
@@ -81,19 +64,20 @@ def _in_turn(
             if service is not None:
                 service.embed_queries([c.query for c in cases])
             report = evaluate_backend(name, search_fn, cases, weights, judgments, specs)
-        if service is not None and before is not None:
-            used = service.usage.since(before)
-            report = dataclasses.replace(
-                report,
-                embedder=EmbedderCost(
-                    service.spec.name,
-                    service.embedder.identity,
-                    used.calls,
-                    used.texts,
-                    used.tokens,
-                    used.cache_hits,
-                    used.seconds,
-                ),
-            )
-        evaluated.append(report)
-    return evaluated
+        if service is None or before is None:
+            return report
+        used = service.usage.since(before)
+        cost = EmbedderCost(
+            service.spec.name,
+            service.embedder.identity,
+            used.calls,
+            used.texts,
+            used.tokens,
+            used.cache_hits,
+            used.seconds,
+        )
+        return dataclasses.replace(report, embedder=cost)
+
+    with contextlib.ExitStack() as stack:
+        run_embedders = embedders or stack.enter_context(RunEmbedders(indexing.cache))
+        return [evaluated(name, run_embedders) for name in names]

@@ -25,6 +25,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
+from cce_relevance.retrieval.cache.index_cache import transaction
+
 SCHEMA = "cce-relevance.vector-cache/1"
 DB_FILE = "vectors.sqlite3"
 DEFAULT_MAX_BYTES = 1 << 30
@@ -106,7 +108,7 @@ class VectorCache:
         swept = db.execute("SELECT value FROM meta WHERE name = 'swept'").fetchone()
         if swept is not None and swept[0] == str(today):
             return
-        with _transaction(db):
+        with transaction(db):
             db.execute("DELETE FROM vectors WHERE used < ?", (today - KEEP_DAYS,))
             db.execute("INSERT OR REPLACE INTO meta VALUES ('swept', ?)", (str(today),))
 
@@ -131,7 +133,7 @@ class VectorCache:
                         if used != today:
                             stale.append(key)
             if stale:
-                with _transaction(db):
+                with transaction(db):
                     db.executemany("UPDATE vectors SET used = ? WHERE key = ?", [(today, k) for k in stale])
         except sqlite3.Error:
             self._give_up()
@@ -149,7 +151,7 @@ class VectorCache:
             if dtype in _DTYPES and vector.ndim == 1:
                 rows.append((text_key(identity, text), dtype, vector.astype(dtype).tobytes(), today))
         try:
-            with _transaction(db):
+            with transaction(db):
                 db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)", rows)
             self._trim(db)
         except sqlite3.Error:
@@ -168,7 +170,7 @@ class VectorCache:
             return
         (count,) = db.execute("SELECT COUNT(*) FROM vectors").fetchone()
         drop = min(count, int(count * (1.0 - 0.9 * self.max_bytes / live)) + 1)
-        with _transaction(db):
+        with transaction(db):
             db.execute(
                 "DELETE FROM vectors WHERE rowid IN (SELECT rowid FROM vectors ORDER BY used, rowid LIMIT ?)",
                 (drop,),
@@ -201,17 +203,6 @@ def _decoded(dtype: object, data: object) -> np.ndarray | None:
         return None
     vector = np.frombuffer(data, dtype=str(dtype)).astype(np.dtype(str(dtype)).newbyteorder("="))
     return vector if bool(np.isfinite(vector).all()) else None
-
-
-@contextlib.contextmanager
-def _transaction(db: sqlite3.Connection) -> Iterator[None]:
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")
 
 
 def _batches(keys: Sequence[bytes]) -> Iterator[Sequence[bytes]]:
