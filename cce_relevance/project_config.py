@@ -187,7 +187,7 @@ def _empty() -> Mapping[str, Any]:
 class ProjectConfig:
     """The backends a project configured (by name, sorted), and the file they came from.
 
-    `refused` maps configured names a front door will not run to the reason (see
+    `refused` maps configured names a front door will not run to what they are and why not (see
     `without_external`); they are neither usable nor unknown.
     """
 
@@ -223,8 +223,20 @@ class ProjectConfig:
         scores (the Action, whose head commit may come from a fork).
         """
         variants = {n: s for n, s in self.backends.items() if _runs_nothing_chosen(s)}
-        refused = {n: reason for n, s in self.backends.items() if not _runs_nothing_chosen(s)}
+        refused = {
+            n: f"{_what(s)}: {reason}" for n, s in self.backends.items() if not _runs_nothing_chosen(s)
+        }
         return replace(self, backends=MappingProxyType(variants), refused=MappingProxyType(refused))
+
+
+def _what(spec: BackendSpec) -> str:
+    """What a refused backend is, for the refusal."""
+    if isinstance(spec, Variant) and spec.embedder is not None:
+        return (
+            f"ranks with embedder {quoted(spec.embedder.name)}, which sends the repository's text to a "
+            "service its config file chose"
+        )
+    return "is an external retriever"
 
 
 def _runs_nothing_chosen(spec: BackendSpec) -> bool:

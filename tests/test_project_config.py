@@ -99,7 +99,7 @@ def test_without_external_keeps_variants_and_refuses_the_rest(tmp_path: Path) ->
     write(tmp_path, '[backends.cmd]\ncommand = ["x"]\n[backends.v]\nbase = "hybrid"\n')
     config = load_config(None, str(tmp_path)).without_external("not here")
     assert config.names == ("bm25", "vector", "hybrid", "v")
-    assert dict(config.refused) == {"cmd": "not here"}
+    assert dict(config.refused) == {"cmd": "is an external retriever: not here"}
 
 
 def test_discovery_stops_at_the_repository_root(tmp_path: Path) -> None:
@@ -450,4 +450,8 @@ def test_embedder_tables_and_the_variants_that_name_them(tmp_path: Path) -> None
     assert wl64 is not None and wl64.dimensions == 64
     # The Action without allow-repository-retrievers: a remote embedder is refused, WordLlama runs.
     safe = config.without_external("refused")
-    assert dict(safe.refused) == {"hybrid-e5": "refused"} and "vector-wl64" in safe.backends
+    assert dict(safe.refused) == {
+        "hybrid-e5": 'ranks with embedder "e5", which sends the repository\'s text to a service its config '
+        "file chose: refused"
+    }
+    assert "vector-wl64" in safe.backends

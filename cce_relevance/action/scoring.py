@@ -52,6 +52,7 @@ from cce_relevance.api import (
     find_config,
 )
 from cce_relevance.errors import CceError
+from cce_relevance.reporting.cost_report import p50_by_backend
 from cce_relevance.reporting.run_report import run_report_json
 
 SetStatus = Literal["paired", "head-only", "base-only"]
@@ -148,6 +149,8 @@ class SetResult:
     corpus: str = ""  # the corpus directory, relative to the repository root (POSIX), for links
     anchors: dict[str, tuple[Anchor, ...]] | None = None  # query id -> its anchors (head's, else base's)
     moves: tuple[AnchorMove, ...] = ()  # range anchors whose lines moved or changed (anchor_moves.py)
+    latency: dict[str, tuple[float, float]] = field(default_factory=dict)
+    """Backend → its query p50 in ms at base and at head (input `cost`; timed at both sides only)."""
 
     @property
     def status(self) -> SetStatus:
@@ -320,10 +323,11 @@ def anchor_moves(repo: Path, commits: CommitPair, sides: Sides) -> dict[str, tup
 
 
 def set_results(
-    sides: Sides, primary: str, moves: dict[str, tuple[AnchorMove, ...]]
+    sides: Sides, primary: str, moves: dict[str, tuple[AnchorMove, ...]], cost: bool = False
 ) -> tuple[SetResult, ...]:
     """The sets as the verdict, the comment and the report read them, in path order; `primary`
-    is the regression metric, `moves` each set's moved range anchors (`anchor_moves`)."""
+    is the regression metric, `moves` each set's moved range anchors (`anchor_moves`), `cost`
+    whether each backend's latency is shown."""
     return tuple(
         _set_result(
             fixture,
@@ -332,6 +336,7 @@ def set_results(
             sides.goldens.get(fixture),
             primary,
             moves.get(fixture, ()),
+            cost,
         )
         for fixture in sorted(sides.base.keys() | sides.head.keys())
     )
@@ -350,9 +355,14 @@ def _set_result(
     golden: GoldenFile | None,
     primary: str,
     moves: tuple[AnchorMove, ...],
+    cost: bool = False,
 ) -> SetResult:
     either = head or base
     assert either is not None
+    latency = {}
+    if cost and base is not None and head is not None:
+        at_base, at_head = p50_by_backend(base.run), p50_by_backend(head.run)
+        latency = {name: (at_base[name], at_head[name]) for name in at_head if name in at_base}
     return SetResult(
         fixture,
         base.report if base else None,
@@ -366,6 +376,7 @@ def _set_result(
         corpus=either.corpus,
         anchors=either.expected,
         moves=moves,
+        latency=latency,
     )
 
 

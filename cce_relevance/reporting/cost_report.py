@@ -175,6 +175,11 @@ def compare_cost_text(base: Mapping[str, Any], head: Mapping[str, Any], backends
     return "" if not lines else f"\n  latency base → head ({NOTE})\n" + "".join(lines)
 
 
+def p50_by_backend(result: RunResult) -> dict[str, float]:
+    """Each timed backend's query latency p50 in milliseconds (none for a run read back)."""
+    return {r.backend: summary.p50 for r in result.reports if (summary := latency(r)) is not None}
+
+
 def per_query_seconds(reports: Sequence[BackendReport]) -> bool:
     """Whether every case of every report was timed."""
     return all(c.seconds is not None for r in reports for c in r.cases)

@@ -34,9 +34,15 @@ def _delta_cell(value: float) -> str:
     return f"**{text}** 🟢" if value > 0 else f"**{text}** 🔴"
 
 
-def means_table(comparisons: Sequence[BackendComparison], digits: Digits = SIX, arrow: str = " → ") -> str:
+def means_table(
+    comparisons: Sequence[BackendComparison],
+    digits: Digits = SIX,
+    arrow: str = " → ",
+    latency: Mapping[str, tuple[float, float]] | None = None,
+) -> str:
     """Mean metrics per backend, base → head, with the change (`arrow="→"` keeps a cell narrow): the
-    reference metrics, then the rank metrics every backend scored at both sides carries."""
+    reference metrics, then the rank metrics every backend scored at both sides carries; with
+    `latency` (backend → base and head query p50 in ms) a last column of those."""
     paired = [
         c.pair.specs for c in comparisons if c.pair.base_means is not None and c.pair.head_means is not None
     ]
@@ -53,8 +59,11 @@ def means_table(comparisons: Sequence[BackendComparison], digits: Digits = SIX, 
             m = c.metric(spec.key)
             base, head = m.base_mean or 0.0, m.head_mean or 0.0
             cells.append(f"{digits.fixed(base)}{arrow}{digits.fixed(head)} ({digits.signed(head - base)})")
+        if latency:
+            times = latency.get(c.pair.backend)
+            cells.append("" if times is None else f"{times[0]:.2f}{arrow}{times[1]:.2f}")
         rows.append([name, *cells])
-    return _table(["backend", *(m.label for m in specs)], rows)
+    return _table(["backend", *(m.label for m in specs), *(["p50 ms"] if latency else [])], rows)
 
 
 def report_means_table(report: Mapping[str, Any], digits: Digits = SIX) -> str:

@@ -89,3 +89,30 @@ def test_plurals_and_bars() -> None:
     body = comment(["q0", "q1"], [1.0, 0.0])
     assert "1 query unchanged on every backend is not listed." in body
     assert "**1 changed query**" in body and "`████████│········`" in body
+
+
+def test_the_cost_column_renders_as_one_more_cell_of_the_means_table() -> None:
+    ids = ["q1", "q2", "q3"]
+    timed = SetResult(
+        "eval/a.jsonl",
+        report([1.0] * 3, ids),
+        report([0.0, 1.0, 0.5], ids),
+        None,
+        latency={"hybrid": (0.41, 12.5)},
+    )
+    outcome = Outcome((timed,), "mrr", 0.05)
+    md = render_comment(
+        outcome,
+        outcome.verdict(),
+        CommitPair("a" * 40, "b" * 40),
+        comment_marker("k"),
+        links=None,
+        run_link=None,
+    )
+    body = fit_body(md.head, list(md.sections), md.tail, 65_536)
+    html = rendered(body)
+    check(html)
+    means = next(t for t in re.findall(r"<table>.*?</table>", html, flags=re.S) if "p50 ms" in t)
+    assert re.findall(r"<th\b[^>]*>([^<]*)</th>", means)[-1] == "p50 ms"
+    assert '<td align="right">0.41→12.50</td>' in means
+    assert "p50 ms" not in comment(ids, [0.0, 1.0, 0.5])  # without the input, no column

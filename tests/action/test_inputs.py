@@ -442,3 +442,10 @@ def test_merge_reads_the_shards_directory_and_its_own_gate_but_no_fixtures(works
 def test_bad_shard_and_merge_inputs(workspace: Path, inputs: dict[str, str], message: str) -> None:
     with pytest.raises(CceError, match=re.escape(message)):
         read(workspace, **inputs)
+
+
+def test_cost_is_off_unless_asked_for(workspace: Path) -> None:
+    assert read(workspace).cost is False
+    assert read(workspace, cost="true").cost is True
+    with pytest.raises(CceError, match="input 'cost': 'yes please' is not a boolean"):
+        read(workspace, cost="yes please")

@@ -227,7 +227,7 @@ def test_a_python_retriever_scores_from_the_config_and_the_action_refuses_it(tmp
     mine = json.loads(result.out)["backends"][1]
     assert mine["backend"] == "mine" and mine["mrr"] == "1.000000"
     config = load_config(None, str(tmp_path)).without_external("refused")
-    assert dict(config.refused) == {"mine": "refused"}
+    assert dict(config.refused) == {"mine": "is an external retriever: refused"}
 
 
 @pytest.mark.parametrize(
