@@ -30,7 +30,10 @@ HEADER = """\
 """
 
 # The install step: a fresh venv in the runner's temporary directory, the locked dependencies,
-# then the package from this action's own checkout (copied out, so the checkout stays clean).
+# then the package. On main (`CCE_PACKAGE` empty) it is built from this action's own checkout
+# (copied out, so the checkout stays clean); a release commit's `CCE_PACKAGE` (written by
+# `scripts/release.py pin-runner`) names the published version with the sha256 of its sdist and
+# wheel, which pip installs with `--require-hashes`: exactly the bytes that were released.
 INSTALL = r"""case "${RUNNER_OS:-}" in Windows) py=python ;; *) py=python3 ;; esac
 if ! command -v "$py" >/dev/null 2>&1; then
   echo "::error title=cce-relevance::$py not found on PATH: add actions/setup-python before this step"
@@ -41,10 +44,16 @@ source="${CCE_ACTION_PATH//\\//}/.."
 rm -rf "$venv"
 "$py" -m venv "$venv"
 if [ -f "$venv/bin/python" ]; then python="$venv/bin/python"; else python="$venv/Scripts/python.exe"; fi
-mkdir -p "$venv/src"
-cp -R "$source/pyproject.toml" "$source/README.md" "$source/cce_relevance" "$venv/src/"
 "$python" -m pip install --quiet --disable-pip-version-check -r "$source/requirements/runtime.txt"
-"$python" -m pip install --quiet --disable-pip-version-check --no-deps "$venv/src"
+if [ -n "$CCE_PACKAGE" ]; then
+  printf '%s\n' "$CCE_PACKAGE" > "$venv/package.txt"
+  "$python" -m pip install --quiet --disable-pip-version-check --no-deps --require-hashes \
+    -r "$venv/package.txt"
+else
+  mkdir -p "$venv/src"
+  cp -R "$source/pyproject.toml" "$source/README.md" "$source/cce_relevance" "$venv/src/"
+  "$python" -m pip install --quiet --disable-pip-version-check --no-deps "$venv/src"
+fi
 echo "python=$python" >> "$GITHUB_OUTPUT"
 """
 
@@ -78,6 +87,7 @@ def render() -> str:
                 "env": {
                     "CCE_ACTION_PATH": "${{ github.action_path }}",
                     "CCE_VENV": "${{ runner.temp }}/cce-relevance-venv",
+                    "CCE_PACKAGE": "",  # a release pins the published package here
                 },
                 "run": INSTALL,
             },

@@ -4,9 +4,12 @@ in a real git repository that pushes to a real (bare, local) remote."""
 from __future__ import annotations
 
 import importlib.util
+import io
+import os
 import shutil
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -300,3 +303,156 @@ def test_publish_refuses_a_checkout_that_is_not_the_source(repo: Path) -> None:
     )
     assert other.returncode == 2 and f"not the source commit {'f' * 40}" in other.stderr
     assert head(repo) == source and git(repo, "tag") == ""
+
+
+# -- the package on PyPI, and the runner-native action that installs it ----------------------
+
+
+def fake_dist(directory: Path, version: str) -> tuple[str, str]:
+    """An sdist and a wheel of `version` (any bytes will do for pinning); their sha256s."""
+    directory.mkdir(parents=True, exist_ok=True)
+    sdist = directory / f"cce_relevance-{version}.tar.gz"
+    wheel = directory / f"cce_relevance-{version}-py3-none-any.whl"
+    sdist.write_bytes(b"sdist " + version.encode())
+    wheel.write_bytes(b"wheel " + version.encode())
+    return release.sha256(sdist), release.sha256(wheel)
+
+
+def test_pin_runner_changes_only_the_package_line(tmp_path: Path) -> None:
+    action = tmp_path / "action.yml"
+    shutil.copy(ROOT / "runner" / "action.yml", action)
+    before = action.read_text(encoding="utf-8")
+    sdist, wheel = fake_dist(tmp_path / "dist", "1.2.3")
+
+    done = run("pin-runner", "--version", "1.2.3", "--dist", str(tmp_path / "dist"), "--file", str(action))
+
+    assert done.returncode == 0, done.stderr
+    after = action.read_text(encoding="utf-8")
+    pin = f"cce-relevance==1.2.3 --hash=sha256:{sdist} --hash=sha256:{wheel}"
+    changed = [(a, b) for a, b in zip(before.splitlines(), after.splitlines(), strict=True) if a != b]
+    assert changed == [("      CCE_PACKAGE: ''", f"      CCE_PACKAGE: '{pin}'")]
+    [install] = [s for s in yaml.safe_load(after)["runs"]["steps"] if s["id"] == "install"]
+    assert install["env"]["CCE_PACKAGE"] == pin
+    assert "--require-hashes" in install["run"]
+    twice = run("pin-runner", "--version", "1.2.3", "--dist", str(tmp_path / "dist"), "--file", str(action))
+    assert twice.returncode == 2 and "exactly one empty `CCE_PACKAGE: ''` line" in twice.stderr
+
+
+def test_pin_runner_wants_both_files_of_the_version(tmp_path: Path) -> None:
+    fake_dist(tmp_path / "dist", "1.2.2")
+    action = tmp_path / "action.yml"
+    shutil.copy(ROOT / "runner" / "action.yml", action)
+    done = run("pin-runner", "--version", "1.2.3", "--dist", str(tmp_path / "dist"), "--file", str(action))
+    assert (
+        done.returncode == 2 and "must hold one sdist and one wheel of 1.2.3 (found 0 and 0)" in done.stderr
+    )
+    assert action.read_text() == (ROOT / "runner" / "action.yml").read_text()
+
+
+def test_publish_with_dist_pins_both_actions_in_the_release_commit(repo: Path, tmp_path: Path) -> None:
+    (repo / "runner").mkdir()
+    shutil.copy(ROOT / "runner" / "action.yml", repo / "runner" / "action.yml")
+    git(repo, "add", "runner")
+    git(repo, "commit", "--quiet", "-m", "the runner-native action")
+    source = head(repo)
+    sdist, wheel = fake_dist(tmp_path / "dist", "1.0.0")
+
+    done = publish(repo, "1.0.0", "--dry-run", "--dist", str(tmp_path / "dist"))
+
+    assert done.returncode == 0, done.stderr
+    commit = outputs(done.stdout)["release-commit"]
+    assert git(repo, "diff", "--name-only", source, commit).split() == ["action.yml", "runner/action.yml"]
+    runner = yaml.safe_load(git(repo, "show", f"{commit}:runner/action.yml"))
+    [install] = [s for s in runner["runs"]["steps"] if s["id"] == "install"]
+    assert (
+        install["env"]["CCE_PACKAGE"] == f"cce-relevance==1.0.0 --hash=sha256:{sdist} --hash=sha256:{wheel}"
+    )
+    assert "runner: cce-relevance==1.0.0" in git(repo, "log", "-1", "--format=%B", commit)
+
+
+def sdist_of(path: Path, files: dict[str, bytes], *, mtime: int, reverse: bool) -> None:
+    with tarfile.open(path, "w:gz") as tar:
+        for name in sorted(files, reverse=reverse):
+            info = tarfile.TarInfo(f"cce_relevance-1.0.0/{name}")
+            info.size, info.mtime, info.uid, info.uname = len(files[name]), mtime, 1000 + mtime % 7, "builder"
+            info.mode = 0o775 if name.endswith(".sh") else 0o664
+            tar.addfile(info, io.BytesIO(files[name]))
+
+
+def test_a_normalized_sdist_depends_on_its_files_alone(tmp_path: Path) -> None:
+    files = {"PKG-INFO": b"Name: cce-relevance\n", "a/b.py": b"x = 1\n", "run.sh": b"#!/bin/sh\n"}
+    first, second = tmp_path / "first.tar.gz", tmp_path / "second.tar.gz"
+    sdist_of(first, files, mtime=1_700_000_000, reverse=False)
+    sdist_of(second, files, mtime=1_800_000_123, reverse=True)
+    assert first.read_bytes() != second.read_bytes()
+
+    for path in (first, second):
+        release.normalize_sdist(path, 1_600_000_000)
+
+    assert first.read_bytes() == second.read_bytes()
+    with tarfile.open(first) as tar:
+        members = tar.getmembers()
+        assert [m.name.split("/", 1)[1] for m in members] == sorted(files)
+        assert {m.mtime for m in members} == {1_600_000_000} and {m.uid for m in members} == {0}
+        assert {m.name.rsplit("/", 1)[-1]: m.mode for m in members}["run.sh"] == 0o755
+        assert {m.name.split("/", 1)[1]: tar.extractfile(m).read() for m in members} == files
+
+
+def tracked_copy(destination: Path, mtime: int) -> Path:
+    """This checkout's files as git sees them (tracked and new, not ignored), with every file's
+    time set to `mtime`: a fresh checkout made at another moment."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    ).stdout.split(b"\0")
+    for name in filter(None, (n.decode() for n in listed)):
+        if (ROOT / name).is_file():
+            (destination / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, destination / name)
+            os.utime(destination / name, (mtime, mtime))
+    return destination
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("build") is None, reason="needs `build` (the test extra)")
+def test_two_builds_are_the_same_bytes_and_pass_twine_check(tmp_path: Path) -> None:
+    builds = []
+    roots = [
+        tracked_copy(tmp_path / f"checkout-{n}", mtime)
+        for n, mtime in enumerate((1_700_000_000, 1_750_000_000))
+    ]
+    for number, root in enumerate(roots):
+        done = subprocess.run(
+            [
+                sys.executable,
+                str(SCRIPT),
+                "dist",
+                "--root",
+                str(root),
+                "--outdir",
+                str(tmp_path / f"dist-{number}"),
+            ],
+            env={**os.environ, "SOURCE_DATE_EPOCH": "1764547200"},
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+        assert done.returncode == 0, done.stderr
+        builds.append({p.name: p.read_bytes() for p in sorted((tmp_path / f"dist-{number}").iterdir())})
+
+    version = release.tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+        "version"
+    ]
+    assert sorted(builds[0]) == [
+        f"cce_relevance-{version}-py3-none-any.whl",
+        f"cce_relevance-{version}.tar.gz",
+    ]
+    assert builds[0] == builds[1]
+    checked = subprocess.run(
+        [sys.executable, "-m", "twine", "check", "--strict", *map(str, (tmp_path / "dist-0").iterdir())],
+        capture_output=True,
+        text=True,
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr

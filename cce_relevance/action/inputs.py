@@ -342,8 +342,16 @@ def _input(env: Mapping[str, str], name: str) -> str:
     return value.strip()
 
 
+def step_summary_path(env: Mapping[str, str]) -> Path | None:
+    """`GITHUB_STEP_SUMMARY`, the file the step summary is appended to; None when unset.
+
+    Read on its own as well as in `GitHubContext`, so that an error found before the inputs are
+    read (a bad input, an unreadable event file or workspace) still reaches the summary."""
+    return _optional_path(env.get("GITHUB_STEP_SUMMARY"))
+
+
 def _read_context(env: Mapping[str, str]) -> GitHubContext:
-    workspace = Path(env.get("GITHUB_WORKSPACE") or os.getcwd()).resolve()
+    workspace = _workspace(env.get("GITHUB_WORKSPACE"))
     event_path = _optional_path(env.get("GITHUB_EVENT_PATH"))
     return GitHubContext(
         event_name=env.get("GITHUB_EVENT_NAME", ""),
@@ -355,13 +363,31 @@ def _read_context(env: Mapping[str, str]) -> GitHubContext:
         server_url=(env.get("GITHUB_SERVER_URL") or DEFAULT_SERVER_URL).rstrip("/"),
         sha=env.get("GITHUB_SHA", ""),
         output_path=_optional_path(env.get("GITHUB_OUTPUT")),
-        step_summary_path=_optional_path(env.get("GITHUB_STEP_SUMMARY")),
+        step_summary_path=step_summary_path(env),
         run_id=env.get("GITHUB_RUN_ID", ""),
         workflow=env.get("GITHUB_WORKFLOW", ""),
         job=env.get("GITHUB_JOB", ""),
         action=env.get("GITHUB_ACTION", ""),
         run_attempt=env.get("GITHUB_RUN_ATTEMPT", ""),
     )
+
+
+def _workspace(value: str | None) -> Path:
+    """GITHUB_WORKSPACE (the current directory without it), which must be a directory this
+    process can list: every path the Action reads or writes is inside it."""
+    name = "GITHUB_WORKSPACE" if value else "the current directory"
+    hint = (
+        "the workspace is the directory actions/checkout fills; the step's user must be able to "
+        "read it (check it out before this step, as the user the job runs as)"
+    )
+    try:
+        workspace = Path(value or os.getcwd()).resolve()
+        with os.scandir(workspace):
+            pass
+    except OSError as exc:
+        shown = f"{name}={value}" if value else name
+        raise CceError(f"{shown} cannot be read: {exc.strerror or exc}", hint=hint) from None
+    return workspace
 
 
 def _optional_path(value: str | None) -> Path | None:

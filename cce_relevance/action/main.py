@@ -53,7 +53,7 @@ from cce_relevance.action.git import (
     resolve_commits,
 )
 from cce_relevance.action.github import GitHubClient, GitHubError
-from cce_relevance.action.inputs import ActionInputs, GitHubContext, read_inputs
+from cce_relevance.action.inputs import ActionInputs, GitHubContext, read_inputs, step_summary_path
 from cce_relevance.action.output_files import (
     OutputFiles,
     fresh_output_dir,
@@ -95,14 +95,14 @@ def main() -> int:
     """Run the Action from `os.environ`; returns the exit code."""
     prefer_small_pages()
     _ensure_home()
-    inputs: ActionInputs | None = None
     try:
         inputs = read_inputs(os.environ)
         if inputs.repository_retrievers:
             withhold_token(os.environ)
         return _run(inputs)
     except CceError as exc:
-        _report_configuration_error(exc, inputs)
+        # from the environment, not the inputs: an error may come before they could be read
+        _report_configuration_error(exc, step_summary_path(os.environ))
         return exc.exit_code
     except Exception as exc:  # noqa: BLE001 - the boundary: a bug is one ::error:: line, not a traceback
         if os.environ.get(TRACEBACK_VARIABLE):
@@ -532,17 +532,23 @@ def _pull_request_number(event: Mapping[str, Any]) -> int | None:
     return number if isinstance(number, int) and not isinstance(number, bool) and number > 0 else None
 
 
-def _report_configuration_error(exc: CceError, inputs: ActionInputs | None) -> None:
-    """One `::error::` line in the log; the step summary repeats it with the hint, when known."""
+def _report_configuration_error(exc: CceError, summary: Path | None) -> None:
+    """One `::error::` line in the log, and the step summary: what failed, the hint when there is
+    one, and where to look. Errors found before the inputs could be read (a bad input, an event
+    file or workspace that cannot be read) reach the summary too: it is the first place a
+    reviewer looks when a check fails."""
     message = f"{exc.message} (hint: {exc.hint})" if exc.hint else exc.message
     print(error_annotation(message, title="cce-relevance: configuration error"), flush=True)
-    if inputs is None or inputs.github.step_summary_path is None:
+    if summary is None:
         return
     hint = f"\n\nHint: {escape_md(exc.hint)}" if exc.hint else ""
     try:
         append_step_summary(
-            inputs.github.step_summary_path,
-            f"{TITLE}\n\n**❌ Configuration error:** {escape_md(exc.message)}{hint}\n",
+            summary,
+            f"{TITLE}\n\n**❌ Configuration error:** {escape_md(exc.message)}{hint}\n\n"
+            "The run stopped here: no gate was decided and no pull request comment was posted. "
+            "The step's log shows the same error as an annotation; every input is described in "
+            "the Action's `action.yml` and its README.\n",
         )
     except (OSError, ValueError):
         pass  # the ::error:: line above already said it; a summary that cannot take it changes nothing

@@ -390,6 +390,27 @@ def test_release_workflow_builds_attests_pins_and_verifies() -> None:
     publish = next(s for s in jobs["release"]["steps"] if s.get("id") == "publish")
     assert "python scripts/release.py" in publish["run"] and "--digest" in publish["run"]
     assert publish["env"]["DIGEST"] == "${{ needs.image.outputs.digest }}"
+    assert '--dist "$DIST"' in publish["run"]  # runner/action.yml pinned to the built package
+    assert set(jobs["release"]["needs"]) == {"plan", "image", "dist", "pypi"}  # tags after PyPI
+
+
+def test_release_workflow_publishes_the_reproducible_dists_with_trusted_publishing() -> None:
+    jobs = load_yaml(ROOT / ".github" / "workflows" / "release.yml")["jobs"]
+    dist = jobs["dist"]
+    assert set(dist["needs"]) == {"plan", "test"} and "permissions" not in dist  # the workflow's read-only
+    build = "\n".join(s.get("run", "") for s in dist["steps"])
+    assert build.count("python scripts/release.py dist --outdir") == 2 and "diff <(" in build
+    assert "twine check --strict dist/*" in build
+    pypi = jobs["pypi"]
+    assert pypi["permissions"] == {"id-token": "write"}  # nothing else: no contents, no token secret
+    assert pypi["environment"]["name"] == "pypi" and pypi["if"] == "${{ !inputs.dry-run }}"
+    [upload] = [s for s in pypi["steps"] if s.get("uses", "").startswith("pypa/gh-action-pypi-publish@")]
+    assert re.fullmatch(r"pypa/gh-action-pypi-publish@[0-9a-f]{40}", upload["uses"])
+    assert "password" not in upload.get("with", {})  # trusted publishing, no API token
+    minting = {name for name, job in jobs.items() if job.get("permissions", {}).get("id-token") == "write"}
+    assert minting == {"pypi", "image"}  # the image job signs its provenance attestation
+    verify = jobs["verify"]
+    assert any(s.get("uses") == "./runner" for s in verify["steps"])  # the released package, by hash
     verify = jobs["verify"]
     assert set(verify["needs"]) == {"plan", "release"}
     checkout = verify["steps"][0]
