@@ -1,5 +1,5 @@
 """The benchmarks still run and measure what they claim (bench/run.py, bench/startup.py,
-bench/action.py, bench/action_shards.py, bench/cold.py).
+bench/action.py, bench/action_shards.py, bench/cold.py, bench/scale.py).
 
 Wall times are never asserted: only that every figure is produced, that the generated queries
 are deterministic and anchored at the chunk they came from, and that the metrics are real.
@@ -21,11 +21,20 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 CORPUS = REPO_ROOT / "test" / "fixture" / "samples"
 
 
-def _load_bench():
-    spec = importlib.util.spec_from_file_location("bench_run", REPO_ROOT / "bench" / "run.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+def _load(script: str):
+    """bench/SCRIPT.py as a module (the bench directory on the path: its scripts import each other)."""
+    sys.path.insert(0, str(REPO_ROOT / "bench"))
+    try:
+        spec = importlib.util.spec_from_file_location(f"bench_{script}", REPO_ROOT / "bench" / f"{script}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(REPO_ROOT / "bench"))
     return module
+
+
+def _load_bench():
+    return _load("run")
 
 
 def bench_json(script: str, *options: str) -> dict:
@@ -165,3 +174,33 @@ def test_action_shards_bench_times_every_run_and_finds_them_byte_identical():
         assert any(line.startswith(run) and " wall " in line for line in lines), (run, done.stdout)
     checks = [line for line in lines if line.endswith((": True", ": False"))]
     assert len(checks) == 5 and all(line.endswith(": True") for line in checks), done.stdout
+
+
+def test_scale_bench_runs_every_size_cold_and_warm_on_one_and_two_cpus_and_the_action(tmp_path):
+    """bench/scale.py small: two sizes made of this repository's samples and retrieval sources
+    (copied under a second path for the larger), each run's report byte-identical (the bench
+    fails otherwise), every figure and slope printed, the whole Action at the larger size."""
+    command = [sys.executable, str(REPO_ROOT / "bench" / "scale.py"), "--sizes", "250,700", "--queries", "6"]
+    command += ["--edits", "2", "--work", str(tmp_path), "--json"]
+    command += ["--source", str(CORPUS), "--source", str(REPO_ROOT / "cce_relevance" / "retrieval")]
+    figures = json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
+    small, large = figures["sizes"]
+    assert 0 < small["chunks"] < large["chunks"] and small["p"]["p_s"] > 0
+    assert (tmp_path / "corpus-700" / "copy1").is_dir()  # the sources replicated under distinct paths
+    for size in figures["sizes"]:
+        assert sorted(size["runs"]) == ["cold 1", "cold 2", "warm 1", "warm 2"]
+        for run in size["runs"].values():
+            assert run["wall_s"] > 0 and run["cpu_s"] > 0 and run["peak_rss_mb"] > 0
+        assert size["cache_bytes"] > 0 and set(size["latency"]) == {"bm25", "vector", "hybrid"}
+        assert all(lat["p50_ms"] > 0 for lat in size["latency"].values())
+    assert {"cold 1 wall s", "warm 2 peak RSS MB", "cache bytes", "vector p50 ms"} <= set(figures["slopes"])
+    assert [r["label"] for r in figures["action"]["runs"]] == ["cold", "cached"]
+    assert figures["action"]["edits"] == 2 and figures["action"]["chunks"] == large["chunks"]
+
+
+def test_scale_corpora_are_prefixes_of_copies_of_the_sources(tmp_path):
+    scale = _load("scale")
+    files = [("a/x.py", tmp_path / "x.py", 3), ("a/y.py", tmp_path / "y.py", 2)]
+    assert scale.corpus_plan(files, 4) == [("copy0/a/x.py", files[0][1]), ("copy0/a/y.py", files[1][1])]
+    plan = scale.corpus_plan(files, 6)
+    assert [p for p, _ in plan] == ["copy0/a/x.py", "copy0/a/y.py", "copy1/a/x.py"]

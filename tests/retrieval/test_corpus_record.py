@@ -17,17 +17,16 @@ import numpy as np
 import pytest
 
 from cce_relevance.retrieval.cache.corpus_record import (
-    _CONTENT,
     CorpusArrays,
-    SlicedChunk,
     arrays_from_entries,
     decode_corpus,
     encode_corpus,
     materialize,
 )
 from cce_relevance.retrieval.cache.index_cache import _KEEP_CORPORA, CORPORA_DIR, DB_FILE
-from cce_relevance.retrieval.chunking.chunk import Chunk
+from cce_relevance.retrieval.chunking.chunk import _CONTENT, Chunk, SlicedChunk, chunk_file
 from cce_relevance.retrieval.chunking.packs import REFERENCE_PACKS
+from cce_relevance.retrieval.corpus.redact import redact
 from cce_relevance.retrieval.corpus.walk import walk
 from cce_relevance.retrieval.index import build as index_module
 from cce_relevance.retrieval.index.build import build_index
@@ -227,10 +226,12 @@ def test_contents_that_are_not_slices_of_the_text_are_kept_whole(tree):
 def test_chunks_made_from_a_record_are_chunks_whose_content_is_made_when_read(tree):
     files, entries = _entries(tree)
     chunks = materialize(decode_corpus(_record(files, entries)), files).chunks
-    made = [c for e in entries for c in e.chunks]
+    made = [c for path, text in files for c in chunk_file(path, redact(text)).chunks]
     assert all(isinstance(c, SlicedChunk) for c in chunks) and not any(
         isinstance(c, SlicedChunk) for c in made
     )
+    indexed = [c for e in entries for c in e.chunks]  # indexing drops contents that are slices too
+    assert all(isinstance(c, SlicedChunk) for c in indexed) and indexed == made
     first = chunks[0]
     with pytest.raises(AttributeError):
         _CONTENT.__get__(first)  # not made yet

@@ -246,16 +246,16 @@ def test_stdlib_slice(stdlib_index):
 
 
 @pytest.mark.slow
-def test_stdlib_slice_rows_scored_from_counts_read_back(stdlib_index, monkeypatch):
-    """Exact cosines of a few rows from the bucket counts read back from the float32 copy
-    (retrieval/ranking/cosine.py `_exact_values`): the same rankings, and the float64 matrix is
-    never made."""
+def test_stdlib_slice_rows_scored_from_the_count_matrix(stdlib_index, monkeypatch):
+    """Candidates selected from the bucket counts' float32 approximations and rescored from the
+    same counts (retrieval/ranking/cosine.py `_approximations_from_counts`, `_exact_values`):
+    the same rankings, and the float64 matrix is never made."""
     index = stdlib_index
     fresh = CosineIndex.of_hash_embeddings(index.embeddings, index.id_rank, lambda: index.matrix)
     monkeypatch.setitem(index.__dict__, "cosine", fresh)  # the cached property, for this test only
     queries = corpus_queries(index, seed=5, n_derived=60, n_mixes=20)
     assert assert_same_rankings(index, queries, ks=(10, 1, 5)) >= 200
-    assert fresh._norms is not None and fresh._matrix is None
+    assert fresh._counts is not None and fresh._approximate is None and fresh._matrix is None
 
 
 @pytest.mark.slow

@@ -188,6 +188,22 @@ def test_a_cold_run_in_workers_fills_the_cache_for_a_warm_one(corpus, expected, 
     assert calls == []
 
 
+@pytest.mark.parametrize("processes", [1, 2])
+def test_records_stored_a_few_at_a_time_fill_the_cache_as_at_once(
+    corpus, expected, tmp_path, calls, monkeypatch, processes
+):
+    """A large corpus's new records are stored whenever FLUSH_BYTES of them wait: every file's
+    record is stored (here one transaction per record) and a warm run indexes nothing."""
+    monkeypatch.setattr(records, "FLUSH_BYTES", 1)
+    cache = str(tmp_path / "cache")
+    assert snapshot(build_index(corpus, cache=cache, workers=processes)) == expected
+    assert _rows(Path(cache) / DB_FILE) == len(walk(corpus).files)
+    _forget_corpora(cache)
+    calls.clear()
+    assert snapshot(build_index(corpus, cache=cache, workers=1)) == expected
+    assert calls == []
+
+
 def test_records_are_keyed_by_everything_that_shapes_them(corpus, tmp_path, calls):
     """Redaction, the packs and the path are part of the key: no run sees another's records."""
     cache = str(tmp_path / "cache")

@@ -342,18 +342,20 @@ def test_sparse_hash_embeddings_give_the_dense_matrix_its_float32_copy_and_its_r
             assert sparse.columns(picked, columns).tobytes() == want.tobytes()
 
 
-@pytest.mark.parametrize("read_back", [True, False], ids=["from-float32-copy", "sparse-entries"])
-def test_cosine_over_sparse_hash_embeddings_equals_cosine_over_the_matrix(stdlib_index, read_back):
-    """Rows are scored exactly from counts read back from the float32 copy, or from the sparse
-    entries (counts too large to read back): either way gives the matrix's doubles."""
+@pytest.mark.parametrize("from_counts", [True, False], ids=["count-matrix", "sparse-entries"])
+def test_cosine_over_sparse_hash_embeddings_equals_cosine_over_the_matrix(stdlib_index, from_counts):
+    """Rows are scored exactly from the count matrix selection reads, or from the sparse entries;
+    rankings select from float32 approximations made of the counts: every result is the matrix's."""
     index = stdlib_index
     sparse = CosineIndex.of_hash_embeddings(index.embeddings, index.id_rank, lambda: index.matrix)
-    assert sparse._norms is not None  # the standard library's counts are all read back
-    if not read_back:
+    assert sparse._counts is not None and sparse._counts.narrow.dtype == np.int8  # a few rows kept wide
+    assert 0 < sparse._counts.wide_rows.shape[0] < 0.05 * len(index.chunks)
+    assert sparse._approximate is None  # no float32 copy of the matrix is made
+    if not from_counts:
         sparse._norms = None
     dense = CosineIndex(index.matrix, index.id_rank)
-    assert sparse._approximate.tobytes() == dense._approximate.tobytes()
-    assert math.isclose(sparse._max_row_norm, dense._max_row_norm, rel_tol=1e-12)
+    assert sparse._max_row_norm >= dense._max_row_norm
+    assert math.isclose(sparse._max_row_norm, dense._max_row_norm, rel_tol=1e-8)
     texts = [c.content.split("\n", 1)[0][:80] for c in index.chunks[::97]] + [
         "",
         "zzzz",
@@ -365,55 +367,102 @@ def test_cosine_over_sparse_hash_embeddings_equals_cosine_over_the_matrix(stdlib
         for rows_ in ([5, 3, 900, 3], [-1, 0, -5], slice(40, 90), slice(-30, None, 3)):
             assert sparse.scores(q, rows_).tobytes() == dense.scores(q, rows_).tobytes()
     assert sparse._matrix is None
-    for q in queries:  # then rankings, which on 1,786 rows score every one
-        for limit in (1, 10, 30, 200, None):
+    for q in queries:
+        for limit in (1, 10, 25):  # selected from the counts' approximations
+            assert [(d, _bits(s)) for d, s in sparse.top(q, limit)] == [
+                (d, _bits(s)) for d, s in dense.top(q, limit)
+            ]
+    for q in queries:  # then rankings deep enough to score every one of the 1,786 rows
+        for limit in (200, None):
             assert [(d, _bits(s)) for d, s in sparse.top(q, limit)] == [
                 (d, _bits(s)) for d, s in dense.top(q, limit)
             ]
         assert sparse.scores(q).tobytes() == dense.scores(q).tobytes()
 
 
-@settings(max_examples=200, deadline=None)
-@given(
-    st.lists(
-        st.lists(
-            st.tuples(st.integers(0, 255), st.integers(-(2**22) + 1, 2**22 - 1).filter(bool)), max_size=12
-        ),
-        min_size=1,
-        max_size=8,
-    )
-)
-def test_counts_read_back_from_the_float32_copy_give_every_value(rows_of_entries):
-    """Each value is a count over its row's norm; the count read back from the value's float32
-    rounding (`rint(value32 × norm)`) and divided again gives the value bit for bit — negative
-    counts, counts up to 2**22 − 1, rows without entries, every entry of every row."""
+def _embeddings_of(rows_of_entries: list[list[tuple[int, int]]]) -> HashEmbeddings:
     lengths, buckets, counts = [], [], []
     for entries in rows_of_entries:
         distinct = dict(entries)  # one count per bucket, in bucket order
         lengths.append(len(distinct))
         buckets.extend(sorted(distinct))
         counts.extend(distinct[b] for b in sorted(distinct))
-    embeddings = HashEmbeddings.of(
+    return HashEmbeddings.of(
         [BucketCounts(np.array(lengths, np.int64), np.array(buckets, np.uint8), np.array(counts, np.int32))]
     )
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.lists(
+            st.tuples(st.integers(0, 255), st.integers(-(2**31) + 1, 2**31 - 1).filter(bool)), max_size=12
+        ),
+        min_size=1,
+        max_size=8,
+    ),
+    st.booleans(),
+)
+def test_counts_of_the_count_matrix_give_every_value(rows_of_entries, small):
+    """Each value is a count over its row's norm; the count matrix (int8 or int16, rows with a
+    count beyond it kept as int32) divided by the norms gives every value bit for bit — negative
+    counts, counts up to 2**31 − 1, rows without entries, every entry of every row."""
+    if small:
+        rows_of_entries = [[(b, c % 65536 - 32768 or 1) for b, c in entries] for entries in rows_of_entries]
+    embeddings = _embeddings_of(rows_of_entries)
     index = CosineIndex.of_hash_embeddings(
-        embeddings, id_ranks([str(i) for i in range(len(lengths))]), lambda: None
+        embeddings, id_ranks([str(i) for i in range(len(rows_of_entries))]), lambda: None
     )
-    assert index._norms is not None
-    rows_ = np.arange(len(lengths))
-    got = index._exact_values(rows_, np.arange(256))
-    assert got.tobytes() == np.ascontiguousarray(embeddings.dense(np.float64)).tobytes()
+    counts = index._counts
+    assert counts is not None and counts.narrow.dtype in (np.int8, np.int16)
+    limits = np.iinfo(counts.narrow.dtype)
+    beyond = [
+        i for i, e in enumerate(rows_of_entries) if any(not limits.min <= c <= limits.max for _, c in e)
+    ]
+    assert counts.wide_rows.tolist() == beyond and not counts.narrow[beyond].any()
+    rows_ = np.arange(len(rows_of_entries))
+    picked = np.array(list(reversed(range(len(rows_of_entries)))) * 2)
+    whole = np.zeros((len(rows_of_entries), 256), dtype=np.int64)
+    for i, entries in enumerate(rows_of_entries):
+        for bucket, count in dict(entries).items():
+            whole[i, bucket] = count
+    columns = np.array([0, 7, 255])
+    assert counts.entries(picked, np.arange(256)).tolist() == whole[picked].tolist()
+    assert counts.entries(picked, columns).tolist() == whole[picked][:, columns].tolist()
+    want = np.ascontiguousarray(embeddings.dense(np.float64)).tobytes()
+    assert index._exact_values(rows_, np.arange(256)).tobytes() == want
+    assert embeddings.columns(rows_, np.arange(256)).tobytes() == want
 
 
-def test_counts_too_large_to_read_back_are_read_from_the_sparse_entries():
-    lengths = np.array([2, 1], dtype=np.int64)
-    embeddings = HashEmbeddings.of(
-        [BucketCounts(lengths, np.array([3, 9, 9], np.uint8), np.array([2**22, -5, 1], np.int32))]
-    )
-    index = CosineIndex.of_hash_embeddings(embeddings, id_ranks(["a", "b"]), lambda: None)
-    assert index._norms is None
-    got = index._exact_values(np.array([1, 0]), np.array([3, 9]))
-    assert got.tobytes() == np.ascontiguousarray(embeddings.dense(np.float64)[[1, 0]][:, [3, 9]]).tobytes()
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.tuples(st.integers(0, 15), st.integers(-40_000, 40_000).filter(bool)), max_size=10),
+        min_size=1,
+        max_size=40,
+    ),
+    st.lists(st.floats(-4.0, 4.0, width=32), min_size=16, max_size=16),
+    st.integers(1, 3),
+)
+def test_top_from_the_count_matrix_is_the_exact_ranking(rows_of_entries, components, limit):
+    """Rows drawn on 16 buckets with counts of either sign (beyond int16 too), many of them alike:
+    the first `limit` chunks selected from the counts' float32 approximations are those of the
+    exact full sort, bit for bit (`_near_the_top` is made to run on a corpus this small)."""
+    rows_of_entries = rows_of_entries * 4  # ties: every row four times
+    embeddings = _embeddings_of(rows_of_entries)
+    ids = id_ranks([f"{i:04x}" for i in range(len(rows_of_entries))])
+    sparse = CosineIndex.of_hash_embeddings(embeddings, ids, lambda: embeddings.dense(np.float64))
+    dense = CosineIndex(embeddings.dense(np.float64), ids)
+    query = np.zeros(256)
+    query[:16] = components
+    if sparse._approximable(query) and len(rows_of_entries) >= 16 * limit:  # the sample holds m rows
+        rows = sparse._near_the_top(query, limit)
+        exact = dense.scores(query)
+        order = np.lexsort((ids, -np.array([score_key(s) for s in exact])))
+        assert set(order[:limit].tolist()) <= set(rows.tolist())
+    assert [(d, _bits(s)) for d, s in sparse._top(query, limit)] == [
+        (d, _bits(s)) for d, s in dense._top(query, limit)
+    ]
 
 
 def test_query_vectors_kept_for_the_backends_are_hash_embed_read_only():

@@ -8,8 +8,10 @@ they are stable across runs and implementations.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -36,6 +38,78 @@ class Chunk:
     content: str
     token_count: int
     embedding: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+
+_CONTENT = Chunk.__dict__["content"]  # the slot a Chunk holds its content in
+_FIELDS = dataclasses.fields(Chunk)
+_COMPARED = tuple(f.name for f in _FIELDS if f.compare)
+
+
+class SlicedChunk(Chunk):
+    """A chunk whose content is its file's text sliced by its character range, made when first
+    read. A corpus record's chunks are made on every warm run, but ranking reads the content of
+    few of them (hybrid's keyword test, the lines a metric weighs), and the contents of all —
+    more text than the corpus, as class chunks repeat their methods — cost more to make than the
+    chunks themselves. In every other way it is a `Chunk`: the same
+    fields, equal to a `Chunk` with the same ones, and given a content it keeps that one."""
+
+    __slots__ = ("_text", "_start", "_end")
+    _text: str
+    _start: int
+    _end: int
+
+    @property
+    def content(self) -> str:
+        try:
+            return _CONTENT.__get__(self)
+        except AttributeError:
+            content = self._text[self._start : self._end]
+            _CONTENT.__set__(self, content)
+            return content
+
+    @content.setter
+    def content(self, value: str) -> None:
+        _CONTENT.__set__(self, value)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Chunk):
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in _COMPARED)
+
+    def __reduce__(self) -> tuple[type[Chunk], tuple[Any, ...]]:
+        """Pickled and copied as the plain `Chunk` it equals, content made: by default its slots
+        would carry its whole file's text along (kilobytes for a one-line chunk)."""
+        return Chunk, tuple(getattr(self, f.name) for f in _FIELDS)
+
+
+_new_chunk = object.__new__
+
+
+def sliced_chunk(
+    chunk_id: str,
+    file_path: str,
+    start_line: int,
+    end_line: int,
+    chunk_type: str,
+    kind: str,
+    language: str,
+    text: str,
+    start: int,
+    end: int,
+    token_count: int,
+) -> SlicedChunk:
+    """A `SlicedChunk` made field by field (`Chunk.__init__` takes the content itself)."""
+    chunk = _new_chunk(SlicedChunk)
+    chunk.chunk_id, chunk.file_path, chunk.start_line, chunk.end_line = (
+        chunk_id,
+        file_path,
+        start_line,
+        end_line,
+    )
+    chunk.chunk_type, chunk.kind, chunk.language, chunk.token_count = chunk_type, kind, language, token_count
+    chunk._text, chunk._start, chunk._end = text, start, end
+    chunk.embedding = None
+    return chunk
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ bytes), its square root is the one IEEE square root, and each component is divid
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -251,37 +251,38 @@ def concatenated_counts(parts: Sequence[BucketCounts]) -> BucketCounts:
     )
 
 
+_ROWS_PER_PASS = 1 << 16  # rows whose entries one pass over the embeddings turns into doubles
+
+
 @dataclass(frozen=True)
 class HashEmbeddings:
-    """The hash embeddings of a corpus's chunks, kept sparse: entry j is `values[j]` at row
-    `rows[j]`, component `buckets[j]`; row r's entries are `offsets[r]:offsets[r + 1]`. Each value
-    is the bucket count divided by the row's norm, the same double `hash_embed` makes, so a dense
-    matrix, its float32 copy or a few rows of it are made exactly from these entries — and a
-    corpus need not hold its float64 matrix (chunks × 256 doubles) to be ranked
-    (retrieval/ranking/cosine.py)."""
+    """The hash embeddings of a corpus's chunks, kept sparse: row r's entries are
+    `offsets[r]:offsets[r + 1]` of `buckets` (its components, ascending) and `counts` (its bucket
+    counts); its values are those counts divided by `norms[r]`, the same doubles `hash_embed`
+    makes. Only the integers are kept: each value is the one IEEE division of its count by its
+    row's norm, so a dense matrix, its float32 copy or a few rows of it are made exactly when
+    asked for — and a corpus holds neither its float64 matrix (chunks × 256 doubles) nor its
+    values (retrieval/ranking/cosine.py). The counts are those the corpus's record holds (a view of
+    it when it was read from the cache)."""
 
-    rows: np.ndarray  # int32 (a corpus has fewer than 2**31 chunks)
     buckets: np.ndarray  # uint8 (EMBED_DIM components)
-    values: np.ndarray  # float64
     offsets: np.ndarray  # int64, one more than rows
-    counts: np.ndarray  # int32: the bucket count each value was divided from
-    norms: np.ndarray  # float64 per row: what its counts were divided by (0.0 for a row without any)
+    counts: np.ndarray  # int32: the bucket count each value is divided from
+    norms: np.ndarray  # float64 per row: what its counts are divided by (0.0 for a row without any)
 
     @classmethod
     def of(cls, parts: Sequence[BucketCounts]) -> HashEmbeddings:
         joined = concatenated_counts(parts)
         lengths, buckets = joined.lengths, joined.buckets.astype(np.uint8, copy=False)
-        values = joined.counts.astype(np.float64)
         n = lengths.shape[0]
-        rows = np.repeat(np.arange(n, dtype=np.int32), lengths)
-        scratch = values * values
-        norms = np.sqrt(np.bincount(rows, weights=scratch, minlength=n))
         offsets = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
-        # Each value over its row's norm, in the arrays already made (fresh memory is slow to touch;
-        # "clip" only spares `take` a buffer: every row is in range).
-        np.divide(values, np.take(norms, rows, out=scratch, mode="clip"), out=values)
-        return cls(rows, buckets, values, offsets, joined.counts, norms)
+        norms = np.zeros(n, dtype=np.float64)
+        for lo, hi, rows in _row_passes(offsets):
+            squares = joined.counts[offsets[lo] : offsets[hi]].astype(np.float64)
+            squares *= squares
+            norms[lo:hi] = np.sqrt(np.bincount(rows - lo, weights=squares, minlength=hi - lo))
+        return cls(buckets, offsets, joined.counts, norms)
 
     @property
     def n_rows(self) -> int:
@@ -289,17 +290,51 @@ class HashEmbeddings:
 
     def dense(self, dtype: type[np.floating]) -> np.ndarray:
         """Every row, column-major, in `dtype` (float32: each double rounded to nearest)."""
-        return self._column_major(self.values, dtype)
-
-    def _column_major(self, entries: np.ndarray, dtype: type[np.number]) -> np.ndarray:
         n = self.n_rows
         matrix = np.zeros((n, EMBED_DIM), dtype=dtype, order="F")
         by_column = matrix.T.reshape(-1)  # a view: the transpose of a column-major matrix is row-major
-        where = self.buckets.astype(np.int64)
-        where *= n  # in place: one index array, not three (fresh memory is slow to touch)
-        where += self.rows
-        by_column[where] = entries
+        for lo, hi, rows in _row_passes(self.offsets):
+            values = self.counts[self.offsets[lo] : self.offsets[hi]].astype(np.float64)
+            np.divide(values, self.norms[rows], out=values)
+            where = self.buckets[self.offsets[lo] : self.offsets[hi]].astype(np.int64)
+            where *= n
+            where += rows
+            by_column[where] = values
         return matrix
+
+    def count_matrix(self) -> CountMatrix:
+        """Every row's bucket counts, column-major, in the narrowest of int8 and int16 that leaves
+        the fewest bytes once the rows holding a count it cannot (`CountMatrix`) are kept apart."""
+        n = self.n_rows
+        outside_of: dict[type[np.signedinteger], list[np.ndarray]] = {np.int8: [], np.int16: []}
+        for lo, hi, rows in _row_passes(self.offsets):
+            counts = self.counts[self.offsets[lo] : self.offsets[hi]]
+            for dtype, found in outside_of.items():
+                limits = np.iinfo(dtype)
+                found.append(np.unique(rows[(counts < limits.min) | (counts > limits.max)]))
+        sizes = {}
+        for dtype, found in outside_of.items():
+            rows = np.concatenate(found) if found else np.zeros(0, np.int64)
+            sizes[dtype] = (n * EMBED_DIM * np.iinfo(dtype).bits // 8 + rows.shape[0] * EMBED_DIM * 4, rows)
+        dtype = min(sizes, key=lambda t: sizes[t][0])  # int8 first on a tie
+        outside = sizes[dtype][1]
+        matrix = np.zeros((n, EMBED_DIM), dtype=dtype, order="F")
+        by_column = matrix.T.reshape(-1)  # a view, as in `dense`
+        limits = np.iinfo(dtype)
+        for lo, hi, rows in _row_passes(self.offsets):
+            counts = self.counts[self.offsets[lo] : self.offsets[hi]]
+            where = self.buckets[self.offsets[lo] : self.offsets[hi]].astype(np.int64)
+            where *= n
+            where += rows
+            fits = (counts >= limits.min) & (counts <= limits.max)
+            by_column[where[fits]] = counts[fits]
+        if outside.shape[0]:
+            matrix[outside, :] = 0  # those rows' counts are kept whole, below
+        wide = np.zeros((outside.shape[0], EMBED_DIM), dtype=np.int32, order="F")
+        for k, row in enumerate(outside.tolist()):
+            a, b = int(self.offsets[row]), int(self.offsets[row + 1])
+            wide[k, self.buckets[a:b]] = self.counts[a:b]
+        return CountMatrix(matrix, outside, wide)
 
     def columns(self, rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
         """The float64 matrix's entries at `rows` (positions, in that order) and `columns`
@@ -315,7 +350,37 @@ class HashEmbeddings:
         column = where_column[self.buckets[entries]]
         wanted = np.flatnonzero(column >= 0)
         out = np.zeros((rows.shape[0], columns.shape[0]), dtype=np.float64)
-        out[np.repeat(np.arange(rows.shape[0]), lengths)[wanted], column[wanted]] = self.values[
-            entries[wanted]
-        ]
+        picked = entries[wanted]
+        values = self.counts[picked].astype(np.float64)
+        values /= np.repeat(self.norms[rows], lengths)[wanted]
+        out[np.repeat(np.arange(rows.shape[0]), lengths)[wanted], column[wanted]] = values
         return out
+
+
+@dataclass(frozen=True)
+class CountMatrix:
+    """Hash embeddings' bucket counts as a column-major matrix of small integers: row r's counts
+    are `narrow[r]`, except for the rows listed in `wide_rows` (ascending), some count of which the
+    narrow type cannot hold: theirs are `wide[k]` (int32) for `wide_rows[k]`, and zeros in `narrow`."""
+
+    narrow: np.ndarray
+    wide_rows: np.ndarray  # int64
+    wide: np.ndarray
+
+    def entries(self, rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
+        """The counts at `rows` (positions, any order) and `columns`, as int64."""
+        counts = self.narrow[rows[:, None], columns].astype(np.int64)
+        if self.wide_rows.shape[0]:
+            at = np.searchsorted(self.wide_rows, rows)
+            held = np.flatnonzero(self.wide_rows[np.minimum(at, self.wide_rows.shape[0] - 1)] == rows)
+            counts[held] = self.wide[at[held][:, None], columns]
+        return counts
+
+
+def _row_passes(offsets: np.ndarray) -> Iterator[tuple[int, int, np.ndarray]]:
+    """(lo, hi, the row of each entry of rows lo:hi) for consecutive blocks of rows: what works on
+    every entry does it a block at a time, so its scratch arrays stay a few megabytes."""
+    n = offsets.shape[0] - 1
+    for lo in range(0, n, _ROWS_PER_PASS):
+        hi = min(lo + _ROWS_PER_PASS, n)
+        yield lo, hi, np.repeat(np.arange(lo, hi, dtype=np.int64), np.diff(offsets[lo : hi + 1]))

@@ -22,6 +22,8 @@ from cce_relevance.retrieval.indexing.workers import (
     records_in_workers,
 )
 
+FLUSH_BYTES = 64 << 20  # new records are stored whenever this many bytes of them are waiting
+
 Progress = Callable[[int, int], None]
 """Called with (files done, files in all) as indexing advances, last with done == all."""
 
@@ -59,6 +61,19 @@ def indexed_files(
         advance(sum(e is not None for e in entries))
     pending = [i for i, e in enumerate(entries) if e is None]
     fresh: dict[int, bytes] = {}
+    fresh_bytes = 0
+
+    def keep(i: int, data: bytes) -> None:
+        """`data` to store under file i's key; stored a few tens of megabytes at a time, so a
+        large corpus's records (hundreds of megabytes) are never all held at once."""
+        nonlocal fresh_bytes
+        fresh[i] = data
+        fresh_bytes += len(data)
+        if fresh_bytes >= FLUSH_BYTES and cache is not None:
+            cache.put_many({keys[k]: d for k, d in fresh.items()})
+            fresh.clear()
+            fresh_bytes = 0
+
     count = choose_workers(workers, sum(len(files[i][1]) for i in pending))
     if count > 1 and pending:
         try:
@@ -66,11 +81,11 @@ def indexed_files(
                 if isinstance(made, bytes):
                     entries[i] = decode(made, *files[i])
                     if cache is not None:
-                        fresh[i] = made
+                        keep(i, made)
                 else:
                     entries[i] = made
                     if cache is not None:
-                        fresh[i] = encode(made, files[i][1])
+                        keep(i, encode(made, files[i][1]))
                 advance(1)
         except PoolUnavailable:
             pass  # what the workers did not return is indexed below
@@ -79,7 +94,7 @@ def indexed_files(
         for i, entry in zip(batch, made_here, strict=True):
             entries[i] = entry
             if cache is not None:
-                fresh[i] = encode(entry, files[i][1])
+                keep(i, encode(entry, files[i][1]))
         advance(len(batch))
     if cache is not None:
         cache.put_many({keys[i]: data for i, data in fresh.items()})

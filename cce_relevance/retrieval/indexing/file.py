@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cce_relevance.retrieval.chunking.chunk import Chunk, ChunkedFile, chunk_file
+from cce_relevance.retrieval.chunking.chunk import Chunk, ChunkedFile, chunk_file, sliced_chunk
 from cce_relevance.retrieval.chunking.line_weights import FileLineWeights, file_weighted_lines
 from cce_relevance.retrieval.chunking.packs import PackSet
 from cce_relevance.retrieval.corpus.redact import redact
@@ -79,12 +79,24 @@ def _indexed(
         redacted,
         estimate_tokens(redacted),
         chunked.imports,
-        chunked.chunks,
+        [
+            c if span is None else _sliced(c, redacted, span)
+            for c, span in zip(chunked.chunks, spans, strict=True)
+        ],
         spans,
         counts,
         terms,
         file_weighted_lines(chunked, sliced),
     )
+
+
+def _sliced(chunk: Chunk, text: str, span: tuple[int, int]) -> Chunk:
+    """`chunk` with its content dropped, to be sliced from `text` again when read: a corpus's
+    contents are more text than the corpus (class chunks repeat their methods), and ranking reads
+    few of them."""
+    where = (chunk.chunk_id, chunk.file_path, chunk.start_line, chunk.end_line)
+    kind = (chunk.chunk_type, chunk.kind, chunk.language)
+    return sliced_chunk(*where, *kind, text, span[0], span[1], chunk.token_count)
 
 
 def _no_surrogates(text: str) -> bool:

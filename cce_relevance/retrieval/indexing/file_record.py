@@ -13,11 +13,10 @@ supplied again when decoding. Decoding checks every length and raises `ValueErro
 from __future__ import annotations
 
 import json
-from itertools import repeat
 
 import numpy as np
 
-from cce_relevance.retrieval.chunking.chunk import Chunk
+from cce_relevance.retrieval.chunking.chunk import Chunk, sliced_chunk
 from cce_relevance.retrieval.chunking.line_weights import (
     EXTRA_DTYPE,
     lines_in_slots,
@@ -141,30 +140,40 @@ def decode(data: bytes, path: str, walked_text: str) -> IndexedFile:
         if n and not (0 <= rows[:, 2].min() and rows[:, 2].max() < len(types)):
             raise ValueError("a chunk names no (type, kind, language)")
         char_starts, char_ends = rows[:, 3].tolist(), rows[:, 4].tolist()
-        contents = [text[a:b] for a, b in zip(char_starts, char_ends, strict=True)]
+        contents: dict[int, str] = {}  # the chunks whose content is not a slice of the text
         spans: list[tuple[int, int] | None] = list(zip(char_starts, char_ends, strict=True))
         for key, content in header["contents"].items():
             i = int(key)
             if char_starts[i] != NOT_A_SLICE:
                 raise ValueError("a chunk has both a range and a content")
-            contents[i], spans[i] = content, None
+            contents[i], spans[i] = str(content), None
         if any(span is not None and span[0] == NOT_A_SLICE for span in spans):
             raise ValueError("a chunk has neither a range nor a content")
         kinds = [types[k] for k in rows[:, 2].tolist()]
-        chunks = list(
-            map(
-                Chunk,
-                [ids[i : i + ID_LENGTH] for i in range(0, ID_LENGTH * n, ID_LENGTH)],
-                repeat(path, n),
-                rows[:, 0].tolist(),
-                rows[:, 1].tolist(),
-                [k[0] for k in kinds],
-                [k[1] for k in kinds],
-                [k[2] for k in kinds],
-                contents,
-                rows[:, 5].tolist(),
-            )
-        )
+        ids_list = [ids[i : i + ID_LENGTH] for i in range(0, ID_LENGTH * n, ID_LENGTH)]
+        starts, ends, tokens = rows[:, 0].tolist(), rows[:, 1].tolist(), rows[:, 5].tolist()
+        chunks: list[Chunk] = []
+        for i, span in enumerate(spans):
+            (ctype, kind, language), chunk_id = kinds[i], ids_list[i]
+            if span is None:
+                chunk = Chunk(
+                    chunk_id, path, starts[i], ends[i], ctype, kind, language, contents[i], tokens[i]
+                )
+            else:
+                chunk = sliced_chunk(
+                    chunk_id,
+                    path,
+                    starts[i],
+                    ends[i],
+                    ctype,
+                    kind,
+                    language,
+                    text,
+                    span[0],
+                    span[1],
+                    tokens[i],
+                )
+            chunks.append(chunk)
         return IndexedFile(
             text, header["tokens"], list(header["imports"]), chunks, spans, counts, terms, lines
         )

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from cce_relevance.reference import EMBED_DIM
-from cce_relevance.retrieval.embedding.buckets import HashEmbeddings
+from cce_relevance.retrieval.embedding.buckets import CountMatrix, HashEmbeddings
 from cce_relevance.retrieval.ranking.topk import PrefixMemo, top_by_key
 
 _F32_UNIT = 2.0**-24  # unit roundoff of float32
@@ -35,9 +35,6 @@ _SAFE_MIN = 1e-18
 # cheaper to partition but leaves more rows above its bound to narrow down (the stride is chosen
 # by measurement: docs/performance.md).
 _SAMPLE_STRIDE = 16
-# Bucket counts below this magnitude are read back exactly from their float32 values (see
-# `_exact_values`): the relative error of the round trip, under 2**-23, moves them by less than 0.5.
-_RECOVERABLE_COUNT = 2**22
 
 
 def cosine_all(
@@ -85,9 +82,10 @@ class CosineIndex:
     """The embedding matrix prepared for exact top-m cosine ranking (see the module docstring).
 
     Over a dense matrix (a loaded store, another embedder), or over hash embeddings kept sparse
-    (`of_hash_embeddings`): then the float32 copy is made from the entries, the exact doubles of
-    the few rows that need them are made as a small block, and the float64 matrix is only asked
-    for when every row must be scored exactly (a small corpus, an unusual query)."""
+    (`of_hash_embeddings`): then selection reads the bucket counts themselves, the exact doubles
+    of the few rows that need them are made from those counts as a small block, and the float64
+    matrix is only asked for when every row must be scored exactly (a small corpus, an unusual
+    query)."""
 
     _matrix: np.ndarray | None  # set by _setup: None until known
     _sparse: HashEmbeddings | None
@@ -109,19 +107,25 @@ class CosineIndex:
     def of_hash_embeddings(
         cls, embeddings: HashEmbeddings, id_rank: np.ndarray, dense: Callable[[], np.ndarray]
     ) -> CosineIndex:
-        """Over sparse hash embeddings; `dense()` gives their float64 matrix when it is needed."""
+        """Over sparse hash embeddings; `dense()` gives their float64 matrix when it is needed.
+
+        Selection reads a column-major matrix of the bucket counts themselves (int8 or int16, the
+        few rows with a count too large for it kept apart as int32: a quarter or half of a
+        float32 copy's bytes) and each row's inverse norm; the rows to rescore take their exact
+        doubles from the same counts."""
         index = cls.__new__(cls)
         index._setup(embeddings.n_rows, EMBED_DIM, id_rank)
         index._sparse, index._dense = embeddings, dense
-        if index._n and _within_safe_range(embeddings.values):  # the matrix's non-zero values, every column
-            index._approximate = embeddings.dense(np.float32)
-            squares = np.bincount(
-                embeddings.rows, weights=embeddings.values * embeddings.values, minlength=index._n
-            )
-            index._max_row_norm = math.sqrt(float(squares.max())) * (1.0 + 1e-9)
-            if not embeddings.counts.size or int(np.abs(embeddings.counts).max()) < _RECOVERABLE_COUNT:
-                # A row without entries has norm 0 and only zero counts: 0 / 1 is the 0.0 it holds.
-                index._norms = np.where(embeddings.norms == 0.0, 1.0, embeddings.norms)
+        norms = embeddings.norms
+        if index._n and (not norms.size or float(norms.max()) * _SAFE_MIN <= 1.0):
+            # Every value is a count c over its row's norm N >= |c| >= 1: |c / N| <= 1, and
+            # |c / N| >= 1 / N >= 1 / max N >= _SAFE_MIN, the range float32 holds safely.
+            index._counts = embeddings.count_matrix()
+            index._norms = np.where(norms == 0.0, 1.0, norms)  # a row without entries: 0 / 1 is its 0.0
+            index._inverse_norms = (1.0 / index._norms).astype(np.float32)
+            # Each value is c / N rounded (relative 2**-53), and N is the rounded square root of
+            # the exact Σc²: a row's Σ(c / N)² is at most 1 + 2**-50 (0 without entries).
+            index._max_row_norm = (1.0 + 2.0**-50) * (1.0 + 1e-9) if bool((norms > 0.0).any()) else 0.0
         return index
 
     def _setup(self, n: int, width: int, id_rank: np.ndarray) -> None:
@@ -132,7 +136,9 @@ class CosineIndex:
         self._dense = None
         self._approximate = None
         self._max_row_norm = 0.0
-        self._norms: np.ndarray | None = None  # the rows' norms, when counts are read back (_exact_values)
+        self._counts: CountMatrix | None = None  # hash embeddings' bucket counts, column-major
+        self._norms: np.ndarray | None = None  # their rows' norms (1.0 for a row without entries)
+        self._inverse_norms: np.ndarray | None = None  # float32 1 / norm, what selection multiplies by
         self._rankings = PrefixMemo()
 
     @property
@@ -157,24 +163,14 @@ class CosineIndex:
         return cosine_all(query, self.matrix, rows)
 
     def _exact_values(self, rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
-        """The float64 matrix's entries at `rows` and `columns`, from the hash embeddings.
-
-        Each entry is a bucket count c divided by its row's norm N, and the float32 copy holds
-        that double rounded to float32, so `rint(float32 value × N)` is c again: the relative
-        error of the two roundings and the product is under 2**-23, which moves a count below
-        2**22 by less than 0.5. Dividing c by N once more is the very division that made the
-        entry. So a few entries cost one small gather of the copy ranking reads anyway, and no
-        run keeps another matrix; counts too large for that (never seen) are read from the
-        sparse entries."""
+        """The float64 matrix's entries at `rows` and `columns`, from the hash embeddings: each
+        is the row's bucket count over its norm, the very division that made the entry, and the
+        counts of those rows are a small gather of the count matrix selection reads anyway."""
         assert self._sparse is not None
-        norms = self._norms
-        if norms is None or self._approximate is None:
+        if self._counts is None or self._norms is None:
             return self._sparse.columns(rows, columns)
-        values = self._approximate[rows[:, None], columns].astype(np.float64)
-        row_norms = norms[rows][:, None]
-        values *= row_norms
-        np.rint(values, out=values)
-        values /= row_norms
+        values = self._counts.entries(rows, columns).astype(np.float64)
+        values /= self._norms[rows][:, None]
         return values
 
     def top(self, query: np.ndarray, limit: int | None = None) -> list[tuple[int, float]]:
@@ -201,7 +197,7 @@ class CosineIndex:
 
     def _approximable(self, query: np.ndarray) -> bool:
         return (
-            self._approximate is not None
+            (self._approximate is not None or self._counts is not None)
             and query.ndim == 1
             and query.size > 0
             and _within_safe_range(query)
@@ -214,7 +210,8 @@ class CosineIndex:
         With S the true dot product, s the reference's double and a the float32 approximation,
         |a - S| <= γ32(n+3)·Σ|q_i c_i| and |s - S| <= γ64(n+1)·Σ|q_i c_i| for n non-zero query
         components (Higham, "Accuracy and Stability of Numerical Algorithms", 2002, sec. 3.1; the +3
-        covers rounding q and c to float32), and Σ|q_i c_i| <= |q|·max|c| (Cauchy–Schwarz); so
+        covers rounding q and c to float32; from bucket counts it is γ32(n+5),
+        `_approximations_from_counts`), and Σ|q_i c_i| <= |q|·max|c| (Cauchy–Schwarz); so
         |a - s| <= e. If m rows have a >= t, the m-th best exact cosine s_m is >= t - e. A row of
         the first m has a key at least key(s_m), so its s is at least s_m - 1e-6 less the error
         of the products x·1e6 (relative 2**-53, bounded via B = |q|·max|c|), and its a at least
@@ -223,18 +220,14 @@ class CosineIndex:
         width = min(query.shape[0], self._width)
         nonzero = np.flatnonzero(query[:width])
         n = nonzero.shape[0]
-        matrix = self._approximate
-        assert matrix is not None
-        if n == 0:
-            approx = np.zeros(matrix.shape[0], dtype=np.float32)
-        else:  # the first product is the first partial sum (0 + p is p, up to the sign of a zero)
-            approx = matrix[:, nonzero[0]] * np.float32(query[nonzero[0]])
-        products = np.empty(matrix.shape[0], dtype=np.float32)
-        for i in nonzero[1:]:
-            np.multiply(matrix[:, i], np.float32(query[i]), out=products)
-            np.add(approx, products, out=approx)
+        if self._counts is not None:
+            approx = self._approximations_from_counts(query, nonzero)
+            roundings = n + 5
+        else:
+            approx = self._approximations(query, nonzero)
+            roundings = n + 3
         bound = math.sqrt(float(np.dot(query, query))) * (1.0 + 1e-9) * self._max_row_norm
-        gamma32 = (n + 3) * _F32_UNIT / (1.0 - (n + 3) * _F32_UNIT)
+        gamma32 = roundings * _F32_UNIT / (1.0 - roundings * _F32_UNIT)
         gamma64 = (n + 1) * _F64_UNIT / (1.0 - (n + 1) * _F64_UNIT)
         error = (gamma32 + gamma64) * bound * (1.0 + 1e-6)
         sample = approx[::_SAMPLE_STRIDE]
@@ -242,6 +235,45 @@ class CosineIndex:
         if rows.shape[0] > 8 * m:  # the sample's m-th best was loose: use the true m-th best
             rows = rows[approx[rows] >= _cut(_mth_largest(approx[rows], m), error, bound)]
         return rows
+
+    def _approximations(self, query: np.ndarray, nonzero: np.ndarray) -> np.ndarray:
+        """Each row's float32 dot product with the query from the float32 copy, column by column."""
+        matrix = self._approximate
+        assert matrix is not None
+        if nonzero.shape[0] == 0:
+            return np.zeros(matrix.shape[0], dtype=np.float32)
+        # the first product is the first partial sum (0 + p is p, up to the sign of a zero)
+        approx = matrix[:, nonzero[0]] * np.float32(query[nonzero[0]])
+        products = np.empty(matrix.shape[0], dtype=np.float32)
+        for i in nonzero[1:]:
+            np.multiply(matrix[:, i], np.float32(query[i]), out=products)
+            np.add(approx, products, out=approx)
+        return approx
+
+    def _approximations_from_counts(self, query: np.ndarray, nonzero: np.ndarray) -> np.ndarray:
+        """Each row's float32 (Σ q_i · c_i) · (1 / N) from the bucket counts c, column by column.
+
+        Against the exact Σ q_i · c_i / N each term's path has at most n + 5 float32 roundings for
+        n non-zero components: q_i, c_i (exact below 2**24), the product, at most n − 1 sums, 1 / N
+        (a float64 quotient rounded to float32, which two float32 roundings cover) and the last
+        product; so `_near_the_top`'s bound holds with γ32(n + 5)."""
+        counts, inverse = self._counts, self._inverse_norms
+        assert counts is not None and inverse is not None
+        approx = _column_sums(counts.narrow, query, nonzero)
+        if counts.wide_rows.shape[0]:  # zeros in the narrow matrix: their sums are made alike
+            approx[counts.wide_rows] = _column_sums(counts.wide, query, nonzero)
+        approx *= inverse
+        return approx
+
+
+def _column_sums(counts: np.ndarray, query: np.ndarray, nonzero: np.ndarray) -> np.ndarray:
+    """Each row's float32 Σ q_i · c_i over the `nonzero` components, in order, from 0.0."""
+    approx = np.zeros(counts.shape[0], dtype=np.float32)
+    products = np.empty(counts.shape[0], dtype=np.float32)
+    for i in nonzero:
+        np.multiply(counts[:, i], np.float32(query[i]), out=products)
+        np.add(approx, products, out=approx)
+    return approx
 
 
 def _mth_largest(values: np.ndarray, m: int) -> float:
