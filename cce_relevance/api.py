@@ -10,6 +10,7 @@ several inputs are wrong.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import math
 import os
@@ -18,7 +19,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from cce_relevance import json_input
 from cce_relevance.errors import CceError
@@ -26,6 +27,7 @@ from cce_relevance.evaluation.anchor_fixes import AnchorFix, fixed_lines, sugges
 from cce_relevance.evaluation.anchor_index import AnchorIndex
 from cce_relevance.evaluation.anchors import Anchor, parse_anchor
 from cce_relevance.evaluation.backend_runs import evaluated_backends
+from cce_relevance.evaluation.budget import TokenCosts
 from cce_relevance.evaluation.comparison import (
     BackendComparison,
     check_primary,
@@ -52,12 +54,23 @@ from cce_relevance.evaluation.corpus import (
 from cce_relevance.evaluation.discrimination import Discrimination, discrimination
 from cce_relevance.evaluation.fixtures import Case, FixtureSet, load_fixtures, parse_fixtures
 from cce_relevance.evaluation.gate import (
+    detectable_effect,
     gated_comparison,
     gated_comparisons,
+    gated_deltas,
     gated_test,
+    is_inconclusive,
     is_significant_regression,
 )
 from cce_relevance.evaluation.harness import BackendReport, evaluate_backends
+from cce_relevance.evaluation.history.git_log import Repository
+from cce_relevance.evaluation.history.mining import (
+    DEFAULT_HISTORY,
+    SKIP_RULES,
+    HistoryOptions,
+    HistoryProposal,
+    mine,
+)
 from cce_relevance.evaluation.judgments import Judgments, judge
 from cce_relevance.evaluation.metrics import DEFAULT_PRIMARY, METRIC_KEYS, METRICS
 from cce_relevance.evaluation.names import (
@@ -66,13 +79,14 @@ from cce_relevance.evaluation.names import (
     backend_pair,
     check_backend,
     compared_backends,
+    first_tokens_asked,
     rank_metric_specs,
 )
 from cce_relevance.evaluation.observed_deltas import observed_deltas
 from cce_relevance.evaluation.pairing import backend_means, pair_reports
 from cce_relevance.evaluation.proposals import DEFAULT_RULES, FORMS, HARD_FORMS, FileRules, Proposal, propose
 from cce_relevance.evaluation.proposals import check_forms as proposal_forms
-from cce_relevance.evaluation.rank_metrics import rank_metric_for_key
+from cce_relevance.evaluation.rank_metrics import RankMetricSpec, rank_metric_for_key
 from cce_relevance.evaluation.run_files import read_runs
 from cce_relevance.evaluation.run_result import Comparison, RunResult
 from cce_relevance.evaluation.rust_debug import rust_debug_str
@@ -85,6 +99,16 @@ from cce_relevance.evaluation.shards import (
     shard_part,
 )
 from cce_relevance.evaluation.spans import LineWeights
+from cce_relevance.evaluation.symbol_anchors import bind_anchor as bind_case_anchor
+from cce_relevance.evaluation.symbol_anchors import bind_symbols
+from cce_relevance.evaluation.unjudged import (
+    LabelEdit,
+    UnjudgedCase,
+    edited_lines,
+    parse_review,
+    review_edits,
+    unjudged_hits,
+)
 from cce_relevance.evaluation.validation import STALE_CODES, Validation, validate_cases
 from cce_relevance.evaluation.validation import Finding as AnchorFinding
 from cce_relevance.outputs import OutputSet, writes_in_place
@@ -135,7 +159,10 @@ __all__ = [
     "corpus_symbols",
     "require_directory",
     "bootstrap",
+    "bootstrap_history",
     "suggest",
+    "unjudged",
+    "accept_review",
     "own_outputs",
     "shard_state",
     "merge_shard_states",
@@ -168,6 +195,9 @@ __all__ = [
     "backend_means",
     # The pull-request gate's test.
     "gated_test",
+    "gated_deltas",
+    "detectable_effect",
+    "is_inconclusive",
     "gated_comparison",
     "gated_comparisons",
     "is_significant_regression",
@@ -190,10 +220,15 @@ __all__ = [
     "Hit",
     "Chunk",
     "Bootstrapped",
+    "HistoryBootstrapped",
+    "HistoryOptions",
+    "SKIP_RULES",
     "Discrimination",
     "FileRules",
     "Suggestions",
     "AnchorFix",
+    "Unjudged",
+    "Accepted",
     "Shard",
     # Defaults and fixed texts.
     "DEFAULT_BACKENDS",
@@ -268,6 +303,7 @@ def run(
     shard: Shard | None = None,
     index: Index | None = None,
     fixtures: FixtureSet | None = None,
+    labels: bool = False,
 ) -> RunResult:
     """Evaluate a fixture set, in the reference's order of checks (§order).
 
@@ -290,12 +326,15 @@ def run(
     the set already passes it as `fixtures` (`load_fixtures`, with `grades=True` when `metrics`
     or `trec` is given): the Action scores a set and checks its anchors (`check_anchors`) with one of each.
     `shard` scores only the queries whose id hashes to it (evaluation/shards.py);
-    `merge_shard_states` puts the shards back together.
+    `merge_shard_states` puts the shards back together. `labels` reads the cases' optional
+    `grades` and `irrelevant` labels even without `metrics` (`--per-query text` marks the hits a
+    reviewer judged not relevant); a rank metric or `trec` reads them anyway.
     """
     rank_metrics = rank_metric_specs(metrics) if metrics is not None else ()
-    judged = bool(rank_metrics) or trec
+    first_tokens = metrics is not None and first_tokens_asked(metrics)
+    judged = bool(rank_metrics) or trec or first_tokens
     if fixtures is None:
-        fixtures = load_fixtures(fixtures_path, grades=judged)
+        fixtures = load_fixtures(fixtures_path, grades=judged or labels)
     languages = config.languages if languages is None else languages
     exclusion = (
         NO_EXCLUSION
@@ -319,6 +358,7 @@ def run(
             names = list(DEFAULT_BACKENDS)
         weights = LineWeights.of_index(index)
         judgments = _judgments(fixtures.cases, index) if judged else None
+        costs = _costs(index, weights, rank_metrics, first_tokens)
         reports = tuple(
             evaluated_backends(
                 names,
@@ -330,6 +370,8 @@ def run(
                 judgments,
                 indexing,
                 rank_metrics,
+                costs,
+                first_tokens,
                 os.path.abspath(corpus),
                 embedders,
             )
@@ -358,6 +400,7 @@ def score_runs(
     warn: Warn = warn_on_stderr,
     config: ProjectConfig = NO_CONFIG,
     outputs: Sequence[str] = (),
+    labels: bool = False,
 ) -> RunResult:
     """Score saved rankings (TREC run files, `cce.retriever/v1` JSON lines; evaluation/run_files.py)
     against a fixture set exactly as `run` scores a backend's results: same corpus resolution
@@ -366,10 +409,12 @@ def score_runs(
     `compare` names two or more of the runs. A case a run has no ranking for scores as a query with
     no results; queries a run ranks that the fixtures lack are ignored, with one warning per run.
     The corpus leaves out the command's own files as `run`'s does (`outputs`, and the run files).
+    `labels` as for `run`.
     """
     rank_metrics = rank_metric_specs(metrics) if metrics is not None else ()
-    judged = bool(rank_metrics) or trec
-    fixtures = load_fixtures(fixtures_path, grades=judged)
+    first_tokens = metrics is not None and first_tokens_asked(metrics)
+    judged = bool(rank_metrics) or trec or first_tokens
+    fixtures = load_fixtures(fixtures_path, grades=judged or labels)
     exclusion = (
         NO_EXCLUSION
         if store is not None
@@ -400,7 +445,13 @@ def score_runs(
     judgments = _judgments(fixtures.cases, index) if judged else None
     reports = tuple(
         evaluate_backends(
-            [(r.backend, r.search()) for r in runs], fixtures.cases, weights, judgments, specs=rank_metrics
+            [(r.backend, r.search()) for r in runs],
+            fixtures.cases,
+            weights,
+            judgments,
+            specs=rank_metrics,
+            costs=_costs(index, weights, rank_metrics, first_tokens),
+            first_tokens=first_tokens,
         )
     )
     comparison, systems = (
@@ -435,6 +486,16 @@ def merge_shard_states(paths: Sequence[str]) -> RunResult:
             except json_input.JsonInputError as exc:
                 raise CceError(f"{name}: not a JSON shard state ({exc})") from exc
     return merge_shards(documents)
+
+
+def _costs(
+    index: Index, weights: LineWeights, specs: Sequence[RankMetricSpec], first_tokens: bool
+) -> TokenCosts | None:
+    """The results' token costs, when a budget metric or the tokens to the first relevant hit
+    were asked for."""
+    if first_tokens or any(s.budget is not None for s in specs):
+        return TokenCosts(index.chunks, weights)
+    return None
 
 
 def _judgments(cases: Sequence[Case], index: Index) -> tuple[Judgments, ...]:
@@ -595,6 +656,76 @@ def suggest(
     return Suggestions(validation, fixes, patch)
 
 
+@dataclass(frozen=True)
+class Unjudged:
+    """`validate --unjudged`: the anchor findings, the backends searched, how deep (None: each
+    case's k), and per case the hits no anchor labels (evaluation/unjudged.py)."""
+
+    validation: Validation
+    backends: tuple[str, ...]
+    top: int | None
+    cases: tuple[UnjudgedCase, ...]
+
+
+def unjudged(
+    fixtures_path: str,
+    *,
+    dir: str | None = None,
+    backends: Sequence[str] | None = None,
+    top: int | None = None,
+    languages: Sequence[str] = (),
+    indexing: BuildOptions = DEFAULT_BUILD,
+    config: ProjectConfig = NO_CONFIG,
+) -> Unjudged:
+    """`validate`, and every case's top `top` hits (default: its k) at each of `backends` (default:
+    the built-in ones) that match none of its anchors, `expected` or `irrelevant`."""
+    if top is not None and top < 1:
+        raise CceError(f"--top must be at least 1, got {top}")
+    names = backend_names(backends, config) if backends is not None else list(DEFAULT_BACKENDS)
+    validation, fixtures, index, symbols = _validated(fixtures_path, dir, languages, True, indexing, config)
+    cases = bind_symbols(fixtures, symbols).cases
+    if top is not None:
+        cases = tuple(dataclasses.replace(c, k=top) for c in cases)
+    embed = query_embedder(index, warn_on_stderr)
+    weights = LineWeights.of_index(index)
+    reports = evaluated_backends(names, config, index, embed, cases, weights, None, indexing)
+    return Unjudged(validation, tuple(names), top, unjudged_hits(reports, symbols))
+
+
+@dataclass(frozen=True)
+class Accepted:
+    """A filled-in review form (`validate --unjudged`) as edits of the fixture file, and as a patch."""
+
+    edits: tuple[LabelEdit, ...]
+    patch: str
+
+
+def accept_review(fixtures_path: str, review_path: str) -> Accepted:
+    """The anchors a reviewer marked `y` (added to `expected`) and `n` (added to `irrelevant`) in the
+    review form at `review_path` (`-`: standard input), as a patch of the fixture file."""
+    fixtures = load_fixtures(fixtures_path, grades=True)
+    try:
+        if review_path == "-":
+            review = sys.stdin.read()
+        else:
+            with open(review_path, encoding="utf-8") as fh:
+                review = fh.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CceError(
+            f"could not read review {review_path}: {getattr(exc, 'strerror', None) or exc}"
+        ) from None
+    source = "<stdin>" if review_path == "-" else review_path
+    edits = tuple(review_edits(parse_review(review, source), fixtures.cases, source))
+    if not edits:
+        return Accepted(edits, "")
+    with open(fixtures_path, encoding="utf-8", newline="") as fh:  # load_fixtures has just read it
+        text = fh.read()
+    patch = unified_patch(
+        _patch_path(fixtures_path), text.splitlines(keepends=True), edited_lines(text, edits)
+    )
+    return Accepted(edits, patch)
+
+
 def _patch_path(path: str) -> str:
     """`path` as a patch names it: relative to the working directory when inside it."""
     relative = os.path.relpath(os.path.abspath(path))
@@ -654,41 +785,148 @@ def bootstrap(
     if queries < 1:
         raise CceError(f"--queries must be at least 1, got {queries}")
     names = backend_names(backends, config) if backends is not None else list(DEFAULT_BACKENDS)
-    languages = config.languages if languages is None else languages
-    exclusion = corpus_exclusion(directory, config, [*([out] if out is not None else []), *outputs])
-    index = open_corpus(directory, languages=languages, indexing=indexing, exclude=exclusion)
+    languages, exclusion, index = _proposal_corpus(directory, out, outputs, config, languages, indexing)
     texts = {f.path: redact(f.text) for f in walk(directory, exclude=exclusion).files}
     proposal = propose(
         index.chunks, texts, queries, seed, rules, proposal_forms(forms), enabled_packs(languages)
     )
-    if not proposal.cases:
-        raise CceError(
-            f"nothing to propose in {directory}: no definition with a usable name or doc sentence "
-            f"in {proposal.files} file(s) kept",
-            hint="--include-tests, --include-vendored or --include-generated keep more files",
-        )
+    nothing = CceError(
+        f"nothing to propose in {directory}: no definition with a usable name or doc sentence "
+        f"in {proposal.files} file(s) kept",
+        hint="--include-tests, --include-vendored or --include-generated keep more files",
+    )
+    scoring = (names, config, index, languages, indexing, score)
+    return Bootstrapped(*_scored_proposal(proposal, nothing, out, directory, *scoring))
+
+
+def _proposal_corpus(
+    directory: str,
+    out: str | None,
+    outputs: Sequence[str],
+    config: ProjectConfig,
+    languages: Sequence[str] | None,
+    indexing: BuildOptions,
+) -> tuple[Sequence[str], Exclusion, Index]:
+    """The languages, the exclusion and the index a proposal is drawn from: the directory without
+    the command's own files (`out`, `outputs`) and the config's `exclude` patterns."""
+    languages = config.languages if languages is None else languages
+    exclusion = corpus_exclusion(directory, config, [*([out] if out is not None else []), *outputs])
+    return (
+        languages,
+        exclusion,
+        open_corpus(directory, languages=languages, indexing=indexing, exclude=exclusion),
+    )
+
+
+P = TypeVar("P", Proposal, HistoryProposal)
+
+
+def _corpus_from(directory: str, out: str | None) -> str:
+    """`directory` as a header names it: relative to where `out` is written (the working
+    directory when it goes to stdout)."""
     where = os.path.dirname(os.path.abspath(out)) if out is not None else os.getcwd()
-    text = proposal.fixture_text(os.path.relpath(os.path.abspath(directory), where).replace(os.sep, "/"))
-    reports: tuple[BackendReport, ...] = ()
-    if score:
-        cases = bound_fixtures(parse_fixtures(text, out or "<bootstrap>"), directory, None, languages).cases
-        with RunEmbedders(indexing.cache) as embedders:
-            reports = tuple(
-                evaluated_backends(
-                    names,
-                    config,
-                    index,
-                    query_embedder(index, warn_on_stderr, config, embedders),
-                    cases,
-                    LineWeights.of_index(index),
-                    None,
-                    indexing,
-                    (),
-                    os.path.abspath(directory),
-                    embedders,
-                )
-            )
-    return Bootstrapped(text, proposal, reports)
+    return os.path.relpath(os.path.abspath(directory), where).replace(os.sep, "/")
+
+
+def _scored_proposal(
+    proposal: P,
+    nothing: CceError,
+    out: str | None,
+    directory: str,
+    names: Sequence[str],
+    config: ProjectConfig,
+    index: Index,
+    languages: Sequence[str],
+    indexing: BuildOptions,
+    score: bool,
+) -> tuple[str, P, tuple[BackendReport, ...]]:
+    """A proposed set's text (its header's corpus relative to `out`), the proposal, and each
+    backend's report on it over the index made of its corpus (none unless `score`); `nothing`
+    is raised for a proposal without cases."""
+    if not proposal.cases:
+        raise nothing
+    text = proposal.fixture_text(_corpus_from(directory, out))
+    if not score:
+        return text, proposal, ()
+    cases = bound_fixtures(parse_fixtures(text, out or "<bootstrap>"), directory, None, languages).cases
+    with RunEmbedders(indexing.cache) as embedders:
+        reports = evaluated_backends(
+            names,
+            config,
+            index,
+            query_embedder(index, warn_on_stderr, config, embedders),
+            cases,
+            LineWeights.of_index(index),
+            None,
+            indexing,
+            corpus=os.path.abspath(directory),
+            embedders=embedders,
+        )
+    return text, proposal, tuple(reports)
+
+
+@dataclass(frozen=True)
+class HistoryBootstrapped:
+    """A fixture set drawn from a repository's history (`text`), the yield of the walk, and each
+    scored backend's report on it (empty when not scored)."""
+
+    text: str
+    proposal: HistoryProposal
+    reports: tuple[BackendReport, ...]
+
+    def discrimination(self) -> Discrimination | None:
+        """How the scored backends tell the cases apart: all of them, the merged pull requests'
+        and the other commits'."""
+        if not self.reports:
+            return None
+        groups: dict[str, list[str]] = {"merged PRs": [], "commits": []}
+        for c in self.proposal.cases:
+            groups["merged PRs" if c.pull_request is not None else "commits"].append(c.id)
+        return discrimination(self.reports, {g: ids for g, ids in groups.items() if ids})
+
+
+def bootstrap_history(
+    directory: str,
+    *,
+    history: HistoryOptions = DEFAULT_HISTORY,
+    out: str | None = None,
+    rules: FileRules = DEFAULT_RULES,
+    backends: Sequence[str] | None = None,
+    score: bool = True,
+    config: ProjectConfig = NO_CONFIG,
+    languages: Sequence[str] | None = None,
+    indexing: BuildOptions = DEFAULT_BUILD,
+    outputs: Sequence[str] = (),
+) -> HistoryBootstrapped:
+    """Cases drawn from the commits of `history.revisions` in the git repository holding
+    `directory` (evaluation/history/): their subjects as queries, the definitions they changed,
+    read at their parents, as anchors; only anchors that resolve in `directory` as it is now (the
+    tree the set is scored at: check out an earlier commit there to score the set at it). Scored
+    at each of `backends` (default: the built-in ones) unless `score` is off; the header's corpus
+    and the files left out of it as for `bootstrap`."""
+    if history.limit < 1:
+        raise CceError(f"--queries must be at least 1, got {history.limit}")
+    if history.max_definitions < 1:
+        raise CceError(f"--max-definitions must be at least 1, got {history.max_definitions}")
+    names = backend_names(backends, config) if backends is not None else list(DEFAULT_BACKENDS)
+    languages, _, index = _proposal_corpus(directory, out, outputs, config, languages, indexing)
+    symbols = corpus_symbols(directory, languages)
+    anchors = anchor_index(index)
+
+    def scored(text: str) -> bool:
+        anchor = parse_anchor(text)
+        return anchors.resolves(bind_case_anchor(anchor, symbols))
+
+    with Repository(directory) as repo:
+        proposal = mine(repo, history, rules, enabled_packs(languages), scored)
+    left_out = ", ".join(f"{n} {rule}" for rule, n in proposal.skipped.items()) or "none"
+    nothing = CceError(
+        f"nothing to propose from the history of {directory}: {proposal.seen} commit(s) seen, "
+        f"none kept (left out: {left_out})",
+        hint="widen the range or the dates, or raise --max-definitions",
+    )
+    scoring = (names, config, index, languages, indexing, score)
+    return HistoryBootstrapped(*_scored_proposal(proposal, nothing, out, directory, *scoring))
 
 
 @dataclass(frozen=True)

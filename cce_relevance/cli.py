@@ -23,6 +23,7 @@ import click
 
 from cce_relevance import __version__, schemas
 from cce_relevance.errors import EXIT_USAGE, TRACEBACK_VARIABLE, CceError, GateFailed, internal_error
+from cce_relevance.evaluation.history import DEFAULT_MAX_DEFINITIONS
 from cce_relevance.evaluation.metrics import DEFAULT_PRIMARY, METRIC_KEYS
 from cce_relevance.lazy_import import lazy_module
 from cce_relevance.memory_pages import prefer_small_pages
@@ -439,15 +440,17 @@ def _trec_files(result: api.RunResult, run_path: str | None, qrels_path: str | N
 @click.option(
     "--metrics",
     metavar="LIST",
-    help="Also report rank metrics: any of ndcg,ap,hit,rprec, or cut-offs such as ndcg@10,p@1,recall@20 "
-    "(docs/metrics.md).",
+    help="Also report rank metrics: any of ndcg,ap,hit,rprec,judged, cut-offs such as "
+    "ndcg@10,p@1,recall@20, token budgets such as recall@budget=2000,tok-recall@budget=2000, and "
+    "ttfr, the tokens to the first relevant hit (docs/metrics.md).",
 )
 @click.option(
     "--per-query",
     "per_query",
     type=click.Choice(PER_QUERY_FORMATS),
     help="Print per-query results instead of the report: text (each query's first relevant rank and "
-    "top hits), or csv/tsv (one row per query x backend x metric, like trec_eval -q).",
+    "top hits, relevant ones marked *, ones no anchor labels ?), or csv/tsv (one row per query x "
+    "backend x metric, like trec_eval -q).",
 )
 @click.option(
     "--trec-run", metavar="FILE", help="Write each backend's TREC run; {backend} in FILE is its name."
@@ -540,6 +543,7 @@ def run(
         languages=_languages(languages_flag, config),
         indexing=_indexing(cache_dir, no_cache, as_json),
         outputs=api.own_outputs([output, golden, trec_run, trec_qrels, chart], config),
+        labels=per_query == "text",
     )
     side_files = _trec_files(result, trec_run, trec_qrels)
     if shard is not None and shard_state is not None:
@@ -674,7 +678,9 @@ def merge(states: tuple[str, ...], as_json: bool, output: str | None, golden: st
 @click.option("--update-golden", is_flag=True, help="Rewrite the --golden file with this report.")
 @_stats_options
 @click.option(
-    "--metrics", metavar="LIST", help="Also report rank metrics, e.g. ndcg,ap,hit@1,p@5 (docs/metrics.md)."
+    "--metrics",
+    metavar="LIST",
+    help="Also report rank metrics, e.g. ndcg,ap,hit@1,p@5,judged,recall@budget=2000,ttfr (docs/metrics.md).",
 )
 @click.option(
     "--per-query",
@@ -738,6 +744,7 @@ def score(
         indexing=_indexing(cache_dir, no_cache, as_json),
         config=config,
         outputs=api.own_outputs([output, golden, trec_qrels], config),
+        labels=per_query == "text",
     )
     _write_report(
         result, _trec_files(result, None, trec_qrels), as_json, output, golden, update_golden, per_query
@@ -859,7 +866,31 @@ def _compare_systems(
     "--suggest",
     is_flag=True,
     help="Print fixes for stale and moved anchors as a unified diff on stdout (apply with "
-    "`git apply` or `patch -p1`); the findings go to stderr.",
+    "`git apply` or `patch -p1`); the findings go to stderr. With --unjudged --accept FILE: the "
+    "reviewed hits as a patch instead.",
+)
+@click.option(
+    "--unjudged",
+    is_flag=True,
+    help="Also search every case and print, as a review form on stdout, its top hits that match no "
+    "anchor (nobody labeled them), most-retrieved first; the findings go to stderr.",
+)
+@click.option(
+    "--top",
+    type=click.IntRange(min=1),
+    help="With --unjudged: how deep each backend's hits are listed (default: each case's k).",
+)
+@click.option(
+    "--backend",
+    "backends",
+    metavar="LIST",
+    help=f"With --unjudged: the backends searched (default {','.join(BUILTIN_BACKENDS)}).",
+)
+@click.option(
+    "--accept",
+    metavar="FILE",
+    help="With --unjudged --suggest: the filled-in review form (- for stdin); its `y` lines are added "
+    'to "expected", its `n` lines to "irrelevant".',
 )
 @_languages_option
 @click.option("--config", "config_path", metavar="FILE", help=_CONFIG_HELP)
@@ -869,6 +900,10 @@ def validate(
     corpus_dir: str | None,
     as_json: bool,
     suggest: bool,
+    unjudged: bool,
+    top: int | None,
+    backends: str | None,
+    accept: str | None,
     languages_flag: str | None,
     config_path: str | None,
     cache_dir: str | None,
@@ -879,18 +914,45 @@ def validate(
     Reports anchors whose file, kind or line range is not in the corpus, cases no backend can
     satisfy, and duplicate case ids. Exit 0 when clean, 1 when problems were found, 2 on bad input.
     With --suggest, stdout is a patch that points stale and moved anchors at where their definitions
-    most likely are now.
+    most likely are now. With --unjudged, stdout is a review form of the hits no anchor labels;
+    marked and passed back with --unjudged --suggest --accept FILE, it becomes a patch adding them.
     """
     from cce_relevance.reporting.validation_report import fixes_text, validation_document, validation_text
 
-    if corpus_dir == "":
-        raise click.UsageError("a value is required for '--dir' but none was supplied")
+    _require_values(("--dir", corpus_dir), ("--accept", accept), ("--backend", backends))
     if suggest and as_json:
         raise click.UsageError("--suggest prints a patch; it cannot be used with --json")
+    if unjudged and as_json:
+        raise click.UsageError("--unjudged prints a review form; it cannot be used with --json")
+    for name, given in (("--top", top is not None), ("--backend", backends is not None)):
+        if given and not unjudged:
+            raise click.UsageError(f"{name} needs --unjudged")
+    if (accept is not None) != (unjudged and suggest):
+        raise click.UsageError("--unjudged --suggest and --accept FILE go together")
+    if accept is not None:
+        if top is not None or backends is not None:
+            raise click.UsageError("--accept reads a review form: --top and --backend made it already")
+        _accept(fixtures, accept)
+        return
     config = api.load_config(config_path)
     languages = _languages(languages_flag, config)
     indexing = _indexing(cache_dir, no_cache, as_json)
-    if suggest:
+    if unjudged:
+        from cce_relevance.reporting.unjudged_report import review_form
+
+        found = api.unjudged(
+            fixtures,
+            dir=corpus_dir,
+            backends=comma_list(backends) if backends is not None else None,
+            top=top,
+            languages=languages,
+            indexing=indexing,
+            config=config,
+        )
+        result = found.validation
+        click.echo(validation_text(result), err=True, nl=False)
+        _emit(review_form(fixtures, found.backends, found.top, found.cases))
+    elif suggest:
         suggestions = api.suggest(
             fixtures, dir=corpus_dir, languages=languages, indexing=indexing, config=config
         )
@@ -906,6 +968,26 @@ def validate(
             f"{len(result.findings)} problem(s) in {fixtures}: anchors that resolve to nothing "
             "in the corpus, unsatisfiable cases or duplicate ids"
         )
+
+
+def _accept(fixtures: str, review: str) -> None:
+    """`validate --unjudged --suggest --accept FILE`: the reviewed hits as a patch on stdout, what
+    it adds on stderr."""
+    accepted = api.accept_review(fixtures, review)
+    added = [(len(e.expected), len(e.irrelevant)) for e in accepted.edits]
+    click.echo(
+        f"cce-relevance validate --accept: {sum(a for a, _ in added)} anchor(s) added to expected, "
+        f"{sum(b for _, b in added)} to irrelevant, in {len(added)} case(s)"
+        + (
+            "; review the patch on stdout, then apply it: git apply FILE (or patch -p1 < FILE)"
+            if added
+            else ""
+        )
+        + "\n",
+        err=True,
+        nl=False,
+    )
+    _emit(accepted.patch)
 
 
 @main.command()
@@ -951,6 +1033,29 @@ def validate(
 )
 @click.option("--no-score", is_flag=True, help="Only propose; do not score the set.")
 @click.option("--report", metavar="FILE", help="Write the summary and scores to FILE instead of stderr.")
+@click.option(
+    "--from-history",
+    "from_history",
+    metavar="[REV_RANGE]",
+    is_flag=False,
+    flag_value="HEAD",
+    default=None,
+    help="Draw the cases from the git history of DIR's repository instead (default range HEAD): "
+    "one per commit, its subject as the query, the definitions it changed (at its parent) as anchors.",
+)
+@click.option("--since", metavar="DATE", help="With --from-history: only commits since DATE (git's dates).")
+@click.option("--until", metavar="DATE", help="With --from-history: only commits until DATE.")
+@click.option(
+    "--with-body",
+    is_flag=True,
+    help="With --from-history: add the first paragraph of the commit message's body to the query.",
+)
+@click.option(
+    "--max-definitions",
+    type=click.IntRange(min=1),
+    help="With --from-history: leave out commits changing more definitions "
+    f"(default {DEFAULT_MAX_DEFINITIONS}).",
+)
 @_languages_option
 @click.option("--config", "config_path", metavar="FILE", help=_CONFIG_HELP)
 @_cache_options
@@ -968,6 +1073,11 @@ def bootstrap(
     backends: str | None,
     no_score: bool,
     report: str | None,
+    from_history: str | None,
+    since: str | None,
+    until: str | None,
+    with_body: bool,
+    max_definitions: int | None,
     languages_flag: str | None,
     config_path: str | None,
     cache_dir: str | None,
@@ -975,12 +1085,31 @@ def bootstrap(
 ) -> None:
     """Propose a fixture set drawn from DIR for a person to review: queries from definitions'
     names and doc lines (easy) and paraphrases (hard), each anchored to its definition, with a
-    note saying where it came from; then report how each backend scores it."""
-    from cce_relevance.reporting.proposal_report import proposal_text
+    note saying where it came from; then report how each backend scores it.
 
-    for name, value in (("--out", out), ("--report", report)):
-        if value == "":
-            raise click.UsageError(f"a value is required for '{name}' but none was supplied")
+    With --from-history, the queries are the subjects of the commits of DIR's git history (a
+    person's words for what was wanted) and the anchors the definitions each commit changed, as
+    they were before it; the report gives the yield (commits seen, kept, left out per rule)."""
+    from cce_relevance.reporting.proposal_report import history_text, proposal_text
+
+    _require_values(("--out", out), ("--report", report), ("--from-history", from_history))
+    _require_values(("--since", since), ("--until", until))
+    if from_history is None:
+        for name, given in (
+            ("--since", since is not None),
+            ("--until", until is not None),
+            ("--with-body", with_body),
+            ("--max-definitions", max_definitions is not None),
+        ):
+            if given:
+                raise click.UsageError(f"{name} needs --from-history")
+    else:
+        ctx = click.get_current_context()
+        for name in ("seed", "forms"):
+            if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT:
+                raise click.UsageError(
+                    f"--{name} draws from definitions; it cannot be used with --from-history"
+                )
     if out is not None and os.path.exists(out) and not force:
         raise CceError(
             f"{out} exists; a proposed set would replace it",
@@ -992,19 +1121,38 @@ def bootstrap(
     rules = api.FileRules(
         tests=not include_tests, vendored=not include_vendored, generated=not include_generated, skip=skip
     )
+    common: dict[str, Any] = {
+        "out": out,
+        "rules": rules,
+        "backends": comma_list(backends) if backends is not None else None,
+        "score": not no_score,
+        "config": config,
+        "languages": _languages(languages_flag, config),
+        "indexing": _indexing(cache_dir, no_cache, False),
+        "outputs": [report] if report is not None else [],
+    }
+    if from_history is not None:
+        history = api.HistoryOptions(
+            from_history,
+            since,
+            until,
+            queries,
+            with_body,
+            max_definitions if max_definitions is not None else DEFAULT_MAX_DEFINITIONS,
+        )
+        mined = api.bootstrap_history(api.require_directory(directory), history=history, **common)
+        dates = "".join(f" {flag} {value}" for flag, value in (("since", since), ("until", until)) if value)
+        summary = history_text(
+            out or "stdout", mined.proposal, queries, from_history, dates, mined.discrimination()
+        )
+        _write_proposal(mined.text, summary, out, report)
+        return
     result = api.bootstrap(
         api.require_directory(directory),
         queries=queries,
         seed=seed,
-        out=out,
-        rules=rules,
         forms=comma_list(forms) if forms is not None else api.FORMS,
-        backends=comma_list(backends) if backends is not None else None,
-        score=not no_score,
-        config=config,
-        languages=_languages(languages_flag, config),
-        indexing=_indexing(cache_dir, no_cache, False),
-        outputs=[report] if report is not None else [],
+        **common,
     )
     p = result.proposal
     summary = proposal_text(
@@ -1018,14 +1166,20 @@ def bootstrap(
         api.HARD_FORMS,
         result.discrimination(),
     )
+    _write_proposal(result.text, summary, out, report)
+
+
+def _write_proposal(text: str, summary: str, out: str | None, report: str | None) -> None:
+    """A proposed set to `out` (else stdout) and its summary to `report` (else stderr), the files
+    committed together."""
     with OutputSet() as outputs:
         if out is not None:
-            outputs.stage(out, result.text)
+            outputs.stage(out, text)
         if report is not None:
             outputs.stage(report, summary)
         outputs.commit()
     if out is None:
-        _emit(result.text)
+        _emit(text)
     if report is None:
         click.echo(summary, err=True, nl=False)
 

@@ -6,9 +6,10 @@ import contextlib
 import dataclasses
 from collections.abc import Sequence
 
+from cce_relevance.evaluation.budget import TokenCosts
 from cce_relevance.evaluation.cost import EmbedderCost
 from cce_relevance.evaluation.fixtures import Case
-from cce_relevance.evaluation.harness import BackendReport, can_fork, evaluate_backend, evaluate_backends
+from cce_relevance.evaluation.harness import BackendReport, can_fork, evaluate_backends
 from cce_relevance.evaluation.judgments import Judgments
 from cce_relevance.evaluation.rank_metrics import RankMetricSpec
 from cce_relevance.evaluation.spans import LineWeights
@@ -33,10 +34,13 @@ def evaluated_backends(
     judgments: Sequence[Judgments] | None,
     indexing: BuildOptions,
     specs: Sequence[RankMetricSpec] = (),
+    costs: TokenCosts | None = None,
+    first_tokens: bool = False,
     corpus: str = "",
     embedders: RunEmbedders | None = None,
 ) -> list[BackendReport]:
-    """Every backend's report. Built-in rankings over hash embeddings score their cases in worker
+    """Every backend's report (`specs`, `costs` and `first_tokens` as for `evaluate_backends`).
+    Built-in rankings over hash embeddings score their cases in worker
     processes when there are several CPUs (`indexing.workers` caps them, as it does indexing);
     anything holding a process, a connection, a thread or an embedder of its own runs here, one
     backend after the other, each opened only for its own run. A variant's own embedder keeps its
@@ -52,7 +56,7 @@ def evaluated_backends(
             (name, builtin_backend(v.base, index, v.params, embed))
             for name, v in zip(names, variants, strict=True)
         ]
-        return evaluate_backends(searches, cases, weights, judgments, processes, specs)
+        return evaluate_backends(searches, cases, weights, judgments, processes, specs, costs, first_tokens)
 
     def evaluated(name: str, embedders: RunEmbedders) -> BackendReport:
         """One backend opened, scored and closed here; with its embedder's share of the work."""
@@ -63,7 +67,9 @@ def evaluated_backends(
         with open_backend(name, spec, index, embed, embedders, corpus) as search_fn:
             if service is not None:
                 service.embed_queries([c.query for c in cases])
-            report = evaluate_backend(name, search_fn, cases, weights, judgments, specs)
+            [report] = evaluate_backends(
+                [(name, search_fn)], cases, weights, judgments, 1, specs, costs, first_tokens
+            )
         if service is None or before is None:
             return report
         used = service.usage.since(before)

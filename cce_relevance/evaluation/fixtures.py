@@ -44,6 +44,9 @@ class Case:
     # One grade (≥ 1) per anchor, from the optional `grades` object; None when the case has none
     # or the set was parsed without reading grades (the reference ignores the field).
     grades: tuple[int, ...] | None = None
+    # Anchors of results a reviewer judged not relevant, from the optional `irrelevant` array
+    # (read with `grades`): they make those results judged without making them relevant.
+    irrelevant: tuple[Anchor, ...] = ()
 
     @property
     def ranged(self) -> bool:
@@ -53,7 +56,7 @@ class Case:
     @property
     def has_symbols(self) -> bool:
         """Whether some anchor names a symbol, whose lines must be looked up in the corpus."""
-        return any(a.symbol is not None for a in self.anchors)
+        return any(a.symbol is not None for a in (*self.anchors, *self.irrelevant))
 
 
 @dataclass(frozen=True)
@@ -167,7 +170,7 @@ def _header_exclude(header: dict[str, object], number: int) -> tuple[str, ...]:
 
 def _parse_case(obj: dict[str, object], number: int, read_grades: bool) -> Case:
     """Checks in the reference's order: query (E6), expected (E7), each anchor (E8–E12), k (E13),
-    then, when asked, our `grades` extension."""
+    then, when asked, our `grades` and `irrelevant` extensions."""
     query = obj.get("query")
     if not isinstance(query, str) or not rust_trim(query):
         raise CceError(f'fixture line {number}: missing or empty "query"')
@@ -194,6 +197,7 @@ def _parse_case(obj: dict[str, object], number: int, read_grades: bool) -> Case:
         anchors=tuple(anchors),
         k=k,
         grades=_parse_grades(obj, expected, number) if read_grades else None,
+        irrelevant=_parse_irrelevant(obj, number) if read_grades else (),
     )
 
 
@@ -225,6 +229,22 @@ def _parse_grades(obj: dict[str, object], expected: list[object], number: int) -
             )
         checked[key] = value
     return tuple(checked.get(text, 1) if isinstance(text, str) else 1 for text in expected)
+
+
+def _parse_irrelevant(obj: dict[str, object], number: int) -> tuple[Anchor, ...]:
+    """The optional `irrelevant` array: anchors of results a reviewer looked at and judged not
+    relevant (trec_eval's grade 0). They never make a result relevant; they make it *judged*
+    (`judged_at_k`), and `validate --unjudged` stops listing it."""
+    value = obj.get("irrelevant", [])
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise CceError(f'fixture line {number}: "irrelevant" must be an array of anchors')
+    anchors = []
+    for item in value:
+        try:
+            anchors.append(parse_anchor(item))
+        except AnchorError as exc:
+            raise CceError(f'fixture line {number}: "irrelevant": {exc.message}') from None
+    return tuple(anchors)
 
 
 # --- JSON, with serde_json's accept/reject rules ---------------------------------------------

@@ -5,6 +5,10 @@ paired t-test over the per-query deltas of the queries scored at both sides, lea
 queries with a stale anchor at either side: their delta measures a label that stopped (or
 started) resolving, not the ranking. With no query left out it is exactly the comparison's own
 t-test. A regression is significant when the mean delta is negative and p < alpha.
+
+A test that finds nothing significant is evidence of no change only if the set could have seen
+one: `is_inconclusive` says when its minimum detectable effect at the configured power is above
+the smallest change the team cares about (the Action's `min-detectable-effect`).
 """
 
 from __future__ import annotations
@@ -13,7 +17,16 @@ from collections.abc import Collection, Sequence
 
 from cce_relevance.evaluation.comparison import BackendComparison, compare_pairs
 from cce_relevance.evaluation.pairing import BackendPair
-from cce_relevance.stats.paired import PairedTest, paired_t
+from cce_relevance.stats.noncentral import detectable_effect_size
+from cce_relevance.stats.paired import PairedTest, no_spread, paired_t, sample_sd
+
+
+def gated_deltas(comparison: BackendComparison, metric: str, stale_queries: Collection[str]) -> list[float]:
+    """The per-query deltas of `metric` (a metric key) over the paired queries not in `stale_queries`."""
+    paired = comparison.pair.paired
+    return [
+        d for q, d in zip(paired, comparison.pair.deltas(metric), strict=True) if q.id not in stale_queries
+    ]
 
 
 def gated_test(
@@ -21,16 +34,35 @@ def gated_test(
 ) -> tuple[PairedTest, int]:
     """The t-test of `metric` (a metric key) over the paired queries not in `stale_queries`, and how
     many paired queries it left out."""
-    paired = comparison.pair.paired
-    deltas = [
-        d for q, d in zip(paired, comparison.pair.deltas(metric), strict=True) if q.id not in stale_queries
-    ]
-    return paired_t(deltas), len(paired) - len(deltas)
+    deltas = gated_deltas(comparison, metric, stale_queries)
+    return paired_t(deltas), len(comparison.pair.paired) - len(deltas)
 
 
 def is_significant_regression(test: PairedTest, alpha: float) -> bool:
     """A negative mean delta with p < `alpha` (a t-test without a p, n < 2, is never significant)."""
     return test.mean_delta < 0 and test.p is not None and test.p < alpha
+
+
+def detectable_effect(deltas: Sequence[float], alpha: float, power: float) -> float | None:
+    """The smallest mean delta the gate's test over these deltas detects at `alpha` (two-sided)
+    with `power`, from their own spread: the exact noncentral-t answer (stats/noncentral.py,
+    statsmodels' `TTestPower`), not the central-t approximation the reports' MDE@80% column shows,
+    which is optimistic for small sets. None for fewer than 2 deltas or no spread."""
+    if len(deltas) < 2 or no_spread(deltas):
+        return None
+    return detectable_effect_size(len(deltas), alpha, power) * sample_sd(deltas)
+
+
+def is_inconclusive(test: PairedTest, mde: float | None, alpha: float, threshold: float) -> bool:
+    """Whether a test that found no significant change cannot be read as "no change": the set
+    could only have detected a change larger than `threshold` (its `mde` exceeds it), or it has
+    fewer than 2 queries (no test at all). A set whose deltas have no spread (every query moved
+    alike, or none moved) has no noise to size an effect against, and is not inconclusive."""
+    if test.p is not None and test.p < alpha:
+        return False
+    if test.n < 2:
+        return True
+    return mde is not None and mde > threshold
 
 
 def gated_comparison(

@@ -18,10 +18,18 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any
 
+from cce_relevance.evaluation.budget import (
+    TokenCosts,
+    anchor_recall,
+    first_relevant_tokens,
+    fitting,
+    needs_deeper,
+    token_recall,
+)
 from cce_relevance.evaluation.fixtures import Case
 from cce_relevance.evaluation.judgments import Judgments
-from cce_relevance.evaluation.metrics import QueryMetrics, macro_mean, score_query
-from cce_relevance.evaluation.rank_metrics import RankMetricSpec, score_specs
+from cce_relevance.evaluation.metrics import QueryMetrics, macro_mean, median, score_query
+from cce_relevance.evaluation.rank_metrics import MAX_CUTOFF, RankedCase, RankMetricSpec, score_specs
 from cce_relevance.evaluation.spans import LineWeights, TokenScore, score_tokens
 from cce_relevance.retrieval.hit import Hit, SearchFn
 
@@ -33,6 +41,7 @@ class CaseResult:
     tokens: TokenScore | None
     hits: tuple[Hit, ...]
     ranking: dict[str, float] | None = None  # the rank metrics asked for, by key; only when judged
+    first_relevant_tokens: int | None = None  # `--metrics ttfr`: tokens up to the first relevant hit
     seconds: float | None = field(default=None, compare=False)
     """How long the backend took to answer the query (wall time; None when not measured: a
     report read back). Never part of a pinned report (evaluation/cost.py)."""
@@ -58,6 +67,9 @@ class BackendReport:
     f1: float
     tokens: TokenAggregate | None
     ranking: dict[str, float] | None = None  # macro means of the per-case rank metrics, when judged
+    # `--metrics ttfr`: the median tokens to the first relevant hit over the cases that have one
+    # (None when none has), and how many have one; None when not asked for.
+    first_relevant_tokens: tuple[float | None, int] | None = None
     embedder: Any = field(default=None, compare=False)
     """What the backend's own embedder did for it (evaluation/cost.py `EmbedderCost`), when it has one."""
 
@@ -73,10 +85,11 @@ def evaluate_backend(
     weights: LineWeights,
     judgments: Sequence[Judgments] | None = None,
     specs: Sequence[RankMetricSpec] = (),
+    costs: TokenCosts | None = None,
 ) -> BackendReport:
     """Run and score every case through one backend; with `judgments` (one per case, same order)
-    also the rank metrics `specs`."""
-    return evaluate_backends([(name, search)], cases, weights, judgments, specs=specs)[0]
+    also the rank metrics `specs` (`costs` for budget metrics)."""
+    return evaluate_backends([(name, search)], cases, weights, judgments, specs=specs, costs=costs)[0]
 
 
 def evaluate_backends(
@@ -86,6 +99,8 @@ def evaluate_backends(
     judgments: Sequence[Judgments] | None = None,
     processes: int = 1,
     specs: Sequence[RankMetricSpec] = (),
+    costs: TokenCosts | None = None,
+    first_tokens: bool = False,
 ) -> list[BackendReport]:
     """`evaluate_backend` for each (name, search function), in order.
 
@@ -93,6 +108,10 @@ def evaluate_backends(
     asks for a cut-off deeper than k, the case is searched once more to the deepest cut-off asked,
     and every cut-off metric reads that one ranking (a backend such as hybrid, whose candidate pool
     grows with the depth asked, can order its first k differently at depth 20 than at depth k).
+    Budget metrics (which need `costs`, the results' token costs) read it too, searched deeper
+    first while its results do not fill the largest budget (evaluation/budget.py).
+    `first_tokens` (which needs `costs` and `judgments`) also gives every case its tokens to the
+    first relevant hit (`--metrics ttfr`).
 
     With `processes` > 1 the cases are dealt out to this process and `processes` − 1 forked
     worker processes, each running every backend over its cases (so rankings one backend shares
@@ -106,13 +125,24 @@ def evaluate_backends(
     ranges = _ranges(len(cases), processes)
     if len(ranges) > 1:
         _warm_up(backends, cases, weights)
+    assert costs is not None or all(s.budget is None for s in specs), "budget metrics need the token costs"
+    assert costs is not None or not first_tokens, "tokens to the first relevant hit need the token costs"
+    first = costs if first_tokens else None
     with _older_objects_frozen():
         if len(ranges) > 1:
-            scored = _scored_in_workers(backends, cases, weights, judgments, ranges, specs)
+            scored = _scored_in_workers(backends, cases, weights, judgments, ranges, specs, costs, first)
         else:
             scored = [
                 [
-                    _scored(search, case, weights, judgments[i] if judgments is not None else None, specs)
+                    _scored(
+                        search,
+                        case,
+                        weights,
+                        judgments[i] if judgments is not None else None,
+                        specs,
+                        costs,
+                        first,
+                    )
                     for i, case in enumerate(cases)
                 ]
                 for _, search in backends
@@ -122,6 +152,7 @@ def evaluate_backends(
             name,
             [CaseResult(case, *parts) for case, parts in zip(cases, per_case, strict=True)],
             [s.key for s in specs] if judgments is not None else None,
+            first_tokens=first_tokens and judgments is not None,
         )
         for (name, _), per_case in zip(backends, scored, strict=True)
     ]
@@ -148,7 +179,9 @@ def _older_objects_frozen() -> Iterator[None]:
         gc.unfreeze()
 
 
-_CaseOutcome = tuple[QueryMetrics, TokenScore | None, tuple[Hit, ...], dict[str, float] | None, float]
+_CaseOutcome = tuple[
+    QueryMetrics, TokenScore | None, tuple[Hit, ...], dict[str, float] | None, int | None, float
+]
 MIN_CASES_PER_PROCESS = 100  # fewer, and a worker's start costs more than it saves
 
 
@@ -182,24 +215,91 @@ def _scored(
     weights: LineWeights,
     judgment: Judgments | None,
     specs: Sequence[RankMetricSpec] = (),
+    costs: TokenCosts | None = None,
+    first: TokenCosts | None = None,
 ) -> _CaseOutcome:
     started = time.perf_counter()
     hits = tuple(search(case.query, case.k, case.id)[: case.k])
     seconds = time.perf_counter() - started
     tokens = score_tokens(case.anchors, hits, case.k, weights) if case.ranged else None
     ranking = None
+    first_tokens = None
     if judgment is not None:
         gains = judgment.hit_gains(hits)
-        depth = max((s.cutoff for s in specs if s.cutoff is not None), default=0)
-        deep = gains if depth <= case.k else judgment.hit_gains(search(case.query, depth, case.id)[:depth])
-        ranking = score_specs(specs, gains, deep, judgment.gains, case.k)
-    return score_query(case.anchors, hits, case.k), tokens, hits, ranking, seconds
+        deep_hits = _deep_ranking(search, case, hits, specs, costs)
+        deep = gains if deep_hits is hits else judgment.hit_gains(deep_hits)
+        budgeted = _budgeted(case, deep_hits, judgment, specs, weights, costs) if costs is not None else {}
+        ranked = RankedCase(
+            gains,
+            deep,
+            judgment.gains,
+            case.k,
+            judgment.hit_judged(hits, gains),
+            judgment.hit_judged(deep_hits, deep),
+            budgeted,
+        )
+        ranking = score_specs(specs, ranked)
+        if first is not None:
+            first_tokens = first_relevant_tokens(first.costs(hits), gains)
+    return score_query(case.anchors, hits, case.k), tokens, hits, ranking, first_tokens, seconds
 
 
-def backend_report(name: str, results: list[CaseResult], judged: Sequence[str] | None) -> BackendReport:
+def _deep_ranking(
+    search: SearchFn,
+    case: Case,
+    hits: tuple[Hit, ...],
+    specs: Sequence[RankMetricSpec],
+    costs: TokenCosts | None,
+) -> tuple[Hit, ...]:
+    """The one ranking the cut-off and budget metrics read: the top k (`hits`) unless a cut-off is
+    deeper, searched deeper still (doubling the depth) while it leaves room in the largest budget."""
+    depth = max((s.cutoff for s in specs if s.cutoff is not None), default=0)
+    deep = hits if depth <= case.k else tuple(search(case.query, depth, case.id)[:depth])
+    budget = max((s.budget for s in specs if s.budget is not None), default=0)
+    if costs is None or not budget:
+        return deep
+    asked = max(depth, case.k)
+    while needs_deeper(costs.costs(deep), asked, budget, MAX_CUTOFF):
+        asked = min(2 * asked, MAX_CUTOFF)
+        deep = tuple(search(case.query, asked, case.id)[:asked])
+    return deep
+
+
+def _budgeted(
+    case: Case,
+    deep: Sequence[Hit],
+    judgment: Judgments,
+    specs: Sequence[RankMetricSpec],
+    weights: LineWeights,
+    costs: TokenCosts,
+) -> dict[str, float]:
+    """The budget metrics of one case, by key, on the results of `deep` that fit each budget."""
+    budgeted = [s for s in specs if s.budget is not None]
+    if not budgeted:
+        return {}
+    deep_costs = costs.costs(deep)
+    if case.ranged:
+        expected, mass = weights.expected(case.anchors)
+    else:
+        expected = costs.chunk_spans(chunk for chunk, _ in judgment.relevant)
+        mass = weights.mass(expected)
+    out = {}
+    for s in budgeted:
+        assert s.budget is not None
+        fit = deep[: fitting(deep_costs, s.budget)]
+        if s.attr == "recall":
+            out[s.key] = anchor_recall(case.anchors, fit)
+        else:
+            out[s.key] = token_recall(expected, mass, fit, weights)
+    return out
+
+
+def backend_report(
+    name: str, results: list[CaseResult], judged: Sequence[str] | None, *, first_tokens: bool = False
+) -> BackendReport:
     """A backend's report from its per-case results, in case order: the macro means are taken
     here and only here, so a report rebuilt from saved per-case values (evaluation/shards.py) is
-    the one the run made."""
+    the one the run made. `first_tokens`: the cases carry their tokens to the first relevant hit."""
     ranged = [r.tokens for r in results if r.tokens is not None]
     token_agg = None
     if ranged:
@@ -218,6 +318,7 @@ def backend_report(name: str, results: list[CaseResult], judged: Sequence[str] |
         macro_mean([r.metrics.f1 for r in results]),
         token_agg,
         _mean_ranking([r.ranking for r in results], judged) if judged is not None else None,
+        _first_tokens([r.first_relevant_tokens for r in results]) if first_tokens else None,
     )
 
 
@@ -240,13 +341,15 @@ def _scored_in_workers(
     judgments: Sequence[Judgments] | None,
     ranges: list[range],
     specs: Sequence[RankMetricSpec],
+    costs: TokenCosts | None = None,
+    first: TokenCosts | None = None,
 ) -> list[list[_CaseOutcome]]:
     """The first range scored here, the others by forked workers meanwhile, which get the job as
     they fork (never pickled, and never shared with another caller's pool): n processes in all,
     none of them waiting. A worker that dies (killed for memory, say) breaks the pool; its cases
     are then scored here, so a run never hangs on a lost range. Workers send their outcomes back
     as plain tuples (`_flat`): pickling the records themselves costs several times more."""
-    job = (backends, cases, weights, judgments, specs)
+    job = (backends, cases, weights, judgments, specs, costs, first)
     here, others = ranges[0], ranges[1:]
     mine = None
     try:
@@ -289,12 +392,10 @@ def _score_range(
     send back from a worker, or as they are (`flat` False) in the process that keeps them."""
     job = job if job is not None else _JOB
     assert job is not None, "a worker scores after _take_job"
-    backends, cases, weights, judgments, specs = job
+    backends, cases, weights, judgments, specs, costs, first = job
+    judged = judgments if judgments is not None else [None] * len(cases)
     outcomes = [
-        [
-            _scored(search, cases[i], weights, judgments[i] if judgments is not None else None, specs)
-            for i in range(*bounds)
-        ]
+        [_scored(search, cases[i], weights, judged[i], specs, costs, first) for i in range(*bounds)]
         for _, search in backends
     ]
     return [[_flat(outcome) for outcome in part] for part in outcomes] if flat else outcomes
@@ -302,7 +403,7 @@ def _score_range(
 
 def _flat(outcome: _CaseOutcome) -> tuple[Any, ...]:
     """A case's outcome as tuples of plain values, which pickle in C."""
-    metrics, tokens, hits, ranking, seconds = outcome
+    metrics, tokens, hits, ranking, first_tokens, seconds = outcome
     return (
         (metrics.precision, metrics.recall, metrics.mrr, metrics.f1, metrics.first_relevant_rank),
         None if tokens is None else (tokens.precision, tokens.recall, tokens.iou),
@@ -311,17 +412,19 @@ def _flat(outcome: _CaseOutcome) -> tuple[Any, ...]:
             for h in hits
         ],
         ranking,
+        first_tokens,
         seconds,
     )
 
 
 def _unflat(flat: tuple[Any, ...]) -> _CaseOutcome:
-    metrics, tokens, hits, ranking, seconds = flat
+    metrics, tokens, hits, ranking, first_tokens, seconds = flat
     return (
         QueryMetrics(*metrics),
         None if tokens is None else TokenScore(*tokens),
         tuple(Hit(*h) for h in hits),
         ranking,
+        first_tokens,
         seconds,
     )
 
@@ -334,6 +437,13 @@ def can_fork() -> bool:
         and sys.platform == "linux"
         and not multiprocessing.current_process().daemon
     )
+
+
+def _first_tokens(per_case: Sequence[int | None]) -> tuple[float | None, int]:
+    """The median of the cases' tokens to their first relevant hit, over the cases that have one,
+    and how many do: token counts are skewed (one huge chunk), so a mean would tell of the outlier."""
+    found = [float(t) for t in per_case if t is not None]
+    return (median(found) if found else None), len(found)
 
 
 def _mean_ranking(per_case: Sequence[dict[str, float] | None], keys: Sequence[str]) -> dict[str, float]:

@@ -5,7 +5,9 @@ the other view, the set of relevant *documents*. Here a document is a chunk of t
 and a chunk is relevant to a case iff it matches at least one of the case's anchors
 (§anchor-matching). Its grade is the largest grade among the anchors it matches: a chunk that is both "the
 file" (grade 1) and "the function" (grade 3) is as useful as the best reason it is listed for.
-Without a `grades` object every anchor has grade 1 (binary relevance).
+Without a `grades` object every anchor has grade 1 (binary relevance). A case's `irrelevant`
+anchors name results a reviewer judged not relevant (grade 0): they never enter the qrels, which
+list relevant chunks only, but they make those results *judged* (`judged_at_k`).
 
 These judgments are exactly the qrels that `--trec-qrels` writes, so a metric computed from them
 can be re-scored by trec_eval.
@@ -60,6 +62,16 @@ class Judgments:
         grades = anchor_grades(self.case)
         return [
             grade_of(self.case.anchors, grades, h.file_path, h.kind, h.start_line, h.end_line) for h in hits
+        ]
+
+    def hit_judged(self, hits: Sequence[Hit], gains: Sequence[int]) -> list[bool]:
+        """Whether each hit (with its `gains` from `hit_gains`) is judged: relevant, or matched by
+        one of the case's `irrelevant` anchors (judged not relevant). Every other hit is one
+        nobody labeled."""
+        rejected = self.case.irrelevant
+        return [
+            g > 0 or any(a.matches(h.file_path, h.kind, h.start_line, h.end_line) for a in rejected)
+            for h, g in zip(hits, gains, strict=True)
         ]
 
 

@@ -52,6 +52,13 @@ def macro_mean(values: Sequence[float]) -> float:
     return seq_sum(values) / len(values) if values else 0.0
 
 
+def median(values: Sequence[float]) -> float:
+    """The middle value, or the mean of the two middle ones; `values` must not be empty."""
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+
 @dataclass(frozen=True)
 class MetricSpec:
     """How one chunk-level metric is named in each rendering."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from cce_relevance.errors import CceError
-from cce_relevance.evaluation.rank_metrics import RANK_METRICS, RankMetricSpec, rank_metric
+from cce_relevance.evaluation.rank_metrics import FIRST_TOKENS, RANK_METRICS, RankMetricSpec, rank_metric
 from cce_relevance.evaluation.rust_debug import rust_debug_str
 from cce_relevance.project_config import NO_CONFIG, ProjectConfig
 from cce_relevance.reference import BUILTIN_BACKENDS, listed
@@ -65,23 +65,31 @@ def compared_backends(names: Sequence[str], config: ProjectConfig = NO_CONFIG) -
 
 
 def rank_metric_specs(names: Sequence[str]) -> tuple[RankMetricSpec, ...]:
-    """Rank metric names (ndcg, ap, hit, rprec; cut-offs ndcg@5, p@1, recall@20 …) → their specs
-    in first-occurrence order."""
+    """Rank metric names (ndcg, ap, hit, rprec, judged; cut-offs ndcg@5, p@1, recall@20 …; budgets
+    recall@budget=2000 …) → their specs in first-occurrence order. `ttfr` (tokens to the first
+    relevant hit, `first_tokens_asked`) is no rank metric and has no spec."""
     _refuse_one_string(names, "metrics")
     chosen: list[RankMetricSpec] = []
     for name in names:
+        if name == FIRST_TOKENS:
+            continue
         try:
             spec = rank_metric(name)
         except ValueError as exc:
             raise CceError(str(exc)) from None
         if spec not in chosen:
             chosen.append(spec)
-    if not chosen:
+    if not chosen and FIRST_TOKENS not in names:
         raise CceError(
-            f"--metrics requires at least one of {', '.join(s.name for s in RANK_METRICS)} "
-            "or a cut-off such as ndcg@10"
+            f"--metrics requires at least one of {', '.join(s.name for s in RANK_METRICS)}, judged, "
+            f"{FIRST_TOKENS}, a cut-off such as ndcg@10 or a budget such as recall@budget=2000"
         )
     return tuple(chosen)
+
+
+def first_tokens_asked(names: Sequence[str]) -> bool:
+    """Whether `--metrics` asks for `ttfr`, the tokens to each case's first relevant hit."""
+    return FIRST_TOKENS in names
 
 
 def _refuse_one_string(names: Sequence[str], what: str) -> None:

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 from cce_relevance.evaluation.metrics import MetricSpec
 from cce_relevance.evaluation.rust_debug import rust_debug_str
@@ -101,19 +101,24 @@ def recall_at(run_gains: Sequence[int], relevant: int, cutoff: int) -> float:
 
 @dataclass(frozen=True)
 class RankMetricSpec(MetricSpec):
-    """A rank metric as `--metrics` names it: a measure, at the fixture's k or at a cut-off.
+    """A rank metric as `--metrics` names it: a measure, at the fixture's k, at a cut-off or
+    within a token budget.
 
-    `name` is what the user typed in canonical form (`ndcg`, `ndcg@5`); `key` the JSON key
-    (`ndcg_at_k`, `ndcg_at_5`); `label` the table label (`nDCG@k`, `nDCG@5`); `attr` the measure.
-    `cutoff` None means the case's own k, on the ranking the reference metrics score.
+    `name` is what the user typed in canonical form (`ndcg`, `ndcg@5`, `recall@budget=2000`); `key`
+    the JSON key (`ndcg_at_k`, `ndcg_at_5`, `recall_at_budget_2000`); `label` the table label
+    (`nDCG@k`, `nDCG@5`, `recall@2000t`); `attr` the measure. `cutoff` None means the case's own
+    k, on the ranking the reference metrics score; `budget` (tokens) makes it a budget metric,
+    scored on the results that fit (evaluation/budget.py).
     """
 
     name: str = ""
     cutoff: int | None = None
+    budget: int | None = None
 
     def value(self, run_gains: Sequence[int], judged_gains: Sequence[int], k: int) -> float:
-        """This metric of one case: `run_gains` of its ranking (at least `depth` deep when it was
-        retrieved that deep), `judged_gains` every relevant chunk's grade, `k` the case's k."""
+        """This metric of one case from gains alone (every measure but `judged` and the budget
+        ones): `run_gains` of its ranking (at least `depth` deep when it was retrieved that
+        deep), `judged_gains` every relevant chunk's grade, `k` the case's k."""
         n = k if self.cutoff is None else self.cutoff
         relevant = len(judged_gains)
         if self.attr == "ndcg":
@@ -129,15 +134,48 @@ class RankMetricSpec(MetricSpec):
         return recall_at(run_gains, relevant, n)
 
 
+def judged_at(judged: Sequence[bool], cutoff: int) -> float:
+    """judged@n = (results among the first n that are judged) / n, dividing by n even when fewer
+    came back, as trec_eval's `P_n` and ir_measures' `Judged@n` do.
+
+    A result is judged when it matches an anchor of the case: one of `expected` (relevant) or
+    of `irrelevant` (a reviewer's "not relevant"). Everything else in the top n is a result
+    nobody labeled, which every other metric counts as not relevant. Without `irrelevant`
+    anchors judged@k equals the reference's P@k; its complement is the share of the k slots
+    holding results nobody looked at (docs/metrics.md).
+    """
+    return sum(1 for j in judged[:cutoff] if j) / cutoff
+
+
+@dataclass(frozen=True)
+class RankedCase:
+    """What the rank metrics of one case are computed from: the gains of its top-k ranking and of
+    the one ranking retrieved for its cut-offs and budgets (`deep_gains`), every relevant chunk's
+    grade, its k, which results of both rankings are judged, and the budget metrics' values,
+    worked out by the harness from the results that fit (evaluation/budget.py), by key."""
+
+    gains_at_k: Sequence[int]
+    deep_gains: Sequence[int]
+    judged_gains: Sequence[int]
+    k: int
+    judged_at_k: Sequence[bool] = ()
+    deep_judged: Sequence[bool] = ()
+    budgeted: Mapping[str, float] = field(default_factory=dict)
+
+
 # measure → (key stem, label stem, takes the case's k without a cut-off)
 _MEASURES = {
     "ndcg": ("ndcg", "nDCG", True),
     "ap": ("average_precision", "AP", True),
     "hit": ("hit", "hit", True),
     "rprec": ("r_precision", "R-prec", True),
+    "judged": ("judged", "judged", True),
     "p": ("precision", "P", False),
     "recall": ("recall", "recall", False),
 }
+# measure → (key stem, label stem) of the measures a token budget takes (`recall@budget=2000`)
+_BUDGET_MEASURES = {"recall": ("recall", "recall"), "tok-recall": ("tok_recall", "tok-R")}
+_BUDGET = "budget="
 
 RANK_METRICS: tuple[RankMetricSpec, ...] = (
     RankMetricSpec("ndcg_at_k", "ndcg", "nDCG@k", "ndcg"),
@@ -145,17 +183,27 @@ RANK_METRICS: tuple[RankMetricSpec, ...] = (
     RankMetricSpec("hit_at_k", "hit", "hit@k", "hit"),
     RankMetricSpec("r_precision", "rprec", "R-prec", "rprec"),
 )
+JUDGED = RankMetricSpec("judged_at_k", "judged", "judged@k", "judged")
+_PLAIN = (*RANK_METRICS, JUDGED)  # the measures `--metrics` takes without a cut-off
+FIRST_TOKENS = "ttfr"  # `--metrics ttfr`: tokens to the first relevant hit (evaluation/budget.py)
 MAX_CUTOFF = 10_000  # deeper than any code search is asked to rank
+MAX_BUDGET = 10_000_000  # tokens: beyond any context window
 
 
 def rank_metric(name: str) -> RankMetricSpec:
-    """The spec of one `--metrics` entry: `ndcg`, `ap`, `hit`, `rprec`, or any of `ndcg`, `ap`,
-    `hit`, `p`, `recall` with a cut-off `@n` (1 ≤ n ≤ MAX_CUTOFF). ValueError says what is wrong."""
+    """The spec of one `--metrics` entry: `ndcg`, `ap`, `hit`, `rprec`, `judged`; any of `ndcg`,
+    `ap`, `hit`, `judged`, `p`, `recall` with a cut-off `@n` (1 ≤ n ≤ MAX_CUTOFF); `recall` or
+    `tok-recall` with a token budget `@budget=n` (1 ≤ n ≤ MAX_BUDGET). ValueError says what is
+    wrong."""
     measure, at, depth = name.partition("@")
+    if at and depth.startswith(_BUDGET):
+        return _budget_metric(name, measure, depth[len(_BUDGET) :])
     if measure not in _MEASURES:
+        hint = " (it takes a token budget: tok-recall@budget=2000)" if measure in _BUDGET_MEASURES else ""
         raise ValueError(
-            f"unknown metric {rust_debug_str(name)} (expected ndcg, ap, hit, rprec, or a cut-off "
-            "such as ndcg@10, ap@10, hit@1, p@5, recall@20)"
+            f"unknown metric {rust_debug_str(name)} (expected ndcg, ap, hit, rprec, judged, ttfr, a cut-off "
+            "such as ndcg@10, ap@10, hit@1, p@5, recall@20, or a token budget such as "
+            f"recall@budget=2000){hint}"
         )
     stem, label, plain = _MEASURES[measure]
     if not at:
@@ -164,7 +212,7 @@ def rank_metric(name: str) -> RankMetricSpec:
                 f"{measure} needs a cut-off, e.g. {measure}@10 (the fixture's k "
                 f"{'P@k' if measure == 'p' else 'recall'} is always reported)"
             )
-        return next(s for s in RANK_METRICS if s.name == measure)
+        return next(s for s in _PLAIN if s.name == measure)
     if measure == "rprec":
         raise ValueError("rprec takes no cut-off: R-precision cuts at R, the number of relevant chunks")
     if not (depth.isascii() and depth.isdigit()) or not 1 <= int(depth) <= MAX_CUTOFF:
@@ -175,32 +223,59 @@ def rank_metric(name: str) -> RankMetricSpec:
     return RankMetricSpec(f"{stem}_at_{n}", measure, f"{label}@{n}", f"{measure}@{n}", n)
 
 
+def _budget_metric(name: str, measure: str, tokens: str) -> RankMetricSpec:
+    if measure not in _BUDGET_MEASURES:
+        raise ValueError(
+            f"metric {rust_debug_str(name)}: a token budget is taken by recall and tok-recall "
+            "(recall@budget=2000, tok-recall@budget=2000)"
+        )
+    if not (tokens.isascii() and tokens.isdigit()) or not 1 <= int(tokens) <= MAX_BUDGET:
+        raise ValueError(
+            f"metric {rust_debug_str(name)}: the budget must be a whole number of tokens from 1 "
+            f"to {MAX_BUDGET:,}"
+        )
+    stem, label = _BUDGET_MEASURES[measure]
+    n = int(tokens)
+    return RankMetricSpec(
+        f"{stem}_at_budget_{n}", measure, f"{label}@{n}t", f"{measure}@{_BUDGET}{n}", budget=n
+    )
+
+
 @functools.lru_cache(maxsize=256)
 def rank_metric_for_key(key: str) -> RankMetricSpec | None:
-    """The spec whose JSON key is `key` (`ndcg_at_5`, `average_precision`), or None. Kept for
-    the keys last asked about: reading a saved report asks about every key of every query
-    (48,000 times for 1,000 queries, three backends and two sides)."""
-    for spec in RANK_METRICS:
+    """The spec whose JSON key is `key` (`ndcg_at_5`, `average_precision`, `recall_at_budget_2000`),
+    or None. Kept for the keys last asked about: reading a saved report asks about every key of
+    every query (48,000 times for 1,000 queries, three backends and two sides)."""
+    for spec in _PLAIN:
         if spec.key == key:
             return spec
-    for measure, (stem, _, _) in _MEASURES.items():
-        prefix = f"{stem}_at_"
+    named = [(f"{stem}_at_budget_", f"{m}@{_BUDGET}") for m, (stem, _) in _BUDGET_MEASURES.items()]
+    named += [(f"{stem}_at_", f"{m}@") for m, (stem, _, _) in _MEASURES.items()]
+    for prefix, name in named:
         rest = key[len(prefix) :]
         if key.startswith(prefix) and rest.isascii() and rest.isdigit() and rest == str(int(rest)):
             try:
-                return rank_metric(f"{measure}@{rest}")
+                return rank_metric(name + rest)
             except ValueError:
                 return None
     return None
 
 
-def score_specs(
-    specs: Sequence[RankMetricSpec],
-    gains_at_k: Sequence[int],
-    deep_gains: Sequence[int],
-    judged_gains: Sequence[int],
-    k: int,
-) -> dict[str, float]:
-    """Every requested metric of one case, by key: the plain ones on the fixture's top-k ranking
-    (`gains_at_k`), the cut-offs on one ranking retrieved to the largest depth asked (`deep_gains`)."""
-    return {s.key: s.value(gains_at_k if s.cutoff is None else deep_gains, judged_gains, k) for s in specs}
+def score_specs(specs: Sequence[RankMetricSpec], case: RankedCase) -> dict[str, float]:
+    """Every requested metric of one case, by key: the plain ones on the fixture's top-k ranking,
+    the cut-offs on the one ranking retrieved to the largest depth asked, the budget ones as the
+    harness worked them out."""
+    out = {}
+    for s in specs:
+        if s.budget is not None:
+            out[s.key] = case.budgeted[s.key]
+        elif s.attr == "judged":
+            out[s.key] = (
+                judged_at(case.judged_at_k, case.k)
+                if s.cutoff is None
+                else judged_at(case.deep_judged, s.cutoff)
+            )
+        else:
+            gains = case.gains_at_k if s.cutoff is None else case.deep_gains
+            out[s.key] = s.value(gains, case.judged_gains, case.k)
+    return out

@@ -29,7 +29,8 @@ from cce_relevance.errors import CceError
 from cce_relevance.evaluation.fixtures import Case, FixtureSet, parse_fixtures
 from cce_relevance.evaluation.harness import CaseResult, backend_report
 from cce_relevance.evaluation.metrics import QueryMetrics
-from cce_relevance.evaluation.names import rank_metric_specs
+from cce_relevance.evaluation.names import first_tokens_asked, rank_metric_specs
+from cce_relevance.evaluation.rank_metrics import FIRST_TOKENS
 from cce_relevance.evaluation.run_result import RunResult
 from cce_relevance.evaluation.spans import TokenScore
 
@@ -74,7 +75,8 @@ def shard_document(result: RunResult, fixture_text: str, shard: Shard) -> dict[s
     their names and each query's values of them."""
     if result.comparison is not None:
         raise CceError("a sharded run scores backends only: --compare is computed after `merge`")
-    ranked = {"metrics": [spec.name for spec in result.rank_metrics]} if result.rank_metrics else {}
+    names = [spec.name for spec in result.rank_metrics] + ([FIRST_TOKENS] if _first_tokens(result) else [])
+    ranked = {"metrics": names} if names else {}
     return {
         "schema": schemas.SHARD,
         **ranked,
@@ -87,7 +89,10 @@ def shard_document(result: RunResult, fixture_text: str, shard: Shard) -> dict[s
         "corpus": result.corpus,
         "embedder": result.embedder,
         "backends": [
-            {"backend": report.backend, "cases": [_case_values(r) for r in report.cases]}
+            {
+                "backend": report.backend,
+                "cases": [_case_values(r, report.first_relevant_tokens is not None) for r in report.cases],
+            }
             for report in result.reports
         ],
     }
@@ -106,7 +111,12 @@ def shard_part(result: RunResult, shard: Shard) -> RunResult:
     judged = [spec.key for spec in result.rank_metrics] if result.rank_metrics else None
     kept = [shard.holds(case.id) for case in result.fixtures.cases]
     reports = tuple(
-        backend_report(report.backend, [r for r in report.cases if shard.holds(r.case.id)], judged)
+        backend_report(
+            report.backend,
+            [r for r in report.cases if shard.holds(r.case.id)],
+            judged,
+            first_tokens=report.first_relevant_tokens is not None,
+        )
         for report in result.reports
     )
     judgments = (
@@ -122,7 +132,8 @@ def dumps_shard(document: dict[str, Any]) -> str:
     return json.dumps(document, ensure_ascii=False, allow_nan=False, sort_keys=True, indent=1) + "\n"
 
 
-def _case_values(result: CaseResult) -> dict[str, Any]:
+def _case_values(result: CaseResult, counted: bool = False) -> dict[str, Any]:
+    """One query's exact values; `counted`: with its tokens to the first relevant hit (null: none)."""
     m, t = result.metrics, result.tokens
     return {
         "line": result.case.line,
@@ -131,7 +142,13 @@ def _case_values(result: CaseResult) -> dict[str, Any]:
         "first_relevant_rank": m.first_relevant_rank,
         "tokens": None if t is None else {name: getattr(t, name) for name in _TOKENS},
         **({} if result.ranking is None else {"ranking": result.ranking}),
+        **({"first_relevant_tokens": result.first_relevant_tokens} if counted else {}),
     }
+
+
+def _first_tokens(result: RunResult) -> bool:
+    """Whether the run counted the tokens to each query's first relevant hit (`--metrics ttfr`)."""
+    return any(r.first_relevant_tokens is not None for r in result.reports)
 
 
 def merge_shards(documents: Sequence[tuple[str, Any]]) -> RunResult:
@@ -163,6 +180,7 @@ def _merged(documents: Sequence[tuple[str, Any]]) -> RunResult:
             raise CceError(f"{source}: its backends differ from {first_source}'s: the shards are not one run")
     fixtures = parse_fixtures(first["fixtures"]["text"], first["fixtures"]["path"])
     specs = rank_metric_specs(first["metrics"]) if "metrics" in first else ()
+    counted = "metrics" in first and first_tokens_asked(first["metrics"])
     judged = [spec.key for spec in specs] if specs else None
     reports = []
     for position, block in enumerate(first["backends"]):
@@ -186,7 +204,9 @@ def _merged(documents: Sequence[tuple[str, Any]]) -> RunResult:
         for result in results:
             if judged and (result.ranking is None or not set(judged) <= result.ranking.keys()):
                 raise ValueError(f"query {result.case.id!r} on {name} lacks a rank metric's value")
-        reports.append(backend_report(name, results, judged))
+        if counted and any("first_relevant_tokens" not in scored[c.line][1] for c in fixtures.cases):
+            raise ValueError(f"a query on {name} lacks its tokens to the first relevant hit")
+        reports.append(backend_report(name, results, judged, first_tokens=counted))
     return RunResult(first["corpus"], first["embedder"], fixtures, tuple(reports), None, specs)
 
 
@@ -233,4 +253,14 @@ def _case_result(case: Case, scored: dict[int, tuple[str, dict[str, Any]]], back
         else TokenScore(float(tokens["precision"]), float(tokens["recall"]), float(tokens["iou"])),
         hits=(),
         ranking=None if "ranking" not in values else {k: float(v) for k, v in values["ranking"].items()},
+        first_relevant_tokens=_count(values.get("first_relevant_tokens")),
     )
+
+
+def _count(value: Any) -> int | None:
+    """A saved token count: a whole number ≥ 1, or null."""
+    if value is None:
+        return None
+    if type(value) is not int or value < 1:
+        raise ValueError(f"first_relevant_tokens {value!r}")
+    return value

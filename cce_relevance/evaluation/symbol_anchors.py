@@ -35,16 +35,24 @@ def named_definitions(anchor: Anchor, symbols: SymbolSource) -> tuple[Definition
 
 
 def bind_case(case: Case, symbols: SymbolSource) -> Case:
-    """The case with each symbol anchor given the lines of the definitions it names."""
+    """The case with each symbol anchor (of `expected` and `irrelevant`) given the lines of the
+    definitions it names."""
     if not case.has_symbols:
         return case
-    anchors = tuple(
-        a
-        if a.symbol is None
-        else a.bind(tuple((d.start_line, d.end_line) for d in named_definitions(a, symbols)))
-        for a in case.anchors
+    return dataclasses.replace(
+        case, anchors=_bound(case.anchors, symbols), irrelevant=_bound(case.irrelevant, symbols)
     )
-    return dataclasses.replace(case, anchors=anchors)
+
+
+def _bound(anchors: tuple[Anchor, ...], symbols: SymbolSource) -> tuple[Anchor, ...]:
+    return tuple(bind_anchor(a, symbols) for a in anchors)
+
+
+def bind_anchor(anchor: Anchor, symbols: SymbolSource) -> Anchor:
+    """A symbol anchor given the lines of the definitions it names; any other anchor as it is."""
+    if anchor.symbol is None:
+        return anchor
+    return anchor.bind(tuple((d.start_line, d.end_line) for d in named_definitions(anchor, symbols)))
 
 
 def bind_symbols(fixtures: FixtureSet, symbols: SymbolSource) -> FixtureSet:

@@ -3,7 +3,9 @@
 Scores are six-decimal strings so the report is byte-pinnable; optional members (`tokens`,
 `compare`, `compare.full`) are absent rather than null when they do not apply, which keeps an unranged,
 non-compare report identical to v1 apart from the schema string. The rank metrics asked for with
-`--metrics` live under `extra` (per backend and per query), also only when asked for.
+`--metrics` live under `extra` (per backend and per query), also only when asked for; so do the
+tokens to the first relevant hit (`--metrics ttfr`), beside `first_relevant_rank`, which is no
+metric in [0, 1] and is not compared.
 """
 
 from __future__ import annotations
@@ -49,6 +51,18 @@ def _case(result: CaseResult, extra: Sequence[MetricSpec] = ()) -> dict[str, Any
     return doc
 
 
+def _with_first_tokens(doc: dict[str, Any], report: BackendReport) -> dict[str, Any]:
+    """`--metrics ttfr`: each query's tokens to its first relevant hit (null: none in the top k),
+    and the backend's median over the queries that have one, with how many do."""
+    if report.first_relevant_tokens is not None:
+        middle, found = report.first_relevant_tokens
+        median = None if middle is None else format6(middle)
+        doc["first_relevant_tokens"] = {"median": median, "queries": found}
+        for entry, result in zip(doc["per_query"], report.cases, strict=True):
+            entry["first_relevant_tokens"] = result.first_relevant_tokens
+    return doc
+
+
 def backend_document(report: BackendReport, extra: Sequence[MetricSpec] = ()) -> dict[str, Any]:
     """One backend's block; `extra` names the rank metrics to add under `extra` (none by default)."""
     doc: dict[str, Any] = {
@@ -69,7 +83,7 @@ def backend_document(report: BackendReport, extra: Sequence[MetricSpec] = ()) ->
         }
     if extra:
         doc["extra"] = _extra(report.ranking, extra)
-    return doc
+    return _with_first_tokens(doc, report)
 
 
 def paired_document(test: PairedTest) -> dict[str, Any]:

@@ -6,8 +6,10 @@
   pivots it into any table. Fields are quoted as RFC 4180 says (a query id holding a comma, a
   quote or a tab stays one field).
 * `text`: for each query its expected anchors and, per backend, the first relevant rank and the
-  top hits (rank, `file:start-end`, kind), the relevant ones marked `*`: what a person writing or
-  checking labels needs to see, without opening the JSON.
+  top hits (rank, `file:start-end`, kind), the relevant ones marked `*`, the ones matching no
+  anchor — nobody labeled them, so they count as misses though they may be right — marked `?`,
+  and those a reviewer judged not relevant (the case's `irrelevant` anchors) marked `-`: what a
+  person writing or checking labels needs to see, without opening the JSON.
 
 With `--cost` each query's latency is added: a `latency_ms` row per query and backend (three
 decimals), and the milliseconds after the first relevant rank.
@@ -19,10 +21,12 @@ import csv
 import io
 from collections.abc import Iterator, Sequence
 
+from cce_relevance.evaluation.fixtures import Case
 from cce_relevance.evaluation.harness import BackendReport, CaseResult
 from cce_relevance.evaluation.metrics import METRICS, MetricSpec
 from cce_relevance.reporting.numbers import format6
 from cce_relevance.reporting.terminal import terminal_safe
+from cce_relevance.retrieval.hit import Hit
 
 COLUMNS = ("backend", "query", "metric", "value")
 LATENCY_KEY = "latency_ms"
@@ -39,15 +43,22 @@ def _case_values(result: CaseResult, rank_metrics: Sequence[MetricSpec]) -> Iter
         yield spec.key, result.ranking[spec.key]
 
 
+FIRST_TOKENS_KEY = "first_relevant_tokens"  # as the JSON report names it
+
+
 def per_query_rows(
     reports: Sequence[BackendReport], rank_metrics: Sequence[MetricSpec] = (), cost: bool = False
 ) -> Iterator[tuple[str, str, str, str]]:
     """(backend, query id, metric key, six-decimal value), backends in order, then cases, then
-    metrics (with `cost`, then `latency_ms`)."""
+    metrics; with `--metrics ttfr` last the tokens to the first relevant hit (an integer, empty
+    when the top k holds none); with `cost`, then `latency_ms`."""
     for report in reports:
         for result in report.cases:
             for key, value in _case_values(result, rank_metrics):
                 yield report.backend, result.case.id, key, format6(value)
+            if report.first_relevant_tokens is not None:
+                tokens = result.first_relevant_tokens
+                yield report.backend, result.case.id, FIRST_TOKENS_KEY, "" if tokens is None else str(tokens)
             if cost and result.seconds is not None:
                 yield report.backend, result.case.id, LATENCY_KEY, f"{result.seconds * 1000.0:.3f}"
 
@@ -66,17 +77,26 @@ def per_query_table(
     return out.getvalue()
 
 
+RELEVANT, UNJUDGED, REJECTED = "*", "?", "-"  # the marks of a hit in the text view
+
+
+def hit_mark(case: Case, hit: Hit) -> str:
+    """`*` when the hit matches an expected anchor, `-` when it matches only an `irrelevant` one,
+    `?` when it matches none: a hit nobody labeled."""
+    span = (hit.file_path, hit.kind, hit.start_line, hit.end_line)
+    if any(a.matches(*span) for a in case.anchors):
+        return RELEVANT
+    return REJECTED if any(a.matches(*span) for a in case.irrelevant) else UNJUDGED
+
+
 def _hit_line(result: CaseResult, rank: int) -> str:
     hit = result.hits[rank - 1]
-    relevant = any(
-        a.matches(hit.file_path, hit.kind, hit.start_line, hit.end_line) for a in result.case.anchors
-    )
     where = f"{hit.file_path}:{hit.start_line}-{hit.end_line}"
-    return f"    {rank:>3} {'*' if relevant else ' '} {terminal_safe(where)}  {terminal_safe(hit.kind)}\n"
+    return f"    {rank:>3} {hit_mark(result.case, hit)} {terminal_safe(where)}  {terminal_safe(hit.kind)}\n"
 
 
 def per_query_text(reports: Sequence[BackendReport], cost: bool = False) -> str:
-    """Each query once, with every backend's first relevant rank and top hits (`*` = relevant),
+    """Each query once, with every backend's first relevant rank and top hits, marked (`hit_mark`),
     and with `cost` how long the backend took."""
     if not reports:
         return ""
@@ -91,13 +111,19 @@ def per_query_text(reports: Sequence[BackendReport], cost: bool = False) -> str:
             found = (
                 f"first relevant rank {rank}" if rank is not None else f"nothing relevant in the top {case.k}"
             )
-            took = f" ({result.seconds * 1000.0:.3f} ms)" if cost and result.seconds is not None else ""
-            out.append(f"  {terminal_safe(report.backend)}: {found}{took}\n")
+            if rank is not None and result.first_relevant_tokens is not None:
+                found += f" (after {result.first_relevant_tokens} tokens)"
+            if cost and result.seconds is not None:
+                found += f" ({result.seconds * 1000.0:.3f} ms)"
+            out.append(f"  {terminal_safe(report.backend)}: {found}\n")
             out.extend(_hit_line(result, r) for r in range(1, len(result.hits) + 1))
             if not result.hits:
                 out.append("    (no results)\n")
         out.append("\n")
-    out.append("  * = the hit matches an expected anchor\n")
+    out.append(
+        f"  {RELEVANT} = the hit matches an expected anchor, {UNJUDGED} = it matches no anchor (nobody "
+        f"labeled it: a miss here may be an unlabeled hit), {REJECTED} = a reviewer judged it not relevant\n"
+    )
     return "".join(out)
 
 

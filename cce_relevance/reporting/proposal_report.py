@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from cce_relevance.evaluation.discrimination import Discrimination
+from cce_relevance.evaluation.history.mining import HistoryProposal
 from cce_relevance.reporting.terminal import terminal_safe
 
 
@@ -34,14 +35,44 @@ def proposal_text(
         + ", ".join(f"{form} {n}{' (hard)' if form in hard else ''}" for form, n in forms.items())
         + "\n",
     ]
-    if scores is None:
-        out.append("  not scored (--no-score)\n")
-    else:
-        out += _scores(scores)
-    out.append(
-        "  review every case before committing the set: a proposal is a guess at what a user would ask\n"
+    closing = "review every case before committing the set: a proposal is a guess at what a user would ask"
+    return "".join(out + _closed(scores, closing))
+
+
+def _closed(scores: Discrimination | None, closing: str) -> list[str]:
+    """The scores (or that there are none), then the closing line."""
+    return [*(["  not scored (--no-score)\n"] if scores is None else _scores(scores)), f"  {closing}\n"]
+
+
+def history_text(
+    written: str,
+    proposal: HistoryProposal,
+    asked: int,
+    revisions: str,
+    dates: str,
+    scores: Discrimination | None,
+) -> str:
+    """What `bootstrap --from-history` drew on: commits seen, kept, and left out per rule (the
+    yield), then how each backend scores the set. `dates` describes `--since`/`--until` ('' for
+    none)."""
+    kept = len(proposal.cases)
+    stop = f"; the walk stopped at --queries {asked}" if proposal.stopped else ""
+    out = [
+        f"cce-relevance bootstrap --from-history: {kept} cases written to {terminal_safe(written)}\n",
+        f"  commits seen: {proposal.seen:,} of {terminal_safe(revisions)}{terminal_safe(dates)}, "
+        f"{kept} kept{stop}\n",
+    ]
+    if proposal.skipped:
+        width = max(len(rule) for rule in proposal.skipped)
+        out.append("  left out, by the first rule that applies:\n")
+        out += [f"    {rule.ljust(width)}  {n:>6,}\n" for rule, n in proposal.skipped.items()]
+    prs = sum(1 for c in proposal.cases if c.pull_request is not None)
+    out.append(f"  cases: {prs} from merged pull requests, {kept - prs} from other commits\n")
+    closing = (
+        "anchors are the definitions each commit changed, as they were at its parent; the set is "
+        "scored at the tree in DIR (docs/fixture-sets.md: scoring a set at one commit)"
     )
-    return "".join(out)
+    return "".join(out + _closed(scores, closing))
 
 
 def _scores(scores: Discrimination) -> list[str]:

@@ -39,7 +39,7 @@ def run_report_text(result: RunResult, cost: bool = False) -> str:
     """The human summary of `result`: means per backend, rank metrics, the comparison (two backends)
     or the systems comparison (three or more) if any; with `cost`, what each backend cost."""
     text = render_summary(result.corpus, result.embedder, len(result.fixtures.cases), result.reports)
-    if result.rank_metrics:
+    if result.rank_metrics or any(r.first_relevant_tokens is not None for r in result.reports):
         text += render_rank_metrics(result.reports, result.rank_metrics)
     if result.comparison is not None:
         text += render_compare(

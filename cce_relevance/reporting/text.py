@@ -9,6 +9,7 @@ from cce_relevance import schemas
 from cce_relevance.evaluation.harness import BackendReport, CaseResult
 from cce_relevance.evaluation.metrics import METRICS, MetricSpec
 from cce_relevance.reporting.numbers import format6, signed6
+from cce_relevance.retrieval.tokens import ESTIMATOR_ID
 from cce_relevance.stats.paired import PairedTest
 
 TITLE = f"CCE relevance — ranking quality vs labeled fixtures ({schemas.FIXTURES})"
@@ -44,15 +45,28 @@ def render_summary(corpus: str, embedder: str, queries: int, reports: Sequence[B
 
 
 def render_rank_metrics(reports: Sequence[BackendReport], specs: Sequence[MetricSpec]) -> str:
-    """The `--metrics` table: macro means of the requested rank metrics per backend."""
-    out = [
-        "\n",
-        "  rank metrics over corpus judgments (relevant = a chunk matching an anchor)\n",
-        _row("backend", [m.label for m in specs]),
-    ]
-    for r in reports:
-        assert r.ranking is not None, "rank metrics were requested but the run was not judged"
-        out.append(_row(r.backend, [format6(r.ranking[m.key]) for m in specs]))
+    """The `--metrics` table: macro means of the requested rank metrics per backend; then, with
+    `--metrics ttfr`, the tokens to the first relevant hit."""
+    out = []
+    if specs:
+        out += [
+            "\n",
+            "  rank metrics over corpus judgments (relevant = a chunk matching an anchor)\n",
+            _row("backend", [m.label for m in specs]),
+        ]
+        for r in reports:
+            assert r.ranking is not None, "rank metrics were requested but the run was not judged"
+            out.append(_row(r.backend, [format6(r.ranking[m.key]) for m in specs]))
+    first = [(r.backend, r.first_relevant_tokens) for r in reports if r.first_relevant_tokens is not None]
+    if first:
+        out += [
+            "\n",
+            f"  {ESTIMATOR_ID} tokens to the first relevant hit of the top k "
+            "(median over the queries that have one)\n",
+            _row("backend", ["median", "queries"]),
+        ]
+        for backend, (middle, found) in first:
+            out.append(_row(backend, ["—" if middle is None else f"{middle:g}", str(found)]))
     return "".join(out)
 
 

@@ -48,10 +48,10 @@ def test_each_side_is_scored_in_one_process_with_the_reports_of_workers(
         weights: Any,
         judgments: Any,
         processes: int = 1,
-        specs: Sequence[Any] = (),
+        *rest: Any,
     ) -> Any:
         asked.append(processes)
-        return real(backends, cases, weights, judgments, (forced or [processes])[0], specs)
+        return real(backends, cases, weights, judgments, (forced or [processes])[0], *rest)
 
     monkeypatch.setattr(backend_runs, "evaluate_backends", evaluate)
     alone = score_commits(pr.workspace, commits, inputs)

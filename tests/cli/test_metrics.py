@@ -71,12 +71,13 @@ def test_text_adds_one_table_in_the_order_asked(repo_root: Path) -> None:
     [
         (
             "ndcg,mapp",
-            'error: unknown metric "mapp" (expected ndcg, ap, hit, rprec, or a cut-off such as ndcg@10, '
-            "ap@10, hit@1, p@5, recall@20)\n",
+            'error: unknown metric "mapp" (expected ndcg, ap, hit, rprec, judged, ttfr, a cut-off such as '
+            "ndcg@10, ap@10, hit@1, p@5, recall@20, or a token budget such as recall@budget=2000)\n",
         ),
         (
             " , ",
-            "error: --metrics requires at least one of ndcg, ap, hit, rprec or a cut-off such as ndcg@10\n",
+            "error: --metrics requires at least one of ndcg, ap, hit, rprec, judged, ttfr, a cut-off such "
+            "as ndcg@10 or a budget such as recall@budget=2000\n",
         ),
         ("p", "error: p needs a cut-off, e.g. p@10 (the fixture's k P@k is always reported)\n"),
         (
@@ -86,6 +87,23 @@ def test_text_adds_one_table_in_the_order_asked(repo_root: Path) -> None:
         ("rprec@5", "error: rprec takes no cut-off: R-precision cuts at R, the number of relevant chunks\n"),
         ("ndcg@0", 'error: metric "ndcg@0": the cut-off must be a whole number from 1 to 10000\n'),
         ("ndcg@x", 'error: metric "ndcg@x": the cut-off must be a whole number from 1 to 10000\n'),
+        (
+            "tok-recall",
+            'error: unknown metric "tok-recall" (expected ndcg, ap, hit, rprec, judged, ttfr, a cut-off '
+            "such as ndcg@10, ap@10, hit@1, p@5, recall@20, or a token budget such as recall@budget=2000) "
+            "(it takes a token budget: tok-recall@budget=2000)\n",
+        ),
+        (
+            "ndcg@budget=5",
+            'error: metric "ndcg@budget=5": a token budget is taken by recall and tok-recall '
+            "(recall@budget=2000, tok-recall@budget=2000)\n",
+        ),
+        (
+            "recall@budget=0",
+            'error: metric "recall@budget=0": the budget must be a whole number of tokens from 1 to '
+            "10,000,000\n",
+        ),
+        ("judged@0", 'error: metric "judged@0": the cut-off must be a whole number from 1 to 10000\n'),
     ],
 )
 def test_bad_metric_lists_are_usage_errors(small_project: Path, value: str, message: str) -> None:

@@ -71,7 +71,12 @@ def test_text_shows_the_first_relevant_rank_and_the_top_hits(small_project: Path
         if rank:  # the first starred hit is at the first relevant rank
             first_star = next(line for line in hits if line[8] == "*")
             assert int(first_star.split()[0]) == rank
-    assert text.endswith("  * = the hit matches an expected anchor\n")
+        # every hit above the first relevant one matches no anchor: nobody labeled it
+        assert all(line[8] == "?" for line in hits[: (rank or len(hits) + 1) - 1])
+    assert text.endswith(
+        "  * = the hit matches an expected anchor, ? = it matches no anchor (nobody labeled it: a miss "
+        "here may be an unlabeled hit), - = a reviewer judged it not relevant\n"
+    )
 
 
 def test_per_query_is_not_json(small_project: Path) -> None:

@@ -83,16 +83,25 @@ def test_three_shards_merge_into_the_unsharded_report_byte_for_byte(project: Pat
         assert cli("merge", *map(str, states), "--golden", str(GOLDEN), cwd=project).code == 0
 
 
-def test_rank_metrics_are_saved_per_query_and_merge_into_the_unsharded_report(project: Path) -> None:
-    options = ("--metrics", "ndcg@5,ap")
+@pytest.mark.parametrize(
+    ("metrics", "names", "key"),
+    [
+        ("ndcg@5,ap", ["ndcg@5", "ap"], '"ndcg_at_5"'),
+        ("judged,recall@budget=300,ttfr", ["judged", "recall@budget=300", "ttfr"], '"first_relevant_tokens"'),
+    ],
+)
+def test_rank_metrics_are_saved_per_query_and_merge_into_the_unsharded_report(
+    project: Path, metrics: str, names: list[str], key: str
+) -> None:
+    options = ("--metrics", metrics)
     whole = cli("run", FIXTURE, *options, "--json", "--no-cache", cwd=project)
     states = sharded(project, 3, *options)
-    assert json.loads(states[0].read_text())["metrics"] == ["ndcg@5", "ap"]
+    assert json.loads(states[0].read_text())["metrics"] == names
 
     merged = cli("merge", *map(str, states), "--json", cwd=project)
 
     assert merged.code == 0, merged.err
-    assert '"ndcg_at_5"' in whole.out and merged.out == whole.out
+    assert key in whole.out and merged.out == whole.out
 
 
 @pytest.mark.parametrize("metrics", [None, ["ndcg@5", "ap"]], ids=["metrics", "rank metrics"])

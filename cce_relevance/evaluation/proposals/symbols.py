@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from cce_relevance.evaluation.anchors import Anchor, AnchorError, parse_anchor
 from cce_relevance.retrieval.chunking.chunk import MODULE, Chunk
 from cce_relevance.retrieval.chunking.packs import PackSet
-from cce_relevance.retrieval.chunking.symbols import file_definitions
+from cce_relevance.retrieval.chunking.symbols import Definition, file_definitions
 
 
 def chunk_symbols(chunks: Sequence[Chunk], texts: Mapping[str, str], packs: PackSet) -> list[str | None]:
@@ -53,6 +53,20 @@ class Anchors:
         if kind is None:
             return self._named[(chunk.file_path, symbol)] == 1
         return self._named_kind[(chunk.file_path, kind, symbol)] == 1
+
+
+def definition_anchor(path: str, definitions: Sequence[Definition], target: Definition) -> str | None:
+    """The symbol anchor that names `target` among its file's `definitions` and nothing else:
+    `path::Name` when no other definition has its name, `path#kind::Name` when the kind tells it
+    apart; None for a definition without a name, or one whose name and kind another shares."""
+    if target.symbol is None:
+        return None
+    same = [d for d in definitions if d.symbol == target.symbol]
+    if len(same) == 1:
+        return _symbol_anchor(path, None, target.symbol)
+    if sum(d.kind == target.kind for d in same) == 1:
+        return _symbol_anchor(path, target.kind, target.symbol)
+    return None
 
 
 def _symbol_anchor(path: str, kind: str | None, symbol: str) -> str | None:

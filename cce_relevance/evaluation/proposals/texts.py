@@ -37,7 +37,7 @@ MIN_TOKENS = 3
 MIN_CONTENT_WORDS = 2  # words that are not among the commonest English ones
 _ARTICLES = frozenset({"a", "an", "the"})
 _SENTENCE_LINES = 6  # a first sentence is read over at most this many doc lines
-_COMMON = frozenset(
+COMMON_WORDS = frozenset(
     "a an the this that these those is are was were be been it its of in on at to for from by with as and or "
     "not no if then else when which who what how all any some each one used use uses".split()
 )
@@ -143,7 +143,8 @@ def _first_sentence(text: str) -> str | None:
 def _says_something(text: str) -> bool:
     """At least `MIN_CONTENT_WORDS` words of two letters or more that are not the commonest ones."""
     return (
-        sum(len(t) > 1 and t not in _COMMON and not t.isdigit() for t in tokenize(text)) >= MIN_CONTENT_WORDS
+        sum(len(t) > 1 and t not in COMMON_WORDS and not t.isdigit() for t in tokenize(text))
+        >= MIN_CONTENT_WORDS
     )
 
 
