@@ -55,12 +55,17 @@ open(sys.argv[2] + ".eof", "w").write("stdin closed")
 """
 
 
-@pytest.fixture(scope="module")
-def index(tmp_path_factory: pytest.TempPathFactory) -> Index:
-    corpus = tmp_path_factory.mktemp("corpus")
+def small_corpus(corpus: Path) -> Path:
+    """`corpus` holding auth.py (AUTH) and notes.md (NOTES), the corpus these tests search."""
+    corpus.mkdir(parents=True, exist_ok=True)
     (corpus / "auth.py").write_text(AUTH)
     (corpus / "notes.md").write_text(NOTES)
-    return build_index(corpus)
+    return corpus
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory: pytest.TempPathFactory) -> Index:
+    return build_index(small_corpus(tmp_path_factory.mktemp("corpus")))
 
 
 def script(tmp_path: Path, body: str, *args: str, timeout: float = 30.0) -> CommandRetriever:

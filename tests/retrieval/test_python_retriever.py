@@ -16,7 +16,7 @@ from cce_relevance.retrieval.index.build import build_index
 from cce_relevance.retrieval.index.model import Index
 from cce_relevance.retrieval.search.python_retriever import PythonRetriever, open_python
 from tests.cli.helpers import cli
-from tests.retrieval.test_external import AUTH, BAD_ANSWERS, NOTES, PREFIX, Q1
+from tests.retrieval.test_external import BAD_ANSWERS, PREFIX, Q1, small_corpus
 
 RETRIEVER = """\
 import json
@@ -78,10 +78,7 @@ NOT_CALLABLE = 3
 
 @pytest.fixture(scope="module")
 def index(tmp_path_factory: pytest.TempPathFactory) -> Index:
-    corpus = tmp_path_factory.mktemp("corpus")
-    (corpus / "auth.py").write_text(AUTH)
-    (corpus / "notes.md").write_text(NOTES)
-    return build_index(corpus)
+    return build_index(small_corpus(tmp_path_factory.mktemp("corpus")))
 
 
 def project(tmp_path: Path, body: str = RETRIEVER, package: str = "tools") -> Path:
@@ -212,10 +209,7 @@ def test_each_tree_runs_its_own_module_of_the_same_name(tmp_path: Path, index: I
 
 
 def test_a_python_retriever_scores_from_the_config_and_the_action_refuses_it(tmp_path: Path) -> None:
-    corpus = tmp_path / "corpus"
-    corpus.mkdir()
-    (corpus / "auth.py").write_text(AUTH)
-    (corpus / "notes.md").write_text(NOTES)
+    small_corpus(tmp_path / "corpus")
     project(tmp_path)
     (tmp_path / "cce-relevance.toml").write_text('[backends.mine]\npython = "tools.retriever:make"\n')
     (tmp_path / "set.jsonl").write_text(
