@@ -31,6 +31,8 @@ import run as bench_run  # bench/run.py: P
 
 from cce_relevance import api
 from cce_relevance.evaluation.cost import latency
+from cce_relevance.evaluation.fixtures import load_fixtures
+from cce_relevance.evaluation.run_corpus import header_corpus, open_corpus
 from cce_relevance.project_config import parse_config
 from cce_relevance.retrieval.embedders.service import RunEmbedders
 from cce_relevance.retrieval.embedders.spec import BUILTIN_EMBEDDERS
@@ -46,11 +48,11 @@ PAIRS = (("vector", "vector-wl"), ("hybrid", "hybrid-wl"))
 
 def measure(set_path: str, p_repeats: int) -> dict:
     config = parse_config(VARIANTS, "bench", os.getcwd())
-    fixtures = api.load_fixtures(set_path)
-    corpus = api.fixture_corpus(set_path, fixtures)
+    fixtures = load_fixtures(set_path)
+    corpus = header_corpus(fixtures, set_path)
     p = bench_run.measure_p(corpus, p_repeats)["p_s"]
     started = time.perf_counter()
-    index = api.open_corpus(corpus, indexing=api.build_options(use_cache=False))
+    index = open_corpus(corpus, indexing=api.BuildOptions.with_cache(use_cache=False))
     hash_s = time.perf_counter() - started
     with tempfile.TemporaryDirectory() as empty, RunEmbedders(empty) as embedders:
         started = time.perf_counter()
@@ -66,18 +68,10 @@ def measure(set_path: str, p_repeats: int) -> dict:
         "pairs": [],
     }
     with tempfile.TemporaryDirectory() as cache:
-        indexing = api.build_options(cache)
-        for a, b in PAIRS:
-            result = api.run(
-                set_path,
-                dir=corpus,
-                compare=[a, b],
-                metrics=["ndcg"],
-                config=config,
-                indexing=indexing,
-                index=index,
-                fixtures=api.load_fixtures(set_path, grades=True),
-            )
+        indexing = api.BuildOptions.with_cache(cache)
+        for a, b in PAIRS:  # the first pair fills the index and embedding caches, the second reads them
+            options = api.RunOptions(compare=[a, b], metrics=["ndcg"], config=config, indexing=indexing)
+            result = api.run(set_path, options, dir=corpus)
             assert result.comparison is not None
             pair: dict = {"a": a, "b": b, "metrics": {}, "p50_ms": {}}
             for report in result.reports:

@@ -5,7 +5,7 @@
 Every figure is printed in seconds and as a ratio to P, measured in the same run: P is the time
 tree-sitter needs to parse the corpus's files (the ones the walker keeps, with the parser of
 the pack that claims each file) when their bytes are already in memory — no harness can chunk
-faster on one core, so goals are written as multiples of P (docs/performance.md).
+faster on one core, so goals are written as multiples of P (docs/dev/performance.md).
 
 Measurements that warm memo caches (the embedder memoises token hashes, for one) each run in a
 fresh forked process, so that no stage profits from work an earlier stage did:

@@ -1,7 +1,7 @@
 """CLI start-up time: `cce-relevance --help` in fresh processes against a bare `python -c pass`.
 
 The Action starts the CLI twice per pull request, so start-up is paid twice; the goal
-(docs/performance.md) is 150 ms warm. Each command runs in a new interpreter, the two commands
+(docs/dev/performance.md) is 150 ms warm. Each command runs in a new interpreter, the two commands
 interleaved round-robin so that load on a shared machine hits both alike, after one warm-up run
 each (which also writes any missing .pyc files). Also reports which heavy libraries merely
 importing the CLI module loads: they are what start-up pays for.

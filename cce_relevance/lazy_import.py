@@ -2,7 +2,7 @@
 
 The command line binds its library this way: `cce-relevance --help` and argument errors then
 never import numpy, the tree-sitter grammars or requests, which would more than double the
-start-up the Action pays on every run (docs/performance.md).
+start-up the Action pays on every run (docs/dev/performance.md).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ numpy marks every large allocation for transparent huge pages (`madvise(MADV_HUG
 kernels that compact memory synchronously for such regions — `defrag` set to `madvise`, the
 default of Ubuntu and of GitHub's runners — the first touch of a fresh embedding matrix of a
 large corpus can stall for direct compaction, for a good part of a warm run (the measurement is
-in docs/performance.md). Our arrays are scanned column by
+in docs/dev/performance.md). Our arrays are scanned column by
 column, where huge pages save little, so the CLI and the Action turn the advice off, unless the
 user chose otherwise through numpy's own `NUMPY_MADVISE_HUGEPAGE`. Library callers keep numpy's
 setting: it is process-wide, and a library has no business changing it.

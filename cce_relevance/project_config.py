@@ -40,6 +40,7 @@ import re
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 from urllib.parse import urlsplit
@@ -267,20 +268,24 @@ def find_config(cwd: str, top: str | None = None) -> str | None:
         here = parent
 
 
-def load_config(path: str | None = None, cwd: str | None = None) -> ProjectConfig:
+def load_config(path: str | None = None, cwd: str | None = None, *, top: str | None = None) -> ProjectConfig:
     """The explicit `path` (relative to `cwd`), else the discovered file, else no configuration.
 
     `cwd` defaults to the process's working directory; errors show `path` as given, or the
-    discovered file relative to `cwd`.
+    discovered file relative to `cwd`. `top` is the repository's root when its files are checked
+    out without `.git` (`find_config`); a file found there that resolves outside it (a symlink)
+    is refused before it is read.
     """
     cwd = os.getcwd() if cwd is None else cwd
     if path is not None:
         full, shown = os.path.join(cwd, path), path
     else:
-        found = find_config(cwd)
+        found = find_config(cwd, top)
         if found is None:
             return NO_CONFIG
         full, shown = found, os.path.relpath(found, cwd)
+        if top is not None and not Path(found).resolve().is_relative_to(Path(top).resolve()):
+            raise CceError(f"{shown} resolves outside the repository")
     try:
         with open(full, "rb") as fh:
             data = fh.read()
@@ -388,7 +393,7 @@ def _exclude(shown: str, value: Any) -> tuple[str, ...]:
             f'{shown}: exclude: expected an array of gitignore patterns, e.g. ["docs/generated/", '
             f'"*.golden.json"], got {_show(value)}'
         )
-    compile_patterns(value, f"{shown}: exclude")
+    compile_patterns(value, f"{shown}: exclude pattern")
     return tuple(value)
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Lint what Python tooling cannot see: action.yml, runner/action.yml (and that it is generated
-# from action.yml) and every workflow (the examples in docs/ too) against GitHub's JSON schemas,
-# the workflows' expressions, job graph and action inputs with actionlint, and the Dockerfile
+# from action.yml), the generated docs (docs/cli-reference.md, docs/action.md's tables) and every
+# workflow (the examples in docs/ too) against GitHub's JSON schemas, the workflows' expressions, job graph and action inputs with actionlint, and the Dockerfile
 # with hadolint. check-jsonschema ships the GitHub schemas (--builtin-schema vendor.*), so this
 # needs no network. Runs every check, then exits non-zero if any failed.
 set -uo pipefail
@@ -23,6 +23,7 @@ run() {
 mapfile -t workflows < <(find .github/workflows docs/examples -type f \( -name '*.yml' -o -name '*.yaml' \) | sort)
 run check-jsonschema --builtin-schema vendor.github-actions action.yml runner/action.yml
 run python3 scripts/runner_action.py --check
+run python3 scripts/generated_docs.py --check
 run check-jsonschema --builtin-schema vendor.github-workflows "${workflows[@]}"
 run actionlint "${workflows[@]}"
 run hadolint Dockerfile

@@ -234,7 +234,4 @@ def _rewritten(line: str, anchor: api.Anchor, lines_now: tuple[int, int]) -> str
 
 
 def _names(text: str, anchor: api.Anchor) -> bool:
-    try:
-        return api.parse_anchor(text) == anchor
-    except ValueError:
-        return False
+    return anchor.written_as(text)

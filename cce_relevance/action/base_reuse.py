@@ -29,13 +29,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from cce_relevance import api, json_input
+from cce_relevance import api, untrusted_json
 from cce_relevance.action.anchor_moves import SideFixtures
 from cce_relevance.action.scoring import SideResult
 from cce_relevance.action.side_state import dumps_side, fingerprint, read_side, rebuild, side_document
 from cce_relevance.action.workflow_commands import annotation
+from cce_relevance.atomic_files import write_output
 from cce_relevance.errors import CceError
-from cce_relevance.outputs import write_output
 from cce_relevance.reporting.run_report import run_report_json
 
 SIDES_DIR = "sides"  # inside the cache directory
@@ -93,7 +93,7 @@ def saved_base(
         return None
     shown = wanted.relative_to(cache_dir).as_posix()
     try:
-        side = read_side(json_input.loads(wanted.read_bytes()), shown)
+        side = read_side(untrusted_json.read_document(wanted, "saved side", name=shown), shown)
         if (side.commit, side.fingerprint, side.shard) != (commit, fingerprint(config), WHOLE):
             raise CceError(f"{shown}: not the whole side of {commit[:12]} with these inputs")
         results = rebuild([(shown, side)])

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from cce_relevance.errors import CceError
-from cce_relevance.json_input import describe_type
+from cce_relevance.untrusted_json import describe_type
 
 if TYPE_CHECKING:
     from cce_relevance.action.inputs import ActionInputs
@@ -158,7 +158,7 @@ class CommitFiles:
         return True
 
     def _git(self, *args: str) -> str:
-        # checkout.workers=0: files are written by one worker per CPU (docs/performance.md,
+        # checkout.workers=0: files are written by one worker per CPU (docs/dev/performance.md,
         # "The Action's checkouts").
         return git(
             self._repo, "-c", "checkout.workers=0", "--work-tree", str(self.path), *args, env=self._env

@@ -33,7 +33,7 @@ from urllib.parse import urlsplit
 
 import requests
 
-from cce_relevance import __version__, json_input
+from cce_relevance import __version__, untrusted_json
 
 DEFAULT_API_URL = "https://api.github.com"  # GITHUB_API_URL when the runner does not set it
 DEFAULT_SERVER_URL = "https://github.com"  # GITHUB_SERVER_URL likewise
@@ -323,7 +323,7 @@ def _decode(response: requests.Response, where: str) -> Any:
     if not response.content:
         return None
     try:
-        return json_input.loads(response.content)
+        return untrusted_json.loads(response.content)
     except ValueError:
         raise GitHubError(response.status_code, f"GitHub API {where}: the response is not JSON") from None
 

@@ -19,11 +19,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from cce_relevance import json_input, schemas
-from cce_relevance.outputs import write_output
+from cce_relevance import schemas, untrusted_json
+from cce_relevance.atomic_files import write_output
 from cce_relevance.reporting.canonical_json import dumps_report
 
 DEFAULT_SIZE = 100
@@ -134,15 +135,13 @@ def check_size(size: int) -> None:
 def parse_history(data: bytes) -> History:
     """The history in `data`, every field checked; a `HistoryError` names the first bad one."""
     try:
-        doc = json_input.loads(data)
+        doc = untrusted_json.loads(data)
     except ValueError as exc:
         raise HistoryError(f"cannot be parsed: {exc}") from None
-    top = _object(doc, "the document", ("branch", "entries", "schema"))
+    top = _mapping(doc, "the document", keys=("branch", "entries", "schema"))
     if top["schema"] != schemas.HISTORY:
         raise HistoryError(f"has schema {_shown(top['schema'])}: expected {schemas.HISTORY!r}")
-    entries = top["entries"]
-    if not isinstance(entries, list):
-        raise HistoryError(f"entries: expected an array, got a JSON {json_input.describe_type(entries)}")
+    entries = untrusted_json.expect_array(top["entries"], "entries", error=HistoryError)
     if len(entries) > MAX_SIZE:
         raise HistoryError(f"entries: {len(entries)} entries, more than the {MAX_SIZE} a history keeps")
     parsed = tuple(_entry(e, f"entries[{i}]") for i, e in enumerate(entries))
@@ -154,7 +153,7 @@ def parse_history(data: bytes) -> History:
 
 
 def _entry(value: Any, where: str) -> Entry:
-    obj = _object(value, where, _ENTRY_KEYS)
+    obj = _mapping(value, where, keys=_ENTRY_KEYS)
     commit, date = obj["commit"], obj["date"]
     if not isinstance(commit, str) or not _SHA.match(commit):
         raise HistoryError(f"{where}.commit is {_shown(commit)}: expected a commit SHA (40 or 64 hex digits)")
@@ -176,20 +175,7 @@ def _entry(value: Any, where: str) -> Entry:
     return Entry(commit, date, _text(obj["version"], f"{where}.version"), means)
 
 
-def _object(value: Any, where: str, keys: tuple[str, ...]) -> dict[str, Any]:
-    obj = _mapping(value, where)
-    missing = [k for k in keys if k not in obj]
-    extra = sorted(k for k in obj if k not in keys)
-    if missing or extra:
-        problem = f"lacks {', '.join(missing)}" if missing else f"has unknown fields {', '.join(extra)}"
-        raise HistoryError(f"{where} {problem}: expected exactly {', '.join(keys)}")
-    return obj
-
-
-def _mapping(value: Any, where: str) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise HistoryError(f"{where}: expected an object, got a JSON {json_input.describe_type(value)}")
-    return value
+_mapping = partial(untrusted_json.expect_object, error=HistoryError)
 
 
 def _text(value: Any, where: str) -> str:
@@ -221,4 +207,4 @@ def _shown(value: Any) -> str:
         return repr(value[:60] + ("…" if len(value) > 60 else ""))
     if isinstance(value, int | float) and not isinstance(value, bool):
         return repr(value)
-    return f"a JSON {json_input.describe_type(value)}"
+    return f"a JSON {untrusted_json.describe_type(value)}"

@@ -25,7 +25,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
-from cce_relevance import json_input
+from cce_relevance import untrusted_json
 from cce_relevance.action.github import DEFAULT_API_URL, DEFAULT_SERVER_URL
 from cce_relevance.action.history import DEFAULT_SIZE as DEFAULT_HISTORY_SIZE
 from cce_relevance.action.history import MAX_SIZE as MAX_HISTORY_SIZE
@@ -37,8 +37,7 @@ from cce_relevance.api import (
     DEFAULT_PRIMARY,
     METRIC_KEYS,
     Shard,
-    parse_shard,
-    rank_metric_for_key,
+    rank_metric_name,
 )
 from cce_relevance.errors import CceError
 
@@ -164,7 +163,7 @@ def read_inputs(env: Mapping[str, str]) -> ActionInputs:
         return _merge_inputs(env, github, key, comment, shards_dir)
     if shards_dir:
         raise CceError("input 'shards-dir' is read by `mode: merge` only: add `mode: merge`, or leave it out")
-    shard = parse_shard(shard_text, "input 'shard'") if shard_text else None
+    shard = Shard.parse(shard_text, "input 'shard'") if shard_text else None
     if shard is not None and shard.count > MAX_SHARDS:
         raise CceError(
             f"input 'shard': {shard_text!r} splits the queries {shard.count} ways: expected N of at most "
@@ -298,7 +297,7 @@ def derived_comment_key(github: GitHubContext, matrix: str) -> str | None:
     if not github.workflow and not github.job:
         return None
     try:
-        values = json_input.loads(matrix) if matrix else None
+        values = untrusted_json.loads(matrix) if matrix else None
     except ValueError:  # not JSON, or JSON we refuse to read (too deep, huge numbers): the text itself
         values = matrix
     identity = json.dumps([github.workflow, github.job, github.action, values or None], sort_keys=True)
@@ -398,17 +397,9 @@ def _read_event(path: Path | None) -> Mapping[str, Any]:
     """The event payload; empty when there is none (a local `docker run`)."""
     if path is None:
         return MappingProxyType({})
-    try:
-        payload = json_input.loads(path.read_bytes())
-    except OSError as exc:
-        raise CceError(f"GITHUB_EVENT_PATH={path} cannot be read: {exc.strerror or exc}") from None
-    except ValueError as exc:
-        raise CceError(f"GITHUB_EVENT_PATH={path} is not valid JSON: {exc}") from None
-    if not isinstance(payload, dict):
-        raise CceError(
-            f"GITHUB_EVENT_PATH={path} holds a JSON {json_input.describe_type(payload)}, expected an object"
-        )
-    return MappingProxyType(payload)
+    name = f"GITHUB_EVENT_PATH={path}"
+    payload = untrusted_json.read_document(path, "the event payload", name=name)
+    return MappingProxyType(untrusted_json.expect_object(payload, name, error=CceError))
 
 
 def _working_directory(value: str, workspace: Path) -> Path:
@@ -547,20 +538,13 @@ def _choice(name: str, value: str, choices: tuple[Any, ...], default: Any) -> An
 def _regression_metric(value: str) -> str:
     """A reference metric key, or a rank metric key (`ndcg_at_k`, `average_precision`, `hit_at_5`,
     …): then both sides are scored with `--metrics` for it."""
-    if not value or value in METRIC_KEYS or rank_metric_for_key(value) is not None:
+    if not value or value in METRIC_KEYS or rank_metric_name(value) is not None:
         return value or DEFAULT_PRIMARY
     raise CceError(
         f"input 'regression-metric': {value!r} is not supported: expected one of "
         f"{', '.join(METRIC_KEYS)}, or a rank metric key such as ndcg_at_k, average_precision, "
         "hit_at_5, r_precision"
     )
-
-
-def rank_metric_name(regression_metric: str) -> str | None:
-    """The `--metrics` name a rank regression metric is scored with (`ndcg_at_5` → `ndcg@5`); None
-    for a reference metric, which every run reports."""
-    spec = rank_metric_for_key(regression_metric)
-    return spec.name if spec is not None else None
 
 
 def _alpha(value: str) -> float:

@@ -30,8 +30,8 @@ from typing import Any
 
 from cce_relevance.action.git import git
 from cce_relevance.action.scoring import SetResult
+from cce_relevance.atomic_files import write_output
 from cce_relevance.errors import CceError
-from cce_relevance.outputs import write_output
 from cce_relevance.reporting.canonical_json import dumps_report
 
 OUTPUT_DIR = ".cce-relevance"

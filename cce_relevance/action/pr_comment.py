@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 from cce_relevance.action.git import CommitPair
-from cce_relevance.action.golden_drift import ValueChange, keyed_diff, value_changes
 from cce_relevance.action.query_changes import (
     ID_LIMIT,
     Links,
@@ -44,13 +43,12 @@ from cce_relevance.action.verdict import (
     counted,
     footer,
     left_out_reason,
-    metric_label,
     moves_section,
     scored_at_both,
     stale_section,
 )
-from cce_relevance.api import BackendComparison
-from cce_relevance.reporting.full_report import full_cells, interval6, optional6, rank_test_p_cells
+from cce_relevance.api import BackendComparison, ValueChange
+from cce_relevance.reporting.full_report import full_cells, interval6, label, optional6, rank_test_p_cells
 from cce_relevance.reporting.markdown import (
     FULL_LEGEND_MD,
     means_table,
@@ -139,7 +137,7 @@ def _counts(outcome: Outcome, views: list[SetView]) -> str:
 def _set_section(view: SetView, outcome: Outcome, links: Links | None, named: bool) -> str:
     s = view.result
     paired = scored_at_both(s)
-    label = metric_label(outcome.metric)
+    metric = label(outcome.metric)
     parts = [f"### {code_span(s.fixture)}"] if named else []
     ids = {q.id for q in paired[0].pair.paired} if paired else set()
     left_out = len(s.left_out_queries & ids)
@@ -154,13 +152,13 @@ def _set_section(view: SetView, outcome: Outcome, links: Links | None, named: bo
         notes = {qid: "⚠️" for qid in stale_notes(s)}  # the why cell says what is stale
         backends = [c.pair.backend for c in paired]
         lead = (
-            f"**{counted(len(view.changes), 'changed query', 'changed queries')}**, worst first by Δ{label} "
+            f"**{counted(len(view.changes), 'changed query', 'changed queries')}**, worst first by Δ{metric} "
             f"on {code_span(view.featured)}: first relevant rank base → head per backend (— not in the top k)"
         )
         parts += [
             lead,
             changes_table(
-                s, view.changes[:VISIBLE_ROWS], backends, label, view.featured, notes, links, THREE
+                s, view.changes[:VISIBLE_ROWS], backends, metric, view.featured, notes, links, THREE
             ),
         ]
         rest = view.changes[VISIBLE_ROWS:]
@@ -174,7 +172,7 @@ def _set_section(view: SetView, outcome: Outcome, links: Links | None, named: bo
             parts.append(
                 details(
                     f"{counted(len(rest), 'more changed query', 'more changed queries')}",
-                    changes_table(s, shown, backends, label, view.featured, notes, links, THREE) + more,
+                    changes_table(s, shown, backends, metric, view.featured, notes, links, THREE) + more,
                 )
             )
     if view.unchanged:
@@ -271,17 +269,11 @@ def _headline_table(g: BackendComparison, metric: str) -> str:
     )
 
 
-def _drift_changes(s: SetResult) -> list[ValueChange] | None:
-    golden = s.golden
-    assert golden is not None and s.head is not None
-    return value_changes(golden.expected, s.head) if golden.expected is not None else None
-
-
 def _drift_line(s: SetResult) -> str:
     """A drifted golden in words, with the command that updates it (never trimmed)."""
     golden = s.golden
     assert golden is not None
-    changes = _drift_changes(s)
+    changes = golden.changes
     queries = list(dict.fromkeys(c.query for c in changes or () if c.query))
     named = ", ".join(code_span(shorten(q, ID_LIMIT)) for q in queries[:5]) + (
         f" and {len(queries) - 5} more" if len(queries) > 5 else ""
@@ -297,9 +289,8 @@ def _drift_line(s: SetResult) -> str:
 def _drift_details(s: SetResult) -> str:
     """Which values of a drifted golden moved (a small table), and its diff by query id, folded."""
     golden = s.golden
-    assert golden is not None and s.head is not None
-    changes = _drift_changes(s)
-    diff = keyed_diff(golden.expected, s.head, golden.path) if golden.expected is not None else golden.diff
+    assert golden is not None
+    changes, diff = golden.changes, golden.keyed_diff
     fold = details(
         f"Diff of {golden.path} by query id ({counted(diff.count(chr(10)), 'line')})",
         code_block(diff, "diff"),

@@ -27,7 +27,7 @@ import re
 import zipfile
 from typing import Any
 
-from cce_relevance import json_input
+from cce_relevance import untrusted_json
 from cce_relevance.action.budget import within_budget
 from cce_relevance.action.comment import COMMENT_LIMIT, comment_marker, fit_body, upsert_comment
 from cce_relevance.action.github import GitHubClient, GitHubError
@@ -119,7 +119,7 @@ def _artifact_files(client: GitHubClient, repo: str, run_id: str, name: str) -> 
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             comment = _member(archive, "comment.md", COMMENT_FILE_LIMIT).decode("utf-8")
-            meta = json_input.loads(_member(archive, "pull-request.json", META_FILE_LIMIT))
+            meta = untrusted_json.loads(_member(archive, "pull-request.json", META_FILE_LIMIT))
     except (zipfile.BadZipFile, UnicodeDecodeError, ValueError) as exc:
         raise ArtifactError(f"artifact {name!r} is not what the evaluating run writes: {exc}") from None
     if not isinstance(meta, dict):

@@ -13,12 +13,13 @@ and put in code spans, paths are percent-encoded in links and code-spanned in th
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
-from cce_relevance.action.scoring import SetResult, TopHit
-from cce_relevance.api import METRICS, Anchor, BackendComparison
+from cce_relevance.action.scoring import SetResult
+from cce_relevance.api import METRIC_KEYS, Anchor, BackendComparison, TopHit
 from cce_relevance.reporting.markdown_safe import code_span, shorten
 from cce_relevance.reporting.numbers import SIX, Digits, format6
 
@@ -79,7 +80,7 @@ def _ranks(document: Any) -> dict[str, dict[str, int | None]]:
 
 
 def changed_queries(
-    s: SetResult, comparisons: list[BackendComparison], metric: str, featured: str
+    s: SetResult, comparisons: Sequence[BackendComparison], metric: str, featured: str
 ) -> tuple[list[QueryChange], int]:
     """The paired queries that changed on any backend, worst first (by the `featured` backend's
     delta of `metric`, then the worst delta on any backend, then id; queries with a stale anchor
@@ -92,7 +93,7 @@ def changed_queries(
         name = c.pair.backend
         for q in c.pair.paired:
             before, after = base_ranks[name].get(q.id), head_ranks[name].get(q.id)
-            deltas = [q.delta(m.key) or 0.0 for m in METRICS]
+            deltas = [q.delta(key) or 0.0 for key in METRIC_KEYS]
             # A zero delta prints as zero: only the others need printing to be told apart.
             if before != after or any(
                 d != 0.0 and format6(d) not in ("0.000000", "-0.000000") for d in deltas

@@ -14,21 +14,19 @@ configuration error, checked before anything is read.
 Sets are scored with the working directory (inside the tree) as the current directory and the
 corpus passed as the header resolves it, so the report's `corpus` string is the one a local
 `cce-relevance run FIXTURE` from that directory prints, and base, head and the committed golden
-are comparable byte for byte. Each set is also checked for stale anchors (`api.check_anchors`) at
-each side, against the index the set was scored with, so the report can tell a miss caused by a
-renamed file or function from a ranking change.
+are comparable byte for byte. Each set is scored by the library's `api.score_set`, which also
+checks it for stale anchors against the index it was scored with, so the report can tell a miss
+caused by a renamed file or function from a ranking change.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import gc
 import json
 import os
-import shlex
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
@@ -36,100 +34,27 @@ from typing import Any, Literal, NamedTuple
 from cce_relevance import api
 from cce_relevance.action.anchor_moves import AnchorMove, SideFixtures, follow_ranges
 from cce_relevance.action.git import CommitFiles, CommitPair, commit_files
-from cce_relevance.action.inputs import ActionInputs, expand_fixtures, rank_metric_name
+from cce_relevance.action.inputs import ActionInputs, expand_fixtures
 from cce_relevance.action.retriever_policy import REFUSED_BY_DEFAULT
 from cce_relevance.action.timings import Stopwatch
 from cce_relevance.action.workspace import inside
 from cce_relevance.api import (
-    DEFAULT_BACKENDS,
-    NO_CONFIG,
-    STALE_CODES,
     Anchor,
     AnchorFinding,
     BackendComparison,
+    GoldenCheck,
+    GoldenFile,
     ProjectConfig,
+    SetComparison,
+    TopHit,
     Validation,
-    find_config,
 )
 from cce_relevance.errors import CceError
 from cce_relevance.reporting.cost_report import p50_by_backend
 from cce_relevance.reporting.run_report import run_report_json
 
 SetStatus = Literal["paired", "head-only", "base-only"]
-
-
-TOP_HITS = 5  # hits kept per query and backend: enough to say what ranks above the expected one
-SCORING_PROCESSES = 1
-"""The Action scores a side's queries in its own process (indexing keeps its worker processes).
-Two forked scoring workers cost about 0.45 s more CPU a side than one process for 1,000
-queries on the standard library (each pays its pages copied on first write and the start of a
-pool) and, with the runner's second core busy, were slower in wall time too
-(docs/performance.md, "The whole check")."""
-
-
-@dataclass(frozen=True)
-class TopHit:
-    """One retrieved chunk as the comment names it: rank, corpus-relative file, lines, kind,
-    whether it matches one of the query's anchors, and its symbol (`Client.send`) when known.
-
-    The symbol is `named` when given; else it is looked up by `chunk_id` in `symbols` (its
-    side's files, read when it was scored) when first asked for: the comment names a few dozen
-    hits, and naming all of them parsed every file a top hit lies in."""
-
-    rank: int
-    file: str
-    start: int
-    end: int
-    kind: str
-    relevant: bool
-    named: str | None = None
-    chunk_id: str = ""
-    symbols: api.CorpusSymbols | None = field(default=None, compare=False, repr=False)
-
-    @cached_property
-    def symbol(self) -> str | None:
-        """The chunker's name of the chunk, or None when it has none (or is not known)."""
-        if self.symbols is None:
-            return self.named
-        return self.symbols.symbol(self.file, self.chunk_id)
-
-    def saved(self) -> dict[str, Any]:
-        """The hit as a saved side holds it (side_state.py), its symbol named: read back with
-        `TopHit.from_saved`, it needs neither the chunk id nor the side's files."""
-        return {
-            "rank": self.rank,
-            "file": self.file,
-            "start": self.start,
-            "end": self.end,
-            "kind": self.kind,
-            "relevant": self.relevant,
-            "symbol": self.symbol,
-        }
-
-    @classmethod
-    def from_saved(cls, data: dict[str, Any]) -> TopHit:
-        """A hit read back from its `saved` form (KeyError or TypeError when it is not one)."""
-        fields = dict(data)
-        named = fields.pop("symbol")
-        return cls(**fields, named=named)
-
-
 Rankings = dict[str, dict[str, tuple[TopHit, ...]]]  # backend -> query id -> top hits
-
-
-@dataclass(frozen=True)
-class GoldenCheck:
-    """A configured golden compared with the head report; `diff` is '' when they match.
-    `expected` is the golden's text when it drifted (None otherwise), to say which queries moved."""
-
-    path: str  # as configured: relative to the working directory, POSIX
-    diff: str
-    update: str  # the shell command that rewrites it, run from the working directory
-    expected: str | None = None
-
-    @property
-    def drifted(self) -> bool:
-        return bool(self.diff)
 
 
 @dataclass(frozen=True)
@@ -159,35 +84,30 @@ class SetResult:
         return "head-only" if self.head is not None else "base-only"
 
     @cached_property
-    def comparisons(self) -> list[BackendComparison] | None:
-        """Per backend, base → head paired by query id, with the full statistics (the comment always
-        shows them); None unless the set was scored on both sides."""
+    def comparison(self) -> SetComparison | None:
+        """Base → head paired by query id, with the full statistics (the comment always shows them)
+        and the gate's tests over the queries it keeps, computed once; None unless the set was
+        scored on both sides. The sides are compared as their run reports' JSON, as
+        `cce-relevance compare base.json head.json` compares the report files the Action saves, so
+        the statistics are the ones a reader reproduces from them."""
         if self.base is None or self.head is None:
             return None
-        return api.compare_saved(
-            self.document("base"),
-            self.document("head"),
-            "base",
-            "head",
-            stats_level="full",
-            primary=self.primary,
+        return api.compare_sides(
+            self.document("base"), self.document("head"), self.primary, self.left_out_queries
         )
 
-    @cached_property
-    def gated_comparisons(self) -> list[BackendComparison]:
+    @property
+    def comparisons(self) -> tuple[BackendComparison, ...] | None:
+        """Per backend, base → head over every query; None unless scored at both sides."""
+        return None if self.comparison is None else self.comparison.comparisons
+
+    @property
+    def gated_comparisons(self) -> tuple[BackendComparison, ...]:
         """The comparisons of the backends scored at both sides over the queries the regression
         test keeps (none with a stale anchor at either side, nor a range anchor whose lines moved or
-        changed), with the full statistics: the one query set behind the gate, the verdict and every
-        statistic the comment shows."""
-        return api.gated_comparisons(
-            [
-                c
-                for c in self.comparisons or ()
-                if c.pair.base_means is not None and c.pair.head_means is not None
-            ],
-            self.left_out_queries,
-            self.primary,
-        )
+        changed): the one query set behind the gate, the verdict and every statistic the comment
+        shows."""
+        return () if self.comparison is None else self.comparison.gated
 
     def stale(self, side: Literal["base", "head"]) -> dict[str, tuple[str, ...]]:
         """Query id → its anchors that resolve to nothing at `side` (empty when not checked there)."""
@@ -197,7 +117,7 @@ class SetResult:
     def stale_findings(self, side: Literal["base", "head"]) -> tuple[AnchorFinding, ...]:
         """The anchor check's findings at `side` that are stale anchors, with line and reason."""
         anchors = self.base_anchors if side == "base" else self.head_anchors
-        return () if anchors is None else tuple(f for f in anchors.findings if f.code in STALE_CODES)
+        return () if anchors is None else anchors.stale_findings()
 
     @cached_property
     def stale_queries(self) -> frozenset[str]:
@@ -241,24 +161,6 @@ class SideResult(NamedTuple):
 
 
 @dataclass(frozen=True)
-class GoldenFile:
-    """A configured golden as read from the head tree: the fixture set it is for, its path as
-    configured, its text as stored, and the command that rewrites it."""
-
-    fixture: str
-    path: str
-    text: str
-    update: str
-
-    def check(self, report: str) -> GoldenCheck:
-        """The golden compared with the head report `report`."""
-        diff = api.golden_text_diff(self.text, report, self.path)
-        # what reading the file as text gives (universal newlines), to say which queries moved
-        expected = self.text.replace("\r\n", "\n").replace("\r", "\n") if diff else None
-        return GoldenCheck(self.path, diff, self.update, expected)
-
-
-@dataclass(frozen=True)
 class Sides:
     """Every fixture set scored at each side where it exists (fixture -> result; `base` empty
     without a base commit), and the goldens read at head."""
@@ -293,10 +195,10 @@ def score_sides(
     """
     clock = clock if clock is not None else Stopwatch()
     subdir = inputs.working_directory.relative_to(repo)
-    parsed: api.ParsedFiles = {}
+    shared = api.SharedIndexes()  # the files parsed for the top hits' symbols, at either side
     with commit_files(repo, [sha for sha in commits if sha is not None]) as files:
         tree = _checked_out(files, commits.head, clock, "head")
-        head = _score_side("head", commits.head, tree, subdir, inputs, clock, parsed, shard, required=True)
+        head = _score_side("head", commits.head, tree, subdir, inputs, clock, shared, shard, required=True)
         goldens = _read_goldens(tree, subdir, head, inputs, commits.head)
         if commits.base is not None and base is None:
             # The head side's indexes are garbage now, held only by reference cycles (what ranking
@@ -305,7 +207,7 @@ def score_sides(
             gc.collect()
             tree = _checked_out(files, commits.base, clock, "base")
             base = _score_side(
-                "base", commits.base, tree, subdir, inputs, clock, parsed, shard, required=False
+                "base", commits.base, tree, subdir, inputs, clock, shared, shard, required=False
             )
     return Sides(base or {}, head, goldens)
 
@@ -396,7 +298,7 @@ def _score_side(
     subdir: Path,
     inputs: ActionInputs,
     clock: Stopwatch,
-    parsed: api.ParsedFiles,
+    shared: api.SharedIndexes,
     shard: api.Shard | None,
     *,
     required: bool,
@@ -410,95 +312,34 @@ def _score_side(
         backends = inputs.backends if required else tuple(b for b in inputs.backends if b in config.names)
         if not backends:
             return {}
-        # One cache for base, head and the anchor checks: the head side reuses what the base indexed.
-        indexing = api.BuildOptions(cache=str(inputs.cache_dir))
+        metric = api.rank_metric_name(inputs.regression_metric)
+        options = api.RunOptions(
+            backends=backends,
+            config=config,
+            metrics=None if metric is None else [metric],
+            # One cache for base, head and the anchor checks: the head side reuses what the base indexed.
+            indexing=api.BuildOptions(cache=str(inputs.cache_dir)),
+            shard=shard,
+        )
         goldens = dict(inputs.golden)
-        side_clock = _SideClock(clock, side)
-        indexes: dict[_IndexKey, api.Index] = {}  # sets of one side sharing a corpus share its index
+        indexes = shared.another_tree()  # sets of one side sharing a corpus share its index
+
+        def stage(name: str) -> contextlib.AbstractContextManager[None]:
+            return clock.stage(f"{side} {name}")
+
         with contextlib.chdir(root):
-            made = _SideIndexes(indexing, indexes, side_clock, parsed, shard)
-            metrics = rank_metric_name(inputs.regression_metric)
             return {
-                fixture: _score_fixture(
-                    tree, subdir, fixture, backends, config, made, goldens.get(fixture), metrics
-                )
+                fixture: _score_fixture(tree, subdir, fixture, options, indexes, stage, goldens.get(fixture))
                 for fixture in fixtures
             }
 
 
-class _SideClock(NamedTuple):
-    clock: Stopwatch
-    side: str
-
-    def stage(self, name: str) -> contextlib.AbstractContextManager[None]:
-        return self.clock.stage(f"{self.side} {name}")
-
-
-_IndexKey = tuple[str, api.Exclusion]
-"""A corpus directory (real path) and what its index leaves out: two sets of one corpus can
-exclude different files (their own goldens, their headers' patterns)."""
-
-
-class _SideIndexes(NamedTuple):
-    """How one side indexes its corpora, the indexes it has made, its stage clock, and the files
-    parsed for symbols (shared by both sides)."""
-
-    indexing: api.BuildOptions
-    made: dict[_IndexKey, api.Index]
-    clock: _SideClock
-    parsed: api.ParsedFiles
-    """The files parsed for the top hits' symbols, at either side."""
-    shard: api.Shard | None
-    """The queries to score, when the run is one shard of a matrix (`shard` input)."""
-
-
-def top_hits(
-    result: api.RunResult, corpus: str, languages: Sequence[str] = (), parsed: api.ParsedFiles | None = None
-) -> Rankings:
-    """Per backend, each query's first `TOP_HITS` hits, marked relevant when they match one of its
-    anchors, with their symbols as the corpus's chunker names them. The files they lie in are
-    read now and parsed only for a hit whose symbol is asked for, each once with `parsed` shared
-    by the sets and sides (a file unchanged between base and head is not parsed again)."""
-    symbols = api.corpus_symbols(corpus, languages, parsed)
-    symbols.read(
-        sorted({h.file_path for report in result.reports for r in report.cases for h in r.hits[:TOP_HITS]})
-    )
-
-    def relevant(anchors: tuple[Anchor, ...], file: str, kind: str, start: int, end: int) -> bool:
-        return any(a.matches(file, kind, start, end) for a in anchors)
-
-    return {
-        report.backend: {
-            r.case.id: tuple(
-                TopHit(
-                    h.rank,
-                    h.file_path,
-                    h.start_line,
-                    h.end_line,
-                    h.kind,
-                    relevant(r.case.anchors, h.file_path, h.kind, h.start_line, h.end_line),
-                    chunk_id=h.chunk_id,
-                    symbols=symbols,
-                )
-                for h in r.hits[:TOP_HITS]
-            )
-            for r in report.cases
-        }
-        for report in result.reports
-    }
-
-
 def _project_config(tree: Path, root: Path, retrievers: bool) -> ProjectConfig:
-    """The side's own `cce-relevance.toml`, vetted like every path the tree supplies: variants only,
-    unless repository retrievers are allowed (retriever_policy); a `command` one then runs in the
-    config file's directory of this side's tree, so base code scores base and head code head."""
-    found = find_config(str(root), top=str(tree))
-    if found is None:
-        return NO_CONFIG
-    shown = os.path.relpath(found, root)
-    if not inside(tree, Path(found)):
-        raise CceError(f"{shown} resolves outside the repository")
-    config = api.load_config(shown, str(root))
+    """The side's own `cce-relevance.toml`, vetted like every path the tree supplies (a file that
+    resolves outside the tree is refused): variants only, unless repository retrievers are allowed
+    (retriever_policy); a `command` one then runs in the config file's directory of this side's
+    tree, so base code scores base and head code head."""
+    config = api.load_config(None, str(root), top=str(tree))
     return config if retrievers else config.without_external(REFUSED_BY_DEFAULT)
 
 
@@ -506,66 +347,37 @@ def _score_fixture(
     tree: Path,
     subdir: Path,
     fixture: str,
-    backends: tuple[str, ...],
-    config: ProjectConfig,
-    side: _SideIndexes,
+    options: api.RunOptions,
+    indexes: api.SharedIndexes,
+    stage: Callable[[str], contextlib.AbstractContextManager[None]],
     golden: str | None,
-    metrics: str | None = None,
 ) -> SideResult:
-    """The fixture's report JSON and anchor check; its corpus is vetted before a single file of
-    it is read. The set is read once, as `run` reads it (grades ignored), and the corpus indexed
-    once (with the config's languages and `run`'s exclusion) for the scores and the anchor check,
-    so the check can never refuse a set that scores and a miss it calls stale is one of the
-    corpus that was scored. The golden configured for the set is one of the run's own files, as
-    for `update_golden_command`: left out of a corpus holding it. Runs in the working directory,
-    `tree / subdir`."""
+    """The fixture's report JSON, anchor check and top hits (`api.score_set`); its corpus is vetted
+    before a single file of it is read. The golden configured for the set is one of the run's own
+    files, as for its update command: left out of a corpus holding it. Runs in the working
+    directory, `tree / subdir`."""
     root = tree / subdir
-    clock = side.clock
-    with clock.stage("index"):  # the set read, then its corpus indexed
-        fixtures = api.load_fixtures(fixture)
-        corpus = api.fixture_corpus(fixture, fixtures)
-    if not inside(tree, root / corpus):
-        raise CceError(
-            f"fixture {fixture}: its corpus {corpus!r} resolves outside the repository",
-            hint='point the header\'s "corpus" at a directory inside the repository, relative to the '
-            "fixture file",
-        )
-    outputs = [golden] if golden is not None else []
-    exclusion = api.fixtures_exclusion(fixtures, fixture, corpus, config, outputs)
-    key = (os.path.realpath(corpus), exclusion)
-    if key not in side.made:
-        with clock.stage("index"):
-            side.made[key] = api.open_corpus(
-                corpus, languages=config.languages, indexing=side.indexing, exclude=exclusion
+
+    def inside_tree(corpus: str) -> None:
+        if not inside(tree, root / corpus):
+            raise CceError(
+                f"fixture {fixture}: its corpus {corpus!r} resolves outside the repository",
+                hint='point the header\'s "corpus" at a directory inside the repository, relative to the '
+                "fixture file",
             )
-    index = side.made[key]
-    with clock.stage("score"):
-        # A rank regression metric reads the set's grades, which the anchor check leaves alone.
-        graded = fixtures if metrics is None else api.load_fixtures(fixture, grades=True)
-        result = api.run(
-            fixture,
-            dir=corpus,
-            backends=backends,
-            config=config,
-            indexing=dataclasses.replace(side.indexing, workers=SCORING_PROCESSES),
-            outputs=outputs,
-            index=index,
-            fixtures=graded,
-            metrics=None if metrics is None else [metrics],
-            shard=side.shard,
-        )
-        report = run_report_json(result)
-    with clock.stage("validate"):
-        anchors = api.check_anchors(fixture, fixtures, corpus, index, config.languages)
-    with clock.stage("hits"):
-        hits = top_hits(result, corpus, config.languages, side.parsed)
-    repository_corpus = Path(os.path.relpath((root / corpus).resolve(), tree.resolve())).as_posix()
-    with open(fixture, encoding="utf-8") as handle:  # read (and parsed) by `load_fixtures` already
-        text = handle.read()
+
+    outputs = [golden] if golden is not None else []
+    scored = api.score_set(
+        fixture, replace(options, outputs=outputs), indexes, check_corpus=inside_tree, stage=stage
+    )
+    result = scored.run
+    repository_corpus = Path(os.path.relpath((root / scored.corpus).resolve(), tree.resolve())).as_posix()
+    # the text as a reader of the file sees it (universal newlines), for its line numbers
+    text = scored.text.replace("\r\n", "\n").replace("\r", "\n")
     return SideResult(
-        report,
-        anchors,
-        hits,
+        run_report_json(result),
+        scored.anchors,
+        scored.top_hits,
         repository_corpus,
         {c.id: c.anchors for c in result.fixtures.cases},
         SideFixtures(result.fixtures, text, repository_corpus),
@@ -579,6 +391,7 @@ def _read_goldens(
     """Each configured golden, read from the head tree (compared with its head report later:
     `GoldenFile.check`)."""
     goldens = {}
+    metric = api.rank_metric_name(inputs.regression_metric)
     with _naming_side("head", sha):
         for fixture, golden in inputs.golden:
             if fixture not in head:
@@ -589,27 +402,5 @@ def _read_goldens(
             path = tree / subdir / golden
             if not inside(tree, path):
                 raise CceError(f"input 'golden': {golden} resolves outside the repository")
-            update = update_golden_command(
-                fixture, golden, inputs.backends, rank_metric_name(inputs.regression_metric)
-            )
-            text = api.read_golden(
-                str(path),
-                golden,
-                missing_hint=f"create it from the working directory with `{update}`, then commit it",
-            )
-            goldens[fixture] = GoldenFile(fixture, golden, text, update)
+            goldens[fixture] = GoldenFile.read(str(path), fixture, golden, inputs.backends, metric)
     return goldens
-
-
-def update_golden_command(
-    fixture: str, golden: str, backends: tuple[str, ...], metrics: str | None = None
-) -> str:
-    """The command that writes `golden` as this Action scores `fixture`, quoted for pasting (the
-    names come from the pull request); `--backend` only when the input is not the CLI's default,
-    `--metrics` only when the regression metric is a rank metric."""
-    words = ["cce-relevance", "run", fixture]
-    if backends != DEFAULT_BACKENDS:
-        words += ["--backend", ",".join(backends)]
-    if metrics is not None:
-        words += ["--metrics", metrics]
-    return shlex.join([*words, "--golden", golden, "--update-golden"])

@@ -24,15 +24,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cce_relevance import api, json_input, schemas
+from cce_relevance import api, schemas, untrusted_json
 from cce_relevance.action.anchor_moves import AnchorMove
 from cce_relevance.action.git import CommitPair
 from cce_relevance.action.inputs import MAX_SHARDS
 from cce_relevance.action.output_files import OUTPUT_DIR, give_to_workspace_owner
 from cce_relevance.action.scoring import Sides
 from cce_relevance.action.side_state import SavedSide, dumps_side, read_side, rebuild, side_document
+from cce_relevance.atomic_files import write_output
 from cce_relevance.errors import CceError
-from cce_relevance.outputs import write_output
 
 SHARD_DIR = "shard"  # inside the output directory: what the shard job uploads
 
@@ -133,12 +133,7 @@ def read_shards(directory: Path) -> MergedRun:
 
 
 def _load(name: str, path: Path) -> dict[str, Any]:
-    try:
-        document = json_input.loads(path.read_bytes())
-    except OSError as exc:
-        raise CceError(f"could not read shard state {name}: {exc.strerror}") from exc
-    except ValueError as exc:
-        raise CceError(f"{name}: not a JSON shard state ({exc})") from exc
+    document = untrusted_json.read_document(path, "shard state", name=name)
     if not isinstance(document, dict) or document.get("schema") != schemas.ACTION_SHARD:
         raise CceError(
             f'{name}: not an Action shard state (expected "schema": "{schemas.ACTION_SHARD}")',

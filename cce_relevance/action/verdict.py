@@ -19,14 +19,15 @@ from __future__ import annotations
 import shlex
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Literal
 
-from cce_relevance import __version__, api, schemas
+from cce_relevance import __version__, schemas
 from cce_relevance.action.git import CommitPair
 from cce_relevance.action.inputs import FailOn
 from cce_relevance.action.query_changes import stale_notes
 from cce_relevance.action.scoring import SetResult
-from cce_relevance.api import BackendComparison, PairedTest, Validation
+from cce_relevance.api import BackendComparison, BackendGate, Validation
 from cce_relevance.reporting.compare_report import comparison_document
 from cce_relevance.reporting.full_report import label
 from cce_relevance.reporting.markdown import FULL_LEGEND_MD, backend_section, means_table, report_means_table
@@ -38,25 +39,22 @@ TITLE = "## Retrieval relevance"
 
 
 @dataclass(frozen=True)
-class GatedChange:
-    """One backend's change in the gated metric, in one fixture set: the paired t-test over the
-    queries whose anchors resolve at both base and head (`left_out` queries had a stale one)."""
+class GatedChange(BackendGate):
+    """One backend's change in the gated metric, in one fixture set: the gate's paired t-test over
+    the queries whose anchors resolve at both base and head (`left_out` queries had a stale one),
+    judged at `alpha`."""
 
     fixture: str
-    backend: str
-    label: str
-    test: PairedTest
     alpha: float
-    left_out: int = 0
 
     @property
     def significant_regression(self) -> bool:
-        return api.is_significant_regression(self.test, self.alpha)
+        return self.regressed(self.alpha)
 
 
-def scored_at_both(s: SetResult) -> list[BackendComparison]:
+def scored_at_both(s: SetResult) -> tuple[BackendComparison, ...]:
     """The set's comparisons of the backends scored at both base and head (none unless paired)."""
-    return [c for c in s.comparisons or () if c.pair.base_means is not None and c.pair.head_means is not None]
+    return () if s.comparison is None else s.comparison.at_both
 
 
 @dataclass(frozen=True)
@@ -72,14 +70,16 @@ class Outcome:
     def drifted(self) -> tuple[SetResult, ...]:
         return tuple(s for s in self.sets if s.golden is not None and s.golden.drifted)
 
-    @property
+    @cached_property
     def findings(self) -> tuple[GatedChange, ...]:
-        """The gated metric on every backend scored at both base and head."""
-        return tuple(self._finding(s, c) for s in self.sets for c in scored_at_both(s))
-
-    def _finding(self, s: SetResult, c: BackendComparison) -> GatedChange:
-        test, left_out = api.gated_test(c, self.metric, s.left_out_queries)
-        return GatedChange(s.fixture, c.pair.backend, c.metric(self.metric).label, test, self.alpha, left_out)
+        """The gated metric on every backend scored at both base and head: each set's gate, tested
+        once with its comparison (`SetResult.comparison`)."""
+        return tuple(
+            GatedChange(**vars(gate), fixture=s.fixture, alpha=self.alpha)
+            for s in self.sets
+            if s.comparison is not None
+            for gate in s.comparison.gates
+        )
 
     @property
     def headline(self) -> GatedChange | None:
@@ -175,10 +175,6 @@ class Outcome:
         else:
             judged = f"p = {test.p:.3g}, {'significant' if test.p < self.alpha else 'not significant'}"
         return f"{h.label} on {where} {signed3(test.mean_delta)} (paired t-test, {n}: {judged})"
-
-
-def metric_label(key: str) -> str:
-    return label(key)
 
 
 def counted(n: int, noun: str, plural: str | None = None) -> str:
@@ -339,13 +335,11 @@ def _gated_line(s: SetResult, digits: Digits) -> str:
     """What the regression test saw without the stale queries, per backend (the tables below
     test every query); '' when the set has no backend scored on both sides."""
     tests = []
-    for c in scored_at_both(s):
-        test, _ = api.gated_test(c, s.primary, s.left_out_queries)
+    for gate in s.comparison.gates if s.comparison is not None else ():
+        test = gate.test
         p = "no test" if test.p is None else f"p={test.p:.3g}"
-        tests.append(f"{code_span(c.pair.backend)} {digits.signed(test.mean_delta)} (n={test.n}, {p})")
-    return (
-        f"The regression test of {metric_label(s.primary)} without them: {', '.join(tests)}." if tests else ""
-    )
+        tests.append(f"{code_span(gate.backend)} {digits.signed(test.mean_delta)} (n={test.n}, {p})")
+    return f"The regression test of {label(s.primary)} without them: {', '.join(tests)}." if tests else ""
 
 
 def _reason(anchors: Validation | None, code: str | None) -> str:

@@ -22,6 +22,7 @@ from itertools import accumulate
 
 from cce_relevance.evaluation.anchors import Anchor
 from cce_relevance.retrieval.chunking.chunk import Chunk
+from cce_relevance.retrieval.index.model import Index
 
 
 class _Candidates:
@@ -73,6 +74,11 @@ class AnchorIndex:
         self._groups: dict[tuple[str | None, str | None], _Candidates] = {}
         self._by_kind: dict[str, list[int]] | None = None
         self._kinds_of: dict[str, frozenset[str]] = {}
+
+    @classmethod
+    def of_index(cls, index: Index) -> AnchorIndex:
+        """Anchor lookups in `index`'s chunks, through the chunks by file that ranking keeps."""
+        return cls(index.chunks, index.chunks_by_file)
 
     def _group(self, path: str | None, kind: str | None) -> _Candidates:
         key = (path, kind)

@@ -81,6 +81,13 @@ class Anchor:
         """This symbol anchor with the lines its definitions have in one corpus."""
         return Anchor(self.path, self.kind, self.range, self.symbol, spans)
 
+    def written_as(self, text: str) -> bool:
+        """Whether the anchor string `text` is this anchor (False for a string that is no anchor)."""
+        try:
+            return parse_anchor(text) == self
+        except ValueError:
+            return False
+
     def display(self) -> str:
         """The canonical string form: `path`, `path#kind` or `#kind`, then `::Name` or `@a-b`."""
         text = self.path or ""

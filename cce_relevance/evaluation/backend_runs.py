@@ -16,9 +16,9 @@ from cce_relevance.evaluation.spans import LineWeights
 from cce_relevance.project_config import ProjectConfig
 from cce_relevance.retrieval.embedders.service import RunEmbedders
 from cce_relevance.retrieval.embedding.embed import hash_embed
+from cce_relevance.retrieval.file_indexing.workers import MAX_AUTO_WORKERS, available_cpus
 from cce_relevance.retrieval.index.build import BuildOptions
 from cce_relevance.retrieval.index.model import Index
-from cce_relevance.retrieval.indexing.workers import MAX_AUTO_WORKERS, available_cpus
 from cce_relevance.retrieval.search.backends import builtin_backend
 from cce_relevance.retrieval.search.hybrid import QueryEmbedder
 from cce_relevance.retrieval.search.registry import Variant, open_backend

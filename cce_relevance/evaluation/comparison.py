@@ -11,7 +11,7 @@ from typing import Any
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.harness import BackendReport
 from cce_relevance.evaluation.metrics import DEFAULT_PRIMARY, METRICS
-from cce_relevance.evaluation.pairing import BackendPair, align_reports
+from cce_relevance.evaluation.pairing import BackendPair, align_reports, pair_reports
 from cce_relevance.evaluation.rank_metrics import RankMetricSpec, rank_metric_for_key
 from cce_relevance.evaluation.run_result import Comparison
 from cce_relevance.evaluation.rust_debug import rust_debug_str
@@ -103,6 +103,25 @@ def metric_deltas(
     return deltas
 
 
+def compare_documents(
+    base: Any,
+    head: Any,
+    base_label: str = "base",
+    head_label: str = "head",
+    stats_level: StatsLevel = "reference",
+    primary: str = DEFAULT_PRIMARY,
+) -> list[BackendComparison]:
+    """Two run reports (JSON data) paired by backend and query id (`pair_reports`), with paired
+    statistics per metric; `"full"` adds each backend's full statistics naming `primary` the
+    primary metric, which a backend scored at both sides must carry."""
+    pairs = pair_reports(base, head, base_label, head_label)
+    if stats_level == "full":
+        for p in pairs:
+            if p.base_means is not None and p.head_means is not None:
+                check_primary(primary, [spec.key for spec in p.specs])
+    return compare_pairs(pairs, stats_level, primary)
+
+
 def compare_reports(
     a: BackendReport, b: BackendReport, rank_metrics: Sequence[RankMetricSpec] = ()
 ) -> dict[str, PairedTest]:
@@ -148,7 +167,7 @@ def compared(
         return paired_comparison(reports, stats_level, primary, rank_metrics), ()
     if stats_level == "full":
         raise CceError(
-            "--stats full compares two backends; with three or more every pair is tested "
+            "the full statistics compare two backends; with three or more every pair is tested "
             "(Holm) beside a randomised Tukey HSD already"
         )
     return None, systems_tests(reports, rank_metrics)

@@ -71,10 +71,15 @@ class FixtureSet:
 
 
 def load_fixtures(path: str, *, grades: bool = False) -> FixtureSet:
-    """Read `path` as strict UTF-8 (no BOM stripping, no newline translation) and parse it (E1).
+    """Read `path` (`read_fixture_text`) and parse it.
 
     `grades=True` also reads and checks each case's optional `grades` object (see `parse_fixtures`).
     """
+    return parse_fixtures(read_fixture_text(path), path, grades=grades)
+
+
+def read_fixture_text(path: str) -> str:
+    """The fixture file's text: strict UTF-8, no BOM stripping, no newline translation (E1)."""
     try:
         with open(path, "rb") as handle:
             data = handle.read()
@@ -90,7 +95,7 @@ def load_fixtures(path: str, *, grades: bool = False) -> FixtureSet:
         raise CceError(
             f"could not read fixtures {_display_path(path)}: stream did not contain valid UTF-8"
         ) from exc
-    return parse_fixtures(text, path, grades=grades)
+    return text
 
 
 def parse_fixtures(text: str, path: str, *, grades: bool = False) -> FixtureSet:
@@ -161,7 +166,7 @@ def _header_exclude(header: dict[str, object], number: int) -> tuple[str, ...]:
             f'fixture line {number}: "exclude" must be an array of gitignore patterns, '
             'e.g. ["docs/generated/", "*.golden.json"]'
         )
-    compile_patterns(value, f"fixture line {number}")
+    compile_patterns(value, f"fixture line {number}: exclude pattern")
     return tuple(value)
 
 

@@ -14,8 +14,10 @@ the smallest change the team cares about (the Action's `min-detectable-effect`).
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from typing import Any
 
-from cce_relevance.evaluation.comparison import BackendComparison, compare_pairs
+from cce_relevance.evaluation.comparison import BackendComparison, compare_documents, compare_pairs
 from cce_relevance.evaluation.pairing import BackendPair
 from cce_relevance.stats.noncentral import detectable_effect_size
 from cce_relevance.stats.paired import PairedTest, no_spread, paired_t, sample_sd
@@ -97,3 +99,51 @@ def gated_comparisons(
     ]
     done = iter(compare_pairs([kept[i] for i in redo], "full", primary))
     return [next(done) if i in redo else c for i, c in enumerate(comparisons)]
+
+
+@dataclass(frozen=True)
+class BackendGate:
+    """The gate's test of one backend scored at both sides: the t-test of the gated metric (its
+    label) over the queries it keeps, and how many paired queries it left out."""
+
+    backend: str
+    label: str
+    test: PairedTest
+    left_out: int
+
+    def regressed(self, alpha: float) -> bool:
+        """Whether the change is a significant regression at `alpha` (`is_significant_regression`)."""
+        return is_significant_regression(self.test, alpha)
+
+
+@dataclass(frozen=True)
+class SetComparison:
+    """One fixture set's base → head comparison with every statistic computed once: each backend's
+    comparison over every query (with the full statistics), the same over the queries the gate
+    keeps for the backends scored at both sides, and the gate's test of each of those."""
+
+    comparisons: tuple[BackendComparison, ...]
+    gated: tuple[BackendComparison, ...]
+    gates: tuple[BackendGate, ...]
+
+    @property
+    def at_both(self) -> tuple[BackendComparison, ...]:
+        """The comparisons of the backends scored at both base and head."""
+        return tuple(c for c in self.comparisons if _at_both(c))
+
+
+def compare_sides(base: Any, head: Any, primary: str, left_out: Collection[str] = ()) -> SetComparison:
+    """A set's run reports at base and head (JSON data) compared, with the full statistics naming
+    `primary` (the gated metric key) the primary metric, and the gate over the queries not in
+    `left_out` (a stale anchor at either side, a range anchor whose lines moved)."""
+    comparisons = tuple(compare_documents(base, head, "base", "head", "full", primary))
+    at_both = [c for c in comparisons if _at_both(c)]
+    gates = []
+    for c in at_both:
+        test, dropped = gated_test(c, primary, left_out)
+        gates.append(BackendGate(c.pair.backend, c.metric(primary).label, test, dropped))
+    return SetComparison(comparisons, tuple(gated_comparisons(at_both, left_out, primary)), tuple(gates))
+
+
+def _at_both(c: BackendComparison) -> bool:
+    return c.pair.base_means is not None and c.pair.head_means is not None

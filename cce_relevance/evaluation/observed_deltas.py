@@ -13,11 +13,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from cce_relevance import schemas
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.pairing import metric_values, shared_specs
+from cce_relevance.evaluation.rank_metrics import rank_metric_for_key
+from cce_relevance.evaluation.rust_debug import rust_debug_str
+from cce_relevance.stats.power import PowerAnalysis, PowerRow, plan_from_pilot
+from cce_relevance.untrusted_json import expect_array, expect_object
 
 
 @dataclass(frozen=True)
@@ -40,16 +45,9 @@ def _samples(
     ]
 
 
-def _object(value: Any, where: str) -> Mapping[str, Any]:
-    if not isinstance(value, dict):
-        raise CceError(f"{where}: expected a JSON object")
-    return value
-
-
-def _list(value: Any, where: str) -> list[Any]:
-    if not isinstance(value, list):
-        raise CceError(f"{where}: expected a JSON array")
-    return value
+# A saved report or comparison that is not shaped as one is an input error naming the field.
+_object = partial(expect_object, error=CceError)
+_list = partial(expect_array, error=CceError)
 
 
 def _report_samples(doc: Mapping[str, Any], label: str) -> list[DeltaSample]:
@@ -147,3 +145,23 @@ def observed_deltas(doc: Any, label: str) -> list[DeltaSample]:
         f"(expected schema {schemas.REPORTS_READ[-1]} with a compare block, {schemas.COMPARE}, "
         f"or the Action's {schemas.ACTION})"
     )
+
+
+def plan_power(
+    samples: Sequence[DeltaSample], source: str, delta: float, alpha: float, power: float, metric: str | None
+) -> PowerAnalysis:
+    """The power plan of each sample (of `metric` only, when given) read from `source`: queries
+    needed to detect `delta` at `alpha` with `power`, and the MDE now."""
+    if metric is not None and all(s.metric != metric for s in samples):
+        spec = rank_metric_for_key(metric)
+        raise CceError(
+            f"{source} holds no metric {rust_debug_str(metric)} "
+            f"(it holds {', '.join(dict.fromkeys(s.metric for s in samples))})",
+            hint=f"make the reports with the rank metric {spec.name}" if spec is not None else None,
+        )
+    rows = tuple(
+        PowerRow(s.comparison, s.metric, plan_from_pilot(s.deltas, delta, alpha, power))
+        for s in samples
+        if metric is None or s.metric == metric
+    )
+    return PowerAnalysis(source, delta, alpha, power, rows)

@@ -279,3 +279,10 @@ def score_specs(specs: Sequence[RankMetricSpec], case: RankedCase) -> dict[str, 
             gains = case.gains_at_k if s.cutoff is None else case.deep_gains
             out[s.key] = s.value(gains, case.judged_gains, case.k)
     return out
+
+
+def rank_metric_name(key: str) -> str | None:
+    """The rank metric name a rank metric key is scored with (`ndcg_at_5` → `ndcg@5`); None for
+    any other key (a reference metric, which every run reports, or no metric at all)."""
+    spec = rank_metric_for_key(key)
+    return spec.name if spec is not None else None

@@ -19,19 +19,20 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from cce_relevance import schemas
+from cce_relevance import schemas, untrusted_json
 from cce_relevance.errors import CceError
-from cce_relevance.evaluation.fixtures import Case, FixtureSet, parse_fixtures
+from cce_relevance.evaluation.fixtures import Case, FixtureSet, parse_fixtures, read_fixture_text
 from cce_relevance.evaluation.harness import CaseResult, backend_report
 from cce_relevance.evaluation.metrics import QueryMetrics
-from cce_relevance.evaluation.names import first_tokens_asked, rank_metric_specs
 from cce_relevance.evaluation.rank_metrics import FIRST_TOKENS
 from cce_relevance.evaluation.run_result import RunResult
+from cce_relevance.evaluation.selection import first_tokens_asked, rank_metric_specs
 from cce_relevance.evaluation.spans import TokenScore
 
 _SHARD = re.compile(r"([0-9]+)/([0-9]+)\Z")
@@ -59,14 +60,36 @@ class Shard:
     def __str__(self) -> str:
         return f"{self.index}/{self.count}"
 
+    @classmethod
+    def parse(cls, text: str, source: str) -> Shard:
+        """`I/N` with 1 <= I <= N; a `CceError` naming `source` (where the text came from) otherwise."""
+        match = _SHARD.match(text.strip())
+        index, count = (int(match.group(1)), int(match.group(2))) if match else (0, 0)
+        if not 1 <= index <= count:
+            raise CceError(
+                f"{source}: {text!r} is not a shard: expected I/N with 1 <= I <= N, for example 2/3"
+            )
+        return cls(index, count)
 
-def parse_shard(text: str, source: str = "--shard") -> Shard:
-    """`I/N` with 1 <= I <= N; a `CceError` naming `source` otherwise."""
-    match = _SHARD.match(text.strip())
-    index, count = (int(match.group(1)), int(match.group(2))) if match else (0, 0)
-    if not 1 <= index <= count:
-        raise CceError(f"{source}: {text!r} is not a shard: expected I/N with 1 <= I <= N, for example 2/3")
-    return Shard(index, count)
+
+def shard_state(result: RunResult, fixtures_path: str, shard: Shard) -> str:
+    """The state file of one shard's run (`run` with `RunOptions(shard=shard)`) of the set at
+    `fixtures_path`, whose text it holds as stored."""
+    return dumps_shard(shard_document(result, read_fixture_text(fixtures_path), shard))
+
+
+def merge_shard_states(paths: Sequence[str]) -> RunResult:
+    """The whole run rebuilt from its shards' state files (or directories of them: every `*.json`
+    inside, sorted), checked to be one run split once; renders as the unsharded run does."""
+    documents = []
+    for path in paths:
+        files = (
+            sorted(os.path.join(path, n) for n in os.listdir(path) if n.endswith(".json"))
+            if os.path.isdir(path)
+            else [path]
+        )
+        documents += [(name, untrusted_json.read_document(name, "shard state")) for name in files]
+    return merge_shards(documents)
 
 
 def shard_document(result: RunResult, fixture_text: str, shard: Shard) -> dict[str, Any]:
@@ -74,7 +97,7 @@ def shard_document(result: RunResult, fixture_text: str, shard: Shard) -> dict[s
     and each of its queries' values per backend, as exact floats; with rank metrics (`--metrics`),
     their names and each query's values of them."""
     if result.comparison is not None:
-        raise CceError("a sharded run scores backends only: --compare is computed after `merge`")
+        raise CceError("a sharded run scores backends only: they are compared once the shards are merged")
     names = [spec.name for spec in result.rank_metrics] + ([FIRST_TOKENS] if _first_tokens(result) else [])
     ranked = {"metrics": names} if names else {}
     return {
@@ -106,7 +129,7 @@ def shard_part(result: RunResult, shard: Shard) -> RunResult:
     (`harness.backend_report`, where the live run takes them), so `shard_document` of the part is
     the live shard's, byte for byte."""
     if result.comparison is not None or result.systems:
-        raise CceError("a sharded run scores backends only: --compare is computed after `merge`")
+        raise CceError("a sharded run scores backends only: they are compared once the shards are merged")
     fixtures = shard.cases(result.fixtures)
     judged = [spec.key for spec in result.rank_metrics] if result.rank_metrics else None
     kept = [shard.holds(case.id) for case in result.fixtures.cases]

@@ -16,15 +16,26 @@ the anchor written as JSON strings (so any id reads back exactly), `?` for a lin
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.anchors import Anchor, AnchorError, parse_anchor
+from cce_relevance.evaluation.backend_runs import evaluated_backends
 from cce_relevance.evaluation.fixtures import Case
 from cce_relevance.evaluation.harness import BackendReport
+from cce_relevance.evaluation.prepared import prepare_check
 from cce_relevance.evaluation.proposals.symbols import definition_anchor
+from cce_relevance.evaluation.run_corpus import query_embedder, warn_on_stderr
+from cce_relevance.evaluation.run_options import DEFAULT_OPTIONS, RunOptions
+from cce_relevance.evaluation.selection import selected_backends
+from cce_relevance.evaluation.spans import LineWeights
+from cce_relevance.evaluation.symbol_anchors import bind_symbols
+from cce_relevance.evaluation.validation import Validation
 from cce_relevance.retrieval.chunking.chunk import MODULE
 from cce_relevance.retrieval.chunking.symbols import CorpusSymbols
 from cce_relevance.retrieval.hit import Hit
@@ -249,3 +260,59 @@ def counts(cases: Sequence[UnjudgedCase]) -> Mapping[str, int]:
         "cases": sum(1 for c in cases if c.hits),
         "hits": sum(len(c.hits) for c in cases),
     }
+
+
+@dataclass(frozen=True)
+class Unjudged:
+    """`validate` with the hits nobody labeled: the anchor findings, the backends searched, how
+    deep (None: each case's k), and per case the hits no anchor labels (evaluation/unjudged.py)."""
+
+    validation: Validation
+    backends: tuple[str, ...]
+    top: int | None
+    cases: tuple[UnjudgedCase, ...]
+
+
+def unjudged(
+    fixtures_path: str,
+    options: RunOptions = DEFAULT_OPTIONS,
+    *,
+    dir: str | None = None,
+    top: int | None = None,
+) -> Unjudged:
+    """`validate`, and every case's top `top` hits (default: its k) at each of `options.backends`
+    (default: the built-in ones) that match none of its anchors, `expected` or `irrelevant`."""
+    if top is not None and top < 1:
+        raise CceError(f"the hits listed must be at least 1, got {top}")
+    names = selected_backends(options.backends, options.config)
+    check = prepare_check(fixtures_path, options, dir, True)
+    cases = bind_symbols(check.fixtures, check.symbols).cases
+    if top is not None:
+        cases = tuple(dataclasses.replace(c, k=top) for c in cases)
+    embed = query_embedder(check.index, warn_on_stderr)
+    weights = LineWeights.of_index(check.index)
+    corpus = os.path.abspath(check.validation.corpus)
+    reports = evaluated_backends(
+        names, options.config, check.index, embed, cases, weights, None, options.indexing, corpus=corpus
+    )
+    return Unjudged(check.validation, tuple(names), top, unjudged_hits(reports, check.symbols))
+
+
+def read_review(path: str) -> tuple[str, str]:
+    """A filled-in review form's text, and how errors name it: the file at `path`, or standard
+    input for `-`."""
+    try:
+        if path == "-":
+            return sys.stdin.read(), "<stdin>"
+        with open(path, encoding="utf-8") as fh:
+            return fh.read(), path
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CceError(f"could not read review {path}: {getattr(exc, 'strerror', None) or exc}") from None
+
+
+@dataclass(frozen=True)
+class Accepted:
+    """A filled-in review form (`unjudged`) as edits of the fixture file, and as a patch."""
+
+    edits: tuple[LabelEdit, ...]
+    patch: str

@@ -16,17 +16,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from cce_relevance.evaluation.anchor_index import AnchorIndex
 from cce_relevance.evaluation.anchors import Anchor
 from cce_relevance.evaluation.fixtures import Case
 from cce_relevance.evaluation.symbol_anchors import SymbolSource, bind_case, named_definitions
 from cce_relevance.retrieval.chunking.symbols import Definition
+from cce_relevance.retrieval.index.model import Index
 from cce_relevance.strings import quoted
 
 STALE_CODES = ("missing-file", "missing-kind", "missing-symbol", "range-past-end", "no-chunk-in-range")
 
 
 @dataclass(frozen=True)
-class Finding:
+class AnchorFinding:
     """One problem. `anchor` is the anchor's canonical text, or None for a problem of the whole case."""
 
     code: str  # one of STALE_CODES, "ambiguous-symbol", "unsatisfiable" or "duplicate-id"
@@ -42,11 +44,15 @@ class Validation:
     corpus: str
     cases: int
     anchors: int
-    findings: tuple[Finding, ...]
+    findings: tuple[AnchorFinding, ...]
 
     @property
     def ok(self) -> bool:
         return not self.findings
+
+    def stale_findings(self) -> tuple[AnchorFinding, ...]:
+        """The findings that are stale anchors, with line and reason."""
+        return tuple(f for f in self.findings if f.code in STALE_CODES)
 
     def stale_anchors(self) -> dict[str, tuple[str, ...]]:
         """Query id → its stale anchors, for every query that has one (ids in fixture order).
@@ -123,12 +129,12 @@ def validate_cases(
     `symbols` the corpus's definitions, which symbol anchors are looked up in (without it they
     resolve to nothing)."""
     index = _Corpus(anchors, line_counts, symbols)
-    findings: list[Finding] = []
+    findings: list[AnchorFinding] = []
     first_line: dict[str, int] = {}
     for case in cases:
         if case.id in first_line:
             findings.append(
-                Finding(
+                AnchorFinding(
                     "duplicate-id",
                     case.line,
                     case.id,
@@ -142,7 +148,7 @@ def validate_cases(
             if anchors.resolves(anchor):
                 if anchor.symbol is not None and symbols is not None and len(anchor.bound) > 1:
                     findings.append(
-                        Finding(
+                        AnchorFinding(
                             "ambiguous-symbol",
                             case.line,
                             case.id,
@@ -153,10 +159,10 @@ def validate_cases(
                 continue
             stale += 1
             code, message = index.diagnose(anchor)
-            findings.append(Finding(code, case.line, case.id, anchor.display(), message))
+            findings.append(AnchorFinding(code, case.line, case.id, anchor.display(), message))
         if stale == len(case.anchors):
             findings.append(
-                Finding(
+                AnchorFinding(
                     "unsatisfiable",
                     case.line,
                     case.id,
@@ -206,3 +212,13 @@ def ambiguity(anchor: Anchor, named: Sequence[Definition]) -> str:
         f"{quoted(anchor.symbol or '')} names {len(named)} definitions of "
         f"{quoted(anchor.path or '')} ({where}); it matches all of them; {advice}"
     )
+
+
+def check_indexed(
+    fixtures_path: str, cases: Sequence[Case], corpus: str, index: Index, symbols: SymbolSource | None
+) -> Validation:
+    """`validate_cases` against an index made already of the corpus directory `corpus` (or loaded
+    from a store): the files, chunks and line counts checked against are the index's own, so a
+    set scored with that index is checked against exactly what was scored."""
+    anchors = AnchorIndex.of_index(index)
+    return validate_cases(fixtures_path, corpus, cases, anchors, index.line_counts or {}, symbols)

@@ -211,7 +211,7 @@ def chart_renderer(path: str) -> Callable[[DeltaChart], str]:
     diagram, `.svg` the picture. Checked before any scoring, so a typo costs nothing."""
     suffix = os.path.splitext(path)[1].lower()
     if suffix not in _RENDERERS:
-        raise CceError(f"--chart {path}: unknown chart format (expected a file ending in .md, .mmd or .svg)")
+        raise CceError(f"{path}: unknown chart format (expected a file ending in .md, .mmd or .svg)")
     return _RENDERERS[suffix]
 
 
@@ -219,7 +219,7 @@ def run_chart(result: RunResult, metric: str = DEFAULT_PRIMARY) -> DeltaChart:
     """Per-query deltas B − A of a `compare` run; `metric` is a report key (`mrr`, or a rank metric
     key such as `ndcg_at_k` when the run computed it)."""
     if result.comparison is None:
-        raise CceError("a chart needs a comparison: run with --compare A,B")
+        raise CceError("a chart needs a comparison of two backends")
     specs = {s.key: s for s in (*METRICS, *result.rank_metrics)}
     if metric not in specs:
         known = rank_metric_for_key(metric)

@@ -14,8 +14,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from cce_relevance import schemas
-from cce_relevance.evaluation.harness import BackendReport, CaseResult
+from cce_relevance.evaluation.harness import BackendReport, CaseResult, TokenAggregate
 from cce_relevance.evaluation.metrics import MetricSpec
+from cce_relevance.evaluation.spans import TokenScore
 from cce_relevance.reporting.full_report import full_document
 from cce_relevance.reporting.numbers import format6, signed6
 from cce_relevance.stats.full_stats import FullStats
@@ -28,24 +29,30 @@ def _extra(ranking: Mapping[str, float] | None, specs: Sequence[MetricSpec]) -> 
     return {spec.key: format6(ranking[spec.key]) for spec in specs}
 
 
+def _scores(precision: float, recall: float, mrr: float, f1: float) -> dict[str, Any]:
+    """The reference metrics as six-decimal strings, by JSON key (the writer sorts the keys)."""
+    return {
+        "f1": format6(f1),
+        "mrr": format6(mrr),
+        "precision_at_k": format6(precision),
+        "recall": format6(recall),
+    }
+
+
+def _tokens(t: TokenScore | TokenAggregate) -> dict[str, Any]:
+    return {"iou": format6(t.iou), "precision": format6(t.precision), "recall": format6(t.recall)}
+
+
 def _case(result: CaseResult, extra: Sequence[MetricSpec] = ()) -> dict[str, Any]:
     m = result.metrics
     doc: dict[str, Any] = {
-        "f1": format6(m.f1),
+        **_scores(m.precision, m.recall, m.mrr, m.f1),
         "first_relevant_rank": m.first_relevant_rank,
         "id": result.case.id,
         "k": result.case.k,
-        "mrr": format6(m.mrr),
-        "precision_at_k": format6(m.precision),
-        "recall": format6(m.recall),
     }
     if result.tokens is not None:
-        t = result.tokens
-        doc["tokens"] = {
-            "iou": format6(t.iou),
-            "precision": format6(t.precision),
-            "recall": format6(t.recall),
-        }
+        doc["tokens"] = _tokens(result.tokens)
     if extra:
         doc["extra"] = _extra(result.ranking, extra)
     return doc
@@ -66,21 +73,12 @@ def _with_first_tokens(doc: dict[str, Any], report: BackendReport) -> dict[str, 
 def backend_document(report: BackendReport, extra: Sequence[MetricSpec] = ()) -> dict[str, Any]:
     """One backend's block; `extra` names the rank metrics to add under `extra` (none by default)."""
     doc: dict[str, Any] = {
+        **_scores(report.precision, report.recall, report.mrr, report.f1),
         "backend": report.backend,
-        "f1": format6(report.f1),
-        "mrr": format6(report.mrr),
         "per_query": [_case(r, extra) for r in report.cases],
-        "precision_at_k": format6(report.precision),
-        "recall": format6(report.recall),
     }
     if report.tokens is not None:
-        t = report.tokens
-        doc["tokens"] = {
-            "iou": format6(t.iou),
-            "precision": format6(t.precision),
-            "queries": t.queries,
-            "recall": format6(t.recall),
-        }
+        doc["tokens"] = {**_tokens(report.tokens), "queries": report.tokens.queries}
     if extra:
         doc["extra"] = _extra(report.ranking, extra)
     return _with_first_tokens(doc, report)

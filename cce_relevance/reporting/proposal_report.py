@@ -2,37 +2,29 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from cce_relevance.evaluation.discrimination import Discrimination
 from cce_relevance.evaluation.history.mining import HistoryProposal
+from cce_relevance.evaluation.proposals import HARD_FORMS
+from cce_relevance.evaluation.proposals.bootstrap import Bootstrapped
 from cce_relevance.reporting.terminal import terminal_safe
 
 
-def proposal_text(
-    written: str,
-    cases: int,
-    asked: int,
-    candidates: int,
-    files: int,
-    skipped: Mapping[str, int],
-    forms: Mapping[str, int],
-    hard: frozenset[str],
-    scores: Discrimination | None,
-) -> str:
-    """`written` is where the set went (a path, or "stdout"); `forms` counts the chosen cases per
-    form, in form order; `hard` names the hard forms; `scores` is None when not scored."""
-    left_out = ", ".join(f"{n:,} {reason}" for reason, n in skipped.items())
+def proposal_text(result: Bootstrapped, written: str, asked: int) -> str:
+    """The summary of a proposed set: `written` is where it went (a path, or "stdout") and `asked`
+    the number of cases asked for."""
+    proposal, forms, scores = result.proposal, result.form_counts(), result.discrimination()
+    cases = len(proposal.cases)
+    left_out = ", ".join(f"{n:,} {reason}" for reason, n in proposal.skipped.items())
     fewer = f" (of {asked} asked: each definition is labeled once, and no more have a usable query)"
     out = [
         f"cce-relevance bootstrap: {cases} proposed cases written to {terminal_safe(written)}"
         + (fewer if cases < asked else "")
         + "\n",
-        f"  drawn from {_count(candidates, 'candidate')} in {_count(files, 'file')}"
+        f"  drawn from {_count(proposal.candidates, 'candidate')} in {_count(proposal.files, 'file')}"
         + (f" (files left out: {left_out})" if left_out else "")
         + "\n",
         "  forms: "
-        + ", ".join(f"{form} {n}{' (hard)' if form in hard else ''}" for form, n in forms.items())
+        + ", ".join(f"{form} {n}{' (hard)' if form in HARD_FORMS else ''}" for form, n in forms.items())
         + "\n",
     ]
     closing = "review every case before committing the set: a proposal is a guess at what a user would ask"

@@ -12,24 +12,24 @@ from cce_relevance.retrieval.chunking.chunk import Chunk
 from cce_relevance.retrieval.hit import Hit
 
 
+def _span(c: Chunk | Hit) -> dict[str, object]:
+    """Where a chunk or hit lies and what it is, in the order both documents list these keys."""
+    return {
+        "file_path": c.file_path,
+        "start_line": c.start_line,
+        "end_line": c.end_line,
+        "chunk_type": c.chunk_type,
+        "kind": c.kind,
+    }
+
+
 def conformance_document(chunks: Sequence[Chunk], impl_language: str = "python") -> str:
     """`conformance.json` v2: chunks sorted by (path, start line, id), keys in the reference's order."""
     rows = sorted(chunks, key=lambda c: (c.file_path, c.start_line, c.chunk_id))
     doc = {
         "spec_version": CONFORMANCE_SPEC_VERSION,
         "impl_language": impl_language,
-        "chunks": [
-            {
-                "file_path": c.file_path,
-                "start_line": c.start_line,
-                "end_line": c.end_line,
-                "chunk_type": c.chunk_type,
-                "kind": c.kind,
-                "chunk_id": c.chunk_id,
-                "token_count": c.token_count,
-            }
-            for c in rows
-        ],
+        "chunks": [{**_span(c), "chunk_id": c.chunk_id, "token_count": c.token_count} for c in rows],
     }
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
@@ -53,19 +53,7 @@ def conformance_table(chunks: Sequence[Chunk], symbol_of: Callable[[Chunk], str 
 
 
 def hits_json(hits: Sequence[Hit]) -> str:
-    records = [
-        {
-            "rank": h.rank,
-            "score": format6(h.score),
-            "chunk_id": h.chunk_id,
-            "file_path": h.file_path,
-            "start_line": h.start_line,
-            "end_line": h.end_line,
-            "chunk_type": h.chunk_type,
-            "kind": h.kind,
-        }
-        for h in hits
-    ]
+    records = [{"rank": h.rank, "score": format6(h.score), "chunk_id": h.chunk_id, **_span(h)} for h in hits]
     return json.dumps(records, indent=2, ensure_ascii=False) + "\n"
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from cce_relevance import schemas
 from cce_relevance.reporting.full_report import label, optional6
 from cce_relevance.reporting.markdown_safe import code_span, escape_md
 from cce_relevance.reporting.numbers import format6, signed6
@@ -175,3 +176,32 @@ def systems_document(tests: Sequence[SystemsTest]) -> dict[str, Any]:
         },
         "systems": list(tests[0].systems) if tests else [],
     }
+
+
+SavedSystems = Sequence[tuple[str, Sequence[SystemsTest]]]  # per backend all the reports scored
+
+
+def saved_reports_document(paths: Sequence[str], results: SavedSystems) -> dict[str, Any]:
+    """`compare R1 R2 R3… --json`: per backend the systems block, and the reports compared."""
+    return {
+        "backends": [{"backend": name, **systems_document(tests)} for name, tests in results],
+        "reports": list(paths),
+        "schema": schemas.SYSTEMS,
+    }
+
+
+def saved_reports_markdown(paths: Sequence[str], results: SavedSystems) -> str:
+    """`compare R1 R2 R3… --markdown`: one systems section per backend."""
+    return "".join(
+        systems_markdown(f"Relevance of {len(paths)} reports, backend {name}", tests)
+        for name, tests in results
+    )
+
+
+def saved_reports_text(paths: Sequence[str], results: SavedSystems) -> str:
+    """`compare R1 R2 R3…`: the reports by number, then one systems block per backend."""
+    return (
+        "CCE relevance — comparison of saved reports\n"
+        + "".join(f"  {i}: {terminal_safe(p)}\n" for i, p in enumerate(paths, 1))
+        + "".join(systems_text(f"backend {terminal_safe(name)}", tests) for name, tests in results)
+    )

@@ -13,7 +13,7 @@ import json
 import shlex
 from collections.abc import Sequence
 
-from cce_relevance.evaluation.unjudged import UNDECIDED, UnjudgedCase, UnjudgedHit, counts
+from cce_relevance.evaluation.unjudged import UNDECIDED, Accepted, UnjudgedCase, UnjudgedHit, counts
 from cce_relevance.reporting.terminal import terminal_safe
 
 
@@ -56,3 +56,15 @@ _C1 = {c: f"\\u{c:04x}" for c in range(0x7F, 0xA0)}  # DEL and C1: escaped too, 
 def _js(text: str) -> str:
     """`text` as a JSON string that reads back exactly and cannot drive a terminal."""
     return json.dumps(text, ensure_ascii=False).translate(_C1)
+
+
+def accepted_text(accepted: Accepted) -> str:
+    """What `validate --unjudged --suggest --accept FILE` says on stderr of the patch it prints."""
+    added = [(len(e.expected), len(e.irrelevant)) for e in accepted.edits]
+    apply = (
+        "; review the patch on stdout, then apply it: git apply FILE (or patch -p1 < FILE)" if added else ""
+    )
+    return (
+        f"cce-relevance validate --accept: {sum(a for a, _ in added)} anchor(s) added to expected, "
+        f"{sum(b for _, b in added)} to irrelevant, in {len(added)} case(s){apply}\n"
+    )

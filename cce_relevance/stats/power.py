@@ -32,6 +32,12 @@ from cce_relevance.stats.tdist import t_crit, t_quantile
 MAX_QUERIES = 10_000_000
 
 
+def check_plan(delta: float, alpha: float, power: float) -> None:
+    """A ValueError naming the first of `delta`, `alpha` and `power` a plan cannot use."""
+    _check_delta(delta)
+    _check_levels(alpha, power)
+
+
 def _check_levels(alpha: float, power: float) -> None:
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must lie strictly between 0 and 1, got {alpha!r}")

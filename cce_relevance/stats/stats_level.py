@@ -1,7 +1,7 @@
 """The statistics a comparison can report, by name: what `--stats` and the Action accept.
 
 Kept apart from full_stats.py, which needs numpy, so that the command line can offer these
-choices without importing the statistics themselves (start-up, docs/performance.md).
+choices without importing the statistics themselves (start-up, docs/dev/performance.md).
 """
 
 from __future__ import annotations

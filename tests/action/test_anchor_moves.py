@@ -11,7 +11,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cce_relevance import api
 from cce_relevance.action import anchor_moves
 from cce_relevance.action.anchor_moves import (
     AnchorMove,
@@ -21,6 +20,7 @@ from cce_relevance.action.anchor_moves import (
     map_range,
     parse_hunks,
 )
+from cce_relevance.evaluation.fixtures import load_fixtures
 
 
 @st.composite
@@ -153,7 +153,7 @@ def _commit(repo: Path, files: dict[str, str], message: str) -> str:
 def _side(repo: Path, fixture_text: str) -> SideFixtures:
     path = repo / "eval" / "set.jsonl"
     path.write_text(fixture_text, encoding="utf-8")
-    return SideFixtures(api.load_fixtures(str(path)), fixture_text, "src")
+    return SideFixtures(load_fixtures(str(path)), fixture_text, "src")
 
 
 @pytest.fixture

@@ -23,11 +23,13 @@ from cce_relevance.action.git import CommitPair
 from cce_relevance.action.history import Entry, History, commit_date
 from cce_relevance.action.pr_comment import render_comment
 from cce_relevance.action.query_changes import Links
-from cce_relevance.action.scoring import GoldenCheck, SetResult, TopHit
+from cce_relevance.action.scoring import SetResult
 from cce_relevance.action.trend import render_trend, with_trend
 from cce_relevance.action.verdict import Outcome
 from cce_relevance.evaluation.anchors import parse_anchor
-from cce_relevance.evaluation.validation import Finding, Validation
+from cce_relevance.evaluation.golden import GoldenCheck
+from cce_relevance.evaluation.set_scoring import TopHit
+from cce_relevance.evaluation.validation import AnchorFinding, Validation
 from cce_relevance.reporting.canonical_json import dumps_report
 from cce_relevance.reporting.numbers import format6
 
@@ -109,7 +111,7 @@ def _set(
     head_ranks = {b: dict(head) if b in worse_on else dict(base) for b in BACKENDS}
     anchors = {qid: (parse_anchor("billing.py#function_definition@1-4"),) for qid in base}
     findings = tuple(
-        Finding(
+        AnchorFinding(
             "missing-file",
             2 + i,
             qid,
@@ -145,6 +147,7 @@ def _drifted(s: SetResult) -> SetResult:
         "--- golden\n+++ head\n(see the keyed diff)\n",
         "cce-relevance run eval/search.jsonl --golden eval/search.golden.json --update-golden",
         s.base,
+        s.head,
     )
     return SetResult(
         s.fixture,

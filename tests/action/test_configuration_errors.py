@@ -107,12 +107,17 @@ def test_a_bad_scalar_input(step: Step, name: str, value: str, expected: str) ->
 
 def test_a_missing_event_file(step: Step) -> None:
     missing = step.event.with_name("gone.json")
-    assert_reported(step.run(GITHUB_EVENT_PATH=str(missing)), f"GITHUB_EVENT_PATH={missing} cannot be read")
+    assert_reported(
+        step.run(GITHUB_EVENT_PATH=str(missing)),
+        f"could not read the event payload GITHUB_EVENT_PATH={missing}",
+    )
 
 
 def test_an_event_file_that_is_not_json(step: Step) -> None:
     step.event.write_text("{not json", encoding="utf-8")
-    assert_reported(step.run(), f"GITHUB_EVENT_PATH={step.event} is not valid JSON")
+    assert_reported(
+        step.run(), f"could not read the event payload GITHUB_EVENT_PATH={step.event}: invalid JSON"
+    )
 
 
 def test_a_workspace_that_is_not_a_directory(step: Step) -> None:

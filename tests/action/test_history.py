@@ -205,7 +205,7 @@ def test_any_json_in_any_field_is_a_history_or_a_history_error(value: object, fi
         doc["entries"][0][field] = value
     try:
         text = json.dumps(doc)
-    except ValueError:  # NaN and friends: json.dumps writes them, json_input refuses them
+    except ValueError:  # NaN and friends: json.dumps writes them, untrusted_json refuses them
         return
     try:
         parsed = parse_history(text.encode())

@@ -113,7 +113,7 @@ def test_other_inputs_accept_the_underscore_spelling(workspace: Path) -> None:
 def test_a_rank_regression_metric_is_scored_with_metrics(
     workspace: Path, value: str, name: str | None
 ) -> None:
-    from cce_relevance.action.inputs import rank_metric_name
+    from cce_relevance.evaluation.rank_metrics import rank_metric_name
 
     got = read(workspace, **{"regression-metric": value})
     assert got.regression_metric == value and rank_metric_name(value) == name
@@ -327,7 +327,7 @@ def test_github_context(workspace: Path, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("content", "message"),
-    [("{not json", "is not valid JSON"), ("[1, 2]", "holds a JSON array, expected an object")],
+    [("{not json", "invalid JSON"), ("[1, 2]", ": expected an object, got a JSON array")],
 )
 def test_bad_event_payload(workspace: Path, tmp_path: Path, content: str, message: str) -> None:
     event = tmp_path / "event.json"
@@ -337,7 +337,7 @@ def test_bad_event_payload(workspace: Path, tmp_path: Path, content: str, messag
 
 
 def test_missing_event_payload(workspace: Path, tmp_path: Path) -> None:
-    with pytest.raises(CceError, match="GITHUB_EVENT_PATH=.*cannot be read"):
+    with pytest.raises(CceError, match="could not read the event payload GITHUB_EVENT_PATH="):
         read_inputs({**env_for(workspace), "GITHUB_EVENT_PATH": str(tmp_path / "gone.json")})
 
 

@@ -419,15 +419,15 @@ def test_release_workflow_publishes_the_reproducible_dists_with_trusted_publishi
     assert ours["with"]["fixtures"].split() == ["eval/relevance/code.jsonl", "eval/relevance/docs.jsonl"]
 
 
-def readme_yaml_blocks() -> list[str]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+def guide_yaml_blocks() -> list[str]:
+    text = (ROOT / "docs" / "action.md").read_text(encoding="utf-8")
     return re.findall(r"```yaml\n(.*?)```", text, flags=re.S)
 
 
-def test_readme_cache_snippet_restores_on_pull_requests_and_saves_on_the_default_branch(
+def test_the_guides_cache_snippet_restores_on_pull_requests_and_saves_on_the_default_branch(
     action: dict[str, Any],
 ) -> None:
-    [snippet] = [b for b in readme_yaml_blocks() if "actions/cache/" in b]
+    [snippet] = [b for b in guide_yaml_blocks() if "actions/cache/" in b]
     steps_ = yaml.safe_load(snippet)
     restore, ours, save = steps_
     default = action["inputs"]["cache-dir"]["default"]
@@ -447,7 +447,7 @@ def test_readme_cache_snippet_restores_on_pull_requests_and_saves_on_the_default
 
 
 def test_readme_shows_the_released_action_and_pinned_actions() -> None:
-    [workflow] = [b for b in readme_yaml_blocks() if b.startswith("name: Relevance")]
+    [workflow] = [b for b in guide_yaml_blocks() if b.startswith("name: Relevance")]
     assert "uses: your-org/cce-relevance@v1" in workflow
     for line in workflow.splitlines():
         if "uses:" in line and "cce-relevance@" not in line:

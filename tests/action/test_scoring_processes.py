@@ -1,6 +1,6 @@
 """The Action scores each side's queries in its own process (action/scoring.py
 `SCORING_PROCESSES`), with the reports a run in worker processes gives: scoring workers cost more
-CPU than they save on a shared runner (docs/performance.md, "The whole check")."""
+CPU than they save on a shared runner (docs/dev/performance.md, "The whole check")."""
 
 from __future__ import annotations
 
@@ -11,11 +11,12 @@ from typing import Any
 
 import pytest
 
-from cce_relevance import api
 from cce_relevance.action.git import CommitPair
 from cce_relevance.action.inputs import ActionInputs, read_inputs
-from cce_relevance.action.scoring import SCORING_PROCESSES, score_commits
-from cce_relevance.evaluation import backend_runs
+from cce_relevance.action.scoring import score_commits
+from cce_relevance.evaluation import backend_runs, set_scoring
+from cce_relevance.evaluation.set_scoring import SCORING_PROCESSES
+from cce_relevance.retrieval.index.model import Index
 from tests.action.scenario import FIXTURE, RANKING_CHANGE, PullRequest
 
 
@@ -70,18 +71,18 @@ def test_the_head_sides_index_is_freed_before_the_base_side_opens_its_own(
     pr.push(RANKING_CHANGE, "h1: a new module")
     commits = CommitPair(pr.merge_base(), pr.head_sha)
     inputs = _inputs(pr, commits)
-    opened: list[weakref.ref[api.Index]] = []
+    opened: list[weakref.ref[Index]] = []
     alive_at_open: list[list[bool]] = []
-    real = api.open_corpus
+    real = set_scoring.open_corpus
 
-    def recording(path: str, **options: Any) -> api.Index:
+    def recording(path: str, **options: Any) -> Index:
         alive_at_open.append([ref() is not None for ref in opened])
         index = real(path, **options)
         index.cosine  # noqa: B018 - what ranking derives, referring back to the index
         opened.append(weakref.ref(index))
         return index
 
-    monkeypatch.setattr(api, "open_corpus", recording)
+    monkeypatch.setattr(set_scoring, "open_corpus", recording)
     gc.disable()  # only the collection the scoring asks for may free it
     try:
         score_commits(pr.workspace, commits, inputs)

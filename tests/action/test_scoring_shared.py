@@ -14,7 +14,9 @@ from cce_relevance.action.git import CommitPair
 from cce_relevance.action.inputs import read_inputs
 from cce_relevance.action.scoring import score_commits
 from cce_relevance.action.timings import TIMINGS_PREFIX, Stopwatch, parse_line
+from cce_relevance.evaluation import set_scoring
 from cce_relevance.reporting.run_report import run_report_json
+from cce_relevance.retrieval.index.model import Index
 from tests.action.scenario import BILLING_FIXTURE, BILLING_FIXTURES, FIXTURE, RANKING_CHANGE, Act, PullRequest
 
 STAGES = ("materialise", "index", "score", "validate", "hits")
@@ -40,13 +42,13 @@ def test_sets_sharing_a_corpus_and_exclusion_are_indexed_once_a_side_with_the_pl
     head = pr.rename("corpus/billing.py", "corpus/invoices.py", "h2: billing.py renamed")
     base = pr.merge_base()
     opened: list[str] = []
-    real_open = api.open_corpus
+    real_open = set_scoring.open_corpus
 
-    def counting_open(path: str, **options: object) -> api.Index:
+    def counting_open(path: str, **options: object) -> Index:
         opened.append(path)
         return real_open(path, **options)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(api, "open_corpus", counting_open)
+    monkeypatch.setattr(set_scoring, "open_corpus", counting_open)
     env = {
         "GITHUB_WORKSPACE": str(pr.workspace),
         "GITHUB_EVENT_NAME": "workflow_dispatch",
@@ -56,7 +58,7 @@ def test_sets_sharing_a_corpus_and_exclusion_are_indexed_once_a_side_with_the_pl
     }
     clock = Stopwatch()
     results = score_commits(pr.workspace, CommitPair(base, head), read_inputs(env), clock)
-    monkeypatch.setattr(api, "open_corpus", real_open)
+    monkeypatch.setattr(set_scoring, "open_corpus", real_open)
 
     assert {r.fixture for r in results} >= {BILLING_FIXTURE, FIXTURE}
     assert opened == ["eval/../corpus"] * (2 * indexes_a_side)  # head, then base

@@ -1,4 +1,4 @@
-"""Shard states and saved sides are read as JSON from outside (json_input): an artifact or a cache
+"""Shard states and saved sides are read as JSON from outside (untrusted_json): an artifact or a cache
 entry that is not plain UTF-8 JSON within the limits is an input error naming the file, never a
 crash, and a saved side that cannot be read is ignored (the base is scored again)."""
 

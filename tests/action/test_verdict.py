@@ -9,10 +9,10 @@ import pytest
 
 from cce_relevance.action.comment import COMMENT_LIMIT, comment_marker, fit_body
 from cce_relevance.action.git import CommitPair
-from cce_relevance.action.scoring import GoldenCheck, SetResult, update_golden_command
+from cce_relevance.action.scoring import SetResult
 from cce_relevance.action.verdict import Outcome, action_document, render
-from cce_relevance.evaluation.validation import Finding as AnchorFinding
-from cce_relevance.evaluation.validation import Validation
+from cce_relevance.evaluation.golden import GoldenCheck, update_command
+from cce_relevance.evaluation.validation import AnchorFinding, Validation
 from cce_relevance.reporting.markdown_safe import code_span
 from cce_relevance.reporting.numbers import format6
 
@@ -30,9 +30,13 @@ def report(mrr: list[float], backend: str = "hybrid", ids: list[str] | None = No
 
 
 def paired(
-    head_mrr: list[float], *, golden: GoldenCheck | None = None, fixture: str = "eval/a.jsonl"
+    head_mrr: list[float],
+    *,
+    golden: GoldenCheck | None = None,
+    fixture: str = "eval/a.jsonl",
+    primary: str = "mrr",
 ) -> SetResult:
-    return SetResult(fixture, report([1.0] * len(head_mrr)), report(head_mrr), golden)
+    return SetResult(fixture, report([1.0] * len(head_mrr)), report(head_mrr), golden, primary)
 
 
 def verdict(*sets: SetResult, metric: str = "mrr") -> str:
@@ -82,7 +86,10 @@ def test_a_significant_improvement_is_not_a_regression() -> None:
 
 def test_unchanged_and_head_only_verdicts() -> None:
     assert verdict(paired([1.0, 1.0])) == "✅ MRR unchanged on hybrid (n = 2)"
-    assert verdict(paired([1.0, 1.0]), metric="recall") == "✅ Recall unchanged on hybrid (n = 2)"
+    assert (
+        verdict(paired([1.0, 1.0], primary="recall"), metric="recall")
+        == "✅ Recall unchanged on hybrid (n = 2)"
+    )
     head_only = SetResult("eval/a.jsonl", None, report([1.0]), None)
     assert verdict(head_only) == "✅ No set scored at both base and head, nothing to compare"
 
@@ -96,7 +103,7 @@ def test_untrusted_names_cannot_ping_inject_html_or_break_the_fences() -> None:
     fixture = "eval/@team <img src=x> `x`.jsonl"
     path = "g/$(touch pwned).json"
     golden = GoldenCheck(
-        path, "--- g\n+++ h\n-````\n+ok @someone\n", update_golden_command(fixture, path, ("bm25",))
+        path, "--- g\n+++ h\n-````\n+ok @someone\n", update_command(fixture, path, ("bm25",))
     )
     set_result = SetResult(
         fixture, report([1.0], ids=["@admin <b>x</b>"]), report([0.5], ids=["@admin <b>x</b>"]), golden
@@ -150,9 +157,9 @@ def test_the_footer_names_both_commits(base: str | None) -> None:
 
 
 def test_the_update_command_names_the_backends_only_when_they_are_not_the_default() -> None:
-    default = update_golden_command("eval/a.jsonl", "a.golden.json", ("bm25", "vector", "hybrid"))
+    default = update_command("eval/a.jsonl", "a.golden.json", ("bm25", "vector", "hybrid"))
     assert default == "cce-relevance run eval/a.jsonl --golden a.golden.json --update-golden"
-    narrowed = update_golden_command("eval/a b.jsonl", "a.golden.json", ("hybrid", "bm25"))
+    narrowed = update_command("eval/a b.jsonl", "a.golden.json", ("hybrid", "bm25"))
     assert (
         narrowed
         == "cce-relevance run 'eval/a b.jsonl' --backend hybrid,bm25 --golden a.golden.json --update-golden"

@@ -136,7 +136,9 @@ def test_the_report_scores_the_set_at_each_backend_as_run_does(project: Path) ->
     )
     assert out.code == 0 and out.err == ""
     report = report_file.read_text()
-    run = api.run(str(project / "eval/p.jsonl"), indexing=api.build_options(use_cache=False))
+    run = api.run(
+        str(project / "eval/p.jsonl"), api.RunOptions(indexing=api.BuildOptions.with_cache(use_cache=False))
+    )
     row = next(line for line in report.splitlines() if line.startswith("  all "))
     assert row.split()[2:] == [cell for r in run.reports for cell in (f"{r.mrr:.3f}", "/", f"{r.recall:.2f}")]
     assert "backends disagree on" in report and "MRR hybrid − bm25" in report
@@ -162,7 +164,7 @@ def test_an_existing_set_is_not_replaced_without_force(project: Path) -> None:
         (["--queries", "0"], "0 is not in the range"),
         (["--no-score", "--backend", "bm25"], "--backend needs scoring"),
         (["--backend", "bm26"], 'unknown backend "bm26"'),
-        (["--skip", "src/[a"], "--skip 'src/[a' is not a valid gitignore pattern"),
+        (["--skip", "src/[a"], "skip pattern 'src/[a' is not a valid gitignore pattern"),
     ],
 )
 def test_bad_arguments_exit_2_with_a_message(project: Path, args: list[str], message: str) -> None:
@@ -174,7 +176,7 @@ def test_a_corpus_with_nothing_to_propose_is_an_input_error(tmp_path: Path) -> N
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests/test_x.py").write_text('def test_x():\n    """Check the x thing works."""\n')
     out = cli("bootstrap", str(tmp_path), "--no-cache")
-    assert out.code == 2 and "nothing to propose" in out.err and "--include-tests" in out.err
+    assert out.code == 2 and "nothing to propose" in out.err and "keep test, vendored or generated" in out.err
 
 
 def test_forms_chooses_what_is_proposed(project: Path) -> None:

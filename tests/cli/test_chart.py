@@ -3,6 +3,7 @@ determinism across processes, and errors before any work is done."""
 
 from __future__ import annotations
 
+import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 
 from cce_relevance import api
 from cce_relevance.errors import CceError
+from cce_relevance.evaluation.comparison import compare_documents
 from cce_relevance.reporting.chart import charted, compare_chart, comparison_chart, mermaid_block
 from tests.cli import saved_reports
 from tests.cli.helpers import cli, cli_process
@@ -108,7 +110,7 @@ def test_compare_charts_the_last_backend_in_both_reports_by_default_as_the_actio
     text = chart.read_text()
     assert '    title "MRR per query, base to head, backend hybrid"\n' in text
     assert "    bar [0.750000]\n" in text
-    comparisons = api.compare_saved(api.load_report(saved[0]), api.load_report(saved[1]))
+    comparisons = api.compare_saved(saved[0], saved[1])
     assert compare_chart(comparisons) == comparison_chart(charted(comparisons) or comparisons[0], "mrr")
     assert (
         cli(
@@ -131,15 +133,16 @@ def test_compare_chart_errors(saved: tuple[str, str], tmp_path: Path) -> None:
 
 
 def test_a_comparison_charts_one_backend_as_a_fenced_block(saved: tuple[str, str]) -> None:
-    comparisons = api.compare_saved(api.load_report(saved[0]), api.load_report(saved[1]))
+    comparisons = api.compare_saved(saved[0], saved[1])
     block = mermaid_block(comparison_chart(comparisons[1], "mrr"))
     assert block.startswith("```mermaid\nxychart-beta\n") and "    bar [0.750000]\n" in block
     with pytest.raises(
         CceError, match='cannot chart "ndcg_at_k": expected one of precision_at_k, recall, mrr, f1'
     ):
         comparison_chart(comparisons[0], "ndcg_at_k")
-    only_base = api.compare_saved(
-        api.load_report(saved[0]), saved_reports.report({"other": saved_reports.rows([(0, 0, 0, 0)])})
+    only_base = compare_documents(
+        json.loads(Path(saved[0]).read_text()),
+        saved_reports.report({"other": saved_reports.rows([(0, 0, 0, 0)])}),
     )
     with pytest.raises(CceError, match="no backend is scored in both reports"):
         compare_chart(only_base)

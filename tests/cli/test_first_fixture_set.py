@@ -9,6 +9,8 @@ import shlex
 import subprocess
 from pathlib import Path
 
+import yaml
+
 from tests.cli.helpers import cli
 from tests.cli.proposal_project import write_project
 from tests.conftest import REPO_ROOT
@@ -81,9 +83,14 @@ def test_the_readme_walkthrough_works_as_written(tmp_path: Path) -> None:
     ).stdout.split()
     assert tracked == ["eval/relevance/code.golden.json", "eval/relevance/code.jsonl"]
 
-    workflow = _section("Your first fixture set")
-    fixtures_input = re.search(r"`fixtures: ([^`]+)`", workflow)
-    golden_input = re.search(r"`golden: ([^=`]+)=([^`]+)`", workflow)
-    assert fixtures_input and golden_input
-    assert (repo / fixtures_input.group(1)).is_file()
-    assert (repo / golden_input.group(1)).is_file() and (repo / golden_input.group(2)).is_file()
+    # the README's workflow checks the set and golden the walkthrough made
+    block = re.search(r"```yaml\n(.*?)```", _section("On every pull request"), re.S)
+    assert block is not None
+    [ours] = [
+        s
+        for s in yaml.safe_load(block.group(1))["jobs"]["relevance"]["steps"]
+        if "with" in s and "fixtures" in s["with"]
+    ]
+    fixtures_input, golden_input = ours["with"]["fixtures"], ours["with"]["golden"]
+    assert (repo / fixtures_input).is_file()
+    assert [(repo / p).is_file() for p in golden_input.split("=")] == [True, True]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cce_relevance.api import OLLAMA_STORE_REFUSAL
+from cce_relevance.evaluation.run_corpus import OLLAMA_STORE_REFUSAL
 from tests.cli.helpers import cli, cli_process
 from tests.retrieval.fake_ollama import FakeOllama, Reply, closed_port_url, hash_vectors
 

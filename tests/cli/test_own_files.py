@@ -139,7 +139,7 @@ def test_a_config_in_a_parent_directory_excludes_relative_to_itself(tmp_path: Pa
         (
             "cce-relevance.toml",
             'exclude = ["src/[a"]\n',
-            "error: cce-relevance.toml: exclude: exclude pattern 'src/[a' is not a valid gitignore pattern: "
+            "error: cce-relevance.toml: exclude pattern 'src/[a' is not a valid gitignore pattern: "
             "unclosed character class",
         ),
         (

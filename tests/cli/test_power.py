@@ -208,10 +208,11 @@ def _doc_without_compare(tmp_path: Path) -> str:
             [],
             "no backend was scored at both",
         ),
-        (_doc_without_compare, ["--delta", "0"], "--delta must be a finite number greater than 0"),
-        (_doc_without_compare, ["--delta", "nan"], "--delta must be a finite number greater than 0"),
-        (_doc_without_compare, ["--alpha", "1"], "--alpha must lie strictly between 0 and 1"),
-        (_doc_without_compare, ["--power", "0.3"], "--power must lie in [0.5, 1)"),
+        # checked before the file is read (it has no comparison), in the library's words
+        (_doc_without_compare, ["--delta", "0"], "the effect size delta must be finite and > 0, got 0.0"),
+        (_doc_without_compare, ["--delta", "nan"], "the effect size delta must be finite and > 0, got nan"),
+        (_doc_without_compare, ["--alpha", "1"], "alpha must lie strictly between 0 and 1, got 1.0"),
+        (_doc_without_compare, ["--power", "0.3"], "power must lie in [0.5, 1), got 0.3"),
     ],
 )
 def test_clear_errors(tmp_path: Path, make, extra: list[str], message: str) -> None:

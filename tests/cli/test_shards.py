@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from cce_relevance import api
 from cce_relevance.errors import CceError
-from cce_relevance.evaluation.shards import Shard, parse_shard
+from cce_relevance.evaluation.shards import Shard, merge_shards, shard_document, shard_part
 from tests.cli.helpers import cli
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -108,45 +108,47 @@ def test_rank_metrics_are_saved_per_query_and_merge_into_the_unsharded_report(
 def test_a_whole_run_cut_to_a_shard_is_the_shard_scored_alone(
     project: Path, metrics: list[str] | None
 ) -> None:
-    """`api.shard_part` of the whole run, live or rebuilt from a saved whole state (what the
+    """`shard_part` of the whole run, live or rebuilt from a saved whole state (what the
     Action reuses as a shard's base), saves the state the shard scored alone saves, byte for byte."""
     with contextlib.chdir(project):
-        whole = api.run(FIXTURE, metrics=metrics)
-        rebuilt = api.merge_shards([("whole", json.loads(api.shard_state(whole, FIXTURE, Shard(1, 1))))])
+        whole = api.run(FIXTURE, api.RunOptions(metrics=metrics))
+        rebuilt = merge_shards([("whole", json.loads(api.shard_state(whole, FIXTURE, Shard(1, 1))))])
         for index in range(1, 4):
             shard = Shard(index, 3)
-            alone = api.shard_state(api.run(FIXTURE, metrics=metrics, shard=shard), FIXTURE, shard)
+            alone = api.shard_state(
+                api.run(FIXTURE, api.RunOptions(metrics=metrics, shard=shard)), FIXTURE, shard
+            )
             assert json.loads(alone)["backends"][0]["cases"]  # the shard holds queries
             for run in (whole, rebuilt):
-                assert api.shard_state(api.shard_part(run, shard), FIXTURE, shard) == alone
+                assert api.shard_state(shard_part(run, shard), FIXTURE, shard) == alone
 
 
 @pytest.fixture(scope="module")
 def whole_run() -> api.RunResult:
     """The starter set scored whole, with rank metrics (so judgments are cut too)."""
     with contextlib.chdir(ROOT):
-        return api.run(FIXTURE, metrics=["ndcg@5"])
+        return api.run(FIXTURE, api.RunOptions(metrics=["ndcg@5"]))
 
 
 @given(st.integers(1, 12))
 def test_the_parts_of_a_whole_run_merge_back_into_it(whole_run: api.RunResult, count: int) -> None:
     whole = Shard(1, 1)
-    parts = [api.shard_part(whole_run, Shard(i, count)) for i in range(1, count + 1)]
+    parts = [shard_part(whole_run, Shard(i, count)) for i in range(1, count + 1)]
     assert sum(len(p.fixtures.cases) for p in parts) == len(whole_run.fixtures.cases)
     assert all(len(p.judgments or ()) == len(p.fixtures.cases) for p in parts)
     text = (ROOT / FIXTURE).read_text(encoding="utf-8")
-    merged = api.merge_shards(
+    merged = merge_shards(
         [
-            (str(i), json.loads(json.dumps(api.shard_document(p, text, Shard(i, count)))))
+            (str(i), json.loads(json.dumps(shard_document(p, text, Shard(i, count)))))
             for i, p in enumerate(parts, 1)
         ]
     )
-    assert api.shard_document(merged, text, whole) == api.shard_document(whole_run, text, whole)
+    assert shard_document(merged, text, whole) == shard_document(whole_run, text, whole)
 
 
 def test_a_comparison_is_not_cut_to_a_shard() -> None:
     with contextlib.chdir(ROOT), pytest.raises(CceError, match="a sharded run scores backends only"):
-        api.shard_part(api.run(FIXTURE, compare=["bm25", "hybrid"]), Shard(1, 2))
+        shard_part(api.run(FIXTURE, api.RunOptions(compare=["bm25", "hybrid"])), Shard(1, 2))
 
 
 def test_merge_fails_the_gate_when_the_merged_report_drifts_from_the_golden(project: Path) -> None:
@@ -204,7 +206,7 @@ def test_a_file_that_is_not_a_shard_state_is_refused(project: Path, tmp_path: Pa
     two.write_text(json.dumps(broken))
     assert "a shard state is malformed (KeyError: 'mrr')" in merge_error(one, two)
     (tmp_path / "bad.json").write_text("{", encoding="utf-8")
-    assert "not a JSON shard state" in merge_error(tmp_path / "bad.json")
+    assert "could not read shard state" in merge_error(tmp_path / "bad.json")
 
 
 @pytest.mark.parametrize("args", [("--shard", "1/2"), ("--shard-state", "x.json")])
@@ -231,7 +233,7 @@ def test_a_sharded_run_scores_backends_only(tmp_path: Path) -> None:
 @pytest.mark.parametrize("text", ["0/3", "4/3", "3", "a/b", "1/0", "-1/3", ""])
 def test_a_shard_is_i_of_n(text: str) -> None:
     with pytest.raises(CceError, match="expected I/N with 1 <= I <= N"):
-        parse_shard(text)
+        Shard.parse(text, "--shard")
 
 
 @given(st.lists(st.text(min_size=1), min_size=1, max_size=30, unique=True), st.integers(1, 9))

@@ -1,7 +1,7 @@
 """Start-up stays light: the CLI module and `--help` load no numpy, scipy or requests.
 
 The Action starts the CLI twice per pull request; those libraries are most of a full import's
-cost (docs/performance.md, bench/startup.py measures it). Wall times are not asserted — what
+cost (docs/dev/performance.md, bench/startup.py measures it). Wall times are not asserted — what
 is imported is, in a fresh interpreter.
 """
 

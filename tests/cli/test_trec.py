@@ -160,7 +160,7 @@ def test_starter_sets_rescored_by_trec_eval(fixtures: str, repo_root: Path, tmp_
     assert result.code == 0, result.err
     doc = json.loads(result.out)
     cases = load_fixtures(str(repo_root / fixtures)).cases
-    chunks = api.chunks(str(repo_root / doc["corpus"]))
+    chunks, _ = api.chunks(str(repo_root / doc["corpus"]))
     qrels = read_qrels((tmp_path / "set.qrels").read_text(encoding="utf-8"))
     tally = Tally()
     for backend in doc["backends"]:
@@ -190,8 +190,8 @@ def test_starter_sets_rescored_by_trec_eval(fixtures: str, repo_root: Path, tmp_
 @pytest.mark.parametrize("seed", range(5))
 def test_generated_sets_rescored_by_trec_eval(seed: int, tmp_path: Path) -> None:
     fixtures = generated_project(seed, tmp_path)
-    result = api.run(str(fixtures), metrics=ALL_METRICS.split(","), trec=True)
-    chunks = api.chunks(str(tmp_path / "corpus"))
+    result = api.run(str(fixtures), api.RunOptions(metrics=ALL_METRICS.split(","), trec=True))
+    chunks, _ = api.chunks(str(tmp_path / "corpus"))
     qrels = read_qrels(run_qrels(result))
     tally = Tally()
     for report in result.reports:

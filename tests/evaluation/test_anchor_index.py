@@ -22,7 +22,8 @@ from cce_relevance.evaluation.anchor_index import AnchorIndex
 from cce_relevance.evaluation.anchors import Anchor
 from cce_relevance.evaluation.fixtures import Case, parse_fixtures
 from cce_relevance.evaluation.judgments import judge
-from cce_relevance.evaluation.validation import validate_cases
+from cce_relevance.evaluation.run_corpus import corpus_symbols
+from cce_relevance.evaluation.validation import check_indexed, validate_cases
 from cce_relevance.retrieval.chunking.chunk import Chunk
 from cce_relevance.retrieval.corpus.walk import walk
 from cce_relevance.retrieval.index.build import build_index
@@ -168,8 +169,8 @@ def test_validate_on_real_corpora_matches_the_plain_scan(corpus: str, tmp_path: 
     assert expected.findings and not expected.ok
     for index in (cold, cached):
         assert dict(index.line_counts or {}) == line_counts
-        assert api.check_anchors("set.jsonl", fixtures, corpus, index) == expected
-        anchor_index = api.anchor_index(index)
+        assert check_indexed("set.jsonl", fixtures.cases, corpus, index, corpus_symbols(corpus)) == expected
+        anchor_index = AnchorIndex.of_index(index)
         assert [judge(c, index.chunks, anchor_index) for c in fixtures.cases] == [
             plain_judge(c, cold.chunks) for c in fixtures.cases
         ]
@@ -182,7 +183,7 @@ def test_a_store_has_no_line_counts_and_says_no_chunk_in_range(tmp_path: Path) -
     loaded = load_store(written.path)
     assert loaded.line_counts is None
     fixtures = parse_fixtures('{"query":"q","expected":["c.c@900-901"]}\n', "s.jsonl")
-    [finding, _] = api.check_anchors("s.jsonl", fixtures, "store", loaded).findings
+    [finding, _] = check_indexed("s.jsonl", fixtures.cases, "store", loaded, None).findings
     assert (finding.code, finding.anchor) == ("no-chunk-in-range", "c.c@900-901")
 
 
@@ -212,4 +213,4 @@ def test_two_files_under_one_path_are_both_looked_in(tmp_path: Path) -> None:
     assert [f.code for f in expected.findings] == ["range-past-end", "unsatisfiable"]
     for index in (cold, cached):
         assert len(index.chunks_by_file[path]) == 2
-        assert api.check_anchors("s.jsonl", fixtures, "corpus", index) == expected
+        assert check_indexed("s.jsonl", fixtures.cases, "corpus", index, corpus_symbols("corpus")) == expected

@@ -5,18 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from cce_relevance import api
+from cce_relevance.evaluation.comparison import compare_reports
 from cce_relevance.evaluation.discrimination import discrimination
 from tests.cli.proposal_project import write_project
 
 
 def test_groups_disagreements_and_pairs_follow_the_per_case_results(tmp_path: Path) -> None:
     write_project(tmp_path / "corpus")
-    made = api.bootstrap(
-        str(tmp_path / "corpus"),
-        queries=10,
-        out=str(tmp_path / "p.jsonl"),
-        indexing=api.build_options(use_cache=False),
-    )
+    options = api.RunOptions(indexing=api.BuildOptions.with_cache(use_cache=False))
+    made = api.bootstrap(str(tmp_path / "corpus"), options, queries=10, out=str(tmp_path / "p.jsonl"))
     reports = made.reports
     ids = [p.id for p in made.proposal.cases]
     found = {
@@ -38,5 +35,5 @@ def test_groups_disagreements_and_pairs_follow_the_per_case_results(tmp_path: Pa
         len(anywhere - everywhere),
     )
     assert [(a, b) for a, b, _ in d.pairs] == [("bm25", "vector"), ("bm25", "hybrid"), ("vector", "hybrid")]
-    assert d.pairs[1][2] == api.compare_reports(reports[0], reports[2])["mrr"]
+    assert d.pairs[1][2] == compare_reports(reports[0], reports[2])["mrr"]
     assert made.discrimination() is not None and made.form_counts()

@@ -77,9 +77,9 @@ def forked(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     ],
 )
 def test_reports_from_worker_processes_equal_one_process(fixtures, forked, kwargs):
-    one = api.run(str(fixtures), indexing=BuildOptions(workers=1), **kwargs)
+    one = api.run(str(fixtures), api.RunOptions(indexing=BuildOptions(workers=1), **kwargs))
     assert forked == []
-    several = api.run(str(fixtures), indexing=BuildOptions(workers=3), **kwargs)
+    several = api.run(str(fixtures), api.RunOptions(indexing=BuildOptions(workers=3), **kwargs))
     assert forked == [3]
     assert run_report_json(several) == run_report_json(one) and run_report_text(several) == run_report_text(
         one
@@ -94,7 +94,8 @@ def test_an_external_retriever_is_never_forked(fixtures, forked, tmp_path):
         encoding="utf-8",
     )
     config = load_config(str(tmp_path / "cce-relevance.toml"))
-    result = api.run(str(fixtures), compare=("bm25", "grep"), config=config, indexing=BuildOptions(workers=3))
+    options = api.RunOptions(compare=("bm25", "grep"), config=config, indexing=BuildOptions(workers=3))
+    result = api.run(str(fixtures), options)
     assert forked == [] and len(result.reports) == 2
 
 

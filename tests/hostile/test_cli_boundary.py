@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from cce_relevance import api
+from cce_relevance.atomic_files import write_output
 from cce_relevance.errors import EXIT_INTERNAL
-from cce_relevance.outputs import write_output
 from tests.cli.helpers import cli, cli_process
 from tests.special_files import FULL, NULL, device_node
 

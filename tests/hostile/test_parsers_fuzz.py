@@ -10,7 +10,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cce_relevance import json_input
+from cce_relevance import untrusted_json
 from cce_relevance.action import git as action_git
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.fixtures import parse_fixtures
@@ -47,10 +47,10 @@ def _report_like() -> st.SearchStrategy:
 
 @settings(max_examples=300, deadline=None)
 @given(st.binary(max_size=200) | st.text(alphabet='[]{}",:0123456789.eE-+ntrufalsNIy\\\ud800', max_size=200))
-def test_json_input_raises_only_its_error(data: bytes | str) -> None:
+def test_untrusted_json_raises_only_its_error(data: bytes | str) -> None:
     try:
-        json_input.loads(data)
-    except json_input.JsonInputError:
+        untrusted_json.loads(data)
+    except untrusted_json.JsonInputError:
         pass
 
 

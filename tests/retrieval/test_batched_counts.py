@@ -28,8 +28,8 @@ from cce_relevance.retrieval.embedding.buckets import (
     chunk_tokens,
     files_tokens,
 )
-from cce_relevance.retrieval.indexing.file import index_file, index_files
-from cce_relevance.retrieval.indexing.file_record import encode
+from cce_relevance.retrieval.file_indexing.file import index_file, index_files
+from cce_relevance.retrieval.file_indexing.file_record import encode
 from cce_relevance.retrieval.ranking import postings as postings_module
 from cce_relevance.retrieval.ranking.postings import (
     TermCounts,

@@ -28,10 +28,10 @@ from cce_relevance.retrieval.chunking.chunk import _CONTENT, Chunk, SlicedChunk,
 from cce_relevance.retrieval.chunking.packs import REFERENCE_PACKS
 from cce_relevance.retrieval.corpus.redact import redact
 from cce_relevance.retrieval.corpus.walk import walk
+from cce_relevance.retrieval.file_indexing.file import index_file
 from cce_relevance.retrieval.index import build as index_module
 from cce_relevance.retrieval.index.build import build_index
 from cce_relevance.retrieval.index.model import Index
-from cce_relevance.retrieval.indexing.file import index_file
 from cce_relevance.retrieval.ranking.postings import corpus_postings
 from cce_relevance.retrieval.ranking.topk import id_ranks
 

@@ -29,10 +29,10 @@ from cce_relevance.retrieval.chunking.packs import PACKS, REFERENCE_PACKS, PackS
 from cce_relevance.retrieval.corpus.redact import redact
 from cce_relevance.retrieval.corpus.walk import walk
 from cce_relevance.retrieval.embedding.embed import DocumentEmbedder, hash_embed
-from cce_relevance.retrieval.index import file_records as records
+from cce_relevance.retrieval.file_indexing import workers
+from cce_relevance.retrieval.index import record_sources as records
 from cce_relevance.retrieval.index.build import build_index
 from cce_relevance.retrieval.index.model import Index
-from cce_relevance.retrieval.indexing import workers
 from cce_relevance.retrieval.store.store import dumps_store
 from cce_relevance.retrieval.tokens import estimate_tokens
 

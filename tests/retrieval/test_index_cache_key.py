@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from cce_relevance.retrieval.cache.index_cache import RECORD_STAGES, code_digest, record_sources
+from cce_relevance.retrieval.cache.index_cache import RECORD_STAGES, code_digest, key_sources
 
 from ..import_graph import PACKAGE, PACKAGE_DIR, closure, import_graph, module_files
 
@@ -35,7 +35,7 @@ def package_copy(tmp_path_factory) -> Path:
 
 def test_the_hashed_modules_are_the_record_stages_and_all_they_import():
     graph = import_graph()
-    sources = record_sources(PACKAGE_DIR, RECORD_STAGES)
+    sources = key_sources(PACKAGE_DIR, RECORD_STAGES)
     assert sources is not None
     assert set(sources) == closure(graph, _stage_modules(graph))
     files = module_files()
@@ -43,14 +43,14 @@ def test_the_hashed_modules_are_the_record_stages_and_all_they_import():
 
 
 def test_the_hashed_modules_include_what_the_records_depend_on_and_not_search():
-    hashed = set(record_sources(PACKAGE_DIR, RECORD_STAGES) or ())
+    hashed = set(key_sources(PACKAGE_DIR, RECORD_STAGES) or ())
     for name in (
         "reference",
         "unicode_rust",
         "retrieval.tokens",
         "retrieval.chunking.syntax",
         "retrieval.ranking.postings",
-        "retrieval.indexing.file_record",
+        "retrieval.file_indexing.file_record",
         "retrieval.index.build",
     ):
         assert f"{PACKAGE}.{name}" in hashed
@@ -70,7 +70,7 @@ def test_the_hashed_modules_include_what_the_records_depend_on_and_not_search():
 def test_editing_any_hashed_module_changes_the_digest_and_others_do_not(package_copy):
     base = code_digest(package_copy, RECORD_STAGES)
     assert base is not None and base == code_digest(PACKAGE_DIR, RECORD_STAGES)
-    hashed = set(record_sources(package_copy, RECORD_STAGES) or ())
+    hashed = set(key_sources(package_copy, RECORD_STAGES) or ())
     copies = module_files(package_copy)
     for name, path in sorted(copies.items()):
         original = path.read_bytes()

@@ -14,8 +14,8 @@ from cce_relevance.retrieval.chunking.chunk import chunk_file
 from cce_relevance.retrieval.chunking.languages import EXTRA_PACKS
 from cce_relevance.retrieval.chunking.packs import PACKS, REFERENCE_PACKS, PackSet
 from cce_relevance.retrieval.corpus.redact import redact
-from cce_relevance.retrieval.indexing.file import IndexedFile, index_file
-from cce_relevance.retrieval.indexing.file_record import decode, encode
+from cce_relevance.retrieval.file_indexing.file import IndexedFile, index_file
+from cce_relevance.retrieval.file_indexing.file_record import decode, encode
 from cce_relevance.retrieval.tokens import estimate_tokens
 
 from .corpora import read_tree

@@ -35,10 +35,10 @@ from cce_relevance.retrieval.chunking.line_weights import (
     weighted_lines,
 )
 from cce_relevance.retrieval.chunking.packs import REFERENCE_PACKS
+from cce_relevance.retrieval.file_indexing.file import index_file
+from cce_relevance.retrieval.file_indexing.file_record import RUN_LENGTH, decode, encode
 from cce_relevance.retrieval.index.build import build_index
 from cce_relevance.retrieval.index.model import Index
-from cce_relevance.retrieval.indexing.file import index_file
-from cce_relevance.retrieval.indexing.file_record import RUN_LENGTH, decode, encode
 from tests.cli.helpers import cli
 from tests.evaluation.test_spans import plain_line_weights
 

@@ -282,7 +282,7 @@ def _store(chunk: str = _GOOD_CHUNK, rest: str = '"file_imports":{},"file_tokens
     ("text", "reason"),
     [
         ("", r"Expecting value: line 1 column 1 \(char 0\)"),
-        ("[]", "the store must be an object"),
+        ("[]", "the store: expected an object, got a JSON array"),
         ('{"chunks":[],"file_imports":{}}', 'the store is missing "spec_version"'),
         ('{"spec_version":"1.0","file_imports":{}}', 'the store is missing "chunks"'),
         ('{"spec_version":"1.0","chunks":[]}', 'the store is missing "file_imports"'),
@@ -292,7 +292,7 @@ def _store(chunk: str = _GOOD_CHUNK, rest: str = '"file_imports":{},"file_tokens
             '"embedder" must be a string',
         ),
         ('{"spec_version":"1.0","chunks":{},"file_imports":{}}', '"chunks" must be an array'),
-        (_store("3"), "chunk 0 must be an object"),
+        (_store("3"), "chunk 0: expected an object, got a JSON number"),
         (_store(_GOOD_CHUNK.replace('"content":"hi",', "")), 'chunk 0 is missing "content"'),
         (
             _store(_GOOD_CHUNK.replace('"start_line":1', '"start_line":"1"')),
@@ -339,7 +339,10 @@ def _store(chunk: str = _GOOD_CHUNK, rest: str = '"file_imports":{},"file_tokens
             _store(_GOOD_CHUNK.replace("[0.5]", "[1" + "0" * 400 + "]")),
             'chunk 0 "embedding" holds a number out of range',
         ),
-        (_store(rest='"file_imports":[],"file_tokens":{}'), '"file_imports" must be an object'),
+        (
+            _store(rest='"file_imports":[],"file_tokens":{}'),
+            '"file_imports": expected an object, got a JSON array',
+        ),
         (
             _store(rest='"file_imports":{"a.py":"os"},"file_tokens":{}'),
             '"file_imports" of a.py must be an array of strings',

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cce_relevance.api import open_corpus
+from cce_relevance.evaluation.run_corpus import open_corpus
 from cce_relevance.retrieval.chunking import symbols as symbols_module
 from cce_relevance.retrieval.chunking.chunk import MODULE, chunk_file
 from cce_relevance.retrieval.chunking.languages import EXTRA_LANGUAGES, enabled_packs

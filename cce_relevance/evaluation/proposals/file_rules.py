@@ -22,8 +22,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from cce_relevance.errors import CceError
-from cce_relevance.retrieval.corpus.gitignore import Gitignore, GlobError, NestLimitError, compile_line
+from cce_relevance.retrieval.corpus.exclusion import compile_patterns
+from cce_relevance.retrieval.corpus.gitignore import Gitignore
 
 _TEST_DIRS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs"})
 _TEST_FILE = re.compile(r"^(?:test_.*|.*_tests?\.[^.]+|.*\.(?:test|spec)\.[^.]+|conftest\.py)$")
@@ -48,7 +48,7 @@ class FileRules:
     _skip: Gitignore = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_skip", _patterns(self.skip))
+        object.__setattr__(self, "_skip", compile_patterns(self.skip, "skip pattern"))
 
     def skip_reason(self, path: str, text: str) -> str | None:
         """Why `path` (root-relative, `/`-separated) with content `text` is left out, or None."""
@@ -68,21 +68,6 @@ class FileRules:
             if self._skip.match("/".join(dirs[:depth]).encode("utf-8", "surrogateescape"), True) is True:
                 return True
         return self._skip.match(path.encode("utf-8", "surrogateescape"), False) is True
-
-
-def _patterns(lines: tuple[str, ...]) -> Gitignore:
-    """`--skip` patterns as the lines of one `.gitignore` at the corpus root."""
-    compiled = []
-    for line in lines:
-        try:
-            pattern = compile_line(line)
-        except (GlobError, NestLimitError) as exc:
-            raise CceError(
-                f"--skip {line!r} is not a valid gitignore pattern: {exc or 'nested too deeply'}"
-            ) from None
-        if pattern is not None:
-            compiled.append(pattern)
-    return Gitignore(compiled)
 
 
 DEFAULT_RULES = FileRules()

@@ -1,6 +1,6 @@
 """A whole corpus's assembled index as flat arrays, and the record it is kept in between runs.
 
-Files' records (retrieval/indexing/file_record.py) make a second run index nothing, but assembling the
+Files' records (retrieval/file_indexing/file_record.py) make a second run index nothing, but assembling the
 index from them is still work proportional to the corpus: a JSON header and a dozen small
 arrays decoded per file, BM25's postings merged by one global sort, chunk-id ranks sorted. When
 not one file changed — re-running fixtures against the same tree, the base side of the Action
@@ -38,8 +38,8 @@ from cce_relevance.retrieval.chunking.line_weights import (
     unique_paths,
 )
 from cce_relevance.retrieval.embedding.buckets import BucketCounts, concatenated_counts
-from cce_relevance.retrieval.indexing.file import IndexedFile
-from cce_relevance.retrieval.indexing.file_record import (
+from cce_relevance.retrieval.file_indexing.file import IndexedFile
+from cce_relevance.retrieval.file_indexing.file_record import (
     FIELDS,
     ID_LENGTH,
     NOT_A_SLICE,

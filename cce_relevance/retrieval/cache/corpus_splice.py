@@ -33,8 +33,8 @@ import numpy as np
 
 from cce_relevance.retrieval.cache.corpus_record import CorpusArrays, split_ids
 from cce_relevance.retrieval.embedding.buckets import BucketCounts, concatenated_counts
-from cce_relevance.retrieval.indexing.file import IndexedFile
-from cce_relevance.retrieval.indexing.file_record import (
+from cce_relevance.retrieval.file_indexing.file import IndexedFile
+from cce_relevance.retrieval.file_indexing.file_record import (
     FIELDS,
     ID_LENGTH,
     RUN_LENGTH,

@@ -2,7 +2,7 @@
 
 An index is rebuilt on every run (the Action runs twice per pull request), yet between runs
 most files are unchanged. Indexing a file depends only on its path and bytes and on how it is
-indexed, so its record (retrieval/indexing/file_record.py) is stored under a key hashing exactly that:
+indexed, so its record (retrieval/file_indexing/file_record.py) is stored under a key hashing exactly that:
 
 * the cache layout version, the tool version and a digest of the source of every module that
   shapes a record (so a changed chunker never meets a stale record, even between releases);
@@ -62,9 +62,9 @@ _ABANDONED_NS = 3600 * 10**9  # a temporary corpus file this old is no run's any
 _BATCH = 500  # keys per SELECT (SQLite's default variable limit is 999 before 3.32)
 _BUSY_MS = 30_000
 # The retrieval stages whose code decides what a file's or a corpus's record holds: every module
-# in them, and every module of this package they import, is hashed into the key (`record_sources`).
+# in them, and every module of this package they import, is hashed into the key (`key_sources`).
 # The stages after them (search, store) only read an index, so editing them keeps the cache.
-RECORD_STAGES = ("corpus", "chunking", "embedding", "ranking", "indexing", "cache", "index")
+RECORD_STAGES = ("corpus", "chunking", "embedding", "ranking", "file_indexing", "cache", "index")
 _PACKAGE_DIR = Path(__file__).resolve().parents[2]
 _IMPORT = re.compile(
     rb"^[ \t]*(?:from[ \t]+(cce_relevance[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)"
@@ -403,7 +403,7 @@ def _code_digest() -> str | None:
 
 def code_digest(package_dir: Path, stages: Sequence[str]) -> str | None:
     """SHA-256 over the source of every module that shapes a record; None when one cannot be read."""
-    sources = record_sources(package_dir, stages)
+    sources = key_sources(package_dir, stages)
     if sources is None:
         return None
     h = hashlib.sha256()
@@ -412,7 +412,7 @@ def code_digest(package_dir: Path, stages: Sequence[str]) -> str | None:
     return h.hexdigest()
 
 
-def record_sources(package_dir: Path, stages: Sequence[str]) -> dict[str, bytes] | None:
+def key_sources(package_dir: Path, stages: Sequence[str]) -> dict[str, bytes] | None:
     """The source of each module that shapes a record, by module name: every module of `stages`
     (sub-packages of `retrieval` in `package_dir`), then every module of the package that one of
     those imports anywhere in its text (type-checking and function-level imports included), and

@@ -66,17 +66,16 @@ class Exclusion:
 NO_EXCLUSION = Exclusion()
 
 
-def compile_patterns(globs: Sequence[str], source: str) -> Gitignore:
-    """`globs` as the lines of one `.gitignore`; `source` names where they were written in errors."""
+def compile_patterns(globs: Sequence[str], what: str) -> Gitignore:
+    """`globs` as the lines of one `.gitignore`; `what` names them, and where they were written,
+    in errors (`cce-relevance.toml: exclude pattern`)."""
     compiled = []
     for glob in globs:
         try:
             pattern = compile_line(glob)
         except (GlobError, NestLimitError) as exc:
             reason = str(exc) or "nested too deeply"
-            raise CceError(
-                f"{source}: exclude pattern {glob!r} is not a valid gitignore pattern: {reason}"
-            ) from None
+            raise CceError(f"{what} {glob!r} is not a valid gitignore pattern: {reason}") from None
         if pattern is not None:
             compiled.append(pattern)
     return Gitignore(compiled)

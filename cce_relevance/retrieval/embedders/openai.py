@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import requests
 
-from cce_relevance import json_input
+from cce_relevance import untrusted_json
 from cce_relevance.errors import CceError
 from cce_relevance.retrieval._http import connection_reason
 from cce_relevance.retrieval.embedders.embedder import Embedder, unit_rows
@@ -241,7 +241,7 @@ class OpenAIEmbedder(Embedder):
 
     def _parse(self, where: str, content: bytes, count: int) -> tuple[list[np.ndarray], int | None]:
         try:
-            body = json_input.loads(content)
+            body = untrusted_json.loads(content)
         except ValueError as exc:
             raise CceError(f"{where}: the answer is not JSON ({exc})") from None
         items = body.get("data") if isinstance(body, dict) else None

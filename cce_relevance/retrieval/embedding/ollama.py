@@ -22,10 +22,11 @@ from typing import Any
 import numpy as np
 import requests
 
+from cce_relevance.errors import CceError
 from cce_relevance.reference import EMBED_BATCH_SIZE
 from cce_relevance.reference import OLLAMA_EMBEDDER as OLLAMA_EMBEDDER
 from cce_relevance.retrieval._http import connection_reason
-from cce_relevance.retrieval.embedding.embed import DocumentEmbedder
+from cce_relevance.retrieval.embedding.embed import HASH_DOCUMENTS, HASH_EMBEDDER, DocumentEmbedder
 
 URL_VARIABLE = "CCE_OLLAMA_URL"
 MODEL_VARIABLE = "CCE_OLLAMA_MODEL"
@@ -178,3 +179,21 @@ class OllamaClient:
             return known[query]
 
         return embed
+
+
+def document_embedder(name: str) -> tuple[DocumentEmbedder, str | None]:
+    """The index-time embedder called `name` (hash or ollama), and the model it records (Ollama
+    only). Ollama is checked before anything is indexed."""
+    if name == HASH_EMBEDDER:
+        return HASH_DOCUMENTS, None
+    if name != OLLAMA_EMBEDDER:
+        raise CceError(f"unknown embedder {name!r} (expected hash or ollama)")
+    client = OllamaClient.from_env()
+    try:
+        client.check_health()
+    except OllamaError as exc:
+        raise CceError(
+            f"Ollama is not ready: {exc}",
+            hint="start Ollama (or set CCE_OLLAMA_URL / CCE_OLLAMA_MODEL), or index with the hash embedder",
+        ) from None
+    return client.documents(), client.model

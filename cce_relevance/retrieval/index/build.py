@@ -13,6 +13,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from cce_relevance.errors import CceError
 from cce_relevance.retrieval.cache.corpus_record import (
     CorpusArrays,
     arrays_from_entries,
@@ -21,17 +22,17 @@ from cce_relevance.retrieval.cache.corpus_record import (
     materialize,
 )
 from cce_relevance.retrieval.cache.corpus_splice import splice
-from cce_relevance.retrieval.cache.index_cache import IndexCache
+from cce_relevance.retrieval.cache.index_cache import IndexCache, default_cache_dir
 from cce_relevance.retrieval.chunking.line_weights import unique_paths
 from cce_relevance.retrieval.chunking.packs import REFERENCE_PACKS, PackSet
 from cce_relevance.retrieval.corpus.exclusion import NO_EXCLUSION, Exclusion
 from cce_relevance.retrieval.corpus.walk import walk
 from cce_relevance.retrieval.embedding.buckets import HashEmbeddings
 from cce_relevance.retrieval.embedding.embed import HASH_DOCUMENTS, HASH_EMBEDDER, DocumentEmbedder
-from cce_relevance.retrieval.index.file_records import Progress, file_keys, indexed_files, opened_cache
+from cce_relevance.retrieval.file_indexing.file import IndexedFile
+from cce_relevance.retrieval.file_indexing.workers import FileJob
 from cce_relevance.retrieval.index.model import Index
-from cce_relevance.retrieval.indexing.file import IndexedFile
-from cce_relevance.retrieval.indexing.workers import FileJob
+from cce_relevance.retrieval.index.record_sources import Progress, file_keys, indexed_files, opened_cache
 from cce_relevance.retrieval.ranking.postings import corpus_postings
 
 
@@ -42,6 +43,28 @@ class BuildOptions:
     cache: str | None = None
     workers: int | None = None
     progress: Progress | None = None
+
+    @classmethod
+    def with_cache(
+        cls, cache_dir: str | None = None, *, use_cache: bool = True, progress: Progress | None = None
+    ) -> BuildOptions:
+        """Indexing with the index cache in `cache_dir` (default: the user's cache directory,
+        where one is known) unless `use_cache` is off, reporting to `progress`.
+
+        A directory named explicitly must be usable (an input error otherwise); the default one is
+        used when it can be, and indexing goes on uncached when it cannot.
+        """
+        if not use_cache:
+            return cls(progress=progress)
+        if cache_dir is None:
+            return cls(cache=default_cache_dir(), progress=progress)
+        try:
+            os.makedirs(cache_dir, exist_ok=True)
+        except OSError as exc:
+            raise CceError(f"cannot use cache directory {cache_dir}: {exc.strerror or exc}") from None
+        if not os.access(cache_dir, os.W_OK | os.X_OK):
+            raise CceError(f"cannot use cache directory {cache_dir}: it is not writable")
+        return cls(cache=cache_dir, progress=progress)
 
 
 DEFAULT_BUILD = BuildOptions()
@@ -63,7 +86,7 @@ def build_index(
 
     `languages` are the packs that chunk (retrieval/chunking/languages.py `enabled_packs`); the default is
     the reference's six, which keeps every default output byte-identical to the reference. Files
-    are indexed one by one (retrieval/index/file_records.py), and with the hash embedder all embeddings are
+    are indexed one by one (retrieval/index/record_sources.py), and with the hash embedder all embeddings are
     made at once from the files' bucket counts and kept sparse (`Index.embeddings`: chunks get
     theirs when `attach_embeddings` is called), and BM25's postings are merged from the files'
     term counts (retrieval/ranking/postings.py).
@@ -71,7 +94,8 @@ def build_index(
     None of the rest changes the index: `cache` is the index cache's directory (None: no cache;
     retrieval/cache/index_cache.py: files' records, and whole corpora kept as assembled or spliced
     with the files that changed — retrieval/cache/corpus_record.py, corpus_splice.py), `workers` the
-    number of processes (None: one per CPU up to 4, one for a small corpus; retrieval/indexing/workers.py),
+    number of processes (None: one per CPU up to 4, one for a small corpus;
+    retrieval/file_indexing/workers.py),
     and `progress` is called with (files done, files in all) as files are indexed. `exclude` leaves
     files out of the walk (a run's own files, the user's patterns: retrieval/corpus/exclusion.py);
     the index names them in `walk_excluded`.

@@ -33,7 +33,7 @@ _SAFE_MAX = 1e18
 _SAFE_MIN = 1e-18
 # The m-th best of every 16th approximation bounds the m-th best from below. A sparser sample is
 # cheaper to partition but leaves more rows above its bound to narrow down (the stride is chosen
-# by measurement: docs/performance.md).
+# by measurement: docs/dev/performance.md).
 _SAMPLE_STRIDE = 16
 
 

@@ -27,7 +27,7 @@ from typing import IO, Any
 
 import requests
 
-from cce_relevance import json_input
+from cce_relevance import untrusted_json
 from cce_relevance.errors import CceError
 from cce_relevance.numeric import is_finite_number
 from cce_relevance.retrieval._http import connection_reason
@@ -107,7 +107,7 @@ class AnswerReader:
 
     def read(self, body: bytes, query_id: str, k: int) -> list[Hit]:
         try:
-            data = json_input.loads(body)
+            data = untrusted_json.loads(body)
         except ValueError as exc:
             raise MalformedAnswer(f"malformed response ({exc}): {_preview(body)}") from None
         return self.answer_hits(data, query_id, k)

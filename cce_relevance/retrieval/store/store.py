@@ -15,7 +15,7 @@ import json
 import math
 import os
 from collections.abc import Callable, Iterable, Mapping
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 import numpy as np
@@ -25,6 +25,7 @@ from cce_relevance.reference import SPEC_VERSION
 from cce_relevance.retrieval.chunking.chunk import Chunk
 from cce_relevance.retrieval.embedding.embed import HASH_EMBEDDER
 from cce_relevance.retrieval.index.model import Index, index_from_parts
+from cce_relevance.untrusted_json import expect_object
 
 STORE_DIR = ".cce"
 STORE_FILE = "index.json"
@@ -176,10 +177,7 @@ def _vector(value: Any, what: str) -> np.ndarray:
     return vector
 
 
-def _object(value: Any, what: str) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise _Invalid(f"{what} must be an object")
-    return value
+_object = partial(expect_object, error=_Invalid)
 
 
 _STRING_KEYS = ("chunk_id", "file_path", "chunk_type")

@@ -22,7 +22,7 @@ from cce_relevance.retrieval.chunking.line_weights import (
     lines_in_slots,
 )
 from cce_relevance.retrieval.embedding.buckets import BucketCounts
-from cce_relevance.retrieval.indexing.file import IndexedFile
+from cce_relevance.retrieval.file_indexing.file import IndexedFile
 from cce_relevance.retrieval.ranking.postings import TermCounts
 
 _MAGIC = b"CCEg"  # g: weighted lines

@@ -1,4 +1,4 @@
-"""The comment's top hits name their symbols lazily (action/scoring.py `top_hits`): the files the
+"""Top hits name their symbols lazily (evaluation/set_scoring.py `top_hits`): the files the
 hits lie in are read when the side is scored and parsed only for a hit whose symbol is asked for.
 The oracle is the eager naming it replaced: every hit's file parsed at once, the symbol of the
 first definition with the hit's chunk id."""
@@ -12,17 +12,18 @@ from pathlib import Path
 import pytest
 
 from cce_relevance import api
-from cce_relevance.action.scoring import TOP_HITS, TopHit, top_hits
+from cce_relevance.evaluation.run_corpus import corpus_symbols, open_corpus
+from cce_relevance.evaluation.set_scoring import TOP_HITS, TopHit, top_hits
 from cce_relevance.retrieval.chunking import symbols as symbols_module
 from cce_relevance.retrieval.chunking.packs import REFERENCE_PACKS, PackSet
-from cce_relevance.retrieval.chunking.symbols import Definition, file_definitions
+from cce_relevance.retrieval.chunking.symbols import Definition, ParsedFiles, file_definitions
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def eager_symbol(corpus: str, file: str, chunk_id: str) -> str | None:
     """The plain version: the file parsed now, the first definition with the chunk's id."""
-    symbols = api.corpus_symbols(corpus)
+    symbols = corpus_symbols(corpus)
     return next((d.symbol for d in symbols.definitions(file) if d.chunk_id == chunk_id), None)
 
 
@@ -30,13 +31,13 @@ def scored(tmp_path: Path, source: str) -> tuple[api.RunResult, str]:
     """A copy of a real corpus and a run over it, with a query per definition name of its files."""
     corpus = tmp_path / "corpus"
     shutil.copytree(REPO / source, corpus, ignore=shutil.ignore_patterns("__pycache__"))
-    index = api.open_corpus(str(corpus))
+    index = open_corpus(str(corpus))
     words = sorted({w for c in index.chunks for w in c.content.split()[:3] if w.isidentifier()})[:60]
     lines = [json.dumps({"schema": "cce.relevance/v1", "corpus": "corpus"})]
     lines += [json.dumps({"id": f"q{i}", "query": w, "expected": ["x.py"]}) for i, w in enumerate(words)]
     fixture = tmp_path / "set.jsonl"
     fixture.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    result = api.run(str(fixture), dir=str(corpus), backends=("bm25", "vector", "hybrid"), index=index)
+    result = api.run(str(fixture), api.RunOptions(backends=("bm25", "vector", "hybrid")), dir=str(corpus))
     return result, str(corpus)
 
 
@@ -74,7 +75,7 @@ def test_only_the_files_of_hits_asked_for_are_parsed(tmp_path: Path, monkeypatch
         return file_definitions(path, text, packs)
 
     monkeypatch.setattr(symbols_module, "file_definitions", counting)
-    shared: api.ParsedFiles = {}
+    shared: ParsedFiles = {}
     rankings = top_hits(result, corpus, parsed=shared)
     assert parsed_paths == []
     hits = [h for queries in rankings.values() for hs in queries.values() for h in hs]
@@ -93,6 +94,6 @@ def test_a_given_symbol_is_kept_and_hits_compare_without_their_lookup() -> None:
     given = TopHit(1, "a.py", 1, 4, "function_definition", False, "Client.send")
     assert given.symbol == "Client.send"
     assert TopHit(1, "a.py", 1, 4, "function_definition", False).symbol is None
-    assert TopHit(
-        1, "a.py", 1, 4, "function_definition", True, None, "id", api.corpus_symbols(".")
-    ) == TopHit(1, "a.py", 1, 4, "function_definition", True, None, "id")
+    assert TopHit(1, "a.py", 1, 4, "function_definition", True, None, "id", corpus_symbols(".")) == TopHit(
+        1, "a.py", 1, 4, "function_definition", True, None, "id"
+    )

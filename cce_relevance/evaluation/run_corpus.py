@@ -5,10 +5,12 @@ indexed, and how its queries are embedded (§corpus-choice–§embedder-name).
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Sequence
 
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.fixtures import FixtureSet, corpus_dir
+from cce_relevance.evaluation.rust_debug import rust_debug_str
 from cce_relevance.evaluation.symbol_anchors import bind_symbols
 from cce_relevance.project_config import NO_CONFIG, ProjectConfig
 from cce_relevance.retrieval.chunking.languages import enabled_packs
@@ -21,14 +23,31 @@ from cce_relevance.retrieval.corpus.exclusion import (
     pattern_set,
 )
 from cce_relevance.retrieval.embedders.service import RunEmbedders
-from cce_relevance.retrieval.embedding.embed import HASH_DOCUMENTS, DocumentEmbedder, hash_embed
-from cce_relevance.retrieval.embedding.ollama import OLLAMA_EMBEDDER, OllamaClient, OllamaError
+from cce_relevance.retrieval.embedding.embed import (
+    HASH_DOCUMENTS,
+    HASH_EMBEDDER,
+    DocumentEmbedder,
+    hash_embed,
+)
+from cce_relevance.retrieval.embedding.ollama import (
+    OLLAMA_EMBEDDER,
+    OllamaClient,
+    OllamaError,
+    document_embedder,
+)
 from cce_relevance.retrieval.index.build import DEFAULT_BUILD, BuildOptions, build_index
 from cce_relevance.retrieval.index.model import Index
 from cce_relevance.retrieval.search.hybrid import QueryEmbedder
 from cce_relevance.retrieval.store.store import load_store
 
 Warn = Callable[[str], None]
+
+
+def warn_on_stderr(message: str) -> None:
+    """`warning: <message>` on stderr: the one thing a successful run may print there (§embedder-name)."""
+    sys.stderr.write(f"warning: {message}\n")
+    sys.stderr.flush()
+
 
 OLLAMA_STORE_REFUSAL = (  # §errors E16, the reference's words
     "this store was built with the ollama embedder but Ollama is unreachable — refusing to score across "
@@ -79,14 +98,16 @@ def corpus_exclusion(
     if config.exclude and config.location is not None:
         sets.append(
             pattern_set(
-                compile_patterns(config.exclude, f"{config.path}: exclude"),
+                compile_patterns(config.exclude, f"{config.path}: exclude pattern"),
                 os.path.dirname(config.location),
                 corpus,
             )
         )
     if fixtures is not None and fixtures.exclude:
         sets.append(
-            pattern_set(compile_patterns(fixtures.exclude, f"{fixtures.path}: exclude"), corpus, corpus)
+            pattern_set(
+                compile_patterns(fixtures.exclude, f"{fixtures.path}: exclude pattern"), corpus, corpus
+            )
         )
     paths = [*own, *([config.location] if config.location is not None else [])]
     return Exclusion(own_files(paths, corpus), tuple(p for p in sets if p is not None))
@@ -99,17 +120,6 @@ def fixtures_exclusion(
     its header's), with the fixture file and `outputs` as the command's own files."""
     corpus = dir if dir is not None else header_corpus(fixtures, fixtures_arg)
     return corpus_exclusion(corpus, config, [fixtures_arg, *outputs], fixtures)
-
-
-def own_outputs(paths: Sequence[str | None], config: ProjectConfig = NO_CONFIG) -> list[str]:
-    """A command's output paths, `{backend}` (in a `--trec-run` path) written out for every backend
-    name `config` knows, whether or not this run scores it."""
-    return [
-        p.replace("{backend}", name) if "{backend}" in p else p
-        for p in paths
-        if p is not None
-        for name in (config.names if "{backend}" in p else ("",))
-    ]
 
 
 def report_excluded(index: Index, exclusion: Exclusion, warn: Warn) -> None:
@@ -148,6 +158,23 @@ def query_embedder(
     except OllamaError:
         raise CceError(OLLAMA_STORE_REFUSAL) from None
     return client.forgiving_query_embedder(warn)
+
+
+def index_embedder(
+    name: str, config: ProjectConfig, embedders: RunEmbedders
+) -> tuple[DocumentEmbedder, str | None]:
+    """The index-time embedder called `name` (built-in or the config's `[embedders.NAME]`), and
+    what the fingerprint records of it (None for the hash embedder). Ollama is checked before
+    anything is indexed."""
+    spec = config.embedder(name)
+    if spec is None:
+        raise CceError(
+            f"unknown embedder {rust_debug_str(name)} (expected {', '.join(config.embedder_names)})"
+        )
+    if name in (HASH_EMBEDDER, OLLAMA_EMBEDDER):
+        return document_embedder(name)
+    service = embedders.service(spec)
+    return service.documents(), service.embedder.identity
 
 
 def resolve_index(

@@ -11,6 +11,10 @@
 * strings that UTF-8 can encode: a lone surrogate escape (`"\\ud800"`) is refused, or it would fail
   later, wherever the text is printed or written.
 
+`read_document` reads such a document from a file, naming the file and what it should hold in
+the `CceError` when it cannot; `expect_object` and `expect_array` check the shape of what was
+read, one field at a time, naming the field (`where`) in the error.
+
 The fixture parser (`evaluation.fixtures`) has its own, stricter reader that mirrors serde_json's
 messages byte for byte; this one is for everything else.
 """
@@ -19,9 +23,13 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
+from collections.abc import Collection
 from itertools import accumulate
 from typing import Any
+
+from cce_relevance.errors import CceError
 
 MAX_DEPTH = 64
 _INT_MIN, _INT_MAX = -(2**63), 2**64 - 1
@@ -33,6 +41,10 @@ _STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 
 class JsonInputError(ValueError):
     """The text is not JSON this program reads; the message says why (without naming the file)."""
+
+
+class ShapeError(JsonInputError):
+    """The JSON parses, but a value is not of the type or shape the document needs there."""
 
 
 def decode_utf8(data: bytes) -> str:
@@ -76,6 +88,53 @@ def loads(data: str | bytes, *, max_depth: int = MAX_DEPTH) -> Any:
         raise JsonInputError(
             f"a string holds {exc.object[exc.start : exc.end]!r}, a lone surrogate that UTF-8 cannot encode"
         ) from None
+    return value
+
+
+def read_document(
+    path: str | os.PathLike[str], what: str, *, name: str | None = None, limit: int | None = None
+) -> Any:
+    """The JSON document in the file at `path`, read by `loads`'s rules: a file that cannot be
+    read, holds more than `limit` bytes or is not such JSON is an input error naming the file
+    (as `name`, default `path`) and `what` it should hold (`could not read report r.json: invalid
+    JSON: ...`)."""
+    shown = os.fspath(path) if name is None else name
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read() if limit is None else handle.read(limit + 1)
+        if limit is not None and len(data) > limit:
+            raise JsonInputError(f"larger than the {limit} bytes such a file can need")
+        return loads(data)
+    except OSError as exc:
+        raise CceError(f"could not read {what} {shown}: {exc.strerror or exc}") from None
+    except JsonInputError as exc:
+        raise CceError(f"could not read {what} {shown}: {exc}") from None
+
+
+def expect_object(
+    value: Any,
+    where: str,
+    *,
+    keys: Collection[str] | None = None,
+    error: type[Exception] = ShapeError,
+) -> dict[str, Any]:
+    """`value` when it is a JSON object (with exactly `keys`, when given); else `error` naming
+    `where` (`entries[3].sets: expected an object, got a JSON array`)."""
+    if not isinstance(value, dict):
+        raise error(f"{where}: expected an object, got a JSON {describe_type(value)}")
+    if keys is not None:
+        missing = [k for k in keys if k not in value]
+        extra = sorted(k for k in value if k not in keys)
+        if missing or extra:
+            problem = f"lacks {', '.join(missing)}" if missing else f"has unknown fields {', '.join(extra)}"
+            raise error(f"{where} {problem}: expected exactly {', '.join(keys)}")
+    return value
+
+
+def expect_array(value: Any, where: str, *, error: type[Exception] = ShapeError) -> list[Any]:
+    """`value` when it is a JSON array; else `error` naming `where`."""
+    if not isinstance(value, list):
+        raise error(f"{where}: expected an array, got a JSON {describe_type(value)}")
     return value
 
 

@@ -22,11 +22,13 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from cce_relevance import json_input
+from cce_relevance import untrusted_json
 from cce_relevance.errors import CceError
+from cce_relevance.evaluation.fixtures import FixtureSet
+from cce_relevance.evaluation.rust_debug import rust_debug_str
 from cce_relevance.retrieval.chunking.chunk import Chunk
 from cce_relevance.retrieval.hit import Hit, SearchFn
 from cce_relevance.retrieval.index.model import Index
@@ -37,7 +39,7 @@ _ANY_DEPTH = 1 << 62  # a saved answer may hold more results than any case's k; 
 
 
 @dataclass(frozen=True)
-class SavedRun:
+class SavedRanking:
     """One backend's saved ranking per query id (hits best first, ranks 1..n)."""
 
     backend: str
@@ -65,7 +67,7 @@ def _read_text(path: str) -> str:
         ) from None
 
 
-def read_run_file(path: str, index: Index) -> list[SavedRun]:
+def read_ranking_file(path: str, index: Index) -> list[SavedRanking]:
     """The backends of one run file, in order of first appearance (see the module docstring)."""
     text = _read_text(path)
     if text.lstrip().startswith("{"):
@@ -73,7 +75,7 @@ def read_run_file(path: str, index: Index) -> list[SavedRun]:
     return _trec_run(path, text, index)
 
 
-def _json_lines(path: str, text: str, index: Index) -> SavedRun:
+def _json_lines(path: str, text: str, index: Index) -> SavedRanking:
     reader = AnswerReader(index)
     rankings: dict[str, tuple[Hit, ...]] = {}
     first_line: dict[str, int] = {}
@@ -82,7 +84,7 @@ def _json_lines(path: str, text: str, index: Index) -> SavedRun:
             continue
         where = f"{path} line {number}"
         try:
-            data = json_input.loads(line)
+            data = untrusted_json.loads(line)
         except ValueError as exc:
             raise CceError(f"{where}: not a JSON object ({exc})") from None
         query_id = data.get("id") if isinstance(data, dict) else None
@@ -101,7 +103,7 @@ def _json_lines(path: str, text: str, index: Index) -> SavedRun:
         first_line[query_id] = number
         rankings[query_id] = tuple(hits)
     name = os.path.splitext(os.path.basename(path))[0] or path
-    return SavedRun(name, rankings)
+    return SavedRanking(name, rankings)
 
 
 def _span_docno(docno: str) -> tuple[str, int, int] | None:
@@ -154,7 +156,7 @@ class _Documents:
             ) from None
 
 
-def _trec_run(path: str, text: str, index: Index) -> list[SavedRun]:
+def _trec_run(path: str, text: str, index: Index) -> list[SavedRanking]:
     documents = _Documents(index)
     lines: dict[str, dict[str, list[tuple[float, str, str]]]] = {}  # tag → qid → (score, docno, where)
     seen: dict[tuple[str, str, str], int] = {}
@@ -189,7 +191,7 @@ def _trec_run(path: str, text: str, index: Index) -> list[SavedRun]:
                 documents.hit(docno, rank, score, where)
                 for rank, (score, docno, where) in enumerate(ordered, 1)
             )
-        runs.append(SavedRun(tag, rankings))
+        runs.append(SavedRanking(tag, rankings))
     if not runs:
         raise CceError(
             f"{path}: no run lines (expected `qid Q0 docno rank score tag`, or cce.retriever/v1 JSON lines)"
@@ -197,12 +199,12 @@ def _trec_run(path: str, text: str, index: Index) -> list[SavedRun]:
     return runs
 
 
-def read_runs(paths: Sequence[str], index: Index) -> list[SavedRun]:
+def read_ranking_files(paths: Sequence[str], index: Index) -> list[SavedRanking]:
     """Every backend of every run file, in order; two backends may not share a name."""
-    runs: list[SavedRun] = []
+    runs: list[SavedRanking] = []
     origin: dict[str, str] = {}
     for path in paths:
-        for run in read_run_file(path, index):
+        for run in read_ranking_file(path, index):
             if run.backend in origin:
                 raise CceError(
                     f"{path}: run {quoted(run.backend)} is also in {origin[run.backend]}; "
@@ -211,3 +213,31 @@ def read_runs(paths: Sequence[str], index: Index) -> list[SavedRun]:
             origin[run.backend] = path
             runs.append(run)
     return runs
+
+
+def scored_rankings(
+    runs: Sequence[SavedRanking],
+    compare: Sequence[str] | None,
+    fixtures: FixtureSet,
+    warn: Callable[[str], None],
+) -> list[SavedRanking]:
+    """The runs a set is scored with: the ones `compare` names (two or more, in its order), else
+    all; a query a run ranks that the set lacks is ignored, with one warning per run."""
+    if compare is not None:
+        by_name = {r.backend: r for r in runs}
+        chosen = list(dict.fromkeys(compare))
+        if any(n not in by_name for n in chosen) or len(chosen) < 2:
+            raise CceError(
+                f"a comparison needs two or more of the runs {', '.join(by_name)}, got "
+                f"{rust_debug_str(','.join(compare))}"
+            )
+        runs = [by_name[n] for n in chosen]
+    ids = {c.id for c in fixtures.cases}
+    for r in runs:
+        extra = [q for q in r.rankings if q not in ids]
+        if extra:
+            warn(
+                f"run {r.backend}: {len(extra)} ranked quer{'y is' if len(extra) == 1 else 'ies are'} not in "
+                f"{fixtures.path} and not scored (first: {rust_debug_str(extra[0])})"
+            )
+    return list(runs)

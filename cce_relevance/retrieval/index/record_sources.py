@@ -12,9 +12,9 @@ from collections.abc import Callable, Iterator, Sequence
 
 from cce_relevance.retrieval.cache.index_cache import IndexCache, cache_context
 from cce_relevance.retrieval.embedding.embed import HASH_EMBEDDER
-from cce_relevance.retrieval.indexing.file import IndexedFile, index_files
-from cce_relevance.retrieval.indexing.file_record import decode, encode
-from cce_relevance.retrieval.indexing.workers import (
+from cce_relevance.retrieval.file_indexing.file import IndexedFile, index_files
+from cce_relevance.retrieval.file_indexing.file_record import decode, encode
+from cce_relevance.retrieval.file_indexing.workers import (
     BATCH_BYTES,
     FileJob,
     PoolUnavailable,
@@ -125,7 +125,7 @@ def file_keys(cache: IndexCache, files: Sequence[tuple[str, str]]) -> list[bytes
 
 def _batches(positions: list[int], files: Sequence[tuple[str, str]]) -> Iterator[list[int]]:
     """`positions` in order, cut into runs of about BATCH_BYTES of text (the files of a batch
-    are counted in one pass: retrieval/indexing/file.py `index_files`)."""
+    are counted in one pass: retrieval/file_indexing/file.py `index_files`)."""
     batch: list[int] = []
     size = 0
     for i in positions:

@@ -3,7 +3,8 @@
 A file is indexed on its own: redacted, chunked, and — with the hash embedder — tokenized once
 for the bucket counts and the BM25 term counts of every chunk. Nothing in the result depends on
 other files, so a file can be indexed in another process or taken from the index cache, and the
-corpus is the files' results in walk order (retrieval/indexing/file_record.py is the bytes it travels in).
+corpus is the files' results in walk order (retrieval/file_indexing/file_record.py is the bytes
+it travels in).
 Several files are indexed together (`index_files`) to count their tokens in one numpy pass,
 which changes no file's result.
 """

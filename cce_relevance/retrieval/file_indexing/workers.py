@@ -1,7 +1,7 @@
 """Indexing files in several processes, for several cores.
 
 Parsing holds the GIL, so threads cannot index in parallel; processes can. N processes are this
-one and N - 1 workers. Each worker indexes whole files (retrieval/indexing/file_record.py) and
+one and N - 1 workers. Each worker indexes whole files (retrieval/file_indexing/file_record.py) and
 sends back their encoded records, the same bytes the index cache stores, so the parent decodes
 them exactly as it decodes cached ones and the index is identical to a one-process build. The
 parent indexes files too, between receiving batches: its share is neither encoded, sent nor
@@ -28,8 +28,8 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
 from cce_relevance.retrieval.chunking.packs import PackSet
-from cce_relevance.retrieval.indexing.file import IndexedFile, index_files
-from cce_relevance.retrieval.indexing.file_record import encode
+from cce_relevance.retrieval.file_indexing.file import IndexedFile, index_files
+from cce_relevance.retrieval.file_indexing.file_record import encode
 
 MAX_AUTO_WORKERS = 4  # beyond this the parent's serial share (walk, assembly) dominates
 MIN_PARALLEL_BYTES = 1 << 20  # less text than this indexes faster than a pool starts

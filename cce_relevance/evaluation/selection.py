@@ -48,6 +48,11 @@ def backend_names(names: Sequence[str], config: ProjectConfig = NO_CONFIG) -> li
     return chosen
 
 
+def selected_backends(names: Sequence[str] | None, config: ProjectConfig = NO_CONFIG) -> list[str]:
+    """`backend_names` of `names`, or the built-in backends when none are named."""
+    return list(DEFAULT_BACKENDS) if names is None else backend_names(names, config)
+
+
 def backend_pair(names: Sequence[str], config: ProjectConfig = NO_CONFIG) -> tuple[str, str]:
     """The two distinct backends a comparison names (A, then B)."""
     chosen = backend_names(names, config)

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from cce_relevance.atomic_files import OutputSet, write_output
 from cce_relevance.errors import CceError
-from cce_relevance.outputs import OutputSet, write_output
 from tests.special_files import FULL, NULL, device_node
 
 
@@ -201,7 +201,7 @@ def test_an_unwritable_directory_names_the_temporary_file(tmp_path: Path) -> Non
 @pytest.mark.parametrize("redirect", ["file", "append", "pipe"])
 def test_dev_stdout_writes_to_the_open_descriptor(tmp_path: Path, redirect: str) -> None:
     """`/dev/stdout` is whatever the caller opened: a redirected file is appended to, never replaced."""
-    script = "from cce_relevance.outputs import write_output; write_output('/dev/stdout', 'report\\n')"
+    script = "from cce_relevance.atomic_files import write_output; write_output('/dev/stdout', 'report\\n')"
     out = tmp_path / "stdout.txt"
     if redirect == "pipe":
         done = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=120, check=True)
