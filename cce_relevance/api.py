@@ -183,16 +183,17 @@ def _run(
     fixtures: FixtureSet | None = None,
 ) -> RunResult:
     prepared = prepare_run(fixtures_path, options, dir, store, warn, index=index, fixtures=fixtures)
-    if options.compare is not None:
-        names = compared_backends(options.compare, options.config)
-    else:
-        names = selected_backends(options.backends, options.config)
     with RunEmbedders(options.indexing.cache) as embedders:
+        embed = query_embedder(prepared.index, warn, options.config, embedders)  # before the names (§order)
+        if options.compare is not None:
+            names = compared_backends(options.compare, options.config)
+        else:
+            names = selected_backends(options.backends, options.config)
         reports = evaluated_backends(
             names,
             options.config,
             prepared.index,
-            query_embedder(prepared.index, warn, options.config, embedders),
+            embed,
             prepared.fixtures.cases,
             prepared.weights,
             prepared.judgments,
