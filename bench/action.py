@@ -37,12 +37,12 @@ from pathlib import Path
 
 import run as bench_run  # bench/run.py: P and the query generator
 
-from cce_relevance.action.timings import TIMINGS_PREFIX, parse_line
+from cce_relevance.action.scoring.timings import TIMINGS_PREFIX, parse_line
 from cce_relevance.retrieval.corpus.walk import walk
 
 FIXTURE = "eval/bench.jsonl"
 _TIMINGS = re.compile(f"^{re.escape(TIMINGS_PREFIX)}.*$", re.MULTILINE)
-_REUSED = "reusing the side an earlier run saved"  # the Action's log line (base_reuse.py)
+_REUSED = "reusing the side an earlier run saved"  # the Action's log line (saved/base_reuse.py)
 _PEAK_RSS = re.compile(r"^bench-peak-rss-kb (\d+) (\d+)$", re.MULTILINE)
 # `cce-relevance action`, reporting the process's peak RSS and its largest child's on the way out.
 _ACTION = """

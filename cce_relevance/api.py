@@ -141,10 +141,10 @@ __all__ = [
     "DEFAULT_PRIMARY",
     "METRIC_KEYS",
     "rank_metric_name",
-    # What the Action's own model of a comparison names (action/verdict.py, pr_comment.py).
+    # What the Action's own model of a comparison names (action/report/outcome.py, pr_comment.py).
     "BackendGate",
     "ValueChange",
-    # What the Action's saved sides and shards rebuild (action/side_state.py, base_reuse.py,
+    # What the Action's saved sides and shards rebuild (action/saved/side.py, base_reuse.py,
     # anchor_moves.py, trend.py).
     "AnchorFinding",
     "FixtureSet",
@@ -250,7 +250,8 @@ def score_set(
     index and take each query's top hits: what the Action does for every set at each commit.
 
     The set is read once, as `run` reads it (its grades only when `options` ask for rank
-    metrics, so a malformed `grades` object cannot fail it otherwise), and its corpus indexed
+    metrics, so a malformed `grades` object cannot fail it otherwise; its `irrelevant` labels
+    always, for the top hits' `unlabeled` mark), and its corpus indexed
     once per `shared` (with the config's languages and the run's exclusion) for the scores and
     the anchor check alike: the check can never refuse a set that scores, and a miss it calls
     stale is one of the corpus that was scored. `check_corpus` vets the corpus directory before
@@ -261,7 +262,7 @@ def score_set(
     languages = options.chunk_languages
     with stage("index"):
         text = read_fixture_text(fixtures_path)
-        fixtures = parse_fixtures(text, fixtures_path)
+        fixtures = parse_fixtures(text, fixtures_path, labels=True)
         corpus = header_corpus(fixtures, fixtures_path)
     if check_corpus is not None:
         check_corpus(corpus)

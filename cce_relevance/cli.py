@@ -763,7 +763,7 @@ def power(source: str, delta: float, alpha: float, power: float, metric: str | N
 def trend(history: str, fixture: str | None, backend: str | None, metric: str, as_json: bool) -> None:
     """The series of an Action trend history (input `history`): per fixture set and backend, the
     metric at every push to the default branch, with its commit and date, and a sparkline."""
-    from cce_relevance.action.history_view import load, select, trend_document, trend_text
+    from cce_relevance.action.trend.view import load, select, trend_document, trend_text
 
     loaded = load(history)
     series = select(loaded, metric, fixture, backend)

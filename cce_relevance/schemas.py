@@ -47,7 +47,7 @@ SHARD = "cce.relevance.shard/v1"
 `merge` rebuilds the unsharded report byte for byte."""
 
 ACTION_SIDE = "cce.relevance.action.side/v1"
-"""One side of an Action run saved (action/side_state.py): per fixture set the per-query values,
+"""One side of an Action run saved (action/saved/side.py): per fixture set the per-query values,
 anchor check, top hits and anchors, and the goldens read at head."""
 
 ACTION_SHARD = "cce.relevance.action.shard/v1"

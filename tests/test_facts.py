@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cce_relevance import schemas
-from cce_relevance.action import github
+from cce_relevance.action.runner import github
 from cce_relevance.evaluation.metrics import METRIC_KEYS
 from cce_relevance.reference import BUILTIN_BACKENDS
 

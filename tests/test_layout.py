@@ -21,6 +21,14 @@ one line do not import each other):
     → embedders
     → search, store
 
+Inside `action/`, likewise:
+
+    runner (GitHub's REST API, workflow commands, the deadline, the comment upsert)
+    → config (the inputs) → workspace (git, the output directory)
+    → scoring (the sides at base and head) → report (outcome, comment body, query changes)
+    → saved, trend (sides kept across jobs; the default branch's history)
+    → modes (publish) → main (reads the inputs, dispatches, keeps the error boundary)
+
 The graph is read from the source with `ast`, every import statement included (type-checking
 and function-level ones too).
 """
@@ -56,6 +64,21 @@ STAGES = [
 ]
 """`retrieval/` packages and modules by rank."""
 
+ACTION_STAGES = [
+    {"runner"},
+    {"config"},
+    {"workspace"},
+    {"scoring"},
+    {"report"},
+    {"saved", "trend"},
+    {"modes"},
+    {"main"},
+]
+"""`action/` packages and modules by rank."""
+
+STAGED_ROOMS = {"retrieval": STAGES, "action": ACTION_STAGES}
+"""Rooms split into stages, each with its stages in order."""
+
 FACADE_ONLY = {"action": {"api", "errors", "reporting", "action"}}
 """Rooms that may import only these rooms (and the shared helpers)."""
 
@@ -71,17 +94,20 @@ def _room(module: str) -> tuple[int, str]:
 
 
 def _stage(module: str) -> tuple[int, str] | None:
-    """A `retrieval` module's stage rank and unit (its sub-package or top module); None outside."""
+    """A staged room's module: its stage rank and unit (sub-package or top module); None outside."""
     parts = module.split(".")
-    if parts[1:2] != ["retrieval"]:
+    stages = STAGED_ROOMS.get(parts[1]) if len(parts) > 1 else None
+    if stages is None:
         return None
     if len(parts) == 2:
-        return -1, "retrieval"  # the package itself: a docstring
+        return -1, parts[1]  # the package itself: a docstring
     unit = parts[2]
-    for rank, units in enumerate(STAGES):
+    for rank, units in enumerate(stages):
         if unit in units:
             return rank, unit
-    raise AssertionError(f"{module}: retrieval/{unit} is in no stage; add it to STAGES in its place")
+    raise AssertionError(
+        f"{module}: {parts[1]}/{unit} is in no stage; add it to its room's stages in its place"
+    )
 
 
 def violations(graph: dict[str, set[str]]) -> list[str]:
@@ -105,7 +131,9 @@ def violations(graph: dict[str, set[str]]) -> list[str]:
                 )
                 continue
             source_stage, target_stage = _stage(source), _stage(target)
-            if source_stage is None or target_stage is None or source_stage[1] == target_stage[1]:
+            if source_room[1] != target_room[1] or source_stage is None or target_stage is None:
+                continue
+            if source_stage[1] == target_stage[1]:
                 continue
             if source_stage[0] <= target_stage[0]:
                 found.append(
@@ -122,11 +150,12 @@ def test_there_is_no_import_cycle():
     assert cycles(import_graph()) == []
 
 
-def test_every_retrieval_package_has_a_stage_and_every_stage_exists():
+@pytest.mark.parametrize("room", sorted(STAGED_ROOMS))
+def test_every_package_of_a_staged_room_has_a_stage_and_every_stage_exists(room):
     graph = import_graph()
-    units = {module.split(".")[2] for module in graph if module.startswith(f"{PACKAGE}.retrieval.")}
-    assert units == set().union(*STAGES)
-    assert all(_stage(module) is not None for module in graph if module.startswith(f"{PACKAGE}.retrieval."))
+    units = {module.split(".")[2] for module in graph if module.startswith(f"{PACKAGE}.{room}.")}
+    assert units == set().union(*STAGED_ROOMS[room])
+    assert all(_stage(module) is not None for module in graph if module.startswith(f"{PACKAGE}.{room}."))
 
 
 @pytest.mark.parametrize(
@@ -141,9 +170,12 @@ def test_every_retrieval_package_has_a_stage_and_every_stage_exists():
         ("evaluation.metrics", "reporting.numbers"),
         ("errors", "retrieval.hit"),  # a shared helper reaching into a room
         ("api", "cli"),
-        ("action.verdict", "evaluation.metrics"),  # past the facade
-        ("action.scoring", "stats.paired"),
+        ("action.report.outcome", "evaluation.metrics"),  # past the facade
+        ("action.scoring.sides", "stats.paired"),
         ("action.main", "project_config"),
+        ("action.runner.github", "action.config.inputs"),  # a later stage of the Action
+        ("action.report.outcome", "action.trend.history"),
+        ("action.saved.side", "action.trend.record"),  # one line of stages
     ],
 )
 def test_an_import_against_the_order_is_reported(source, target):

@@ -1,1 +1,9 @@
-"""action"""
+"""The GitHub Action: scores a change's fixture sets at its base and head commits and reports.
+
+Stages, each importing only earlier ones (tests/test_layout.py): `runner` (GitHub's REST API,
+workflow commands, the deadline, the comment upsert) → `config` (the inputs) → `workspace`
+(git, the output directory) → `scoring` (the sides at base and head) → `report` (the outcome,
+the comment body, per-query changes) → `saved` (sides kept across jobs), `trend` (the default
+branch's history) → `modes` (publish) → `main` (reads the inputs, dispatches, keeps the error
+boundary). The library is reached only through `cce_relevance.api`.
+"""

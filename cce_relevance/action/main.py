@@ -41,39 +41,16 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from cce_relevance import __version__, schemas
-from cce_relevance.action.anchor_moves import AnchorMove
-from cce_relevance.action.base_reuse import SAVED_ON, save_head, saved_base
-from cce_relevance.action.budget import within_budget
-from cce_relevance.action.comment import comment_marker, fit_body, upsert_comment
-from cce_relevance.action.git import (
-    PULL_REQUEST_EVENTS,
-    CommitPair,
-    changed_files,
-    find_repository,
-    resolve_commits,
-)
-from cce_relevance.action.github import GitHubClient, GitHubError
-from cce_relevance.action.inputs import ActionInputs, GitHubContext, read_inputs, step_summary_path
-from cce_relevance.action.output_files import (
-    OutputFiles,
-    fresh_output_dir,
-    give_to_workspace_owner,
-    prepare_cache_dir,
-    save_comment,
-    save_reports,
-    save_summary,
-)
-from cce_relevance.action.pr_comment import measurable_change, render_comment
-from cce_relevance.action.publish import publish
-from cce_relevance.action.query_changes import Links
-from cce_relevance.action.retriever_policy import withhold_token
-from cce_relevance.action.scoring import Sides, anchor_moves, score_sides, set_results
-from cce_relevance.action.shard_merge import read_shards, save_shard
-from cce_relevance.action.side_state import scoring_config
-from cce_relevance.action.timings import Stopwatch
-from cce_relevance.action.trend import check_history, merge_repository, record_push, trend_line, with_trend
-from cce_relevance.action.verdict import TITLE, Markdown, Outcome, action_document, counted, render
-from cce_relevance.action.workflow_commands import (
+from cce_relevance.action.config.inputs import ActionInputs, GitHubContext, read_inputs, step_summary_path
+from cce_relevance.action.config.retriever_policy import withhold_token
+from cce_relevance.action.modes.publish import publish
+from cce_relevance.action.report.comment_body import measurable_change, render_comment
+from cce_relevance.action.report.outcome import TITLE, Markdown, Outcome, action_document, counted, render
+from cce_relevance.action.report.query_changes import Links
+from cce_relevance.action.runner.deadline import within_budget
+from cce_relevance.action.runner.github import GitHubClient, GitHubError
+from cce_relevance.action.runner.pr_comment import comment_marker, fit_body, upsert_comment
+from cce_relevance.action.runner.workflow_commands import (
     STEP_SUMMARY_LIMIT,
     AnnotationKind,
     annotation,
@@ -81,6 +58,35 @@ from cce_relevance.action.workflow_commands import (
     error_annotation,
     neutralize_untrusted,
     write_step_outputs,
+)
+from cce_relevance.action.saved.base_reuse import SAVED_ON, save_head, saved_base
+from cce_relevance.action.saved.shards import read_shards, save_shard
+from cce_relevance.action.saved.side import scoring_config
+from cce_relevance.action.scoring.range_anchors import AnchorMove
+from cce_relevance.action.scoring.sides import Sides, anchor_moves, score_sides, set_results
+from cce_relevance.action.scoring.timings import Stopwatch
+from cce_relevance.action.trend.record import (
+    check_history,
+    merge_repository,
+    record_push,
+    trend_line,
+    with_trend,
+)
+from cce_relevance.action.workspace.git import (
+    PULL_REQUEST_EVENTS,
+    CommitPair,
+    changed_files,
+    find_repository,
+    resolve_commits,
+)
+from cce_relevance.action.workspace.output_dir import (
+    OutputFiles,
+    fresh_output_dir,
+    give_to_workspace_owner,
+    prepare_cache_dir,
+    save_comment,
+    save_reports,
+    save_summary,
 )
 from cce_relevance.errors import EXIT_GATE_FAILED, EXIT_OK, TRACEBACK_VARIABLE, CceError, internal_error
 from cce_relevance.memory_pages import prefer_small_pages
@@ -146,7 +152,9 @@ def _run(inputs: ActionInputs) -> int:
     if inputs.shard is not None:
         return _save_shard(inputs, subdir, commits, sides, moves, edited, clock)
     sets = set_results(sides, inputs.regression_metric, moves, inputs.cost)
-    outcome = Outcome(sets, inputs.regression_metric, inputs.alpha, inputs.fail_on)
+    outcome = Outcome(
+        sets, inputs.regression_metric, inputs.alpha, inputs.fail_on, inputs.min_effect, inputs.power
+    )
     return _report(inputs, Evaluation(repo, subdir, commits, outcome, edited), clock)
 
 
@@ -306,7 +314,9 @@ def _merge(inputs: ActionInputs, clock: Stopwatch) -> Evaluation:
             hint="give the merge job the shard jobs' 'regression-metric'",
         )
     sets = set_results(merged.sides, merged.regression_metric, merged.moves)
-    outcome = Outcome(sets, merged.regression_metric, inputs.alpha, inputs.fail_on)
+    outcome = Outcome(
+        sets, merged.regression_metric, inputs.alpha, inputs.fail_on, inputs.min_effect, inputs.power
+    )
     repo = merge_repository(inputs)  # the trend's store reads git: a checkout, if any
     return Evaluation(repo, merged.subdir, commits, outcome, merged.edited)
 
@@ -392,7 +402,9 @@ def _write_summary(path: Path, markdown: Markdown, files: OutputFiles) -> None:
 def _print_findings(outcome: Outcome, inputs: ActionInputs, subdir: Path) -> None:
     """Annotations on the drifted goldens, the regressed fixture files and the fixture lines whose
     anchors are stale at head (in that order, within the cap), then each drift's diff."""
-    regression_kind: AnnotationKind = "error" if inputs.fail_on == "regression" else "warning"
+    gates = ("regression", "inconclusive")
+    regression_kind: AnnotationKind = "error" if inputs.fail_on in gates else "warning"
+    inconclusive_kind: AnnotationKind = "error" if inputs.fail_on == "inconclusive" else "warning"
     drift_kind: AnnotationKind = "warning" if inputs.fail_on == "none" else "error"
     lines = [
         annotation(
@@ -415,6 +427,21 @@ def _print_findings(outcome: Outcome, inputs: ActionInputs, subdir: Path) -> Non
             title="cce-relevance: significant regression",
         )
         for f in outcome.regressions
+    ]
+    lines += [
+        annotation(
+            inconclusive_kind,
+            f"{f.label} on {f.backend}: no significant change (n={f.test.n}), but this set detects only "
+            + (
+                f"changes of at least {f.detectable:.3f} at {inputs.power:.0%} power"
+                if f.detectable is not None
+                else "nothing (fewer than 2 queries)"
+            )
+            + f", above min-detectable-effect {f.min_effect:g}: label more queries to tell.",
+            file=(subdir / f.fixture).as_posix(),
+            title="cce-relevance: inconclusive",
+        )
+        for f in outcome.inconclusive
     ]
     lines += [
         annotation(

@@ -45,7 +45,8 @@ class Case:
     # or the set was parsed without reading grades (the reference ignores the field).
     grades: tuple[int, ...] | None = None
     # Anchors of results a reviewer judged not relevant, from the optional `irrelevant` array
-    # (read with `grades`): they make those results judged without making them relevant.
+    # (read with `grades`, or `labels` alone): they make those results judged without making them
+    # relevant.
     irrelevant: tuple[Anchor, ...] = ()
 
     @property
@@ -70,12 +71,13 @@ class FixtureSet:
     exclude: tuple[str, ...] = ()
 
 
-def load_fixtures(path: str, *, grades: bool = False) -> FixtureSet:
+def load_fixtures(path: str, *, grades: bool = False, labels: bool = False) -> FixtureSet:
     """Read `path` (`read_fixture_text`) and parse it.
 
-    `grades=True` also reads and checks each case's optional `grades` object (see `parse_fixtures`).
+    `grades=True` also reads and checks each case's optional `grades` object and `irrelevant`
+    array, `labels=True` the `irrelevant` array alone (see `parse_fixtures`).
     """
-    return parse_fixtures(read_fixture_text(path), path, grades=grades)
+    return parse_fixtures(read_fixture_text(path), path, grades=grades, labels=labels)
 
 
 def read_fixture_text(path: str) -> str:
@@ -98,12 +100,14 @@ def read_fixture_text(path: str) -> str:
     return text
 
 
-def parse_fixtures(text: str, path: str, *, grades: bool = False) -> FixtureSet:
+def parse_fixtures(text: str, path: str, *, grades: bool = False, labels: bool = False) -> FixtureSet:
     """Parse fixture text; the first offending line in file order fails the whole set (E2–E14).
 
     The reference ignores unknown fields, `grades` included, so by default it is not even looked
     at: a malformed `grades` object cannot fail a reference-compatible run. Options that use
-    graded relevance (`--metrics`, `--trec-qrels`, `validate`) pass `grades=True`.
+    graded relevance (`--metrics`, `--trec-qrels`, `validate`) pass `grades=True`, which reads
+    the `irrelevant` array too; `labels=True` reads only that array (`--per-query text`, and the
+    Action, which must not fail on a `grades` object `run` ignores).
     """
     corpus: str | None = None
     exclude: tuple[str, ...] = ()
@@ -137,7 +141,7 @@ def parse_fixtures(text: str, path: str, *, grades: bool = False) -> FixtureSet:
             corpus = declared if isinstance(declared, str) and declared else None
             exclude = _header_exclude(value, number)
             continue
-        cases.append(_parse_case(value, number, grades))
+        cases.append(_parse_case(value, number, grades, grades or labels))
     if not cases:
         raise CceError("fixture set contains no query cases")
     return FixtureSet(path=path, corpus=corpus, cases=tuple(cases), exclude=exclude)
@@ -173,7 +177,7 @@ def _header_exclude(header: dict[str, object], number: int) -> tuple[str, ...]:
 # --- cases -----------------------------------------------------------------------------------
 
 
-def _parse_case(obj: dict[str, object], number: int, read_grades: bool) -> Case:
+def _parse_case(obj: dict[str, object], number: int, read_grades: bool, read_labels: bool) -> Case:
     """Checks in the reference's order: query (E6), expected (E7), each anchor (E8–E12), k (E13),
     then, when asked, our `grades` and `irrelevant` extensions."""
     query = obj.get("query")
@@ -202,7 +206,7 @@ def _parse_case(obj: dict[str, object], number: int, read_grades: bool) -> Case:
         anchors=tuple(anchors),
         k=k,
         grades=_parse_grades(obj, expected, number) if read_grades else None,
-        irrelevant=_parse_irrelevant(obj, number) if read_grades else (),
+        irrelevant=_parse_irrelevant(obj, number) if read_labels else (),
     )
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from cce_relevance.evaluation.comparison import BackendComparison, compare_documents, compare_pairs
 from cce_relevance.evaluation.pairing import BackendPair
-from cce_relevance.stats.noncentral import detectable_effect_size
+from cce_relevance.stats.noncentral import detectable_effect_size, queries_to_detect
 from cce_relevance.stats.paired import PairedTest, no_spread, paired_t, sample_sd
 
 
@@ -53,6 +53,18 @@ def detectable_effect(deltas: Sequence[float], alpha: float, power: float) -> fl
     if len(deltas) < 2 or no_spread(deltas):
         return None
     return detectable_effect_size(len(deltas), alpha, power) * sample_sd(deltas)
+
+
+def queries_for_effect(deltas: Sequence[float], effect: float, alpha: float, power: float) -> int | None:
+    """How many queries with the spread of these deltas the gate's test needs to detect a mean
+    delta of `effect` at `alpha` with `power` (exact noncentral t); None for fewer than 2 deltas,
+    no spread, or more than 10 million."""
+    if len(deltas) < 2 or no_spread(deltas):
+        return None
+    try:
+        return queries_to_detect(sample_sd(deltas), effect, alpha, power)
+    except ValueError:
+        return None
 
 
 def is_inconclusive(test: PairedTest, mde: float | None, alpha: float, threshold: float) -> bool:
@@ -104,16 +116,31 @@ def gated_comparisons(
 @dataclass(frozen=True)
 class BackendGate:
     """The gate's test of one backend scored at both sides: the t-test of the gated metric (its
-    label) over the queries it keeps, and how many paired queries it left out."""
+    label) over the queries it keeps, how many paired queries it left out, and the per-query
+    deltas it tested (what its power is sized from)."""
 
     backend: str
     label: str
     test: PairedTest
     left_out: int
+    deltas: tuple[float, ...]
 
     def regressed(self, alpha: float) -> bool:
         """Whether the change is a significant regression at `alpha` (`is_significant_regression`)."""
         return is_significant_regression(self.test, alpha)
+
+    def smallest_detectable(self, alpha: float, power: float) -> float | None:
+        """The smallest mean delta this test detects at `alpha` with `power` (`detectable_effect`)."""
+        return detectable_effect(self.deltas, alpha, power)
+
+    def queries_needed(self, effect: float, alpha: float, power: float) -> int | None:
+        """How many queries of this spread would detect `effect` (`queries_for_effect`)."""
+        return queries_for_effect(self.deltas, effect, alpha, power)
+
+    def underpowered(self, alpha: float, power: float, threshold: float) -> bool:
+        """Whether finding no significant change cannot be read as "no change": at `power` the
+        test detects only changes larger than `threshold` (`is_inconclusive`)."""
+        return is_inconclusive(self.test, self.smallest_detectable(alpha, power), alpha, threshold)
 
 
 @dataclass(frozen=True)
@@ -141,7 +168,8 @@ def compare_sides(base: Any, head: Any, primary: str, left_out: Collection[str] 
     gates = []
     for c in at_both:
         test, dropped = gated_test(c, primary, left_out)
-        gates.append(BackendGate(c.pair.backend, c.metric(primary).label, test, dropped))
+        deltas = tuple(gated_deltas(c, primary, left_out))
+        gates.append(BackendGate(c.pair.backend, c.metric(primary).label, test, dropped, deltas))
     return SetComparison(comparisons, tuple(gated_comparisons(at_both, left_out, primary)), tuple(gates))
 
 

@@ -96,7 +96,7 @@ def prepare_run(
     first_tokens = options.metrics is not None and first_tokens_asked(options.metrics)
     judged = bool(rank_metrics) or options.trec or first_tokens
     if fixtures is None:
-        fixtures = load_fixtures(fixtures_path, grades=judged or options.labels)
+        fixtures = load_fixtures(fixtures_path, grades=judged, labels=options.labels)
     exclusion = (
         NO_EXCLUSION
         if store is not None

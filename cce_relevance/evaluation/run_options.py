@@ -32,9 +32,9 @@ class RunOptions:
     defaults to the config's. `indexing` says how a corpus directory is indexed. `outputs` are the
     command's own files (a golden, `--output`, a TREC run path whose `{backend}` stands for every
     backend name the config knows): a corpus directory never includes them. `shard` scores only
-    the queries whose id hashes to it. `labels` reads the cases' optional `grades` and
-    `irrelevant` labels even without rank metrics (per-query text marks the hits a reviewer judged
-    not relevant); rank metrics and TREC files read them anyway.
+    the queries whose id hashes to it. `labels` reads the cases' optional `irrelevant` labels even
+    without rank metrics (per-query text marks the hits a reviewer judged not relevant), and not
+    their `grades`; rank metrics and TREC files read both anyway.
     """
 
     backends: Sequence[str] | None = None

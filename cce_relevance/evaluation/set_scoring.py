@@ -14,11 +14,13 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from cce_relevance.evaluation.anchors import Anchor
 from cce_relevance.evaluation.run_corpus import corpus_symbols, open_corpus
 from cce_relevance.evaluation.run_result import RunResult
 from cce_relevance.evaluation.validation import Validation
 from cce_relevance.retrieval.chunking.symbols import CorpusSymbols, ParsedFiles
 from cce_relevance.retrieval.corpus.exclusion import Exclusion
+from cce_relevance.retrieval.hit import Hit
 from cce_relevance.retrieval.index.build import BuildOptions
 from cce_relevance.retrieval.index.model import Index
 
@@ -34,7 +36,9 @@ check")."""
 @dataclass(frozen=True)
 class TopHit:
     """One retrieved chunk as a reviewer is shown it: rank, corpus-relative file, lines, kind,
-    whether it matches one of the query's anchors, and its symbol (`Client.send`) when known.
+    whether it matches one of the query's anchors, whether it is `unlabeled` (it matches none,
+    nor one of the case's `irrelevant` anchors: nobody judged it, so it may be a right answer
+    the set does not name), and its symbol (`Client.send`) when known.
 
     The symbol is `named` when given; else it is looked up by `chunk_id` in `symbols` (its
     tree's files, read when it was scored) when first asked for: a comment names a few dozen
@@ -49,6 +53,7 @@ class TopHit:
     named: str | None = None
     chunk_id: str = ""
     symbols: CorpusSymbols | None = field(default=None, compare=False, repr=False)
+    unlabeled: bool = False
 
     @cached_property
     def symbol(self) -> str | None:
@@ -68,6 +73,7 @@ class TopHit:
             "kind": self.kind,
             "relevant": self.relevant,
             "symbol": self.symbol,
+            "unlabeled": self.unlabeled,
         }
 
     @classmethod
@@ -122,13 +128,18 @@ def top_hits(
     result: RunResult, corpus: str, languages: Sequence[str] = (), parsed: ParsedFiles | None = None
 ) -> Rankings:
     """Per backend, each query's first `TOP_HITS` hits, marked relevant when they match one of its
-    anchors, with their symbols as the corpus's chunker names them. The files they lie in are
+    anchors and unlabeled when they match none of those nor of its `irrelevant` ones, with their
+    symbols as the corpus's chunker names them. The files they lie in are
     read now and parsed only for a hit whose symbol is asked for, each once with `parsed` shared
     by the sets and trees."""
     symbols = corpus_symbols(corpus, languages, parsed)
     symbols.read(
         sorted({h.file_path for report in result.reports for r in report.cases for h in r.hits[:TOP_HITS]})
     )
+
+    def matches(anchors: tuple[Anchor, ...], h: Hit) -> bool:
+        return any(a.matches(h.file_path, h.kind, h.start_line, h.end_line) for a in anchors)
+
     return {
         report.backend: {
             r.case.id: tuple(
@@ -138,9 +149,10 @@ def top_hits(
                     h.start_line,
                     h.end_line,
                     h.kind,
-                    any(a.matches(h.file_path, h.kind, h.start_line, h.end_line) for a in r.case.anchors),
+                    matches(r.case.anchors, h),
                     chunk_id=h.chunk_id,
                     symbols=symbols,
+                    unlabeled=not matches((*r.case.anchors, *r.case.irrelevant), h),
                 )
                 for h in r.hits[:TOP_HITS]
             )

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 
+from cce_relevance.stats.power import MAX_QUERIES, smallest_passing
 from cce_relevance.stats.tdist import incomplete_beta, ln_gamma, t_crit
 
 _MAX_TERMS = 1000
@@ -92,3 +93,19 @@ def detectable_effect_size(n: int, alpha: float = 0.05, power: float = 0.8) -> f
         else:
             high = middle
     return high
+
+
+def queries_to_detect(sd: float, delta: float, alpha: float = 0.05, power: float = 0.8) -> int:
+    """The fewest queries (at least 2) whose paired t-test detects a mean delta `delta` at `alpha`
+    with `power`, for deltas of standard deviation `sd`: the smallest n with
+    `detectable_effect_size(n) · sd ≤ delta` (it falls as n grows), found by doubling then
+    bisecting. Raises ValueError beyond MAX_QUERIES (10 million)."""
+    if not (math.isfinite(sd) and sd >= 0.0 and math.isfinite(delta) and delta > 0.0):
+        raise ValueError(f"need sd ≥ 0 and delta > 0, got sd={sd!r}, delta={delta!r}")
+
+    def enough(n: int) -> bool:
+        return detectable_effect_size(n, alpha, power) * sd <= delta
+
+    return smallest_passing(
+        enough, f"detecting {delta!r} at sd {sd!r} needs more than {MAX_QUERIES:,} queries"
+    )

@@ -21,7 +21,7 @@ value the 95% CI uses.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from cce_relevance.stats.paired import no_spread, sample_sd
@@ -108,10 +108,19 @@ def queries_needed(sd: float, delta: float, alpha: float = 0.05, power: float = 
         root = _multiplier(float(n - 1), alpha, power) * sd / delta
         return n >= root * root
 
+    return smallest_passing(
+        enough, f"detecting delta={delta!r} at sd={sd!r} needs more than {MAX_QUERIES} queries"
+    )
+
+
+def smallest_passing(enough: Callable[[int], bool], too_many: str) -> int:
+    """The smallest n ≥ 2 for which `enough(n)` holds, when it holds from some n on (a condition
+    that only turns true as n grows): by doubling, then bisecting, which finds the n that trying
+    2, 3, … in turn would. ValueError(`too_many`) when not even MAX_QUERIES is enough."""
     failing, passing = 1, 2
     while not enough(passing):
         if passing == MAX_QUERIES:
-            raise ValueError(f"detecting delta={delta!r} at sd={sd!r} needs more than {MAX_QUERIES} queries")
+            raise ValueError(too_many)
         failing, passing = passing, min(2 * passing, MAX_QUERIES)
     while passing - failing > 1:
         middle = (failing + passing) // 2

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cce_relevance.action.github import GitHubClient
+from cce_relevance.action.runner.github import GitHubClient
 from tests.action.fake_github import FakeGitHub
 from tests.action.scenario import Act, ActionRun, PullRequest, RunnerDirs, action_env, run_entrypoint
 

@@ -1,4 +1,4 @@
-"""Line-range anchors followed through a diff (action/anchor_moves.py): the range mapping against a
+"""Line-range anchors followed through a diff (action/scoring/range_anchors.py): the range mapping against a
 line-by-line model (Hypothesis), git's real hunks, and the fixture line rewritten for pasting."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cce_relevance.action import anchor_moves
-from cce_relevance.action.anchor_moves import (
+from cce_relevance.action.scoring import range_anchors as anchor_moves
+from cce_relevance.action.scoring.range_anchors import (
     AnchorMove,
     Hunk,
     SideFixtures,

@@ -1,4 +1,4 @@
-"""A base side saved by an earlier run, reused instead of scoring the base again (base_reuse.py).
+"""A base side saved by an earlier run, reused instead of scoring the base again (saved/base_reuse.py).
 
 A push run on the default branch scores the commit the pull request branched from and saves its
 side in the cache directory; the pull request's run then loads it for its base. Everything it
@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from cce_relevance.action.base_reuse import KEPT, prune
-from cce_relevance.action.side_state import fingerprint
+from cce_relevance.action.saved.base_reuse import KEPT, prune
+from cce_relevance.action.saved.side import fingerprint
 from tests.action.fake_github import FakeGitHub
 from tests.action.scenario import ActionRun, Copy
 from tests.action.test_shards_e2e import shard_runs

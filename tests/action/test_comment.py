@@ -8,14 +8,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cce_relevance.action.comment import (
+from cce_relevance.action.runner.github import GitHubClient, GitHubError
+from cce_relevance.action.runner.pr_comment import (
     COMMENT_LIMIT,
     CommentResult,
     comment_marker,
     fit_body,
     upsert_comment,
 )
-from cce_relevance.action.github import GitHubClient, GitHubError
 from tests.action.conftest import REPO
 from tests.action.fake_github import FakeGitHub
 

@@ -18,14 +18,14 @@ import cmarkgfm
 import pytest
 from cmarkgfm.cmark import Options
 
-from cce_relevance.action.comment import COMMENT_LIMIT, comment_marker, fit_body
-from cce_relevance.action.git import CommitPair
-from cce_relevance.action.history import Entry, History, commit_date
-from cce_relevance.action.pr_comment import render_comment
-from cce_relevance.action.query_changes import Links
-from cce_relevance.action.scoring import SetResult
-from cce_relevance.action.trend import render_trend, with_trend
-from cce_relevance.action.verdict import Outcome
+from cce_relevance.action.report.comment_body import render_comment
+from cce_relevance.action.report.outcome import Outcome
+from cce_relevance.action.report.query_changes import Links
+from cce_relevance.action.runner.pr_comment import COMMENT_LIMIT, comment_marker, fit_body
+from cce_relevance.action.scoring.sides import SetResult
+from cce_relevance.action.trend.history import Entry, History, commit_date
+from cce_relevance.action.trend.record import render_trend, with_trend
+from cce_relevance.action.workspace.git import CommitPair
 from cce_relevance.evaluation.anchors import parse_anchor
 from cce_relevance.evaluation.golden import GoldenCheck
 from cce_relevance.evaluation.set_scoring import TopHit
@@ -75,8 +75,9 @@ def _report(ranks: dict[str, dict[str, int | None]]) -> str:
     )
 
 
-def _hits(rank: int | None, expected: str, intruder: str) -> tuple[TopHit, ...]:
-    """Three hits: the expected file at `rank` (or nowhere), `intruder` chunks above it."""
+def _hits(rank: int | None, expected: str, intruder: str, unlabeled: bool = False) -> tuple[TopHit, ...]:
+    """Three hits: the expected file at `rank` (or nowhere), `intruder` chunks above it (which no
+    anchor of the case names when `unlabeled`; else a reviewer judged them not relevant)."""
     hits, position = [], 1
     for slot in range(1, 4):
         if slot == rank:
@@ -91,6 +92,7 @@ def _hits(rank: int | None, expected: str, intruder: str) -> tuple[TopHit, ...]:
                     "function_definition",
                     False,
                     f"InvoiceReport.total_{position}",
+                    unlabeled=unlabeled,
                 )
             )
             position += 1
@@ -105,6 +107,7 @@ def _set(
     golden: GoldenCheck | None = None,
     stale: tuple[str, ...] = (),
     worse_on: tuple[str, ...] = BACKENDS,
+    unlabeled: bool = False,
 ) -> SetResult:
     """One set: every backend ranks as `base` at base; at head the backends in `worse_on` rank as `head`."""
     base_ranks = {b: dict(base) for b in BACKENDS}
@@ -123,7 +126,8 @@ def _set(
 
     def rankings(ranks: dict[str, dict[str, int | None]]) -> dict[str, dict[str, tuple[TopHit, ...]]]:
         return {
-            b: {q: _hits(r, "billing.py", "reports.py") for q, r in by.items()} for b, by in ranks.items()
+            b: {q: _hits(r, "billing.py", "reports.py", unlabeled) for q, r in by.items()}
+            for b, by in ranks.items()
         }
 
     return SetResult(
@@ -164,6 +168,13 @@ def _drifted(s: SetResult) -> SetResult:
 
 
 FIVE = {"invoice-total": 1, "record-shipment": 1, "password-check": 1, "lru-evict": 2, "format-price": 1}
+# 20 queries of which three moved, two a little worse and one better: no significant change, and
+# a set this size and this noisy detects only much larger ones (the inconclusive scenario).
+TWENTY = {f"query-{i:02d}": 1 for i in range(20)}
+UNDERPOWERED = (
+    {**TWENTY, "query-17": 2},
+    {**TWENTY, "query-03": 2, "query-11": 3},
+)
 
 
 def scenario(name: str) -> tuple[Outcome, int]:
@@ -185,6 +196,11 @@ def scenario(name: str) -> tuple[Outcome, int]:
         return Outcome(
             (_set(FIVE, {**FIVE, "invoice-total": 2}, worse_on=("bm25",)),), "mrr", 0.05, "drift"
         ), COMMENT_LIMIT
+    if name == "unlabeled-hit":
+        s = _set(FIVE, {**FIVE, "invoice-total": 3, "password-check": None}, unlabeled=True)
+        return Outcome((s,), "mrr", 0.05, "regression"), COMMENT_LIMIT
+    if name == "inconclusive":
+        return Outcome((_set(*UNDERPOWERED),), "mrr", 0.05, "inconclusive", 0.05, 0.8), COMMENT_LIMIT
     if name == "hostile":
         ids = dict.fromkeys(HOSTILE_IDS, 1)
         s = _set(ids, {**ids, HOSTILE_IDS[0]: 3, HOSTILE_IDS[3]: None}, fixture="eval/@team <b>x</b>.jsonl")
@@ -192,7 +208,16 @@ def scenario(name: str) -> tuple[Outcome, int]:
     raise AssertionError(name)
 
 
-SCENARIOS = ["small-drift", "no-change", "stale-anchors", "large-trimmed", "hostile", "trend"]
+SCENARIOS = [
+    "small-drift",
+    "no-change",
+    "stale-anchors",
+    "large-trimmed",
+    "hostile",
+    "trend",
+    "unlabeled-hit",
+    "inconclusive",
+]
 
 
 def trend_history() -> History:
@@ -350,3 +375,26 @@ def test_the_verdict_agrees_with_the_statistics_and_the_json() -> None:
     compare = json.loads(s.head or "{}")
     assert len(compare["backends"][0]["per_query"]) == 6  # the JSON keeps every query; the comment says so
     assert "Means over all 6 queries" in body and "leaves out the 3 with a stale anchor" in body
+
+
+def test_the_unlabeled_hit_and_inconclusive_comments_say_so_on_the_first_screen() -> None:
+    unlabeled = (GOLDENS / "unlabeled-hit.md").read_text(encoding="utf-8").split("**Statistics**")[0]
+    assert "above it (all unlabeled: no anchor names them, they may be right answers)" in unlabeled
+    assert "`InvoiceReport.total_1` (unlabeled: no anchor names it); expected not in the top k" in unlabeled
+    inconclusive = (GOLDENS / "inconclusive.md").read_text(encoding="utf-8").split("**Statistics**")[0]
+    assert inconclusive.startswith(
+        comment_marker("auto-0123456789ab") + "\n## Retrieval relevance\n\n**❌ MRR on bm25 \\-0\\.033"
+    )
+    assert "inconclusive\\: with n = 20 this set detects only ΔMRR ≥ 0\\.146 at 80% power" in inconclusive
+    assert "⚖️ **Inconclusive**: no significant change of MRR on `bm25`" in inconclusive
+
+
+def test_the_why_cell_counts_the_unlabeled_hits_above_the_answer() -> None:
+    from cce_relevance.action.report.query_changes import _unlabeled
+
+    def hit(rank: int, unlabeled: bool) -> TopHit:
+        return TopHit(rank, "a.py", rank, rank, "function_definition", False, unlabeled=unlabeled)
+
+    assert _unlabeled([hit(1, False), hit(2, False)]) == ""  # judged not relevant, both
+    assert _unlabeled([hit(1, True), hit(2, False), hit(3, True)]) == " (2 of 3 unlabeled)"
+    assert _unlabeled([hit(1, True)]) == " (unlabeled: no anchor names it, it may be a right answer)"

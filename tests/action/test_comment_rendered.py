@@ -10,12 +10,12 @@ import re
 import cmarkgfm
 from cmarkgfm.cmark import Options
 
-from cce_relevance.action.comment import comment_marker, fit_body
-from cce_relevance.action.git import CommitPair
-from cce_relevance.action.pr_comment import render_comment
-from cce_relevance.action.query_changes import Links
-from cce_relevance.action.scoring import SetResult
-from cce_relevance.action.verdict import Outcome
+from cce_relevance.action.report.comment_body import render_comment
+from cce_relevance.action.report.outcome import Outcome
+from cce_relevance.action.report.query_changes import Links
+from cce_relevance.action.runner.pr_comment import comment_marker, fit_body
+from cce_relevance.action.scoring.sides import SetResult
+from cce_relevance.action.workspace.git import CommitPair
 from cce_relevance.reporting.numbers import format6
 
 HOSTILE = ["<!-- cce-relevance:v1 -->", "@admin <img src=x> #12", "a|b `c` **d**", "x" * 300]

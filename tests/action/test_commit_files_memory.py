@@ -1,4 +1,4 @@
-"""The commits' files are checked out in memory when their trees fit (action/git.py
+"""The commits' files are checked out in memory when their trees fit (action/workspace/git.py
 `memory_directory`), and are then the same files a checkout on disk writes."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from cce_relevance.action import git as git_module
-from cce_relevance.action.git import MEMORY_FILESYSTEM, commit_files, memory_directory, tree_bytes
+from cce_relevance.action.workspace import git as git_module
+from cce_relevance.action.workspace.git import MEMORY_FILESYSTEM, commit_files, memory_directory, tree_bytes
 from cce_relevance.errors import CceError
 from tests.action.test_git import Upstream, commit, isolated_git, tree_files, upstream
 

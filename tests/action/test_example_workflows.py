@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from cce_relevance.action.output_files import OUTPUT_DIR
+from cce_relevance.action.workspace.output_dir import OUTPUT_DIR
 from tests.action.test_packaging import OUR_ACTION, ROOT, load_yaml, triggers, workflow_files
 
 EXAMPLES = ROOT / "docs" / "examples"

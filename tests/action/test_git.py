@@ -15,7 +15,9 @@ from typing import Any
 
 import pytest
 
-from cce_relevance.action.git import (
+from cce_relevance.action.config.inputs import ActionInputs, read_inputs
+from cce_relevance.action.config.paths import inside
+from cce_relevance.action.workspace.git import (
     CommitPair,
     changed_files,
     commit_files,
@@ -23,8 +25,6 @@ from cce_relevance.action.git import (
     git,
     resolve_commits,
 )
-from cce_relevance.action.inputs import ActionInputs, read_inputs
-from cce_relevance.action.workspace import inside
 from cce_relevance.errors import CceError
 
 ZERO = "0" * 40

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import pytest
 
-from cce_relevance.action.github import API_VERSION, GitHubClient, GitHubError, RetryPolicy
+from cce_relevance.action.runner.github import API_VERSION, GitHubClient, GitHubError, RetryPolicy
 from tests.action.conftest import NOW, REPO
 from tests.action.fake_github import FakeGitHub
 
@@ -182,7 +182,7 @@ def test_exhausted_5xx_raises_an_error_that_never_shows_the_token(
     assert "***" in str(error)
     assert sleeps == [1.0, 2.0, 4.0, 8.0]
     assert len(fake_github.requests) == 5
-    retries = [r for r in caplog.records if r.name == "cce_relevance.action.github"]
+    retries = [r for r in caplog.records if r.name == "cce_relevance.action.runner.github"]
     assert [r.levelname for r in retries] == ["WARNING"] * 4  # one per retry
     _assert_no_token(fake_github.token, str(error), repr(error), repr(error.args), caplog.text, repr(client))
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from jsonschema.exceptions import ValidationError
 
 from cce_relevance import schemas
-from cce_relevance.action.history import (
+from cce_relevance.action.trend.history import (
     MAX_BYTES,
     Entry,
     History,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from cce_relevance.action.inputs import MAX_SHARDS, ActionInputs, expand_fixtures, read_inputs
+from cce_relevance.action.config.inputs import MAX_SHARDS, ActionInputs, expand_fixtures, read_inputs
 from cce_relevance.api import Shard
 from cce_relevance.errors import EXIT_USAGE, CceError
 
@@ -266,7 +266,7 @@ def test_refs_and_comment_key(workspace: Path) -> None:
         ("comment", "yes", "expected true or false"),
         ("comment", "on", "expected true or false"),
         ("comment", "1", "expected true or false"),
-        ("fail-on", "always", "expected one of drift, regression, none"),
+        ("fail-on", "always", "expected one of drift, regression, inconclusive, none"),
         (
             "regression-metric",
             "ndcg",
@@ -449,3 +449,26 @@ def test_cost_is_off_unless_asked_for(workspace: Path) -> None:
     assert read(workspace, cost="true").cost is True
     with pytest.raises(CceError, match="input 'cost': 'yes please' is not a boolean"):
         read(workspace, cost="yes please")
+
+
+@pytest.mark.parametrize(
+    ("inputs", "message"),
+    [
+        ({"min-detectable-effect": "-0.1"}, "input 'min-detectable-effect': '-0.1' is not a change"),
+        ({"min-detectable-effect": "nan"}, "input 'min-detectable-effect': 'nan' is not a change"),
+        ({"power": "0.4"}, "input 'power': '0.4' is not a power: expected a number in [0.5, 1)"),
+        ({"power": "1"}, "input 'power': '1' is not a power"),
+        ({"fail-on": "inconclusive"}, "`inconclusive` needs 'min-detectable-effect'"),
+    ],
+)
+def test_the_inconclusive_inputs_are_checked(workspace: Path, inputs: dict[str, str], message: str) -> None:
+    with pytest.raises(CceError) as caught:
+        read(workspace, **inputs)
+    assert message in caught.value.message
+
+
+def test_the_inconclusive_inputs_are_read(workspace: Path) -> None:
+    got = read(workspace, **{"min-detectable-effect": "0.05", "power": "0.9", "fail-on": "inconclusive"})
+    assert (got.min_effect, got.power, got.fail_on) == (0.05, 0.9, "inconclusive")
+    default = read(workspace)
+    assert (default.min_effect, default.power) == (None, 0.8)

@@ -447,3 +447,48 @@ def test_range_anchors_whose_lines_moved_are_reported_and_left_out_of_the_regres
     report = (pr.workspace / run.outputs["report"]).read_text(encoding="utf-8")
     assert "#### ↕️ Line-range anchors that moved or changed" in report
     assert "| `invoice-total` ↕️ anchor's lines moved |" in report
+
+
+def test_an_underpowered_change_is_inconclusive_and_fails_only_when_asked(pr: PullRequest, act: Act) -> None:
+    """The ranking change moves one query of four: not significant, and a set this small detects
+    only large changes. With `min-detectable-effect` the verdict says so; `fail-on: inconclusive`
+    fails on it, `regression` warns."""
+    pr.push(RANKING_CHANGE, "h1")
+    inputs = {"INPUT_GOLDEN": "", "INPUT_COMMENT": "false", "INPUT_MIN-DETECTABLE-EFFECT": "0.05"}
+
+    plain = act(**{"INPUT_GOLDEN": "", "INPUT_COMMENT": "false", "INPUT_FAIL-ON": "regression"})
+    warned = act(**inputs, **{"INPUT_FAIL-ON": "regression"})
+    failed = act(**inputs, **{"INPUT_FAIL-ON": "inconclusive"})
+
+    assert (warned.code, failed.code, plain.code) == (0, 1, 0), failed.stderr
+    assert (
+        warned.outputs["verdict"].startswith("⚠️") and "inconclusive: with n = 4" in warned.outputs["verdict"]
+    )
+    assert (
+        failed.outputs["verdict"].startswith("❌")
+        and "at 80% power (min-detectable-effect 0.05)" in failed.outputs["verdict"]
+    )
+    assert "inconclusive" not in plain.outputs["verdict"]
+    found = [
+        m for props, m in annotations(failed, "error") if props.get("title") == "cce-relevance: inconclusive"
+    ]
+    assert found and all("label more queries to tell" in m for m in found)  # one per inconclusive backend
+    report = (pr.workspace / ".cce-relevance/report.md").read_text(encoding="utf-8")  # the last run's
+    assert "⚖️ **Inconclusive**: no significant change of MRR on `bm25`" in report
+
+
+def test_a_budget_metric_can_be_the_regression_metric_and_the_why_cell_names_unlabeled_hits(
+    pr: PullRequest, act: Act
+) -> None:
+    pr.push(RANKING_CHANGE, "h1")
+
+    run = act(**{"INPUT_FAIL-ON": "none", "INPUT_REGRESSION-METRIC": "recall_at_budget_200"})
+
+    assert run.code == 0, run.stderr
+    backend = compare_document(pr, run)["sets"][0]["compare"]["backends"][0]
+    assert (
+        "recall_at_budget_200" in backend["metrics"] and backend["full"]["primary"] == "recall_at_budget_200"
+    )
+    comment = (pr.workspace / ".cce-relevance/comment.md").read_text(encoding="utf-8")
+    # reports.py's functions now rank above billing.py; no anchor of the case names them
+    assert "above it (all unlabeled: no anchor names them, they may be right answers)" in comment

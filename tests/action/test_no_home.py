@@ -4,7 +4,7 @@ only in the workspace and the temporary directory, so it must work the same in e
 
 Run as root on a workspace owned by uid 1001, as GitHub runs a container action: git then needs
 the workspace marked as a safe directory, which each git call is told on its own command line
-(action/git.py), never in $HOME/.gitconfig.
+(action/workspace/git.py), never in $HOME/.gitconfig.
 """
 
 from __future__ import annotations

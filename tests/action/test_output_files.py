@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from cce_relevance.action.output_files import (
+from cce_relevance.action.scoring.sides import SetResult
+from cce_relevance.action.workspace.output_dir import (
     OUTPUT_DIR,
     fresh_output_dir,
     give_to_workspace_owner,
     save_reports,
 )
-from cce_relevance.action.scoring import SetResult
 from cce_relevance.errors import CceError
 
 

@@ -21,7 +21,7 @@ import yaml
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from cce_relevance.action.inputs import read_inputs
+from cce_relevance.action.config.inputs import read_inputs
 
 ROOT = Path(__file__).resolve().parents[2]
 KEBAB = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")

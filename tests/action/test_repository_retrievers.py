@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from cce_relevance.action.inputs import read_inputs
-from cce_relevance.action.retriever_policy import check_repository_retrievers, withhold_token
+from cce_relevance.action.config.inputs import read_inputs
+from cce_relevance.action.config.retriever_policy import check_repository_retrievers, withhold_token
 from cce_relevance.errors import CceError
 from tests.action.scenario import Act, ActionRun, PullRequest
 from tests.action.test_variants_in_action import QUIET, errors, saved_report

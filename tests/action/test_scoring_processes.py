@@ -1,4 +1,4 @@
-"""The Action scores each side's queries in its own process (action/scoring.py
+"""The Action scores each side's queries in its own process (action/scoring/sides.py
 `SCORING_PROCESSES`), with the reports a run in worker processes gives: scoring workers cost more
 CPU than they save on a shared runner (docs/dev/performance.md, "The whole check")."""
 
@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from cce_relevance.action.git import CommitPair
-from cce_relevance.action.inputs import ActionInputs, read_inputs
-from cce_relevance.action.scoring import score_commits
+from cce_relevance.action.config.inputs import ActionInputs, read_inputs
+from cce_relevance.action.scoring.sides import score_commits
+from cce_relevance.action.workspace.git import CommitPair
 from cce_relevance.evaluation import backend_runs, set_scoring
 from cce_relevance.evaluation.set_scoring import SCORING_PROCESSES
 from cce_relevance.retrieval.index.model import Index

@@ -10,10 +10,10 @@ import subprocess
 import pytest
 
 from cce_relevance import api
-from cce_relevance.action.git import CommitPair
-from cce_relevance.action.inputs import read_inputs
-from cce_relevance.action.scoring import score_commits
-from cce_relevance.action.timings import TIMINGS_PREFIX, Stopwatch, parse_line
+from cce_relevance.action.config.inputs import read_inputs
+from cce_relevance.action.scoring.sides import score_commits
+from cce_relevance.action.scoring.timings import TIMINGS_PREFIX, Stopwatch, parse_line
+from cce_relevance.action.workspace.git import CommitPair
 from cce_relevance.evaluation import set_scoring
 from cce_relevance.reporting.run_report import run_report_json
 from cce_relevance.retrieval.index.model import Index

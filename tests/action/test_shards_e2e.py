@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from cce_relevance.action.side_state import fingerprint
+from cce_relevance.action.saved.side import fingerprint
 from tests.action.fake_github import FakeGitHub
 from tests.action.scenario import ActionRun, Copy
 from tests.action.test_schemas import validator

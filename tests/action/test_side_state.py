@@ -14,11 +14,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cce_relevance import api
-from cce_relevance.action.base_reuse import shard_side
-from cce_relevance.action.git import CommitPair
-from cce_relevance.action.inputs import ActionInputs, read_inputs
-from cce_relevance.action.scoring import Rankings, SideResult, Sides, anchor_moves, score_sides, set_results
-from cce_relevance.action.side_state import (
+from cce_relevance.action.config.inputs import ActionInputs, read_inputs
+from cce_relevance.action.report.outcome import Outcome, action_document
+from cce_relevance.action.saved.base_reuse import shard_side
+from cce_relevance.action.saved.side import (
     dumps_side,
     fingerprint,
     read_side,
@@ -26,7 +25,15 @@ from cce_relevance.action.side_state import (
     scoring_config,
     side_document,
 )
-from cce_relevance.action.verdict import Outcome, action_document
+from cce_relevance.action.scoring.sides import (
+    Rankings,
+    SideResult,
+    Sides,
+    anchor_moves,
+    score_sides,
+    set_results,
+)
+from cce_relevance.action.workspace.git import CommitPair
 from cce_relevance.errors import CceError
 from tests.action.scenario import BILLING_FIXTURE, BILLING_FIXTURES, MOVING_CHANGE, PullRequest
 from tests.action.test_schemas import validator

@@ -10,10 +10,10 @@ from types import MappingProxyType
 
 import pytest
 
-from cce_relevance.action.history import DEFAULT_SIZE, Entry, History
-from cce_relevance.action.inputs import GitHubContext
-from cce_relevance.action.trend import TREND_POINTS, default_branch_push, render_trend
-from cce_relevance.action.verdict import Outcome
+from cce_relevance.action.config.inputs import DEFAULT_HISTORY_SIZE, GitHubContext
+from cce_relevance.action.report.outcome import Outcome
+from cce_relevance.action.trend.history import Entry, History
+from cce_relevance.action.trend.record import TREND_POINTS, default_branch_push, render_trend
 from cce_relevance.errors import CceError
 from tests.action.test_comment_goldens import BACKENDS, FIVE, _set, gfm, rendered_comment
 from tests.action.test_inputs import read
@@ -136,7 +136,7 @@ def test_the_history_inputs(tmp_path: Path) -> None:
     workspace = tmp_path / "workspace"
     (workspace / "eval/relevance").mkdir(parents=True)
     (workspace / "eval/relevance/code.jsonl").write_text("{}\n")
-    assert read(workspace).history is None and read(workspace).history_size == DEFAULT_SIZE
+    assert read(workspace).history is None and read(workspace).history_size == DEFAULT_HISTORY_SIZE
     inputs = read(workspace, history="keep/../h/history.json", **{"history-size": "7"})
     assert inputs.history == workspace.resolve() / "h/history.json" and inputs.history_size == 7
     for size in ("0", "1001", "ten", "²", "-1", "1e2"):

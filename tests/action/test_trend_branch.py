@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from cce_relevance.action.history import Entry, History
-from cce_relevance.action.history_branch import HistoryBranch
+from cce_relevance.action.trend.branch_store import HistoryBranch
+from cce_relevance.action.trend.history import Entry, History
 from tests.action.fake_github import FakeGitHub
 from tests.action.scenario import PR_NUMBER, RANKING_CHANGE, REPO
 from tests.action.test_trend_e2e import INVOICE_REPORT, SHIPPING_REPORT, Repository, Workflow, warnings

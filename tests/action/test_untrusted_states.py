@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from cce_relevance.action.base_reuse import saved_base, side_path
-from cce_relevance.action.shard_merge import read_shards
+from cce_relevance.action.saved.base_reuse import saved_base, side_path
+from cce_relevance.action.saved.shards import read_shards
 from cce_relevance.errors import CceError
 
 CONFIG = {"fixtures": ["eval/code.jsonl"], "golden": [], "backends": ["bm25"]}

@@ -7,10 +7,10 @@ import re
 
 import pytest
 
-from cce_relevance.action.comment import COMMENT_LIMIT, comment_marker, fit_body
-from cce_relevance.action.git import CommitPair
-from cce_relevance.action.scoring import SetResult
-from cce_relevance.action.verdict import Outcome, action_document, render
+from cce_relevance.action.report.outcome import Outcome, action_document, render
+from cce_relevance.action.runner.pr_comment import COMMENT_LIMIT, comment_marker, fit_body
+from cce_relevance.action.scoring.sides import SetResult
+from cce_relevance.action.workspace.git import CommitPair
 from cce_relevance.evaluation.golden import GoldenCheck, update_command
 from cce_relevance.evaluation.validation import AnchorFinding, Validation
 from cce_relevance.reporting.markdown_safe import code_span
@@ -334,3 +334,64 @@ def test_the_full_report_gives_the_statistics_legend_once() -> None:
     sets = tuple(paired([1.0, 0.5, 1.0], fixture=f"eval/{n}.jsonl") for n in "abc")
     text = whole(Outcome(sets, "mrr", 0.05))
     assert text.count("d_z = mean Δ / sd of Δ") == 1 and text.count("Beyond the t-test") == 3
+
+
+UNDERPOWERED = [1.0] * 14 + [0.5, 1.0, 0.5, 0.75, 1.0, 0.9]  # from 1.0 each: a few queries moved
+
+
+def test_an_underpowered_set_is_inconclusive_by_statsmodels_number() -> None:
+    """No significant change over 20 queries; the smallest mean delta the test detects at 80%
+    power is statsmodels' `TTestPower` effect size times the deltas' sd, and the verdict says it."""
+    import numpy as np
+    from statsmodels.stats.power import TTestPower
+
+    s = paired(UNDERPOWERED, golden=MATCH)
+    outcome = Outcome((s,), "mrr", 0.05, "regression", min_effect=0.05, power=0.8)
+    deltas = [h - 1.0 for h in UNDERPOWERED]
+    effect = float(np.asarray(TTestPower().solve_power(None, 20, 0.05, 0.8, alternative="two-sided")).item())
+    expected = effect * float(np.std(deltas, ddof=1))
+    [finding] = outcome.inconclusive
+    assert finding.detectable == pytest.approx(expected, rel=1e-5)
+    assert outcome.verdict() == (
+        "⚠️ MRR on hybrid -0.068 (paired t-test, n = 20: p = 0.0732, not significant); inconclusive: "
+        f"with n = 20 this set detects only ΔMRR ≥ {expected:.3f} at 80% power (min-detectable-effect "
+        "0.05); goldens match"
+    )
+    assert [outcome.gate_failed(f) for f in ("drift", "regression", "inconclusive", "none")] == [
+        False,
+        False,
+        True,
+        False,
+    ]
+    needed = finding.needed
+    assert needed is not None and needed > 20
+    sd = float(np.std(deltas, ddof=1))
+    power = TTestPower()
+    assert power.power(0.05 / sd, needed, 0.05, alternative="two-sided") >= 0.8
+    assert power.power(0.05 / sd, needed - 1, 0.05, alternative="two-sided") < 0.8  # the fewest
+
+
+def test_inconclusive_needs_the_threshold_and_a_big_enough_set_is_not() -> None:
+    s = paired(UNDERPOWERED, golden=MATCH)
+    assert Outcome((s,), "mrr", 0.05).inconclusive == ()  # off by default
+    [finding] = Outcome((s,), "mrr", 0.05, min_effect=0.05).findings
+    assert finding.detectable is not None
+    assert Outcome((s,), "mrr", 0.05, min_effect=finding.detectable + 1e-6).inconclusive == ()
+    worse = Outcome((paired(SIGNIFICANTLY_WORSE),), "mrr", 0.05, "inconclusive", min_effect=0.01)
+    assert worse.inconclusive == () and worse.gate_failed()  # a significant regression fails as such
+    higher = Outcome((s,), "mrr", 0.05, min_effect=0.05, power=0.95).findings[0]
+    assert higher.detectable is not None and higher.detectable > finding.detectable
+
+
+def test_the_inconclusive_note_says_what_would_settle_it() -> None:
+    s = paired(UNDERPOWERED, golden=MATCH)
+    outcome = Outcome((s,), "mrr", 0.05, "inconclusive", min_effect=0.05)
+    markdown = render(outcome, outcome.verdict(), CommitPair(BASE, HEAD), comment_marker(None), None)
+    [finding] = outcome.inconclusive
+    assert (
+        f"⚖️ **Inconclusive**: no significant change of MRR on `hybrid`, but with these 20 queries and "
+        f"their spread it detects only changes of at least {finding.detectable:.3f} at 80% power; "
+        f"`min-detectable-effect` is 0.05, so a real change of that size could pass unseen. About "
+        f"{finding.needed} queries of this spread would detect 0.05."
+    ) in markdown.head
+    assert outcome.verdict().startswith("❌")

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cce_relevance.action.workflow_commands import (
+from cce_relevance.action.runner.workflow_commands import (
     STEP_SUMMARY_LIMIT,
     annotation,
     append_step_summary,

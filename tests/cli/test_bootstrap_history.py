@@ -107,6 +107,59 @@ def test_a_time_split_scores_later_commits_at_an_earlier_checkout(history: Histo
         git(history.repo, "worktree", "remove", "--force", str(checkout))
 
 
+TERMUI = """\
+def prompt(text):
+    return input(text)
+
+
+def confirm(text):
+    return prompt(text) == "y"
+"""
+OVERLOADS = """\
+from typing import overload
+
+
+@overload
+def prompt(text: str) -> str: ...
+
+
+@overload
+def prompt(text: str, default: int) -> int: ...
+
+
+"""
+
+
+def test_a_definition_the_scored_tree_names_twice_is_no_anchor(tmp_path: Path) -> None:
+    """Overloads added later give `prompt` three definitions at HEAD: `termui.py::prompt` would
+    match all of them (and fail `validate`), so it is left out, in the note or by its own rule."""
+    h = History(tmp_path / "repo")
+    termui = TERMUI
+    h.write("src/termui.py", termui)
+    h.commit("Add prompt and confirm helpers for the terminal")  # root commit
+    termui = termui.replace("return input(text)", "return input(text).strip()")
+    termui = termui.replace('== "y"', '.lower() == "y"')
+    h.write("src/termui.py", termui)
+    h.commit("Strip and lowercase what the terminal answers")  # kept: confirm; prompt ambiguous
+    termui = termui.replace("input(text)", "input(text + ': ')")
+    h.write("src/termui.py", termui)
+    h.commit("Show a colon after the text of every prompt")  # ambiguous in the scored tree
+    h.write("src/termui.py", OVERLOADS + termui)
+    h.commit("Type the prompt helper with overloads per default")  # ambiguous (grows prompt)
+
+    done = cli(
+        "bootstrap", "src", "--from-history", "--no-score", "--no-cache", "--out", "set.jsonl", cwd=h.repo
+    )
+
+    assert done.code == 0, done.err
+    assert _yield(done.err) == {"root commit": 1, "ambiguous in the scored tree": 2}
+    [case] = _cases((h.repo / "set.jsonl").read_text(encoding="utf-8"))
+    assert case["expected"] == ["termui.py::confirm"]
+    assert case["note"].endswith("; 1 more changed definition named ambiguously in the scored tree")
+    checked = cli("validate", "set.jsonl", "--no-cache", cwd=h.repo)
+    assert checked.code == 0, checked.out
+
+
 def test_the_body_paragraph_joins_the_query_without_its_trailers(history: History) -> None:
     done = cli(
         "bootstrap", "src", "--from-history", "--with-body", "--no-score", "--no-cache", cwd=history.repo

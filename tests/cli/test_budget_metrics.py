@@ -150,3 +150,14 @@ def test_token_costs_are_the_estimates_of_whole_chunks(small_project: Path) -> N
     tokens = _chunk_tokens(small_project)
     lines = SMALL_CORPUS["auth.py"].split("\n")
     assert tokens[("auth.py", 4, 5)] == estimate_tokens("\n".join(lines[3:5]))
+
+
+def test_per_query_text_reads_the_irrelevant_labels_and_not_the_grades(small_project: Path) -> None:
+    """A `grades` object `run` ignores cannot fail `--per-query text`, which reads only the labels."""
+    lines = (small_project / "set.jsonl").read_text(encoding="utf-8").splitlines()
+    lines[2] = lines[2].replace('"k":2}', '"k":2,"grades":"not an object","irrelevant":["auth.py"]}')
+    (small_project / "odd.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    text = cli("run", "odd.jsonl", "--backend", "vector", "--per-query", "text", cwd=small_project)
+    assert text.code == 0
+    block = text.out[text.out.index("query pay ") :].split("\n\n")[0]
+    assert [line[8] for line in block.splitlines() if line.startswith("    ")] == ["*", "-"]

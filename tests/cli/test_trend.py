@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from cce_relevance.action.history import Entry, History, write_history
+from cce_relevance.action.trend.history import Entry, History, write_history
 from tests.action.test_schemas import validator
 from tests.cli.helpers import cli
 

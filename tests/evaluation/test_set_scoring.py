@@ -97,3 +97,28 @@ def test_a_given_symbol_is_kept_and_hits_compare_without_their_lookup() -> None:
     assert TopHit(1, "a.py", 1, 4, "function_definition", True, None, "id", corpus_symbols(".")) == TopHit(
         1, "a.py", 1, 4, "function_definition", True, None, "id"
     )
+
+
+def test_hits_no_anchor_labels_are_marked_unlabeled_and_saved_so(tmp_path: Path) -> None:
+    """`expected` makes a hit relevant, `irrelevant` makes it judged; any other hit is unlabeled.
+    The mark survives a saved side, and a side saved before it was recorded reads as unlabeled
+    false."""
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "a.py").write_text("def parse_header(line):\n    return line\n", encoding="utf-8")
+    (corpus / "b.py").write_text("def parse_status(line):\n    return line\n", encoding="utf-8")
+    (corpus / "c.py").write_text("def parse_body(line):\n    return line\n", encoding="utf-8")
+    fixture = tmp_path / "set.jsonl"
+    fixture.write_text(
+        '{"schema":"cce.relevance/v1","corpus":"corpus"}\n'
+        '{"id":"q","query":"parse line","expected":["a.py"],"irrelevant":["b.py"],"k":3}\n',
+        encoding="utf-8",
+    )
+    scored = api.score_set(str(fixture), api.RunOptions(backends=("bm25",)))
+    hits = scored.top_hits["bm25"]["q"]
+    marks = {h.file: (h.relevant, h.unlabeled) for h in hits}
+    assert marks == {"a.py": (True, False), "b.py": (False, False), "c.py": (False, True)}
+    for h in hits:
+        assert TopHit.from_saved(h.saved()).saved() == h.saved()
+        old = {k: v for k, v in h.saved().items() if k != "unlabeled"}
+        assert TopHit.from_saved(old).unlabeled is False

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cce_relevance import untrusted_json
-from cce_relevance.action import git as action_git
+from cce_relevance.action.workspace import git as action_git
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.fixtures import parse_fixtures
 from cce_relevance.evaluation.pairing import pair_reports

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from cce_relevance.action import budget as action_budget
-from cce_relevance.action import git as action_git
 from cce_relevance.action import main as action_main
-from cce_relevance.action.publish import publish
+from cce_relevance.action.modes.publish import publish
+from cce_relevance.action.runner import deadline as action_budget
+from cce_relevance.action.workspace import git as action_git
 from cce_relevance.errors import EXIT_OK, CceError
 from cce_relevance.retrieval.index.build import build_index
 from cce_relevance.retrieval.search.external import HttpRetriever, open_external

@@ -18,8 +18,9 @@ that only reformats (its files are equal without whitespace, with one quote styl
 trailing commas); one whose changed lines touch no named definition at the parent (only imports
 or new code); one touching more than `max_definitions` definitions (too diffuse to say where the
 answer is); one whose definitions no longer exist in the corpus the set is scored at (the tree
-in DIR); one whose query text a newer case has already; one whose text the secret redactor would
-change.
+in DIR), or share their name there with another definition (overloads, `if TYPE_CHECKING:`
+twins), so that no anchor names one of them; one whose query text a newer case has already;
+one whose text the secret redactor would change.
 
 The walk is deterministic for a repository state and range (git's order) and stops once
 `limit` cases are kept.
@@ -57,6 +58,7 @@ SKIP_RULES = (
     "no definition changed at the parent",
     "too many definitions",
     "gone from the scored tree",
+    "ambiguous in the scored tree",
     "same query as a newer case",
     "secret in the text",
 )
@@ -75,19 +77,25 @@ class HistoryCase:
     commit: Commit
     pull_request: int | None
     gone: int  # changed definitions left out: not in the scored tree
+    ambiguous: int = 0  # changed definitions left out: their name names several there
 
     @property
     def note(self) -> str:
         where = f"PR #{self.pull_request}, commit" if self.pull_request is not None else "commit"
         parent = self.commit.parents[0][:12]
-        gone = (
-            f"; {self.gone} more changed definition{'s' if self.gone > 1 else ''} not in the scored tree"
-            if self.gone
-            else ""
-        )
+        left = ""
+        if self.gone:
+            left += (
+                f"; {self.gone} more changed definition{'s' if self.gone > 1 else ''} not in the scored tree"
+            )
+        if self.ambiguous:
+            left += (
+                f"; {self.ambiguous} more changed definition{'s' if self.ambiguous > 1 else ''} "
+                "named ambiguously in the scored tree"
+            )
         return (
             f"history: {where} {self.commit.sha[:12]} ({self.commit.date[:10]}) "
-            f"{json.dumps(self.commit.subject, ensure_ascii=False)}; anchors as at its parent {parent}{gone}"
+            f"{json.dumps(self.commit.subject, ensure_ascii=False)}; anchors as at its parent {parent}{left}"
         )
 
 
@@ -128,11 +136,12 @@ def mine(
     options: HistoryOptions,
     rules: FileRules,
     packs: PackSet,
-    scored: Callable[[str], bool],
+    scored: Callable[[str], int],
 ) -> HistoryProposal:
     """Cases from the commits of `options.revisions` in the corpus at `repo.prefix` (corpus-relative
-    paths are the repository's without it). `scored(anchor)` says whether an anchor resolves in the
-    tree the set is scored at; `rules` and `packs` are the ones `bootstrap` draws with."""
+    paths are the repository's without it). `scored(anchor)` says how many definitions of the tree
+    the set is scored at an anchor names (0 when it resolves to no chunk there); `rules` and
+    `packs` are the ones `bootstrap` draws with."""
     skipped: Counter[str] = Counter()
     kept: list[HistoryCase] = []
     queries: set[str] = set()
@@ -147,9 +156,9 @@ def mine(
         query = _query(commit, options.with_body)
         reason = _commit_rule(commit, query)
         anchors: tuple[str, ...] = ()
-        gone = 0
+        gone = ambiguous = 0
         if reason is None:
-            reason, anchors, gone = _changed_anchors(
+            reason, anchors, gone, ambiguous = _changed_anchors(
                 repo, commit, rules, packs, scored, options.max_definitions
             )
         if reason is None and query.lower() in queries:
@@ -160,7 +169,7 @@ def mine(
             skipped[reason] += 1
             continue
         number = subjects.pull_request(commit.subject)
-        case = HistoryCase(_case_id(commit, number, ids), query, anchors, commit, number, gone)
+        case = HistoryCase(_case_id(commit, number, ids), query, anchors, commit, number, gone, ambiguous)
         if redact(case.note) != case.note:
             skipped["secret in the text"] += 1
             continue
@@ -202,15 +211,16 @@ def _changed_anchors(
     commit: Commit,
     rules: FileRules,
     packs: PackSet,
-    scored: Callable[[str], bool],
+    scored: Callable[[str], int],
     max_definitions: int,
-) -> tuple[str | None, tuple[str, ...], int]:
+) -> tuple[str | None, tuple[str, ...], int, int]:
     """The rule that drops the commit for what it changed, or None, its anchors, and how many of
-    its changed definitions the scored tree no longer has."""
+    its changed definitions the scored tree no longer has, and how many it names ambiguously (an
+    anchor that names several definitions would accept any of them, and does not validate)."""
     parent = commit.parents[0]
     changes = [c for c in repo.changes(parent, commit.sha) if _in_corpus(repo, c)]
     if not changes:
-        return "no file of the corpus", (), 0
+        return "no file of the corpus", (), 0, 0
     kept: list[tuple[FileChange, str | None, str | None]] = []
     reasons = []
     for change in changes:
@@ -226,12 +236,12 @@ def _changed_anchors(
             reasons.append(reason)
     if not kept:
         if all(r == "test" for r in reasons):
-            return "test files only", (), 0
+            return "test files only", (), 0, 0
         if all(r == "skipped" for r in reasons):
-            return "skipped files only", (), 0
-        return "vendored or generated files only", (), 0
+            return "skipped files only", (), 0, 0
+        return "vendored or generated files only", (), 0, 0
     if all(old is not None and new is not None and _same_tokens(old, new) for _, old, new in kept):
-        return "formatting only", (), 0
+        return "formatting only", (), 0, 0
     changed: list[tuple[str, Sequence[Definition], Definition]] = []
     for change, old_text, new_text in kept:
         path = _corpus_path(repo, change.old_path)
@@ -245,18 +255,21 @@ def _changed_anchors(
             touched = _with_parents_of(touched, grown, definitions)
         changed += [(path, definitions, d) for d in touched]
     if not changed:
-        return "no definition changed at the parent", (), 0
+        return "no definition changed at the parent", (), 0, 0
     if len(changed) > max_definitions:
-        return "too many definitions", (), 0
+        return "too many definitions", (), 0, 0
     named = [
         a for path, definitions, d in changed if (a := definition_anchor(path, definitions, d)) is not None
     ]
-    anchors = tuple(dict.fromkeys(a for a in named if scored(a)))
     if not named:
-        return "no definition changed at the parent", (), 0
+        return "no definition changed at the parent", (), 0, 0
+    found = {a: scored(a) for a in named}
+    anchors = tuple(a for a, n in found.items() if n == 1)
+    gone = sum(n == 0 for n in found.values())
+    ambiguous = len(found) - len(anchors) - gone
     if not anchors:
-        return "gone from the scored tree", (), 0
-    return None, anchors, len(dict.fromkeys(named)) - len(anchors)
+        return ("ambiguous in the scored tree" if ambiguous else "gone from the scored tree"), (), 0, 0
+    return None, anchors, gone, ambiguous
 
 
 def _in_corpus(repo: Repository, change: FileChange) -> bool:

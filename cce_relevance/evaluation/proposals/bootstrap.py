@@ -141,8 +141,9 @@ def bootstrap_history(
 ) -> HistoryBootstrapped:
     """Cases drawn from the commits of `history.revisions` in the git repository holding
     `directory` (evaluation/history/): their subjects as queries, the definitions they changed,
-    read at their parents, as anchors; only anchors that resolve in `directory` as it is now (the
-    tree the set is scored at: check out an earlier commit there to score the set at it). Scored
+    read at their parents, as anchors; only anchors that name one definition of `directory` as
+    it is now (the tree the set is scored at: check out an earlier commit there to score the set
+    at it). Scored
     as `bootstrap` scores, with the same header corpus and the same files left out."""
     require_directory(directory)
     languages = check_languages(options.chunk_languages)
@@ -155,11 +156,13 @@ def bootstrap_history(
     symbols = corpus_symbols(directory, corpus.languages)
     anchors = AnchorIndex.of_index(corpus.index)
 
-    def resolves(text: str) -> bool:
-        return anchors.resolves(bind_anchor(parse_anchor(text), symbols))
+    def named(text: str) -> int:
+        """How many definitions of `directory` the anchor names (0: it resolves to no chunk)."""
+        bound = bind_anchor(parse_anchor(text), symbols)
+        return len(bound.bound) if anchors.resolves(bound) else 0
 
     with Repository(directory) as repo:
-        proposal = mine(repo, history, rules, enabled_packs(corpus.languages), resolves)
+        proposal = mine(repo, history, rules, enabled_packs(corpus.languages), named)
     left_out = ", ".join(f"{n} {rule}" for rule, n in proposal.skipped.items()) or "none"
     nothing = CceError(
         f"nothing to propose from the history of {directory}: {proposal.seen} commit(s) seen, "

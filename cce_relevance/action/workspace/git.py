@@ -42,7 +42,7 @@ from cce_relevance.errors import CceError
 from cce_relevance.untrusted_json import describe_type
 
 if TYPE_CHECKING:
-    from cce_relevance.action.inputs import ActionInputs
+    from cce_relevance.action.config.inputs import ActionInputs
 
 PULL_REQUEST_EVENTS = frozenset({"pull_request", "pull_request_target"})
 _SHA = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")

@@ -37,9 +37,9 @@ from pathlib import Path
 from typing import Any
 
 from cce_relevance import __version__, api, schemas
-from cce_relevance.action.anchor_moves import SideFixtures
-from cce_relevance.action.inputs import ActionInputs
-from cce_relevance.action.scoring import Rankings, SideResult
+from cce_relevance.action.config.inputs import ActionInputs
+from cce_relevance.action.scoring.range_anchors import SideFixtures
+from cce_relevance.action.scoring.sides import Rankings, SideResult
 from cce_relevance.api import Anchor, AnchorFinding, GoldenFile, TopHit, Validation
 from cce_relevance.errors import CceError
 from cce_relevance.reporting.run_report import run_report_json

@@ -32,12 +32,12 @@ from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 from cce_relevance import api
-from cce_relevance.action.anchor_moves import AnchorMove, SideFixtures, follow_ranges
-from cce_relevance.action.git import CommitFiles, CommitPair, commit_files
-from cce_relevance.action.inputs import ActionInputs, expand_fixtures
-from cce_relevance.action.retriever_policy import REFUSED_BY_DEFAULT
-from cce_relevance.action.timings import Stopwatch
-from cce_relevance.action.workspace import inside
+from cce_relevance.action.config.inputs import ActionInputs, expand_fixtures
+from cce_relevance.action.config.paths import inside
+from cce_relevance.action.config.retriever_policy import REFUSED_BY_DEFAULT
+from cce_relevance.action.scoring.range_anchors import AnchorMove, SideFixtures, follow_ranges
+from cce_relevance.action.scoring.timings import Stopwatch
+from cce_relevance.action.workspace.git import CommitFiles, CommitPair, commit_files
 from cce_relevance.api import (
     Anchor,
     AnchorFinding,

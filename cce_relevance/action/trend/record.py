@@ -32,8 +32,12 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from cce_relevance import __version__, api
-from cce_relevance.action.git import PULL_REQUEST_EVENTS, CommitPair, find_repository, git
-from cce_relevance.action.history import (
+from cce_relevance.action.config.inputs import ActionInputs, GitHubContext
+from cce_relevance.action.report.outcome import Markdown, Outcome
+from cce_relevance.action.runner.workflow_commands import annotation
+from cce_relevance.action.scoring.sides import SetResult
+from cce_relevance.action.trend.branch_store import HistoryBranch
+from cce_relevance.action.trend.history import (
     Entry,
     History,
     HistoryError,
@@ -41,12 +45,8 @@ from cce_relevance.action.history import (
     read_history,
     write_history,
 )
-from cce_relevance.action.history_branch import HistoryBranch
-from cce_relevance.action.inputs import ActionInputs, GitHubContext
-from cce_relevance.action.output_files import OUTPUT_DIR, give_to_workspace_owner
-from cce_relevance.action.scoring import SetResult
-from cce_relevance.action.verdict import Markdown, Outcome
-from cce_relevance.action.workflow_commands import annotation
+from cce_relevance.action.workspace.git import PULL_REQUEST_EVENTS, CommitPair, find_repository, git
+from cce_relevance.action.workspace.output_dir import OUTPUT_DIR, give_to_workspace_owner
 from cce_relevance.errors import CceError
 from cce_relevance.reporting.markdown_safe import code_span
 from cce_relevance.reporting.numbers import SIX, THREE

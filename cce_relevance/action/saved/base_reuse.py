@@ -30,10 +30,10 @@ from pathlib import Path
 from typing import Any
 
 from cce_relevance import api, untrusted_json
-from cce_relevance.action.anchor_moves import SideFixtures
-from cce_relevance.action.scoring import SideResult
-from cce_relevance.action.side_state import dumps_side, fingerprint, read_side, rebuild, side_document
-from cce_relevance.action.workflow_commands import annotation
+from cce_relevance.action.runner.workflow_commands import annotation
+from cce_relevance.action.saved.side import dumps_side, fingerprint, read_side, rebuild, side_document
+from cce_relevance.action.scoring.range_anchors import SideFixtures
+from cce_relevance.action.scoring.sides import SideResult
 from cce_relevance.atomic_files import write_output
 from cce_relevance.errors import CceError
 from cce_relevance.reporting.run_report import run_report_json

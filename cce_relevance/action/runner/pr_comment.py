@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import quote
 
-from cce_relevance.action.github import GitHubClient, GitHubError
+from cce_relevance.action.runner.github import GitHubClient, GitHubError
 
 COMMENT_LIMIT = 65_536  # GitHub rejects a longer issue comment body (characters)
 MARKER_NAME = "cce-relevance:v1"

@@ -25,12 +25,12 @@ from pathlib import Path
 from typing import Any
 
 from cce_relevance import api, schemas, untrusted_json
-from cce_relevance.action.anchor_moves import AnchorMove
-from cce_relevance.action.git import CommitPair
-from cce_relevance.action.inputs import MAX_SHARDS
-from cce_relevance.action.output_files import OUTPUT_DIR, give_to_workspace_owner
-from cce_relevance.action.scoring import Sides
-from cce_relevance.action.side_state import SavedSide, dumps_side, read_side, rebuild, side_document
+from cce_relevance.action.config.inputs import MAX_SHARDS
+from cce_relevance.action.saved.side import SavedSide, dumps_side, read_side, rebuild, side_document
+from cce_relevance.action.scoring.range_anchors import AnchorMove
+from cce_relevance.action.scoring.sides import Sides
+from cce_relevance.action.workspace.git import CommitPair
+from cce_relevance.action.workspace.output_dir import OUTPUT_DIR, give_to_workspace_owner
 from cce_relevance.atomic_files import write_output
 from cce_relevance.errors import CceError
 

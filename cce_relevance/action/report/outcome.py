@@ -23,10 +23,10 @@ from functools import cached_property
 from typing import Any, Literal
 
 from cce_relevance import __version__, schemas
-from cce_relevance.action.git import CommitPair
-from cce_relevance.action.inputs import FailOn
-from cce_relevance.action.query_changes import stale_notes
-from cce_relevance.action.scoring import SetResult
+from cce_relevance.action.config.inputs import DEFAULT_POWER, FailOn
+from cce_relevance.action.report.query_changes import stale_notes
+from cce_relevance.action.scoring.sides import SetResult
+from cce_relevance.action.workspace.git import CommitPair
 from cce_relevance.api import BackendComparison, BackendGate, Validation
 from cce_relevance.reporting.compare_report import comparison_document
 from cce_relevance.reporting.full_report import label
@@ -46,10 +46,34 @@ class GatedChange(BackendGate):
 
     fixture: str
     alpha: float
+    # `min-detectable-effect`, the smallest change worth detecting (None: no inconclusive
+    # verdict), and `power`, the chance the test must have of detecting it.
+    min_effect: float | None = None
+    power: float = DEFAULT_POWER
 
     @property
     def significant_regression(self) -> bool:
         return self.regressed(self.alpha)
+
+    @cached_property
+    def detectable(self) -> float | None:
+        """The smallest mean delta this test detects at `power` (None: off, or no spread)."""
+        return None if self.min_effect is None else self.smallest_detectable(self.alpha, self.power)
+
+    @cached_property
+    def needed(self) -> int | None:
+        """Queries of this spread that would detect `min_effect` (None: off, or not to be sized)."""
+        if self.min_effect is None:
+            return None
+        return self.queries_needed(self.min_effect, self.alpha, self.power)
+
+    @property
+    def inconclusive(self) -> bool:
+        """No significant change, though the test could only have detected one larger than
+        `min-detectable-effect` (`BackendGate.underpowered`); never without the threshold."""
+        if self.min_effect is None:
+            return False
+        return self.underpowered(self.alpha, self.power, self.min_effect)
 
 
 def scored_at_both(s: SetResult) -> tuple[BackendComparison, ...]:
@@ -65,6 +89,8 @@ class Outcome:
     metric: str
     alpha: float
     fail_on: FailOn = "drift"
+    min_effect: float | None = None  # `min-detectable-effect`; None: no inconclusive verdict
+    power: float = DEFAULT_POWER
 
     @property
     def drifted(self) -> tuple[SetResult, ...]:
@@ -75,7 +101,13 @@ class Outcome:
         """The gated metric on every backend scored at both base and head: each set's gate, tested
         once with its comparison (`SetResult.comparison`)."""
         return tuple(
-            GatedChange(**vars(gate), fixture=s.fixture, alpha=self.alpha)
+            GatedChange(
+                **vars(gate),
+                fixture=s.fixture,
+                alpha=self.alpha,
+                min_effect=self.min_effect,
+                power=self.power,
+            )
             for s in self.sets
             if s.comparison is not None
             for gate in s.comparison.gates
@@ -113,13 +145,24 @@ class Outcome:
         """Significant regressions: p < alpha with a negative mean delta (paired t-test)."""
         return tuple(f for f in self.findings if f.significant_regression)
 
+    @property
+    def inconclusive(self) -> tuple[GatedChange, ...]:
+        """The backends whose test found no significant change though it could only have seen one
+        larger than `min-detectable-effect` (none when that input is off)."""
+        return tuple(f for f in self.findings if f.inconclusive)
+
     def gate_failed(self, fail_on: FailOn | None = None) -> bool:
-        """`drift`: any golden drifted; `regression`: that or a significant regression; `none`: never.
-        Without an argument, the outcome's own `fail_on`."""
+        """`drift`: any golden drifted; `regression`: that or a significant regression;
+        `inconclusive`: any of those or an inconclusive test; `none`: never. Without an argument,
+        the outcome's own `fail_on`."""
         fail_on = self.fail_on if fail_on is None else fail_on
         if fail_on == "none":
             return False
-        return bool(self.drifted) or (fail_on == "regression" and bool(self.regressions))
+        if self.drifted:
+            return True
+        if fail_on == "inconclusive":
+            return bool(self.regressions) or bool(self.inconclusive)
+        return fail_on == "regression" and bool(self.regressions)
 
     def verdict(self) -> str:
         """One line, the single source of truth for the gate: problems first (drift, stale anchors),
@@ -130,6 +173,7 @@ class Outcome:
         if self.drifted:
             parts.append(f"golden drift in {counted(len(self.drifted), 'report')}")
         parts.append(self._test_clause())
+        parts += self._inconclusive_clauses()
         others = sorted({(f.backend, f.fixture) for f in self.regressions} - self._headline_key())
         if others:
             parts.append("also significantly worse on " + ", ".join(self._where(b, fx) for b, fx in others))
@@ -140,10 +184,34 @@ class Outcome:
         if any(s.golden is not None for s in self.sets) and not self.drifted:
             parts.append("goldens match")
         failed = self.gate_failed()
-        warned = self.drifted or self.regressions or self.stale_at_head or self.moved_at_head
+        warned = (
+            self.drifted or self.regressions or self.stale_at_head or self.moved_at_head or self.inconclusive
+        )
         emoji = "❌" if failed else "⚠️" if warned else "✅"
         text = "; ".join(parts)
         return f"{emoji} {text[0].upper()}{text[1:]}"
+
+    def _inconclusive_clauses(self) -> list[str]:
+        """`inconclusive: with n = 20 this set detects ΔMRR ≥ 0.110 at 80% power` for the headline
+        (or the first inconclusive backend), and the others named."""
+        found = self.inconclusive
+        if not found:
+            return []
+        h = self.headline
+        lead = h if h is not None and h.inconclusive else found[0]
+        if lead.detectable is None:  # fewer than 2 queries: no test at all
+            clause = f"inconclusive: n = {lead.test.n} is too few queries for a test"
+        else:
+            clause = (
+                f"inconclusive: with n = {lead.test.n} this set detects only Δ{lead.label} ≥ "
+                f"{lead.detectable:.3f} at {self.power:.0%} power (min-detectable-effect {lead.min_effect:g})"
+            )
+        if lead is not h:
+            clause += f" on {self._where(lead.backend, lead.fixture)}"
+        others = sorted({(f.backend, f.fixture) for f in found} - {(lead.backend, lead.fixture)})
+        if others:
+            clause += "; also inconclusive on " + ", ".join(self._where(b, fx) for b, fx in others)
+        return [clause]
 
     def _headline_key(self) -> set[tuple[str, str]]:
         h = self.headline
@@ -177,6 +245,34 @@ class Outcome:
         return f"{h.label} on {where} {signed3(test.mean_delta)} (paired t-test, {n}: {judged})"
 
 
+def inconclusive_note(outcome: Outcome) -> str:
+    """What an inconclusive verdict means and what would settle it, in one paragraph ('' when the
+    verdict is not inconclusive): the headline's (or first inconclusive backend's) test."""
+    found = outcome.inconclusive
+    if not found:
+        return ""
+    h = outcome.headline
+    f = h if h is not None and h.inconclusive else found[0]
+    where = code_span(f.backend) + (f" in {code_span(f.fixture)}" if len(outcome.sets) > 1 else "")
+    if f.detectable is None:
+        sees = f"with {counted(f.test.n, 'query', 'queries')} it cannot test at all"
+    else:
+        sees = (
+            f"with these {f.test.n} queries and their spread it detects only changes of at least "
+            f"{f.detectable:.3f} at {outcome.power:.0%} power"
+        )
+    more = (
+        f" About {f.needed} queries of this spread would detect {f.min_effect:g}."
+        if f.needed is not None and f.needed > f.test.n
+        else ""
+    )
+    return (
+        f"⚖️ **Inconclusive**: no significant change of {f.label} on {where}, but {sees}; "
+        f"`min-detectable-effect` is {f.min_effect:g}, so a real change of that size could pass "
+        f"unseen.{more}"
+    )
+
+
 def counted(n: int, noun: str, plural: str | None = None) -> str:
     """`1 query`, `2 queries`: a count with its noun in the right number."""
     return f"{n} {noun}" if n == 1 else f"{n} {plural or noun + 's'}"
@@ -199,7 +295,15 @@ def render(
 ) -> Markdown:
     """The Markdown report: marker, verdict and overview; a section per set and per drift; the
     statistics' legend once; footer."""
-    head = "\n\n".join([f"{marker}\n{TITLE}", f"**{escape_md(verdict)}**", _overview(outcome.sets, commits)])
+    note = inconclusive_note(outcome)
+    head = "\n\n".join(
+        [
+            f"{marker}\n{TITLE}",
+            f"**{escape_md(verdict)}**",
+            *([note] if note else []),
+            _overview(outcome.sets, commits),
+        ]
+    )
     sections = [_set_section(s, commits) for s in outcome.sets]
     sections += [_drift_section(s) for s in outcome.drifted]
     if any(c.full is not None for s in outcome.sets for c in s.comparisons or ()):

@@ -26,8 +26,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from cce_relevance.action.git import CommitPair
-from cce_relevance.action.query_changes import (
+from cce_relevance.action.report.outcome import (
+    TITLE,
+    Markdown,
+    Outcome,
+    counted,
+    footer,
+    inconclusive_note,
+    left_out_reason,
+    moves_section,
+    scored_at_both,
+    stale_section,
+)
+from cce_relevance.action.report.query_changes import (
     ID_LIMIT,
     Links,
     QueryChange,
@@ -35,18 +46,8 @@ from cce_relevance.action.query_changes import (
     changes_table,
     stale_notes,
 )
-from cce_relevance.action.scoring import SetResult
-from cce_relevance.action.verdict import (
-    TITLE,
-    Markdown,
-    Outcome,
-    counted,
-    footer,
-    left_out_reason,
-    moves_section,
-    scored_at_both,
-    stale_section,
-)
+from cce_relevance.action.scoring.sides import SetResult
+from cce_relevance.action.workspace.git import CommitPair
 from cce_relevance.api import BackendComparison, ValueChange
 from cce_relevance.reporting.full_report import full_cells, interval6, label, optional6, rank_test_p_cells
 from cce_relevance.reporting.markdown import (
@@ -105,6 +106,9 @@ def render_comment(
     """The comment in the parts `comment.fit_body` budgets (the head is never trimmed)."""
     views = set_views(outcome)
     head = [f"{marker}\n{TITLE}", f"**{escape_md(verdict)}**", _counts(outcome, views)]
+    note = inconclusive_note(outcome)
+    if note:
+        head.append(note)
     if edited:
         head.append(
             "✏️ This pull request edits "

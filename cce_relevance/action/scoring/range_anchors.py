@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Literal
 
 from cce_relevance import api
-from cce_relevance.action.git import changed_files, git
+from cce_relevance.action.workspace.git import changed_files, git
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 

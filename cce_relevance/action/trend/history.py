@@ -24,12 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from cce_relevance import schemas, untrusted_json
+from cce_relevance.action.config.inputs import MAX_HISTORY_SIZE
 from cce_relevance.atomic_files import write_output
 from cce_relevance.reporting.canonical_json import dumps_report
 
-DEFAULT_SIZE = 100
-MAX_SIZE = 1000
-MAX_BYTES = 32 * 1024 * 1024  # far above MAX_SIZE entries of a few sets; refused before parsing
+MAX_BYTES = 32 * 1024 * 1024  # far above MAX_HISTORY_SIZE entries of a few sets; refused before parsing
 
 Means = Mapping[str, Mapping[str, Mapping[str, float]]]
 """Fixture set (as configured) → backend → metric key → mean."""
@@ -129,7 +128,9 @@ def read_history(path: Path) -> History | None:
 def check_size(size: int) -> None:
     """Refuse a file of `size` bytes before reading it: no history we write is that large."""
     if size > MAX_BYTES:
-        raise HistoryError(f"{size} bytes, more than the {MAX_BYTES} a history of {MAX_SIZE} entries needs")
+        raise HistoryError(
+            f"{size} bytes, more than the {MAX_BYTES} a history of {MAX_HISTORY_SIZE} entries needs"
+        )
 
 
 def parse_history(data: bytes) -> History:
@@ -142,8 +143,10 @@ def parse_history(data: bytes) -> History:
     if top["schema"] != schemas.HISTORY:
         raise HistoryError(f"has schema {_shown(top['schema'])}: expected {schemas.HISTORY!r}")
     entries = untrusted_json.expect_array(top["entries"], "entries", error=HistoryError)
-    if len(entries) > MAX_SIZE:
-        raise HistoryError(f"entries: {len(entries)} entries, more than the {MAX_SIZE} a history keeps")
+    if len(entries) > MAX_HISTORY_SIZE:
+        raise HistoryError(
+            f"entries: {len(entries)} entries, more than the {MAX_HISTORY_SIZE} a history keeps"
+        )
     parsed = tuple(_entry(e, f"entries[{i}]") for i, e in enumerate(entries))
     commits = [e.commit for e in parsed]
     duplicate = next((c for c in commits if commits.count(c) > 1), None)

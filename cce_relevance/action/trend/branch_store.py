@@ -29,15 +29,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from cce_relevance.action.git import git
-from cce_relevance.action.history import (
+from cce_relevance.action.trend.history import (
     History,
     HistoryError,
     check_size,
     dumps_history,
     read_history,
 )
-from cce_relevance.action.output_files import give_to_workspace_owner
+from cce_relevance.action.workspace.git import git
+from cce_relevance.action.workspace.output_dir import give_to_workspace_owner
 from cce_relevance.errors import CceError
 
 PRIVATE_REF = "refs/cce-relevance/history"

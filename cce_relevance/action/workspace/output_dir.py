@@ -10,14 +10,14 @@ workspace's owner (§runner-file-owner), or later steps could not delete or over
 
 Layout:
   cache/                   the index cache (input `cache-dir`, its default place): kept across runs,
-                           with the saved head sides in cache/sides/ (base_reuse.py)
+                           with the saved head sides in cache/sides/ (saved/base_reuse.py)
   report.md                the full Markdown report (the summary may be trimmed)
   compare.json             `cce.relevance.action/v1`: per set its status, golden, comparison
   comment.md               the pull request comment as posted (fitted to GitHub's limit)
   pull-request.json        on pull request events: the number, head, comment key (`mode: publish`)
   sets/NN-NAME/base.json   the run report at base (`cce.relevance.report/v2`), when scored there
   sets/NN-NAME/head.json   the same at head; `cce-relevance compare` accepts the pair
-  shard/shard-I-of-N.json  a `shard: I/N` run's state, instead of everything above (shard_merge.py)
+  shard/shard-I-of-N.json  a `shard: I/N` run's state, instead of everything above (saved/shards.py)
 """
 
 from __future__ import annotations
@@ -26,15 +26,27 @@ import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, Protocol
 
-from cce_relevance.action.git import git
-from cce_relevance.action.scoring import SetResult
+from cce_relevance.action.workspace.git import git
 from cce_relevance.atomic_files import write_output
 from cce_relevance.errors import CceError
 from cce_relevance.reporting.canonical_json import dumps_report
 
 OUTPUT_DIR = ".cce-relevance"
+
+
+class SetReports(Protocol):
+    """A scored fixture set as `save_reports` sees it (scoring's `SetResult`): its report texts."""
+
+    @property
+    def fixture(self) -> str: ...
+
+    @property
+    def base(self) -> str | None: ...
+
+    @property
+    def head(self) -> str | None: ...
 
 
 @dataclass(frozen=True)
@@ -121,7 +133,7 @@ def prepare_cache_dir(repo: Path, workspace: Path, cache_dir: Path) -> Path:
     return created
 
 
-def save_reports(directory: Path, workspace: Path, sets: tuple[SetResult, ...]) -> dict[str, dict[str, str]]:
+def save_reports(directory: Path, workspace: Path, sets: tuple[SetReports, ...]) -> dict[str, dict[str, str]]:
     """Each set's run reports under `sets/`; returns fixture → side → workspace-relative path."""
     saved: dict[str, dict[str, str]] = {}
     for number, result in enumerate(sets, start=1):

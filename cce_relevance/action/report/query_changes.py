@@ -5,7 +5,8 @@ ranks above the answer. This module answers them as data (`QueryChange`) and as 
 table across backends: the first relevant rank at base → head per backend, the gated metric's
 delta as a number and as a bar that starts at zero and grows left (worse) or right (better), and
 a **why** cell naming what ranks above the expected chunk at head, linked to those lines at the
-head commit (and to what ranked first at base, at the base commit).
+head commit (and to what ranked first at base, at the base commit), and saying when no anchor
+labels it: a hit nobody judged, which may be as good an answer as the expected one.
 
 Everything that came from the tree (query ids, file paths, kinds) is untrusted: ids are shortened
 and put in code spans, paths are percent-encoded in links and code-spanned in their text.
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
-from cce_relevance.action.scoring import SetResult
+from cce_relevance.action.scoring.sides import SetResult
 from cce_relevance.api import METRIC_KEYS, Anchor, BackendComparison, TopHit
 from cce_relevance.reporting.markdown_safe import code_span, shorten
 from cce_relevance.reporting.numbers import SIX, Digits, format6
@@ -179,6 +180,22 @@ def _ordinal(n: int) -> str:
     return f"{n}{suffix}"
 
 
+UNLABELED = "unlabeled: no anchor names it"
+
+
+def _unlabeled(above: list[TopHit]) -> str:
+    """How many of the hits above the expected chunk no anchor labels, relevant or not: a drop
+    behind hits nobody judged may be no drop at all."""
+    n = sum(h.unlabeled for h in above)
+    if not n:
+        return ""
+    if len(above) == 1:
+        return f" ({UNLABELED}, it may be a right answer)"
+    if n == len(above):
+        return " (all unlabeled: no anchor names them, they may be right answers)"
+    return f" ({n} of {len(above)} unlabeled)"
+
+
 def why_cell(s: SetResult, change: QueryChange, featured: str, links: Links | None) -> str:
     """What ranks above the expected chunk at head on the backend that explains the row (the
     featured one when it moved, else the one that lost most), with links; '' when unknown."""
@@ -198,11 +215,15 @@ def why_cell(s: SetResult, change: QueryChange, featured: str, links: Links | No
         first = above[0]
         more = f" (+{len(above) - 1} more)" if len(above) > 1 else ""
         if move.head_rank is None:
+            tag = f" ({UNLABELED})" if first.unlabeled else ""
             parts.append(
-                f"now 1st: {_hit(first, s.corpus, links, head_sha)} {_what(first)}; expected not in the top k"
+                f"now 1st: {_hit(first, s.corpus, links, head_sha)} {_what(first)}{tag}; "
+                "expected not in the top k"
             )
         else:
-            parts.append(f"{_hit(first, s.corpus, links, head_sha)} {_what(first)}{more} above it")
+            parts.append(
+                f"{_hit(first, s.corpus, links, head_sha)} {_what(first)}{more} above it{_unlabeled(above)}"
+            )
     elif move.head_rank is not None:
         parts.append(f"expected now {_ordinal(move.head_rank)}")
     base_top = next(iter(base_hits), None)
@@ -257,7 +278,7 @@ def changes_table(
 
 def stale_notes(s: SetResult) -> dict[str, str]:
     """The mark after a query id: stale at head, or stale at base only, or a range anchor whose
-    lines moved or changed (action/anchor_moves.py)."""
+    lines moved or changed (action/scoring/range_anchors.py)."""
     notes = {m.case_id: MOVE_MARKS[m.status] for m in s.moves}
     notes.update({qid: f"{STALE_MARK} at base" for qid in s.stale("base")})
     notes.update({qid: STALE_MARK for qid in s.stale("head")})

@@ -17,7 +17,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from cce_relevance.action.workflow_commands import annotation
+from cce_relevance.action.runner.workflow_commands import annotation
 
 POSTING_BUDGET = 90.0  # seconds for all the GitHub API calls made after the result is decided
 

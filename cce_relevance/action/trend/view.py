@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from cce_relevance import schemas
-from cce_relevance.action.history import Entry, History, HistoryError, read_history
+from cce_relevance.action.trend.history import Entry, History, HistoryError, read_history
 from cce_relevance.errors import CceError
 from cce_relevance.reporting.numbers import format6
 from cce_relevance.reporting.sparkline import sparkline

@@ -26,12 +26,10 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from cce_relevance import untrusted_json
-from cce_relevance.action.github import DEFAULT_API_URL, DEFAULT_SERVER_URL
-from cce_relevance.action.history import DEFAULT_SIZE as DEFAULT_HISTORY_SIZE
-from cce_relevance.action.history import MAX_SIZE as MAX_HISTORY_SIZE
-from cce_relevance.action.retriever_policy import INPUT as RETRIEVERS_INPUT
-from cce_relevance.action.retriever_policy import check_repository_retrievers
-from cce_relevance.action.workspace import inside
+from cce_relevance.action.config.paths import inside
+from cce_relevance.action.config.retriever_policy import INPUT as RETRIEVERS_INPUT
+from cce_relevance.action.config.retriever_policy import check_repository_retrievers
+from cce_relevance.action.runner.github import DEFAULT_API_URL, DEFAULT_SERVER_URL
 from cce_relevance.api import (
     DEFAULT_BACKENDS,
     DEFAULT_PRIMARY,
@@ -41,11 +39,12 @@ from cce_relevance.api import (
 )
 from cce_relevance.errors import CceError
 
-FailOn = Literal["drift", "regression", "none"]
+FailOn = Literal["drift", "regression", "inconclusive", "none"]
 MAX_SHARDS = 256  # GitHub runs at most 256 jobs of one matrix
 Mode = Literal["evaluate", "publish", "merge"]
 
-FAIL_ON_CHOICES: tuple[FailOn, ...] = ("drift", "regression", "none")
+FAIL_ON_CHOICES: tuple[FailOn, ...] = ("drift", "regression", "inconclusive", "none")
+DEFAULT_POWER = 0.8
 DEFAULT_ARTIFACT = "cce-relevance"
 MODE_CHOICES: tuple[Mode, ...] = ("evaluate", "publish", "merge")
 DEFAULT_CACHE_DIR = ".cce-relevance/cache"
@@ -66,6 +65,8 @@ _ARTIFACT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 # shell could misread.
 _BRANCH_PART = r"[A-Za-z0-9_][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*"
 _HISTORY_BRANCH = re.compile(rf"^{_BRANCH_PART}(?:/{_BRANCH_PART}){{0,9}}$")
+DEFAULT_HISTORY_SIZE = 100  # `history-size`: the entries a push keeps when the input is not given
+MAX_HISTORY_SIZE = 1000  # and at most (trend/history.py refuses a longer history)
 DEFAULT_HISTORY_FILE = "history.json"  # the file on `history-branch` when `history` is not given
 
 
@@ -137,6 +138,10 @@ class ActionInputs:
     # `history-branch`: the history is the file `history_file` on this branch of origin instead
     history_branch: str | None = None
     history_file: str = DEFAULT_HISTORY_FILE
+    # `min-detectable-effect`: the smallest change of the gated metric worth detecting; a change the
+    # test finds not significant while it could only detect larger ones is inconclusive (None: off)
+    min_effect: float | None = None
+    power: float = DEFAULT_POWER  # `power`: the chance of detecting that change, for the same test
 
     def golden_for(self, fixture: str) -> str | None:
         """The golden report configured for `fixture` (a path as in `fixtures`), if any."""
@@ -188,6 +193,7 @@ def read_inputs(env: Mapping[str, str]) -> ActionInputs:
         fail_on=_choice("fail-on", _input(env, "fail-on"), FAIL_ON_CHOICES, "drift"),
         regression_metric=_regression_metric(_input(env, "regression-metric")),
         alpha=_alpha(_input(env, "alpha")),
+        **_effect(env),
         base_ref=_ref("base-ref", _input(env, "base-ref")),
         head_ref=_ref("head-ref", _input(env, "head-ref")) or "HEAD",
         working_directory=working_directory,
@@ -232,6 +238,7 @@ def _merge_inputs(
         fail_on=_choice("fail-on", _input(env, "fail-on"), FAIL_ON_CHOICES, "drift"),
         regression_metric=_regression_metric(_input(env, "regression-metric")),
         alpha=_alpha(_input(env, "alpha")),
+        **_effect(env),
         cache_dir=_cache_dir(_input(env, "cache-dir") or DEFAULT_CACHE_DIR, github.workspace),
         mode="merge",
         shards_dir=shards_dir.resolve(),
@@ -559,6 +566,37 @@ def _alpha(value: str) -> float:
             f"input 'alpha': {value!r} is not a significance level: expected a number in (0, 1), e.g. 0.05"
         )
     return alpha
+
+
+def _effect(env: Mapping[str, str]) -> dict[str, Any]:
+    """`min-detectable-effect` (a positive number, or empty for off) and `power` (in [0.5, 1)),
+    and `fail-on: inconclusive`, which needs the first."""
+    value, power_text = _input(env, "min-detectable-effect"), _input(env, "power")
+    effect = None
+    if value:
+        try:
+            effect = float(value)
+        except ValueError:
+            effect = math.nan
+        if not (math.isfinite(effect) and effect > 0.0):
+            raise CceError(
+                f"input 'min-detectable-effect': {value!r} is not a change of the gated metric: expected "
+                "a positive number such as 0.05 (empty: no inconclusive verdict)"
+            )
+    try:
+        power = float(power_text) if power_text else DEFAULT_POWER
+    except ValueError:
+        power = math.nan
+    if not 0.5 <= power < 1.0:  # also false for NaN
+        raise CceError(
+            f"input 'power': {power_text!r} is not a power: expected a number in [0.5, 1), e.g. 0.8"
+        )
+    if effect is None and _input(env, "fail-on") == "inconclusive":
+        raise CceError(
+            "input 'fail-on': `inconclusive` needs 'min-detectable-effect', the smallest change of "
+            "'regression-metric' the set must be able to detect (for example 0.05)"
+        )
+    return {"min_effect": effect, "power": power}
 
 
 def _ref(name: str, value: str) -> str | None:

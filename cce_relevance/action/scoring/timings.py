@@ -9,7 +9,7 @@ fixture sets): `materialise` (the commit's tracked files checked out, git.py `Co
 backends, the report made), `validate` (the anchors checked) and `hits` (each query's first hits
 named by symbol, for the comment, which parses the files they lie in); `base load` replaces
 the base side's stages when a side saved by an earlier run is reused, and `head save` is a push
-run saving its head side for later runs (base_reuse.py); then `report` (statistics, Markdown,
+run saving its head side for later runs (saved/base_reuse.py); then `report` (statistics, Markdown,
 files, outputs). Each has its wall time and its CPU time (this process's
 and that of the processes it waited for: git, worker processes), so a runner shared with other
 jobs shows as wall time well above CPU time.

@@ -28,11 +28,11 @@ import zipfile
 from typing import Any
 
 from cce_relevance import untrusted_json
-from cce_relevance.action.budget import within_budget
-from cce_relevance.action.comment import COMMENT_LIMIT, comment_marker, fit_body, upsert_comment
-from cce_relevance.action.github import GitHubClient, GitHubError
-from cce_relevance.action.inputs import ActionInputs
-from cce_relevance.action.workflow_commands import annotation, write_step_outputs
+from cce_relevance.action.config.inputs import ActionInputs
+from cce_relevance.action.runner.deadline import within_budget
+from cce_relevance.action.runner.github import GitHubClient, GitHubError
+from cce_relevance.action.runner.pr_comment import COMMENT_LIMIT, comment_marker, fit_body, upsert_comment
+from cce_relevance.action.runner.workflow_commands import annotation, write_step_outputs
 from cce_relevance.errors import EXIT_OK, CceError
 
 ARTIFACT_LIMIT = 16 * 1024 * 1024  # the zip; the two files we read are small

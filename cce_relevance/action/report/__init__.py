@@ -1,0 +1,1 @@
+"""What the Action reports: the outcome (the gate), the comment body, the per-query changes."""

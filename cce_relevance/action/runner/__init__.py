@@ -1,0 +1,1 @@
+"""The GitHub runner's side: its REST API, workflow commands, the job's deadline, the comment upsert."""
