@@ -20,6 +20,14 @@ RUN python3 -m venv /opt/venv
 # Locked dependencies first, in their own layer: they change far less often than the code.
 COPY requirements/runtime.txt /src/requirements/runtime.txt
 RUN /opt/venv/bin/pip install --no-cache-dir -r /src/requirements/runtime.txt
+# Optional extras, off by default: `--build-arg CCE_EXTRAS=semantic` adds WordLlama's model for the
+# `wordllama` embedder (docs/embedders.md; its wheels are x86_64 only, so the default multi-arch
+# image leaves it out).
+ARG CCE_EXTRAS=""
+COPY requirements/semantic.txt /src/requirements/semantic.txt
+RUN case " ${CCE_EXTRAS} " in \
+      *" semantic "*) /opt/venv/bin/pip install --no-cache-dir -r /src/requirements/semantic.txt ;; \
+    esac
 # README.m[d]: pyproject names README.md as the long description; the pattern keeps the build
 # working in a tree where it has not been written yet.
 COPY pyproject.toml README.m[d] LICENSE /src/

@@ -48,6 +48,7 @@ from cce_relevance.evaluation.run_corpus import (
     corpus_symbols,
     fixtures_exclusion,
     header_corpus,
+    index_embedder,
     open_corpus,
     query_embedder,
     require_directory,
@@ -84,8 +85,9 @@ from cce_relevance.reporting.fixture_patch import unified_patch
 from cce_relevance.retrieval.chunking.chunk import Chunk
 from cce_relevance.retrieval.chunking.languages import check_languages, enabled_packs
 from cce_relevance.retrieval.chunking.symbols import CorpusSymbols
+from cce_relevance.retrieval.embedders.service import RunEmbedders
 from cce_relevance.retrieval.embedding.embed import HASH_EMBEDDER
-from cce_relevance.retrieval.embedding.ollama import OllamaError, document_embedder
+from cce_relevance.retrieval.embedding.ollama import OllamaError
 from cce_relevance.retrieval.hit import Hit
 from cce_relevance.retrieval.index.build import BuildOptions
 from cce_relevance.retrieval.index.model import Index
@@ -181,24 +183,27 @@ def _run(
     fixtures: FixtureSet | None = None,
 ) -> RunResult:
     prepared = prepare_run(fixtures_path, options, dir, store, warn, index=index, fixtures=fixtures)
-    embed = query_embedder(prepared.index, warn)
-    if options.compare is not None:
-        names = compared_backends(options.compare, options.config)
-    else:
-        names = selected_backends(options.backends, options.config)
-    reports = evaluated_backends(
-        names,
-        options.config,
-        prepared.index,
-        embed,
-        prepared.fixtures.cases,
-        prepared.weights,
-        prepared.judgments,
-        options.indexing,
-        prepared.rank_metrics,
-        prepared.costs,
-        prepared.first_tokens,
-    )
+    with RunEmbedders(options.indexing.cache) as embedders:
+        embed = query_embedder(prepared.index, warn, options.config, embedders)  # before the names (§order)
+        if options.compare is not None:
+            names = compared_backends(options.compare, options.config)
+        else:
+            names = selected_backends(options.backends, options.config)
+        reports = evaluated_backends(
+            names,
+            options.config,
+            prepared.index,
+            embed,
+            prepared.fixtures.cases,
+            prepared.weights,
+            prepared.judgments,
+            options.indexing,
+            prepared.rank_metrics,
+            prepared.costs,
+            prepared.first_tokens,
+            os.path.abspath(prepared.corpus),
+            embedders,
+        )
     return prepared.result(reports, options)
 
 
@@ -291,7 +296,11 @@ def search(
     check_languages(options.chunk_languages)
     check_backend(backend, options.config)
     index = _open(corpus, options)
-    with open_backend(backend, options.config.spec(backend), index) as search_fn:
+    spec = options.config.spec(backend)
+    with (
+        RunEmbedders(options.indexing.cache) as embedders,
+        open_backend(backend, spec, index, embedders=embedders, corpus=os.path.abspath(corpus)) as search_fn,
+    ):
         hits = search_fn(query, k, SEARCH_QUERY_ID)
     return list(zip(hits, hit_lines(index, hits), strict=True))
 
@@ -376,20 +385,23 @@ def index_corpus(
     """
     languages = check_languages(options.chunk_languages)
     require_directory(directory)
-    documents, model = document_embedder(embedder)
     path = out if out is not None else default_store_path(directory)
     exclude = corpus_exclusion(directory, options.config, StoreWritten.files_of(path))
-    try:
-        index = open_corpus(
-            directory,
-            protect_secrets=not allow_secrets,
-            embedder=documents,
-            languages=languages,
-            indexing=options.indexing,
-            exclude=exclude,
-        )
-    except OllamaError as exc:
-        raise CceError(f"embedding with Ollama failed, nothing was written: {exc}") from None
+    with RunEmbedders(options.indexing.cache) as embedders:
+        documents, model = index_embedder(embedder, options.config, embedders)
+        try:
+            index = open_corpus(
+                directory,
+                protect_secrets=not allow_secrets,
+                embedder=documents,
+                languages=languages,
+                indexing=options.indexing,
+                exclude=exclude,
+            )
+        except OllamaError as exc:
+            raise CceError(f"embedding with Ollama failed, nothing was written: {exc}") from None
+        except CceError as exc:
+            raise CceError(f"{exc.message}; nothing was written", hint=exc.hint) from None
     packs = enabled_packs(languages).names
     return write_store(path, index, redaction=not allow_secrets, model=model, languages=packs)
 

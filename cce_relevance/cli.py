@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from cce_relevance import __version__, schemas
+from cce_relevance import __version__, schemas, untrusted_json
 from cce_relevance import cli_flags as flags
 from cce_relevance.atomic_files import OutputSet, write_output
 from cce_relevance.cli_boundary import ErrorBoundary, emit
@@ -23,7 +23,7 @@ from cce_relevance.evaluation.history import DEFAULT_MAX_DEFINITIONS
 from cce_relevance.evaluation.metrics import DEFAULT_PRIMARY, METRIC_KEYS
 from cce_relevance.lazy_import import lazy_module
 from cce_relevance.memory_pages import prefer_small_pages
-from cce_relevance.reference import BUILTIN_BACKENDS, EMBEDDERS
+from cce_relevance.reference import BUILTIN_BACKENDS, HASH_EMBEDDER
 from cce_relevance.reference import listed as listed_names
 from cce_relevance.reporting.canonical_json import dumps_report
 from cce_relevance.stats.stats_level import StatsLevel
@@ -109,10 +109,11 @@ def search(
 @flags.path_option("--out", "Store file to write (default DIR/.cce/index.json).", metavar="PATH")
 @click.option(
     "--embedder",
-    type=click.Choice(list(EMBEDDERS)),
-    default="hash",
+    metavar="NAME",
+    default=HASH_EMBEDDER,
     show_default=True,
-    help="Chunk embedder; ollama reads CCE_OLLAMA_URL and CCE_OLLAMA_MODEL.",
+    help="Chunk embedder: hash, ollama (reads CCE_OLLAMA_URL and CCE_OLLAMA_MODEL), wordllama (the "
+    "semantic extra), openai (OPENAI_API_KEY), or an [embedders.NAME] table of the config.",
 )
 @click.option(
     "--allow-secrets",
@@ -188,6 +189,12 @@ def _trec_files(result: api.RunResult, run_path: str | None, qrels_path: str | N
     help="Score only the queries whose id hashes to shard I of N (needs --shard-state).",
 )
 @flags.path_option("--shard-state", "Write the shard's per-query values for `merge` to FILE.")
+@click.option(
+    "--cost",
+    is_flag=True,
+    help="Also report each backend's query latency (p50/p95/max/total) and its embedder's calls, texts, "
+    "tokens and cache hits; in JSON under a `cost` key that --golden never compares or writes.",
+)
 def run(
     fixtures: str,
     corpus_dir: str | None,
@@ -212,6 +219,7 @@ def run(
     no_cache: bool,
     shard_text: str | None,
     shard_state: str | None,
+    cost: bool,
 ) -> None:
     """Score the FIXTURES set (cce.relevance/v1 NDJSON) at each backend."""
     from cce_relevance.reporting.chart import chart_renderer, run_chart
@@ -242,7 +250,7 @@ def run(
         side_files[shard_state] = api.shard_state(result, fixtures, shard)
     if chart is not None and render_chart is not None:
         side_files[chart] = render_chart(run_chart(result, charted))
-    _write_report(result, side_files, as_json, output, golden, update_golden, per_query)
+    _write_report(result, side_files, as_json, output, golden, update_golden, per_query, cost)
 
 
 def _write_report(
@@ -253,19 +261,23 @@ def _write_report(
     golden: str | None,
     update_golden: bool,
     per_query: str | None,
+    cost: bool = False,
 ) -> None:
     """Write the run's files and print the report (JSON, text or `--per-query`), then check the golden.
 
     Everything that can fail (an unreadable golden, an unwritable output) is decided before anything
     is printed, and the files (side files, golden, `--output`) are committed together or not at all.
+    The golden is the report without `cost`, whether or not `--cost` was given.
     """
     from cce_relevance.reporting.run_report import run_report_json, run_report_per_query, run_report_text
 
     report_json = run_report_json(result)
     if as_json:
-        rendered = report_json
+        rendered = run_report_json(result, cost=True) if cost else report_json
+    elif per_query is None:
+        rendered = run_report_text(result, cost)
     else:
-        rendered = run_report_text(result) if per_query is None else run_report_per_query(result, per_query)
+        rendered = run_report_per_query(result, per_query, cost)
     change = api.golden_change(golden, report_json) if golden is not None and update_golden else ""
     check = (
         api.check_golden(golden, report_json, missing_hint="run again with --update-golden to create it")
@@ -385,7 +397,8 @@ def compare(
     (head − base), three or more as systems (every pair Holm-corrected, and a randomised Tukey HSD)."""
     from cce_relevance.reporting.chart import chart_renderer, compare_chart
     from cce_relevance.reporting.compare_report import comparison_document, comparison_text
-    from cce_relevance.reporting.markdown import comparison_markdown
+    from cce_relevance.reporting.cost_report import compare_cost_text, side_costs
+    from cce_relevance.reporting.markdown import comparison_markdown, cost_markdown
 
     if as_json and as_markdown:
         raise click.UsageError("--json and --markdown cannot be used together")
@@ -406,12 +419,15 @@ def compare(
     chart_text = (
         render_chart(compare_chart(comparisons, chart_metric, chart_backend)) if render_chart else None
     )
+    base_cost, head_cost = (side_costs(untrusted_json.read_document(p, "report")) for p in report_paths)
     if as_json:
         text = dumps_report(comparison_document(base_report, head_report, comparisons))
     elif as_markdown:
-        text = comparison_markdown(comparisons)
+        text = comparison_markdown(comparisons) + cost_markdown(base_cost, head_cost)
     else:
-        text = comparison_text(base_report, head_report, comparisons)
+        text = comparison_text(base_report, head_report, comparisons) + compare_cost_text(
+            base_cost, head_cost, [c.pair.backend for c in comparisons]
+        )
     if chart is not None and chart_text is not None:
         write_output(chart, chart_text)
     emit(text)

@@ -83,13 +83,15 @@ languages_option = click.option(
 cache_options = options(
     path_option(
         "--cache",
-        "Index cache directory: unchanged files are not indexed again (default: "
-        "$XDG_CACHE_HOME/cce-relevance, else ~/.cache/cce-relevance).",
+        "Cache directory: unchanged files are not indexed again, unchanged texts not embedded again "
+        "(default: $XDG_CACHE_HOME/cce-relevance, else ~/.cache/cce-relevance).",
         "cache_dir",
         "DIR",
     ),
     click.option(
-        "--no-cache", is_flag=True, help="Index every file again; do not read or write the index cache."
+        "--no-cache",
+        is_flag=True,
+        help="Index every file (and embed every text) again; do not read or write the caches.",
     ),
 )
 corpus_options = options(

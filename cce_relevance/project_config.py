@@ -8,9 +8,18 @@ name goes (`--backend`, `--compare`, the Action's `backends` input):
     base = "hybrid"
     rrf_k = 30
 
+    [backends.vector-wl]
+    base = "vector"
+    embedder = "wordllama"                        # or an [embedders.NAME] table's name
+
     [backends.mine]
     command = ["python3", "tools/retriever.py"]   # or: url = "http://127.0.0.1:8080/search"
-    timeout = 10
+    timeout = 10                                  # or: python = "tools.retriever:make"
+
+    [embedders.local-e5]
+    type = "openai"                               # any OpenAI-compatible /v1/embeddings endpoint
+    base_url = "http://127.0.0.1:8080/v1"
+    model = "e5-small"
 
 Unset parameters keep the reference's values (config.RankingParams), so a variant that sets
 nothing ranks exactly as its base. Every fault — unknown key, wrong type, value out of range, a
@@ -42,7 +51,17 @@ from cce_relevance.numeric import is_finite_number
 from cce_relevance.reference import BUILTIN_BACKENDS, REFERENCE_PARAMS
 from cce_relevance.retrieval.chunking.languages import check_languages
 from cce_relevance.retrieval.corpus.exclusion import compile_patterns
+from cce_relevance.retrieval.embedders.spec import (
+    BUILTIN_EMBEDDERS,
+    MAX_INPUT_CHARS,
+    OPENAI,
+    WORDLLAMA,
+    WORDLLAMA_DIMENSIONS,
+    WORDLLAMA_MODEL,
+    EmbedderSpec,
+)
 from cce_relevance.retrieval.search.external import DEFAULT_TIMEOUT, CommandRetriever, HttpRetriever
+from cce_relevance.retrieval.search.python_retriever import PythonRetriever
 from cce_relevance.retrieval.search.registry import BUILTIN_SPECS, BackendSpec, Variant
 from cce_relevance.strings import quoted
 
@@ -113,9 +132,53 @@ BASE_PARAMETERS: Mapping[str, tuple[str, ...]] = MappingProxyType(
     }
 )
 
+# What a variant of each base may set besides its ranking parameters.
+VARIANT_KEYS: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {"bm25": (), "vector": ("embedder",), "hybrid": ("embedder",)}
+)
+
 _EXTERNAL_KEYS = ("timeout",)
 MAX_TIMEOUT = 86_400.0  # a day: longer than any CI job, and far inside what the clock functions take
 _TIMEOUT = _number(f"a number of seconds > 0 and at most {MAX_TIMEOUT:g}", lambda v: 0 < v <= MAX_TIMEOUT)
+_PYTHON_TARGET = re.compile(r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*\Z")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_TEXT = _Param("a non-empty string", lambda v: isinstance(v, str) and bool(v.strip()), str)
+
+EMBEDDER_KEYS: Mapping[str, Mapping[str, _Param]] = MappingProxyType(
+    {
+        WORDLLAMA: MappingProxyType(
+            {
+                "dimensions": _integer(
+                    f"one of {', '.join(map(str, WORDLLAMA_DIMENSIONS))}", lambda v: v in WORDLLAMA_DIMENSIONS
+                ),
+                "max_input_chars": _integer("an integer >= 1", lambda v: v >= 1),
+            }
+        ),
+        OPENAI: MappingProxyType(
+            {
+                "base_url": _Param(
+                    'an http:// or https:// URL, e.g. "http://127.0.0.1:8080/v1"',
+                    lambda v: isinstance(v, str) and _is_http_url(v),
+                    str,
+                ),
+                "model": _TEXT,
+                "dimensions": _integer("an integer >= 1", lambda v: v >= 1),
+                "api_key_env": _Param(
+                    'the name of an environment variable, e.g. "OPENAI_API_KEY"',
+                    lambda v: isinstance(v, str) and bool(_ENV_NAME.match(v)),
+                    str,
+                ),
+                "batch_size": _integer("an integer from 1 to 2048", lambda v: 1 <= v <= 2048),
+                "timeout": _TIMEOUT,
+                "deadline": _TIMEOUT,
+                "max_retries": _integer("an integer from 0 to 20", lambda v: 0 <= v <= 20),
+                "max_input_chars": _integer("an integer >= 1", lambda v: v >= 1),
+            }
+        ),
+    }
+)
+"""Each configurable embedder kind's keys, besides `type`; `base_url` and `model` are required for openai."""
+_REQUIRED_EMBEDDER_KEYS = {OPENAI: ("base_url", "model"), WORDLLAMA: ()}
 
 
 def _empty() -> Mapping[str, Any]:
@@ -126,7 +189,7 @@ def _empty() -> Mapping[str, Any]:
 class ProjectConfig:
     """The backends a project configured (by name, sorted), and the file they came from.
 
-    `refused` maps configured names a front door will not run to the reason (see
+    `refused` maps configured names a front door will not run to what they are and why not (see
     `without_external`); they are neither usable nor unknown.
     """
 
@@ -136,6 +199,16 @@ class ProjectConfig:
     languages: tuple[str, ...] = ()  # extra languages to chunk (check_languages order)
     exclude: tuple[str, ...] = ()  # gitignore patterns, relative to the file's directory
     location: str | None = None  # the file's absolute path (a run never indexes it)
+    embedders: Mapping[str, EmbedderSpec] = field(default_factory=_empty)  # [embedders.NAME], by name
+
+    @property
+    def embedder_names(self) -> tuple[str, ...]:
+        """Every embedder name: the built-ins, then the configured ones."""
+        return (*BUILTIN_EMBEDDERS, *self.embedders)
+
+    def embedder(self, name: str) -> EmbedderSpec | None:
+        """The embedder called `name`, built-in or configured; None for another name."""
+        return self.embedders.get(name, BUILTIN_EMBEDDERS.get(name))
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -151,9 +224,27 @@ class ProjectConfig:
         For a front door that must not run code or reach services chosen by the repository it
         scores (the Action, whose head commit may come from a fork).
         """
-        variants = {n: s for n, s in self.backends.items() if isinstance(s, Variant)}
-        refused = {n: reason for n, s in self.backends.items() if not isinstance(s, Variant)}
+        variants = {n: s for n, s in self.backends.items() if _runs_nothing_chosen(s)}
+        refused = {
+            n: f"{_what(s)}: {reason}" for n, s in self.backends.items() if not _runs_nothing_chosen(s)
+        }
         return replace(self, backends=MappingProxyType(variants), refused=MappingProxyType(refused))
+
+
+def _what(spec: BackendSpec) -> str:
+    """What a refused backend is, for the refusal."""
+    if isinstance(spec, Variant) and spec.embedder is not None:
+        return (
+            f"ranks with embedder {quoted(spec.embedder.name)}, which sends the repository's text to a "
+            "service its config file chose"
+        )
+    return "is an external retriever"
+
+
+def _runs_nothing_chosen(spec: BackendSpec) -> bool:
+    """A variant that neither runs the repository's code nor sends its text (and an API key) to a
+    service its file chose: the built-in rankings over the hash, Ollama or WordLlama embedder."""
+    return isinstance(spec, Variant) and (spec.embedder is None or not spec.embedder.remote)
 
 
 NO_CONFIG = ProjectConfig()
@@ -244,20 +335,56 @@ def _check_bounds(document: Mapping[str, Any], shown: str) -> None:
 def parse_config(document: Mapping[str, Any], shown: str, directory: str) -> ProjectConfig:
     """Validate a parsed file; `shown` names it in errors, `directory` is where commands run."""
     for key in document:
-        if key not in ("backends", "languages", "exclude"):
+        if key not in ("backends", "embedders", "languages", "exclude"):
             raise CceError(
-                f"{shown}: unknown key {quoted(key)} (expected a [backends.NAME] table, languages or exclude)"
+                f"{shown}: unknown key {quoted(key)} (expected a [backends.NAME] or [embedders.NAME] table, "
+                "languages or exclude)"
             )
-    tables = document.get("backends", {})
-    if not isinstance(tables, dict):
-        raise CceError(f"{shown}: backends: expected a table of [backends.NAME] tables, got {_show(tables)}")
-    backends = {name: _backend(shown, name, tables[name], directory) for name in sorted(tables)}
+    embedder_tables = _tables(shown, document, "embedders")
+    embedders = {name: _embedder(shown, name, embedder_tables[name]) for name in sorted(embedder_tables)}
+    tables = _tables(shown, document, "backends")
+    choices = {**BUILTIN_EMBEDDERS, **embedders}
+    backends = {name: _backend(shown, name, tables[name], directory, choices) for name in sorted(tables)}
     return ProjectConfig(
         shown,
         MappingProxyType(backends),
         languages=_languages(shown, document.get("languages", [])),
         exclude=_exclude(shown, document.get("exclude", [])),
+        embedders=MappingProxyType(embedders),
     )
+
+
+def _tables(shown: str, document: Mapping[str, Any], key: str) -> dict[str, Any]:
+    tables = document.get(key, {})
+    if not isinstance(tables, dict):
+        raise CceError(f"{shown}: {key}: expected a table of [{key}.NAME] tables, got {_show(tables)}")
+    return tables
+
+
+def _embedder(shown: str, name: str, table: Any) -> EmbedderSpec:
+    """One [embedders.NAME] table: a name of the project's own, `type`, and that type's keys."""
+    where = f"{shown}: {_table_name(name, 'embedders')}"
+    _check_table(where, name, table, "embedder", "give this one another name", BUILTIN_EMBEDDERS)
+    kind = table.get("type")
+    if kind is None:
+        raise CceError(f"{where}: type is missing (expected {_quoted_choices(tuple(EMBEDDER_KEYS))})")
+    if not isinstance(kind, str) or kind not in EMBEDDER_KEYS:
+        raise CceError(f"{where} type: expected {_quoted_choices(tuple(EMBEDDER_KEYS))}, got {_show(kind)}")
+    params = EMBEDDER_KEYS[kind]
+    _check_keys(where, table, "type", tuple(params), f'type "{kind}"')
+    for key in _REQUIRED_EMBEDDER_KEYS[kind]:
+        if key not in table:
+            raise CceError(
+                f'{where}: {key} is missing (type "{kind}" needs '
+                f"{' and '.join(_REQUIRED_EMBEDDER_KEYS[kind])})"
+            )
+    values = {key: _value(where, table, key, params[key], None) for key in table if key != "type"}
+    defaults: dict[str, Any] = {"max_input_chars": MAX_INPUT_CHARS}
+    if kind == OPENAI:
+        defaults["api_key_env"] = None  # a table names its key's variable, or the server needs none
+    else:
+        defaults["model"] = WORDLLAMA_MODEL
+    return replace(BUILTIN_EMBEDDERS[kind], name=name, **{**defaults, **values})
 
 
 def _exclude(shown: str, value: Any) -> tuple[str, ...]:
@@ -284,29 +411,51 @@ def _languages(shown: str, value: Any) -> tuple[str, ...]:
         raise CceError(f"{shown}: languages: {exc.message}") from None
 
 
-def _table_name(name: str) -> str:
-    return f"[backends.{name if _BARE_KEY.match(name) else quoted(name)}]"
+def _table_name(name: str, group: str = "backends") -> str:
+    return f"[{group}.{name if _BARE_KEY.match(name) else quoted(name)}]"
 
 
-def _backend(shown: str, name: str, table: Any, directory: str) -> BackendSpec:
-    where = f"{shown}: {_table_name(name)}"
-    if name in BUILTIN_BACKENDS:
-        raise CceError(f"{where}: {quoted(name)} is a built-in backend; give the variant another name")
+def _check_table(
+    where: str, name: str, table: Any, what: str, rename: str, builtins: Mapping[str, Any] | tuple[str, ...]
+) -> None:
+    """A [backends.NAME] or [embedders.NAME] table's name (not a built-in's, of the allowed
+    letters) and that it is a table."""
+    article = "an" if what == "embedder" else "a"
+    if name in builtins:
+        raise CceError(f"{where}: {quoted(name)} is a built-in {what}; {rename}")
     if not _NAME.match(name):
         raise CceError(
-            f"{where}: a backend name is letters, digits, '.', '_' and '-', starting with a letter or digit"
+            f"{where}: {article} {what} name is letters, digits, '.', '_' and '-', "
+            "starting with a letter or digit"
         )
     if not isinstance(table, dict):
         raise CceError(f"{where}: expected a table, got {_show(table)}")
-    kinds = [k for k in ("base", "command", "url") if k in table]
+
+
+def _backend(
+    shown: str, name: str, table: Any, directory: str, embedders: Mapping[str, EmbedderSpec]
+) -> BackendSpec:
+    where = f"{shown}: {_table_name(name)}"
+    _check_table(where, name, table, "backend", "give the variant another name", BUILTIN_BACKENDS)
+    kinds = [k for k in ("base", "command", "url", "python") if k in table]
     if len(kinds) != 1:
         got = "none" if not kinds else " and ".join(kinds)
         raise CceError(
             f'{where}: expected exactly one of base = "bm25"|"vector"|"hybrid", '
-            f'command = ["program", "arg", ...] or url = "http://..."; got {got}'
+            f'command = ["program", "arg", ...], url = "http://..." or python = "package.module:factory"; '
+            f"got {got}"
         )
     if kinds == ["base"]:
-        return _variant(where, table)
+        return _variant(where, table, embedders)
+    if kinds == ["python"]:
+        target = table["python"]
+        if not (isinstance(target, str) and _PYTHON_TARGET.match(target)):
+            raise CceError(
+                f'{where} python: expected "package.module:factory" (a module to import from '
+                f"{quoted(directory)} and a callable in it), got {_show(target)}"
+            )
+        timeout = _value(where, table, "timeout", _TIMEOUT, DEFAULT_TIMEOUT)
+        return PythonRetriever(target, directory, timeout, MappingProxyType(dict(table)))
     _check_keys(where, table, kinds[0], _EXTERNAL_KEYS, f"a {kinds[0]} retriever")
     timeout = _value(where, table, "timeout", _TIMEOUT, DEFAULT_TIMEOUT)
     if kinds == ["command"]:
@@ -323,14 +472,27 @@ def _backend(shown: str, name: str, table: Any, directory: str) -> BackendSpec:
     return HttpRetriever(url, timeout)
 
 
-def _variant(where: str, table: dict[str, Any]) -> Variant:
+def _variant(where: str, table: dict[str, Any], embedders: Mapping[str, EmbedderSpec]) -> Variant:
     base = table["base"]
     if base not in BUILTIN_BACKENDS:
         raise CceError(f"{where} base: expected {_quoted_choices(BUILTIN_BACKENDS)}, got {_show(base)}")
-    allowed = BASE_PARAMETERS[base]
+    allowed = (*BASE_PARAMETERS[base], *VARIANT_KEYS[base])
     _check_keys(where, table, "base", allowed, f'base "{base}"')
-    changes = {key: _value(where, table, key, PARAMETERS[key], None) for key in table if key != "base"}
-    return Variant(base, replace(REFERENCE_PARAMS, **changes))
+    changes = {
+        key: _value(where, table, key, PARAMETERS[key], None)
+        for key in table
+        if key not in ("base", *VARIANT_KEYS[base])
+    }
+    embedder = None
+    if "embedder" in table:
+        chosen = table["embedder"]
+        embedder = embedders.get(chosen) if isinstance(chosen, str) else None
+        if embedder is None:
+            raise CceError(
+                f"{where} embedder: expected {_quoted_choices(tuple(embedders))} "
+                f"(a built-in embedder or an [embedders.NAME] table), got {_show(chosen)}"
+            )
+    return Variant(base, replace(REFERENCE_PARAMS, **changes), embedder)
 
 
 def _check_keys(where: str, table: dict[str, Any], kind: str, allowed: tuple[str, ...], what: str) -> None:

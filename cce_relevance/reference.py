@@ -16,7 +16,6 @@ CONFORMANCE_SPEC_VERSION = "2.0"
 EMBED_BATCH_SIZE = 64
 HASH_EMBEDDER = "hash"  # the embedder names a persisted store records (§store-format)
 OLLAMA_EMBEDDER = "ollama"
-EMBEDDERS = (HASH_EMBEDDER, OLLAMA_EMBEDDER)
 BUILTIN_BACKENDS = ("bm25", "vector", "hybrid")  # the reference's backends, in its order
 
 

@@ -35,6 +35,10 @@ ACTION = "cce.relevance.action/v1"
 PULL_REQUEST = "cce.relevance.pull-request/v1"
 """The Action's `pull-request.json`: which pull request and head a comment is for (`mode: publish`)."""
 
+COST = "cce.relevance.cost/v1"
+"""What a run cost (`run --cost`): each backend's query latency and its embedder's work. The
+`cost` key of `run --json --cost`, never part of a golden (wall times differ from run to run)."""
+
 FINGERPRINT = "cce-relevance.fingerprint/v1"
 """The fingerprint written beside an index store."""
 

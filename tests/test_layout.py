@@ -18,6 +18,7 @@ one line do not import each other):
     → corpus
     → chunking, embedding
     → ranking → file_indexing → cache → index
+    → embedders
     → search, store
 
 Inside `action/`, likewise:
@@ -58,6 +59,7 @@ STAGES = [
     {"file_indexing"},
     {"cache"},
     {"index"},
+    {"embedders"},
     {"search", "store"},
 ]
 """`retrieval/` packages and modules by rank."""

@@ -99,7 +99,7 @@ def test_without_external_keeps_variants_and_refuses_the_rest(tmp_path: Path) ->
     write(tmp_path, '[backends.cmd]\ncommand = ["x"]\n[backends.v]\nbase = "hybrid"\n')
     config = load_config(None, str(tmp_path)).without_external("not here")
     assert config.names == ("bm25", "vector", "hybrid", "v")
-    assert dict(config.refused) == {"cmd": "not here"}
+    assert dict(config.refused) == {"cmd": "is an external retriever: not here"}
 
 
 def test_discovery_stops_at_the_repository_root(tmp_path: Path) -> None:
@@ -203,11 +203,11 @@ TIMEOUT_RANGE = "a number of seconds > 0 and at most 86400"
             "path_penalty_markers = [{a = 1}]",
             f"{WHERE} path_penalty_markers: expected an array of non-empty strings, got [a table]",
         ),
-        ("rrf = 30", f'{WHERE} rrf: unknown key (base "hybrid" takes {", ".join(PARAMETERS)})'),
-        ('"r f" = 30', f'{WHERE} "r f": unknown key (base "hybrid" takes {", ".join(PARAMETERS)})'),
+        ("rrf = 30", f'{WHERE} rrf: unknown key (base "hybrid" takes {", ".join(PARAMETERS)}, embedder)'),
+        ('"r f" = 30', f'{WHERE} "r f": unknown key (base "hybrid" takes {", ".join(PARAMETERS)}, embedder)'),
         (
             "timeout = 3",
-            f'{WHERE} timeout: does not apply here (base "hybrid" takes {", ".join(PARAMETERS)})',
+            f'{WHERE} timeout: does not apply here (base "hybrid" takes {", ".join(PARAMETERS)}, embedder)',
         ),
     ],
 )
@@ -224,19 +224,21 @@ def test_bad_hybrid_parameters(tmp_path: Path, body: str, message: str) -> None:
         ),
         (
             'base = "vector"\nbm25_b = 0.5',
-            f'{WHERE} bm25_b: does not apply here (base "vector" takes no parameters)',
+            f'{WHERE} bm25_b: does not apply here (base "vector" takes embedder)',
         ),
         ('base = "hybird"', f'{WHERE} base: expected "bm25", "vector" or "hybrid", got "hybird"'),
         ("base = 3", f'{WHERE} base: expected "bm25", "vector" or "hybrid", got 3'),
         (
             "rrf_k = 30",
             f'{WHERE}: expected exactly one of base = "bm25"|"vector"|"hybrid", '
-            'command = ["program", "arg", ...] or url = "http://..."; got none',
+            'command = ["program", "arg", ...], url = "http://..." or python = "package.module:factory"; '
+            "got none",
         ),
         (
             'base = "hybrid"\nurl = "http://127.0.0.1:1/"',
             f'{WHERE}: expected exactly one of base = "bm25"|"vector"|"hybrid", '
-            'command = ["program", "arg", ...] or url = "http://..."; got base and url',
+            'command = ["program", "arg", ...], url = "http://..." or python = "package.module:factory"; '
+            "got base and url",
         ),
         (
             'command = ["r"]\nrrf_k = 30',
@@ -290,7 +292,7 @@ def test_bad_backend_tables(tmp_path: Path, table: str, message: str) -> None:
         (
             "language = []\n",
             'cce-relevance.toml: unknown key "language" '
-            "(expected a [backends.NAME] table, languages or exclude)",
+            "(expected a [backends.NAME] or [embedders.NAME] table, languages or exclude)",
         ),
     ],
 )
@@ -324,7 +326,7 @@ DOCS = (REPO_ROOT / "docs" / "retrievers.md").read_text(encoding="utf-8")
 
 
 def test_the_documented_config_file_loads(tmp_path: Path) -> None:
-    [example] = re.findall(r"```toml\n(.*?)```", DOCS, re.S)
+    example = re.findall(r"```toml\n(.*?)```", DOCS, re.S)[0]
     config = load_config(str(write(tmp_path, example)), str(tmp_path))
     assert config.names == (
         "bm25",
@@ -335,6 +337,20 @@ def test_the_documented_config_file_loads(tmp_path: Path) -> None:
         "hybrid-cap1",
         "hybrid-rrf30",
     )
+
+
+@pytest.mark.parametrize("doc", ["docs/retrievers.md", "docs/embedders.md", "README.md"])
+def test_every_config_snippet_of_the_docs_loads(tmp_path: Path, doc: str) -> None:
+    for snippet in re.findall(r"```toml\n(.*?)```", (REPO_ROOT / doc).read_text(encoding="utf-8"), re.S):
+        load_config(str(write(tmp_path, snippet)), str(tmp_path))
+
+
+def test_the_repositorys_own_config_defines_the_wordllama_variants() -> None:
+    config = load_config(None, str(REPO_ROOT))
+    for name, base in (("vector-wl", "vector"), ("hybrid-wl", "hybrid")):
+        spec = config.spec(name)
+        assert isinstance(spec, Variant) and spec.base == base and spec.params == REFERENCE_PARAMS
+        assert spec.embedder is not None and spec.embedder.name == "wordllama"
 
 
 def test_the_documented_parameter_table_matches_the_code() -> None:
@@ -359,3 +375,83 @@ def test_the_documented_parameter_table_matches_the_code() -> None:
         assert bases.split(", ") == [b for b in ("bm25", "vector", "hybrid") if name in BASE_PARAMETERS[b]], (
             name
         )
+
+
+E5 = "cce-relevance.toml: [embedders.e5]"
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        ("", f'{E5}: type is missing (expected "wordllama" or "openai")'),
+        ('type = "bert"', f'{E5} type: expected "wordllama" or "openai", got "bert"'),
+        (
+            'type = "openai"\nmodel = "m"',
+            f'{E5}: base_url is missing (type "openai" needs base_url and model)',
+        ),
+        (
+            'type = "openai"\nbase_url = "ftp://h/v1"\nmodel = "m"',
+            f'{E5} base_url: expected an http:// or https:// URL, e.g. "http://127.0.0.1:8080/v1", '
+            'got "ftp://h/v1"',
+        ),
+        (
+            'type = "openai"\nbase_url = "http://h/v1"\nmodel = "m"\napi_key_env = "sk-123"',
+            f'{E5} api_key_env: expected the name of an environment variable, e.g. "OPENAI_API_KEY", '
+            'got "sk-123"',
+        ),
+        (
+            'type = "openai"\nbase_url = "http://h/v1"\nmodel = "m"\nbatch_size = 0',
+            f"{E5} batch_size: expected an integer from 1 to 2048, got 0",
+        ),
+        ('type = "wordllama"\ndimensions = 512', f"{E5} dimensions: expected one of 64, 128, 256, got 512"),
+        (
+            'type = "wordllama"\ntimeout = 3',
+            f'{E5} timeout: does not apply here (type "wordllama" takes dimensions, max_input_chars)',
+        ),
+        (
+            'type = "openai"\nbase_url = "http://h/v1"\nmodel = "m"\nkey = "sk"',
+            f'{E5} key: unknown key (type "openai" takes base_url, model, dimensions, api_key_env, '
+            "batch_size, timeout, deadline, max_retries, max_input_chars)",
+        ),
+    ],
+)
+def test_bad_embedder_tables(tmp_path: Path, table: str, message: str) -> None:
+    assert error_of(tmp_path, f"[embedders.e5]\n{table}\n") == message
+
+
+def test_an_embedder_table_may_not_take_a_built_in_name(tmp_path: Path) -> None:
+    assert error_of(tmp_path, '[embedders.wordllama]\ntype = "wordllama"\n') == (
+        'cce-relevance.toml: [embedders.wordllama]: "wordllama" is a built-in embedder; '
+        "give this one another name"
+    )
+
+
+def test_embedder_tables_and_the_variants_that_name_them(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        '[embedders.e5]\ntype = "openai"\nbase_url = "http://127.0.0.1:8080/v1"\nmodel = "e5-small"\n'
+        'dimensions = 128\napi_key_env = "E5_KEY"\n\n'
+        '[embedders.wl64]\ntype = "wordllama"\ndimensions = 64\n\n'
+        '[backends.hybrid-e5]\nbase = "hybrid"\nembedder = "e5"\nrrf_k = 30\n\n'
+        '[backends.vector-wl64]\nbase = "vector"\nembedder = "wl64"\n',
+    )
+    config = load_config(None, str(tmp_path))
+    e5 = config.spec("hybrid-e5")
+    assert isinstance(e5, Variant) and e5.params.rrf_k == 30.0
+    assert e5.embedder is not None
+    assert (e5.embedder.kind, e5.embedder.model, e5.embedder.dimensions, e5.embedder.api_key_env) == (
+        "openai",
+        "e5-small",
+        128,
+        "E5_KEY",
+    )
+    assert config.embedder_names == ("hash", "ollama", "wordllama", "openai", "e5", "wl64")
+    wl64 = config.embedder("wl64")
+    assert wl64 is not None and wl64.dimensions == 64
+    # The Action without allow-repository-retrievers: a remote embedder is refused, WordLlama runs.
+    safe = config.without_external("refused")
+    assert dict(safe.refused) == {
+        "hybrid-e5": 'ranks with embedder "e5", which sends the repository\'s text to a service its config '
+        "file chose: refused"
+    }
+    assert "vector-wl64" in safe.backends

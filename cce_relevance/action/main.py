@@ -151,7 +151,7 @@ def _run(inputs: ActionInputs) -> int:
     edited = _edited(repo, commits, subdir, sides.base.keys() | sides.head.keys(), inputs)
     if inputs.shard is not None:
         return _save_shard(inputs, subdir, commits, sides, moves, edited, clock)
-    sets = set_results(sides, inputs.regression_metric, moves)
+    sets = set_results(sides, inputs.regression_metric, moves, inputs.cost)
     outcome = Outcome(
         sets, inputs.regression_metric, inputs.alpha, inputs.fail_on, inputs.min_effect, inputs.power
     )

@@ -11,10 +11,11 @@ import contextlib
 import gc
 import multiprocessing
 import sys
+import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from cce_relevance.evaluation.budget import (
@@ -41,6 +42,9 @@ class CaseResult:
     hits: tuple[Hit, ...]
     ranking: dict[str, float] | None = None  # the rank metrics asked for, by key; only when judged
     first_relevant_tokens: int | None = None  # `--metrics ttfr`: tokens up to the first relevant hit
+    seconds: float | None = field(default=None, compare=False)
+    """How long the backend took to answer the query (wall time; None when not measured: a
+    report read back). Never part of a pinned report (evaluation/cost.py)."""
 
 
 @dataclass(frozen=True)
@@ -66,6 +70,8 @@ class BackendReport:
     # `--metrics ttfr`: the median tokens to the first relevant hit over the cases that have one
     # (None when none has), and how many have one; None when not asked for.
     first_relevant_tokens: tuple[float | None, int] | None = None
+    embedder: Any = field(default=None, compare=False)
+    """What the backend's own embedder did for it (evaluation/cost.py `EmbedderCost`), when it has one."""
 
     def metric(self, name: str) -> list[float]:
         """Per-case values of `precision`, `recall`, `mrr` or `f1`, in case order."""
@@ -173,7 +179,9 @@ def _older_objects_frozen() -> Iterator[None]:
         gc.unfreeze()
 
 
-_CaseOutcome = tuple[QueryMetrics, TokenScore | None, tuple[Hit, ...], dict[str, float] | None, int | None]
+_CaseOutcome = tuple[
+    QueryMetrics, TokenScore | None, tuple[Hit, ...], dict[str, float] | None, int | None, float
+]
 MIN_CASES_PER_PROCESS = 100  # fewer, and a worker's start costs more than it saves
 
 
@@ -210,7 +218,9 @@ def _scored(
     costs: TokenCosts | None = None,
     first: TokenCosts | None = None,
 ) -> _CaseOutcome:
+    started = time.perf_counter()
     hits = tuple(search(case.query, case.k, case.id)[: case.k])
+    seconds = time.perf_counter() - started
     tokens = score_tokens(case.anchors, hits, case.k, weights) if case.ranged else None
     ranking = None
     first_tokens = None
@@ -231,7 +241,7 @@ def _scored(
         ranking = score_specs(specs, ranked)
         if first is not None:
             first_tokens = first_relevant_tokens(first.costs(hits), gains)
-    return score_query(case.anchors, hits, case.k), tokens, hits, ranking, first_tokens
+    return score_query(case.anchors, hits, case.k), tokens, hits, ranking, first_tokens, seconds
 
 
 def _deep_ranking(
@@ -393,7 +403,7 @@ def _score_range(
 
 def _flat(outcome: _CaseOutcome) -> tuple[Any, ...]:
     """A case's outcome as tuples of plain values, which pickle in C."""
-    metrics, tokens, hits, ranking, first_tokens = outcome
+    metrics, tokens, hits, ranking, first_tokens, seconds = outcome
     return (
         (metrics.precision, metrics.recall, metrics.mrr, metrics.f1, metrics.first_relevant_rank),
         None if tokens is None else (tokens.precision, tokens.recall, tokens.iou),
@@ -403,17 +413,19 @@ def _flat(outcome: _CaseOutcome) -> tuple[Any, ...]:
         ],
         ranking,
         first_tokens,
+        seconds,
     )
 
 
 def _unflat(flat: tuple[Any, ...]) -> _CaseOutcome:
-    metrics, tokens, hits, ranking, first_tokens = flat
+    metrics, tokens, hits, ranking, first_tokens, seconds = flat
     return (
         QueryMetrics(*metrics),
         None if tokens is None else TokenScore(*tokens),
         tuple(Hit(*h) for h in hits),
         ranking,
         first_tokens,
+        seconds,
     )
 
 

@@ -8,6 +8,7 @@ rest of §order, and what a result is made of, is here once.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -52,6 +53,7 @@ class PreparedRun:
     judgments: tuple[Judgments, ...] | None
     weights: LineWeights
     costs: TokenCosts | None
+    index_seconds: float  # indexing or loading the corpus (wall time; `run --cost`)
 
     def result(self, reports: Sequence[BackendReport], options: RunOptions) -> RunResult:
         """The run's result from its backends' `reports`, compared when `options.compare` asks."""
@@ -70,6 +72,7 @@ class PreparedRun:
             self.rank_metrics,
             self.judgments,
             systems,
+            self.index_seconds,
         )
 
 
@@ -99,9 +102,11 @@ def prepare_run(
         if store is not None
         else fixtures_exclusion(fixtures, fixtures_path, dir, options.config, [*own, *options.own_files])
     )
+    started = time.perf_counter()
     corpus, index = resolve_index(
         fixtures, fixtures_path, dir, store, languages, options.indexing, exclusion, index
     )
+    index_seconds = time.perf_counter() - started
     report_excluded(index, exclusion, warn)
     fixtures = bound_fixtures(fixtures, corpus, store, languages)
     if options.shard is not None:
@@ -110,7 +115,9 @@ def prepare_run(
     weights = LineWeights.of_index(index)
     budgeted = first_tokens or any(s.budget is not None for s in rank_metrics)
     costs = TokenCosts(index.chunks, weights) if budgeted else None
-    return PreparedRun(rank_metrics, first_tokens, corpus, index, fixtures, judgments, weights, costs)
+    return PreparedRun(
+        rank_metrics, first_tokens, corpus, index, fixtures, judgments, weights, costs, index_seconds
+    )
 
 
 def _judgments(cases: Sequence[Case], index: Index) -> tuple[Judgments, ...]:

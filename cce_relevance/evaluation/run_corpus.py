@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.fixtures import FixtureSet, corpus_dir
+from cce_relevance.evaluation.rust_debug import rust_debug_str
 from cce_relevance.evaluation.symbol_anchors import bind_symbols
 from cce_relevance.project_config import NO_CONFIG, ProjectConfig
 from cce_relevance.retrieval.chunking.languages import enabled_packs
@@ -21,8 +22,19 @@ from cce_relevance.retrieval.corpus.exclusion import (
     own_files,
     pattern_set,
 )
-from cce_relevance.retrieval.embedding.embed import HASH_DOCUMENTS, DocumentEmbedder, hash_embed
-from cce_relevance.retrieval.embedding.ollama import OLLAMA_EMBEDDER, OllamaClient, OllamaError
+from cce_relevance.retrieval.embedders.service import RunEmbedders
+from cce_relevance.retrieval.embedding.embed import (
+    HASH_DOCUMENTS,
+    HASH_EMBEDDER,
+    DocumentEmbedder,
+    hash_embed,
+)
+from cce_relevance.retrieval.embedding.ollama import (
+    OLLAMA_EMBEDDER,
+    OllamaClient,
+    OllamaError,
+    document_embedder,
+)
 from cce_relevance.retrieval.index.build import DEFAULT_BUILD, BuildOptions, build_index
 from cce_relevance.retrieval.index.model import Index
 from cce_relevance.retrieval.search.hybrid import QueryEmbedder
@@ -124,21 +136,45 @@ def require_directory(path: str) -> str:
     return path
 
 
-def query_embedder(index: Index, warn: Warn) -> QueryEmbedder:
+def query_embedder(
+    index: Index, warn: Warn, config: ProjectConfig = NO_CONFIG, embedders: RunEmbedders | None = None
+) -> QueryEmbedder:
     """How queries are embedded for `index` (§store-mode–§embedder-name): Ollama for an `ollama`
-    store, else hash.
+    store; the embedder a store was built with when it is one this project knows (built-in or
+    `[embedders.NAME]`, opened from `embedders`); else hash, as the reference does for a name it
+    does not know.
 
     An Ollama store is scored only after a health check passes (E16 otherwise, nothing scored);
     a later per-query failure is a warning and that query loses vector recall.
     """
     if index.embedder != OLLAMA_EMBEDDER:
-        return hash_embed
+        spec = config.embedder(index.embedder)
+        if spec is None or spec.is_hash or embedders is None:
+            return hash_embed
+        return embedders.service(spec).embed_query
     client = OllamaClient.from_env()
     try:
         client.check_health()
     except OllamaError:
         raise CceError(OLLAMA_STORE_REFUSAL) from None
     return client.forgiving_query_embedder(warn)
+
+
+def index_embedder(
+    name: str, config: ProjectConfig, embedders: RunEmbedders
+) -> tuple[DocumentEmbedder, str | None]:
+    """The index-time embedder called `name` (built-in or the config's `[embedders.NAME]`), and
+    what the fingerprint records of it (None for the hash embedder). Ollama is checked before
+    anything is indexed."""
+    spec = config.embedder(name)
+    if spec is None:
+        raise CceError(
+            f"unknown embedder {rust_debug_str(name)} (expected {', '.join(config.embedder_names)})"
+        )
+    if name in (HASH_EMBEDDER, OLLAMA_EMBEDDER):
+        return document_embedder(name)
+    service = embedders.service(spec)
+    return service.documents(), service.embedder.identity
 
 
 def resolve_index(

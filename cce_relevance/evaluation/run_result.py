@@ -4,7 +4,7 @@ of two backends when one was asked for. Data only: reporting/run_report.py rende
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from cce_relevance.evaluation.fixtures import FixtureSet
 from cce_relevance.evaluation.harness import BackendReport
@@ -35,3 +35,4 @@ class RunResult:
     rank_metrics: tuple[RankMetricSpec, ...] = ()  # the `--metrics` selection, in the order asked
     judgments: tuple[Judgments, ...] | None = None  # per case; set when rank metrics or TREC files were asked
     systems: tuple[SystemsTest, ...] = ()  # `--compare` of three or more backends: one per metric
+    index_seconds: float | None = field(default=None, compare=False)  # indexing or loading the corpus

@@ -21,7 +21,7 @@ DEFAULT_BACKENDS = BUILTIN_BACKENDS  # what a run scores unless told otherwise
 def check_backend(name: str, config: ProjectConfig = NO_CONFIG) -> None:
     """E19 unless `name` is a built-in backend or one of `config`'s (or why `config` refuses it)."""
     if name in config.refused:
-        raise CceError(f"backend {rust_debug_str(name)} is an external retriever: {config.refused[name]}")
+        raise CceError(f"backend {rust_debug_str(name)} {config.refused[name]}")
     if name not in config.names:
         expected = listed(BUILTIN_BACKENDS, "or")
         if config.backends:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -291,8 +292,9 @@ def unjudged(
         cases = tuple(dataclasses.replace(c, k=top) for c in cases)
     embed = query_embedder(check.index, warn_on_stderr)
     weights = LineWeights.of_index(check.index)
+    corpus = os.path.abspath(check.validation.corpus)
     reports = evaluated_backends(
-        names, options.config, check.index, embed, cases, weights, None, options.indexing
+        names, options.config, check.index, embed, cases, weights, None, options.indexing, corpus=corpus
     )
     return Unjudged(check.validation, tuple(names), top, unjudged_hits(reports, check.symbols))
 

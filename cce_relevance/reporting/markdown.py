@@ -34,9 +34,15 @@ def _delta_cell(value: float) -> str:
     return f"**{text}** 🟢" if value > 0 else f"**{text}** 🔴"
 
 
-def means_table(comparisons: Sequence[BackendComparison], digits: Digits = SIX, arrow: str = " → ") -> str:
+def means_table(
+    comparisons: Sequence[BackendComparison],
+    digits: Digits = SIX,
+    arrow: str = " → ",
+    latency: Mapping[str, tuple[float, float]] | None = None,
+) -> str:
     """Mean metrics per backend, base → head, with the change (`arrow="→"` keeps a cell narrow): the
-    reference metrics, then the rank metrics every backend scored at both sides carries."""
+    reference metrics, then the rank metrics every backend scored at both sides carries; with
+    `latency` (backend → base and head query p50 in ms) a last column of those."""
     paired = [
         c.pair.specs for c in comparisons if c.pair.base_means is not None and c.pair.head_means is not None
     ]
@@ -53,8 +59,11 @@ def means_table(comparisons: Sequence[BackendComparison], digits: Digits = SIX, 
             m = c.metric(spec.key)
             base, head = m.base_mean or 0.0, m.head_mean or 0.0
             cells.append(f"{digits.fixed(base)}{arrow}{digits.fixed(head)} ({digits.signed(head - base)})")
+        if latency:
+            times = latency.get(c.pair.backend)
+            cells.append("" if times is None else f"{times[0]:.2f}{arrow}{times[1]:.2f}")
         rows.append([name, *cells])
-    return _table(["backend", *(m.label for m in specs)], rows)
+    return _table(["backend", *(m.label for m in specs), *(["p50 ms"] if latency else [])], rows)
 
 
 def report_means_table(report: Mapping[str, Any], digits: Digits = SIX) -> str:
@@ -182,3 +191,26 @@ def comparison_markdown(
     for c in comparisons:
         parts.append("\n" + backend_section(c))
     return "".join(parts)
+
+
+def cost_markdown(base: Mapping[str, Any], head: Mapping[str, Any]) -> str:
+    """A table of every backend's query latency and embedder calls, base → head, when both saved
+    reports were made with `--cost` ('' otherwise): what the change costs beside what it gains."""
+    names = [name for name in head if name in base]
+    if not names:
+        return ""
+    rows = []
+    for name in names:
+        a, b = base[name]["latency_ms"], head[name]["latency_ms"]
+        cells = [f"{a[k]:.2f} → {b[k]:.2f}" for k in ("p50", "p95", "total")]
+        embedded = [side[name].get("embedder") for side in (base, head)]
+        calls = (
+            " → ".join(str(e.get("calls", "")) if isinstance(e, dict) else "-" for e in embedded)
+            if any(isinstance(e, dict) for e in embedded)
+            else ""
+        )
+        rows.append([escape_md(name), *cells, calls])
+    header = ["backend", "p50 ms", "p95 ms", "total ms", "embedder calls"]
+    return (
+        "\n" + _table(header, rows) + "\n<sub>Latency is wall time on the machine that ran each side.</sub>\n"
+    )

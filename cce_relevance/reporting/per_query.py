@@ -10,6 +10,9 @@
   anchor — nobody labeled them, so they count as misses though they may be right — marked `?`,
   and those a reviewer judged not relevant (the case's `irrelevant` anchors) marked `-`: what a
   person writing or checking labels needs to see, without opening the JSON.
+
+With `--cost` each query's latency is added: a `latency_ms` row per query and backend (three
+decimals), and the milliseconds after the first relevant rank.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from cce_relevance.reporting.terminal import terminal_safe
 from cce_relevance.retrieval.hit import Hit
 
 COLUMNS = ("backend", "query", "metric", "value")
+LATENCY_KEY = "latency_ms"
 
 
 def _case_values(result: CaseResult, rank_metrics: Sequence[MetricSpec]) -> Iterator[tuple[str, float]]:
@@ -43,11 +47,11 @@ FIRST_TOKENS_KEY = "first_relevant_tokens"  # as the JSON report names it
 
 
 def per_query_rows(
-    reports: Sequence[BackendReport], rank_metrics: Sequence[MetricSpec] = ()
+    reports: Sequence[BackendReport], rank_metrics: Sequence[MetricSpec] = (), cost: bool = False
 ) -> Iterator[tuple[str, str, str, str]]:
     """(backend, query id, metric key, six-decimal value), backends in order, then cases, then
     metrics; with `--metrics ttfr` last the tokens to the first relevant hit (an integer, empty
-    when the top k holds none)."""
+    when the top k holds none); with `cost`, then `latency_ms`."""
     for report in reports:
         for result in report.cases:
             for key, value in _case_values(result, rank_metrics):
@@ -55,16 +59,21 @@ def per_query_rows(
             if report.first_relevant_tokens is not None:
                 tokens = result.first_relevant_tokens
                 yield report.backend, result.case.id, FIRST_TOKENS_KEY, "" if tokens is None else str(tokens)
+            if cost and result.seconds is not None:
+                yield report.backend, result.case.id, LATENCY_KEY, f"{result.seconds * 1000.0:.3f}"
 
 
 def per_query_table(
-    reports: Sequence[BackendReport], rank_metrics: Sequence[MetricSpec] = (), delimiter: str = ","
+    reports: Sequence[BackendReport],
+    rank_metrics: Sequence[MetricSpec] = (),
+    delimiter: str = ",",
+    cost: bool = False,
 ) -> str:
     """The rows of `per_query_rows` under a header line, comma- or tab-separated."""
     out = io.StringIO()
     writer = csv.writer(out, delimiter=delimiter, lineterminator="\n")
     writer.writerow(COLUMNS)
-    writer.writerows(per_query_rows(reports, rank_metrics))
+    writer.writerows(per_query_rows(reports, rank_metrics, cost))
     return out.getvalue()
 
 
@@ -86,8 +95,9 @@ def _hit_line(result: CaseResult, rank: int) -> str:
     return f"    {rank:>3} {hit_mark(result.case, hit)} {terminal_safe(where)}  {terminal_safe(hit.kind)}\n"
 
 
-def per_query_text(reports: Sequence[BackendReport]) -> str:
-    """Each query once, with every backend's first relevant rank and top hits, marked (`hit_mark`)."""
+def per_query_text(reports: Sequence[BackendReport], cost: bool = False) -> str:
+    """Each query once, with every backend's first relevant rank and top hits, marked (`hit_mark`),
+    and with `cost` how long the backend took."""
     if not reports:
         return ""
     out = []
@@ -103,6 +113,8 @@ def per_query_text(reports: Sequence[BackendReport]) -> str:
             )
             if rank is not None and result.first_relevant_tokens is not None:
                 found += f" (after {result.first_relevant_tokens} tokens)"
+            if cost and result.seconds is not None:
+                found += f" ({result.seconds * 1000.0:.3f} ms)"
             out.append(f"  {terminal_safe(report.backend)}: {found}\n")
             out.extend(_hit_line(result, r) for r in range(1, len(result.hits) + 1))
             if not result.hits:
@@ -116,9 +128,9 @@ def per_query_text(reports: Sequence[BackendReport]) -> str:
 
 
 def render_per_query(
-    fmt: str, reports: Sequence[BackendReport], rank_metrics: Sequence[MetricSpec] = ()
+    fmt: str, reports: Sequence[BackendReport], rank_metrics: Sequence[MetricSpec] = (), cost: bool = False
 ) -> str:
     """The `--per-query` output in format `fmt`: `text`, `csv` or `tsv`."""
     if fmt == "text":
-        return per_query_text(reports)
-    return per_query_table(reports, rank_metrics, "\t" if fmt == "tsv" else ",")
+        return per_query_text(reports, cost)
+    return per_query_table(reports, rank_metrics, "\t" if fmt == "tsv" else ",", cost)

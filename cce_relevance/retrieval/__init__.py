@@ -1,5 +1,6 @@
 """Retrieval: from a corpus directory to ranked hits, in stage packages that import only earlier ones.
 
 `tokens`, `_http`, `hit` → `corpus` → `chunking`, `embedding` → `ranking` → `indexing` → `cache` →
-`index` → `search`, `store` (tests/test_layout.py holds the order and fails on an import against it).
+`index` → `embedders` → `search`, `store` (tests/test_layout.py holds the order and fails on an
+import against it).
 """

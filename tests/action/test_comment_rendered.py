@@ -35,8 +35,12 @@ def rendered(body: str) -> str:
     return cmarkgfm.github_flavored_markdown_to_html(body, options=Options.CMARK_OPT_UNSAFE)
 
 
-def comment(ids: list[str], head: list[float], limit: int = 65_536) -> str:
-    s = SetResult("eval/a.jsonl", report([1.0] * len(ids), ids), report(head, ids), None)
+Latency = dict[str, tuple[float, float]]
+
+
+def comment(ids: list[str], head: list[float], limit: int = 65_536, latency: Latency | None = None) -> str:
+    base = report([1.0] * len(ids), ids)
+    s = SetResult("eval/a.jsonl", base, report(head, ids), None, latency=latency or {})
     outcome = Outcome((s,), "mrr", 0.05)
     md = render_comment(
         outcome,
@@ -89,3 +93,14 @@ def test_plurals_and_bars() -> None:
     body = comment(["q0", "q1"], [1.0, 0.0])
     assert "1 query unchanged on every backend is not listed." in body
     assert "**1 changed query**" in body and "`████████│········`" in body
+
+
+def test_the_cost_column_renders_as_one_more_cell_of_the_means_table() -> None:
+    ids = ["q1", "q2", "q3"]
+    body = comment(ids, [0.0, 1.0, 0.5], latency={"hybrid": (0.41, 12.5)})
+    html = rendered(body)
+    check(html)
+    means = next(t for t in re.findall(r"<table>.*?</table>", html, flags=re.S) if "p50 ms" in t)
+    assert re.findall(r"<th\b[^>]*>([^<]*)</th>", means)[-1] == "p50 ms"
+    assert '<td align="right">0.41→12.50</td>' in means
+    assert "p50 ms" not in comment(ids, [0.0, 1.0, 0.5])  # without the input, no column

@@ -444,6 +444,13 @@ def test_bad_shard_and_merge_inputs(workspace: Path, inputs: dict[str, str], mes
         read(workspace, **inputs)
 
 
+def test_cost_is_off_unless_asked_for(workspace: Path) -> None:
+    assert read(workspace).cost is False
+    assert read(workspace, cost="true").cost is True
+    with pytest.raises(CceError, match="input 'cost': 'yes please' is not a boolean"):
+        read(workspace, cost="yes please")
+
+
 @pytest.mark.parametrize(
     ("inputs", "message"),
     [

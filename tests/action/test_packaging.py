@@ -238,6 +238,30 @@ def test_runtime_lock_is_closed_under_dependencies() -> None:
                 assert canonicalize_name(requirement.name) in locked, f"{name} needs {requirement.name}"
 
 
+def test_semantic_lock_pins_the_extra_and_everything_it_needs_beyond_the_runtime_lock() -> None:
+    runtime = pins(ROOT / "requirements" / "runtime.txt")
+    semantic = pins(ROOT / "requirements" / "semantic.txt")
+    assert not set(runtime) & set(semantic), "semantic.txt repeats a runtime.txt pin"
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    extra = [Requirement(line) for line in project["optional-dependencies"]["semantic"]]
+    assert [str(r) for r in extra] == list(requirement_lines(ROOT / "requirements" / "semantic.in"))
+    locked = {**runtime, **semantic}
+    for requirement in extra:
+        assert requirement.specifier.contains(semantic[canonicalize_name(requirement.name)])
+    for name in semantic:
+        for line in metadata.requires(name) or []:
+            requirement = Requirement(line)
+            if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
+                assert canonicalize_name(requirement.name) in locked, f"{name} needs {requirement.name}"
+
+
+def test_dockerfile_installs_the_semantic_lock_only_when_asked() -> None:
+    instructions = dockerfile_instructions()
+    assert ("ARG", 'CCE_EXTRAS=""') in instructions
+    [run] = [args for op, args in instructions if op == "RUN" and "semantic.txt" in args]
+    assert '*" semantic "*) /opt/venv/bin/pip install --no-cache-dir -r /src/requirements/semantic.txt' in run
+
+
 def workflow_files() -> list[Path]:
     return sorted(
         [*(ROOT / ".github" / "workflows").glob("*.yml"), *(ROOT / "docs" / "examples").rglob("*.yml")]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -89,3 +90,42 @@ def test_a_config_file_outside_the_repository_is_refused(pr: PullRequest, act: A
     assert run.code == 2
     [message] = errors(run)
     assert "cce-relevance.toml resolves outside the repository" in message
+
+
+WORDLLAMA = '[backends.vector-wl]\nbase = "vector"\nembedder = "wordllama"\n'
+
+
+def test_a_wordllama_variant_runs_and_cost_adds_a_latency_column(pr: PullRequest, act: Act) -> None:
+    """WordLlama runs on the runner without network or a key, so the Action runs it by default;
+    `cost: true` adds each backend's query p50 (base → head) to the means in report.md."""
+    pr.push({"cce-relevance.toml": WORDLLAMA}, "h1: a WordLlama variant")
+
+    plain = act(**QUIET, INPUT_BACKENDS="vector,vector-wl")
+    assert plain.code == 0, plain.stdout + plain.stderr
+    report = (pr.workspace / ".cce-relevance/report.md").read_text(encoding="utf-8")
+    assert "p50 ms" not in report
+    assert [b["backend"] for b in saved_report(pr, plain, "head")["backends"]] == ["vector", "vector-wl"]
+
+    timed = act(**QUIET, INPUT_BACKENDS="vector,vector-wl", INPUT_COST="true")
+    assert timed.code == 0, timed.stdout + timed.stderr
+    report = (pr.workspace / ".cce-relevance/report.md").read_text(encoding="utf-8")
+    header = next(line for line in report.splitlines() if line.startswith("| backend |") and "p50 ms" in line)
+    assert header.endswith("| p50 ms |")
+    vector = next(line for line in report.splitlines() if line.startswith("| `vector` |"))
+    assert re.search(r"\| \d+\.\d\d → \d+\.\d\d \|$", vector), vector  # timed at both sides
+    assert "| `vector-wl` | only in head |" in report
+    assert saved_report(pr, timed, "head") == saved_report(pr, plain, "head")  # the reports never carry it
+
+
+def test_an_openai_variant_is_refused_without_allow_repository_retrievers(pr: PullRequest, act: Act) -> None:
+    config = (
+        '[embedders.e5]\ntype = "openai"\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "m"\n'
+        'api_key_env = "GITHUB_TOKEN"\n\n[backends.vector-e5]\nbase = "vector"\nembedder = "e5"\n'
+    )
+    pr.push({"cce-relevance.toml": config}, "h1: a variant that would send the token away")
+
+    run = act(**QUIET, INPUT_BACKENDS="vector,vector-e5")
+
+    assert run.code == 2
+    [message] = errors(run)
+    assert 'backend "vector-e5" ranks with embedder "e5", which sends the repository\'s text' in message

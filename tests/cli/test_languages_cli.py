@@ -211,7 +211,7 @@ def test_the_action_keeps_the_languages_of_a_side_s_config(project: Path) -> Non
     config = load_config(None, str(project)).without_external("not here")
     assert (config.languages, dict(config.refused), dict(config.backends)) == (
         ("go", "kotlin"),
-        {"mine": "not here"},
+        {"mine": "is an external retriever: not here"},
         {},
     )
 

@@ -168,16 +168,18 @@ _HIT = st.builds(
     st.lists(_HIT, max_size=12),
     st.none() | st.dictionaries(st.text(max_size=8), _FLOATS, max_size=4),
     st.none() | st.integers(1, 10**7),
+    st.floats(min_value=0.0, allow_infinity=False),
 )
-def test_outcomes_come_back_from_workers_as_they_were(metrics, tokens, hits, ranking, first_tokens):
+def test_outcomes_come_back_from_workers_as_they_were(metrics, tokens, hits, ranking, first_tokens, seconds):
     """A worker sends a case's outcome as plain tuples (`_flat`): pickled and rebuilt, it is the
-    outcome scored, field for field."""
+    outcome scored, field for field, its latency too."""
     outcome = (
         QueryMetrics(*metrics),
         None if tokens is None else TokenScore(*tokens),
         tuple(hits),
         ranking,
         first_tokens,
+        seconds,
     )
     back = harness._unflat(pickle.loads(pickle.dumps(harness._flat(outcome))))
     assert back == outcome

@@ -55,12 +55,17 @@ open(sys.argv[2] + ".eof", "w").write("stdin closed")
 """
 
 
-@pytest.fixture(scope="module")
-def index(tmp_path_factory: pytest.TempPathFactory) -> Index:
-    corpus = tmp_path_factory.mktemp("corpus")
+def small_corpus(corpus: Path) -> Path:
+    """`corpus` holding auth.py (AUTH) and notes.md (NOTES), the corpus these tests search."""
+    corpus.mkdir(parents=True, exist_ok=True)
     (corpus / "auth.py").write_text(AUTH)
     (corpus / "notes.md").write_text(NOTES)
-    return build_index(corpus)
+    return corpus
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory: pytest.TempPathFactory) -> Index:
+    return build_index(small_corpus(tmp_path_factory.mktemp("corpus")))
 
 
 def script(tmp_path: Path, body: str, *args: str, timeout: float = 30.0) -> CommandRetriever:
@@ -159,109 +164,107 @@ PREFIX = 'backend "mine": query "q1": '
 NOT_JSON_HINT = " (stdout carries responses only; log to stderr)"
 
 
-@pytest.mark.parametrize(
-    ("template", "message"),
-    [
-        (
-            "searching...",
-            "malformed response (invalid JSON: Expecting value: line 1 column 1 (char 0)): searching..."
-            + NOT_JSON_HINT,
-        ),
-        (
-            "",
-            "malformed response (invalid JSON: Expecting value: line 1 column 1 (char 0)): (empty)"
-            + NOT_JSON_HINT,
-        ),
-        (
-            '{"id": $ID, "results": [{"file_path": "auth.py", "start_line": 1, "end_line": 2, '
-            '"score": NaN}]}',
-            "malformed response (NaN is not a JSON number): "
-            '{"id": "q1", "results": [{"file_path": "auth.py", "start_line": 1, "end_line": 2, '
-            '"score": NaN}]}' + NOT_JSON_HINT,
-        ),
-        (
-            '{"id": $ID, "results": [], "note": "\udcff"}',
-            "malformed response (not UTF-8 text: byte 0xff at line 1): "
-            '{"id": "q1", "results": [], "note": "\ufffd"}' + NOT_JSON_HINT,
-        ),
-        ("[1]", 'expected a JSON object with "id" and "results", got [1]'),
-        ('{"results": []}', 'the response has no "id"'),
-        (
-            '{"id": "q0", "results": []}',
-            'the response is for query "q0", expected "q1": answer every request, in order',
-        ),
-        (
-            '{"id": 1, "results": []}',
-            'the response is for query 1, expected "q1": answer every request, in order',
-        ),
-        ('{"id": $ID}', '"results": expected an array, got null'),
-        ('{"id": $ID, "results": {}}', '"results": expected an array, got {}'),
-        ('{"id": $ID, "results": [3]}', "result 1: expected an object, got 3"),
-        (result(start_line=1, end_line=2), 'result 1: "file_path" is missing'),
-        (result(file_path=3, start_line=1, end_line=2), 'result 1: "file_path": expected a string, got 3'),
-        (result(file_path="auth.py", end_line=2), 'result 1: "start_line" is missing'),
-        (
-            result(file_path="auth.py", start_line=0, end_line=2),
-            'result 1: "start_line": expected an integer >= 1, got 0',
-        ),
-        (
-            result(file_path="auth.py", start_line="1", end_line=2),
-            'result 1: "start_line": expected an integer >= 1, got "1"',
-        ),
-        (
-            result(file_path="auth.py", start_line=1.0, end_line=2),
-            'result 1: "start_line": expected an integer >= 1, got 1.0',
-        ),
-        (
-            result(file_path="auth.py", start_line=True, end_line=2),
-            'result 1: "start_line": expected an integer >= 1, got true',
-        ),
-        (
-            result(file_path="auth.py", start_line=1, end_line=None),
-            'result 1: "end_line": expected an integer >= 1, got null',
-        ),
-        (
-            result(file_path="auth.py", start_line=2, end_line=1),
-            "result 1: end_line 1 is before start_line 2",
-        ),
-        (
-            result(file_path="auth.py", start_line=1, end_line=2, kind=3),
-            'result 1: "kind": expected a string, got 3',
-        ),
-        (
-            result(file_path="auth.py", start_line=1, end_line=2, score="high"),
-            'result 1: "score": expected a finite number, got "high"',
-        ),
-        (
-            result(file_path="auth.py", start_line=1, end_line=2, score=False),
-            'result 1: "score": expected a finite number, got false',
-        ),
-        (
-            result(file_path="missing.py", start_line=1, end_line=2),
-            'result 1: "missing.py" is not a file of the corpus (paths are relative to the corpus root with '
-            "'/' separators, as `cce-relevance chunks DIR` lists them)",
-        ),
-        (
-            result(file_path="./auth.py", start_line=1, end_line=2),
-            'result 1: "./auth.py" is not a file of the corpus (paths are relative to the corpus root with '
-            "'/' separators, as `cce-relevance chunks DIR` lists them)",
-        ),
-        (
-            '{"id": $ID, "results": ['
-            + ", ".join(['{"file_path": "auth.py", "start_line": 1, "end_line": 2}'] * 2)
-            + "]}",
-            'result 2 repeats result 1 ("auth.py" lines 1-2)',
-        ),
-        (
-            '{"id": $ID, "results": ['
-            + ", ".join(
-                f'{{"file_path": "auth.py", "start_line": {n}, "end_line": {n}}}' for n in (1, 2, 3, 4)
-            )
-            + "]}",
-            "4 results for k = 3: return at most k",
-        ),
-    ],
-)
+BAD_ANSWERS = [
+    (
+        "searching...",
+        "malformed response (invalid JSON: Expecting value: line 1 column 1 (char 0)): searching..."
+        + NOT_JSON_HINT,
+    ),
+    (
+        "",
+        "malformed response (invalid JSON: Expecting value: line 1 column 1 (char 0)): (empty)"
+        + NOT_JSON_HINT,
+    ),
+    (
+        '{"id": $ID, "results": [{"file_path": "auth.py", "start_line": 1, "end_line": 2, "score": NaN}]}',
+        "malformed response (NaN is not a JSON number): "
+        '{"id": "q1", "results": [{"file_path": "auth.py", "start_line": 1, "end_line": 2, '
+        '"score": NaN}]}' + NOT_JSON_HINT,
+    ),
+    (
+        '{"id": $ID, "results": [], "note": "\udcff"}',
+        "malformed response (not UTF-8 text: byte 0xff at line 1): "
+        '{"id": "q1", "results": [], "note": "\ufffd"}' + NOT_JSON_HINT,
+    ),
+    ("[1]", 'expected a JSON object with "id" and "results", got [1]'),
+    ('{"results": []}', 'the response has no "id"'),
+    (
+        '{"id": "q0", "results": []}',
+        'the response is for query "q0", expected "q1": answer every request, in order',
+    ),
+    (
+        '{"id": 1, "results": []}',
+        'the response is for query 1, expected "q1": answer every request, in order',
+    ),
+    ('{"id": $ID}', '"results": expected an array, got null'),
+    ('{"id": $ID, "results": {}}', '"results": expected an array, got {}'),
+    ('{"id": $ID, "results": [3]}', "result 1: expected an object, got 3"),
+    (result(start_line=1, end_line=2), 'result 1: "file_path" is missing'),
+    (result(file_path=3, start_line=1, end_line=2), 'result 1: "file_path": expected a string, got 3'),
+    (result(file_path="auth.py", end_line=2), 'result 1: "start_line" is missing'),
+    (
+        result(file_path="auth.py", start_line=0, end_line=2),
+        'result 1: "start_line": expected an integer >= 1, got 0',
+    ),
+    (
+        result(file_path="auth.py", start_line="1", end_line=2),
+        'result 1: "start_line": expected an integer >= 1, got "1"',
+    ),
+    (
+        result(file_path="auth.py", start_line=1.0, end_line=2),
+        'result 1: "start_line": expected an integer >= 1, got 1.0',
+    ),
+    (
+        result(file_path="auth.py", start_line=True, end_line=2),
+        'result 1: "start_line": expected an integer >= 1, got true',
+    ),
+    (
+        result(file_path="auth.py", start_line=1, end_line=None),
+        'result 1: "end_line": expected an integer >= 1, got null',
+    ),
+    (
+        result(file_path="auth.py", start_line=2, end_line=1),
+        "result 1: end_line 1 is before start_line 2",
+    ),
+    (
+        result(file_path="auth.py", start_line=1, end_line=2, kind=3),
+        'result 1: "kind": expected a string, got 3',
+    ),
+    (
+        result(file_path="auth.py", start_line=1, end_line=2, score="high"),
+        'result 1: "score": expected a finite number, got "high"',
+    ),
+    (
+        result(file_path="auth.py", start_line=1, end_line=2, score=False),
+        'result 1: "score": expected a finite number, got false',
+    ),
+    (
+        result(file_path="missing.py", start_line=1, end_line=2),
+        'result 1: "missing.py" is not a file of the corpus (paths are relative to the corpus root with '
+        "'/' separators, as `cce-relevance chunks DIR` lists them)",
+    ),
+    (
+        result(file_path="./auth.py", start_line=1, end_line=2),
+        'result 1: "./auth.py" is not a file of the corpus (paths are relative to the corpus root with '
+        "'/' separators, as `cce-relevance chunks DIR` lists them)",
+    ),
+    (
+        '{"id": $ID, "results": ['
+        + ", ".join(['{"file_path": "auth.py", "start_line": 1, "end_line": 2}'] * 2)
+        + "]}",
+        'result 2 repeats result 1 ("auth.py" lines 1-2)',
+    ),
+    (
+        '{"id": $ID, "results": ['
+        + ", ".join(f'{{"file_path": "auth.py", "start_line": {n}, "end_line": {n}}}' for n in (1, 2, 3, 4))
+        + "]}",
+        "4 results for k = 3: return at most k",
+    ),
+]
+"""Answers (templates for `replay`) that break a rule, and the error each gives after `PREFIX`."""
+
+
+@pytest.mark.parametrize(("template", "message"), BAD_ANSWERS)
 def test_a_bad_answer_is_an_error_naming_backend_and_query(
     tmp_path: Path, index: Index, template: str, message: str
 ) -> None:

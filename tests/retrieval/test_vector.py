@@ -21,7 +21,7 @@ from cce_relevance.reporting.numbers import format6
 from cce_relevance.retrieval.embedding.buckets import BucketCounts, HashEmbeddings
 from cce_relevance.retrieval.embedding.embed import hash_embed
 from cce_relevance.retrieval.index.build import build_index
-from cce_relevance.retrieval.ranking.cosine import CosineIndex, _row_sums, cosine_all
+from cce_relevance.retrieval.ranking.cosine import CosineIndex, _dense_row_sums, _row_sums, cosine_all
 from cce_relevance.retrieval.ranking.topk import id_ranks
 from cce_relevance.retrieval.search import backends
 from cce_relevance.retrieval.search.backends import builtin_backend
@@ -113,6 +113,30 @@ def test_cosine_all_of_some_rows_is_those_rows_of_all(q, m, data):
         by_slice = cosine_all(q, m, slice(start, stop))
     assert [_bits(x) for x in by_position.tolist()] == [_bits(x) for x in every[positions].tolist()]
     assert [_bits(x) for x in by_slice.tolist()] == [_bits(x) for x in every[start:stop].tolist()]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    q=hnp.arrays(np.float64, st.integers(0, 40), elements=_ANY),
+    m=hnp.arrays(np.float64, st.tuples(st.integers(0, 8), st.integers(0, 40)), elements=_ANY),
+    data=st.data(),
+)
+def test_dense_row_sums_of_some_rows_equal_the_column_loop(q, m, data):
+    """`cosine._dense_row_sums` (a gathered block summed along its components, what a dense
+    matrix's rows to rescore use) gives the column loop's doubles, infinities, NaNs and the sign of
+    zero included, for positions and slices alike."""
+    n = m.shape[0]
+    positions = np.asarray(
+        data.draw(st.lists(st.integers(0, n - 1), max_size=10)) if n else [], dtype=np.intp
+    )
+    start = data.draw(st.integers(0, n))
+    stop = data.draw(st.integers(start, n))
+    matrix = np.asfortranarray(m)
+    with np.errstate(all="ignore"):
+        for rows in (positions, slice(start, stop)):
+            got = _dense_row_sums(matrix, rows, q).tolist()
+            want = cosine_all(q, matrix, rows).tolist()
+            assert len(got) == len(want) and all(_same(a, b) for a, b in zip(got, want, strict=True))
 
 
 @settings(max_examples=100, deadline=None)
@@ -262,6 +286,29 @@ def test_top_matches_the_full_exact_sort_at_a_rounding_boundary(seed, limit):
     ids = [f"{x:03x}" for x in rng.integers(0, 4096, m.shape[0])]
     index = CosineIndex(m, id_ranks(ids))
     assert index._approximable(q)  # the float32 path is the one under test
+    assert _top_bits(index, q, limit) == _full_order(q, m, ids)[:limit]
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("n", [120, 700, 6000])
+@pytest.mark.parametrize("limit", [1, 10, 60])
+def test_top_of_a_dense_query_is_the_exact_ranking(seed, n, limit):
+    # Another embedder's vectors: unit length, every component non-zero, all leaning one way
+    # (cosines crowd together), duplicate rows and a cluster on a key boundary. The float32
+    # selection (one BLAS product; without the sample below 64 rows per result) must hand back
+    # exactly the reference's first `limit` entries.
+    rng = np.random.default_rng(seed)
+    lean = rng.normal(0, 1, 256)
+    q = rng.normal(0, 1, 256) + lean
+    q /= np.linalg.norm(q)
+    m = rng.normal(0, 1, (n, 256)) + lean
+    m /= np.linalg.norm(m, axis=1, keepdims=True)
+    m[::9] = m[4]
+    m[: n // 6] = _cluster(rng, q, [0.3000005] * (n // 6))  # keys 300000 and 300001 interleave
+    m = np.asfortranarray(m[rng.permutation(n)])
+    ids = [f"{x:03x}" for x in rng.integers(0, 4096, n)]
+    index = CosineIndex(m, id_ranks(ids))
+    assert index._approximable(q) and 2 * limit <= n  # the selection is the path under test
     assert _top_bits(index, q, limit) == _full_order(q, m, ids)[:limit]
 
 

@@ -128,6 +128,9 @@ class ActionInputs:
     # `shard: I/N`: score only the queries whose id hashes to shard I, save both sides, no comment
     # and no gate (the fan-in job's `mode: merge` has them)
     shard: Shard | None = None
+    # `cost`: each backend's query latency (p50 ms, base → head) beside its means; off by default,
+    # as wall time makes every run's comment and report differ
+    cost: bool = False
     shards_dir: Path | None = None  # `mode: merge`: the shards' downloaded artifacts, inside the workspace
     # `history`: the trend history file (absolute, inside `github.workspace`), or None for no trend
     history: Path | None = None
@@ -201,6 +204,7 @@ def read_inputs(env: Mapping[str, str]) -> ActionInputs:
         ),
         cache_dir=_cache_dir(_input(env, "cache-dir") or DEFAULT_CACHE_DIR, github.workspace),
         shard=shard,
+        cost=_boolean("cost", _input(env, "cost"), default=False),
         history_size=_history_size(_input(env, "history-size")),
         **_history_place(_input(env, "history"), _input(env, "history-branch"), github.workspace),
     )

@@ -151,7 +151,7 @@ def _set_section(view: SetView, outcome: Outcome, links: Links | None, named: bo
         if left_out
         else ":"
     )
-    parts += [means, means_table(paired, THREE, arrow="→").rstrip("\n")]
+    parts += [means, means_table(paired, THREE, arrow="→", latency=s.latency).rstrip("\n")]
     if view.changes:
         notes = {qid: "⚠️" for qid in stale_notes(s)}  # the why cell says what is stale
         backends = [c.pair.backend for c in paired]

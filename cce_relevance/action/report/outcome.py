@@ -352,7 +352,7 @@ def _set_section(s: SetResult, commits: CommitPair) -> str:
     parts = [
         title,
         "Mean metrics per backend, base → head (change):" + scope,
-        means_table(s.comparisons).rstrip("\n"),
+        means_table(s.comparisons, latency=s.latency).rstrip("\n"),
         stale_section(s),
         moves_section(s),
     ]

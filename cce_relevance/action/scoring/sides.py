@@ -26,7 +26,7 @@ import gc
 import json
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
@@ -50,6 +50,7 @@ from cce_relevance.api import (
     Validation,
 )
 from cce_relevance.errors import CceError
+from cce_relevance.reporting.cost_report import p50_by_backend
 from cce_relevance.reporting.run_report import run_report_json
 
 SetStatus = Literal["paired", "head-only", "base-only"]
@@ -73,6 +74,8 @@ class SetResult:
     corpus: str = ""  # the corpus directory, relative to the repository root (POSIX), for links
     anchors: dict[str, tuple[Anchor, ...]] | None = None  # query id -> its anchors (head's, else base's)
     moves: tuple[AnchorMove, ...] = ()  # range anchors whose lines moved or changed (anchor_moves.py)
+    latency: dict[str, tuple[float, float]] = field(default_factory=dict)
+    """Backend → its query p50 in ms at base and at head (input `cost`; timed at both sides only)."""
 
     @property
     def status(self) -> SetStatus:
@@ -222,10 +225,11 @@ def anchor_moves(repo: Path, commits: CommitPair, sides: Sides) -> dict[str, tup
 
 
 def set_results(
-    sides: Sides, primary: str, moves: dict[str, tuple[AnchorMove, ...]]
+    sides: Sides, primary: str, moves: dict[str, tuple[AnchorMove, ...]], cost: bool = False
 ) -> tuple[SetResult, ...]:
     """The sets as the verdict, the comment and the report read them, in path order; `primary`
-    is the regression metric, `moves` each set's moved range anchors (`anchor_moves`)."""
+    is the regression metric, `moves` each set's moved range anchors (`anchor_moves`), `cost`
+    whether each backend's latency is shown."""
     return tuple(
         _set_result(
             fixture,
@@ -234,6 +238,7 @@ def set_results(
             sides.goldens.get(fixture),
             primary,
             moves.get(fixture, ()),
+            cost,
         )
         for fixture in sorted(sides.base.keys() | sides.head.keys())
     )
@@ -252,9 +257,14 @@ def _set_result(
     golden: GoldenFile | None,
     primary: str,
     moves: tuple[AnchorMove, ...],
+    cost: bool = False,
 ) -> SetResult:
     either = head or base
     assert either is not None
+    latency = {}
+    if cost and base is not None and head is not None:
+        at_base, at_head = p50_by_backend(base.run), p50_by_backend(head.run)
+        latency = {name: (at_base[name], at_head[name]) for name in at_head if name in at_base}
     return SetResult(
         fixture,
         base.report if base else None,
@@ -268,6 +278,7 @@ def _set_result(
         corpus=either.corpus,
         anchors=either.expected,
         moves=moves,
+        latency=latency,
     )
 
 

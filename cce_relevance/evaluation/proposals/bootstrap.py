@@ -41,6 +41,7 @@ from cce_relevance.retrieval.chunking.languages import check_languages, enabled_
 from cce_relevance.retrieval.corpus.exclusion import Exclusion
 from cce_relevance.retrieval.corpus.redact import redact
 from cce_relevance.retrieval.corpus.walk import walk
+from cce_relevance.retrieval.embedders.service import RunEmbedders
 from cce_relevance.retrieval.index.model import Index
 
 
@@ -211,9 +212,19 @@ class _ProposalCorpus:
             return text, proposal, ()
         fixtures = parse_fixtures(text, self.out or "<bootstrap>")
         cases = bound_fixtures(fixtures, self.directory, None, self.languages).cases
-        embed = query_embedder(self.index, warn_on_stderr)
         weights = LineWeights.of_index(self.index)
-        reports = evaluated_backends(
-            names, options.config, self.index, embed, cases, weights, None, options.indexing
-        )
+        with RunEmbedders(options.indexing.cache) as embedders:
+            embed = query_embedder(self.index, warn_on_stderr, options.config, embedders)
+            reports = evaluated_backends(
+                names,
+                options.config,
+                self.index,
+                embed,
+                cases,
+                weights,
+                None,
+                options.indexing,
+                corpus=os.path.abspath(self.directory),
+                embedders=embedders,
+            )
         return text, proposal, tuple(reports)

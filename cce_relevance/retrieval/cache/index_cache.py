@@ -250,7 +250,7 @@ class IndexCache:
                     if isinstance(data, bytes) and hashlib.sha256(data).digest() == checksum:
                         found[key] = data
             today = _today()
-            with _transaction(db):  # mark as used today, unless already marked (most runs write nothing)
+            with transaction(db):  # mark as used today, unless already marked (most runs write nothing)
                 for batch in _batches(list(found)):
                     marks = ",".join("?" * len(batch))
                     db.execute(
@@ -270,7 +270,7 @@ class IndexCache:
         today = _today()
         rows = [(key, hashlib.sha256(data).digest(), data, today) for key, data in records.items()]
         try:
-            with _transaction(db):
+            with transaction(db):
                 db.executemany(
                     "INSERT OR REPLACE INTO entries (key, checksum, data, used) VALUES (?, ?, ?, ?)", rows
                 )
@@ -330,7 +330,7 @@ def _close_quietly(db: sqlite3.Connection) -> None:
 def _prepare(db: sqlite3.Connection) -> None:
     """Create the tables, or recreate them when the schema is another one; drop stale rows (the
     first time the cache is opened on a day)."""
-    with _transaction(db):
+    with transaction(db):
         db.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
         row = db.execute("SELECT value FROM meta WHERE name = 'schema'").fetchone()
         columns = [r[1] for r in db.execute("PRAGMA table_info(entries)")]
@@ -349,7 +349,7 @@ def _prepare(db: sqlite3.Connection) -> None:
 
 
 @contextlib.contextmanager
-def _transaction(db: sqlite3.Connection) -> Iterator[None]:
+def transaction(db: sqlite3.Connection) -> Iterator[None]:
     """One write transaction, taken at its start (so waiting for another writer happens there)."""
     db.execute("BEGIN IMMEDIATE")
     try:

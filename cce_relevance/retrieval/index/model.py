@@ -8,7 +8,7 @@ statistics, the cosine matrix, the import graph) is derived on first use.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 import numpy as np
@@ -119,6 +119,29 @@ class Index:
     @cached_property
     def graph(self) -> ImportGraph:
         return ImportGraph(self.file_imports, sorted(self.chunks_by_file))
+
+    def with_vectors(self, embedder: str, vectors: Sequence[np.ndarray]) -> Index:
+        """This index ranked by cosine over other embeddings (`vectors`, one per chunk in chunk
+        order; `embedder` names them): a backend variant's embedder. The chunks, BM25 statistics,
+        import graph and everything else derived so far are shared, not copied; the chunks keep
+        their own embeddings."""
+        width = max((v.shape[0] for v in vectors), default=0)
+        matrix = np.zeros((len(self.chunks), width), dtype=np.float64, order="F")
+        for row, vector in enumerate(vectors):
+            matrix[row, : vector.shape[0]] = vector
+        view = replace(self, embedder=embedder, embeddings=None)
+        derived = (
+            "chunk_ids",
+            "id_rank",
+            "lower_contents",
+            "chunks_by_file",
+            "rows_by_id",
+            "line_counts",
+            "graph",
+        )
+        view.__dict__.update({name: self.__dict__[name] for name in derived if name in self.__dict__})
+        view.__dict__["matrix"] = matrix  # the cached property's value: cosine ranks over it
+        return view
 
     def bm25(self, params: RankingParams = REFERENCE_PARAMS) -> BM25:
         """BM25 statistics for the given k1/b, built on first use and kept."""

@@ -12,6 +12,11 @@ every chunk in float32 (half the memory traffic), bounds how far those approxima
 from the exact doubles, and rescores exactly every chunk whose approximation is close enough to
 the m-th best that its six-decimal key could place it among the first m; the rest provably
 cannot. The result is the exact ranking's first m entries, bit for bit.
+
+A dense query (another embedder's: every component non-zero) reads every column, so over a
+dense matrix the float32 approximations are one BLAS matrix-vector product (the error bound
+holds for any order of summation), and the few rows to rescore are gathered as one block whose
+products are summed in component order (`_dense_row_sums`) instead of 256 gathers of a column.
 """
 
 from __future__ import annotations
@@ -70,6 +75,21 @@ def _row_sums(values: np.ndarray, query: np.ndarray) -> np.ndarray:
         return np.zeros(values.shape[0], dtype=np.float64)
     with np.errstate(over="ignore", invalid="ignore"):  # overflow to inf, inf - inf: IEEE, like the reference
         return np.add.accumulate(values * query, axis=1)[:, -1] + 0.0
+
+
+def _dense_row_sums(matrix: np.ndarray, rows: np.ndarray | slice, query: np.ndarray) -> np.ndarray:
+    """`cosine_all(query, matrix, rows)`: the rows' entries at the query's non-zero components
+    gathered as one block, multiplied, and the products added component after component along
+    the block's first axis (`np.add.accumulate`, one elementwise add per component, for all rows
+    at once); as in `_row_sums`, the sum starts from the first product, and `+ 0.0` makes the
+    only difference from the column loop (a -0.0 sum of zeros) its 0.0."""
+    read = np.flatnonzero(query[: min(query.shape[0], matrix.shape[1])])
+    picked = matrix[rows] if isinstance(rows, slice) else matrix[rows.astype(np.intp, copy=False)]
+    if picked.shape[0] == 0 or read.shape[0] == 0:
+        return np.zeros(picked.shape[0], dtype=np.float64)
+    products = np.ascontiguousarray((picked[:, read] * query[read]).T)  # components × rows
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow to inf, inf - inf: IEEE, like the reference
+        return np.add.accumulate(products, axis=0)[-1] + 0.0
 
 
 def _within_safe_range(values: np.ndarray) -> bool:
@@ -160,6 +180,8 @@ class CosineIndex:
             # Only the query's non-zero components are read, in order: the same products and sums.
             read = np.flatnonzero(query[: self._width])
             return _row_sums(self._exact_values(positions, read), query[read])
+        if rows is not None and self._sparse is None:
+            return _dense_row_sums(self.matrix, rows if isinstance(rows, slice) else np.asarray(rows), query)
         return cosine_all(query, self.matrix, rows)
 
     def _exact_values(self, rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
@@ -186,7 +208,10 @@ class CosineIndex:
         m = n if limit is None else min(max(limit, 0), n)
         if m == 0:
             return []
-        if self._approximable(query) and n >= 4 * m * _SAMPLE_STRIDE:
+        # Over a dense matrix the approximations cost one matrix-vector product, worth it at any
+        # size that leaves rows out; from bucket counts, where rows are many (see _near_the_top).
+        selects = n >= 4 * m * _SAMPLE_STRIDE or (self._sparse is None and 2 * m <= n)
+        if selects and self._approximable(query):
             rows = self._near_the_top(query, m)
             exact = self.scores(query, rows)
             order = top_by_key(exact, self.id_rank[rows], m)
@@ -230,18 +255,25 @@ class CosineIndex:
         gamma32 = roundings * _F32_UNIT / (1.0 - roundings * _F32_UNIT)
         gamma64 = (n + 1) * _F64_UNIT / (1.0 - (n + 1) * _F64_UNIT)
         error = (gamma32 + gamma64) * bound * (1.0 + 1e-6)
-        sample = approx[::_SAMPLE_STRIDE]
+        sample = approx[::_SAMPLE_STRIDE] if approx.shape[0] >= 4 * m * _SAMPLE_STRIDE else approx
         rows = np.flatnonzero(approx >= _cut(_mth_largest(sample, m), error, bound))
         if rows.shape[0] > 8 * m:  # the sample's m-th best was loose: use the true m-th best
             rows = rows[approx[rows] >= _cut(_mth_largest(approx[rows], m), error, bound)]
         return rows
 
     def _approximations(self, query: np.ndarray, nonzero: np.ndarray) -> np.ndarray:
-        """Each row's float32 dot product with the query from the float32 copy, column by column."""
+        """Each row's float32 dot product with the query from the float32 copy: column by column
+        for a sparse query, one BLAS product for a dense one (zero components add exact zeros, so
+        the bound of `_near_the_top` holds in any order the product sums)."""
         matrix = self._approximate
         assert matrix is not None
         if nonzero.shape[0] == 0:
             return np.zeros(matrix.shape[0], dtype=np.float32)
+        if 4 * nonzero.shape[0] >= matrix.shape[1]:
+            dense = np.zeros(matrix.shape[1], dtype=np.float32)
+            dense[nonzero] = query[nonzero]
+            product: np.ndarray = matrix @ dense
+            return product
         # the first product is the first partial sum (0 + p is p, up to the sign of a zero)
         approx = matrix[:, nonzero[0]] * np.float32(query[nonzero[0]])
         products = np.empty(matrix.shape[0], dtype=np.float32)

@@ -82,7 +82,10 @@ def _clip(text: str) -> str:
 
 
 def _show(value: Any) -> str:
-    return _clip(json.dumps(value, ensure_ascii=False, allow_nan=True))
+    try:
+        return _clip(json.dumps(value, ensure_ascii=False, allow_nan=True))
+    except (TypeError, ValueError, RecursionError):  # a Python object an in-process retriever returned
+        return _clip(f"{type(value).__name__} {value!r}")
 
 
 def _preview(body: bytes) -> str:
@@ -107,6 +110,11 @@ class AnswerReader:
             data = untrusted_json.loads(body)
         except ValueError as exc:
             raise MalformedAnswer(f"malformed response ({exc}): {_preview(body)}") from None
+        return self.answer_hits(data, query_id, k)
+
+    def answer_hits(self, data: Any, query_id: str, k: int) -> list[Hit]:
+        """The hits of one answer already read (a JSON value, or what an in-process retriever
+        returned wrapped as one), or `AnswerFault`."""
         if not isinstance(data, dict):
             raise AnswerFault(f'expected a JSON object with "id" and "results", got {_show(data)}')
         if "id" not in data:
@@ -189,7 +197,7 @@ def _optional(result: dict[str, Any], key: str, rank: int, ok: Any, expected: st
     return value
 
 
-def _failure(name: str, query_id: str, text: str) -> CceError:
+def failure(name: str, query_id: str, text: str) -> CceError:
     return CceError(f"backend {quoted(name)}: query {quoted(query_id)}: {text}")
 
 
@@ -295,7 +303,7 @@ def _open_command(name: str, spec: CommandRetriever, answers: AnswerReader) -> I
                 line = process.ask(encode_request(query_id, query, k), spec.timeout)
             except queue.Empty:
                 process.stop(graceful=False)
-                raise _failure(
+                raise failure(
                     name,
                     query_id,
                     process.with_tail(
@@ -303,15 +311,15 @@ def _open_command(name: str, spec: CommandRetriever, answers: AnswerReader) -> I
                     ),
                 ) from None
             if line is None:
-                raise _failure(name, query_id, process.with_tail(f"the process {process.exit_text()}"))
+                raise failure(name, query_id, process.with_tail(f"the process {process.exit_text()}"))
             try:
                 return answers.read(line.rstrip(b"\r\n"), query_id, k)
             except MalformedAnswer as fault:
-                raise _failure(
+                raise failure(
                     name, query_id, f"{fault} (stdout carries responses only; log to stderr)"
                 ) from None
             except AnswerFault as fault:
-                raise _failure(name, query_id, str(fault)) from None
+                raise failure(name, query_id, str(fault)) from None
 
         yield search
     finally:
@@ -361,26 +369,26 @@ def _open_http(name: str, spec: HttpRetriever, answers: AnswerReader) -> Iterato
                     session, spec.url, encode_request(query_id, query, k), spec.timeout
                 )
             except requests.Timeout:
-                raise _failure(
+                raise failure(
                     name, query_id, f"no response from {url} within {spec.timeout:g} seconds"
                 ) from None
             except (requests.RequestException, OSError) as exc:
                 reason_text = (
                     connection_reason(exc) if isinstance(exc, requests.RequestException) else str(exc)
                 )
-                raise _failure(name, query_id, f"could not reach {url}: {reason_text}") from None
+                raise failure(name, query_id, f"could not reach {url}: {reason_text}") from None
             if not 200 <= status < 300:
-                raise _failure(
+                raise failure(
                     name,
                     query_id,
                     f"{url} answered HTTP {status} {escape_unprintable(reason)}: {_preview(content)}",
                 )
             if len(content) > MAX_ANSWER_BYTES:
-                raise _failure(name, query_id, f"the response is larger than {MAX_ANSWER_BYTES} bytes")
+                raise failure(name, query_id, f"the response is larger than {MAX_ANSWER_BYTES} bytes")
             try:
                 return answers.read(content, query_id, k)
             except AnswerFault as fault:
-                raise _failure(name, query_id, str(fault)) from None
+                raise failure(name, query_id, str(fault)) from None
 
         yield search
 
