@@ -20,7 +20,6 @@ from typing import Any
 from cce_relevance import untrusted_json
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.anchor_fixes import AnchorFix, fixed_lines, suggest_fixes
-from cce_relevance.evaluation.anchors import Anchor
 from cce_relevance.evaluation.backend_runs import evaluated_backends
 from cce_relevance.evaluation.comparison import BackendComparison, compare_documents
 from cce_relevance.evaluation.comparison import compare_many as _compare_many
@@ -30,17 +29,14 @@ from cce_relevance.evaluation.fixtures import (
     parse_fixtures,
     read_fixture_text,
 )
-from cce_relevance.evaluation.gate import BackendGate, SetComparison, compare_sides
-from cce_relevance.evaluation.golden import GoldenCheck, GoldenFile, ValueChange, check_golden, golden_change
+from cce_relevance.evaluation.gate import SetComparison, compare_sides
+from cce_relevance.evaluation.golden import check_golden, golden_change
 from cce_relevance.evaluation.harness import evaluate_backends
 from cce_relevance.evaluation.history.mining import HistoryOptions
-from cce_relevance.evaluation.metrics import DEFAULT_PRIMARY, METRIC_KEYS
 from cce_relevance.evaluation.observed_deltas import observed_deltas, plan_power
-from cce_relevance.evaluation.pairing import backend_means
 from cce_relevance.evaluation.prepared import prepare_check, prepare_run
 from cce_relevance.evaluation.proposals.bootstrap import bootstrap, bootstrap_history
 from cce_relevance.evaluation.proposals.file_rules import FileRules
-from cce_relevance.evaluation.rank_metrics import rank_metric_name
 from cce_relevance.evaluation.ranking_files import read_ranking_files, scored_rankings
 from cce_relevance.evaluation.run_corpus import (
     Warn,
@@ -57,7 +53,6 @@ from cce_relevance.evaluation.run_corpus import (
 from cce_relevance.evaluation.run_options import DEFAULT_OPTIONS, RunOptions
 from cce_relevance.evaluation.run_result import RunResult
 from cce_relevance.evaluation.selection import (
-    DEFAULT_BACKENDS,
     check_backend,
     compared_backends,
     selected_backends,
@@ -66,9 +61,6 @@ from cce_relevance.evaluation.set_scoring import SCORING_PROCESSES, ScoredSet, S
 from cce_relevance.evaluation.shards import (
     Shard,
     merge_shard_states,
-    merge_shards,
-    shard_document,
-    shard_part,
     shard_state,
 )
 from cce_relevance.evaluation.unjudged import (
@@ -79,7 +71,7 @@ from cce_relevance.evaluation.unjudged import (
     review_edits,
     unjudged,
 )
-from cce_relevance.evaluation.validation import AnchorFinding, Validation, check_indexed
+from cce_relevance.evaluation.validation import Validation, check_indexed
 from cce_relevance.project_config import ProjectConfig, load_config
 from cce_relevance.reporting.fixture_patch import unified_patch
 from cce_relevance.retrieval.chunking.chunk import Chunk
@@ -120,7 +112,8 @@ __all__ = [
     "load_config",
     "shard_state",
     "merge_shard_states",
-    # What they take and give.
+    # What they take and give. Everything else (anchors, goldens, shards, metric names) is
+    # imported from the module that owns it.
     "RunOptions",
     "BuildOptions",
     "ProjectConfig",
@@ -131,27 +124,8 @@ __all__ = [
     "SharedIndexes",
     "TopHit",
     "Validation",
-    "Anchor",
     "BackendComparison",
     "SetComparison",
-    "GoldenCheck",
-    "GoldenFile",
-    # Defaults the front doors show and check names against.
-    "DEFAULT_BACKENDS",
-    "DEFAULT_PRIMARY",
-    "METRIC_KEYS",
-    "rank_metric_name",
-    # What the Action's own model of a comparison names (action/report/outcome.py, pr_comment.py).
-    "BackendGate",
-    "ValueChange",
-    # What the Action's saved sides and shards rebuild (action/saved/side.py, base_reuse.py,
-    # anchor_moves.py, trend.py).
-    "AnchorFinding",
-    "FixtureSet",
-    "backend_means",
-    "merge_shards",
-    "shard_document",
-    "shard_part",
 ]
 
 Stage = Callable[[str], contextlib.AbstractContextManager[None]]

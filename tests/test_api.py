@@ -30,6 +30,7 @@ def _front_door_names() -> set[str]:
 
 def test_every_exported_name_exists_once():
     assert len(api.__all__) == len(set(api.__all__))
+    assert len(api.__all__) <= 35, "the facade exports use cases and what they take and give"
     assert [name for name in api.__all__ if not hasattr(api, name)] == []
 
 

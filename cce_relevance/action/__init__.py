@@ -5,5 +5,7 @@ workflow commands, the deadline, the comment upsert) → `config` (the inputs) �
 (git, the output directory) → `scoring` (the sides at base and head) → `report` (the outcome,
 the comment body, per-query changes) → `saved` (sides kept across jobs), `trend` (the default
 branch's history) → `modes` (publish) → `main` (reads the inputs, dispatches, keeps the error
-boundary). The library is reached only through `cce_relevance.api`.
+boundary). The library's use cases are reached only through `cce_relevance.api`; the evaluation
+data they do not take or give (anchors, goldens, shards, metric names) is imported from the
+modules that own it.
 """

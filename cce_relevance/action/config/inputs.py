@@ -30,14 +30,11 @@ from cce_relevance.action.config.paths import inside
 from cce_relevance.action.config.retriever_policy import INPUT as RETRIEVERS_INPUT
 from cce_relevance.action.config.retriever_policy import check_repository_retrievers
 from cce_relevance.action.runner.github import DEFAULT_API_URL, DEFAULT_SERVER_URL
-from cce_relevance.api import (
-    DEFAULT_BACKENDS,
-    DEFAULT_PRIMARY,
-    METRIC_KEYS,
-    Shard,
-    rank_metric_name,
-)
+from cce_relevance.api import Shard
 from cce_relevance.errors import CceError
+from cce_relevance.evaluation.metrics import DEFAULT_PRIMARY, METRIC_KEYS
+from cce_relevance.evaluation.rank_metrics import rank_metric_name
+from cce_relevance.evaluation.selection import DEFAULT_BACKENDS
 
 FailOn = Literal["drift", "regression", "inconclusive", "none"]
 MAX_SHARDS = 256  # GitHub runs at most 256 jobs of one matrix
@@ -109,9 +106,7 @@ class ActionInputs:
     github_token: str = field(repr=False)
     comment: bool
     fail_on: FailOn
-    regression_metric: (
-        str  # a metric key (api.METRIC_KEYS), or a rank metric key (then scored with --metrics)
-    )
+    regression_metric: str  # a metric key (METRIC_KEYS), or a rank metric key (then scored with --metrics)
     alpha: float
     base_ref: str | None
     head_ref: str

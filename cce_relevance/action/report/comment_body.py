@@ -48,7 +48,8 @@ from cce_relevance.action.report.query_changes import (
 )
 from cce_relevance.action.scoring.sides import SetResult
 from cce_relevance.action.workspace.git import CommitPair
-from cce_relevance.api import BackendComparison, ValueChange
+from cce_relevance.api import BackendComparison
+from cce_relevance.evaluation.golden import ValueChange
 from cce_relevance.reporting.full_report import full_cells, interval6, label, optional6, rank_test_p_cells
 from cce_relevance.reporting.markdown import (
     FULL_LEGEND_MD,

@@ -27,7 +27,8 @@ from cce_relevance.action.config.inputs import DEFAULT_POWER, FailOn
 from cce_relevance.action.report.query_changes import stale_notes
 from cce_relevance.action.scoring.sides import SetResult
 from cce_relevance.action.workspace.git import CommitPair
-from cce_relevance.api import BackendComparison, BackendGate, Validation
+from cce_relevance.api import BackendComparison, Validation
+from cce_relevance.evaluation.gate import BackendGate
 from cce_relevance.reporting.compare_report import comparison_document
 from cce_relevance.reporting.full_report import label
 from cce_relevance.reporting.markdown import FULL_LEGEND_MD, backend_section, means_table, report_means_table

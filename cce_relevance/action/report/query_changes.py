@@ -20,7 +20,9 @@ from typing import Any
 from urllib.parse import quote
 
 from cce_relevance.action.scoring.sides import SetResult
-from cce_relevance.api import METRIC_KEYS, Anchor, BackendComparison, TopHit
+from cce_relevance.api import BackendComparison, TopHit
+from cce_relevance.evaluation.anchors import Anchor
+from cce_relevance.evaluation.metrics import METRIC_KEYS
 from cce_relevance.reporting.markdown_safe import code_span, shorten
 from cce_relevance.reporting.numbers import SIX, Digits, format6
 

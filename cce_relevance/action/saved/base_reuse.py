@@ -36,6 +36,7 @@ from cce_relevance.action.scoring.range_anchors import SideFixtures
 from cce_relevance.action.scoring.sides import SideResult
 from cce_relevance.atomic_files import write_output
 from cce_relevance.errors import CceError
+from cce_relevance.evaluation.shards import shard_part
 from cce_relevance.reporting.run_report import run_report_json
 
 SIDES_DIR = "sides"  # inside the cache directory
@@ -121,7 +122,7 @@ def shard_side(whole: Mapping[str, SideResult], shard: api.Shard) -> dict[str, S
 
 
 def _shard_part(result: SideResult, shard: api.Shard) -> SideResult:
-    run = api.shard_part(result.run, shard)
+    run = shard_part(result.run, shard)
     ids = [case.id for case in run.fixtures.cases]
     return SideResult(
         run_report_json(run),

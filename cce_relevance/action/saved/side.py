@@ -14,7 +14,7 @@ Per fixture set the side keeps the run's per-query values as exact floats (the s
 scored query's top hits (with their symbols) and anchors, and the corpus; at head also each
 configured golden's text. Rebuilding the sets' `SideResult`s from saved sides gives the run
 report the live run made, byte for byte: the macro means are taken from the same per-query
-values in the same order (`api.merge_shards`), and everything else is stored as it was.
+values in the same order (`evaluation/shards.py merge_shards`), and everything else is stored as it was.
 
 What needs both sides is not here: the range anchors whose lines moved (git's diff between the
 two commits) and the files the change edits. A shard computes them while it has the repository
@@ -40,8 +40,12 @@ from cce_relevance import __version__, api, schemas
 from cce_relevance.action.config.inputs import ActionInputs
 from cce_relevance.action.scoring.range_anchors import SideFixtures
 from cce_relevance.action.scoring.sides import Rankings, SideResult
-from cce_relevance.api import Anchor, AnchorFinding, GoldenFile, TopHit, Validation
+from cce_relevance.api import TopHit, Validation
 from cce_relevance.errors import CceError
+from cce_relevance.evaluation.anchors import Anchor
+from cce_relevance.evaluation.golden import GoldenFile
+from cce_relevance.evaluation.shards import merge_shards, shard_document
+from cce_relevance.evaluation.validation import AnchorFinding
 from cce_relevance.reporting.run_report import run_report_json
 from cce_relevance.reporting.validation_report import validation_document
 
@@ -108,7 +112,7 @@ def side_document(
         "sets": [
             {
                 "fixtures": fixture,
-                "run": api.shard_document(r.run, r.fixtures.text, shard),
+                "run": shard_document(r.run, r.fixtures.text, shard),
                 "validate": validation_document(r.anchors),
                 "top_hits": {
                     backend: {case: [h.saved() for h in hits] for case, hits in by_case.items()}
@@ -168,7 +172,7 @@ def rebuild(sides: Sequence[tuple[str, SavedSide]]) -> dict[str, SideResult]:
             if (part.anchors, part.corpus) != (saved.anchors, saved.corpus):
                 raise CceError(f"{other}: {fixture} was read differently from {source}")
         try:
-            run = api.merge_shards([(name, side.sets[fixture].run) for name, side in sides])
+            run = merge_shards([(name, side.sets[fixture].run) for name, side in sides])
         except CceError as exc:
             raise CceError(f"{fixture} at {first.commit[:12]}: {exc.message}", exc.hint) from exc
         try:

@@ -27,8 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from cce_relevance import api
 from cce_relevance.action.workspace.git import changed_files, git
+from cce_relevance.evaluation.anchors import Anchor
+from cce_relevance.evaluation.fixtures import FixtureSet
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
@@ -78,7 +79,7 @@ class SideFixtures:
     """A fixture set as read at one side: parsed, its text, and its corpus relative to the
     repository root (POSIX, `.` for the root)."""
 
-    fixtures: api.FixtureSet
+    fixtures: FixtureSet
     text: str
     corpus: str
 
@@ -209,12 +210,12 @@ def _blob_exists(repo: Path, commit: str, path: str) -> bool:
     return listing.rstrip("\0") == path
 
 
-def _rewritten(line: str, anchor: api.Anchor, lines_now: tuple[int, int]) -> str:
+def _rewritten(line: str, anchor: Anchor, lines_now: tuple[int, int]) -> str:
     """The fixture line with `anchor` (and its `grades` key) naming `lines_now`, ready to paste.
 
     The anchor's JSON string is replaced where it appears as written; a line that writes it
     otherwise (escaped characters, say) is re-serialised with the anchor replaced."""
-    updated = api.Anchor(anchor.path, anchor.kind, lines_now).display()
+    updated = Anchor(anchor.path, anchor.kind, lines_now).display()
     try:
         case = json.loads(line)
     except json.JSONDecodeError:
@@ -233,5 +234,5 @@ def _rewritten(line: str, anchor: api.Anchor, lines_now: tuple[int, int]) -> str
     return json.dumps(case, ensure_ascii=False, separators=(",", ":"))
 
 
-def _names(text: str, anchor: api.Anchor) -> bool:
+def _names(text: str, anchor: Anchor) -> bool:
     return anchor.written_as(text)

@@ -38,18 +38,13 @@ from cce_relevance.action.config.retriever_policy import REFUSED_BY_DEFAULT
 from cce_relevance.action.scoring.range_anchors import AnchorMove, SideFixtures, follow_ranges
 from cce_relevance.action.scoring.timings import Stopwatch
 from cce_relevance.action.workspace.git import CommitFiles, CommitPair, commit_files
-from cce_relevance.api import (
-    Anchor,
-    AnchorFinding,
-    BackendComparison,
-    GoldenCheck,
-    GoldenFile,
-    ProjectConfig,
-    SetComparison,
-    TopHit,
-    Validation,
-)
+from cce_relevance.api import BackendComparison, ProjectConfig, SetComparison, TopHit, Validation
 from cce_relevance.errors import CceError
+from cce_relevance.evaluation.anchors import Anchor
+from cce_relevance.evaluation.golden import GoldenCheck, GoldenFile
+from cce_relevance.evaluation.metrics import DEFAULT_PRIMARY
+from cce_relevance.evaluation.rank_metrics import rank_metric_name
+from cce_relevance.evaluation.validation import AnchorFinding
 from cce_relevance.reporting.cost_report import p50_by_backend
 from cce_relevance.reporting.run_report import run_report_json
 
@@ -66,7 +61,7 @@ class SetResult:
     base: str | None
     head: str | None
     golden: GoldenCheck | None
-    primary: str = api.DEFAULT_PRIMARY  # the metric the full statistics lead with: the gated one
+    primary: str = DEFAULT_PRIMARY  # the metric the full statistics lead with: the gated one
     base_anchors: Validation | None = None
     head_anchors: Validation | None = None
     base_rankings: Rankings | None = None
@@ -312,7 +307,7 @@ def _score_side(
         backends = inputs.backends if required else tuple(b for b in inputs.backends if b in config.names)
         if not backends:
             return {}
-        metric = api.rank_metric_name(inputs.regression_metric)
+        metric = rank_metric_name(inputs.regression_metric)
         options = api.RunOptions(
             backends=backends,
             config=config,
@@ -391,7 +386,7 @@ def _read_goldens(
     """Each configured golden, read from the head tree (compared with its head report later:
     `GoldenFile.check`)."""
     goldens = {}
-    metric = api.rank_metric_name(inputs.regression_metric)
+    metric = rank_metric_name(inputs.regression_metric)
     with _naming_side("head", sha):
         for fixture, golden in inputs.golden:
             if fixture not in head:

@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from cce_relevance import __version__, api
+from cce_relevance import __version__
 from cce_relevance.action.config.inputs import ActionInputs, GitHubContext
 from cce_relevance.action.report.outcome import Markdown, Outcome
 from cce_relevance.action.runner.workflow_commands import annotation
@@ -48,6 +48,7 @@ from cce_relevance.action.trend.history import (
 from cce_relevance.action.workspace.git import PULL_REQUEST_EVENTS, CommitPair, find_repository, git
 from cce_relevance.action.workspace.output_dir import OUTPUT_DIR, give_to_workspace_owner
 from cce_relevance.errors import CceError
+from cce_relevance.evaluation.pairing import backend_means
 from cce_relevance.input_files import SpecialFileError, check_input
 from cce_relevance.reporting.markdown_safe import code_span
 from cce_relevance.reporting.numbers import SIX, THREE
@@ -219,7 +220,7 @@ def record_push(inputs: ActionInputs, repo: Path, commits: CommitPair, outcome: 
 
 def head_means(sets: tuple[SetResult, ...]) -> dict[str, dict[str, dict[str, float]]]:
     """Per fixture set scored at head, each backend's means by metric key."""
-    return {s.fixture: api.backend_means(s.document("head"), f"{s.fixture} at head") for s in sets if s.head}
+    return {s.fixture: backend_means(s.document("head"), f"{s.fixture} at head") for s in sets if s.head}
 
 
 def trend_line(inputs: ActionInputs, repo: Path, outcome: Outcome) -> str:
