@@ -27,7 +27,8 @@ Inside `action/`, likewise:
 
     runner (GitHub's REST API, workflow commands, the deadline, the comment upsert)
     → config (the inputs) → workspace (git, the output directory)
-    → scoring (the sides at base and head) → report (outcome, comment body, query changes)
+    → scoring (the sides at base and head) → report (the gate, the summary,
+      the comment body, query changes, fitting to size)
     → saved, trend (sides kept across jobs; the default branch's history)
     → modes (publish) → main (reads the inputs, dispatches, keeps the error boundary)
 

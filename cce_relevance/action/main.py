@@ -45,11 +45,14 @@ from cce_relevance.action.config.inputs import ActionInputs, GitHubContext, read
 from cce_relevance.action.config.retriever_policy import withhold_token
 from cce_relevance.action.modes.publish import publish
 from cce_relevance.action.report.comment_body import measurable_change, render_comment
-from cce_relevance.action.report.outcome import TITLE, Markdown, Outcome, action_document, counted, render
+from cce_relevance.action.report.document import action_document
+from cce_relevance.action.report.fit import fit_body
+from cce_relevance.action.report.outcome import Outcome, counted
 from cce_relevance.action.report.query_changes import Links
+from cce_relevance.action.report.summary import TITLE, Markdown, render
 from cce_relevance.action.runner.deadline import within_budget
 from cce_relevance.action.runner.github import GitHubClient, GitHubError
-from cce_relevance.action.runner.pr_comment import comment_marker, fit_body, upsert_comment
+from cce_relevance.action.runner.pr_comment import comment_marker, upsert_comment
 from cce_relevance.action.runner.workflow_commands import (
     STEP_SUMMARY_LIMIT,
     AnnotationKind,
@@ -62,8 +65,9 @@ from cce_relevance.action.runner.workflow_commands import (
 from cce_relevance.action.saved.base_reuse import SAVED_ON, save_head, saved_base
 from cce_relevance.action.saved.shards import read_shards, save_shard
 from cce_relevance.action.saved.side import scoring_config
+from cce_relevance.action.scoring.model import Sides
 from cce_relevance.action.scoring.range_anchors import AnchorMove
-from cce_relevance.action.scoring.sides import Sides, anchor_moves, score_sides, set_results
+from cce_relevance.action.scoring.sides import anchor_moves, score_sides, set_results
 from cce_relevance.action.scoring.timings import Stopwatch
 from cce_relevance.action.trend.record import (
     check_history,
@@ -88,7 +92,7 @@ from cce_relevance.action.workspace.output_dir import (
     save_reports,
     save_summary,
 )
-from cce_relevance.errors import EXIT_GATE_FAILED, EXIT_OK, TRACEBACK_VARIABLE, CceError, internal_error
+from cce_relevance.errors import EXIT_OK, TRACEBACK_VARIABLE, CceError, internal_error
 from cce_relevance.memory_pages import prefer_small_pages
 from cce_relevance.reporting.markdown_safe import code_span, escape_md
 from cce_relevance.reporting.numbers import signed6
@@ -216,7 +220,7 @@ def _report(inputs: ActionInputs, evaluation: Evaluation, clock: Stopwatch) -> i
     _print_findings(outcome, inputs, subdir)
     print(f"Full report: {files.report}", flush=True)
     print(clock.line(), flush=True)
-    code = EXIT_GATE_FAILED if outcome.gate_failed() else EXIT_OK
+    code = outcome.exit_code
     changed = measurable_change(outcome)
     url = _comment_within_budget(inputs, body, commits.head, changed) if _wants_comment(inputs) else ""
     if github.output_path is not None:

@@ -8,12 +8,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from cce_relevance.action.report.fit import fit_body
 from cce_relevance.action.runner.github import GitHubClient, GitHubError
 from cce_relevance.action.runner.pr_comment import (
     COMMENT_LIMIT,
     CommentResult,
     comment_marker,
-    fit_body,
     upsert_comment,
 )
 from tests.action.conftest import REPO

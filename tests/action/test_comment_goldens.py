@@ -19,10 +19,11 @@ import pytest
 from cmarkgfm.cmark import Options
 
 from cce_relevance.action.report.comment_body import render_comment
+from cce_relevance.action.report.fit import fit_body
 from cce_relevance.action.report.outcome import Outcome
 from cce_relevance.action.report.query_changes import Links
-from cce_relevance.action.runner.pr_comment import COMMENT_LIMIT, comment_marker, fit_body
-from cce_relevance.action.scoring.sides import SetResult
+from cce_relevance.action.runner.pr_comment import COMMENT_LIMIT, comment_marker
+from cce_relevance.action.scoring.model import SetResult
 from cce_relevance.action.trend.history import Entry, History, commit_date
 from cce_relevance.action.trend.record import render_trend, with_trend
 from cce_relevance.action.workspace.git import CommitPair

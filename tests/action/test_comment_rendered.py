@@ -11,10 +11,11 @@ import cmarkgfm
 from cmarkgfm.cmark import Options
 
 from cce_relevance.action.report.comment_body import render_comment
+from cce_relevance.action.report.fit import fit_body
 from cce_relevance.action.report.outcome import Outcome
 from cce_relevance.action.report.query_changes import Links
-from cce_relevance.action.runner.pr_comment import comment_marker, fit_body
-from cce_relevance.action.scoring.sides import SetResult
+from cce_relevance.action.runner.pr_comment import comment_marker
+from cce_relevance.action.scoring.model import SetResult
 from cce_relevance.action.workspace.git import CommitPair
 from cce_relevance.reporting.numbers import format6
 

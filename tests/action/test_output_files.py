@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cce_relevance.action.scoring.sides import SetResult
+from cce_relevance.action.scoring.model import SetResult
 from cce_relevance.action.workspace.output_dir import (
     OUTPUT_DIR,
     fresh_output_dir,

@@ -15,7 +15,7 @@ from jsonschema.exceptions import ValidationError
 from referencing import Registry, Resource
 
 from cce_relevance import schemas
-from cce_relevance.action.report.outcome import action_document
+from cce_relevance.action.report.document import action_document
 from cce_relevance.action.workspace.git import CommitPair
 from cce_relevance.cli import main as cli_main
 from tests.action.test_comment_goldens import BASE, HEAD, SCENARIOS, scenario

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from cce_relevance import api
 from cce_relevance.action.config.inputs import ActionInputs, read_inputs
-from cce_relevance.action.report.outcome import Outcome, action_document
+from cce_relevance.action.report.document import action_document
+from cce_relevance.action.report.outcome import Outcome
 from cce_relevance.action.saved.base_reuse import shard_side
 from cce_relevance.action.saved.side import (
     dumps_side,
@@ -25,14 +26,8 @@ from cce_relevance.action.saved.side import (
     scoring_config,
     side_document,
 )
-from cce_relevance.action.scoring.sides import (
-    Rankings,
-    SideResult,
-    Sides,
-    anchor_moves,
-    score_sides,
-    set_results,
-)
+from cce_relevance.action.scoring.model import Rankings, SideResult, Sides
+from cce_relevance.action.scoring.sides import anchor_moves, score_sides, set_results
 from cce_relevance.action.workspace.git import CommitPair
 from cce_relevance.errors import CceError
 from tests.action.scenario import BILLING_FIXTURE, BILLING_FIXTURES, MOVING_CHANGE, PullRequest

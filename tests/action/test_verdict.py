@@ -7,10 +7,14 @@ import re
 
 import pytest
 
-from cce_relevance.action.report.outcome import Outcome, action_document, render
-from cce_relevance.action.runner.pr_comment import COMMENT_LIMIT, comment_marker, fit_body
-from cce_relevance.action.scoring.sides import SetResult
+from cce_relevance.action.report.document import action_document
+from cce_relevance.action.report.fit import fit_body
+from cce_relevance.action.report.outcome import Outcome
+from cce_relevance.action.report.summary import render
+from cce_relevance.action.runner.pr_comment import COMMENT_LIMIT, comment_marker
+from cce_relevance.action.scoring.model import SetResult
 from cce_relevance.action.workspace.git import CommitPair
+from cce_relevance.errors import EXIT_GATE_FAILED, EXIT_OK
 from cce_relevance.evaluation.golden import GoldenCheck, update_command
 from cce_relevance.evaluation.validation import AnchorFinding, Validation
 from cce_relevance.reporting.markdown_safe import code_span
@@ -56,6 +60,8 @@ def test_a_significant_regression_is_named_and_gates_only_when_asked() -> None:
         outcome.verdict(),
     )
     assert [outcome.gate_failed(f) for f in ("drift", "regression", "none")] == [False, True, False]
+    codes = [Outcome(outcome.sets, "mrr", 0.05, f).exit_code for f in ("drift", "regression", "none")]
+    assert codes == [EXIT_OK, EXIT_GATE_FAILED, EXIT_OK]
 
 
 def test_drift_comes_first_and_gates_unless_none() -> None:

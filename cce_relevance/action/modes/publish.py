@@ -29,9 +29,10 @@ from typing import Any
 
 from cce_relevance import untrusted_json
 from cce_relevance.action.config.inputs import ActionInputs
+from cce_relevance.action.report.fit import fit_body
 from cce_relevance.action.runner.deadline import within_budget
 from cce_relevance.action.runner.github import GitHubClient, GitHubError
-from cce_relevance.action.runner.pr_comment import COMMENT_LIMIT, comment_marker, fit_body, upsert_comment
+from cce_relevance.action.runner.pr_comment import COMMENT_LIMIT, comment_marker, upsert_comment
 from cce_relevance.action.runner.workflow_commands import annotation, write_step_outputs
 from cce_relevance.errors import EXIT_OK, CceError
 

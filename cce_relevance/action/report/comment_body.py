@@ -26,18 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from cce_relevance.action.report.outcome import (
-    TITLE,
-    Markdown,
-    Outcome,
-    counted,
-    footer,
-    inconclusive_note,
-    left_out_reason,
-    moves_section,
-    scored_at_both,
-    stale_section,
-)
+from cce_relevance.action.report.outcome import Outcome, counted, left_out_reason, scored_at_both
 from cce_relevance.action.report.query_changes import (
     ID_LIMIT,
     Links,
@@ -46,7 +35,15 @@ from cce_relevance.action.report.query_changes import (
     changes_table,
     stale_notes,
 )
-from cce_relevance.action.scoring.sides import SetResult
+from cce_relevance.action.report.summary import (
+    TITLE,
+    Markdown,
+    footer,
+    inconclusive_note,
+    moves_section,
+    stale_section,
+)
+from cce_relevance.action.scoring.model import SetResult
 from cce_relevance.action.workspace.git import CommitPair
 from cce_relevance.api import BackendComparison
 from cce_relevance.evaluation.golden import ValueChange
@@ -104,7 +101,7 @@ def render_comment(
     run_link: str | None,
     edited: Sequence[str] = (),
 ) -> Markdown:
-    """The comment in the parts `comment.fit_body` budgets (the head is never trimmed)."""
+    """The comment in the parts `fit.fit_body` budgets (the head is never trimmed)."""
     views = set_views(outcome)
     head = [f"{marker}\n{TITLE}", f"**{escape_md(verdict)}**", _counts(outcome, views)]
     note = inconclusive_note(outcome)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
-from cce_relevance.action.scoring.sides import SetResult
+from cce_relevance.action.scoring.model import SetResult
 from cce_relevance.api import BackendComparison, TopHit
 from cce_relevance.evaluation.anchors import Anchor
 from cce_relevance.evaluation.metrics import METRIC_KEYS

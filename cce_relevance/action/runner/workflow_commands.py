@@ -73,7 +73,7 @@ def append_step_summary(path: str | os.PathLike[str], markdown: str) -> None:
 
     Past `STEP_SUMMARY_LIMIT` the runner discards the *whole* summary, so an append that would
     cross it raises ValueError and writes nothing; budget the Markdown first, for example with
-    ``comment.fit_body(..., limit=STEP_SUMMARY_LIMIT, measure=lambda s: len(s.encode()))``.
+    ``report.fit.fit_body(..., limit=STEP_SUMMARY_LIMIT, measure=lambda s: len(s.encode()))``.
     """
     if not markdown.endswith("\n"):
         markdown += "\n"

@@ -1,7 +1,7 @@
 """A base side scored earlier, reused instead of scoring it again.
 
 A run on a branch's tip (`SAVED_ON`: a push, a schedule) that scores all queries (no `shard`)
-saves its head side (side_state.py) in the cache directory, as `sides/SHA-FINGERPRINT.json` (the
+saves its head side (saved/side.py) in the cache directory, as `sides/SHA-FINGERPRINT.json` (the
 newest `KEPT` are kept): a push to the default branch thereby leaves the side of the commit that
 later pull requests branch from, and `actions/cache` keeps it with the index cache. A pull
 request's run saves nothing: its head is seldom another run's base, and a saved side names every
@@ -32,8 +32,8 @@ from typing import Any
 from cce_relevance import api, untrusted_json
 from cce_relevance.action.runner.workflow_commands import annotation
 from cce_relevance.action.saved.side import dumps_side, fingerprint, read_side, rebuild, side_document
+from cce_relevance.action.scoring.model import SideResult
 from cce_relevance.action.scoring.range_anchors import SideFixtures
-from cce_relevance.action.scoring.sides import SideResult
 from cce_relevance.atomic_files import write_output
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.shards import shard_part

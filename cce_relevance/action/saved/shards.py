@@ -4,7 +4,7 @@ A slow retriever or a large fixture set makes one job too slow; a CI matrix is t
 machine a team already has. Each shard job scores the queries whose id hashes to its shard
 (`api.Shard`, the split `run --shard` uses) at base and at head, and writes one shard state,
 `.cce-relevance/shard/shard-I-of-N.json` (`cce.relevance.action.shard/v1`), for
-actions/upload-artifact: both saved sides (side_state.py) and what needs the two commits, which
+actions/upload-artifact: both saved sides (saved/side.py) and what needs the two commits, which
 the shard computes while it has the repository: the range anchors whose lines moved or changed
 (for its queries) and the fixture sets and goldens the change edits. A shard posts no comment
 and gates nothing: it exits 0 unless its inputs are wrong.
@@ -27,8 +27,8 @@ from typing import Any
 from cce_relevance import api, schemas, untrusted_json
 from cce_relevance.action.config.inputs import MAX_SHARDS
 from cce_relevance.action.saved.side import SavedSide, dumps_side, read_side, rebuild, side_document
+from cce_relevance.action.scoring.model import Sides
 from cce_relevance.action.scoring.range_anchors import AnchorMove
-from cce_relevance.action.scoring.sides import Sides
 from cce_relevance.action.workspace.git import CommitPair
 from cce_relevance.action.workspace.output_dir import OUTPUT_DIR, give_to_workspace_owner
 from cce_relevance.atomic_files import write_output

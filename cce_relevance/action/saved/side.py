@@ -38,8 +38,8 @@ from typing import Any
 
 from cce_relevance import __version__, api, schemas
 from cce_relevance.action.config.inputs import ActionInputs
+from cce_relevance.action.scoring.model import Rankings, SideResult
 from cce_relevance.action.scoring.range_anchors import SideFixtures
-from cce_relevance.action.scoring.sides import Rankings, SideResult
 from cce_relevance.api import TopHit, Validation
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.anchors import Anchor

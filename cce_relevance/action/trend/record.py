@@ -33,9 +33,10 @@ from pathlib import Path
 
 from cce_relevance import __version__
 from cce_relevance.action.config.inputs import ActionInputs, GitHubContext
-from cce_relevance.action.report.outcome import Markdown, Outcome
+from cce_relevance.action.report.outcome import Outcome
+from cce_relevance.action.report.summary import Markdown
 from cce_relevance.action.runner.workflow_commands import annotation
-from cce_relevance.action.scoring.sides import SetResult
+from cce_relevance.action.scoring.model import SetResult
 from cce_relevance.action.trend.branch_store import HistoryBranch
 from cce_relevance.action.trend.history import (
     Entry,
