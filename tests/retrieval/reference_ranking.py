@@ -6,11 +6,11 @@ document by document and fully sorted; hybrid search with its candidate lists cu
 sorts, the keyword test searching each candidate's text, and graph expansion sorting whole files.
 This is the implementation the production code had before it learnt to select the first k
 without sorting everything (retrieval/ranking/topk.py, cosine.py `CosineIndex`, bm25.py), kept so that
-tests/retrieval/test_fast_ranking.py can compare the two on real corpora.
+tests/retrieval/search/test_fast_ranking.py can compare the two on real corpora.
 
 Only parsing helpers the fast path did not change are shared: the tokenizer, the intent test and
 file hints. Cosines are summed column by column (the order §numbers prescribes, proved
-against a per-component Python loop in test_vector.py).
+against a per-component Python loop in test_cosine.py).
 """
 
 from __future__ import annotations

@@ -7,8 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cce_relevance.retrieval.tokens import ESTIMATOR_ID, ascii_lower, estimate_tokens, tokenize, unique_tokens
-
-from .corpora import ref_tokenize
+from tests.retrieval.corpora import ref_tokenize
 
 
 @pytest.mark.parametrize(

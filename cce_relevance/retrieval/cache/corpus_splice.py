@@ -20,7 +20,7 @@ same chunks — and the fresh records of the others, and puts them together:
 The result is the index a full assembly gives — the same chunks, embeddings, imports, token
 weights, chunk-id ranks, and for every term the same documents and frequencies — except that
 terms may be numbered in another order, which no score depends on (BM25 reads a term's
-postings by its name). tests/retrieval/test_corpus_splice.py checks that over sequences of
+postings by its name). tests/retrieval/cache/test_corpus_splice.py checks that over sequences of
 random edits against indexes built from scratch.
 """
 

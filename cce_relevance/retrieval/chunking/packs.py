@@ -228,7 +228,7 @@ _ECMA_IMPORTS = frozenset({"import_statement"})
 # or the body of a `match_statement`. No expression, pattern, parameter or type can contain a
 # statement (a lambda's body is an expression). So a function or class definition holds them
 # only in its body: its name, type parameters, parameters, return type and bases are all
-# expressions, patterns or types. tests/retrieval/test_syntax.py pins the grammar's list of node
+# expressions, patterns or types. tests/retrieval/chunking/test_syntax.py pins the grammar's list of node
 # kinds this was read against, and compares the walk with a full one.
 _PYTHON_CONTAINERS = frozenset(
     {

@@ -16,7 +16,7 @@ pre-order, so the captures are sorted by (start byte, -end byte). That order *is
 The exceptions are a captured node that is zero-width and two captured nodes with the same
 range (error recovery can make either); for such a parse, and when the query cursor gives up
 (its match limit), the tree is walked node by node instead, as the reference does. Either way
-the result is the reference's, which tests/retrieval/test_syntax.py checks against a plain full
+the result is the reference's, which tests/retrieval/chunking/test_syntax.py checks against a plain full
 walk over real corpora and generated, garbled sources.
 
 A grammar whose structure confines definitions and imports to a few node kinds (`Pack.pruning`,

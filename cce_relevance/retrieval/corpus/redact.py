@@ -22,7 +22,7 @@ the same characters; only the "shorter than 8" rule needs the UTF-8 byte length.
 Most files hold no secret, and scanning every file's text with every pattern is a good part of
 indexing, so each step is preceded by a cheaper scan that cannot miss anything it would find:
 screens for runs of specific patterns, and for the generic pass the places where an operator
-follows a key name (below, with why each is a superset). `tests/retrieval/test_redact.py`
+follows a key name (below, with why each is a superset). `tests/retrieval/corpus/test_redact.py`
 compares the result with the patterns applied plainly.
 """
 

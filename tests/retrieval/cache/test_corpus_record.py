@@ -1,0 +1,371 @@
+"""Assembled corpora in the index cache: a run over an unchanged tree loads one record and gets
+the index a cold build makes — every chunk field, embedding, posting and chunk-id rank — and a
+changed, damaged or evicted record never gives anything else."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import hashlib
+import os
+import pickle
+import shutil
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cce_relevance.retrieval.cache.corpus_record import (
+    CorpusArrays,
+    arrays_from_entries,
+    decode_corpus,
+    encode_corpus,
+    materialize,
+)
+from cce_relevance.retrieval.cache.index_cache import _KEEP_CORPORA, CORPORA_DIR, DB_FILE
+from cce_relevance.retrieval.chunking.chunk import _CONTENT, Chunk, SlicedChunk, chunk_file
+from cce_relevance.retrieval.chunking.packs import REFERENCE_PACKS
+from cce_relevance.retrieval.corpus.redact import redact
+from cce_relevance.retrieval.corpus.walk import walk
+from cce_relevance.retrieval.file_indexing.file import index_file
+from cce_relevance.retrieval.index import build as index_module
+from cce_relevance.retrieval.index.build import build_index
+from cce_relevance.retrieval.index.model import Index
+from cce_relevance.retrieval.ranking.postings import corpus_postings
+from cce_relevance.retrieval.ranking.topk import id_ranks
+from tests.retrieval.chunking.test_line_weights import assert_same_index_lines
+from tests.retrieval.index.test_build import SECRET_FILE, reference_index, snapshot
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Our samples, a secret (redaction changes its text) and a non-ASCII file."""
+    root = tmp_path_factory.mktemp("tree")
+    shutil.copytree("test/fixture/samples", root / "samples")
+    (root / "secret.py").write_text(SECRET_FILE, encoding="utf-8")
+    (root / "unicode.rs").write_text(
+        '// é漢\U0001f600\nfn f() -> &\'static str { "ünï" }\n', encoding="utf-8"
+    )
+    return root
+
+
+@pytest.fixture
+def assembled(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many builds assembled their corpus from the files' records (a corpus record hit does not)."""
+    count: list[int] = []
+    real = index_module.indexed_files
+
+    def counting(*args, **kwargs):
+        count.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(index_module, "indexed_files", counting)
+    return count
+
+
+def same_index(a: Index, b: Index) -> None:
+    assert snapshot(a) == snapshot(b)
+    assert_same_index_lines(a, b)
+    assert (a.walk_skipped, a.embedder) == (b.walk_skipped, b.embedder)
+    assert list(a.chunks_by_file.items()) == list(b.chunks_by_file.items())
+    assert a.postings is not None and b.postings is not None
+    assert list(a.postings.term_id.items()) == list(b.postings.term_id.items())
+    for name in ("indptr", "docs", "tfs", "doc_len"):
+        x, y = getattr(a.postings, name), getattr(b.postings, name)
+        assert x.dtype == y.dtype and np.array_equal(x, y), name
+    assert np.array_equal(a.id_rank, b.id_rank) and np.array_equal(a.id_rank, id_ranks(a.chunk_ids))
+    assert a.matrix.flags.f_contiguous and np.array_equal(a.matrix, b.matrix)
+    for row, chunk in zip(a.matrix, a.chunks, strict=True):
+        assert np.shares_memory(chunk.embedding, a.matrix) and np.array_equal(row, chunk.embedding)
+
+
+def corpus_files(cache: Path) -> list[str]:
+    return sorted(os.listdir(cache / CORPORA_DIR))
+
+
+def test_an_unchanged_tree_loads_the_corpus_record(tree, tmp_path, assembled):
+    cache = str(tmp_path / "cache")
+    cold = build_index(tree, cache=cache, workers=1)
+    assert snapshot(cold) == snapshot(reference_index(tree)) and len(assembled) == 1
+    seen: list[tuple[int, int]] = []
+    warm = build_index(tree, cache=cache, workers=1, progress=lambda done, total: seen.append((done, total)))
+    assert len(assembled) == 1  # nothing assembled: one record read
+    same_index(warm, cold)
+    files = len(walk(tree).files)
+    assert seen == [(0, files), (files, files)]
+    assert any(
+        c.content != c.content.encode("ascii", "replace").decode() for c in warm.chunks
+    )  # non-ASCII kept
+    assert "ghp_" not in next(
+        c.content for c in warm.chunks if c.file_path == "secret.py"
+    )  # redacted text kept
+
+
+def test_a_changed_file_misses_and_stores_the_new_corpus(tree, tmp_path, assembled):
+    cache = tmp_path / "cache"
+    first = build_index(tree, cache=str(cache), workers=1)
+    changed = tree / "secret.py"
+    try:
+        changed.write_text(SECRET_FILE + "\ndef more():\n    return 1\n", encoding="utf-8")
+        second = build_index(tree, cache=str(cache), workers=1)
+        assert len(assembled) == 2 and snapshot(second) == snapshot(reference_index(tree))
+        assert len(corpus_files(cache)) == 2
+        same_index(build_index(tree, cache=str(cache), workers=1), second)
+        assert len(assembled) == 2
+    finally:
+        changed.write_text(SECRET_FILE, encoding="utf-8")
+    same_index(build_index(tree, cache=str(cache), workers=1), first)
+    assert len(assembled) == 2  # the first tree's record is still kept
+
+
+def test_a_renamed_file_is_another_corpus(tree, tmp_path, assembled):
+    cache = str(tmp_path / "cache")
+    moved = tmp_path / "moved"
+    shutil.copytree(tree, moved)
+    build_index(moved, cache=cache, workers=1)
+    os.rename(moved / "unicode.rs", moved / "renamed.rs")
+    index = build_index(moved, cache=cache, workers=1)
+    assert len(assembled) == 2 and snapshot(index) == snapshot(reference_index(moved))
+
+
+def test_only_the_most_recently_used_corpora_are_kept(tree, tmp_path, assembled):
+    cache = tmp_path / "cache"
+    moved = tmp_path / "moved"
+    shutil.copytree(tree, moved)
+    target = moved / "secret.py"
+    states = _KEEP_CORPORA + 2
+    for state in range(states):
+        target.write_text(SECRET_FILE + f"# state {state}\n", encoding="utf-8")
+        build_index(moved, cache=str(cache), workers=1)
+    assert len(assembled) == states and len(corpus_files(cache)) == _KEEP_CORPORA
+    build_index(moved, cache=str(cache), workers=1)  # the newest state is kept
+    assert len(assembled) == states
+    target.write_text(SECRET_FILE + "# state 0\n", encoding="utf-8")  # the oldest was dropped
+    build_index(moved, cache=str(cache), workers=1)
+    assert len(assembled) == states + 1
+
+
+def _damage_truncated(data: bytes) -> bytes:
+    return data[: len(data) // 2]
+
+
+def _damage_flipped(data: bytes) -> bytes:
+    middle = len(data) // 2
+    return data[:middle] + bytes([data[middle] ^ 1]) + data[middle + 1 :]
+
+
+def _damage_not_a_record(_: bytes) -> bytes:
+    junk = b"CCEc\x02\x00\x00\x00{}"
+    return hashlib.sha256(junk).digest() + junk  # a valid checksum over something that does not decode
+
+
+@pytest.mark.parametrize("damage", [_damage_truncated, _damage_flipped, _damage_not_a_record, lambda _: b""])
+def test_a_damaged_corpus_record_is_never_used_and_is_replaced(tree, tmp_path, assembled, damage):
+    cache = tmp_path / "cache"
+    cold = build_index(tree, cache=str(cache), workers=1)
+    (name,) = corpus_files(cache)
+    path = cache / CORPORA_DIR / name
+    path.write_bytes(damage(path.read_bytes()))
+    same_index(build_index(tree, cache=str(cache), workers=1), cold)
+    assert len(assembled) == 2
+    same_index(build_index(tree, cache=str(cache), workers=1), cold)
+    assert len(assembled) == 2  # a good record took the damaged one's place
+
+
+def test_an_empty_tree_and_a_tree_emptied_are_kept_too(tmp_path, assembled):
+    root, cache = tmp_path / "tree", str(tmp_path / "cache")
+    root.mkdir()
+    for content in (None, "def only():\n    return 1\n", None):
+        if content is None:
+            for f in root.iterdir():
+                f.unlink()
+        else:
+            (root / "only.py").write_text(content, encoding="utf-8")
+        cold = build_index(root, workers=1)
+        assembled.clear()
+        same_index(build_index(root, cache=cache, workers=1), cold)
+        same_index(build_index(root, cache=cache, workers=1), cold)
+        assert len(assembled) <= 1  # the second run read the record
+
+
+def test_an_unwritable_corpora_directory_only_costs_the_record(tree, tmp_path, assembled):
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / CORPORA_DIR).write_text("a file where the directory should be", encoding="utf-8")
+    cold = build_index(tree, cache=str(cache), workers=1)
+    same_index(build_index(tree, cache=str(cache), workers=1), cold)
+    assert len(assembled) == 2
+
+
+# ---------------------------------------------------------------- the record itself
+
+
+def _entries(tree: Path) -> tuple[list[tuple[str, str]], list]:
+    files = [(f.path, f.text) for f in walk(tree).files]
+    return files, [index_file(path, text, REFERENCE_PACKS, True, True) for path, text in files]
+
+
+def _record(files, entries) -> bytes:
+    postings = corpus_postings([e.terms for e in entries])
+    keys = [hashlib.sha256(path.encode()).digest() for path, _ in files]
+    ranks = id_ranks([c.chunk_id for e in entries for c in e.chunks])
+    return encode_corpus(arrays_from_entries(keys, files, entries, postings, ranks))
+
+
+def test_contents_that_are_not_slices_of_the_text_are_kept_whole(tree):
+    files, entries = _entries(tree)
+    entries[0] = dataclasses.replace(entries[0], char_spans=[None] * len(entries[0].chunks))
+    decoded = materialize(decode_corpus(_record(files, entries)), files)
+    assert [dataclasses.astuple(c) for c in decoded.chunks] == [
+        dataclasses.astuple(c) for e in entries for c in e.chunks
+    ]
+
+
+def test_chunks_made_from_a_record_are_chunks_whose_content_is_made_when_read(tree):
+    files, entries = _entries(tree)
+    chunks = materialize(decode_corpus(_record(files, entries)), files).chunks
+    made = [c for path, text in files for c in chunk_file(path, redact(text)).chunks]
+    assert all(isinstance(c, SlicedChunk) for c in chunks) and not any(
+        isinstance(c, SlicedChunk) for c in made
+    )
+    indexed = [c for e in entries for c in e.chunks]  # indexing drops contents that are slices too
+    assert all(isinstance(c, SlicedChunk) for c in indexed) and indexed == made
+    first = chunks[0]
+    with pytest.raises(AttributeError):
+        _CONTENT.__get__(first)  # not made yet
+    assert first.content == made[0].content and _CONTENT.__get__(first) is first.content  # made once, kept
+    assert chunks == made and made == chunks and not chunks != made  # equal both ways, field by field
+    assert [dataclasses.astuple(c) for c in chunks] == [dataclasses.astuple(c) for c in made]
+    assert pickle.loads(pickle.dumps(chunks)) == made and copy.copy(chunks[1]) == made[1]
+    assert dataclasses.replace(chunks[2], token_count=7) == dataclasses.replace(made[2], token_count=7)
+    other = chunks[3]
+    other.content = "given"
+    assert other.content == "given" and other != made[3] and made[3] != other
+    assert chunks[4] != dataclasses.replace(made[4], kind="elsewhere")
+
+
+def test_a_record_is_made_for_its_number_of_files(tree):
+    files, entries = _entries(tree)
+    with pytest.raises(ValueError):
+        materialize(decode_corpus(_record(files, entries)), files[:-1])
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda data: data[:-1],  # truncated
+        lambda data: data + b"\0",  # trailing bytes
+        lambda data: b"CCEg" + data[4:],  # a file's record, not a corpus's
+        lambda data: b"CCEc" + data[4:],  # an earlier layout's
+        lambda data: b"CCEd" + data[4:],  # the layout before weighted lines
+        lambda data: data[:8] + b"[]" + data[10:],  # a header that is not an object
+    ],
+)
+def test_inconsistent_records_do_not_decode(tree, change):
+    files, entries = _entries(tree)
+    with pytest.raises(ValueError):
+        decode_corpus(change(_record(files, entries)))
+
+
+def _rank_out_of_range(arrays: CorpusArrays) -> CorpusArrays:
+    ranks = arrays.id_rank.copy()
+    ranks[-1] = 2**40
+    return dataclasses.replace(arrays, id_rank=ranks)
+
+
+def _posting_of_no_chunk(arrays: CorpusArrays) -> CorpusArrays:
+    docs = arrays.postings.docs.copy()
+    docs[-1] = arrays.rows.shape[0]
+    return dataclasses.replace(arrays, postings=dataclasses.replace(arrays.postings, docs=docs))
+
+
+def _chunks_not_adding_up(arrays: CorpusArrays) -> CorpusArrays:
+    return dataclasses.replace(arrays, per_file=arrays.per_file + 1)
+
+
+@pytest.mark.parametrize("change", [_rank_out_of_range, _posting_of_no_chunk, _chunks_not_adding_up])
+def test_inconsistent_arrays_do_not_decode(tree, change):
+    files, entries = _entries(tree)
+    arrays = decode_corpus(_record(files, entries))
+    decode_corpus(encode_corpus(arrays))  # the record re-encoded as it is decodes
+    with pytest.raises(ValueError):
+        decode_corpus(encode_corpus(change(arrays)))
+
+
+def test_texts_and_terms_of_any_characters_round_trip(tree):
+    """Redacted texts and the vocabulary are stored as UTF-8 after the arrays, not in the header."""
+    files, entries = _entries(tree)
+    arrays = decode_corpus(_record(files, entries))
+    texts = {len(files) - 1: 'last "quoted"\n', 0: "é漢\U0001f600 \udc80 lone surrogate\n", 1: ""}
+    terms = {"über": 0, "\udcff": 1, "plain": 2}
+    changed = dataclasses.replace(
+        arrays,
+        texts=texts,
+        postings=dataclasses.replace(
+            arrays.postings, term_id=terms, indptr=arrays.postings.indptr[:4].copy()
+        ),
+    )
+    changed.postings.indptr[-1] = arrays.postings.docs.shape[0]  # three terms own every entry
+    decoded = decode_corpus(encode_corpus(changed))
+    assert decoded.texts == texts and list(decoded.postings.term_id.items()) == list(terms.items())
+
+
+def test_a_kept_corpus_is_used_in_place(tree, tmp_path):
+    """A warm run's arrays are aligned read-only views of the mapped record, not copies."""
+    cache = str(tmp_path / "cache")
+    build_index(tree, cache=cache, workers=1)
+    warm = build_index(tree, cache=cache, workers=1)
+    p = warm.postings
+    for array in (p.indptr, p.docs, p.tfs, p.doc_len, warm.id_rank, warm.embeddings.buckets):
+        assert array.flags.aligned and not array.flags.writeable and not array.flags.owndata
+
+
+def test_temporary_files_of_runs_that_died_are_removed(tree, tmp_path):
+    cache = tmp_path / "cache"
+    (cache / CORPORA_DIR).mkdir(parents=True)
+    old, recent = cache / CORPORA_DIR / ".tmp-old", cache / CORPORA_DIR / ".tmp-recent"
+    old.write_bytes(b"half a record")
+    recent.write_bytes(b"being written")
+    two_hours_ago = time.time() - 7200
+    os.utime(old, (two_hours_ago, two_hours_ago))
+    build_index(tree, cache=str(cache), workers=1)
+    assert not old.exists() and recent.exists()
+
+
+def test_a_kept_corpus_is_read_without_opening_the_database(tree, tmp_path, assembled):
+    cache = tmp_path / "cache"
+    cold = build_index(tree, cache=str(cache), workers=1)
+    database = cache / DB_FILE
+    database.write_bytes(b"not a database")  # opening it would replace it
+    same_index(build_index(tree, cache=str(cache), workers=1), cold)
+    assert database.read_bytes() == b"not a database" and len(assembled) == 1
+
+
+def test_corpus_files_are_created_like_the_database(tree, tmp_path):
+    """Mode 0o666 less the umask (not 0o600): a cache written by root in the Action's container
+    serves the runner's user too."""
+    cache = tmp_path / "cache"
+    old = os.umask(0o022)
+    try:
+        build_index(tree, cache=str(cache), workers=1)
+    finally:
+        os.umask(old)
+    (name,) = corpus_files(cache)
+    assert ((cache / CORPORA_DIR / name).stat().st_mode & 0o777) == 0o644
+
+
+def test_a_chunk_made_from_a_record_pickles_and_copies_without_its_files_text(tree):
+    """A pickled or copied chunk is the plain `Chunk` it equals: its content, not the whole text
+    of its file that it was sliced from (a chunk of a 16 kB file pickled at 16 kB, not 200 bytes)."""
+    files, entries = _entries(tree)
+    chunks = materialize(decode_corpus(_record(files, entries)), files).chunks
+    made = [c for e in entries for c in e.chunks]
+    small = max(range(len(chunks)), key=lambda i: len(chunks[i]._text) - len(made[i].content))
+    chunk = chunks[small]
+    chunk.embedding = np.arange(3.0)
+    for copied in (pickle.loads(pickle.dumps(chunk)), copy.copy(chunk), copy.deepcopy(chunk)):
+        assert type(copied) is Chunk and copied == made[small] and made[small] == copied
+        assert np.array_equal(copied.embedding, chunk.embedding)
+    made[small].embedding = chunk.embedding
+    assert len(pickle.dumps(chunk)) <= len(pickle.dumps(made[small]))  # no more than a chunk made whole
