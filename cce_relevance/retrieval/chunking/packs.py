@@ -9,6 +9,7 @@ are opt-in (retrieval/chunking/languages.py).
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache, cached_property
@@ -179,41 +180,17 @@ def c_include_names(node: Node) -> list[str]:
     ]
 
 
-def _python_language() -> object:
-    import tree_sitter_python
+@dataclass(frozen=True)
+class _Grammar:
+    """A grammar wheel's language, imported when a pack first parses: a run that meets no file
+    of a pack never imports its grammar. A value, not a closure, so a pack pickles to the
+    indexing workers."""
 
-    return tree_sitter_python.language()
+    module: str
+    function: str = "language"
 
-
-def _javascript_language() -> object:
-    import tree_sitter_javascript
-
-    return tree_sitter_javascript.language()
-
-
-def _ruby_language() -> object:
-    import tree_sitter_ruby
-
-    return tree_sitter_ruby.language()
-
-
-def _rust_language() -> object:
-    import tree_sitter_rust
-
-    return tree_sitter_rust.language()
-
-
-def _typescript_language() -> object:
-    """The TypeScript dialect for `.ts` and `.tsx` alike, as the reference does (not TSX)."""
-    import tree_sitter_typescript
-
-    return tree_sitter_typescript.language_typescript()
-
-
-def _c_language() -> object:
-    import tree_sitter_c
-
-    return tree_sitter_c.language()
+    def __call__(self) -> object:
+        return getattr(importlib.import_module(self.module), self.function)()
 
 
 _ECMA_FUNCTIONS = frozenset(
@@ -257,7 +234,7 @@ PACKS: tuple[Pack, ...] = (
         (".py",),
         frozenset({"function_definition"}),
         frozenset({"class_definition"}),
-        _python_language,
+        _Grammar("tree_sitter_python"),
         frozenset({"import_statement", "import_from_statement"}),
         _python_import_names,
         ("tree-sitter-python",),
@@ -268,7 +245,7 @@ PACKS: tuple[Pack, ...] = (
         (".js", ".jsx", ".mjs", ".cjs"),
         _ECMA_FUNCTIONS,
         frozenset({"class_declaration"}),
-        _javascript_language,
+        _Grammar("tree_sitter_javascript"),
         _ECMA_IMPORTS,
         _ecmascript_import_names,
         ("tree-sitter-javascript",),
@@ -278,7 +255,7 @@ PACKS: tuple[Pack, ...] = (
         (".rb",),
         frozenset({"method", "singleton_method"}),
         frozenset({"class", "module"}),
-        _ruby_language,
+        _Grammar("tree_sitter_ruby"),
         frozenset({"call"}),
         _ruby_import_names,
         ("tree-sitter-ruby",),
@@ -288,7 +265,7 @@ PACKS: tuple[Pack, ...] = (
         (".rs",),
         frozenset({"function_item"}),
         frozenset({"struct_item", "enum_item", "trait_item", "impl_item", "union_item"}),
-        _rust_language,
+        _Grammar("tree_sitter_rust"),
         frozenset({"use_declaration"}),
         _rust_import_names,
         ("tree-sitter-rust",),
@@ -298,7 +275,7 @@ PACKS: tuple[Pack, ...] = (
         (".ts", ".tsx"),
         _ECMA_FUNCTIONS,
         frozenset({"class_declaration", "interface_declaration", "enum_declaration"}),
-        _typescript_language,
+        _Grammar("tree_sitter_typescript", "language_typescript"),  # `.tsx` too, as the reference (not TSX)
         _ECMA_IMPORTS,
         _ecmascript_import_names,
         ("tree-sitter-typescript",),
@@ -308,7 +285,7 @@ PACKS: tuple[Pack, ...] = (
         (".c", ".h"),
         frozenset({"function_definition"}),
         frozenset({"struct_specifier", "union_specifier", "enum_specifier"}),
-        _c_language,
+        _Grammar("tree_sitter_c"),
         C_INCLUDE,
         c_include_names,
         ("tree-sitter-c",),
