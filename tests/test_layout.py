@@ -28,9 +28,10 @@ Inside `action/`, likewise:
     runner (GitHub's REST API, workflow commands, the deadline, the comment upsert)
     → config (the inputs) → workspace (git, the output directory)
     → scoring (the sides at base and head) → report (the gate, the summary,
-      the comment body, query changes, fitting to size)
+      the comment body, query changes, annotations, fitting to size)
     → saved, trend (sides kept across jobs; the default branch's history)
-    → modes (publish) → main (reads the inputs, dispatches, keeps the error boundary)
+    → modes (evaluate, shard, merge, publish; deliver and comment, which end the first three)
+    → main (reads the inputs, dispatches, keeps the error boundary)
 
 The graph is read from the source with `ast`, every import statement included (type-checking
 and function-level ones too).

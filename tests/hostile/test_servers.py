@@ -16,9 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from cce_relevance.action import main as action_main
+from cce_relevance.action.config.inputs import read_inputs
+from cce_relevance.action.modes.comment import post_comment
 from cce_relevance.action.modes.publish import publish
 from cce_relevance.action.runner import deadline as action_budget
+from cce_relevance.action.runner.pr_comment import comment_marker
 from cce_relevance.action.workspace import git as action_git
 from cce_relevance.errors import EXIT_OK, CceError
 from cce_relevance.retrieval.index.build import build_index
@@ -100,10 +102,10 @@ def test_a_github_api_that_never_answers_costs_a_warning_within_the_budget(
     event = tmp_path / "event.json"
     event.write_text('{"pull_request": {"number": 7}}')
     env["GITHUB_EVENT_PATH"] = str(event)
-    inputs = action_main.read_inputs(env)
+    inputs = read_inputs(env)
     monkeypatch.setattr(action_budget, "POSTING_BUDGET", 2.0)
-    body = action_main.comment_marker(inputs.comment_key) + "\nreport\n"
-    assert action_main._comment_within_budget(inputs, body, "a" * 40, True) == ""
+    body = comment_marker(inputs.comment_key) + "\nreport\n"
+    assert post_comment(inputs, body, "a" * 40, True) == ""
     assert "Gave up posting the pull request comment after 2 s" in capsys.readouterr().out
 
 
@@ -190,7 +192,7 @@ def test_a_publish_job_whose_github_never_answers_warns_and_exits_0_within_the_b
         fake.pull_heads[(repo, 7)] = head
         if stalled is not None:
             fake.hang(stalled)
-        inputs = action_main.read_inputs(
+        inputs = read_inputs(
             {
                 "GITHUB_WORKSPACE": str(tmp_path),
                 "GITHUB_EVENT_NAME": "workflow_run",

@@ -1,0 +1,41 @@
+"""`mode: merge`: the fan-in job of a sharded run (saved/shards.py). It reads the shards' states
+(data a pull request's code wrote: every field is checked before use) and reports exactly as an
+unsharded run would.
+"""
+
+from __future__ import annotations
+
+from cce_relevance import __version__
+from cce_relevance.action.config.inputs import ActionInputs
+from cce_relevance.action.modes.deliver import Evaluation
+from cce_relevance.action.report.outcome import Outcome
+from cce_relevance.action.saved.shards import read_shards
+from cce_relevance.action.scoring.sides import set_results
+from cce_relevance.action.scoring.timings import Stopwatch
+from cce_relevance.action.trend.record import merge_repository
+from cce_relevance.errors import CceError
+
+
+def merge(inputs: ActionInputs, clock: Stopwatch) -> Evaluation:
+    """`mode: merge`: the shards' states put back together, reported as the unsharded run."""
+    assert inputs.shards_dir is not None
+    with clock.stage("merge"):
+        merged = read_shards(inputs.shards_dir)
+    commits = merged.commits
+    print(
+        f"cce-relevance {__version__}: base {commits.base or '(none)'} -> head {commits.head} "
+        f"({merged.count} shards merged)",
+        flush=True,
+    )
+    if merged.regression_metric != inputs.regression_metric:
+        raise CceError(
+            f"input 'regression-metric': {inputs.regression_metric}, but the shards were scored for "
+            f"{merged.regression_metric}",
+            hint="give the merge job the shard jobs' 'regression-metric'",
+        )
+    sets = set_results(merged.sides, merged.regression_metric, merged.moves)
+    outcome = Outcome(
+        sets, merged.regression_metric, inputs.alpha, inputs.fail_on, inputs.min_effect, inputs.power
+    )
+    repo = merge_repository(inputs)  # the trend's store reads git: a checkout, if any
+    return Evaluation(repo, merged.subdir, commits, outcome, merged.edited)
