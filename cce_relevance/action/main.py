@@ -47,7 +47,7 @@ from cce_relevance.action.modes.evaluate import evaluate
 from cce_relevance.action.modes.merge import merge
 from cce_relevance.action.modes.publish import publish
 from cce_relevance.action.report.summary import TITLE
-from cce_relevance.action.runner.workflow_commands import append_step_summary, error_annotation
+from cce_relevance.action.runner.workflow_commands import append_step_summary, error_annotation, log
 from cce_relevance.action.scoring.timings import Stopwatch
 from cce_relevance.errors import TRACEBACK_VARIABLE, CceError, internal_error
 from cce_relevance.memory_pages import prefer_small_pages
@@ -71,10 +71,7 @@ def main() -> int:
         if os.environ.get(TRACEBACK_VARIABLE):
             traceback.print_exception(exc, file=sys.stderr)
         error = internal_error(exc)
-        print(
-            error_annotation(f"{error.message} (hint: {error.hint})", title="cce-relevance: internal error"),
-            flush=True,
-        )
+        log(error_annotation(f"{error.message} (hint: {error.hint})", title="cce-relevance: internal error"))
         return error.exit_code
 
 
@@ -99,7 +96,7 @@ def _report_configuration_error(exc: CceError, summary: Path | None) -> None:
     file or workspace that cannot be read) reach the summary too: it is the first place a
     reviewer looks when a check fails."""
     message = f"{exc.message} (hint: {exc.hint})" if exc.hint else exc.message
-    print(error_annotation(message, title="cce-relevance: configuration error"), flush=True)
+    log(error_annotation(message, title="cce-relevance: configuration error"))
     if summary is None:
         return
     hint = f"\n\nHint: {escape_md(exc.hint)}" if exc.hint else ""

@@ -8,6 +8,7 @@ The two small parsers below are ports of actions/runner: ``FileCommandManager.cs
 
 from __future__ import annotations
 
+import ast
 import re
 import secrets
 from pathlib import Path
@@ -16,13 +17,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from cce_relevance.action.runner import workflow_commands
 from cce_relevance.action.runner.workflow_commands import (
     STEP_SUMMARY_LIMIT,
     annotation,
     append_step_summary,
     error_annotation,
-    mask,
+    log,
     neutralize_untrusted,
+    plain,
     set_outputs,
 )
 
@@ -292,10 +295,38 @@ def test_hostile_text_would_run_commands_without_neutralizing() -> None:
     assert [name for name, _, _ in runner_commands(raw)] == ["error", "warning"]
 
 
-def test_mask_registers_each_line() -> None:
-    assert mask("ghs_secret") == "::add-mask::ghs_secret"
-    assert runner_commands(mask("first 100%\nsecond\n\n")) == [
-        ("add-mask", {}, "first 100%"),
-        ("add-mask", {}, "second"),
-    ]
-    assert mask("  ") == ""
+@given(UNTRUSTED)
+def test_a_plain_log_line_runs_no_command_whatever_it_holds(text: str) -> None:
+    printed = plain(text)
+
+    assert runner_commands(printed + "\n::error::ours") == [("error", {}, "ours")]
+    assert "\r" not in printed and "\n" not in printed  # one line: nothing after it can start one
+    assert _unescape(printed.replace("%3A", ":", 1).replace("##%5B", "##["), DATA) == text
+
+
+def test_log_prints_our_commands_as_built_and_data_as_plain_text(capsys: pytest.CaptureFixture[str]) -> None:
+    log(annotation("warning", "a finding", file="eval/code.jsonl"))
+    log(neutralize_untrusted("diff\n::error::quoted"))
+    log("head %0A::warning::X\n::error::Y ##[group]Z")
+
+    printed = capsys.readouterr().out
+    assert [name for name, _, _ in runner_commands(printed)][0] == "warning"
+    assert [name for name, _, _ in runner_commands(printed)][-1] != "error"
+    assert printed.splitlines()[-1] == "head %250A::warning::X%0A::error::Y ##%5Bgroup]Z"
+    assert len(runner_commands(printed)) == 3  # the warning, the fence's stop and resume
+
+
+def test_nothing_in_the_action_prints_but_the_one_printer() -> None:
+    """`log` is the only way to the job's log: a `print` or a write to stdout anywhere else
+    could put a pull request's text at the start of a line."""
+    package = Path(workflow_commands.__file__).parents[1]
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        if path.name == "workflow_commands.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call):
+                name = ast.unparse(node.func)
+                if name in {"print", "sys.stdout.write", "sys.__stdout__.write", "os.write"}:
+                    found.append(f"{path.relative_to(package)}:{node.lineno}: {name}")
+    assert found == []

@@ -23,6 +23,7 @@ from cce_relevance.action.runner.workflow_commands import (
     STEP_SUMMARY_LIMIT,
     annotation,
     append_step_summary,
+    log,
     write_step_outputs,
 )
 from cce_relevance.action.scoring.timings import Stopwatch
@@ -96,20 +97,19 @@ def deliver(inputs: ActionInputs, evaluation: Evaluation, clock: Stopwatch) -> i
                 _write_summary(github.step_summary_path, markdown, files)
             except (OSError, ValueError) as exc:  # ValueError: the summary is already at the runner's limit
                 reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-                print(
+                log(
                     annotation(
                         "warning",
                         f"Could not write the job summary GITHUB_STEP_SUMMARY="
                         f"{github.step_summary_path}: {reason}. "
                         f"The full report is {files.report}.",
-                    ),
-                    flush=True,
+                    )
                 )
-    print(verdict, flush=True)
+    log(verdict)
     for line in finding_lines(outcome, subdir):
-        print(line, flush=True)
-    print(f"Full report: {files.report}", flush=True)
-    print(clock.line(), flush=True)
+        log(line)
+    log(f"Full report: {files.report}")
+    log(clock.line())
     code = outcome.exit_code
     changed = measurable_change(outcome)
     url = post_comment(inputs, body, commits.head, changed) if wants_comment(inputs) else ""

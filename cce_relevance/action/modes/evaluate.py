@@ -14,6 +14,7 @@ from cce_relevance.action.config.inputs import ActionInputs
 from cce_relevance.action.modes.deliver import Evaluation, deliver
 from cce_relevance.action.modes.shard import end_shard
 from cce_relevance.action.report.outcome import Outcome
+from cce_relevance.action.runner.workflow_commands import log
 from cce_relevance.action.saved.base_reuse import SAVED_ON, save_head, saved_base
 from cce_relevance.action.saved.side import scoring_config
 from cce_relevance.action.scoring.model import Sides
@@ -45,9 +46,7 @@ def _score(inputs: ActionInputs, clock: Stopwatch) -> tuple[Path, CommitPair, Si
     with clock.stage("commits"):
         repo = find_repository(inputs.working_directory)
         commits = resolve_commits(inputs.github.event_name, inputs.github.event, inputs, repo)
-        print(
-            f"cce-relevance {__version__}: base {commits.base or '(none)'} -> head {commits.head}", flush=True
-        )
+        log(f"cce-relevance {__version__}: base {commits.base or '(none)'} -> head {commits.head}")
         check_history(repo, inputs)
         made = prepare_cache_dir(repo, inputs.github.workspace, inputs.cache_dir)
     config = scoring_config(inputs, inputs.working_directory.relative_to(repo))

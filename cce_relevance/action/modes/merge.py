@@ -9,6 +9,7 @@ from cce_relevance import __version__
 from cce_relevance.action.config.inputs import ActionInputs
 from cce_relevance.action.modes.deliver import Evaluation
 from cce_relevance.action.report.outcome import Outcome
+from cce_relevance.action.runner.workflow_commands import log
 from cce_relevance.action.saved.shards import read_shards
 from cce_relevance.action.scoring.sides import set_results
 from cce_relevance.action.scoring.timings import Stopwatch
@@ -22,10 +23,9 @@ def merge(inputs: ActionInputs, clock: Stopwatch) -> Evaluation:
     with clock.stage("merge"):
         merged = read_shards(inputs.shards_dir)
     commits = merged.commits
-    print(
+    log(
         f"cce-relevance {__version__}: base {commits.base or '(none)'} -> head {commits.head} "
-        f"({merged.count} shards merged)",
-        flush=True,
+        f"({merged.count} shards merged)"
     )
     if merged.regression_metric != inputs.regression_metric:
         raise CceError(

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from cce_relevance.action.config.inputs import ActionInputs
 from cce_relevance.action.report.outcome import counted
-from cce_relevance.action.runner.workflow_commands import write_step_outputs
+from cce_relevance.action.runner.workflow_commands import log, write_step_outputs
 from cce_relevance.action.saved.shards import save_shard
 from cce_relevance.action.saved.side import scoring_config
 from cce_relevance.action.scoring.model import Sides
@@ -44,11 +44,10 @@ def end_shard(
         if github.output_path is not None:
             write_step_outputs(github.output_path, {"shard-state": shown})
     queries = sum(len(r.expected) for r in sides.head.values())
-    print(
+    log(
         f"Shard {inputs.shard}: {counted(queries, 'query', 'queries')} of "
         f"{counted(len(sides.head), 'fixture set')}, at "
-        f"{'base and head' if commits.base else 'head'}; state {shown} (upload it for the `mode: merge` job)",
-        flush=True,
+        f"{'base and head' if commits.base else 'head'}; state {shown} (upload it for the `mode: merge` job)"
     )
-    print(clock.line(), flush=True)
+    log(clock.line())
     return EXIT_OK

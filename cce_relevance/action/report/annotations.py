@@ -11,14 +11,19 @@ from __future__ import annotations
 from pathlib import Path
 
 from cce_relevance.action.report.outcome import Outcome
-from cce_relevance.action.runner.workflow_commands import AnnotationKind, annotation, neutralize_untrusted
+from cce_relevance.action.runner.workflow_commands import (
+    AnnotationKind,
+    WorkflowCommand,
+    annotation,
+    neutralize_untrusted,
+)
 from cce_relevance.reporting.numbers import signed6
 from cce_relevance.strings import quoted
 
 ANNOTATION_CAP = 10
 
 
-def finding_lines(outcome: Outcome, subdir: Path) -> list[str]:
+def finding_lines(outcome: Outcome, subdir: Path) -> list[WorkflowCommand]:
     """What the log shows of the findings: annotations on the drifted goldens, the regressed
     fixture files and the fixture lines whose anchors are stale or moved at head (in that order,
     within the runner's cap), then each drift's diff (neutralised: it quotes the trees)."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from cce_relevance.action.runner.workflow_commands import annotation
+from cce_relevance.action.runner.workflow_commands import annotation, log
 
 POSTING_BUDGET = 90.0  # seconds for all the GitHub API calls made after the result is decided
 
@@ -44,15 +44,14 @@ def within_budget(work: Callable[[list[str]], str], task: str, *, failed: str, a
     worker.start()
     worker.join(budget)
     if not outcome:
-        print(
+        log(
             annotation(
                 "warning",
                 f"Gave up {task} after {budget:g} s: the GitHub API did not finish in time. {after}",
-            ),
-            flush=True,
+            )
         )
         return ""
     url, lines = outcome[0]
     for line in lines:
-        print(line, flush=True)
+        log(line)
     return url

@@ -9,6 +9,12 @@ The formats follow the runner's own parsers (actions/runner ``FileCommandManager
 * A workflow command is ``::name key=value,key=value::data``, recognised on any output line whose
   text *after leading whitespace* starts with ``::``, and the legacy ``##[name]data`` anywhere
   in a line. Data escapes ``%``, CR and LF; property values also escape ``:`` and ``,``.
+
+Everything the Action prints goes through `log`, the one printer: a `WorkflowCommand` (what
+`annotation` builds, or a block of untrusted text that `neutralize_untrusted` fences off) is
+printed as built; any other line may carry data from a pull request, a shard state or a saved
+side, so `plain` escapes it first (``%``, CR and LF encoded as in command data, a ``::`` that
+would start the line and every ``##[`` broken), and no such line can be read as a command.
 """
 
 from __future__ import annotations
@@ -27,6 +33,12 @@ STEP_SUMMARY_LIMIT = 1024 * 1024
 AnnotationKind = Literal["error", "warning", "notice"]
 
 _OUTPUT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+_COMMAND_START = re.compile(r"^(\s*):")  # the runner strips leading whitespace, then looks for `::`
+_LEGACY_COMMAND = re.compile(r"##\[")
+
+
+class WorkflowCommand(str):
+    """A log line (or fenced block) this program built to be read by the runner as a command."""
 
 
 def _unique_token(prefix: str, *avoid: str) -> str:
@@ -105,8 +117,8 @@ def annotation(
     file: str | None = None,
     line: int | None = None,
     title: str | None = None,
-) -> str:
-    """One annotation command line (print it on stdout).
+) -> WorkflowCommand:
+    """One annotation command line (print it with `log`).
 
     `file` must be relative to the repository root for GitHub to attach the annotation to the
     diff; a container path such as ``/github/workspace/...`` is not. The runner shows at most
@@ -121,17 +133,17 @@ def annotation(
         if value
     ]
     head = f"{kind} {','.join(properties)}" if properties else kind
-    return f"::{head}::{escape_data(message)}"
+    return WorkflowCommand(f"::{head}::{escape_data(message)}")
 
 
 def error_annotation(
     message: str, file: str | None = None, line: int | None = None, title: str | None = None
-) -> str:
+) -> WorkflowCommand:
     """An ``::error`` annotation; see `annotation`."""
     return annotation("error", message, file=file, line=line, title=title)
 
 
-def neutralize_untrusted(text: str) -> str:
+def neutralize_untrusted(text: str) -> WorkflowCommand:
     """Wrap untrusted text so that printing it to the log cannot run a workflow command.
 
     Technique: ``::stop-commands::<token>`` before the text and ``::<token>::`` after it. While
@@ -142,17 +154,20 @@ def neutralize_untrusted(text: str) -> str:
     lines instead would have to anticipate every trigger (leading spaces, ``##[``, a bare CR
     that the log reader treats as a line break), and would alter the text.
 
-    Print the returned string as one unit, followed by a newline.
+    Print the returned block as one unit, with `log`.
     """
     token = _unique_token("cce-", text)
-    return f"::stop-commands::{token}\n{text}\n::{token}::"
+    return WorkflowCommand(f"::stop-commands::{token}\n{text}\n::{token}::")
 
 
-def mask(value: str) -> str:
-    """``::add-mask::`` commands that hide `value` in the rest of the log.
+def plain(text: str) -> str:
+    """`text` as one log line the runner shows and never runs: CR, LF and ``%`` encoded as in a
+    command's data, a ``:`` that could start a ``::`` command (after any leading whitespace)
+    encoded as ``%3A``, and every legacy ``##[`` broken into ``##%5B``."""
+    return _LEGACY_COMMAND.sub("##%5B", _COMMAND_START.sub(r"\1%3A", escape_data(text)))
 
-    The runner masks line by line, so a multi-line secret is registered one line at a time.
-    Returns an empty string when there is nothing to mask (blank value). Print the result
-    before the value can appear anywhere else.
-    """
-    return "\n".join(f"::add-mask::{escape_data(part)}" for part in value.splitlines() if part.strip())
+
+def log(line: str) -> None:
+    """Print one line (or a `WorkflowCommand` block) to the job's log, flushed so it interleaves
+    with git's and the retrievers' output in order: our commands as built, anything else `plain`."""
+    print(line if isinstance(line, WorkflowCommand) else plain(line), flush=True)

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from cce_relevance import api, untrusted_json
-from cce_relevance.action.runner.workflow_commands import annotation
+from cce_relevance.action.runner.workflow_commands import annotation, log
 from cce_relevance.action.saved.side import dumps_side, fingerprint, read_side, rebuild, side_document
 from cce_relevance.action.scoring.model import SideResult
 from cce_relevance.action.scoring.range_anchors import SideFixtures
@@ -62,7 +62,7 @@ def save_head(
         prune(path.parent)
     except (OSError, CceError) as exc:
         reason = exc.message if isinstance(exc, CceError) else exc.strerror or str(exc)
-        print(annotation("warning", f"Could not save the head side for later runs: {reason}"), flush=True)
+        log(annotation("warning", f"Could not save the head side for later runs: {reason}"))
 
 
 def prune(directory: Path, keep: int = KEPT) -> None:
@@ -82,14 +82,13 @@ def saved_base(
     others = sorted(p for p in (cache_dir / SIDES_DIR).glob(f"{commit}-*.json") if p != wanted)
     if not wanted.is_file():
         if others:
-            print(
+            log(
                 annotation(
                     "notice",
                     f"A saved side of base {commit[:12]} was scored with another tool version or other "
                     "inputs (fixtures, goldens, backends, regression metric, working directory); "
                     "scoring the base again.",
-                ),
-                flush=True,
+                )
             )
         return None
     shown = wanted.relative_to(cache_dir).as_posix()
@@ -100,15 +99,11 @@ def saved_base(
         results = rebuild([(shown, side)])
     except (OSError, ValueError, CceError) as exc:
         reason = exc.message if isinstance(exc, CceError) else str(exc)
-        print(
-            annotation("warning", f"Ignoring the saved base side: {reason}; scoring the base again."),
-            flush=True,
-        )
+        log(annotation("warning", f"Ignoring the saved base side: {reason}; scoring the base again."))
         return None
-    print(
+    log(
         f"Base {commit[:12]}: reusing the side an earlier run saved ({shown}) instead of scoring it"
-        + ("" if shard is None else f", shard {shard}'s queries of it"),
-        flush=True,
+        + ("" if shard is None else f", shard {shard}'s queries of it")
     )
     return results if shard is None else shard_side(results, shard)
 

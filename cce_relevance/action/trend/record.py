@@ -35,7 +35,7 @@ from cce_relevance import __version__
 from cce_relevance.action.config.inputs import ActionInputs, GitHubContext
 from cce_relevance.action.report.outcome import Outcome
 from cce_relevance.action.report.summary import Markdown
-from cce_relevance.action.runner.workflow_commands import annotation
+from cce_relevance.action.runner.workflow_commands import annotation, log
 from cce_relevance.action.scoring.model import SetResult
 from cce_relevance.action.trend.branch_store import HistoryBranch
 from cce_relevance.action.trend.history import (
@@ -70,13 +70,12 @@ def check_history(repo: Path, inputs: ActionInputs) -> None:
             hint="name a branch that holds nothing else, such as cce-relevance-data",
         )
     if inputs.shard is not None and (path is not None or inputs.history_branch is not None):
-        print(
+        log(
             annotation(
                 "notice",
                 f"input '{_trend_input(inputs)}': a `shard: I/N` job neither shows nor records the trend; "
                 "give it to the `mode: merge` job, which does",
-            ),
-            flush=True,
+            )
         )
     if path is None:
         return
@@ -192,9 +191,7 @@ def record_push(inputs: ActionInputs, repo: Path, commits: CommitPair, outcome: 
         return
     branch = default_branch_push(github)
     if branch is None:
-        print(
-            f"Trend history {store.shown}: not recorded, this push is not to the default branch.", flush=True
-        )
+        log(f"Trend history {store.shown}: not recorded, this push is not to the default branch.")
         return
     seconds = int(git(repo, "show", "-s", "--format=%ct", commits.head).strip())
     entry = Entry(commits.head, commit_date(seconds), __version__, head_means(outcome.sets))
@@ -205,18 +202,15 @@ def record_push(inputs: ActionInputs, repo: Path, commits: CommitPair, outcome: 
             recorded = history.with_entry(entry, branch, inputs.history_size)
             if store.write(recorded, version, f"cce-relevance: record {commits.head[:12]}", seconds):
                 count = len(recorded.entries)
-                print(
+                log(
                     f"Trend history {store.shown}: recorded {commits.head[:12]} "
-                    f"({count} {'entry' if count == 1 else 'entries'}).",
-                    flush=True,
+                    f"({count} {'entry' if count == 1 else 'entries'})."
                 )
                 return
         problem = f"it changed {ATTEMPTS} times while this run recorded (other runs recording at once)"
     except CceError as exc:
         problem = exc.message
-    print(
-        annotation("warning", f"Could not record in the trend history {store.shown}: {problem}"), flush=True
-    )
+    log(annotation("warning", f"Could not record in the trend history {store.shown}: {problem}"))
 
 
 def head_means(sets: tuple[SetResult, ...]) -> dict[str, dict[str, dict[str, float]]]:
@@ -232,13 +226,10 @@ def trend_line(inputs: ActionInputs, repo: Path, outcome: Outcome) -> str:
     try:
         history = _read(store, store.fetch(), "no trend line in the comment")
     except CceError as exc:
-        print(
-            annotation("warning", f"Could not read the trend history {store.shown}: {exc.message}"),
-            flush=True,
-        )
+        log(annotation("warning", f"Could not read the trend history {store.shown}: {exc.message}"))
         return ""
     if history is None:
-        print(f"Trend history {store.shown}: none yet (a push to the default branch starts it).", flush=True)
+        log(f"Trend history {store.shown}: none yet (a push to the default branch starts it).")
         return ""
     return render_trend(history, outcome)
 
@@ -283,5 +274,5 @@ def _read(store: HistoryFile | HistoryBranch, version: str | None, otherwise: st
     try:
         return store.read(version)
     except HistoryError as exc:
-        print(annotation("warning", f"The trend history {store.shown} {exc}; {otherwise}."), flush=True)
+        log(annotation("warning", f"The trend history {store.shown} {exc}; {otherwise}."))
         return None
