@@ -196,6 +196,7 @@ def _file_hunks(repo: Path, base: str, head: str, path: str) -> list[Hunk] | Non
         "--no-ext-diff",
         "--no-textconv",
         "--no-renames",
+        "--end-of-options",
         base,
         head,
         "--",
@@ -206,7 +207,8 @@ def _file_hunks(repo: Path, base: str, head: str, path: str) -> list[Hunk] | Non
 
 
 def _blob_exists(repo: Path, commit: str, path: str) -> bool:
-    listing = git(repo, "ls-tree", "-z", "--name-only", commit, "--", f":(literal){path}")
+    # No `--` after `--end-of-options`: ls-tree would take it for a path (a file named `--`).
+    listing = git(repo, "ls-tree", "-z", "--name-only", "--end-of-options", commit, f":(literal){path}")
     return listing.rstrip("\0") == path
 
 

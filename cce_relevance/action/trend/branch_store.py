@@ -66,13 +66,15 @@ class HistoryBranch:
 
     def fetch(self) -> str | None:
         """The branch's tip on origin, fetched into `PRIVATE_REF`; None when there is no such branch."""
-        listed = self._git("ls-remote", "--heads", REMOTE, f"refs/heads/{self.branch}", network=True)
+        listed = self._git(
+            "ls-remote", "--heads", "--end-of-options", REMOTE, f"refs/heads/{self.branch}", network=True
+        )
         if not listed.strip():
             return None
         refspec = f"+refs/heads/{self.branch}:{PRIVATE_REF}"
         with self._handed_back():
-            self._git("fetch", "--no-tags", "--quiet", REMOTE, refspec, network=True)
-        return self._git("rev-parse", "--verify", f"{PRIVATE_REF}^{{commit}}").strip()
+            self._git("fetch", "--no-tags", "--quiet", "--end-of-options", REMOTE, refspec, network=True)
+        return self._git("rev-parse", "--verify", "--end-of-options", f"{PRIVATE_REF}^{{commit}}").strip()
 
     def read(self, tip: str | None) -> History | None:
         """The history in the file at `tip`; None without a tip or without the file there. The
@@ -82,7 +84,7 @@ class HistoryBranch:
             return None
         with tempfile.TemporaryDirectory(prefix="cce-history-") as temp:
             index = {"GIT_INDEX_FILE": str(Path(temp) / "index")}
-            self._git("read-tree", tip, env=index)
+            self._git("read-tree", "--end-of-options", tip, env=index)
             staged = self._git("ls-files", "-s", "-z", "--", self.path, env=index).split("\0")[0]
             if not staged:
                 return None
@@ -90,7 +92,7 @@ class HistoryBranch:
             mode, blob, _stage = info.split(" ")
             if name != self.path or mode not in ("100644", "100755"):
                 raise HistoryError("is not a regular file on the branch")
-            check_size(int(self._git("cat-file", "-s", blob)))
+            check_size(int(self._git("cat-file", "-s", "--end-of-options", blob)))
             tree = Path(temp) / "tree"
             tree.mkdir()
             self._git(f"--work-tree={tree}", "checkout-index", "--", self.path, env=index)
@@ -104,16 +106,32 @@ class HistoryBranch:
             content.write_text(dumps_history(history), encoding="utf-8")
             blob = self._git("hash-object", "-w", "--", str(content)).strip()
             index = {"GIT_INDEX_FILE": str(Path(temp) / "index")}
-            self._git("read-tree", *((tip,) if tip else ("--empty",)), env=index)
+            if tip:
+                self._git("read-tree", "--end-of-options", tip, env=index)
+            else:
+                self._git("read-tree", "--empty", env=index)
             self._git("update-index", "--add", "--cacheinfo", f"100644,{blob},{self.path}", env=index)
             tree = self._git("write-tree", env=index).strip()
-            if tip is not None and self._git("rev-parse", f"{tip}^{{tree}}").strip() == tree:
+            if (
+                tip is not None
+                and self._git("rev-parse", "--verify", "--end-of-options", f"{tip}^{{tree}}").strip() == tree
+            ):
                 return True  # the same history is on the branch already
             date = {"GIT_AUTHOR_DATE": f"@{seconds} +0000", "GIT_COMMITTER_DATE": f"@{seconds} +0000"}
-            parents = ("-p", tip) if tip else ()
-            commit = self._git("commit-tree", tree, *parents, "-m", message, env={**IDENTITY, **date}).strip()
+            parents = (f"-p{tip}",) if tip else ()  # each value glued to its option: never an option itself
+            made = self._git(
+                "commit-tree", *parents, f"-m{message}", "--end-of-options", tree, env={**IDENTITY, **date}
+            )
+            commit = made.strip()
             try:
-                self._git("push", "--quiet", REMOTE, f"{commit}:refs/heads/{self.branch}", network=True)
+                self._git(
+                    "push",
+                    "--quiet",
+                    "--end-of-options",
+                    REMOTE,
+                    f"{commit}:refs/heads/{self.branch}",
+                    network=True,
+                )
             except CceError:
                 if self.fetch() != tip:
                     return False  # another run recorded first: build on its commit

@@ -46,7 +46,13 @@ from cce_relevance.action.trend.history import (
     read_history,
     write_history,
 )
-from cce_relevance.action.workspace.git import PULL_REQUEST_EVENTS, CommitPair, find_repository, git
+from cce_relevance.action.workspace.git import (
+    PULL_REQUEST_EVENTS,
+    CommitPair,
+    commit_sha,
+    find_repository,
+    git,
+)
 from cce_relevance.action.workspace.output_dir import OUTPUT_DIR, give_to_workspace_owner
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.pairing import backend_means
@@ -193,17 +199,18 @@ def record_push(inputs: ActionInputs, repo: Path, commits: CommitPair, outcome: 
     if branch is None:
         log(f"Trend history {store.shown}: not recorded, this push is not to the default branch.")
         return
-    seconds = int(git(repo, "show", "-s", "--format=%ct", commits.head).strip())
-    entry = Entry(commits.head, commit_date(seconds), __version__, head_means(outcome.sets))
+    head = commit_sha(commits.head, "the head commit")  # a merge job's comes from the shards' states
+    seconds = int(git(repo, "show", "-s", "--format=%ct", "--end-of-options", head).strip())
+    entry = Entry(head, commit_date(seconds), __version__, head_means(outcome.sets))
     try:
         for _ in range(ATTEMPTS):
             version = store.fetch()
             history = _read(store, version, "starting a new history") or History(branch)
             recorded = history.with_entry(entry, branch, inputs.history_size)
-            if store.write(recorded, version, f"cce-relevance: record {commits.head[:12]}", seconds):
+            if store.write(recorded, version, f"cce-relevance: record {head[:12]}", seconds):
                 count = len(recorded.entries)
                 log(
-                    f"Trend history {store.shown}: recorded {commits.head[:12]} "
+                    f"Trend history {store.shown}: recorded {head[:12]} "
                     f"({count} {'entry' if count == 1 else 'entries'})."
                 )
                 return

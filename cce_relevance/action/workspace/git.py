@@ -7,6 +7,12 @@ seconds in all, and a fetch still running at that deadline is stopped (an error,
 Repository hooks are switched off (`core.hooksPath=/dev/null`): the Action must never
 execute anything the repository provides.
 
+No value reaches git where an option can go: a revision follows `--end-of-options` (git 2.24;
+`rev-parse` learnt it in 2.30, and the image's Debian git is 2.47) and a path follows `--`, so
+a commit field such as `--output=FILE` in an event or a shard's state is a revision git cannot
+find, never an option that writes a file (tests/action/test_git_arguments.py checks every call).
+A commit that comes from outside is also checked to be a full SHA (`commit_sha`) first.
+
 A side is scored from its commit's tracked files and nothing else, so that its report is byte
 for byte what `cce-relevance run` prints in a fresh clone of that commit. A `git worktree` is
 not that: its `.git` is a file naming a machine-specific path, and the corpus walk indexes it.
@@ -54,7 +60,7 @@ if TYPE_CHECKING:
     from cce_relevance.action.config.inputs import ActionInputs
 
 PULL_REQUEST_EVENTS = frozenset({"pull_request", "pull_request_target"})
-_SHA = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
+_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # fullmatch: `$` would let a final newline through
 _ZERO_SHA = re.compile(r"^0+$")
 # Each step fetches more history than the last; `--unshallow` ends the loop with everything.
 _DEEPEN_STEPS = ("--deepen=50", "--deepen=1000", "--unshallow")
@@ -90,6 +96,16 @@ def git(
         ) from exc
     except subprocess.TimeoutExpired:
         raise CceError(f"git {' '.join(args)} did not finish within {timeout:g} seconds") from None
+
+
+def commit_sha(value: object, what: str) -> str:
+    """`value` when it is a full commit SHA (40 or 64 lowercase hexadecimal digits), else a
+    CceError naming `what` ("the head commit") and the value: a commit taken from an event
+    payload or a shard's state is data from outside, refused before git reads it as a revision."""
+    if isinstance(value, str) and _SHA.fullmatch(value):
+        return value
+    shown = json.dumps(value)[:60] if isinstance(value, str) else f"a JSON {describe_type(value)}"
+    raise CceError(f"{what} {shown} is not a commit: expected a full SHA (40 or 64 lowercase hex digits)")
 
 
 def find_repository(path: Path) -> Path:
@@ -152,20 +168,21 @@ class CommitFiles:
 
     def check_out(self, sha: str) -> Path:
         """Make the directory hold `sha`'s tracked files and nothing else; returns its path."""
-        if sha.startswith("-"):
-            raise CceError(f"{sha!r} is not a commit")
+        commit_sha(sha, "the commit to check out")
         check_attributes(self._repo, sha)
         if self._held is None or not self._switched(self._held, sha):
             shutil.rmtree(self.path, ignore_errors=True)
             self.path.mkdir()
-            self._git("read-tree", "--reset", "-u", sha)
+            self._git("read-tree", "--reset", "-u", "--end-of-options", sha)
         self._held = sha
         return self.path
 
     def _switched(self, held: str, sha: str) -> bool:
         """Update the files from `held` to `sha` in place; False when that would not be exact."""
         touched = self._git("ls-files", "--others", "-z") or self._git("diff-files", "--name-only", "-z")
-        if touched or git(self._repo, "diff", "--name-only", held, sha, "--", _ATTRIBUTES):
+        if touched or git(
+            self._repo, "diff", "--name-only", "--end-of-options", held, sha, "--", _ATTRIBUTES
+        ):
             return False
         try:
             self._git("read-tree", "--reset", "-u", "--end-of-options", sha)
@@ -176,9 +193,7 @@ class CommitFiles:
     def _git(self, *args: str) -> str:
         # checkout.workers=0: files are written by one worker per CPU (docs/dev/performance.md,
         # "The Action's checkouts").
-        return git(
-            self._repo, "-c", "checkout.workers=0", "--work-tree", str(self.path), *args, env=self._env
-        )
+        return git(self._repo, "-c", "checkout.workers=0", f"--work-tree={self.path}", *args, env=self._env)
 
 
 def check_attributes(repo: Path, sha: str) -> None:
@@ -247,9 +262,8 @@ def memory_directory(repo: Path, commits: Sequence[str]) -> str | None:
 def tree_bytes(repo: Path, sha: str) -> int:
     """An upper bound of the space `sha`'s tracked files take once checked out: each file's
     size rounded up to whole pages, plus a page (for a directory or a symbolic link)."""
-    if sha.startswith("-"):
-        raise CceError(f"{sha!r} is not a commit")
-    listing = git(repo, "ls-tree", "-r", "-t", "-l", "-z", "--full-tree", sha)
+    commit_sha(sha, "the commit to size")
+    listing = git(repo, "ls-tree", "-r", "-t", "-l", "-z", "--full-tree", "--end-of-options", sha)
     total = 0
     for entry in listing.split("\0"):
         size = entry.partition("\t")[0].rsplit(" ", 1)[-1].strip()
@@ -260,7 +274,9 @@ def tree_bytes(repo: Path, sha: str) -> int:
 def changed_files(repo: Path, base: str, head: str) -> tuple[str, ...]:
     """Repository paths that differ between `base` and `head`, sorted (the comment notes a change
     that edits a fixture set or a golden)."""
-    out = git(repo, "diff", "--name-only", "--no-renames", "-z", base, head, "--")
+    commit_sha(base, "the base commit")
+    commit_sha(head, "the head commit")
+    out = git(repo, "diff", "--name-only", "--no-renames", "-z", "--end-of-options", base, head, "--")
     return tuple(sorted(name for name in out.split("\0") if name))
 
 
@@ -320,7 +336,7 @@ def _push_commits(repo: Path, payload: Mapping[str, Any]) -> CommitPair:
     _require_commits(repo, {"after": after})
     if after in _shallow_commits(repo):
         raise CceError(f"the parents of {after} are not in the repository: {_FETCH_DEPTH_HINT}")
-    parents = git(repo, "rev-list", "--parents", "-n", "1", after).split()[1:]
+    parents = git(repo, "rev-list", "--parents", "-n", "1", "--end-of-options", after).split()[1:]
     return CommitPair(parents[0] if parents else None, after)
 
 
@@ -333,18 +349,20 @@ def _object(value: object) -> Mapping[str, Any]:
 def _payload_sha(event_name: str, name: str, value: object) -> str:
     if value is None:
         raise CceError(f"the {event_name} event payload has no {name}: expected a commit SHA")
-    if not isinstance(value, str) or not _SHA.match(value):
+    if not isinstance(value, str) or not _SHA.fullmatch(value):
         shown = json.dumps(value)[:60] if isinstance(value, str) else f"a JSON {describe_type(value)}"
         raise CceError(f"the {event_name} event payload's {name} is {shown}: expected a commit SHA")
     return value
 
 
 def _has_commit(repo: Path, rev: str) -> bool:
-    return _run(repo, ("cat-file", "-e", f"{rev}^{{commit}}"), check=False).returncode == 0
+    return (
+        _run(repo, ("cat-file", "-e", "--end-of-options", f"{rev}^{{commit}}"), check=False).returncode == 0
+    )
 
 
 def _merge_base(repo: Path, a: str, b: str) -> str | None:
-    result = _run(repo, ("merge-base", a, b), check=False)
+    result = _run(repo, ("merge-base", "--end-of-options", a, b), check=False)
     if result.returncode != 0:  # 1: no common ancestor in the history we have
         return None
     return result.stdout.strip()
@@ -369,13 +387,13 @@ def _ensure_history(repo: Path, wanted: list[str], ready: Callable[[], bool]) ->
     """
     if ready() or "origin" not in git(repo, "remote").split():
         return
-    fetch = ("fetch", "--no-tags", "--no-recurse-submodules", "origin")
+    fetch = ("fetch", "--no-tags", "--no-recurse-submodules")
     deadline = time.monotonic() + FETCH_TIMEOUT
-    _fetch(repo, (*fetch, *wanted), deadline)
+    _fetch(repo, (*fetch, "--end-of-options", "origin", *wanted), deadline)
     for step in _DEEPEN_STEPS:
         if ready() or not _is_shallow(repo):
             return
-        _fetch(repo, (*fetch, step), deadline)
+        _fetch(repo, (*fetch, step, "origin"), deadline)
 
 
 def _fetch(repo: Path, args: tuple[str, ...], deadline: float) -> None:
@@ -403,11 +421,15 @@ def _require_commits(repo: Path, commits: dict[str, str]) -> None:
 def _resolve_ref(repo: Path, name: str, ref: str) -> str:
     """A revision from an input, also tried as `origin/<ref>` (actions/checkout creates no local
     branches besides the one it checks out), fetched from origin when missing."""
-    candidates = [ref] if _SHA.match(ref) else [ref, f"origin/{ref}"]
+    candidates = [ref] if _SHA.fullmatch(ref) else [ref, f"origin/{ref}"]
 
     def lookup() -> str | None:
         for candidate in candidates:
-            result = _run(repo, ("rev-parse", "--verify", "--quiet", f"{candidate}^{{commit}}"), check=False)
+            result = _run(
+                repo,
+                ("rev-parse", "--verify", "--quiet", "--end-of-options", f"{candidate}^{{commit}}"),
+                check=False,
+            )
             if result.returncode == 0:
                 return result.stdout.strip()
         return None
