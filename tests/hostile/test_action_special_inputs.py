@@ -7,7 +7,6 @@ request commits makes git (or the walk) match for longer than a run may take.
 from __future__ import annotations
 
 import os
-import signal
 import socket
 import stat
 import subprocess
@@ -18,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.action.scenario import ROOT, ActionRun, PullRequest, RunnerDirs, action_env
+from tests.hostile.child import run_child
 from tests.special_files import NULL, device_node
 
 pytestmark = pytest.mark.slow  # the Action end to end, in a real repository
@@ -78,24 +78,11 @@ def _run(
 
 
 def _entrypoint(workspace: Path, dirs: RunnerDirs, env: dict[str, str], inputs: dict[str, str]) -> ActionRun:
-    """`run_entrypoint` in a process group of its own: on a timeout the whole group is killed, so
-    a git child stuck matching a pattern does not outlive the test."""
-    child = subprocess.Popen(
-        [sys.executable, str(ROOT / "entrypoint.py")],
-        cwd=workspace,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        out, err = child.communicate(timeout=120)
-    except subprocess.TimeoutExpired:
-        os.killpg(child.pid, signal.SIGKILL)
-        child.communicate()
-        pytest.fail(f"the Action blocked (inputs {inputs})")
-    return ActionRun(child.returncode, out, err, dirs.outputs(), dirs.summary())
+    """`run_entrypoint` as a child the test can stop: a git stuck matching a pattern does not
+    outlive it."""
+    argv, blocked = [sys.executable, str(ROOT / "entrypoint.py")], f"the Action blocked (inputs {inputs})"
+    done = run_child(argv, cwd=workspace, env=env, timeout=120, blocked=blocked)
+    return ActionRun(done.code, done.out, done.err, dirs.outputs(), dirs.summary())
 
 
 def _error(run: ActionRun) -> str:

@@ -10,9 +10,7 @@ runs with a timeout, so a reader that blocks fails the test instead of hanging i
 from __future__ import annotations
 
 import os
-import signal
 import socket
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.helpers import Outcome, cli
+from tests.hostile.child import run_child
 
 KINDS = ("fifo", "dev-null", "dev-zero", "socket", "directory", "dangling-link")
 
@@ -84,22 +83,9 @@ def specials(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str
 
 def _run(argv: list[str], special: str, cwd: str) -> Outcome:
     args = [special if a == "X" else a for a in argv]
-    child = subprocess.Popen(
-        [sys.executable, "-m", "cce_relevance", *args],
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        out, err = child.communicate(timeout=90)
-    except subprocess.TimeoutExpired:
-        os.killpg(child.pid, signal.SIGKILL)  # the whole group: nothing outlives the test
-        child.communicate()
-        pytest.fail(f"cce-relevance {' '.join(args)} blocked reading {special}")
-    return Outcome(child.returncode, out, err)
+    blocked = f"cce-relevance {' '.join(args)} blocked reading {special}"
+    done = run_child([sys.executable, "-m", "cce_relevance", *args], cwd=cwd, timeout=90, blocked=blocked)
+    return Outcome(done.code, done.out, done.err)
 
 
 def _refused(result: Outcome, special: str) -> None:
