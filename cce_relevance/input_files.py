@@ -8,7 +8,10 @@ regular file *before* reading a byte:
 * a FIFO (named pipe) would block the run until a writer came — forever in a CI job;
 * a character or block device (`/dev/zero`, `/dev/urandom`) never ends, or ends in an error
   that says nothing about the input; a socket cannot be opened at all;
-* a symbolic link that leads nowhere is named as such, not reported as a missing file.
+* a symbolic link that leads nowhere is named as such, not reported as a missing file;
+* a file larger than the reader's limit (`MAX_INPUT_BYTES`, 1 GiB, unless a reader passes a
+  smaller one) is refused by its size, before a byte is read: a sparse file of a terabyte costs
+  its maker nothing and would otherwise end in a `MemoryError`, or hours of parsing.
 
 A directory is left to `open`, whose `Is a directory` each reader words as it always has (the
 fixture reader's text matches the reference byte for byte). The refusal is a `SpecialFileError`,
@@ -36,8 +39,12 @@ _KINDS = (
 )
 
 
+MAX_INPUT_BYTES = 1 << 30  # no file cce-relevance reads (fixtures, reports, stores) comes near
+
+
 class SpecialFileError(OSError):
-    """The path is not a regular file (nor a directory); `strerror` and `str()` say what it is."""
+    """The path is not a regular file (nor a directory), or one larger than its reader takes;
+    `strerror` and `str()` say what it is."""
 
     def __init__(self, path: str, why: str) -> None:
         super().__init__(None, why, path)
@@ -74,19 +81,28 @@ def check_input(path: str | os.PathLike[str]) -> None:
         raise SpecialFileError(os.fspath(path), f"is {kind}, not a regular file")
 
 
-def open_input(path: str | os.PathLike[str], mode: str = "rb", **kwargs: Any) -> IO[Any]:
-    """`open(path, mode, **kwargs)` for reading, refusing a special file (see the module docstring)."""
+def open_input(
+    path: str | os.PathLike[str], mode: str = "rb", *, limit: int | None = MAX_INPUT_BYTES, **kwargs: Any
+) -> IO[Any]:
+    """`open(path, mode, **kwargs)` for reading, refusing a special file and a file of more than
+    `limit` bytes (see the module docstring); `limit=None` is for a reader that maps the file
+    instead of reading it."""
     if any(c in mode for c in "wax+"):
         raise ValueError(f"open_input reads; mode {mode!r} writes")
     check_input(path)
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
     try:
-        found = os.fstat(fd).st_mode
+        info = os.fstat(fd)
+        found = info.st_mode
         if stat.S_ISDIR(found):
             raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), os.fspath(path))
         kind = _kind(found)
         if kind is not None:
             raise SpecialFileError(os.fspath(path), f"is {kind}, not a regular file")
+        if limit is not None and info.st_size > limit:
+            raise SpecialFileError(
+                os.fspath(path), f"is {info.st_size} bytes, more than the {limit} bytes this reader takes"
+            )
         fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
         return open(fd, mode, **kwargs)
     except BaseException:

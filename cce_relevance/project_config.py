@@ -66,6 +66,7 @@ from cce_relevance.retrieval.search.registry import BUILTIN_SPECS, BackendSpec, 
 from cce_relevance.strings import quoted
 
 CONFIG_NAME = "cce-relevance.toml"
+MAX_CONFIG_BYTES = 1 << 20  # a configuration of a few variants is a few kilobytes: a larger file is refused
 
 # Backend names travel in comma lists and in the Action's inputs: the Action accepts this shape.
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
@@ -261,7 +262,7 @@ def find_config(cwd: str, top: str | None = None) -> str | None:
     stop = os.path.abspath(top) if top is not None else None
     while True:
         candidate = os.path.join(here, CONFIG_NAME)
-        if os.path.exists(candidate):
+        if os.path.lexists(candidate):  # a symlink to nothing is found, and refused by name when read
             return candidate
         parent = os.path.dirname(here)
         if os.path.exists(os.path.join(here, ".git")) or here == stop or parent == here:
@@ -288,7 +289,7 @@ def load_config(path: str | None = None, cwd: str | None = None, *, top: str | N
         if top is not None and not Path(found).resolve().is_relative_to(Path(top).resolve()):
             raise CceError(f"{shown} resolves outside the repository")
     try:
-        with open_input(full) as fh:
+        with open_input(full, limit=MAX_CONFIG_BYTES) as fh:
             data = fh.read()
     except OSError as exc:
         raise CceError(f"could not read config {shown}: {exc.strerror or exc}") from None

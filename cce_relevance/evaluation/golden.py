@@ -123,8 +123,10 @@ def read_golden(path: str, label: str, missing_hint: str) -> str:
             return fh.read()
     except FileNotFoundError:
         raise CceError(f"golden report not found: {label}", hint=missing_hint) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CceError(f"could not read golden report {label}: {exc}") from None
+    except OSError as exc:
+        raise CceError(f"could not read golden report {label}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise CceError(f"could not read golden report {label}: not UTF-8 text (byte {exc.start})") from None
 
 
 def compare_with_golden(label: str, text: str, report: str, update: str = "") -> GoldenCheck:

@@ -157,7 +157,8 @@ def test_a_symlink_on_the_branch_is_never_followed(
     run = flow.pull_request(**ON_BRANCH)
     assert run.code == 0, run.stdout + run.stderr
     assert warnings(run) == [
-        f"The trend history history.json on branch {BRANCH} is not a regular file on the branch; "
+        f"input 'history-branch': the trend history history.json on branch {BRANCH} is not a regular "
+        "file on the branch; "
         "no trend line in the comment."
     ]
     [comment] = fake_github.comments(REPO, PR_NUMBER)

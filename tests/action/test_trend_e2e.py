@@ -241,7 +241,7 @@ def test_a_corrupt_history_is_a_warning_a_push_starts_afresh_and_a_pull_request_
     run = flow.pull_request()
     assert run.code == 0, run.stdout + run.stderr
     [warning] = warnings(run)
-    assert warning.startswith(f"The trend history {HISTORY} entries[0] lacks date, sets, version")
+    assert warning.startswith(f"input 'history': the trend history {HISTORY} entries[0] lacks date, sets")
     assert warning.endswith("; no trend line in the comment.")
     [comment] = fake_github.comments(REPO, PR_NUMBER)
     assert "Trend of" not in comment["body"]

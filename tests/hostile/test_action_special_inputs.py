@@ -7,90 +7,18 @@ request commits makes git (or the walk) match for longer than a run may take.
 from __future__ import annotations
 
 import os
-import socket
 import stat
 import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.action.scenario import ROOT, ActionRun, PullRequest, RunnerDirs, action_env
-from tests.hostile.child import run_child
-from tests.special_files import NULL, device_node
+from tests.action.scenario import PullRequest
+from tests.hostile.action_runs import make_special, refused, run_action
 
 pytestmark = pytest.mark.slow  # the Action end to end, in a real repository
 
-ZERO = 5  # minor number of /dev/zero (major 1)
 KINDS = ("fifo", "dev-null", "dev-zero", "socket", "directory", "dangling-link", "regular-file")
-
-
-def _make(kind: str, path: Path) -> Iterator[None]:
-    """`path` made a special file of `kind` for as long as the generator is open."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    server = None
-    if kind == "fifo":
-        os.mkfifo(path)
-    elif kind in ("dev-null", "dev-zero"):
-        device_node(path, NULL if kind == "dev-null" else ZERO)
-    elif kind == "socket":
-        server = socket.socket(socket.AF_UNIX)
-        server.bind(str(path))
-    elif kind == "directory":
-        path.mkdir()
-    elif kind == "dangling-link":
-        path.symlink_to(path.parent / "nowhere")
-    else:
-        path.write_text("not a directory\n")
-    try:
-        yield
-    finally:
-        if server is not None:
-            server.close()
-
-
-def _run(
-    pr: PullRequest, root: Path, event_name: str = "pull_request", *, merged: bool = False, **inputs: str
-) -> ActionRun:
-    dirs = RunnerDirs(root / "runner")
-    if event_name == "push":
-        main = pr._git("rev-parse", "main")
-        event: dict[str, object] = {
-            "ref": "refs/heads/main",
-            "before": pr._git("rev-parse", "main~1"),
-            "after": main,
-            "repository": {"full_name": "octo/demo", "default_branch": "main"},
-        }
-        pr._git("checkout", "-q", "--detach", "main")
-    else:
-        if not merged:
-            pr.check_out_merge()
-        event = pr.event()
-    dirs.prepare(event)
-    env = action_env(
-        dirs.places(pr.workspace),
-        "http://127.0.0.1:9",
-        "ghs_test",
-        inputs={"GITHUB_EVENT_NAME": event_name, "INPUT_COMMENT": "false", **inputs},
-    )
-    return _entrypoint(pr.workspace, dirs, env, inputs)
-
-
-def _entrypoint(workspace: Path, dirs: RunnerDirs, env: dict[str, str], inputs: dict[str, str]) -> ActionRun:
-    """`run_entrypoint` as a child the test can stop: a git stuck matching a pattern does not
-    outlive it."""
-    argv, blocked = [sys.executable, str(ROOT / "entrypoint.py")], f"the Action blocked (inputs {inputs})"
-    done = run_child(argv, cwd=workspace, env=env, timeout=120, blocked=blocked)
-    return ActionRun(done.code, done.out, done.err, dirs.outputs(), dirs.summary())
-
-
-def _error(run: ActionRun) -> str:
-    assert run.code == 2, run.stdout + run.stderr
-    assert "Traceback" not in run.stderr and "internal error" not in run.stdout
-    errors = [line for line in run.stdout.splitlines() if line.startswith("::error")]
-    assert errors, run.stdout
-    return errors[0]
 
 
 @pytest.mark.parametrize("event_name", ["pull_request", "push"])
@@ -101,9 +29,9 @@ def test_a_history_input_that_is_no_regular_file_is_refused(
     """A FIFO blocked both runs forever (the read, then the write of a push); /dev/zero was a
     MemoryError (exit 70)."""
     pr = PullRequest(tmp_path)
-    made = _make(kind, pr.workspace / "history" / "h.json")
+    made = make_special(kind, pr.workspace / "history" / "h.json")
     next(made)
-    error = _error(_run(pr, tmp_path, event_name, INPUT_HISTORY="history/h.json"))
+    error = refused(run_action(pr, tmp_path, event_name, INPUT_HISTORY="history/h.json"))
     assert "input 'history': history/h.json" in error
     made.close()
 
@@ -119,10 +47,10 @@ def test_a_directory_the_action_writes_that_is_anything_else_is_refused(
         pytest.skip("a directory is what is expected")
     pr = PullRequest(tmp_path)
     name = "cache" if where == "cache-dir" else ".cce-relevance"
-    made = _make(kind, pr.workspace / name)
+    made = make_special(kind, pr.workspace / name)
     next(made)
     inputs = {"INPUT_CACHE-DIR": "cache"} if where == "cache-dir" else {}
-    error = _error(_run(pr, tmp_path, **inputs))
+    error = refused(run_action(pr, tmp_path, **inputs))
     assert "input 'cache-dir'" in error and name in error
     if where == "output directory" and kind != "dangling-link":
         assert "the Action writes its reports there" in error
@@ -173,7 +101,7 @@ def test_a_runaway_gitignore_line_does_not_stall_the_action(tmp_path: Path) -> N
     _merge_without_matching(
         pr, {"corpus/.gitignore": RUNAWAY + "\n", f"corpus/{LONG_NAME}": "def f():\n    return 1\n"}
     )
-    run = _run(pr, tmp_path, merged=True, INPUT_GOLDEN="")
+    run = run_action(pr, tmp_path, merged=True, INPUT_GOLDEN="")
     assert run.code == 0, run.stdout + run.stderr
     assert "internal error" not in run.stdout
 
@@ -184,14 +112,14 @@ def test_a_runaway_gitattributes_line_is_refused_before_git_matches_it(tmp_path:
     _merge_without_matching(
         pr, {"corpus/.gitattributes": f"{RUNAWAY} text\n", f"corpus/{LONG_NAME}": "def f():\n    return 1\n"}
     )
-    error = _error(_run(pr, tmp_path, merged=True, INPUT_GOLDEN=""))
+    error = refused(run_action(pr, tmp_path, merged=True, INPUT_GOLDEN=""))
     assert "corpus/.gitattributes line 1" in error and "16 `*` wildcards" in error
 
 
 def test_attributes_of_three_stars_are_checked_out(tmp_path: Path) -> None:
     pr = PullRequest(tmp_path)
     _merge_without_matching(pr, {"corpus/.gitattributes": "*_*_*.py text\n**/x/** -diff\n"})
-    run = _run(pr, tmp_path, merged=True, INPUT_GOLDEN="")
+    run = run_action(pr, tmp_path, merged=True, INPUT_GOLDEN="")
     assert run.code == 0, run.stdout + run.stderr
 
 
@@ -204,7 +132,7 @@ def test_special_files_are_made_as_the_table_says(tmp_path: Path) -> None:
         "socket": stat.S_ISSOCK,
     }
     for kind, test in tests.items():
-        made = _make(kind, tmp_path / kind)
+        made = make_special(kind, tmp_path / kind)
         next(made)
         assert test((tmp_path / kind).lstat().st_mode), kind
         made.close()

@@ -26,7 +26,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from cce_relevance import untrusted_json
-from cce_relevance.action.config.paths import inside
+from cce_relevance.action.config.paths import OUTPUT_DIR, in_output_dir, inside
 from cce_relevance.action.config.retriever_policy import INPUT as RETRIEVERS_INPUT
 from cce_relevance.action.config.retriever_policy import check_repository_retrievers
 from cce_relevance.action.runner.github import DEFAULT_API_URL, DEFAULT_SERVER_URL
@@ -35,6 +35,7 @@ from cce_relevance.errors import CceError
 from cce_relevance.evaluation.metrics import DEFAULT_PRIMARY, METRIC_KEYS
 from cce_relevance.evaluation.rank_metrics import rank_metric_name
 from cce_relevance.evaluation.selection import DEFAULT_BACKENDS
+from cce_relevance.input_files import SpecialFileError, check_input
 
 FailOn = Literal["drift", "regression", "inconclusive", "none"]
 MAX_SHARDS = 256  # GitHub runs at most 256 jobs of one matrix
@@ -65,6 +66,8 @@ _HISTORY_BRANCH = re.compile(rf"^{_BRANCH_PART}(?:/{_BRANCH_PART}){{0,9}}$")
 DEFAULT_HISTORY_SIZE = 100  # `history-size`: the entries a push keeps when the input is not given
 MAX_HISTORY_SIZE = 1000  # and at most (trend/history.py refuses a longer history)
 DEFAULT_HISTORY_FILE = "history.json"  # the file on `history-branch` when `history` is not given
+# GitHub caps a webhook's payload at 25 MB: a larger event file is not one it wrote
+MAX_EVENT_BYTES = 64 << 20
 
 
 @dataclass(frozen=True)
@@ -224,6 +227,8 @@ def _merge_inputs(
             f"input 'shards-dir': {value!r} is not a directory under {github.workspace}: "
             "expected the shards' downloaded artifacts"
         )
+    _outside_output_dir("shards-dir", value, shards_dir, github.workspace)
+    _check_shard_states(shards_dir, github.workspace)
     return _without_fixtures(
         env,
         github,
@@ -240,6 +245,23 @@ def _merge_inputs(
         history_size=_history_size(_input(env, "history-size")),
         **_history_place(_input(env, "history"), _input(env, "history-branch"), github.workspace),
     )
+
+
+def _check_shard_states(shards_dir: Path, workspace: Path) -> None:
+    """Every `*.json` below `shards-dir` is read as a shard state: each must be a regular file
+    inside the workspace (a symlink in a downloaded artifact could point anywhere on the runner,
+    a FIFO would block the merge). Directories reached through a symlink are not walked."""
+    for state in sorted(shards_dir.rglob("*.json")):
+        shown = _relative_posix(state, workspace)
+        if not inside(workspace, state):
+            raise CceError(
+                f"input 'shards-dir': {shown} resolves outside the workspace {workspace}: expected "
+                "the shard states the `shard: I/N` jobs uploaded, as actions/download-artifact wrote them"
+            )
+        try:
+            check_input(state)
+        except SpecialFileError as exc:
+            raise CceError(f"input 'shards-dir': {shown} {exc}") from None
 
 
 def _publish_inputs(
@@ -332,6 +354,7 @@ def expand_fixtures(
                     f"input 'fixtures': {match!r} (from {pattern!r}) resolves outside the workspace "
                     f"{workspace}: expected files inside the checked-out repository"
                 )
+            _outside_output_dir("fixtures", match, working_directory / match, workspace)
             found.add(_relative_posix(working_directory / match, working_directory))
     return tuple(sorted(found))
 
@@ -400,7 +423,7 @@ def _read_event(path: Path | None) -> Mapping[str, Any]:
     if path is None:
         return MappingProxyType({})
     name = f"GITHUB_EVENT_PATH={path}"
-    payload = untrusted_json.read_document(path, "the event payload", name=name)
+    payload = untrusted_json.read_document(path, "the event payload", name=name, limit=MAX_EVENT_BYTES)
     return MappingProxyType(untrusted_json.expect_object(payload, name, error=CceError))
 
 
@@ -413,7 +436,19 @@ def _working_directory(value: str, workspace: Path) -> Path:
         )
     if not candidate.is_dir():
         raise CceError(f"input 'working-directory': {value!r} is not a directory under {workspace}")
+    _outside_output_dir("working-directory", value, candidate, workspace)
     return candidate.resolve()
+
+
+def _outside_output_dir(name: str, value: str, path: Path, workspace: Path) -> None:
+    """Refuse a path an input names inside the output directory: it is replaced on every run
+    (and holds the index cache's files, which no input may be read as)."""
+    if in_output_dir(workspace, path):
+        raise CceError(
+            f"input '{name}': {value!r} is inside {OUTPUT_DIR}/, the Action's output directory, which it "
+            "replaces on every run",
+            hint=f"keep what the input names outside {OUTPUT_DIR}/",
+        )
 
 
 def _cache_dir(value: str, workspace: Path) -> Path:
@@ -505,6 +540,7 @@ def _golden(
                 f"input 'golden': {golden!r} resolves outside the workspace {workspace}: "
                 "expected a path inside the repository"
             )
+        _outside_output_dir("golden", golden, working_directory / golden, workspace)
         pairs[key] = _relative_posix(working_directory / golden, working_directory)
     return tuple(sorted(pairs.items()))
 

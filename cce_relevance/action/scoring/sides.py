@@ -231,8 +231,11 @@ def _score_fixture(
     files, as for its update command: left out of a corpus holding it. Runs in the working
     directory, `tree / subdir`."""
     root = tree / subdir
+    vetted = False  # set once the set is read: what fails before is the fixture file itself
 
     def inside_tree(corpus: str) -> None:
+        nonlocal vetted
+        vetted = True
         if not inside(tree, root / corpus):
             raise CceError(
                 f"fixture {fixture}: its corpus {corpus!r} resolves outside the repository",
@@ -241,9 +244,14 @@ def _score_fixture(
             )
 
     outputs = [golden] if golden is not None else []
-    scored = api.score_set(
-        fixture, replace(options, outputs=outputs), indexes, check_corpus=inside_tree, stage=stage
-    )
+    try:
+        scored = api.score_set(
+            fixture, replace(options, outputs=outputs), indexes, check_corpus=inside_tree, stage=stage
+        )
+    except CceError as exc:
+        if vetted:
+            raise
+        raise _naming_input("fixtures", fixture, exc) from exc
     result = scored.run
     repository_corpus = Path(os.path.relpath((root / scored.corpus).resolve(), tree.resolve())).as_posix()
     # the text as a reader of the file sees it (universal newlines), for its line numbers
@@ -276,5 +284,15 @@ def _read_goldens(
             path = tree / subdir / golden
             if not inside(tree, path):
                 raise CceError(f"input 'golden': {golden} resolves outside the repository")
-            goldens[fixture] = GoldenFile.read(str(path), fixture, golden, inputs.backends, metric)
+            try:
+                goldens[fixture] = GoldenFile.read(str(path), fixture, golden, inputs.backends, metric)
+            except CceError as exc:
+                raise _naming_input("golden", golden, exc) from exc
     return goldens
+
+
+def _naming_input(name: str, path: str, exc: CceError) -> CceError:
+    """`exc`, raised reading the file `path` an input names, with the input's name (and the path,
+    when the reader's words leave it out: a fixture's line errors are the reference's)."""
+    message = exc.message if path in exc.message else f"{path}: {exc.message}"
+    return CceError(f"input '{name}': {message}", exc.hint)

@@ -281,5 +281,6 @@ def _read(store: HistoryFile | HistoryBranch, version: str | None, otherwise: st
     try:
         return store.read(version)
     except HistoryError as exc:
-        log(annotation("warning", f"The trend history {store.shown} {exc}; {otherwise}."))
+        name = "history-branch" if isinstance(store, HistoryBranch) else "history"
+        log(annotation("warning", f"input '{name}': the trend history {store.shown} {exc}; {otherwise}."))
         return None

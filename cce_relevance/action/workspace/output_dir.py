@@ -28,12 +28,11 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Protocol
 
+from cce_relevance.action.config.paths import OUTPUT_DIR as OUTPUT_DIR  # its home, for its readers
 from cce_relevance.action.workspace.git import git
 from cce_relevance.atomic_files import write_output
 from cce_relevance.errors import CceError
 from cce_relevance.reporting.canonical_json import dumps_report
-
-OUTPUT_DIR = ".cce-relevance"
 
 
 class SetReports(Protocol):
