@@ -492,6 +492,31 @@ def test_each_input_refuses_each_hostile_file_by_name(row: Row, case: str, cell:
         assert "bytes, more than the" in error.message or "larger than the" in error.message, error.message
 
 
+UNDER_A_FILE = (  # (input, its value, with `x` a regular file in the workspace)
+    ("history", {"INPUT_HISTORY": "x/history.json"}),
+    ("cache-dir", {"INPUT_CACHE-DIR": "x/cache"}),
+    ("working-directory", {"INPUT_WORKING-DIRECTORY": "x/sub"}),
+    ("fixtures", {"INPUT_FIXTURES": "x/set.jsonl"}),
+    ("golden", {"INPUT_GOLDEN": "set.jsonl=x/set.golden.json"}),
+    ("shards-dir", {"INPUT_MODE": "merge", "INPUT_SHARDS-DIR": "x/shards"}),
+)
+
+
+@pytest.mark.parametrize(("name", "inputs"), UNDER_A_FILE, ids=[name for name, _ in UNDER_A_FILE])
+def test_a_path_below_a_regular_file_is_refused_by_name(
+    name: str, inputs: dict[str, str], cell: Cell
+) -> None:
+    """A parent that is a file: nothing can be read there, and a push could never write its history
+    (it warned twice and went on)."""
+    (cell.workspace / "x").write_text("a file\n")
+    with alarm(), pytest.raises(CceError) as raised:
+        read = cell.inputs(**inputs)
+        check_history(cell.workspace, read)
+        prepare_cache_dir(cell.workspace, cell.workspace, read.cache_dir)
+        score_sides(cell.workspace, CommitPair(None, cell.commit()), read)
+    assert f"input '{name}'" in raised.value.message, raised.value.message
+
+
 def test_the_table_covers_every_case_of_every_row() -> None:
     """Each cell is run, or says why not: a case a row neither runs nor explains would test nothing."""
     for row in ROWS:

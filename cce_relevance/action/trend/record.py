@@ -93,10 +93,17 @@ def check_history(repo: Path, inputs: ActionInputs) -> None:
             hint="keep the history elsewhere in the workspace, such as .cce-relevance-history/history.json",
         )
     for depth in range(1, len(relative.parts) + 1):
-        if (workspace / Path(*relative.parts[:depth])).is_symlink():
+        step = workspace / Path(*relative.parts[:depth])
+        if step.is_symlink():
             raise CceError(
                 f"input 'history': {shown} passes through a symlink in the workspace",
                 hint="use a plain file path, such as .cce-relevance-history/history.json",
+            )
+        if depth < len(relative.parts) and step.exists() and not step.is_dir():  # no push could write it
+            raise CceError(
+                f"input 'history': {shown}: {step.relative_to(workspace).as_posix()} in the workspace "
+                "exists and is not a directory",
+                hint="name the history's file path, such as .cce-relevance-history/history.json",
             )
     if path.is_dir():
         raise CceError(f"input 'history': {shown} is a directory: expected the history's file path")
