@@ -34,6 +34,7 @@ from cce_relevance.evaluation.rank_metrics import FIRST_TOKENS
 from cce_relevance.evaluation.run_result import RunResult
 from cce_relevance.evaluation.selection import first_tokens_asked, rank_metric_specs
 from cce_relevance.evaluation.spans import TokenScore
+from cce_relevance.untrusted_json import Field
 
 _SHARD = re.compile(r"([0-9]+)/([0-9]+)\Z")
 _NAMED = 10  # missing shards a refusal names
@@ -177,22 +178,14 @@ def _first_tokens(result: RunResult) -> bool:
 
 
 def merge_shards(documents: Sequence[tuple[str, Any]]) -> RunResult:
-    """The unsharded run rebuilt from its shards' documents, given as (source name, parsed JSON)."""
-    try:
-        return _merged(documents)
-    except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError) as exc:
-        raise CceError(
-            f"merge: a shard state is malformed ({type(exc).__name__}: {exc}): "
-            "expected files written by `run --shard-state`"
-        ) from exc
-
-
-def _merged(documents: Sequence[tuple[str, Any]]) -> RunResult:
+    """The unsharded run rebuilt from its shards' documents, given as (source name, parsed JSON);
+    each document is read by its schema first (`read_shard_document`)."""
     if not documents:
         raise CceError("merge: no shard given: expected the state files of shards 1..N")
     for source, document in documents:
         if not isinstance(document, dict) or document.get("schema") != schemas.SHARD:
             raise CceError(f'{source}: not a shard state (expected "schema": "{schemas.SHARD}")')
+        read_shard_document(Field(document, source))
     first_source, first = documents[0]
     count = _check_numbering(documents)
     for source, document in documents[1:]:
@@ -203,15 +196,16 @@ def _merged(documents: Sequence[tuple[str, Any]]) -> RunResult:
                 )
         if [b["backend"] for b in document["backends"]] != [b["backend"] for b in first["backends"]]:
             raise CceError(f"{source}: its backends differ from {first_source}'s: the shards are not one run")
-    fixtures = parse_fixtures(first["fixtures"]["text"], first["fixtures"]["path"])
+    try:
+        fixtures = parse_fixtures(first["fixtures"]["text"], first["fixtures"]["path"])
+    except CceError as exc:
+        Field(first, first_source).key("fixtures").key("text").refuse(exc.message)
     specs = rank_metric_specs(first["metrics"]) if "metrics" in first else ()
     counted = "metrics" in first and first_tokens_asked(first["metrics"])
     judged = [spec.key for spec in specs] if specs else None
     reports = []
     for position, block in enumerate(first["backends"]):
         name = block["backend"]
-        if not isinstance(name, str):
-            raise TypeError(f"backend name {name!r}")
         scored: dict[int, tuple[str, dict[str, Any]]] = {}
         for source, document in documents:
             shard = Shard(document["shard"]["index"], count)
@@ -225,14 +219,72 @@ def _merged(documents: Sequence[tuple[str, Any]]) -> RunResult:
                 if not shard.holds(values["id"]):
                     raise CceError(f"{source}: query {values['id']!r} does not belong to shard {shard}")
                 scored[line] = (source, values)
-        results = [_case_result(case, scored, name) for case in fixtures.cases]
+        owners = {document["shard"]["index"]: source for source, document in documents}
+        results = [_case_result(case, scored, name, owners) for case in fixtures.cases]
         for result in results:
             if judged and (result.ranking is None or not set(judged) <= result.ranking.keys()):
-                raise ValueError(f"query {result.case.id!r} on {name} lacks a rank metric's value")
+                raise CceError(
+                    f"{scored[result.case.line][0]}: query {result.case.id!r} on {name} "
+                    "lacks a rank metric's value"
+                )
         if counted and any("first_relevant_tokens" not in scored[c.line][1] for c in fixtures.cases):
-            raise ValueError(f"a query on {name} lacks its tokens to the first relevant hit")
+            raise CceError(f"merge: a query on {name} lacks its tokens to the first relevant hit")
         reports.append(backend_report(name, results, judged, first_tokens=counted))
     return RunResult(first["corpus"], first["embedder"], fixtures, tuple(reports), None, specs)
+
+
+def read_shard_document(field: Field) -> dict[str, Any]:
+    """The `cce.relevance.shard/v1` document at `field`, every field checked to be what
+    `shard_document` writes: the shard numbers (whole numbers from 1), the fixture file (its path
+    and corpus one line each, its `sha256` the digest of its text), the embedder, the rank metric
+    names, each backend's name and each query's values (line from 1, precision, recall, MRR, F1
+    and token scores from 0 to 1, the rank of the first relevant hit from 1 or null, rank metrics
+    finite numbers, tokens to the first relevant hit from 1 or null); else a `CceError` naming the
+    file and the field. Returned as read (the merge reads it as plain data)."""
+    f = field.object(("schema", "shard", "fixtures", "corpus", "embedder", "backends"), ("metrics",))
+    f["schema"].const(schemas.SHARD)
+    if "metrics" in f:
+        try:
+            rank_metric_specs(f["metrics"].list_of(Field.name))
+        except CceError as exc:
+            f["metrics"].refuse(exc.message)
+    shard = f["shard"].object(("index", "count"))  # 1 <= I <= N: checked against the other shards
+    shard["index"].integer(1)
+    shard["count"].integer(1)
+    fixtures = f["fixtures"].object(("path", "text", "sha256"))
+    fixtures["path"].line()
+    digest = hashlib.sha256(fixtures["text"].text().encode("utf-8")).hexdigest()
+    if fixtures["sha256"].sha256() != digest:
+        fixtures["sha256"].refuse("is not the SHA-256 of the saved fixture text")
+    f["corpus"].line()
+    f["embedder"].line()
+    for block in f["backends"].items():
+        backend = block.object(("backend", "cases"))
+        backend["backend"].name()
+        for case in backend["cases"].items():
+            _check_case_values(case)
+    return dict(field.value)
+
+
+def _check_case_values(field: Field) -> None:
+    """One query's values as `_case_values` writes them."""
+    f = field.object(
+        ("line", "id", *_METRICS, "first_relevant_rank", "tokens"), ("ranking", "first_relevant_tokens")
+    )
+    f["line"].integer(1)
+    f["id"].text()
+    for name in _METRICS:
+        f[name].fraction()
+    f["first_relevant_rank"].optional(lambda rank: rank.integer(1))
+    if f["tokens"].value is not None:
+        tokens = f["tokens"].object(_TOKENS)
+        for name in _TOKENS:
+            tokens[name].fraction()
+    if "ranking" in f:
+        for _, value in f["ranking"].entries(Field.name):
+            value.number()
+    if "first_relevant_tokens" in f:
+        f["first_relevant_tokens"].optional(lambda count: count.integer(1))
 
 
 def _check_numbering(documents: Sequence[tuple[str, Any]]) -> int:
@@ -259,9 +311,17 @@ def _check_numbering(documents: Sequence[tuple[str, Any]]) -> int:
     return count
 
 
-def _case_result(case: Case, scored: dict[int, tuple[str, dict[str, Any]]], backend: str) -> CaseResult:
+def _case_result(
+    case: Case, scored: dict[int, tuple[str, dict[str, Any]]], backend: str, owners: dict[int, str]
+) -> CaseResult:
+    """One query's result from the values its shard saved; `owners`: each shard's file, to name
+    the one that should have scored a query no shard did."""
     if case.line not in scored or scored[case.line][1]["id"] != case.id:
-        raise CceError(f"merge: query {case.id!r} (line {case.line}) was scored by no shard on {backend}")
+        shard = next(Shard(i, len(owners)) for i in owners if Shard(i, len(owners)).holds(case.id))
+        raise CceError(
+            f"merge: query {case.id!r} (line {case.line}) was scored by no shard on {backend}: "
+            f"it is shard {shard}'s, {owners[shard.index]}"
+        )
     values = scored[case.line][1]
     tokens = values["tokens"]
     return CaseResult(
@@ -278,14 +338,5 @@ def _case_result(case: Case, scored: dict[int, tuple[str, dict[str, Any]]], back
         else TokenScore(float(tokens["precision"]), float(tokens["recall"]), float(tokens["iou"])),
         hits=(),
         ranking=None if "ranking" not in values else {k: float(v) for k, v in values["ranking"].items()},
-        first_relevant_tokens=_count(values.get("first_relevant_tokens")),
+        first_relevant_tokens=values.get("first_relevant_tokens"),
     )
-
-
-def _count(value: Any) -> int | None:
-    """A saved token count: a whole number ≥ 1, or null."""
-    if value is None:
-        return None
-    if type(value) is not int or value < 1:
-        raise ValueError(f"first_relevant_tokens {value!r}")
-    return value

@@ -81,6 +81,14 @@ def _other_version(path: Path) -> None:
     )
 
 
+def _out_of_range(path: Path) -> None:
+    """A saved side whose values are out of range (#29: that stopped the run with exit 2)."""
+    document = json.loads(path.read_text(encoding="utf-8"))
+    document["sets"][0]["run"]["backends"][0]["cases"][0]["first_relevant_rank"] = -1
+    document["shard"] = {"index": 0, "count": 1}
+    path.write_text(json.dumps(document), encoding="utf-8")
+
+
 CASES: dict[str, tuple[dict[str, str], Callable[[Path], None], str]] = {
     "other inputs": (
         {"INPUT_GOLDEN": ""},  # no golden: another fingerprint (a golden is left out of its corpus)
@@ -93,6 +101,7 @@ CASES: dict[str, tuple[dict[str, str], Callable[[Path], None], str]] = {
         lambda path: path.write_text('{"schema": "cce.relevance.action.side/v1"}', encoding="utf-8"),
         "Ignoring the saved base side: ",
     ),
+    "values out of range": ({}, _out_of_range, "Ignoring the saved base side: "),
 }
 
 

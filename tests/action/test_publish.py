@@ -129,6 +129,16 @@ def test_a_pull_request_that_moved_on_is_left_to_its_newer_run(
     assert "ffffffffffff" in notice and pr.head_sha[:12] in notice
 
 
+META = {
+    "schema": "cce.relevance.pull-request/v1",
+    "number": PR_NUMBER,
+    "head": "0" * 40,
+    "comment_key": None,
+    "changed": True,
+    "on_change": False,
+}
+
+
 def zipped(files: dict[str, str]) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
@@ -139,6 +149,7 @@ def zipped(files: dict[str, str]) -> bytes:
 
 def test_the_artifact_is_untrusted(pr: PullRequest, tmp_path: Path, fake_github: FakeGitHub) -> None:
     meta = {
+        "schema": "cce.relevance.pull-request/v1",
         "number": PR_NUMBER,
         "head": pr.head_sha,
         "comment_key": None,
@@ -178,12 +189,23 @@ def test_the_artifact_is_untrusted(pr: PullRequest, tmp_path: Path, fake_github:
             "comment.md in the artifact is over",
         ),
         (
-            {"comment.md": "x", "pull-request.json": json.dumps({"number": PR_NUMBER, "head": "0" * 40})},
+            {"comment.md": "x", "pull-request.json": json.dumps(META | {"head": "0" * 40})},
             None,
             "another commit",
         ),
+        (
+            {"comment.md": "x", "pull-request.json": json.dumps(META | {"head": "%0A::warning::X"})},
+            None,
+            'pull-request.json: field "head": expected a commit (40 or 64 lowercase hex digits), '
+            'got "%0A::warning::X"',
+        ),
+        (
+            {"comment.md": "x", "pull-request.json": json.dumps({"number": PR_NUMBER, "head": "0" * 40})},
+            None,
+            "pull-request.json: lacks schema, comment_key, changed, on_change",
+        ),
     ],
-    ids=["missing-file", "too-large", "huge-comment", "other-head"],
+    ids=["missing-file", "too-large", "huge-comment", "other-head", "head-not-a-commit", "fields-missing"],
 )
 def test_a_bad_artifact_posts_nothing(
     pr: PullRequest,
@@ -201,6 +223,7 @@ def test_a_bad_artifact_posts_nothing(
     assert run.code == 0 and fake_github.comments(REPO, PR_NUMBER) == []
     [(_, warning)] = annotations(run, "warning")
     assert why in warning
+    assert not any(line.startswith("::warning::X") for line in run.stdout.splitlines())
 
 
 def test_publish_outside_workflow_run_is_a_configuration_error(

@@ -199,7 +199,8 @@ REFUSALS: dict[str, tuple[Callable[[Path], None], str]] = {
     ),
     "a tampered fingerprint": (
         lambda root: edit(root / STATE.format(2), _set("fingerprint", "0" * 64, "head")),
-        f"{STATE.format(2)} (head): its fingerprint does not match its version and configuration",
+        f'{STATE.format(2)}: field "sides.head.fingerprint": '
+        "does not match the side's version and configuration",
     ),
     "not a shard": (
         lambda root: (root / "notes.json").write_text("{}", encoding="utf-8"),

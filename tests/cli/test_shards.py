@@ -204,7 +204,7 @@ def test_a_file_that_is_not_a_shard_state_is_refused(project: Path, tmp_path: Pa
     broken = json.loads(two.read_text())
     del broken["backends"][0]["cases"][0]["mrr"]
     two.write_text(json.dumps(broken))
-    assert "a shard state is malformed (KeyError: 'mrr')" in merge_error(one, two)
+    assert '2.json: field "backends[0].cases[0]": lacks mrr: expected exactly' in merge_error(one, two)
     (tmp_path / "bad.json").write_text("{", encoding="utf-8")
     assert "could not read shard state" in merge_error(tmp_path / "bad.json")
 

@@ -168,7 +168,8 @@ def _artifact(head: str) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         archive.writestr("comment.md", "<!-- cce-relevance:v1 -->\nRelevance: unchanged\n")
-        archive.writestr("pull-request.json", json.dumps({"number": 7, "head": head}))
+        meta = {"number": 7, "head": head, "comment_key": None, "changed": True, "on_change": False}
+        archive.writestr("pull-request.json", json.dumps({"schema": "cce.relevance.pull-request/v1", **meta}))
     return buffer.getvalue()
 
 

@@ -27,7 +27,7 @@ import re
 import zipfile
 from typing import Any
 
-from cce_relevance import untrusted_json
+from cce_relevance import schemas, untrusted_json
 from cce_relevance.action.config.inputs import ActionInputs
 from cce_relevance.action.report.fit import fit_body
 from cce_relevance.action.runner.deadline import within_budget
@@ -123,9 +123,29 @@ def _artifact_files(client: GitHubClient, repo: str, run_id: str, name: str) -> 
             meta = untrusted_json.loads(_member(archive, "pull-request.json", META_FILE_LIMIT))
     except (zipfile.BadZipFile, UnicodeDecodeError, ValueError) as exc:
         raise ArtifactError(f"artifact {name!r} is not what the evaluating run writes: {exc}") from None
-    if not isinstance(meta, dict):
-        raise ArtifactError("pull-request.json is not a JSON object")
-    return comment, meta
+    try:
+        return comment, read_pull_request(untrusted_json.Field(meta, "pull-request.json"))
+    except CceError as exc:  # the artifact's fault, not the configuration's: nothing is posted
+        raise ArtifactError(exc.message) from None
+
+
+def read_pull_request(field: untrusted_json.Field) -> dict[str, Any]:
+    """The artifact's `pull-request.json` (`cce.relevance.pull-request/v1`), every field checked:
+    `number` a whole number from 1, `head` a commit (40 or 64 lowercase hex digits),
+    `comment_key` null or a key (letters, digits, `_.-`, at most 64), `changed` and `on_change`
+    booleans, and nothing else; a `CceError` naming the field otherwise."""
+    f = field.object(("schema", "number", "head", "comment_key", "changed", "on_change"))
+    f["schema"].const(schemas.PULL_REQUEST)
+    key = f["comment_key"].optional(untrusted_json.Field.line)
+    if key is not None and not _KEY.match(key):
+        f["comment_key"].expected("a comment key (letters, digits, _ . -; at most 64)")
+    return {
+        "number": f["number"].integer(1, 2**63 - 1),
+        "head": f["head"].commit(),
+        "comment_key": key,
+        "changed": f["changed"].boolean(),
+        "on_change": f["on_change"].boolean(),
+    }
 
 
 def _member(archive: zipfile.ZipFile, name: str, limit: int) -> bytes:
@@ -150,13 +170,8 @@ def _post(
     lines: list[str],
 ) -> str:
     """Post `comment` on the artifact's pull request; the URL, or '' (what it says goes to `lines`)."""
-    number = meta.get("number")
-    if isinstance(number, bool) or not isinstance(number, int) or number < 1:
-        raise ArtifactError("pull-request.json has no valid pull request number")
-    key = meta.get("comment_key")
-    if key is not None and (not isinstance(key, str) or not _KEY.match(key)):
-        raise ArtifactError("pull-request.json has an invalid comment key")
-    if meta.get("head") != head:
+    number, key = meta["number"], meta["comment_key"]
+    if meta["head"] != head:
         raise ArtifactError(f"the artifact was made for another commit than the evaluating run's {head[:12]}")
     pull = client.get(f"/repos/{repo}/pulls/{number}")
     current = ((pull or {}).get("head") or {}).get("sha") if isinstance(pull, dict) else None
@@ -176,7 +191,7 @@ def _post(
         f"<sub>Published from the artifact of run {run_id} (`mode: publish`).</sub>",
         full_report="the evaluating run's job summary",
     )
-    create = bool(meta.get("changed", True)) or not bool(meta.get("on_change", False))
+    create = meta["changed"] or not meta["on_change"]
     result = upsert_comment(client, repo, number, body, marker, create=create)
     if result.warning:
         lines.append(annotation("warning", result.warning))

@@ -26,9 +26,17 @@ from typing import Any
 
 from cce_relevance import api, schemas, untrusted_json
 from cce_relevance.action.config.inputs import MAX_SHARDS
-from cce_relevance.action.saved.side import SavedSide, dumps_side, read_side, rebuild, side_document
+from cce_relevance.action.saved.side import (
+    SavedSide,
+    dumps_side,
+    read_shard_numbers,
+    read_side_field,
+    read_span,
+    rebuild,
+    side_document,
+)
 from cce_relevance.action.scoring.model import Sides
-from cce_relevance.action.scoring.range_anchors import AnchorMove
+from cce_relevance.action.scoring.range_anchors import AnchorMove, Status
 from cce_relevance.action.workspace.git import CommitPair
 from cce_relevance.action.workspace.output_dir import OUTPUT_DIR, give_to_workspace_owner
 from cce_relevance.atomic_files import write_output
@@ -90,9 +98,10 @@ class MergedRun:
     count: int
 
 
-def read_shards(directory: Path) -> MergedRun:
+def read_shards(directory: Path, *, head: str | None = None) -> MergedRun:
     """Every shard state under `directory` (each artifact a directory of its own, any depth),
-    checked to be one run split once, merged."""
+    read field by field (`_read_state`), checked to be one run split once, merged. `head`: the
+    head commit the merge job resolved itself (from the event): a state for another is refused."""
     documents = [(path.relative_to(directory).as_posix(), path) for path in sorted(directory.rglob("*.json"))]
     if not documents:
         raise CceError(
@@ -100,94 +109,140 @@ def read_shards(directory: Path) -> MergedRun:
             hint="download the artifacts the `shard: I/N` jobs uploaded (their .cce-relevance/shard/) "
             "into this directory, with actions/download-artifact",
         )
-    states = [(name, _shaped(name, _load(name, path))) for name, path in documents]
-    count = _check_numbering(states)
-    first_name, first = states[0]
-    for name, state in states[1:]:
-        for key, what in (("base", "base commit"), ("head", "head commit"), ("edited", "edited files")):
-            if state[key] != first[key]:
+    read = [_read_state(name, _load(name, path), head) for name, path in documents]
+    count = _check_numbering(read)
+    first = read[0]
+    for state in read[1:]:
+        for what, mine, theirs in (
+            ("base commit", first.base, state.base),
+            ("head commit", first.head, state.head),
+            ("edited files", first.edited, state.edited),
+        ):
+            if theirs != mine:
                 raise CceError(
-                    f"{name}: its {what} ({state[key]}) differs from {first_name}'s ({first[key]}): "
-                    "the shards are not one run",
+                    f"{state.name}: its {what} ({_listed(theirs)}) differs from {first.name}'s "
+                    f"({_listed(mine)}): the shards are not one run",
                     hint="merge the artifacts of one workflow run's shard jobs only",
                 )
-    heads = [(name, _side(name, state, "head")) for name, state in states]
+    saved = [_sides(state) for state in read]
+    heads = [(state.name, head_side) for state, (_, head_side) in zip(read, saved, strict=True)]
     _check_alike(heads)
     head_side = heads[0][1]
     goldens = head_side.goldens
     for name, side in heads[1:]:
         if side.goldens != goldens:
-            raise CceError(f"{name}: its goldens differ from {first_name}'s: the shards are not one run")
-    bases = [(name, _side(name, state, "base")) for name, state in states] if first["base"] else []
-    commits = CommitPair(first["base"], first["head"])
+            raise CceError(f"{name}: its goldens differ from {first.name}'s: the shards are not one run")
+    bases = [
+        (state.name, base_side)
+        for state, (base_side, _) in zip(read, saved, strict=True)
+        if base_side is not None
+    ]
     sides = Sides(rebuild(bases) if bases else {}, rebuild(heads), goldens)
     return MergedRun(
-        commits,
+        CommitPair(first.base, first.head),
         Path(head_side.config["working_directory"]),
         sides,
-        _moves(states),
-        tuple(first["edited"]),
+        _moves(read),
+        first.edited,
         str(head_side.config["regression_metric"]),
         count,
     )
 
 
-def _load(name: str, path: Path) -> dict[str, Any]:
+def _listed(value: str | None | tuple[str, ...]) -> str:
+    return ", ".join(value) if isinstance(value, tuple) else str(value)
+
+
+def _load(name: str, path: Path) -> untrusted_json.Field:
     document = untrusted_json.read_document(path, "shard state", name=name)
     if not isinstance(document, dict) or document.get("schema") != schemas.ACTION_SHARD:
         raise CceError(
             f'{name}: not an Action shard state (expected "schema": "{schemas.ACTION_SHARD}")',
             hint="upload only .cce-relevance/shard/ from the `shard: I/N` jobs",
         )
-    return document
+    return untrusted_json.Field(document, name)
 
 
-def _shaped(name: str, state: dict[str, Any]) -> dict[str, Any]:
-    """`state` when it has the fields a shard state has, with their types; else an input error."""
-    shard, sides = state.get("shard"), state.get("sides")
-    fields = (
-        isinstance(shard, dict)
-        and all(isinstance(shard.get(k), int) for k in ("index", "count"))
-        and isinstance(state.get("base"), (str, type(None)))
-        and isinstance(state.get("head"), str)
-        and isinstance(state.get("edited"), list)
-        and isinstance(state.get("anchor_moves"), dict)
-        and isinstance(sides, dict)
-        and isinstance(sides.get("head"), dict)
+@dataclass(frozen=True)
+class _State:
+    """One shard state, read: its file name, shard, commits, edited files, moved anchors, sides."""
+
+    name: str
+    shard: api.Shard
+    base: str | None
+    head: str
+    edited: tuple[str, ...]
+    moves: tuple[tuple[str, tuple[AnchorMove, ...]], ...]
+    sides: untrusted_json.Field  # read once the states are known to be one run (`_sides`)
+
+
+def _read_state(name: str, document: untrusted_json.Field, resolved: str | None) -> _State:
+    """A shard state read by its schema, every field: the shard numbers, the commits (lowercase
+    hex; the head the merge job resolved, when given), the edited files (relative paths) and the
+    anchor moves; the sides are read by `_with_sides`."""
+    fields = document.object(("schema", "shard", "base", "head", "edited", "anchor_moves", "sides"))
+    shard = read_shard_numbers(fields["shard"])
+    base = fields["base"].optional(untrusted_json.Field.commit)
+    head = fields["head"].commit()
+    if resolved is not None and head != resolved:
+        fields["head"].refuse(f"the shards are for commit {head}, but this run is for {resolved}")
+    # The edited fixture sets and goldens, and the sets of the moves, are paths relative to the
+    # working directory the head side was scored in (they may climb out of it, not the workspace).
+    under = fields["sides"].key("head").key("config").key("working_directory").path(root=True)
+
+    def relative(path: untrusted_json.Field) -> str:
+        return path.path(under=under)
+
+    edited = tuple(fields["edited"].list_of(relative))
+    moves = tuple(
+        (fixture, tuple(_move(m) for m in entry.items()))
+        for fixture, entry in fields["anchor_moves"].entries(relative)
     )
-    if not fields:
-        raise CceError(f"{name}: a shard state is malformed: expected a file written by a `shard: I/N` job")
-    return state
+    return _State(name, shard, base, head, edited, moves, fields["sides"])
 
 
-def _side(name: str, state: dict[str, Any], which: str) -> SavedSide:
-    side = read_side(state["sides"][which], f"{name} ({which})")
-    if (side.shard.index, side.shard.count) != (state["shard"]["index"], state["shard"]["count"]):
-        raise CceError(f"{name}: its {which} side is shard {side.shard}, not the file's")
+def _sides(state: _State) -> tuple[SavedSide | None, SavedSide]:
+    """A state's base side (None without a base commit) and head side (read_side), each of the
+    file's shard and commit."""
+    sides = state.sides.object(("base", "head"))
+    if state.base is None and sides["base"].value is None:
+        return None, _side(sides["head"], state.shard, state.head)
+    return _side(sides["base"], state.shard, state.base), _side(sides["head"], state.shard, state.head)
+
+
+def _side(field: untrusted_json.Field, shard: api.Shard, commit: str | None) -> SavedSide:
+    """A shard state's side: a saved side of the state's shard and of its commit."""
+    if commit is None:
+        field.expected("null (the state has no base commit)")
+    side = read_side_field(field)
+    if side.shard != shard:
+        field.key("shard").refuse(f"the side is shard {side.shard}, the state shard {shard}")
+    if side.commit != commit:
+        field.key("commit").refuse(f"the side is of commit {side.commit}, the state's is {commit}")
     return side
 
 
-def _check_numbering(states: Sequence[tuple[str, dict[str, Any]]]) -> int:
+def _check_numbering(states: Sequence[_State]) -> int:
     """N, when the states are shards 1..N of one N, each once."""
-    first_name, first = states[0]
-    count = first["shard"]["count"]
+    first = states[0]
+    count = first.shard.count
     seen: dict[int, str] = {}
     if not 1 <= count <= MAX_SHARDS:  # a state from elsewhere: no job of ours writes one
-        raise CceError(f"{first_name}: shard count {count} is not one of 1..{MAX_SHARDS}")
-    for name, state in states:
-        index, theirs = state["shard"]["index"], state["shard"]["count"]
+        raise CceError(f"{first.name}: shard count {count} is not one of 1..{MAX_SHARDS}")
+    for state in states:
+        index, theirs = state.shard.index, state.shard.count
         if theirs != count:
             raise CceError(
-                f"{name}: shard {index}/{theirs}, but {first_name} is one of {count}: "
+                f"{state.name}: shard {index}/{theirs}, but {first.name} is one of {count}: "
                 "the shards must split the queries the same N ways"
             )
         if not 1 <= index <= count:
-            raise CceError(f"{name}: shard {index}/{count} is not one of 1..{count}")
+            raise CceError(f"{state.name}: shard {index}/{count} is not one of 1..{count}")
         if index in seen:
             raise CceError(
-                f"{name}: shard {index}/{count} is also {seen[index]}: every shard must be merged once"
+                f"{state.name}: shard {index}/{count} is also {seen[index]}: every shard must be merged once"
             )
-        seen[index] = name
+        seen[index] = state.name
     missing = sorted(set(range(1, count + 1)) - set(seen))
     if missing:
         raise CceError(
@@ -195,7 +250,7 @@ def _check_numbering(states: Sequence[tuple[str, dict[str, Any]]]) -> int:
             f"expected the artifacts of all {count} shard jobs",
             hint="a shard job that failed or was cancelled uploaded nothing: re-run it, then this job",
         )
-    return int(count)
+    return count
 
 
 def _check_alike(sides: Sequence[tuple[str, SavedSide]]) -> None:
@@ -219,32 +274,30 @@ def _check_alike(sides: Sequence[tuple[str, SavedSide]]) -> None:
             )
 
 
-def _moves(states: Sequence[tuple[str, dict[str, Any]]]) -> dict[str, tuple[AnchorMove, ...]]:
+def _moves(states: Sequence[_State]) -> dict[str, tuple[AnchorMove, ...]]:
     """Each set's moved range anchors, from all shards, in fixture order (each query's anchors
     were followed by the one shard that scored it, in its order)."""
     found: dict[str, list[AnchorMove]] = {}
-    for name, state in states:
-        try:
-            for fixture, moves in state["anchor_moves"].items():
-                found.setdefault(fixture, []).extend(_move(m) for m in moves)
-        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
-            raise CceError(f"{name}: its anchor_moves are malformed ({type(exc).__name__}: {exc})") from exc
+    for state in states:
+        for fixture, moves in state.moves:
+            found.setdefault(fixture, []).extend(moves)
     return {fixture: tuple(sorted(moves, key=lambda m: m.line)) for fixture, moves in found.items()}
 
 
-def _move(data: Mapping[str, Any]) -> AnchorMove:
-    """An anchor move read back from its `document()` form."""
-    head = data["head_lines"]
-    status = data["status"]
-    if status not in ("moved", "changed"):
-        raise ValueError(f"status {status!r}")
+_FIXTURE_LINE = 1 << 20  # characters of a fixture line a moved anchor rewrites
+
+
+def _move(field: untrusted_json.Field) -> AnchorMove:
+    """An anchor move read back from its `document()` form, every field checked."""
+    f = field.object(("id", "line", "anchor", "status", "path", "base_lines", "head_lines", "fixture_line"))
+    status: Status = "moved" if f["status"].choice(("moved", "changed")) == "moved" else "changed"
     return AnchorMove(
-        str(data["id"]),
-        int(data["line"]),
-        str(data["anchor"]),
+        f["id"].line(),
+        f["line"].integer(1),
+        f["anchor"].line(),
         status,
-        str(data["path"]),
-        (int(data["base_lines"][0]), int(data["base_lines"][1])),
-        None if head is None else (int(head[0]), int(head[1])),
-        None if data["fixture_line"] is None else str(data["fixture_line"]),
+        f["path"].path(),
+        read_span(f["base_lines"]),
+        f["head_lines"].optional(read_span),
+        f["fixture_line"].optional(lambda line: line.line(_FIXTURE_LINE)),
     )

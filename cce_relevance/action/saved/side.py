@@ -37,17 +37,18 @@ from pathlib import Path
 from typing import Any
 
 from cce_relevance import __version__, api, schemas
-from cce_relevance.action.config.inputs import ActionInputs
+from cce_relevance.action.config.inputs import MAX_SHARDS, ActionInputs
 from cce_relevance.action.scoring.model import Rankings, SideResult
 from cce_relevance.action.scoring.range_anchors import SideFixtures
 from cce_relevance.api import TopHit, Validation
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.anchors import Anchor
 from cce_relevance.evaluation.golden import GoldenFile
-from cce_relevance.evaluation.shards import merge_shards, shard_document
+from cce_relevance.evaluation.shards import merge_shards, read_shard_document, shard_document
 from cce_relevance.evaluation.validation import AnchorFinding
 from cce_relevance.reporting.run_report import run_report_json
 from cce_relevance.reporting.validation_report import validation_document
+from cce_relevance.untrusted_json import Field
 
 
 def scoring_config(inputs: ActionInputs, subdir: Path) -> dict[str, Any]:
@@ -141,14 +142,16 @@ def dumps_side(document: Mapping[str, Any]) -> str:
 
 def read_side(document: Any, source: str) -> SavedSide:
     """A side document read back; anything else is an input error naming `source`."""
-    if not isinstance(document, dict) or document.get("schema") != schemas.ACTION_SIDE:
-        raise CceError(f'{source}: not a saved side (expected "schema": "{schemas.ACTION_SIDE}")')
-    try:
-        return _saved_side(document)
-    except _Mismatch as exc:
-        raise CceError(f"{source}: {exc}") from exc
-    except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError) as exc:
-        raise CceError(f"{source}: a saved side is malformed ({type(exc).__name__}: {exc})") from exc
+    return read_side_field(Field(document, source))
+
+
+def read_side_field(field: Field) -> SavedSide:
+    """The saved side at `field` (a file's root, or a shard state's `sides.head`), read by its
+    schema, every field (`_saved_side`); anything else is an input error naming the file and the
+    field."""
+    if not isinstance(field.value, dict) or field.value.get("schema") != schemas.ACTION_SIDE:
+        field.refuse(f'not a saved side (expected "schema": "{schemas.ACTION_SIDE}")')
+    return _saved_side(field)
 
 
 def rebuild(sides: Sequence[tuple[str, SavedSide]]) -> dict[str, SideResult]:
@@ -205,69 +208,139 @@ def _side_result(run: api.RunResult, parts: Sequence[SavedSet]) -> SideResult:
     )
 
 
-class _Mismatch(Exception):
-    """A well-formed side that contradicts itself."""
+_LINES = 2**64 - 1  # a line number, as far as a fixture's range can name one
 
 
-def _saved_side(document: dict[str, Any]) -> SavedSide:
-    shard = api.Shard(int(document["shard"]["index"]), int(document["shard"]["count"]))
-    sets = {}
-    for entry in document["sets"]:
-        if entry["run"]["shard"] != document["shard"]:
-            raise ValueError(f"the run of {entry['fixtures']} is not shard {shard}")
-        sets[str(entry["fixtures"])] = SavedSet(
-            entry["run"],
-            _validation(entry["validate"]),
-            {
-                str(backend): {
-                    str(case): tuple(TopHit.from_saved(h) for h in hits) for case, hits in by_case.items()
-                }
-                for backend, by_case in entry["top_hits"].items()
-            },
-            str(entry["corpus"]),
-            tuple((str(case), tuple(_anchor(a) for a in anchors)) for case, anchors in entry["anchors"]),
+def read_shard_numbers(field: Field) -> api.Shard:
+    """`{"index": I, "count": N}`, whole numbers with 1 <= I; N checked against the other shards
+    by the caller (a message naming both is clearer than a range)."""
+    f = field.object(("index", "count"))
+    return api.Shard(f["index"].integer(1), f["count"].integer(1))
+
+
+def read_span(field: Field) -> tuple[int, int]:
+    """Lines `[a, b]`, 1 <= a <= b (a range anchor's, a symbol's definition)."""
+    a, b = (item.integer(1, _LINES) for item in field.items(length=2))
+    if b < a:
+        field.expected("lines [a, b] with a <= b")
+    return a, b
+
+
+def _saved_side(field: Field) -> SavedSide:
+    f = field.object(("schema", "commit", "version", "config", "fingerprint", "shard", "sets", "goldens"))
+    commit = f["commit"].commit()
+    version = f["version"].name()
+    config = _config(f["config"])
+    if f["fingerprint"].sha256() != fingerprint(config, version):
+        f["fingerprint"].refuse("does not match the side's version and configuration")
+    shard = read_shard_numbers(f["shard"])
+    if shard.index > shard.count or shard.count > MAX_SHARDS:
+        f["shard"].expected(f"shard I/N with 1 <= I <= N <= {MAX_SHARDS}")
+    sets: dict[str, SavedSet] = {}
+    under = config["working_directory"]  # what `fixtures` and goldens are relative to
+    for entry in f["sets"].items():
+        fixture, saved = _saved_set(entry, shard, under)
+        if fixture in sets:
+            entry.key("fixtures").refuse(f"{fixture} is saved twice")
+        sets[fixture] = saved
+    goldens: dict[str, GoldenFile] = {}
+    for entry in f["goldens"].items():
+        g = entry.object(("fixtures", "path", "text", "update"))
+        golden = GoldenFile(
+            g["fixtures"].path(under=under), g["path"].path(under=under), g["text"].text(), g["update"].line()
         )
-    goldens = {
-        str(g["fixtures"]): GoldenFile(str(g["fixtures"]), str(g["path"]), str(g["text"]), str(g["update"]))
-        for g in document["goldens"]
+        if golden.fixture in goldens:
+            g["fixtures"].refuse(f"{golden.fixture} has two goldens")
+        goldens[golden.fixture] = golden
+    return SavedSide(commit, version, config, f["fingerprint"].value, shard, sets, goldens)
+
+
+def _config(field: Field) -> dict[str, Any]:
+    """The scoring configuration (`scoring_config`), read back as it was written."""
+    f = field.object(
+        ("fixtures", "golden", "backends", "regression_metric", "working_directory", "repository_retrievers")
+    )
+    return {
+        "fixtures": f["fixtures"].list_of(Field.line),
+        "golden": [[part.line() for part in pair.items(length=2)] for pair in f["golden"].items()],
+        "backends": f["backends"].list_of(Field.name),
+        "regression_metric": f["regression_metric"].name(),
+        "working_directory": f["working_directory"].path(root=True),
+        "repository_retrievers": f["repository_retrievers"].boolean(),
     }
-    config = document["config"]
-    if not all(isinstance(config[key], str) for key in ("working_directory", "regression_metric")):
-        raise ValueError("config: working_directory and regression_metric must be strings")
-    if document["fingerprint"] != fingerprint(config, document["version"]):
-        raise _Mismatch("its fingerprint does not match its version and configuration")
-    return SavedSide(
-        str(document["commit"]),
-        str(document["version"]),
-        dict(document["config"]),
-        str(document["fingerprint"]),
-        shard,
-        sets,
-        goldens,
+
+
+def _saved_set(field: Field, shard: api.Shard, under: str) -> tuple[str, SavedSet]:
+    f = field.object(("fixtures", "run", "validate", "top_hits", "corpus", "anchors"))
+    fixture = f["fixtures"].path(under=under)
+    run = read_shard_document(f["run"])
+    if run["shard"] != {"index": shard.index, "count": shard.count}:
+        f["run"].key("shard").refuse(f"the run of {fixture} is not the side's shard {shard}")
+    rankings: Rankings = {
+        backend: {case: tuple(_hit(h) for h in hits.items()) for case, hits in by_case.entries()}
+        for backend, by_case in f["top_hits"].entries(Field.name)
+    }
+    expected = []
+    for pair in f["anchors"].items():
+        case, anchors = pair.items(length=2)
+        expected.append((case.line(), tuple(_anchor(a) for a in anchors.items())))
+    return fixture, SavedSet(
+        run, _validation(f["validate"]), rankings, f["corpus"].path(root=True), tuple(expected)
     )
 
 
-def _validation(data: dict[str, Any]) -> Validation:
+def _hit(field: Field) -> TopHit:
+    """A top hit read back from its `TopHit.saved` form (`unlabeled`: absent in sides saved before
+    it was recorded)."""
+    f = field.object(("rank", "file", "start", "end", "kind", "relevant", "symbol"), ("unlabeled",))
+    return TopHit.from_saved(
+        {
+            "rank": f["rank"].integer(1),
+            "file": f["file"].path(),
+            "start": f["start"].integer(0, _LINES),
+            "end": f["end"].integer(0, _LINES),
+            "kind": f["kind"].line(),
+            "relevant": f["relevant"].boolean(),
+            "symbol": f["symbol"].optional(Field.line),
+            "unlabeled": f["unlabeled"].boolean() if "unlabeled" in f else False,
+        }
+    )
+
+
+def _validation(field: Field) -> Validation:
     """A `validation_document` read back."""
+    f = field.object(("schema", "fixtures", "corpus", "cases", "anchors", "ok", "problems"))
+    f["schema"].const(schemas.VALIDATE)
+    findings = []
+    for problem in f["problems"].items():
+        p = problem.object(("anchor", "code", "id", "line", "message"))
+        findings.append(
+            AnchorFinding(
+                p["code"].name(),
+                p["line"].integer(0),
+                p["id"].line(),
+                p["anchor"].optional(Field.line),
+                p["message"].line(),
+            )
+        )
+    if f["ok"].boolean() != (not findings):
+        f["ok"].expected("true exactly when there are no problems")
     return Validation(
-        str(data["fixtures"]),
-        str(data["corpus"]),
-        int(data["cases"]),
-        int(data["anchors"]),
-        tuple(
-            AnchorFinding(str(f["code"]), int(f["line"]), str(f["id"]), f["anchor"], str(f["message"]))
-            for f in data["problems"]
-        ),
+        f["fixtures"].line(),
+        f["corpus"].line(),
+        f["cases"].integer(0),
+        f["anchors"].integer(0),
+        tuple(findings),
     )
 
 
-def _anchor(data: dict[str, Any]) -> Anchor:
+def _anchor(field: Field) -> Anchor:
     """An anchor read back from its `asdict` form (its spans as lists)."""
-    span = data["range"]
+    f = field.object(("path", "kind", "range", "symbol", "bound"))
     return Anchor(
-        data["path"],
-        data["kind"],
-        None if span is None else (int(span[0]), int(span[1])),
-        data["symbol"],
-        tuple((int(a), int(b)) for a, b in data["bound"]),
+        f["path"].optional(Field.line),
+        f["kind"].optional(Field.line),
+        f["range"].optional(read_span),
+        f["symbol"].optional(Field.line),
+        tuple(read_span(span) for span in f["bound"].items()),
     )
