@@ -26,10 +26,16 @@ from hypothesis import strategies as st
 
 from cce_relevance import api
 from cce_relevance.action.modes.publish import read_pull_request
+from cce_relevance.action.report.comment_body import render_comment
+from cce_relevance.action.report.document import action_document
+from cce_relevance.action.report.outcome import Outcome
+from cce_relevance.action.report.query_changes import Links
+from cce_relevance.action.report.summary import render
+from cce_relevance.action.runner.pr_comment import comment_marker
 from cce_relevance.action.saved.base_reuse import WHOLE, saved_base, side_path
 from cce_relevance.action.saved.shards import read_shards, save_shard
 from cce_relevance.action.saved.side import dumps_side, scoring_config, side_document
-from cce_relevance.action.scoring.sides import anchor_moves
+from cce_relevance.action.scoring.sides import anchor_moves, set_results
 from cce_relevance.action.workspace.output_dir import OUTPUT_DIR
 from cce_relevance.errors import EXIT_USAGE, CceError
 from cce_relevance.untrusted_json import LINE_LIMIT, Field
@@ -117,13 +123,25 @@ def shown(path: tuple[Any, ...]) -> str:
 
 
 def _merged(directory: Path, state: Any) -> CceError | None:
+    """The input error merging `state` as the one shard of a run gives, or None when it is read
+    and reported (the verdict, the summary, the comment and compare.json, as `mode: merge` makes
+    them) without one."""
     artifact = directory / STATE
     artifact.parent.mkdir(parents=True, exist_ok=True)
     artifact.write_text(json.dumps(state), encoding="utf-8")
     try:
-        read_shards(directory)
+        merged = read_shards(directory)
     except CceError as exc:
         return exc
+    sets = set_results(merged.sides, merged.regression_metric, merged.moves)
+    outcome = Outcome(sets, merged.regression_metric, 0.05)
+    verdict = outcome.verdict()
+    marker = comment_marker(None)
+    render(outcome, verdict, merged.commits, marker, None)
+    commits = merged.commits
+    links = Links("https://github.com", "octo/demo", commits.base, commits.head)
+    render_comment(outcome, verdict, commits, marker, links=links, run_link=None, edited=merged.edited)
+    json.dumps(action_document(outcome, verdict, merged.commits, {}))
     return None
 
 
