@@ -488,6 +488,7 @@ def test_each_input_refuses_each_hostile_file_by_name(row: Row, case: str, cell:
         assert "shard-1-of-2.json" in error.message, error.message
     else:  # the file's reader on its own
         assert outcome == "reader alone" and "could not read" in error.message, error.message
+    assert len(error.message) < 1_000, "the error quotes a cut of what it names, not all of it"
     if case == "huge" and not row.text:
         assert "bytes, more than the" in error.message or "larger than the" in error.message, error.message
 

@@ -68,6 +68,7 @@ MAX_HISTORY_SIZE = 1000  # and at most (trend/history.py refuses a longer histor
 DEFAULT_HISTORY_FILE = "history.json"  # the file on `history-branch` when `history` is not given
 # GitHub caps a webhook's payload at 25 MB: a larger event file is not one it wrote
 MAX_EVENT_BYTES = 64 << 20
+SHOWN_CHARS = 200  # of a bad input's value in its error message
 
 
 @dataclass(frozen=True)
@@ -169,7 +170,8 @@ def read_inputs(env: Mapping[str, str]) -> ActionInputs:
     shard = Shard.parse(shard_text, "input 'shard'") if shard_text else None
     if shard is not None and shard.count > MAX_SHARDS:
         raise CceError(
-            f"input 'shard': {shard_text!r} splits the queries {shard.count} ways: expected N of at most "
+            f"input 'shard': {_shown(shard_text)} splits the queries {shard.count} ways: expected N of "
+            "at most "
             f"{MAX_SHARDS}, the jobs one matrix can run (the merge needs every shard's artifact)"
         )
     working_directory = _working_directory(_input(env, "working-directory") or ".", github.workspace)
@@ -221,10 +223,12 @@ def _merge_inputs(
         )
     shards_dir = github.workspace / value
     if not inside(github.workspace, shards_dir):
-        raise CceError(f"input 'shards-dir': {value!r} resolves outside the workspace {github.workspace}")
+        raise CceError(
+            f"input 'shards-dir': {_shown(value)} resolves outside the workspace {github.workspace}"
+        )
     if not shards_dir.is_dir():
         raise CceError(
-            f"input 'shards-dir': {value!r} is not a directory under {github.workspace}: "
+            f"input 'shards-dir': {_shown(value)} is not a directory under {github.workspace}: "
             "expected the shards' downloaded artifacts"
         )
     _outside_output_dir("shards-dir", value, shards_dir, github.workspace)
@@ -270,14 +274,15 @@ def _publish_inputs(
     """`mode: publish` reads no fixtures: it posts what an evaluating run left in its artifact."""
     if not run_id.isdigit():
         raise CceError(
-            f"input 'run-id': {run_id!r} is not a workflow run id: "
+            f"input 'run-id': {_shown(run_id)} is not a workflow run id: "
             "`mode: publish` needs the evaluating run's id, "
             "for example `run-id: ${{ github.event.workflow_run.id }}`"
         )
     artifact = artifact or DEFAULT_ARTIFACT
     if not _ARTIFACT_NAME.match(artifact):
         raise CceError(
-            f"input 'artifact': {artifact!r} is not an artifact name: expected letters, digits, '.', '_', '-'"
+            f"input 'artifact': {_shown(artifact)} is not an artifact name: expected letters, digits, "
+            "'.', '_', '-'"
         )
     return _without_fixtures(
         env,
@@ -345,13 +350,14 @@ def expand_fixtures(
         files = [m for m in matches if (working_directory / m).is_file()]
         if not files and required:
             raise CceError(
-                f"input 'fixtures': {pattern!r} matches no file under {working_directory}: expected a "
+                f"input 'fixtures': {_shown(pattern)} matches no file under {working_directory}: expected a "
                 "fixture file or a glob relative to 'working-directory' (is the repository checked out?)"
             )
         for match in files:
             if not inside(workspace, working_directory / match):
                 raise CceError(
-                    f"input 'fixtures': {match!r} (from {pattern!r}) resolves outside the workspace "
+                    f"input 'fixtures': {_shown(match)} (from {_shown(pattern)}) resolves outside the "
+                    "workspace "
                     f"{workspace}: expected files inside the checked-out repository"
                 )
             _outside_output_dir("fixtures", match, working_directory / match, workspace)
@@ -431,11 +437,11 @@ def _working_directory(value: str, workspace: Path) -> Path:
     candidate = workspace / value
     if not inside(workspace, candidate):
         raise CceError(
-            f"input 'working-directory': {value!r} resolves outside the workspace {workspace}: "
+            f"input 'working-directory': {_shown(value)} resolves outside the workspace {workspace}: "
             "expected a directory inside the checked-out repository"
         )
     if not candidate.is_dir():
-        raise CceError(f"input 'working-directory': {value!r} is not a directory under {workspace}")
+        raise CceError(f"input 'working-directory': {_shown(value)} is not a directory under {workspace}")
     _outside_output_dir("working-directory", value, candidate, workspace)
     return candidate.resolve()
 
@@ -445,7 +451,8 @@ def _outside_output_dir(name: str, value: str, path: Path, workspace: Path) -> N
     (and holds the index cache's files, which no input may be read as)."""
     if in_output_dir(workspace, path):
         raise CceError(
-            f"input '{name}': {value!r} is inside {OUTPUT_DIR}/, the Action's output directory, which it "
+            f"input '{name}': {_shown(value)} is inside {OUTPUT_DIR}/, the Action's output directory, "
+            "which it "
             "replaces on every run",
             hint=f"keep what the input names outside {OUTPUT_DIR}/",
         )
@@ -457,7 +464,7 @@ def _cache_dir(value: str, workspace: Path) -> Path:
     candidate = workspace / value
     if not inside(workspace, candidate):
         raise CceError(
-            f"input 'cache-dir': {value!r} resolves outside the workspace {workspace}: expected a "
+            f"input 'cache-dir': {_shown(value)} resolves outside the workspace {workspace}: expected a "
             f"directory inside it, such as {DEFAULT_CACHE_DIR!r} (the default)"
         )
     return Path(os.path.normpath(candidate))  # symlinks unresolved: the Action refuses any on the way
@@ -469,12 +476,13 @@ def _history_place(value: str, branch: str, workspace: Path) -> dict[str, Any]:
         return {"history": _history(value, workspace)}
     if not _HISTORY_BRANCH.match(branch) or branch.endswith(".lock") or len(branch) > 200:
         raise CceError(
-            f"input 'history-branch': {branch!r} is not a branch name for the history: expected "
+            f"input 'history-branch': {_shown(branch)} is not a branch name for the history: expected "
             "letters, digits, '_', '-', '.' and '/' between parts, such as 'cce-relevance-data'"
         )
     if value and (not _HISTORY_BRANCH.match(value) or len(value) > 200):
         raise CceError(
-            f"input 'history': {value!r} is not a file path on branch {branch!r}: expected a relative "
+            f"input 'history': {_shown(value)} is not a file path on branch {_shown(branch)}: expected a "
+            "relative "
             f"path of letters, digits, '_', '-', '.' and '/' without '..', such as {DEFAULT_HISTORY_FILE!r}"
         )
     return {"history_branch": branch, "history_file": value or DEFAULT_HISTORY_FILE}
@@ -488,7 +496,7 @@ def _history(value: str, workspace: Path) -> Path | None:
     candidate = workspace / value
     if not inside(workspace, candidate):
         raise CceError(
-            f"input 'history': {value!r} resolves outside the workspace {workspace}: expected a file "
+            f"input 'history': {_shown(value)} resolves outside the workspace {workspace}: expected a file "
             "path inside it, such as '.cce-relevance-history/history.json'"
         )
     return Path(os.path.normpath(candidate))  # symlinks unresolved: trend.check_history refuses any
@@ -499,7 +507,7 @@ def _history_size(value: str) -> int:
         return DEFAULT_HISTORY_SIZE
     if not re.fullmatch(r"[0-9]{1,6}", value) or not 1 <= int(value) <= MAX_HISTORY_SIZE:
         raise CceError(
-            f"input 'history-size': {value!r} is not a number of entries: expected a whole number "
+            f"input 'history-size': {_shown(value)} is not a number of entries: expected a whole number "
             f"from 1 to {MAX_HISTORY_SIZE} (default {DEFAULT_HISTORY_SIZE})"
         )
     return int(value)
@@ -522,22 +530,22 @@ def _golden(
         fixture, sep, golden = (part.strip() for part in line.partition("="))
         if not sep or not fixture or not golden:
             raise CceError(
-                f"input 'golden': line {line!r} is not of the form FIXTURE=GOLDEN "
+                f"input 'golden': line {_shown(line)} is not of the form FIXTURE=GOLDEN "
                 "(for example 'eval/relevance/code.jsonl=test/fixture/relevance/code.golden.json')"
             )
         key = _relative_posix(working_directory / fixture, working_directory)
         if key not in fixtures:
             raise CceError(
-                f"input 'golden': fixture {fixture!r} is not one of the configured fixtures "
+                f"input 'golden': fixture {_shown(fixture)} is not one of the configured fixtures "
                 f"({', '.join(fixtures)}): expected a path as listed in 'fixtures'"
             )
         if key in pairs:
             raise CceError(
-                f"input 'golden': fixture {fixture!r} is given more than once: expected one golden each"
+                f"input 'golden': fixture {_shown(fixture)} is given more than once: expected one golden each"
             )
         if not inside(workspace, working_directory / golden):
             raise CceError(
-                f"input 'golden': {golden!r} resolves outside the workspace {workspace}: "
+                f"input 'golden': {_shown(golden)} resolves outside the workspace {workspace}: "
                 "expected a path inside the repository"
             )
         _outside_output_dir("golden", golden, working_directory / golden, workspace)
@@ -550,7 +558,7 @@ def _backends(value: str) -> tuple[str, ...]:
     for name in names:
         if not _BACKEND_NAME.match(name):
             raise CceError(
-                f"input 'backends': {name!r} is not a backend name: expected a comma-separated list "
+                f"input 'backends': {_shown(name)} is not a backend name: expected a comma-separated list "
                 f"such as {','.join(DEFAULT_BACKENDS)!r}"
             )
     return tuple(dict.fromkeys(names))
@@ -561,7 +569,7 @@ def _boolean(name: str, value: str, *, default: bool) -> bool:
         return default
     if value not in _BOOLEANS:
         also = " or on-change" if name == "comment" else ""
-        raise CceError(f"input '{name}': {value!r} is not a boolean: expected true or false{also}")
+        raise CceError(f"input '{name}': {_shown(value)} is not a boolean: expected true or false{also}")
     return _BOOLEANS[value]
 
 
@@ -569,7 +577,9 @@ def _choice(name: str, value: str, choices: tuple[Any, ...], default: Any) -> An
     if not value:
         return default
     if value not in choices:
-        raise CceError(f"input '{name}': {value!r} is not supported: expected one of {', '.join(choices)}")
+        raise CceError(
+            f"input '{name}': {_shown(value)} is not supported: expected one of {', '.join(choices)}"
+        )
     return value
 
 
@@ -579,7 +589,7 @@ def _regression_metric(value: str) -> str:
     if not value or value in METRIC_KEYS or rank_metric_name(value) is not None:
         return value or DEFAULT_PRIMARY
     raise CceError(
-        f"input 'regression-metric': {value!r} is not supported: expected one of "
+        f"input 'regression-metric': {_shown(value)} is not supported: expected one of "
         f"{', '.join(METRIC_KEYS)}, or a rank metric key such as ndcg_at_k, average_precision, "
         "hit_at_5, r_precision"
     )
@@ -594,7 +604,8 @@ def _alpha(value: str) -> float:
         alpha = math.nan
     if not 0.0 < alpha < 1.0:  # also false for NaN
         raise CceError(
-            f"input 'alpha': {value!r} is not a significance level: expected a number in (0, 1), e.g. 0.05"
+            f"input 'alpha': {_shown(value)} is not a significance level: expected a number in (0, 1), "
+            "e.g. 0.05"
         )
     return alpha
 
@@ -611,7 +622,8 @@ def _effect(env: Mapping[str, str]) -> dict[str, Any]:
             effect = math.nan
         if not (math.isfinite(effect) and effect > 0.0):
             raise CceError(
-                f"input 'min-detectable-effect': {value!r} is not a change of the gated metric: expected "
+                f"input 'min-detectable-effect': {_shown(value)} is not a change of the gated metric: "
+                "expected "
                 "a positive number such as 0.05 (empty: no inconclusive verdict)"
             )
     try:
@@ -620,7 +632,7 @@ def _effect(env: Mapping[str, str]) -> dict[str, Any]:
         power = math.nan
     if not 0.5 <= power < 1.0:  # also false for NaN
         raise CceError(
-            f"input 'power': {power_text!r} is not a power: expected a number in [0.5, 1), e.g. 0.8"
+            f"input 'power': {_shown(power_text)} is not a power: expected a number in [0.5, 1), e.g. 0.8"
         )
     if effect is None and _input(env, "fail-on") == "inconclusive":
         raise CceError(
@@ -636,7 +648,7 @@ def _ref(name: str, value: str) -> str | None:
         return None
     if value.startswith("-") or any(ch.isspace() or ord(ch) < 32 for ch in value):
         raise CceError(
-            f"input '{name}': {value!r} is not a git revision: expected a branch, tag or commit SHA"
+            f"input '{name}': {_shown(value)} is not a git revision: expected a branch, tag or commit SHA"
         )
     return value
 
@@ -646,9 +658,18 @@ def _comment_key(value: str) -> str | None:
         return None
     if not _COMMENT_KEY.match(value):
         raise CceError(
-            f"input 'comment-key': {value!r} is not a key: expected 1-64 letters, digits, '.', '_' or '-'"
+            f"input 'comment-key': {_shown(value)} is not a key: expected 1-64 letters, digits, '.', '_' "
+            "or '-'"
         )
     return value
+
+
+def _shown(value: str) -> str:
+    """`value` quoted for an error message, cut to `SHOWN_CHARS`: an input can be 128 KiB long,
+    and the annotation that names it must stay one readable line."""
+    if len(value) <= SHOWN_CHARS:
+        return repr(value)
+    return f"{value[:SHOWN_CHARS]!r}… ({len(value)} characters)"
 
 
 def _relative_posix(path: Path, base: Path) -> str:
