@@ -33,6 +33,7 @@ from pathlib import Path
 
 from cce_relevance import __version__
 from cce_relevance.action.config.inputs import ActionInputs, GitHubContext
+from cce_relevance.action.config.paths import refuse_blocked_steps
 from cce_relevance.action.report.outcome import Outcome
 from cce_relevance.action.report.summary import Markdown
 from cce_relevance.action.runner.workflow_commands import annotation, log
@@ -85,26 +86,20 @@ def check_history(repo: Path, inputs: ActionInputs) -> None:
         )
     if path is None:
         return
-    relative = path.relative_to(workspace)
-    shown = relative.as_posix()
+    shown = path.relative_to(workspace).as_posix()
     if path.is_relative_to(workspace / OUTPUT_DIR):
         raise CceError(
             f"input 'history': {shown} is inside {OUTPUT_DIR}/, which the Action replaces on every run",
             hint="keep the history elsewhere in the workspace, such as .cce-relevance-history/history.json",
         )
-    for depth in range(1, len(relative.parts) + 1):
-        step = workspace / Path(*relative.parts[:depth])
-        if step.is_symlink():
-            raise CceError(
-                f"input 'history': {shown} passes through a symlink in the workspace",
-                hint="use a plain file path, such as .cce-relevance-history/history.json",
-            )
-        if depth < len(relative.parts) and step.exists() and not step.is_dir():  # no push could write it
-            raise CceError(
-                f"input 'history': {shown}: {step.relative_to(workspace).as_posix()} in the workspace "
-                "exists and is not a directory",
-                hint="name the history's file path, such as .cce-relevance-history/history.json",
-            )
+    refuse_blocked_steps(
+        workspace,
+        path,
+        "history",
+        directory=False,
+        plain="use a plain file path, such as .cce-relevance-history/history.json",
+        blocked="name the history's file path, such as .cce-relevance-history/history.json",
+    )
     if path.is_dir():
         raise CceError(f"input 'history': {shown} is a directory: expected the history's file path")
     try:

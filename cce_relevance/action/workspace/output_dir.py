@@ -29,6 +29,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Protocol
 
 from cce_relevance.action.config.paths import OUTPUT_DIR as OUTPUT_DIR  # its home, for its readers
+from cce_relevance.action.config.paths import refuse_blocked_steps
 from cce_relevance.action.workspace.git import git
 from cce_relevance.atomic_files import write_output
 from cce_relevance.errors import CceError
@@ -98,28 +99,15 @@ def prepare_cache_dir(repo: Path, workspace: Path, cache_dir: Path) -> Path:
     never from the checkout: a directory holding files the repository tracks (a pull request can
     commit one) or reached through a symlink is refused.
     """
-    relative = cache_dir.relative_to(workspace)
-    shown = relative.as_posix()
+    shown = cache_dir.relative_to(workspace).as_posix()
     output = workspace / OUTPUT_DIR
     if cache_dir.is_relative_to(output) and not cache_dir.is_relative_to(output / "cache"):
         raise CceError(
             f"input 'cache-dir': {shown} would be replaced with the reports on every run",
             hint=f"inside {OUTPUT_DIR}/ only {OUTPUT_DIR}/cache (the default) is kept",
         )
-    for depth in range(1, len(relative.parts) + 1):
-        step = workspace / Path(*relative.parts[:depth])
-        if step.is_symlink():
-            raise CceError(
-                f"input 'cache-dir': {shown} passes through a symlink in the workspace",
-                hint="use a plain directory, such as the default .cce-relevance/cache",
-            )
-        if step.exists() and not step.is_dir():  # a file named .cce-relevance in the checkout
-            raise CceError(
-                f"input 'cache-dir': {shown}: {step.relative_to(workspace).as_posix()} in the workspace "
-                "exists and is not a directory"
-                + (": the Action writes its reports there" if step == output else ""),
-                hint=f"remove {step.relative_to(workspace).as_posix()} from the repository",
-            )
+    plain = "use a plain directory, such as the default .cce-relevance/cache"
+    refuse_blocked_steps(workspace, cache_dir, "cache-dir", directory=True, plain=plain)
     if cache_dir.is_relative_to(repo):
         tracked = git(repo, "ls-files", "-z", "--", str(cache_dir)).split("\0")[0]
         if tracked:
