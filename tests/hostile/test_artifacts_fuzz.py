@@ -35,7 +35,10 @@ from cce_relevance.action.runner.pr_comment import comment_marker
 from cce_relevance.action.saved.base_reuse import WHOLE, saved_base, side_path
 from cce_relevance.action.saved.shards import read_shards, save_shard
 from cce_relevance.action.saved.side import dumps_side, scoring_config, side_document
+from cce_relevance.action.scoring.model import Sides
+from cce_relevance.action.scoring.range_anchors import AnchorMove
 from cce_relevance.action.scoring.sides import anchor_moves, set_results
+from cce_relevance.action.workspace.git import CommitPair
 from cce_relevance.action.workspace.output_dir import OUTPUT_DIR
 from cce_relevance.errors import EXIT_USAGE, CceError
 from cce_relevance.untrusted_json import LINE_LIMIT, Field
@@ -85,7 +88,15 @@ def artifacts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         "changed": True,
         "on_change": False,
     }
-    return {"state": state, "side": side, "meta": meta, "config": config, "commits": commits}
+    return {
+        "state": state,
+        "side": side,
+        "meta": meta,
+        "config": config,
+        "commits": commits,
+        "sides": sides,
+        "metric": inputs.regression_metric,
+    }
 
 
 def places(document: Any) -> list[tuple[Any, ...]]:
@@ -122,6 +133,24 @@ def shown(path: tuple[Any, ...]) -> str:
     return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".")
 
 
+def _report(
+    sides: Sides,
+    metric: str,
+    moves: dict[str, tuple[AnchorMove, ...]],
+    commits: CommitPair,
+    edited: tuple[str, ...],
+) -> None:
+    """What the Action makes of two sides: the verdict, the summary, the comment (with commit
+    links) and compare.json."""
+    outcome = Outcome(set_results(sides, metric, moves), metric, 0.05)
+    verdict = outcome.verdict()
+    marker = comment_marker(None)
+    render(outcome, verdict, commits, marker, None)
+    links = Links("https://github.com", "octo/demo", commits.base, commits.head)
+    render_comment(outcome, verdict, commits, marker, links=links, run_link=None, edited=edited)
+    json.dumps(action_document(outcome, verdict, commits, {}))
+
+
 def _merged(directory: Path, state: Any) -> CceError | None:
     """The input error merging `state` as the one shard of a run gives, or None when it is read
     and reported (the verdict, the summary, the comment and compare.json, as `mode: merge` makes
@@ -133,15 +162,7 @@ def _merged(directory: Path, state: Any) -> CceError | None:
         merged = read_shards(directory)
     except CceError as exc:
         return exc
-    sets = set_results(merged.sides, merged.regression_metric, merged.moves)
-    outcome = Outcome(sets, merged.regression_metric, 0.05)
-    verdict = outcome.verdict()
-    marker = comment_marker(None)
-    render(outcome, verdict, merged.commits, marker, None)
-    commits = merged.commits
-    links = Links("https://github.com", "octo/demo", commits.base, commits.head)
-    render_comment(outcome, verdict, commits, marker, links=links, run_link=None, edited=merged.edited)
-    json.dumps(action_document(outcome, verdict, merged.commits, {}))
+    _report(merged.sides, merged.regression_metric, merged.moves, merged.commits, merged.edited)
     return None
 
 
@@ -251,6 +272,8 @@ def _reused(cache: Path, side: Any, artifacts: dict[str, Any], capsys: pytest.Ca
         assert warning.endswith("scoring the base again."), warning
         return False
     assert "reusing the side an earlier run saved" in out
+    live = artifacts["sides"]
+    _report(Sides(loaded, live.head, live.goldens), artifacts["metric"], {}, artifacts["commits"], ())
     return True
 
 
