@@ -33,7 +33,7 @@ from types import FrameType
 import pytest
 
 from cce_relevance import api
-from cce_relevance.action.config.inputs import MAX_EVENT_BYTES, read_inputs
+from cce_relevance.action.config.inputs import MAX_EVENT_BYTES, ActionInputs, read_inputs
 from cce_relevance.action.saved.shards import read_shards
 from cce_relevance.action.scoring.sides import score_sides
 from cce_relevance.action.trend.branch_store import HistoryBranch
@@ -158,7 +158,7 @@ class Cell:
         git(self.workspace, "commit", "-q", "--allow-empty", "-m", "hostile")
         return git(self.workspace, "rev-parse", "HEAD")
 
-    def inputs(self, **inputs: str):  # noqa: ANN201 - ActionInputs
+    def inputs(self, **inputs: str) -> ActionInputs:
         return read_inputs({**self.env, **inputs})
 
 
@@ -475,7 +475,9 @@ def test_each_input_refuses_each_hostile_file_by_name(row: Row, case: str, cell:
                 row.read(cell, case)
             return
         if outcome == "drift":
-            (check,) = row.read(cell, case).values()  # type: ignore[attr-defined]
+            checks = row.read(cell, case)
+            assert isinstance(checks, dict)
+            (check,) = checks.values()
             assert check.diff, "a golden that is no report drifts"
             return
         with pytest.raises(CceError) as raised:
