@@ -4,12 +4,14 @@ with a `CceError` (exit 2) naming the file and the field, never another exceptio
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from cce_relevance.errors import EXIT_USAGE, CceError
@@ -241,3 +243,25 @@ def test_a_path_under_a_directory_may_climb_to_the_workspace_not_past_it(
         assert field(value).path(under=under) == value
     else:
         refused(lambda: field(value).path(under=under))
+
+
+_SIDE_SCHEMA = (
+    Path(__file__).resolve().parents[1] / "docs" / "schemas" / "cce.relevance.action.side.v1.schema.json"
+)
+_PATH_PIECES = st.sampled_from(["a", "b.py", "..", ".", "", "-", "\\", "C:", "\n", "\u2028", "x y", "é"])
+
+
+@given(st.lists(_PATH_PIECES, min_size=1, max_size=5).map("/".join))
+@example("../-x")
+@example("../C:")
+def test_the_documented_path_pattern_is_the_readers_rule(path: str) -> None:
+    """docs/schemas/ states the rule `Field.path` applies (the schema cannot say how far a path
+    may climb: here the working directory is deep enough for any climb)."""
+    pattern = json.loads(_SIDE_SCHEMA.read_text(encoding="utf-8"))["$defs"]["relative_path"]["pattern"]
+    documented = re.search(pattern, path) is not None and not path.endswith("\n")
+    try:
+        field(path).path(under="/".join(["d"] * 8))
+    except CceError:
+        assert not documented, path
+    else:
+        assert documented, path
