@@ -120,7 +120,10 @@ def pull_request_payload(up: Upstream, action: str = "synchronize") -> dict[str,
 
 
 def resolve(inputs: ActionInputs, repo: Path) -> CommitPair:
-    return resolve_commits(inputs.github.event_name, inputs.github.event, inputs, repo)
+    github = inputs.github
+    return resolve_commits(
+        github.event_name, github.event, repo, base_ref=inputs.base_ref, head_ref=inputs.head_ref
+    )
 
 
 @pytest.mark.parametrize("event_name", ["pull_request", "pull_request_target"])

@@ -468,10 +468,7 @@ def test_every_function_that_takes_a_commit_refuses_an_option(
         "history read": lambda: branch.read(value),
         "history write": lambda: branch.write(History("main"), value, "m", 0),
         "head-ref": lambda: resolve_commits(
-            "workflow_dispatch",
-            {},
-            event_inputs(tmp_path, upstream.path, "workflow_dispatch", {}, **{"head-ref": value}),
-            upstream.path,
+            "workflow_dispatch", {}, upstream.path, base_ref=None, head_ref=value
         ),
     }
     for name, call in calls.items():

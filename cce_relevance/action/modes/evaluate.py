@@ -45,7 +45,13 @@ def _score(inputs: ActionInputs, clock: Stopwatch) -> tuple[Path, CommitPair, Si
     the base side is loaded instead when an earlier run saved it, and a branch run saves its head."""
     with clock.stage("commits"):
         repo = find_repository(inputs.working_directory)
-        commits = resolve_commits(inputs.github.event_name, inputs.github.event, inputs, repo)
+        commits = resolve_commits(
+            inputs.github.event_name,
+            inputs.github.event,
+            repo,
+            base_ref=inputs.base_ref,
+            head_ref=inputs.head_ref,
+        )
         log(f"cce-relevance {__version__}: base {commits.base or '(none)'} -> head {commits.head}")
         check_history(repo, inputs)
         made = prepare_cache_dir(repo, inputs.github.workspace, inputs.cache_dir)

@@ -51,13 +51,10 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from cce_relevance.errors import CceError
 from cce_relevance.untrusted_json import describe_type
-
-if TYPE_CHECKING:
-    from cce_relevance.action.config.inputs import ActionInputs
 
 PULL_REQUEST_EVENTS = frozenset({"pull_request", "pull_request_target"})
 _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # fullmatch: `$` would let a final newline through
@@ -126,7 +123,7 @@ def find_repository(path: Path) -> Path:
 
 
 def resolve_commits(
-    event_name: str, event_payload: Mapping[str, Any], inputs: ActionInputs, repo: Path
+    event_name: str, event_payload: Mapping[str, Any], repo: Path, *, base_ref: str | None, head_ref: str
 ) -> CommitPair:
     """Choose the base and head commits for this event, fetching missing history when shallow.
 
@@ -141,8 +138,8 @@ def resolve_commits(
         return _pull_request_commits(repo, event_name, event_payload)
     if event_name == "push":
         return _push_commits(repo, event_payload)
-    head = _resolve_ref(repo, "head-ref", inputs.head_ref)
-    base = _resolve_ref(repo, "base-ref", inputs.base_ref) if inputs.base_ref else None
+    head = _resolve_ref(repo, "head-ref", head_ref)
+    base = _resolve_ref(repo, "base-ref", base_ref) if base_ref else None
     return CommitPair(base, head)
 
 
