@@ -1,15 +1,16 @@
 """Hostile values in every field of the documents that cross a trust boundary into a job that
-may write: a shard state (`mode: merge`), a saved side (base reuse from `cache-dir/sides/`) and a
-publish artifact's `pull-request.json` (`mode: publish`).
+may write: a shard state (`mode: merge`), a saved side (base reuse from `cache-dir/sides/`), a
+publish artifact's `pull-request.json` (`mode: publish`), and the `run --shard` document
+(`cce-relevance merge`, and inside every saved side).
 
 Each document starts as one the tool wrote for a real pull request; every field (one of each
 place in its schema, list positions and map keys folded) gets each hostile value in turn —
 workflow commands (`%0A::warning::X`, `\\n::error::`), options (`--output=/x`), `../../etc`, NUL,
-U+2028, a very long line, and values of the wrong type. A shard state is then refused with the
-one input error naming its file (exit 2), or read as the same kind of data; a saved side is a
-warning and the base is scored again (a cache entry never fails a check); `pull-request.json` is
-refused naming the field. Never another exception; a commit or a path field never holds one of
-them once read.
+U+2028, a very long line, and values of the wrong type. A shard state or `run --shard` document
+is then refused with the one input error naming its file (exit 2), or read as the same kind of
+data and reported; a saved side is a warning and the base is scored again (a cache entry never
+fails a check); `pull-request.json` is refused naming the field. Never another exception; a
+commit or a path field never holds one of them once read.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from cce_relevance.action.scoring.sides import anchor_moves, set_results
 from cce_relevance.action.workspace.git import CommitPair
 from cce_relevance.action.workspace.output_dir import OUTPUT_DIR
 from cce_relevance.errors import EXIT_USAGE, CceError
+from cce_relevance.evaluation.shards import merge_shards
 from cce_relevance.untrusted_json import LINE_LIMIT, Field
 from tests.action.scenario import PullRequest
 from tests.action.test_side_state import BASE_FILES, scored
@@ -256,6 +258,25 @@ def test_a_side_without_its_base_commit_is_refused(artifacts: dict[str, Any], tm
     refused = _merged(tmp_path, {**artifacts["state"], "base": None})
     assert refused is not None
     assert refused.message.startswith(f'{STATE}: field "sides.base": expected null')
+
+
+def test_a_hostile_value_in_any_field_of_a_run_shard_document_is_refused_naming_the_file(
+    artifacts: dict[str, Any],
+) -> None:
+    """The `run --shard` document (`cce-relevance merge`; each set of a saved side holds one)."""
+    document = artifacts["state"]["sides"]["head"]["sets"][0]["run"]
+    merge_shards([("s.json", document)])
+    for path in places(document):
+        for value in HOSTILE:
+            try:
+                merge_shards([("s.json", replaced(document, path, value))])
+            except CceError as exc:
+                assert exc.exit_code == EXIT_USAGE and "s.json" in exc.message, exc.message
+                assert not _CONTROL.search(exc.message), exc.message
+                continue
+            where = shown(path)
+            if isinstance(value, str) and not _FREE_TEXT.search(where):
+                assert not _CONTROL.search(value) and len(value) <= LINE_LIMIT, where
 
 
 def _reused(cache: Path, side: Any, artifacts: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> bool:
