@@ -19,18 +19,12 @@ on every run.
 
 from __future__ import annotations
 
-import resource
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
+from functools import partial
+
+from cce_relevance.timing import Clocks, timed
 
 TIMINGS_PREFIX = "cce-relevance timings (seconds, wall/CPU): "
-
-
-def _cpu_seconds() -> float:
-    """CPU time of this process and of the children it has waited for, user and system."""
-    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 class Stopwatch:
@@ -39,24 +33,22 @@ class Stopwatch:
     def __init__(self) -> None:
         self.seconds: dict[str, tuple[float, float]] = {}
 
-    @contextmanager
-    def stage(self, name: str) -> Iterator[None]:
+    def stage(self, name: str) -> AbstractContextManager[None]:
         """Time the body as (part of) stage `name`; a body that raises is timed too."""
-        started = self.start()
-        try:
-            yield
-        finally:
-            self.stop(name, started)
+        return timed(partial(self._add, name))
 
     @staticmethod
-    def start() -> tuple[float, float]:
+    def start() -> Clocks:
         """The clocks now, for `stop`: for a stage that is not one block of code."""
-        return time.perf_counter(), _cpu_seconds()
+        return Clocks.now()
 
-    def stop(self, name: str, started: tuple[float, float]) -> None:
+    def stop(self, name: str, started: Clocks) -> None:
         """Add the time since `started` (from `start`) to stage `name`."""
+        self._add(name, started.since())
+
+    def _add(self, name: str, took: Clocks) -> None:
         wall, cpu = self.seconds.get(name, (0.0, 0.0))
-        self.seconds[name] = (wall + time.perf_counter() - started[0], cpu + _cpu_seconds() - started[1])
+        self.seconds[name] = (wall + took.wall, cpu + took.cpu)
 
     def line(self) -> str:
         """The log line: the prefix, then `stage wall/CPU` for each stage, comma-separated."""

@@ -9,14 +9,15 @@ endpoint reported, and the seconds it took. Cache hits are counted by the cache'
 
 from __future__ import annotations
 
-import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, fields, replace
+from functools import partial
 
 import numpy as np
 
+from cce_relevance import timing
 from cce_relevance.retrieval.embedders.spec import EmbedderSpec
 
 
@@ -43,6 +44,12 @@ class EmbedderUsage:
 
     def snapshot(self) -> EmbedderUsage:
         return replace(self)
+
+    def count_call(self, texts: int, took: timing.Clocks) -> None:
+        """One call of `texts` texts that took `took` (its wall seconds count)."""
+        self.calls += 1
+        self.texts += texts
+        self.seconds += took.wall
 
     def add_tokens(self, count: int) -> None:
         self.tokens = (self.tokens or 0) + count
@@ -74,16 +81,9 @@ class Embedder(ABC):
         """The part of `text` that is embedded (and keyed in the cache)."""
         return text[: self.spec.max_input_chars]
 
-    @contextmanager
-    def timed(self, texts: int) -> Iterator[None]:
+    def timed(self, texts: int) -> AbstractContextManager[None]:
         """Count one call of `texts` texts and the seconds it takes."""
-        started = time.perf_counter()
-        try:
-            yield
-        finally:
-            self.usage.calls += 1
-            self.usage.texts += texts
-            self.usage.seconds += time.perf_counter() - started
+        return timing.timed(partial(self.usage.count_call, texts))
 
     def close(self) -> None:  # noqa: B027 - most embedders hold nothing to release
         """Release what the embedder holds (a session); it is not used afterwards."""
