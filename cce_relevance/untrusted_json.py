@@ -11,9 +11,10 @@
 * strings that UTF-8 can encode: a lone surrogate escape (`"\\ud800"`) is refused, or it would fail
   later, wherever the text is printed or written.
 
-`read_document` reads such a document from a file, naming the file and what it should hold in
-the `CceError` when it cannot; `expect_object` and `expect_array` check the shape of what was
-read, one field at a time, naming the field (`where`) in the error.
+`parse` reads such a text in hand (an answer, one line of a file) and `read_document` such a
+document from a file, naming where it came from in the `CceError` when it cannot (and, for a
+file, what it should hold); `expect_object` and `expect_array` check the shape of what was read,
+one field at a time, naming the field (`where`) in the error.
 
 `Field` is the schema-strict reader of a document that crosses a trust boundary (a shard state,
 a saved side, a publish artifact): one value with the file it came from and its field path,
@@ -101,6 +102,15 @@ def loads(data: str | bytes, *, max_depth: int = MAX_DEPTH) -> Any:
             f"a string holds {exc.object[exc.start : exc.end]!r}, a lone surrogate that UTF-8 cannot encode"
         ) from None
     return value
+
+
+def parse(data: str | bytes, where: str, problem: str) -> Any:
+    """JSON text in hand (an answer, one line of a file) read by `loads`'s rules, or an input
+    error `WHERE: PROBLEM (why)`: `runs.jsonl line 3: not a JSON object (invalid JSON: ...)`."""
+    try:
+        return loads(data)
+    except JsonInputError as exc:
+        raise CceError(f"{where}: {problem} ({exc})") from None
 
 
 def read_document(

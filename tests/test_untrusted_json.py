@@ -14,6 +14,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from cce_relevance import untrusted_json
 from cce_relevance.errors import EXIT_USAGE, CceError
 from cce_relevance.untrusted_json import LINE_LIMIT, Field
 
@@ -265,3 +266,28 @@ def test_the_documented_path_pattern_is_the_readers_rule(path: str) -> None:
         assert not documented, path
     else:
         assert documented, path
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("{", "invalid JSON: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"),
+        (b"\xef\xbb\xbf{}", "starts with a UTF-8 byte order mark (BOM)"),
+        ("[" * 65 + "]" * 65, "nested 65 levels deep; at most 64 are allowed"),
+        ("NaN", "NaN is not a JSON number"),
+    ],
+)
+def test_text_in_hand_that_is_not_json_is_an_input_error_naming_where_it_came_from(
+    text: str | bytes, why: str
+) -> None:
+    with pytest.raises(CceError) as raised:
+        untrusted_json.parse(text, "runs.jsonl line 3", "not a JSON object")
+    assert raised.value.message.startswith(f"runs.jsonl line 3: not a JSON object ({why}")
+    assert raised.value.message.endswith(")") and raised.value.exit_code == EXIT_USAGE
+
+
+def test_text_in_hand_is_read_by_the_same_rules_as_a_file() -> None:
+    assert untrusted_json.parse(b'{"id": "q1", "n": 18446744073709551615}', "x", "y") == {
+        "id": "q1",
+        "n": 2**64 - 1,
+    }

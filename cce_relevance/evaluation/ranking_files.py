@@ -84,10 +84,7 @@ def _json_lines(path: str, text: str, index: Index) -> SavedRanking:
         if not line.strip():
             continue
         where = f"{path} line {number}"
-        try:
-            data = untrusted_json.loads(line)
-        except ValueError as exc:
-            raise CceError(f"{where}: not a JSON object ({exc})") from None
+        data = untrusted_json.parse(line, where, "not a JSON object")
         query_id = data.get("id") if isinstance(data, dict) else None
         if not isinstance(query_id, str):
             raise CceError(

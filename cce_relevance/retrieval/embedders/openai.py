@@ -240,10 +240,7 @@ class OpenAIEmbedder(Embedder):
         return vectors
 
     def _parse(self, where: str, content: bytes, count: int) -> tuple[list[np.ndarray], int | None]:
-        try:
-            body = untrusted_json.loads(content)
-        except ValueError as exc:
-            raise CceError(f"{where}: the answer is not JSON ({exc})") from None
+        body = untrusted_json.parse(content, where, "the answer is not JSON")
         items = body.get("data") if isinstance(body, dict) else None
         if not isinstance(items, list):
             raise CceError(f'{where}: the answer has no "data" array')
