@@ -176,9 +176,9 @@ REFUSALS: dict[str, tuple[Callable[[Path], None], str]] = {
         lambda root: edit(root / STATE.format(3), _set("shard", {"index": 4, "count": 3})),
         f"{STATE.format(3)}: shard 4/3 is not one of 1..3",
     ),
-    "other head": (
+    "other head": (  # the merge job knows the head from its event: the shard is not this run's
         lambda root: edit(root / STATE.format(2), _set("head", "f" * 40)),
-        f"{STATE.format(2)}: its head commit ({'f' * 40}) differs from {STATE.format(1)}'s",
+        f'{STATE.format(2)}: field "head": the shards are for commit {"f" * 40}, but this run is for',
     ),
     "other version": (
         lambda root: edit(root / STATE.format(3), _other_version),

@@ -14,14 +14,17 @@ from cce_relevance.action.saved.shards import read_shards
 from cce_relevance.action.scoring.sides import set_results
 from cce_relevance.action.scoring.timings import Stopwatch
 from cce_relevance.action.trend.record import merge_repository
+from cce_relevance.action.workspace.git import event_commits
 from cce_relevance.errors import CceError
 
 
 def merge(inputs: ActionInputs, clock: Stopwatch) -> Evaluation:
     """`mode: merge`: the shards' states put back together, reported as the unsharded run."""
     assert inputs.shards_dir is not None
+    github = inputs.github
+    known = event_commits(github.event_name, github.event, inputs.head_ref)
     with clock.stage("merge"):
-        merged = read_shards(inputs.shards_dir)
+        merged = read_shards(inputs.shards_dir, head=known.head, base=known.base)
     commits = merged.commits
     log(
         f"cce-relevance {__version__}: base {commits.base or '(none)'} -> head {commits.head} "

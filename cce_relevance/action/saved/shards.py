@@ -98,10 +98,11 @@ class MergedRun:
     count: int
 
 
-def read_shards(directory: Path, *, head: str | None = None) -> MergedRun:
+def read_shards(directory: Path, *, head: str | None = None, base: str | None = None) -> MergedRun:
     """Every shard state under `directory` (each artifact a directory of its own, any depth),
-    read field by field (`_read_state`), checked to be one run split once, merged. `head`: the
-    head commit the merge job resolved itself (from the event): a state for another is refused."""
+    read field by field (`_read_state`), checked to be one run split once, merged. `head` and
+    `base`: the commits the merge job knows from its event (`workspace.git.event_commits`), when
+    it does: a state for another commit is refused."""
     documents = [(path.relative_to(directory).as_posix(), path) for path in sorted(directory.rglob("*.json"))]
     if not documents:
         raise CceError(
@@ -109,7 +110,7 @@ def read_shards(directory: Path, *, head: str | None = None) -> MergedRun:
             hint="download the artifacts the `shard: I/N` jobs uploaded (their .cce-relevance/shard/) "
             "into this directory, with actions/download-artifact",
         )
-    read = [_read_state(name, _load(name, path), head) for name, path in documents]
+    read = [_read_state(name, _load(name, path), base, head) for name, path in documents]
     count = _check_numbering(read)
     first = read[0]
     for state in read[1:]:
@@ -176,16 +177,19 @@ class _State:
     sides: untrusted_json.Field  # read once the states are known to be one run (`_sides`)
 
 
-def _read_state(name: str, document: untrusted_json.Field, resolved: str | None) -> _State:
+def _read_state(
+    name: str, document: untrusted_json.Field, known_base: str | None, known_head: str | None
+) -> _State:
     """A shard state read by its schema, every field: the shard numbers, the commits (lowercase
-    hex; the head the merge job resolved, when given), the edited files (relative paths) and the
+    hex; the commits the merge job knows, when given), the edited files (relative paths) and the
     anchor moves; the sides are read by `_with_sides`."""
     fields = document.object(("schema", "shard", "base", "head", "edited", "anchor_moves", "sides"))
     shard = read_shard_numbers(fields["shard"])
     base = fields["base"].optional(untrusted_json.Field.commit)
     head = fields["head"].commit()
-    if resolved is not None and head != resolved:
-        fields["head"].refuse(f"the shards are for commit {head}, but this run is for {resolved}")
+    for key, theirs, ours in (("base", base, known_base), ("head", head, known_head)):
+        if ours is not None and theirs != ours:
+            fields[key].refuse(f"the shards are for commit {theirs or '(none)'}, but this run is for {ours}")
     # The edited fixture sets and goldens, and the sets of the moves, are paths relative to the
     # working directory the head side was scored in (they may climb out of it, not the workspace).
     under = fields["sides"].key("head").key("config").key("working_directory").path(root=True)

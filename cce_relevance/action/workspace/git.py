@@ -143,6 +143,28 @@ def resolve_commits(
     return CommitPair(base, head)
 
 
+class EventCommits(NamedTuple):
+    """The commits an event names, as far as they are known without the repository; None where
+    only git can tell (a pull request's merge-base, a new branch's first parent, a ref input)."""
+
+    base: str | None
+    head: str | None
+
+
+def event_commits(event_name: str, event_payload: Mapping[str, Any], head_ref: str) -> EventCommits:
+    """What `resolve_commits` would start from, read from the event alone: the `mode: merge` job
+    has no checkout, and checks that the shards it merges scored these commits (a shard state
+    for another commit is one from another run, or forged)."""
+    if event_name in PULL_REQUEST_EVENTS:
+        head = _object(_object(event_payload.get("pull_request")).get("head")).get("sha")
+        return EventCommits(None, _payload_sha(event_name, "pull_request.head.sha", head))
+    if event_name == "push":
+        before = _payload_sha("push", "before", event_payload.get("before"))
+        after = _payload_sha("push", "after", event_payload.get("after"))
+        return EventCommits(None if _ZERO_SHA.match(before) else before, after)
+    return EventCommits(None, head_ref if _SHA.fullmatch(head_ref) else None)
+
+
 class CommitFiles:
     """A temporary directory that holds exactly the tracked files of one commit at a time.
 
