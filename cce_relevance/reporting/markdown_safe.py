@@ -35,8 +35,9 @@ ZERO_WIDTH_SPACE = "&#8203;"
 _BACKSLASHED = "\\`*_{}[]()#+-.!|~$:"
 _ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 
+_REFERENCE = r"#(?=[0-9])|(?<=[Gg][Hh])-(?=[0-9])"  # `#12`, `GH-12`: break them after the sign
 _SPECIAL = re.compile(
-    r"(?P<ref>#(?=[0-9])|(?<=[Gg][Hh])-(?=[0-9]))"  # issue references: break them after the sign
+    rf"(?P<ref>{_REFERENCE})"
     r"|(?P<mention>@)"
     r"|(?P<char>[" + re.escape(_BACKSLASHED) + "&<>])"
 )
@@ -111,7 +112,7 @@ def code_block(text: str, info: str = "") -> str:
     return "\n".join([fence + info, *lines, fence])
 
 
-_HTML_SPECIAL = re.compile(r"[&<>\"']|@|#(?=[0-9])|(?<=[Gg][Hh])-(?=[0-9])")
+_HTML_SPECIAL = re.compile(rf"[&<>\"']|@|{_REFERENCE}")
 _HTML_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}
 
 
@@ -125,6 +126,17 @@ def html_text(text: str) -> str:
         return _HTML_ENTITIES.get(char) or char + ZERO_WIDTH_SPACE
 
     return _HTML_SPECIAL.sub(escape, one_line(text))
+
+
+_PING = re.compile(rf"@(?=[A-Za-z0-9_])|{_REFERENCE}")
+
+
+def break_pings(markdown: str) -> str:
+    """Markdown someone else wrote, with every `@mention` and issue reference broken by a
+    zero-width space (U+200B, which reads the same in text, code spans and code blocks alike):
+    for a whole document that is posted as Markdown (`mode: publish`), where escaping it all
+    would show its tables as text."""
+    return _PING.sub(lambda match: match.group(0) + "\u200b", markdown)
 
 
 def shorten(text: str, limit: int) -> str:

@@ -13,7 +13,14 @@ import re
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from cce_relevance.reporting.markdown_safe import code_block, code_span, details, escape_md, one_line
+from cce_relevance.reporting.markdown_safe import (
+    break_pings,
+    code_block,
+    code_span,
+    details,
+    escape_md,
+    one_line,
+)
 
 ZWSP = "\u200b"
 
@@ -101,6 +108,14 @@ def test_escape_md_output_is_inert(text: str) -> None:
     assert not out.lstrip().startswith("::") and "::" not in out and "##[" not in out
     assert re.search(r"@[A-Za-z0-9]", shown) is None  # no @mention survives
     assert re.search(r"#[0-9]", shown) is None and re.search(r"(?i)gh-[0-9]", shown) is None
+
+
+@given(UNTRUSTED)
+@example("@octocat, @org/team, #12, GH-3, `@inside` and ```\n@block #4\n```")
+def test_break_pings_leaves_no_mention_or_reference_and_changes_nothing_else(text: str) -> None:
+    out = break_pings(text)
+    assert out.replace("\u200b", "") == text.replace("\u200b", "")
+    assert re.search(r"@[A-Za-z0-9_]|#[0-9]|(?i:gh)-[0-9]", out) is None  # broken in code too
 
 
 def test_escape_md_examples() -> None:

@@ -35,13 +35,13 @@ from cce_relevance.action.runner.github import GitHubClient, GitHubError
 from cce_relevance.action.runner.pr_comment import COMMENT_LIMIT, comment_marker, upsert_comment
 from cce_relevance.action.runner.workflow_commands import annotation, write_step_outputs
 from cce_relevance.errors import EXIT_OK, CceError
+from cce_relevance.reporting.markdown_safe import break_pings
 
 ARTIFACT_LIMIT = 16 * 1024 * 1024  # the zip; the two files we read are small
 COMMENT_FILE_LIMIT = 4 * COMMENT_LIMIT  # bytes of comment.md (UTF-8: up to 4 bytes a character)
 META_FILE_LIMIT = 4096
 _SHA = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 _KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-_PING = re.compile(r"@(?=[A-Za-z0-9_])|#(?=[0-9])|(?<=[Gg][Hh])-(?=[0-9])")
 
 
 def publish(inputs: ActionInputs) -> int:
@@ -205,4 +205,4 @@ def untrusted_comment(text: str) -> str:
     lines = text.replace("\r\n", "\n").split("\n")
     if lines and lines[0].startswith("<!--"):
         lines = lines[1:]
-    return _PING.sub(lambda m: m.group(0) + "\u200b", "\n".join(lines).strip("\n"))
+    return break_pings("\n".join(lines).strip("\n"))
