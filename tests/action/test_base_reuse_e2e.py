@@ -21,6 +21,7 @@ from cce_relevance.action.saved.side import fingerprint
 from tests.action.fake_github import FakeGitHub
 from tests.action.scenario import ActionRun, Copy
 from tests.action.test_shards_e2e import shard_runs
+from tests.action.test_workflow_commands import runner_commands
 
 SIDES = Path(".cce-relevance/cache/sides")
 
@@ -81,6 +82,17 @@ def _other_version(path: Path) -> None:
     )
 
 
+def _set(path: Path, where: list[str | int], value: object) -> None:
+    """The saved side with one field replaced (a cache entry is data: restored, it may hold anything)."""
+    document = json.loads(path.read_text(encoding="utf-8"))
+    *parents, last = where
+    holder = document
+    for step in parents:
+        holder = holder[step]
+    holder[last] = value
+    path.write_text(json.dumps(document), encoding="utf-8")
+
+
 def _out_of_range(path: Path) -> None:
     """A saved side whose values are out of range (#29: that stopped the run with exit 2)."""
     document = json.loads(path.read_text(encoding="utf-8"))
@@ -102,6 +114,16 @@ CASES: dict[str, tuple[dict[str, str], Callable[[Path], None], str]] = {
         "Ignoring the saved base side: ",
     ),
     "values out of range": ({}, _out_of_range, "Ignoring the saved base side: "),
+    "a workflow command for its commit": (
+        {},
+        lambda path: _set(path, ["commit"], "%0A::warning::pwned"),
+        "Ignoring the saved base side: ",
+    ),
+    "a corpus out of the workspace": (
+        {},
+        lambda path: _set(path, ["sets", 0, "corpus"], "../../../../etc"),
+        "Ignoring the saved base side: ",
+    ),
 }
 
 
@@ -119,6 +141,7 @@ def test_a_base_saved_otherwise_is_scored_again(copies: tuple[Copy, Copy], case:
 
     assert not reused(run, copy) and "base score" in run.stdout
     assert message in run.stdout
+    assert not [c for c in runner_commands(run.stdout) if "pwned" in c[2] and not c[2].startswith("Ignoring")]
     same_as(run, copy, fresh, fresh_copy)
 
 
