@@ -24,7 +24,7 @@ unwritable `GITHUB_OUTPUT`), 70 an internal error (a bug: one `::error::` line a
 report). Expected failures print one `::error::` annotation (and the step summary explains),
 never a traceback.
 
-Bounded time: posting the comment (step 4) has `budget.POSTING_BUDGET` seconds in all, whatever the API
+Bounded time: posting the comment (step 4) has `deadline.POSTING_BUDGET` seconds in all, whatever the API
 does (no answer, slow answers, retries); past it the run warns and ends with the decided code.
 
 Log hygiene: untrusted text (anything read from the trees: paths, diffs) reaches the log only

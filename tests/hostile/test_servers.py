@@ -19,7 +19,7 @@ import pytest
 from cce_relevance.action.config.inputs import read_inputs
 from cce_relevance.action.modes.comment import post_comment
 from cce_relevance.action.modes.publish import publish
-from cce_relevance.action.runner import deadline as action_budget
+from cce_relevance.action.runner import deadline as action_deadline
 from cce_relevance.action.runner.pr_comment import comment_marker
 from cce_relevance.action.workspace import git as action_git
 from cce_relevance.errors import EXIT_OK, CceError
@@ -103,7 +103,7 @@ def test_a_github_api_that_never_answers_costs_a_warning_within_the_budget(
     event.write_text('{"pull_request": {"number": 7}}')
     env["GITHUB_EVENT_PATH"] = str(event)
     inputs = read_inputs(env)
-    monkeypatch.setattr(action_budget, "POSTING_BUDGET", 2.0)
+    monkeypatch.setattr(action_deadline, "POSTING_BUDGET", 2.0)
     body = comment_marker(inputs.comment_key) + "\nreport\n"
     assert post_comment(inputs, body, "a" * 40, True) == ""
     assert "Gave up posting the pull request comment after 2 s" in capsys.readouterr().out
@@ -183,7 +183,7 @@ def test_a_publish_job_whose_github_never_answers_warns_and_exits_0_within_the_b
 ) -> None:
     for name in ("NO_PROXY", "no_proxy"):
         monkeypatch.setenv(name, "127.0.0.1,localhost")
-    monkeypatch.setattr(action_budget, "POSTING_BUDGET", 2.0)
+    monkeypatch.setattr(action_deadline, "POSTING_BUDGET", 2.0)
     head, repo = "b" * 40, "octo/demo"
     (tmp_path / "event.json").write_text(json.dumps({"workflow_run": {"id": 77, "head_sha": head}}))
     (tmp_path / "output").write_text("")

@@ -1,5 +1,5 @@
 """The pull request comment: posted or updated once the gate is decided, best effort, in bounded
-time (`budget.POSTING_BUDGET`): a failure to post is a warning and never changes the exit code.
+time (`deadline.POSTING_BUDGET`): a failure to post is a warning and never changes the exit code.
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from cce_relevance.action.config.inputs import ActionInputs
-from cce_relevance.action.runner.deadline import within_budget
+from cce_relevance.action.runner.deadline import within_deadline
 from cce_relevance.action.runner.github import GitHubClient, GitHubError
 from cce_relevance.action.runner.pr_comment import comment_marker, upsert_comment
 from cce_relevance.action.runner.workflow_commands import annotation
@@ -22,9 +22,9 @@ def wants_comment(inputs: ActionInputs) -> bool:
 
 def post_comment(inputs: ActionInputs, body: str, head: str, changed: bool) -> str:
     """Create or update the pull request comment (`_comment`) under the overall posting deadline
-    (`budget.POSTING_BUDGET`): an API that never answers costs a warning, never the job's time
+    (`deadline.POSTING_BUDGET`): an API that never answers costs a warning, never the job's time
     or result. Returns the comment's URL, or '' when none was posted."""
-    return within_budget(
+    return within_deadline(
         lambda lines: _comment(inputs, body, head, changed, lines),
         "posting the pull request comment",
         failed="Could not post the pull request comment",

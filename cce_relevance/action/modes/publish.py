@@ -17,7 +17,7 @@ evaluating run entirely — so here:
   every `@mention` and `#123` reference in it is broken with a zero-width space (the bot must not
   ping anyone on the fork's behalf), and it is fitted to GitHub's limit;
 * the whole job (every API call, retry wait and the download) has one deadline
-  (`budget.POSTING_BUDGET`), so an API or storage host that never answers cannot hold the runner.
+  (`deadline.POSTING_BUDGET`), so an API or storage host that never answers cannot hold the runner.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from typing import Any
 from cce_relevance import schemas, untrusted_json
 from cce_relevance.action.config.inputs import ActionInputs
 from cce_relevance.action.report.fit import fit_body
-from cce_relevance.action.runner.deadline import within_budget
+from cce_relevance.action.runner.deadline import within_deadline
 from cce_relevance.action.runner.github import GitHubClient, GitHubError
 from cce_relevance.action.runner.pr_comment import COMMENT_LIMIT, comment_marker, upsert_comment
 from cce_relevance.action.runner.workflow_commands import annotation, write_step_outputs
@@ -51,7 +51,7 @@ def publish(inputs: ActionInputs) -> int:
     a pull request that moved on, an API error and junk in the API's replies are warnings, exit 0
     (a re-run of the job is the remedy, and a fork must not be able to fail the base repository's
     workflow). The whole of it — every API call, retry wait and the artifact download — gets one
-    deadline, `budget.POSTING_BUDGET` seconds; past it the job warns and exits 0 with an empty
+    deadline, `deadline.POSTING_BUDGET` seconds; past it the job warns and exits 0 with an empty
     `comment-url`."""
     github = inputs.github
     run = github.event.get("workflow_run")
@@ -83,7 +83,7 @@ def publish(inputs: ActionInputs) -> int:
             lines.append(annotation("warning", f"Not publishing: {exc}"))
         return ""
 
-    url = within_budget(
+    url = within_deadline(
         attempt,
         "publishing the pull request comment",
         failed="Could not publish the pull request comment",

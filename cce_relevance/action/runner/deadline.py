@@ -22,7 +22,7 @@ from cce_relevance.action.runner.workflow_commands import annotation, log
 POSTING_BUDGET = 90.0  # seconds for all the GitHub API calls made after the result is decided
 
 
-def within_budget(work: Callable[[list[str]], str], task: str, *, failed: str, after: str) -> str:
+def within_deadline(work: Callable[[list[str]], str], task: str, *, failed: str, after: str) -> str:
     """`work(lines)` given `POSTING_BUDGET` seconds; its result (a comment URL), or '' with a warning.
 
     `task` names the work in the timeout warning ("posting the pull request comment"), `failed`
