@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from cce_relevance.action.config.inputs import ActionInputs, read_inputs
-from cce_relevance.action.config.paths import inside
+from cce_relevance.action.config.paths import is_within
 from cce_relevance.action.workspace.git import (
     CommitPair,
     changed_files,
@@ -374,21 +374,21 @@ def test_git_failure_quotes_stderr(upstream: Upstream) -> None:
         git(upstream.path, "rev-parse", "--verify", "nope")
 
 
-def test_inside_resolves_dotdot_and_symlinks(tmp_path: Path) -> None:
+def test_is_within_resolves_dotdot_and_symlinks(tmp_path: Path) -> None:
     root = tmp_path / "repo"
     (root / "sub").mkdir(parents=True)
     (tmp_path / "secret").mkdir()
     (root / "escape").symlink_to(tmp_path / "secret")
     (root / "alias").symlink_to(root / "sub")
-    assert inside(root, Path("sub/file.txt"))
-    assert inside(root, Path("."))
-    assert inside(root, root / "alias" / "x")
-    assert inside(root, Path("sub/../sub/x"))
-    assert not inside(root, Path("../secret"))
-    assert not inside(root, Path("sub/../../secret/x"))
-    assert not inside(root, Path("escape/x"))
-    assert not inside(root, tmp_path / "repo-sibling")
-    assert not inside(root, Path("/etc/passwd"))
+    assert is_within(root, Path("sub/file.txt"))
+    assert is_within(root, Path("."))
+    assert is_within(root, root / "alias" / "x")
+    assert is_within(root, Path("sub/../sub/x"))
+    assert not is_within(root, Path("../secret"))
+    assert not is_within(root, Path("sub/../../secret/x"))
+    assert not is_within(root, Path("escape/x"))
+    assert not is_within(root, tmp_path / "repo-sibling")
+    assert not is_within(root, Path("/etc/passwd"))
 
 
 def test_find_repository_walks_up_to_the_top_level(upstream: Upstream, tmp_path: Path) -> None:

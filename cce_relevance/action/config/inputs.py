@@ -26,7 +26,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from cce_relevance import untrusted_json
-from cce_relevance.action.config.paths import OUTPUT_DIR, in_output_dir, inside
+from cce_relevance.action.config.paths import OUTPUT_DIR, in_output_dir, is_within
 from cce_relevance.action.config.retriever_policy import INPUT as RETRIEVERS_INPUT
 from cce_relevance.action.config.retriever_policy import check_repository_retrievers
 from cce_relevance.action.runner.github import DEFAULT_API_URL, DEFAULT_SERVER_URL
@@ -222,7 +222,7 @@ def _merge_inputs(
             "were downloaded to (actions/download-artifact's `path`)"
         )
     shards_dir = github.workspace / value
-    if not inside(github.workspace, shards_dir):
+    if not is_within(github.workspace, shards_dir):
         raise CceError(
             f"input 'shards-dir': {_shown(value)} resolves outside the workspace {github.workspace}"
         )
@@ -257,7 +257,7 @@ def _check_shard_states(shards_dir: Path, workspace: Path) -> None:
     a FIFO would block the merge). Directories reached through a symlink are not walked."""
     for state in sorted(shards_dir.rglob("*.json")):
         shown = _relative_posix(state, workspace)
-        if not inside(workspace, state):
+        if not is_within(workspace, state):
             raise CceError(
                 f"input 'shards-dir': {shown} resolves outside the workspace {workspace}: expected "
                 "the shard states the `shard: I/N` jobs uploaded, as actions/download-artifact wrote them"
@@ -354,7 +354,7 @@ def expand_fixtures(
                 "fixture file or a glob relative to 'working-directory' (is the repository checked out?)"
             )
         for match in files:
-            if not inside(workspace, working_directory / match):
+            if not is_within(workspace, working_directory / match):
                 raise CceError(
                     f"input 'fixtures': {_shown(match)} (from {_shown(pattern)}) resolves outside the "
                     "workspace "
@@ -435,7 +435,7 @@ def _read_event(path: Path | None) -> Mapping[str, Any]:
 
 def _working_directory(value: str, workspace: Path) -> Path:
     candidate = workspace / value
-    if not inside(workspace, candidate):
+    if not is_within(workspace, candidate):
         raise CceError(
             f"input 'working-directory': {_shown(value)} resolves outside the workspace {workspace}: "
             "expected a directory inside the checked-out repository"
@@ -462,7 +462,7 @@ def _cache_dir(value: str, workspace: Path) -> Path:
     """The index cache's directory: inside the workspace, the one place that outlives the step's
     container and that actions/cache on the host can save and restore."""
     candidate = workspace / value
-    if not inside(workspace, candidate):
+    if not is_within(workspace, candidate):
         raise CceError(
             f"input 'cache-dir': {_shown(value)} resolves outside the workspace {workspace}: expected a "
             f"directory inside it, such as {DEFAULT_CACHE_DIR!r} (the default)"
@@ -494,7 +494,7 @@ def _history(value: str, workspace: Path) -> Path | None:
     if not value:
         return None
     candidate = workspace / value
-    if not inside(workspace, candidate):
+    if not is_within(workspace, candidate):
         raise CceError(
             f"input 'history': {_shown(value)} resolves outside the workspace {workspace}: expected a file "
             "path inside it, such as '.cce-relevance-history/history.json'"
@@ -543,7 +543,7 @@ def _golden(
             raise CceError(
                 f"input 'golden': fixture {_shown(fixture)} is given more than once: expected one golden each"
             )
-        if not inside(workspace, working_directory / golden):
+        if not is_within(workspace, working_directory / golden):
             raise CceError(
                 f"input 'golden': {_shown(golden)} resolves outside the workspace {workspace}: "
                 "expected a path inside the repository"

@@ -13,7 +13,7 @@ from cce_relevance.errors import CceError
 OUTPUT_DIR = ".cce-relevance"
 
 
-def inside(root: Path, path: Path) -> bool:
+def is_within(root: Path, path: Path) -> bool:
     """True when `path` (relative paths are taken from `root`), with symlinks and '..' resolved,
     is `root` itself or below it. Used to refuse a fixture or corpus that escapes the repository."""
     root = Path(root).resolve()

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from cce_relevance import api
 from cce_relevance.action.config.inputs import ActionInputs, expand_fixtures
-from cce_relevance.action.config.paths import inside
+from cce_relevance.action.config.paths import is_within
 from cce_relevance.action.config.retriever_policy import REFUSED_BY_DEFAULT
 from cce_relevance.action.scoring.model import SetResult, SideResult, Sides
 from cce_relevance.action.scoring.range_anchors import AnchorMove, SideFixtures, follow_ranges
@@ -236,7 +236,7 @@ def _score_fixture(
     def inside_tree(corpus: str) -> None:
         nonlocal vetted
         vetted = True
-        if not inside(tree, root / corpus):
+        if not is_within(tree, root / corpus):
             raise CceError(
                 f"fixture {fixture}: its corpus {corpus!r} resolves outside the repository",
                 hint='point the header\'s "corpus" at a directory inside the repository, relative to the '
@@ -282,7 +282,7 @@ def _read_goldens(
                     hint="remove its line from 'golden', or add the fixture set back",
                 )
             path = tree / subdir / golden
-            if not inside(tree, path):
+            if not is_within(tree, path):
                 raise CceError(f"input 'golden': {golden} resolves outside the repository")
             try:
                 goldens[fixture] = GoldenFile.read(str(path), fixture, golden, inputs.backends, metric)
