@@ -17,7 +17,7 @@ from cce_relevance.action.report.document import action_document
 from cce_relevance.action.report.fit import fit_body
 from cce_relevance.action.report.outcome import Outcome
 from cce_relevance.action.report.query_changes import Links
-from cce_relevance.action.report.summary import Markdown, render
+from cce_relevance.action.report.summary import TrimmableBody, render
 from cce_relevance.action.runner.pr_comment import comment_marker
 from cce_relevance.action.runner.workflow_commands import (
     STEP_SUMMARY_LIMIT,
@@ -123,7 +123,7 @@ def _save(
     outcome: Outcome,
     verdict: str,
     commits: CommitPair,
-    markdown: Markdown,
+    markdown: TrimmableBody,
     comment: str,
     meta: dict[str, Any] | None,
     cache_dir: Path,
@@ -170,7 +170,7 @@ def _pull_request_meta(inputs: ActionInputs, commits: CommitPair, changed: bool)
     }
 
 
-def _write_summary(path: Path, markdown: Markdown, files: OutputFiles) -> None:
+def _write_summary(path: Path, markdown: TrimmableBody, files: OutputFiles) -> None:
     """The report in the step summary, trimmed to what the runner accepts (§runner-summary-size)."""
     existing = path.stat().st_size if path.exists() else 0
     body = fit_body(

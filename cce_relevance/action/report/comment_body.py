@@ -37,7 +37,7 @@ from cce_relevance.action.report.query_changes import (
 )
 from cce_relevance.action.report.summary import (
     TITLE,
-    Markdown,
+    TrimmableBody,
     footer,
     inconclusive_note,
     moves_section,
@@ -100,7 +100,7 @@ def render_comment(
     links: Links | None,
     run_link: str | None,
     edited: Sequence[str] = (),
-) -> Markdown:
+) -> TrimmableBody:
     """The comment in the parts `fit.fit_body` budgets (the head is never trimmed)."""
     views = set_views(outcome)
     head = [f"{marker}\n{TITLE}", f"**{escape_md(verdict)}**", _counts(outcome, views)]
@@ -115,12 +115,12 @@ def render_comment(
         )
     head += [_drift_line(s) for s in outcome.drifted]
     if not measurable_change(outcome):
-        return Markdown("\n\n".join(head), (), footer(commits, run_link))
+        return TrimmableBody("\n\n".join(head), (), footer(commits, run_link))
     sections = [_set_section(v, outcome, links, len(outcome.sets) > 1) for v in views]
     sections += [_one_side(s) for s in outcome.sets if s.status != "paired"]
     sections += [_drift_details(s) for s in outcome.drifted]
     sections.append(_statistics(outcome))
-    return Markdown("\n\n".join(head), tuple(p for p in sections if p), footer(commits, run_link))
+    return TrimmableBody("\n\n".join(head), tuple(p for p in sections if p), footer(commits, run_link))
 
 
 def _counts(outcome: Outcome, views: list[SetView]) -> str:

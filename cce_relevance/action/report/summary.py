@@ -2,7 +2,7 @@
 stale anchors, moved range anchors, each backend's queries) and per drifted golden; footer.
 
 It renders what `outcome.Outcome` decided and never decides anything itself, so the summary and
-the exit code cannot disagree. The report comes in three parts (`Markdown`: head, detail
+the exit code cannot disagree. The report comes in three parts (`TrimmableBody`: head, detail
 sections, tail), the shape `runner/pr_comment.py` trims to a size budget: the verdict always
 survives. Every name that came from a tree (fixture paths, golden paths, report ids, anchors)
 is untrusted and goes through `markdown_safe`.
@@ -58,7 +58,7 @@ def inconclusive_note(outcome: Outcome) -> str:
 
 
 @dataclass(frozen=True)
-class Markdown:
+class TrimmableBody:
     """The report in the three parts `fit.fit_body` budgets: head, detail sections, tail."""
 
     head: str
@@ -71,7 +71,7 @@ class Markdown:
 
 def render(
     outcome: Outcome, verdict: str, commits: CommitPair, marker: str, run_link: str | None
-) -> Markdown:
+) -> TrimmableBody:
     """The Markdown report: marker, verdict and overview; a section per set and per drift; the
     statistics' legend once; footer."""
     note = inconclusive_note(outcome)
@@ -87,7 +87,7 @@ def render(
     sections += [_drift_section(s) for s in outcome.drifted]
     if any(c.full is not None for s in outcome.sets for c in s.comparisons or ()):
         sections.append(FULL_LEGEND_MD.rstrip("\n"))  # once, not after every backend's statistics
-    return Markdown(head, tuple(sections), footer(commits, run_link))
+    return TrimmableBody(head, tuple(sections), footer(commits, run_link))
 
 
 def _scored(s: SetResult, commits: CommitPair) -> str:

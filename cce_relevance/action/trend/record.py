@@ -35,7 +35,7 @@ from cce_relevance import __version__
 from cce_relevance.action.config.inputs import ActionInputs, GitHubContext
 from cce_relevance.action.config.paths import refuse_blocked_steps
 from cce_relevance.action.report.outcome import Outcome
-from cce_relevance.action.report.summary import Markdown
+from cce_relevance.action.report.summary import TrimmableBody
 from cce_relevance.action.runner.workflow_commands import annotation, log
 from cce_relevance.action.scoring.model import SetResult
 from cce_relevance.action.trend.branch_store import HistoryBranch
@@ -271,11 +271,11 @@ def render_trend(history: History, outcome: Outcome) -> str:
     )
 
 
-def with_trend(markdown: Markdown, line: str) -> Markdown:
+def with_trend(markdown: TrimmableBody, line: str) -> TrimmableBody:
     """`markdown` with `line` last in its head (never trimmed); unchanged for ''."""
     if not line:
         return markdown
-    return Markdown(f"{markdown.head}\n\n{line}", markdown.sections, markdown.tail)
+    return TrimmableBody(f"{markdown.head}\n\n{line}", markdown.sections, markdown.tail)
 
 
 def _read(store: HistoryFile | HistoryBranch, version: str | None, otherwise: str) -> History | None:
