@@ -23,7 +23,7 @@ from cce_relevance.action.report.fit import fit_body
 from cce_relevance.action.report.outcome import Outcome
 from cce_relevance.action.report.query_changes import Links
 from cce_relevance.action.runner.pr_comment import COMMENT_LIMIT, comment_marker
-from cce_relevance.action.scoring.model import SetResult
+from cce_relevance.action.scoring.model import ComparedSet
 from cce_relevance.action.trend.history import Entry, History, commit_date
 from cce_relevance.action.trend.record import render_trend, with_trend
 from cce_relevance.action.workspace.git import CommitPair
@@ -109,7 +109,7 @@ def _set(
     stale: tuple[str, ...] = (),
     worse_on: tuple[str, ...] = BACKENDS,
     unlabeled: bool = False,
-) -> SetResult:
+) -> ComparedSet:
     """One set: every backend ranks as `base` at base; at head the backends in `worse_on` rank as `head`."""
     base_ranks = {b: dict(base) for b in BACKENDS}
     head_ranks = {b: dict(head) if b in worse_on else dict(base) for b in BACKENDS}
@@ -131,7 +131,7 @@ def _set(
             for b, by in ranks.items()
         }
 
-    return SetResult(
+    return ComparedSet(
         fixture,
         _report(base_ranks),
         _report(head_ranks),
@@ -145,7 +145,7 @@ def _set(
     )
 
 
-def _drifted(s: SetResult) -> SetResult:
+def _drifted(s: ComparedSet) -> ComparedSet:
     assert s.base is not None and s.head is not None
     golden = GoldenCheck(
         "eval/search.golden.json",
@@ -154,7 +154,7 @@ def _drifted(s: SetResult) -> SetResult:
         s.base,
         s.head,
     )
-    return SetResult(
+    return ComparedSet(
         s.fixture,
         s.base,
         s.head,

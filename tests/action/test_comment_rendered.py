@@ -15,7 +15,7 @@ from cce_relevance.action.report.fit import fit_body
 from cce_relevance.action.report.outcome import Outcome
 from cce_relevance.action.report.query_changes import Links
 from cce_relevance.action.runner.pr_comment import comment_marker
-from cce_relevance.action.scoring.model import SetResult
+from cce_relevance.action.scoring.model import ComparedSet
 from cce_relevance.action.workspace.git import CommitPair
 from cce_relevance.reporting.numbers import format6
 
@@ -41,7 +41,7 @@ Latency = dict[str, tuple[float, float]]
 
 def comment(ids: list[str], head: list[float], limit: int = 65_536, latency: Latency | None = None) -> str:
     base = report([1.0] * len(ids), ids)
-    s = SetResult("eval/a.jsonl", base, report(head, ids), None, latency=latency or {})
+    s = ComparedSet("eval/a.jsonl", base, report(head, ids), None, latency=latency or {})
     outcome = Outcome((s,), "mrr", 0.05)
     md = render_comment(
         outcome,

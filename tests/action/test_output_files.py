@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cce_relevance.action.scoring.model import SetResult
+from cce_relevance.action.scoring.model import ComparedSet
 from cce_relevance.action.workspace.output_dir import (
     OUTPUT_DIR,
     fresh_output_dir,
@@ -45,8 +45,8 @@ def test_a_checked_in_file_or_link_in_its_place_is_refused_not_followed(tmp_path
 
 def test_reports_are_saved_per_set_and_side(tmp_path: Path) -> None:
     sets = (
-        SetResult("eval/a.jsonl", "BASE\n", "HEAD\n", None),
-        SetResult("b/added.jsonl", None, "NEW\n", None),
+        ComparedSet("eval/a.jsonl", "BASE\n", "HEAD\n", None),
+        ComparedSet("b/added.jsonl", None, "NEW\n", None),
     )
 
     saved = save_reports(fresh_output_dir(tmp_path), tmp_path, sets)

@@ -12,7 +12,7 @@ from cce_relevance.action.report.fit import fit_body
 from cce_relevance.action.report.outcome import Outcome
 from cce_relevance.action.report.summary import render
 from cce_relevance.action.runner.pr_comment import COMMENT_LIMIT, comment_marker
-from cce_relevance.action.scoring.model import SetResult
+from cce_relevance.action.scoring.model import ComparedSet
 from cce_relevance.action.workspace.git import CommitPair
 from cce_relevance.errors import EXIT_GATE_FAILED, EXIT_OK
 from cce_relevance.evaluation.golden import GoldenCheck, update_command
@@ -39,11 +39,11 @@ def paired(
     golden: GoldenCheck | None = None,
     fixture: str = "eval/a.jsonl",
     primary: str = "mrr",
-) -> SetResult:
-    return SetResult(fixture, report([1.0] * len(head_mrr)), report(head_mrr), golden, primary)
+) -> ComparedSet:
+    return ComparedSet(fixture, report([1.0] * len(head_mrr)), report(head_mrr), golden, primary)
 
 
-def verdict(*sets: SetResult, metric: str = "mrr") -> str:
+def verdict(*sets: ComparedSet, metric: str = "mrr") -> str:
     return Outcome(sets, metric, 0.05).verdict()
 
 
@@ -81,7 +81,7 @@ def test_an_insignificant_change_is_reported_with_its_p_value() -> None:
 
 
 def test_a_significant_improvement_is_not_a_regression() -> None:
-    base_low = SetResult(
+    base_low = ComparedSet(
         "eval/a.jsonl", report([0.2] * 6), report([1.0 - x for x in SIGNIFICANTLY_WORSE]), None
     )
     outcome = Outcome((base_low,), "mrr", 0.05)
@@ -96,7 +96,7 @@ def test_unchanged_and_head_only_verdicts() -> None:
         verdict(paired([1.0, 1.0], primary="recall"), metric="recall")
         == "✅ Recall unchanged on hybrid (n = 2)"
     )
-    head_only = SetResult("eval/a.jsonl", None, report([1.0]), None)
+    head_only = ComparedSet("eval/a.jsonl", None, report([1.0]), None)
     assert verdict(head_only) == "✅ No set scored at both base and head, nothing to compare"
 
 
@@ -111,7 +111,7 @@ def test_untrusted_names_cannot_ping_inject_html_or_break_the_fences() -> None:
     golden = GoldenCheck(
         path, "--- g\n+++ h\n-````\n+ok @someone\n", update_command(fixture, path, ("bm25",))
     )
-    set_result = SetResult(
+    set_result = ComparedSet(
         fixture, report([1.0], ids=["@admin <b>x</b>"]), report([0.5], ids=["@admin <b>x</b>"]), golden
     )
     outcome = Outcome((set_result,), "mrr", 0.05)
@@ -157,7 +157,7 @@ def test_a_huge_diff_is_trimmed_but_the_verdict_and_footer_survive() -> None:
 
 @pytest.mark.parametrize("base", [None, BASE])
 def test_the_footer_names_both_commits(base: str | None) -> None:
-    outcome = Outcome((SetResult("e.jsonl", None, report([1.0]), None),), "mrr", 0.05)
+    outcome = Outcome((ComparedSet("e.jsonl", None, report([1.0]), None),), "mrr", 0.05)
     tail = render(outcome, outcome.verdict(), CommitPair(base, HEAD), comment_marker(), None).tail
     assert tail == f"<sub>base {'`aaaaaaa`' if base else 'none'} → head `bbbbbbb` · cce-relevance 0.1.0</sub>"
 
@@ -189,8 +189,8 @@ def anchors(*stale: tuple[str, str, str, int], unsatisfiable: tuple[str, ...] = 
 
 def stale_set(
     head_mrr: list[float], ids: list[str], *, base: Validation | None = None, head: Validation | None = None
-) -> SetResult:
-    return SetResult(
+) -> ComparedSet:
+    return ComparedSet(
         "eval/a.jsonl",
         report([1.0] * len(ids), ids=ids),
         report(head_mrr, ids=ids),
@@ -286,7 +286,7 @@ def assert_nothing_live(markdown: str, untrusted: list[str]) -> None:
 
 
 def test_a_set_scored_on_one_side_lists_its_stale_anchors_there() -> None:
-    head_only = SetResult(
+    head_only = ComparedSet(
         "eval/a.jsonl",
         None,
         report([0.0], ids=["q0"]),
@@ -306,14 +306,14 @@ def test_no_stale_anchor_no_section_and_the_same_verdict() -> None:
     assert outcome.verdict() == "✅ MRR on hybrid -0.125 (paired t-test, n = 4: p = 0.391, not significant)"
 
 
-def two_backends(head_mrr: list[float], ids: list[str]) -> SetResult:
+def two_backends(head_mrr: list[float], ids: list[str]) -> ComparedSet:
     """bm25 unchanged, hybrid at `head_mrr` (both from 1.0): the chart must show hybrid, the last."""
 
     def doc(hybrid: list[float]) -> str:
         a, b = json.loads(report([1.0] * len(ids), "bm25", ids)), json.loads(report(hybrid, "hybrid", ids))
         return json.dumps({**a, "backends": a["backends"] + b["backends"]})
 
-    return SetResult("eval/a.jsonl", doc([1.0] * len(ids)), doc(head_mrr), None)
+    return ComparedSet("eval/a.jsonl", doc([1.0] * len(ids)), doc(head_mrr), None)
 
 
 def test_the_action_document_carries_the_anchor_checks() -> None:
@@ -331,7 +331,7 @@ def test_the_action_document_carries_the_anchor_checks() -> None:
 
 
 def test_a_query_renamed_between_the_sides_is_listed_as_removed_and_new() -> None:
-    renamed = SetResult("eval/a.jsonl", report([1.0], ids=["old-id"]), report([1.0], ids=["new-id"]), None)
+    renamed = ComparedSet("eval/a.jsonl", report([1.0], ids=["old-id"]), report([1.0], ids=["new-id"]), None)
     markdown = whole(Outcome((renamed,), "mrr", 0.05))
     assert "| `old-id` | removed in head |" in markdown and "```mermaid" not in markdown
 

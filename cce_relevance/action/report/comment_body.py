@@ -43,7 +43,7 @@ from cce_relevance.action.report.summary import (
     moves_section,
     stale_section,
 )
-from cce_relevance.action.scoring.model import SetResult
+from cce_relevance.action.scoring.model import ComparedSet
 from cce_relevance.action.workspace.git import CommitPair
 from cce_relevance.api import BackendComparison
 from cce_relevance.evaluation.golden import ValueChange
@@ -66,7 +66,7 @@ DRIFT_ROWS = 6  # (query, value) rows of a drifted golden's table
 class SetView:
     """One paired set as the comment shows it: its changed queries, worst first, and the rest."""
 
-    result: SetResult
+    result: ComparedSet
     featured: str  # the backend the delta, bar and why columns are about
     changes: list[QueryChange]
     unchanged: int
@@ -186,7 +186,7 @@ def _set_section(view: SetView, outcome: Outcome, links: Links | None, named: bo
     return "\n\n".join(parts)
 
 
-def _one_side(s: SetResult) -> str:
+def _one_side(s: ComparedSet) -> str:
     side: Literal["base", "head"] = "head" if s.status == "head-only" else "base"
     what = "new in this change" if side == "head" else "removed in this change"
     return "\n\n".join(
@@ -271,7 +271,7 @@ def _headline_table(g: BackendComparison, metric: str) -> str:
     )
 
 
-def _drift_line(s: SetResult) -> str:
+def _drift_line(s: ComparedSet) -> str:
     """A drifted golden in words, with the command that updates it (never trimmed)."""
     golden = s.golden
     assert golden is not None
@@ -288,7 +288,7 @@ def _drift_line(s: SetResult) -> str:
     )
 
 
-def _drift_details(s: SetResult) -> str:
+def _drift_details(s: ComparedSet) -> str:
     """Which values of a drifted golden moved (a small table), and its diff by query id, folded."""
     golden = s.golden
     assert golden is not None

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from cce_relevance.action.config.inputs import DEFAULT_POWER, FailOn
-from cce_relevance.action.scoring.model import SetResult
+from cce_relevance.action.scoring.model import ComparedSet
 from cce_relevance.api import BackendComparison
 from cce_relevance.errors import EXIT_GATE_FAILED, EXIT_OK
 from cce_relevance.evaluation.gate import BackendGate
@@ -64,7 +64,7 @@ class GatedChange(BackendGate):
         return self.underpowered(self.alpha, self.power, self.min_effect)
 
 
-def scored_at_both(s: SetResult) -> tuple[BackendComparison, ...]:
+def scored_at_both(s: ComparedSet) -> tuple[BackendComparison, ...]:
     """The set's comparisons of the backends scored at both base and head (none unless paired)."""
     return () if s.comparison is None else s.comparison.at_both
 
@@ -73,7 +73,7 @@ def scored_at_both(s: SetResult) -> tuple[BackendComparison, ...]:
 class Outcome:
     """The facts both the verdict and the gates are made of."""
 
-    sets: tuple[SetResult, ...]
+    sets: tuple[ComparedSet, ...]
     metric: str
     alpha: float
     fail_on: FailOn = "drift"
@@ -81,13 +81,13 @@ class Outcome:
     power: float = DEFAULT_POWER
 
     @property
-    def drifted(self) -> tuple[SetResult, ...]:
+    def drifted(self) -> tuple[ComparedSet, ...]:
         return tuple(s for s in self.sets if s.golden is not None and s.golden.drifted)
 
     @cached_property
     def findings(self) -> tuple[GatedChange, ...]:
         """The gated metric on every backend scored at both base and head: each set's gate, tested
-        once with its comparison (`SetResult.comparison`)."""
+        once with its comparison (`ComparedSet.comparison`)."""
         return tuple(
             GatedChange(
                 **vars(gate),
@@ -244,7 +244,7 @@ def counted(n: int, noun: str, plural: str | None = None) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {plural or noun + 's'}"
 
 
-def left_out_reason(s: SetResult, among: Collection[str] | None = None) -> str:
+def left_out_reason(s: ComparedSet, among: Collection[str] | None = None) -> str:
     """Why the regression test leaves out queries of `s` (of those `among`, default all): a stale
     anchor, lines that moved or changed under a range anchor, or both."""
     left_out = s.left_out_queries if among is None else s.left_out_queries & set(among)

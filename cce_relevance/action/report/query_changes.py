@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
-from cce_relevance.action.scoring.model import SetResult
+from cce_relevance.action.scoring.model import ComparedSet
 from cce_relevance.api import BackendComparison, TopHit
 from cce_relevance.evaluation.anchors import Anchor
 from cce_relevance.evaluation.metrics import METRIC_KEYS
@@ -83,7 +83,7 @@ def _ranks(document: Any) -> dict[str, dict[str, int | None]]:
 
 
 def changed_queries(
-    s: SetResult, comparisons: Sequence[BackendComparison], metric: str, featured: str
+    s: ComparedSet, comparisons: Sequence[BackendComparison], metric: str, featured: str
 ) -> tuple[list[QueryChange], int]:
     """The paired queries that changed on any backend, worst first (by the `featured` backend's
     delta of `metric`, then the worst delta on any backend, then id; queries with a stale anchor
@@ -198,7 +198,7 @@ def _unlabeled(above: list[TopHit]) -> str:
     return f" ({n} of {len(above)} unlabeled)"
 
 
-def why_cell(s: SetResult, change: QueryChange, featured: str, links: Links | None) -> str:
+def why_cell(s: ComparedSet, change: QueryChange, featured: str, links: Links | None) -> str:
     """What ranks above the expected chunk at head on the backend that explains the row (the
     featured one when it moved, else the one that lost most), with links; '' when unknown."""
     move = next(
@@ -244,7 +244,7 @@ def why_cell(s: SetResult, change: QueryChange, featured: str, links: Links | No
 
 
 def changes_table(
-    s: SetResult,
+    s: ComparedSet,
     rows: list[QueryChange],
     backends: list[str],
     metric_label: str,
@@ -278,7 +278,7 @@ def changes_table(
     return "\n".join(lines)
 
 
-def stale_notes(s: SetResult) -> dict[str, str]:
+def stale_notes(s: ComparedSet) -> dict[str, str]:
     """The mark after a query id: stale at head, or stale at base only, or a range anchor whose
     lines moved or changed (action/scoring/range_anchors.py)."""
     notes = {m.case_id: MOVE_MARKS[m.status] for m in s.moves}

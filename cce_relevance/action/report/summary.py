@@ -18,7 +18,7 @@ from typing import Literal
 from cce_relevance import __version__
 from cce_relevance.action.report.outcome import Outcome, counted, left_out_reason
 from cce_relevance.action.report.query_changes import stale_notes
-from cce_relevance.action.scoring.model import SetResult
+from cce_relevance.action.scoring.model import ComparedSet
 from cce_relevance.action.workspace.git import CommitPair
 from cce_relevance.api import Validation
 from cce_relevance.reporting.full_report import label
@@ -90,7 +90,7 @@ def render(
     return TrimmableBody(head, tuple(sections), footer(commits, run_link))
 
 
-def _scored(s: SetResult, commits: CommitPair) -> str:
+def _scored(s: ComparedSet, commits: CommitPair) -> str:
     if s.status == "paired":
         return "base → head"
     if s.status == "base-only":
@@ -100,7 +100,7 @@ def _scored(s: SetResult, commits: CommitPair) -> str:
     return "head only: new in this change"
 
 
-def _overview(sets: Sequence[SetResult], commits: CommitPair) -> str:
+def _overview(sets: Sequence[ComparedSet], commits: CommitPair) -> str:
     rows = ["| fixture set | scored | golden |", "| --- | --- | --- |"]
     for s in sets:
         if s.golden is None:
@@ -113,7 +113,7 @@ def _overview(sets: Sequence[SetResult], commits: CommitPair) -> str:
     return "\n".join(rows)
 
 
-def _set_section(s: SetResult, commits: CommitPair) -> str:
+def _set_section(s: ComparedSet, commits: CommitPair) -> str:
     """Means, the chart of the gated metric, the stale anchors, then each backend's queries."""
     title = f"### {code_span(s.fixture)}"
     if s.comparisons is None:
@@ -142,7 +142,7 @@ def _set_section(s: SetResult, commits: CommitPair) -> str:
     return "\n\n".join(part for part in parts if part)
 
 
-def moves_section(s: SetResult) -> str:
+def moves_section(s: ComparedSet) -> str:
     """Each range anchor whose lines moved or changed from base to head, and for the moved ones
     the fixture lines to paste ('' when there is none)."""
     if not s.moves:
@@ -167,7 +167,7 @@ def moves_section(s: SetResult) -> str:
     return "\n\n".join(parts)
 
 
-def stale_section(s: SetResult, digits: Digits = SIX) -> str:
+def stale_section(s: ComparedSet, digits: Digits = SIX) -> str:
     """Each stale anchor with its reason at base and at head ('' when there is none)."""
     reasons: dict[tuple[str, str], dict[str, str]] = {}
     for side in ("head", "base"):
@@ -203,7 +203,7 @@ def stale_section(s: SetResult, digits: Digits = SIX) -> str:
     return "\n\n".join([*parts, gated] if gated else parts)
 
 
-def _gated_line(s: SetResult, digits: Digits) -> str:
+def _gated_line(s: ComparedSet, digits: Digits) -> str:
     """What the regression test saw without the stale queries, per backend (the tables below
     test every query); '' when the set has no backend scored on both sides."""
     tests = []
@@ -220,7 +220,7 @@ def _reason(anchors: Validation | None, code: str | None) -> str:
     return "—" if code is None else code
 
 
-def _drift_section(s: SetResult) -> str:
+def _drift_section(s: ComparedSet) -> str:
     assert s.golden is not None
     return "\n\n".join(
         [

@@ -1,9 +1,9 @@
 """What scoring the sides gives: one set at one side (`SideResult`), every set at both sides
-(`Sides`), and one set compared base → head (`SetResult`) as the outcome, the comment, the saved
+(`Sides`), and one set compared base → head (`ComparedSet`) as the outcome, the comment, the saved
 sides and the trend read it.
 
 Kept apart from the scoring (sides.py) because most of the Action reads these and none of it
-needs to know how a commit is checked out and scored. A `SetResult` computes its comparison
+needs to know how a commit is checked out and scored. A `ComparedSet` computes its comparison
 once, on first use (`api.compare_sides`), and parses each side's report once.
 """
 
@@ -27,7 +27,7 @@ Rankings = dict[str, dict[str, tuple[TopHit, ...]]]  # backend -> query id -> to
 
 
 @dataclass(frozen=True)
-class SetResult:
+class ComparedSet:
     """One fixture set: its report at each side where it exists (`cce.relevance.report/v2` text),
     and its anchor check there (`validate`)."""
 

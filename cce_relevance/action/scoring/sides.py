@@ -32,7 +32,7 @@ from cce_relevance import api
 from cce_relevance.action.config.inputs import ActionInputs, expand_fixtures
 from cce_relevance.action.config.paths import is_within
 from cce_relevance.action.config.retriever_policy import REFUSED_BY_DEFAULT
-from cce_relevance.action.scoring.model import SetResult, SideResult, Sides
+from cce_relevance.action.scoring.model import ComparedSet, SideResult, Sides
 from cce_relevance.action.scoring.range_anchors import AnchorMove, SideFixtures, follow_ranges
 from cce_relevance.action.scoring.timings import Stopwatch
 from cce_relevance.action.workspace.git import CommitFiles, CommitPair, commit_files
@@ -46,7 +46,7 @@ from cce_relevance.reporting.run_report import run_report_json
 
 def score_commits(
     repo: Path, commits: CommitPair, inputs: ActionInputs, clock: Stopwatch | None = None
-) -> tuple[SetResult, ...]:
+) -> tuple[ComparedSet, ...]:
     """Every fixture set found at head or base, scored where it exists; goldens checked at head."""
     sides = score_sides(repo, commits, inputs, clock)
     return set_results(sides, inputs.regression_metric, anchor_moves(repo, commits, sides))
@@ -100,7 +100,7 @@ def anchor_moves(repo: Path, commits: CommitPair, sides: Sides) -> dict[str, tup
 
 def set_results(
     sides: Sides, primary: str, moves: dict[str, tuple[AnchorMove, ...]], cost: bool = False
-) -> tuple[SetResult, ...]:
+) -> tuple[ComparedSet, ...]:
     """The sets as the verdict, the comment and the report read them, in path order; `primary`
     is the regression metric, `moves` each set's moved range anchors (`anchor_moves`), `cost`
     whether each backend's latency is shown."""
@@ -132,14 +132,14 @@ def _set_result(
     primary: str,
     moves: tuple[AnchorMove, ...],
     cost: bool = False,
-) -> SetResult:
+) -> ComparedSet:
     either = head or base
     assert either is not None
     latency = {}
     if cost and base is not None and head is not None:
         at_base, at_head = p50_by_backend(base.run), p50_by_backend(head.run)
         latency = {name: (at_base[name], at_head[name]) for name in at_head if name in at_base}
-    return SetResult(
+    return ComparedSet(
         fixture,
         base.report if base else None,
         head.report if head else None,

@@ -37,7 +37,7 @@ from cce_relevance.action.config.paths import refuse_blocked_steps
 from cce_relevance.action.report.outcome import Outcome
 from cce_relevance.action.report.summary import TrimmableBody
 from cce_relevance.action.runner.workflow_commands import annotation, log
-from cce_relevance.action.scoring.model import SetResult
+from cce_relevance.action.scoring.model import ComparedSet
 from cce_relevance.action.trend.branch_store import HistoryBranch
 from cce_relevance.action.trend.history import (
     Entry,
@@ -222,7 +222,7 @@ def record_push(inputs: ActionInputs, repo: Path, commits: CommitPair, outcome: 
     log(annotation("warning", f"Could not record in the trend history {store.shown}: {problem}"))
 
 
-def head_means(sets: tuple[SetResult, ...]) -> dict[str, dict[str, dict[str, float]]]:
+def head_means(sets: tuple[ComparedSet, ...]) -> dict[str, dict[str, dict[str, float]]]:
     """Per fixture set scored at head, each backend's means by metric key."""
     return {s.fixture: backend_means(s.document("head"), f"{s.fixture} at head") for s in sets if s.head}
 

@@ -37,7 +37,7 @@ from cce_relevance.reporting.canonical_json import dumps_report
 
 
 class SetReports(Protocol):
-    """A scored fixture set as `save_reports` sees it (scoring's `SetResult`): its report texts."""
+    """A scored fixture set as `save_reports` sees it (scoring's `ComparedSet`): its report texts."""
 
     @property
     def fixture(self) -> str: ...
