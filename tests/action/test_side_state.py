@@ -26,8 +26,8 @@ from cce_relevance.action.saved.side import (
     scoring_config,
     side_document,
 )
-from cce_relevance.action.scoring.model import Rankings, SideResult, Sides
-from cce_relevance.action.scoring.sides import anchor_moves, score_sides, set_results
+from cce_relevance.action.scoring.model import Rankings, ScoredSides, SetAtCommit
+from cce_relevance.action.scoring.sides import anchor_moves, compared_sets, score_sides
 from cce_relevance.action.workspace.git import CommitPair
 from cce_relevance.errors import CceError
 from tests.action.scenario import BILLING_FIXTURE, BILLING_FIXTURES, MOVING_CHANGE, PullRequest
@@ -45,7 +45,7 @@ SYMBOLS = (
 BASE_FILES = {BILLING_FIXTURE: BILLING_FIXTURES, "eval/symbols.jsonl": SYMBOLS}
 
 
-def scored(pr: PullRequest, shard: api.Shard | None = None) -> tuple[ActionInputs, CommitPair, Sides]:
+def scored(pr: PullRequest, shard: api.Shard | None = None) -> tuple[ActionInputs, CommitPair, ScoredSides]:
     pr.push(MOVING_CHANGE, "h1: a reports module, and a function above billing.py's")
     env = {
         "GITHUB_WORKSPACE": str(pr.workspace),
@@ -61,7 +61,7 @@ def scored(pr: PullRequest, shard: api.Shard | None = None) -> tuple[ActionInput
     return inputs, commits, score_sides(pr.workspace, commits, inputs, shard=shard)
 
 
-def round_trip(document: dict[str, object], name: str = "side.json") -> dict[str, SideResult]:
+def round_trip(document: dict[str, object], name: str = "side.json") -> dict[str, SetAtCommit]:
     return rebuild([(name, read_side(json.loads(dumps_side(document)), name))])
 
 
@@ -73,7 +73,7 @@ def saved_hits(rankings: Rankings) -> list[tuple[str, list[tuple[str, list[dict[
     ]
 
 
-def same(live: SideResult, loaded: SideResult) -> None:
+def same(live: SetAtCommit, loaded: SetAtCommit) -> None:
     assert loaded.report == live.report  # byte for byte, from the per-query values
     assert loaded.anchors == live.anchors
     assert saved_hits(loaded.rankings) == saved_hits(live.rankings)  # symbols named, in order
@@ -101,12 +101,12 @@ def test_a_saved_side_loads_back_as_the_side_the_run_scored(pr: PullRequest) -> 
         same(live, base[fixture])
 
     goldens = read_side(json.loads(dumps_side(head_document)), "side.json").goldens
-    loaded = Sides(base, head, goldens)
+    loaded = ScoredSides(base, head, goldens)
     moves = anchor_moves(pr.workspace, commits, loaded)  # from the loaded sides' fixture sets
     assert moves == anchor_moves(pr.workspace, commits, sides) and moves[BILLING_FIXTURE]
 
-    def compare(s: Sides) -> str:
-        sets = set_results(s, inputs.regression_metric, moves)
+    def compare(s: ScoredSides) -> str:
+        sets = compared_sets(s, inputs.regression_metric, moves)
         outcome = Outcome(sets, inputs.regression_metric, inputs.alpha, inputs.fail_on)
         return json.dumps(action_document(outcome, outcome.verdict(), commits, {}))
 
@@ -134,7 +134,7 @@ def test_a_saved_whole_side_cut_to_a_shard_is_the_side_the_shard_scores(pr: Pull
             ids = [case.id for case in result.fixtures.fixtures.cases]
             assert [case.id for case in part[fixture].fixtures.fixtures.cases] == ids
             assert list(part[fixture].expected) == ids and part[fixture].expected == result.expected
-        reused = Sides(part, live.head, live.goldens)
+        reused = ScoredSides(part, live.head, live.goldens)
         assert anchor_moves(pr.workspace, commits, reused) == anchor_moves(pr.workspace, commits, live)
 
 

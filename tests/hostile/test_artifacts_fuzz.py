@@ -36,9 +36,9 @@ from cce_relevance.action.runner.pr_comment import comment_marker
 from cce_relevance.action.saved.base_reuse import WHOLE, saved_base, side_path
 from cce_relevance.action.saved.shards import read_shards, save_shard
 from cce_relevance.action.saved.side import dumps_side, scoring_config, side_document
-from cce_relevance.action.scoring.model import Sides
+from cce_relevance.action.scoring.model import ScoredSides
 from cce_relevance.action.scoring.range_anchors import AnchorMove
-from cce_relevance.action.scoring.sides import anchor_moves, set_results
+from cce_relevance.action.scoring.sides import anchor_moves, compared_sets
 from cce_relevance.action.workspace.git import CommitPair
 from cce_relevance.action.workspace.output_dir import OUTPUT_DIR
 from cce_relevance.errors import EXIT_USAGE, CceError
@@ -136,7 +136,7 @@ def shown(path: tuple[Any, ...]) -> str:
 
 
 def _report(
-    sides: Sides,
+    sides: ScoredSides,
     metric: str,
     moves: dict[str, tuple[AnchorMove, ...]],
     commits: CommitPair,
@@ -144,7 +144,7 @@ def _report(
 ) -> None:
     """What the Action makes of two sides: the verdict, the summary, the comment (with commit
     links) and compare.json."""
-    outcome = Outcome(set_results(sides, metric, moves), metric, 0.05)
+    outcome = Outcome(compared_sets(sides, metric, moves), metric, 0.05)
     verdict = outcome.verdict()
     marker = comment_marker(None)
     render(outcome, verdict, commits, marker, None)
@@ -294,7 +294,7 @@ def _reused(cache: Path, side: Any, artifacts: dict[str, Any], capsys: pytest.Ca
         return False
     assert "reusing the side an earlier run saved" in out
     live = artifacts["sides"]
-    _report(Sides(loaded, live.head, live.goldens), artifacts["metric"], {}, artifacts["commits"], ())
+    _report(ScoredSides(loaded, live.head, live.goldens), artifacts["metric"], {}, artifacts["commits"], ())
     return True
 
 

@@ -40,7 +40,7 @@ from cce_relevance.action.workspace.output_dir import (
 from cce_relevance.reporting.markdown_safe import code_span, escape_md
 
 
-class Evaluation(NamedTuple):
+class ReportInput(NamedTuple):
     """What the report is made of: the repository (None for a merge without a checkout), the
     working directory (relative to it), the two commits, the outcome, and the fixture sets and
     goldens the change edits."""
@@ -52,10 +52,10 @@ class Evaluation(NamedTuple):
     edited: tuple[str, ...]
 
 
-def deliver(inputs: ActionInputs, evaluation: Evaluation, clock: Stopwatch) -> int:
+def deliver(inputs: ActionInputs, report: ReportInput, clock: Stopwatch) -> int:
     """Steps 2-4: the verdict, the report files, outputs and summary, the annotations, the exit
     code, and the comment."""
-    repo, subdir, commits, outcome, edited = evaluation
+    repo, subdir, commits, outcome, edited = report
     github = inputs.github
     with clock.stage("report"):
         verdict = outcome.verdict()

@@ -11,14 +11,14 @@ from pathlib import Path
 
 from cce_relevance import __version__
 from cce_relevance.action.config.inputs import ActionInputs
-from cce_relevance.action.modes.deliver import Evaluation, deliver
+from cce_relevance.action.modes.deliver import ReportInput, deliver
 from cce_relevance.action.modes.shard import end_shard
 from cce_relevance.action.report.outcome import Outcome
 from cce_relevance.action.runner.workflow_commands import log
 from cce_relevance.action.saved.base_reuse import SAVED_ON, save_head, saved_base
 from cce_relevance.action.saved.side import scoring_config
-from cce_relevance.action.scoring.model import Sides
-from cce_relevance.action.scoring.sides import anchor_moves, score_sides, set_results
+from cce_relevance.action.scoring.model import ScoredSides
+from cce_relevance.action.scoring.sides import anchor_moves, compared_sets, score_sides
 from cce_relevance.action.scoring.timings import Stopwatch
 from cce_relevance.action.trend.record import check_history
 from cce_relevance.action.workspace.git import CommitPair, changed_files, find_repository, resolve_commits
@@ -33,14 +33,14 @@ def evaluate(inputs: ActionInputs, clock: Stopwatch) -> int:
     edited = _edited(repo, commits, subdir, sides.base.keys() | sides.head.keys(), inputs)
     if inputs.shard is not None:
         return end_shard(inputs, subdir, commits, sides, moves, edited, clock)
-    sets = set_results(sides, inputs.regression_metric, moves, inputs.cost)
+    sets = compared_sets(sides, inputs.regression_metric, moves, inputs.cost)
     outcome = Outcome(
         sets, inputs.regression_metric, inputs.alpha, inputs.fail_on, inputs.min_effect, inputs.power
     )
-    return deliver(inputs, Evaluation(repo, subdir, commits, outcome, edited), clock)
+    return deliver(inputs, ReportInput(repo, subdir, commits, outcome, edited), clock)
 
 
-def _score(inputs: ActionInputs, clock: Stopwatch) -> tuple[Path, CommitPair, Sides]:
+def _score(inputs: ActionInputs, clock: Stopwatch) -> tuple[Path, CommitPair, ScoredSides]:
     """The repository, the two commits, and every fixture set scored at both (timed on `clock`);
     the base side is loaded instead when an earlier run saved it, and a branch run saves its head."""
     with clock.stage("commits"):

@@ -7,18 +7,18 @@ from __future__ import annotations
 
 from cce_relevance import __version__
 from cce_relevance.action.config.inputs import ActionInputs
-from cce_relevance.action.modes.deliver import Evaluation
+from cce_relevance.action.modes.deliver import ReportInput
 from cce_relevance.action.report.outcome import Outcome
 from cce_relevance.action.runner.workflow_commands import log
 from cce_relevance.action.saved.shards import read_shards
-from cce_relevance.action.scoring.sides import set_results
+from cce_relevance.action.scoring.sides import compared_sets
 from cce_relevance.action.scoring.timings import Stopwatch
 from cce_relevance.action.trend.record import merge_repository
 from cce_relevance.action.workspace.git import event_commits
 from cce_relevance.errors import CceError
 
 
-def merge(inputs: ActionInputs, clock: Stopwatch) -> Evaluation:
+def merge(inputs: ActionInputs, clock: Stopwatch) -> ReportInput:
     """`mode: merge`: the shards' states put back together, reported as the unsharded run."""
     assert inputs.shards_dir is not None
     github = inputs.github
@@ -36,9 +36,9 @@ def merge(inputs: ActionInputs, clock: Stopwatch) -> Evaluation:
             f"{merged.regression_metric}",
             hint="give the merge job the shard jobs' 'regression-metric'",
         )
-    sets = set_results(merged.sides, merged.regression_metric, merged.moves)
+    sets = compared_sets(merged.sides, merged.regression_metric, merged.moves)
     outcome = Outcome(
         sets, merged.regression_metric, inputs.alpha, inputs.fail_on, inputs.min_effect, inputs.power
     )
     repo = merge_repository(inputs)  # the trend's store reads git: a checkout, if any
-    return Evaluation(repo, merged.subdir, commits, outcome, merged.edited)
+    return ReportInput(repo, merged.subdir, commits, outcome, merged.edited)

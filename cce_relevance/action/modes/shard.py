@@ -12,7 +12,7 @@ from cce_relevance.action.report.outcome import counted
 from cce_relevance.action.runner.workflow_commands import log, write_step_outputs
 from cce_relevance.action.saved.shards import save_shard
 from cce_relevance.action.saved.side import scoring_config
-from cce_relevance.action.scoring.model import Sides
+from cce_relevance.action.scoring.model import ScoredSides
 from cce_relevance.action.scoring.range_anchors import AnchorMove
 from cce_relevance.action.scoring.timings import Stopwatch
 from cce_relevance.action.workspace.git import CommitPair
@@ -24,7 +24,7 @@ def end_shard(
     inputs: ActionInputs,
     subdir: Path,
     commits: CommitPair,
-    sides: Sides,
+    sides: ScoredSides,
     moves: dict[str, tuple[AnchorMove, ...]],
     edited: tuple[str, ...],
     clock: Stopwatch,

@@ -32,7 +32,7 @@ from typing import Any
 from cce_relevance import api, untrusted_json
 from cce_relevance.action.runner.workflow_commands import annotation, log
 from cce_relevance.action.saved.side import dumps_side, fingerprint, read_side, rebuild, side_document
-from cce_relevance.action.scoring.model import SideResult
+from cce_relevance.action.scoring.model import SetAtCommit
 from cce_relevance.action.scoring.range_anchors import SideFixtures
 from cce_relevance.atomic_files import write_output
 from cce_relevance.errors import CceError
@@ -51,7 +51,7 @@ def side_path(cache_dir: Path, commit: str, config: Mapping[str, Any]) -> Path:
 
 
 def save_head(
-    cache_dir: Path, commit: str, config: Mapping[str, Any], head: Mapping[str, SideResult]
+    cache_dir: Path, commit: str, config: Mapping[str, Any], head: Mapping[str, SetAtCommit]
 ) -> None:
     """Save a whole head side for later runs whose base is `commit`, keeping the `KEPT` newest.
     Best effort: a side that cannot be saved is a warning (a later run scores that base itself)."""
@@ -74,7 +74,7 @@ def prune(directory: Path, keep: int = KEPT) -> None:
 
 def saved_base(
     cache_dir: Path, commit: str, config: Mapping[str, Any], shard: api.Shard | None = None
-) -> dict[str, SideResult] | None:
+) -> dict[str, SetAtCommit] | None:
     """The base side of `commit` saved by an earlier run with the same fingerprint, or None (then
     the base is scored); says which in the log. A shard (`shard: I/N`) takes its own queries of
     the saved whole side (`shard_side`)."""
@@ -108,7 +108,7 @@ def saved_base(
     return results if shard is None else shard_side(results, shard)
 
 
-def shard_side(whole: Mapping[str, SideResult], shard: api.Shard) -> dict[str, SideResult]:
+def shard_side(whole: Mapping[str, SetAtCommit], shard: api.Shard) -> dict[str, SetAtCommit]:
     """A whole side cut down to `shard`'s queries: per set, what scoring only them gives (the
     run, its report, the top hits and anchors of those queries, the set as read with only them),
     so the shard state saved from it is the one a shard that scored its base saves, byte for
@@ -116,10 +116,10 @@ def shard_side(whole: Mapping[str, SideResult], shard: api.Shard) -> dict[str, S
     return {fixture: _shard_part(result, shard) for fixture, result in whole.items()}
 
 
-def _shard_part(result: SideResult, shard: api.Shard) -> SideResult:
+def _shard_part(result: SetAtCommit, shard: api.Shard) -> SetAtCommit:
     run = shard_part(result.run, shard)
     ids = [case.id for case in run.fixtures.cases]
-    return SideResult(
+    return SetAtCommit(
         run_report_json(run),
         result.anchors,
         {backend: {i: by_case[i] for i in ids} for backend, by_case in result.rankings.items()},

@@ -35,7 +35,7 @@ from cce_relevance.action.saved.side import (
     rebuild,
     side_document,
 )
-from cce_relevance.action.scoring.model import Sides
+from cce_relevance.action.scoring.model import ScoredSides
 from cce_relevance.action.scoring.range_anchors import AnchorMove, Status
 from cce_relevance.action.workspace.git import CommitPair
 from cce_relevance.action.workspace.output_dir import OUTPUT_DIR, give_to_workspace_owner
@@ -55,7 +55,7 @@ def save_shard(
     shard: api.Shard,
     commits: CommitPair,
     config: Mapping[str, Any],
-    sides: Sides,
+    sides: ScoredSides,
     moves: Mapping[str, tuple[AnchorMove, ...]],
     edited: Sequence[str],
 ) -> Path:
@@ -91,7 +91,7 @@ class MergedRun:
 
     commits: CommitPair
     subdir: Path
-    sides: Sides
+    sides: ScoredSides
     moves: dict[str, tuple[AnchorMove, ...]]
     edited: tuple[str, ...]
     regression_metric: str
@@ -138,7 +138,7 @@ def read_shards(directory: Path, *, head: str | None = None, base: str | None = 
         for state, (base_side, _) in zip(read, saved, strict=True)
         if base_side is not None
     ]
-    sides = Sides(rebuild(bases) if bases else {}, rebuild(heads), goldens)
+    sides = ScoredSides(rebuild(bases) if bases else {}, rebuild(heads), goldens)
     return MergedRun(
         CommitPair(first.base, first.head),
         Path(head_side.config["working_directory"]),

@@ -12,7 +12,7 @@ summary, the outputs and the gate read from it. Two things read a saved side bac
 Per fixture set the side keeps the run's per-query values as exact floats (the shard document of
 `run --shard-state`, whole for an unsharded side), the anchor check of the whole set, each
 scored query's top hits (with their symbols) and anchors, and the corpus; at head also each
-configured golden's text. Rebuilding the sets' `SideResult`s from saved sides gives the run
+configured golden's text. Rebuilding the sets' `SetAtCommit`s from saved sides gives the run
 report the live run made, byte for byte: the macro means are taken from the same per-query
 values in the same order (`evaluation/shards.py merge_shards`), and everything else is stored as it was.
 
@@ -38,7 +38,7 @@ from typing import Any
 
 from cce_relevance import __version__, api, schemas
 from cce_relevance.action.config.inputs import MAX_SHARDS, ActionInputs
-from cce_relevance.action.scoring.model import Rankings, SideResult
+from cce_relevance.action.scoring.model import Rankings, SetAtCommit
 from cce_relevance.action.scoring.range_anchors import SideFixtures
 from cce_relevance.api import TopHit, Validation
 from cce_relevance.errors import CceError
@@ -99,7 +99,7 @@ def side_document(
     commit: str,
     config: Mapping[str, Any],
     shard: api.Shard,
-    results: Mapping[str, SideResult],
+    results: Mapping[str, SetAtCommit],
     goldens: Mapping[str, GoldenFile] | None = None,
 ) -> dict[str, Any]:
     """A side as JSON data (written with `dumps_side`)."""
@@ -154,8 +154,8 @@ def read_side_field(field: Field) -> SavedSide:
     return _saved_side(field)
 
 
-def rebuild(sides: Sequence[tuple[str, SavedSide]]) -> dict[str, SideResult]:
-    """Each fixture set's `SideResult` from the saved sides of one commit: one whole side, or the
+def rebuild(sides: Sequence[tuple[str, SavedSide]]) -> dict[str, SetAtCommit]:
+    """Each fixture set's `SetAtCommit` from the saved sides of one commit: one whole side, or the
     N shards of one (checked to be one run split once: same commit, tool version, configuration,
     sets and anchor checks; every query scored exactly once)."""
     source, first = sides[0]
@@ -185,7 +185,7 @@ def rebuild(sides: Sequence[tuple[str, SavedSide]]) -> dict[str, SideResult]:
     return results
 
 
-def _side_result(run: api.RunResult, parts: Sequence[SavedSet]) -> SideResult:
+def _side_result(run: api.RunResult, parts: Sequence[SavedSet]) -> SetAtCommit:
     """One set's result from its merged run and the saved parts (queries in fixture order, as
     the live run lists them)."""
     rankings: Rankings = {r.backend: {} for r in run.reports}
@@ -197,7 +197,7 @@ def _side_result(run: api.RunResult, parts: Sequence[SavedSet]) -> SideResult:
         for backend, by_case in rankings.items():
             by_case[case.id] = part.rankings[backend][case.id]
     first = parts[0]
-    return SideResult(
+    return SetAtCommit(
         run_report_json(run),
         first.anchors,
         rankings,

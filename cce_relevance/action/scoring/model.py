@@ -1,5 +1,5 @@
-"""What scoring the sides gives: one set at one side (`SideResult`), every set at both sides
-(`Sides`), and one set compared base → head (`ComparedSet`) as the outcome, the comment, the saved
+"""What scoring the sides gives: one set at one side (`SetAtCommit`), every set at both sides
+(`ScoredSides`), and one set compared base → head (`ComparedSet`) as the outcome, the comment, the saved
 sides and the trend read it.
 
 Kept apart from the scoring (sides.py) because most of the Action reads these and none of it
@@ -115,7 +115,7 @@ class ComparedSet:
         }
 
 
-class SideResult(NamedTuple):
+class SetAtCommit(NamedTuple):
     """One set at one side: the run report's JSON text, the anchor check, each query's top hits,
     the corpus (repository-relative), each query's anchors, the set as read, and the run itself
     (its per-query values are what a saved side keeps: saved/side.py)."""
@@ -130,10 +130,10 @@ class SideResult(NamedTuple):
 
 
 @dataclass(frozen=True)
-class Sides:
+class ScoredSides:
     """Every fixture set scored at each side where it exists (fixture -> result; `base` empty
     without a base commit), and the goldens read at head."""
 
-    base: dict[str, SideResult]
-    head: dict[str, SideResult]
+    base: dict[str, SetAtCommit]
+    head: dict[str, SetAtCommit]
     goldens: dict[str, GoldenFile]

@@ -32,7 +32,7 @@ from cce_relevance import api
 from cce_relevance.action.config.inputs import ActionInputs, expand_fixtures
 from cce_relevance.action.config.paths import is_within
 from cce_relevance.action.config.retriever_policy import REFUSED_BY_DEFAULT
-from cce_relevance.action.scoring.model import ComparedSet, SideResult, Sides
+from cce_relevance.action.scoring.model import ComparedSet, ScoredSides, SetAtCommit
 from cce_relevance.action.scoring.range_anchors import AnchorMove, SideFixtures, follow_ranges
 from cce_relevance.action.scoring.timings import Stopwatch
 from cce_relevance.action.workspace.git import CommitFiles, CommitPair, commit_files
@@ -49,7 +49,7 @@ def score_commits(
 ) -> tuple[ComparedSet, ...]:
     """Every fixture set found at head or base, scored where it exists; goldens checked at head."""
     sides = score_sides(repo, commits, inputs, clock)
-    return set_results(sides, inputs.regression_metric, anchor_moves(repo, commits, sides))
+    return compared_sets(sides, inputs.regression_metric, anchor_moves(repo, commits, sides))
 
 
 def score_sides(
@@ -59,8 +59,8 @@ def score_sides(
     clock: Stopwatch | None = None,
     *,
     shard: api.Shard | None = None,
-    base: dict[str, SideResult] | None = None,
-) -> Sides:
+    base: dict[str, SetAtCommit] | None = None,
+) -> ScoredSides:
     """Score each side: at head the fixture patterns must match (a pattern matching nothing is a
     typo); at base they may not (the change can add a set), and a set found on one side only is
     scored there. `shard` scores only its queries at both sides (each set's anchor check stays
@@ -83,10 +83,10 @@ def score_sides(
             base = _score_side(
                 "base", commits.base, tree, subdir, inputs, clock, shared, shard, required=False
             )
-    return Sides(base or {}, head, goldens)
+    return ScoredSides(base or {}, head, goldens)
 
 
-def anchor_moves(repo: Path, commits: CommitPair, sides: Sides) -> dict[str, tuple[AnchorMove, ...]]:
+def anchor_moves(repo: Path, commits: CommitPair, sides: ScoredSides) -> dict[str, tuple[AnchorMove, ...]]:
     """Per set scored at both sides, its range anchors whose lines moved or changed (git's diff
     from base to head: needs the repository)."""
     if commits.base is None:
@@ -98,8 +98,8 @@ def anchor_moves(repo: Path, commits: CommitPair, sides: Sides) -> dict[str, tup
     }
 
 
-def set_results(
-    sides: Sides, primary: str, moves: dict[str, tuple[AnchorMove, ...]], cost: bool = False
+def compared_sets(
+    sides: ScoredSides, primary: str, moves: dict[str, tuple[AnchorMove, ...]], cost: bool = False
 ) -> tuple[ComparedSet, ...]:
     """The sets as the verdict, the comment and the report read them, in path order; `primary`
     is the regression metric, `moves` each set's moved range anchors (`anchor_moves`), `cost`
@@ -126,8 +126,8 @@ def _checked_out(files: CommitFiles, sha: str, clock: Stopwatch, side: str) -> P
 
 def _set_result(
     fixture: str,
-    base: SideResult | None,
-    head: SideResult | None,
+    base: SetAtCommit | None,
+    head: SetAtCommit | None,
     golden: GoldenFile | None,
     primary: str,
     moves: tuple[AnchorMove, ...],
@@ -176,7 +176,7 @@ def _score_side(
     shard: api.Shard | None,
     *,
     required: bool,
-) -> dict[str, SideResult]:
+) -> dict[str, SetAtCommit]:
     root = tree / subdir
     with _naming_side(side, sha):
         fixtures = expand_fixtures(inputs.fixture_patterns, root, tree, required=required)
@@ -225,7 +225,7 @@ def _score_fixture(
     indexes: api.SharedIndexes,
     stage: Callable[[str], contextlib.AbstractContextManager[None]],
     golden: str | None,
-) -> SideResult:
+) -> SetAtCommit:
     """The fixture's report JSON, anchor check and top hits (`api.score_set`); its corpus is vetted
     before a single file of it is read. The golden configured for the set is one of the run's own
     files, as for its update command: left out of a corpus holding it. Runs in the working
@@ -256,7 +256,7 @@ def _score_fixture(
     repository_corpus = Path(os.path.relpath((root / scored.corpus).resolve(), tree.resolve())).as_posix()
     # the text as a reader of the file sees it (universal newlines), for its line numbers
     text = scored.text.replace("\r\n", "\n").replace("\r", "\n")
-    return SideResult(
+    return SetAtCommit(
         run_report_json(result),
         scored.anchors,
         scored.top_hits,
@@ -268,7 +268,7 @@ def _score_fixture(
 
 
 def _read_goldens(
-    tree: Path, subdir: Path, head: dict[str, SideResult], inputs: ActionInputs, sha: str
+    tree: Path, subdir: Path, head: dict[str, SetAtCommit], inputs: ActionInputs, sha: str
 ) -> dict[str, GoldenFile]:
     """Each configured golden, read from the head tree (compared with its head report later:
     `GoldenFile.check`)."""
