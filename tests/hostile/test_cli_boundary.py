@@ -3,6 +3,7 @@ exit 70 in one line; special output files survive; a failed run changes no pre-e
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -19,6 +20,8 @@ from cce_relevance import api
 from cce_relevance.atomic_files import write_output
 from cce_relevance.errors import EXIT_INTERNAL
 from tests.cli.helpers import cli, cli_process
+from tests.hostile.conftest import CORPUS, FIXTURES
+from tests.retrieval.corpora import write_corpus
 from tests.special_files import FULL, NULL, device_node
 
 
@@ -314,30 +317,73 @@ def test_power_refuses_a_backend_name_that_is_not_a_string(project: Path, name: 
     )
 
 
-@pytest.mark.parametrize("path", ["/dev/stdout", "/proc/self/fd/1", "/dev/fd/1"])
-def test_output_to_standard_output_works_for_a_user_who_does_not_own_it(project: Path, path: str) -> None:
-    """Standard output is a pipe root made; a plain user cannot open it again by name (EACCES),
-    which `--output /dev/stdout` did. It is written through the descriptor the process holds."""
-    if os.geteuid() != 0:
-        pytest.skip("switching to another user needs root")
-    report = cli("run", "set.jsonl", "--backend", "bm25", "--json", cwd=project).out
-    read, write = os.pipe()
-    with warnings.catch_warnings():  # 3.12 warns about fork() beside live threads; the child only writes
-        warnings.simplefilter("ignore", DeprecationWarning)
-        pid = os.fork()
-    if pid == 0:
-        code = 1
-        try:
-            os.close(read)
-            os.dup2(write, 1)
-            os.setuid(65534)
-            write_output(path, report)
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(write)
-    with os.fdopen(read, "rb") as pipe:
-        written = pipe.read()
-    _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0
-    assert written == report.encode()
+# The streams a plain user is handed but does not own: pipes root made (a runner's step, `sudo`, a
+# container's entry point), mode 0600. A test run as root hands them to `nobody`.
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+
+@pytest.mark.parametrize(
+    ("path", "stream"),
+    [
+        ("/dev/stdout", 1),
+        ("/dev/stderr", 2),
+        ("/proc/self/fd/1", 1),
+        ("/dev/fd/2", 2),
+        ("/proc/self/fd/{extra}", 3),
+        ("/dev/fd/{extra}", 3),
+    ],
+)
+def test_output_to_a_stream_it_was_handed_works_for_a_user_who_does_not_own_it(
+    path: str, stream: int
+) -> None:
+    """A plain user cannot open such a pipe again by name (EACCES), which `--output /dev/stdout`
+    did (exit 2). The real CLI, as `nobody`, writes the report through the descriptor it holds."""
+    wrapper: list[str] = []
+    if os.geteuid() == 0:
+        if shutil.which("setpriv") is None:
+            pytest.skip("setpriv (util-linux) is needed to run the CLI as another user")
+        wrapper = NOBODY
+    project = Path(tempfile.mkdtemp(prefix="cce-hostile-"))  # pytest's tmp dirs are the owner's only
+    extra_read, extra = os.pipe()  # a third stream, opened by this process before the CLI starts
+    try:
+        project.chmod(0o755)
+        write_corpus(project / "corpus", CORPUS)
+        (project / "set.jsonl").write_text(FIXTURES, encoding="utf-8")
+        cache = project / "cache"
+        cache.mkdir()
+        if wrapper:
+            os.chown(cache, 65534, 65534)
+        env = {**os.environ, "XDG_CACHE_HOME": str(cache), "HOME": str(cache)}
+
+        report = cli("run", "set.jsonl", "--backend", "bm25", "--json", cwd=project).out.encode()
+        argv = [
+            *wrapper,
+            sys.executable,
+            "-m",
+            "cce_relevance",
+            "run",
+            "set.jsonl",
+            "--backend",
+            "bm25",
+            "--json",
+        ]
+        done = subprocess.run(
+            [*argv, "--output", path.format(extra=extra)],
+            cwd=project,
+            env=env,
+            capture_output=True,
+            pass_fds=(extra,),
+            timeout=120,
+        )
+        os.close(extra)
+        with os.fdopen(extra_read, "rb") as pipe:
+            third = pipe.read()
+        assert done.returncode == 0, done.stderr.decode()
+        written = {1: done.stdout, 2: done.stderr, 3: third}
+        assert written.pop(stream) == report
+        assert written == dict.fromkeys(written, b"")  # nothing else on the other streams
+    finally:
+        for fd in (extra_read, extra):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        shutil.rmtree(project)
