@@ -15,9 +15,12 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import cmarkgfm
 import pytest
+from cmarkgfm.cmark import Options
 
 from cce_relevance import __version__
+from cce_relevance.reporting.markdown_safe import code_span
 from cce_relevance.reporting.numbers import format3
 from cce_relevance.reporting.sparkline import sparkline
 from tests.action.fake_github import FakeGitHub
@@ -301,3 +304,92 @@ def test_as_root_the_history_is_handed_to_the_workspace_owner(flow: Workflow, re
     run = flow.run("push", repo.push_event(before, after), owner="1001:1001")
     assert run.code == 0, run.stdout + run.stderr
     assert flow.owners == (1001, 1001)
+
+
+HOSTILE_TEXT = [
+    "<img src=x onerror=alert(1)> @octocat #1 [pwned](https://evil.example/)",
+    "`<img src=x>`` @octocat",
+]
+
+
+def _history_with(where: str, value: str) -> dict[str, object]:
+    """A valid history of two pushes on main, with `value` put at `where` (a field, or a key)."""
+    means = {m: 0.5 for m in ("f1", "mrr", "precision_at_k", "recall")}
+    entries: list[dict[str, object]] = [
+        {
+            "commit": sha * 40,
+            "date": f"2024-02-0{day}T10:00:00Z",
+            "version": __version__,
+            "sets": {
+                FIXTURE: {
+                    b: {m: v + day / 10 for m, v in means.items()} for b in ("bm25", "vector", "hybrid")
+                }
+            },
+        }
+        for day, sha in ((1, "a"), (2, "b"))
+    ]
+    history: dict[str, object] = {"schema": "cce.relevance.history/v1", "branch": "main", "entries": entries}
+    first, sets = entries[0], entries[0]["sets"]
+    bm25 = sets[FIXTURE]["bm25"]  # type: ignore[index]
+    if where in ("schema", "branch"):
+        history[where] = value
+    elif where == "document key":
+        history[value] = 1
+    elif where in ("commit", "date", "version"):
+        first[where] = value
+    elif where == "set key":
+        sets[value] = sets[FIXTURE]  # type: ignore[index]
+    elif where == "backend key":
+        sets[FIXTURE][value] = {"mrr": 0.5}  # type: ignore[index]
+    elif where == "metric key":
+        bm25[value] = 0.5
+    else:
+        assert where == "mean"
+        bm25["mrr"] = value
+    return history
+
+
+def _rendered_text(markdown: str) -> str:
+    """`markdown` as GitHub renders it, but for its code spans and blocks (text, whatever they hold)."""
+    html = cmarkgfm.github_flavored_markdown_to_html(markdown, options=Options.CMARK_OPT_UNSAFE)
+    return re.sub(r"<code>.*?</code>", "", html, flags=re.S)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("value", HOSTILE_TEXT, ids=["markup", "backticks"])
+@pytest.mark.parametrize(
+    "where",
+    [
+        "branch",
+        "version",
+        "set key",
+        "commit",
+        "date",
+        "backend key",
+        "metric key",
+        "mean",
+        "schema",
+        "document key",
+    ],
+)
+def test_markup_in_any_text_of_a_history_reaches_the_summary_as_text_only(
+    flow: Workflow, repo: Repository, fake_github: FakeGitHub, where: str, value: str
+) -> None:
+    """A history is data an earlier run, or whoever can write the cache, left. Of its texts only
+    the branch is shown (the trend line, in a code span, as fixture text is); every other field is
+    used as a key or refused with a warning in the log, never printed into the summary."""
+    flow.cache.write_text(json.dumps(_history_with(where, value)), encoding="utf-8")
+    repo.push(RANKING_CHANGE, "h1")
+    run = flow.pull_request()
+
+    assert run.code == 0, run.stdout + run.stderr
+    [comment] = fake_github.comments(REPO, PR_NUMBER)
+    for shown in (run.summary, comment["body"]):
+        text = _rendered_text(shown)
+        assert "<img" not in text and "evil.example" not in text and "@octocat" not in text, text
+        if where == "branch":  # drawn, the branch in a code span, and nowhere else
+            [line] = [x for x in shown.splitlines() if x.startswith("📈 Trend of ")]
+            assert f" at {code_span(value)} (last 2 pushes, " in line and shown.count(value) == 1
+        else:
+            assert value not in shown
+    assert {name for name, _, _ in runner_commands(run.stdout)} <= {"warning", "notice"}
