@@ -93,12 +93,7 @@ def _set(path: Path, where: list[str | int], value: object) -> None:
     path.write_text(json.dumps(document), encoding="utf-8")
 
 
-def _out_of_range(path: Path) -> None:
-    """A saved side whose values are out of range (#29: that stopped the run with exit 2)."""
-    document = json.loads(path.read_text(encoding="utf-8"))
-    document["sets"][0]["run"]["backends"][0]["cases"][0]["first_relevant_rank"] = -1
-    document["shard"] = {"index": 0, "count": 1}
-    path.write_text(json.dumps(document), encoding="utf-8")
+CASE = ["sets", 0, "run", "backends", 0, "cases", 0]  # a query's values in the side's first set
 
 
 CASES: dict[str, tuple[dict[str, str], Callable[[Path], None], str]] = {
@@ -113,7 +108,19 @@ CASES: dict[str, tuple[dict[str, str], Callable[[Path], None], str]] = {
         lambda path: path.write_text('{"schema": "cce.relevance.action.side/v1"}', encoding="utf-8"),
         "Ignoring the saved base side: ",
     ),
-    "values out of range": ({}, _out_of_range, "Ignoring the saved base side: "),
+    # #29: read back, a mean of 1e308 reached the comparison, which stopped the run (exit 2) ...
+    "values out of range": (
+        {},
+        lambda path: _set(path, [*CASE, "recall"], 1e308),
+        "Ignoring the saved base side: ",
+    ),
+    # ... and one past 1, or a rank below 1, was reused as if scored
+    "a metric past 1": ({}, lambda path: _set(path, [*CASE, "mrr"], 2.0), "Ignoring the saved base side: "),
+    "a rank below 1": (
+        {},
+        lambda path: _set(path, [*CASE, "first_relevant_rank"], -1),
+        "Ignoring the saved base side: ",
+    ),
     "a workflow command for its commit": (
         {},
         lambda path: _set(path, ["commit"], "%0A::warning::pwned"),
@@ -139,6 +146,7 @@ def test_a_base_saved_otherwise_is_scored_again(copies: tuple[Copy, Copy], case:
 
     run = copy.act()
 
+    assert run.code == fresh.code, run.stdout + run.stderr  # a cache entry never fails a check
     assert not reused(run, copy) and "base score" in run.stdout
     assert message in run.stdout
     assert not [c for c in runner_commands(run.stdout) if "pwned" in c[2] and not c[2].startswith("Ignoring")]
