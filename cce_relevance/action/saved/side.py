@@ -293,12 +293,13 @@ def _hit(field: Field) -> TopHit:
     """A top hit read back from its `TopHit.saved` form (`unlabeled`: absent in sides saved before
     it was recorded)."""
     f = field.object(("rank", "file", "start", "end", "kind", "relevant", "symbol"), ("unlabeled",))
+    start = f["start"].integer(0, _LINES)
     return TopHit.from_saved(
         {
             "rank": f["rank"].integer(1),
             "file": f["file"].path(),
-            "start": f["start"].integer(0, _LINES),
-            "end": f["end"].integer(0, _LINES),
+            "start": start,
+            "end": f["end"].integer(start, _LINES),  # a chunk ends where it starts or later
             "kind": f["kind"].line(),
             "relevant": f["relevant"].boolean(),
             "symbol": f["symbol"].optional(Field.line),
