@@ -39,6 +39,11 @@ class Chunk:
     token_count: int
     embedding: np.ndarray | None = field(default=None, repr=False, compare=False)
 
+    def passing_content(self) -> str:
+        """`content`, for a reader that does not keep it: a chunk that makes its content when
+        first read (`SlicedChunk`) and has not made it yet gives a fresh slice and keeps none."""
+        return self.content
+
 
 _CONTENT = Chunk.__dict__["content"]  # the slot a Chunk holds its content in
 _FIELDS = dataclasses.fields(Chunk)
@@ -70,6 +75,12 @@ class SlicedChunk(Chunk):
     @content.setter
     def content(self, value: str) -> None:
         _CONTENT.__set__(self, value)
+
+    def passing_content(self) -> str:
+        try:
+            return _CONTENT.__get__(self)
+        except AttributeError:
+            return self._text[self._start : self._end]
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Chunk):

@@ -18,6 +18,7 @@ from hypothesis.extra import numpy as hnp
 
 from cce_relevance.numeric import score_key
 from cce_relevance.reporting.numbers import format6
+from cce_relevance.retrieval.embedding import buckets
 from cce_relevance.retrieval.embedding.buckets import BucketCounts, HashEmbeddings
 from cce_relevance.retrieval.embedding.embed import hash_embed
 from cce_relevance.retrieval.index.build import build_index
@@ -482,6 +483,38 @@ def test_counts_of_the_count_matrix_give_every_value(rows_of_entries, small):
     want = np.ascontiguousarray(embeddings.dense(np.float64)).tobytes()
     assert index._exact_values(rows_, np.arange(256)).tobytes() == want
     assert embeddings.columns(rows_, np.arange(256)).tobytes() == want
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.tuples(st.integers(0, 255), st.integers(-300, 300).filter(bool)), max_size=12),
+        min_size=1,
+        max_size=12,
+    ),
+    st.integers(1, 5),
+)
+def test_passes_of_any_number_of_rows_make_what_one_pass_makes(rows_of_entries, rows_per_pass):
+    """The norms, the dense matrix and the count matrix are worked out a block of rows at a time
+    (`buckets._ROWS_PER_PASS`, so that the scratch arrays stay small): blocks of 1 to 5 rows,
+    cutting the rows anywhere, give the bytes one block over every row gives."""
+    whole = buckets._ROWS_PER_PASS
+    try:
+        buckets._ROWS_PER_PASS = len(rows_of_entries)
+        one = _embeddings_of(rows_of_entries)
+        one_matrix = one.count_matrix()
+        buckets._ROWS_PER_PASS = rows_per_pass
+        cut = _embeddings_of(rows_of_entries)
+        cut_matrix = cut.count_matrix()
+        assert cut.norms.tobytes() == one.norms.tobytes()
+        assert cut.dense(np.float64).tobytes() == one.dense(np.float64).tobytes()
+        assert cut.dense(np.float32).tobytes() == one.dense(np.float32).tobytes()
+    finally:
+        buckets._ROWS_PER_PASS = whole
+    assert cut_matrix.narrow.dtype == one_matrix.narrow.dtype
+    assert cut_matrix.narrow.tobytes() == one_matrix.narrow.tobytes()
+    assert cut_matrix.wide_rows.tolist() == one_matrix.wide_rows.tolist()
+    assert cut_matrix.wide.tobytes() == one_matrix.wide.tobytes()
 
 
 @settings(max_examples=100, deadline=None)

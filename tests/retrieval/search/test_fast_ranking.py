@@ -27,6 +27,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cce_relevance.reference import REFERENCE_PARAMS, RankingParams
+from cce_relevance.retrieval.chunking.chunk import _CONTENT, SlicedChunk
 from cce_relevance.retrieval.embedding.embed import hash_embed
 from cce_relevance.retrieval.index.build import build_index
 from cce_relevance.retrieval.index.model import Index, fast_ascii_lower, index_from_parts
@@ -35,7 +36,7 @@ from cce_relevance.retrieval.ranking.cosine import CosineIndex
 from cce_relevance.retrieval.search.backends import builtin_backend
 from cce_relevance.retrieval.search.hybrid import bm25_only_search, hybrid_search, vector_search
 from cce_relevance.retrieval.tokens import ascii_lower, tokenize, unique_tokens
-from tests.retrieval.corpora import DOCS_CORPUS, SAMPLES, build
+from tests.retrieval.corpora import DOCS_CORPUS, SAMPLES, build, read_tree
 from tests.retrieval.ranking.test_postings import assert_same_bm25
 from tests.retrieval.reference_ranking import ReferenceRanker
 
@@ -287,6 +288,24 @@ def test_lazy_lowercased_contents_are_ascii_lower(own_source_index):
         assert lower[d] == ascii_lower(content)
         assert (lower[d] is content) == (ascii_lower(content) == content)
     assert index.lower_contents is lower
+
+
+def test_lowercased_contents_keep_no_content_in_the_chunks(tmp_path):
+    """The keyword test lowercases a content without keeping it in its chunk: an indexed or
+    cached chunk whose content was not read before has none made after, and every content and
+    lowercased content is the one `chunk_file` gives (the plain index of the same files)."""
+    shutil.copytree(SAMPLES, tmp_path / "corpus")
+    plain = build(read_tree(tmp_path / "corpus"))
+    for cache in (None, tmp_path / "cache", tmp_path / "cache"):  # cold, then from the corpus record
+        index = build_index(tmp_path / "corpus", protect_secrets=False, cache=cache)
+        assert len(index.chunks) == len(plain.chunks) > 20
+        lower = index.lower_contents
+        for d, chunk in enumerate(index.chunks):
+            assert isinstance(chunk, SlicedChunk)
+            assert lower[d] == ascii_lower(plain.chunks[d].content)
+            with pytest.raises(AttributeError):
+                _CONTENT.__get__(chunk)  # still not made
+        assert [c.content for c in index.chunks] == [c.content for c in plain.chunks]
 
 
 def test_keyword_test_finds_tokens_only_in_uppercase_text():
