@@ -427,6 +427,17 @@ def test_cosine_over_sparse_hash_embeddings_equals_cosine_over_the_matrix(stdlib
         assert sparse.scores(q).tobytes() == dense.scores(q).tobytes()
 
 
+def _rows_of_entries(
+    last_bucket: int, counts: st.SearchStrategy[int], *, entries: int, rows: int
+) -> st.SearchStrategy[list[list[tuple[int, int]]]]:
+    """Rows of (bucket, non-zero count) entries, a bucket possibly given twice (the last count holds)."""
+    return st.lists(
+        st.lists(st.tuples(st.integers(0, last_bucket), counts.filter(bool)), max_size=entries),
+        min_size=1,
+        max_size=rows,
+    )
+
+
 def _embeddings_of(rows_of_entries: list[list[tuple[int, int]]]) -> HashEmbeddings:
     lengths, buckets, counts = [], [], []
     for entries in rows_of_entries:
@@ -486,14 +497,7 @@ def test_counts_of_the_count_matrix_give_every_value(rows_of_entries, small):
 
 
 @settings(max_examples=100, deadline=None)
-@given(
-    st.lists(
-        st.lists(st.tuples(st.integers(0, 255), st.integers(-300, 300).filter(bool)), max_size=12),
-        min_size=1,
-        max_size=12,
-    ),
-    st.integers(1, 5),
-)
+@given(_rows_of_entries(255, st.integers(-300, 300), entries=12, rows=12), st.integers(1, 5))
 def test_passes_of_any_number_of_rows_make_what_one_pass_makes(rows_of_entries, rows_per_pass):
     """The norms, the dense matrix and the count matrix are worked out a block of rows at a time
     (`buckets._ROWS_PER_PASS`, so that the scratch arrays stay small): blocks of 1 to 5 rows,
@@ -519,11 +523,7 @@ def test_passes_of_any_number_of_rows_make_what_one_pass_makes(rows_of_entries, 
 
 @settings(max_examples=100, deadline=None)
 @given(
-    st.lists(
-        st.lists(st.tuples(st.integers(0, 15), st.integers(-40_000, 40_000).filter(bool)), max_size=10),
-        min_size=1,
-        max_size=40,
-    ),
+    _rows_of_entries(15, st.integers(-40_000, 40_000), entries=10, rows=40),
     st.lists(st.floats(-4.0, 4.0, width=32), min_size=16, max_size=16),
     st.integers(1, 3),
 )
