@@ -2,7 +2,7 @@
 
     python bench/scale.py [--sizes 100000,300000,1000000] [--queries 1000] [--edits 20]
                           [--wheels DIR] [--download] [--source DIR ...] [--work DIR]
-                          [--p-repeats R] [--no-action] [--json]
+                          [--p-repeats R] [--no-action] [--baseline DIR] [--json]
 
 The corpora are real code nobody in the project wrote: the installed standard library's `.py`
 files (`site-packages` excluded) and the `.py` files of large wheels (`--wheels DIR`, default
@@ -28,6 +28,13 @@ over the warm index, each query timed alone.
 At the largest size the whole Action runs too (bench/action.py's way: a git repository of the
 corpus and the fixture set, the head commit editing `--edits` Python files; a `workflow_dispatch`
 run cold, then with the cache it left).
+
+With `--baseline DIR` (a checkout of another version, the directory holding its `cce_relevance`
+package) every CLI run is made twice in a row, by that version's code and by this one's, each
+with its own index cache, and all their reports must be byte-identical; it prints each run's
+CPU time and peak RSS for both and their ratios (this version over the baseline). Interleaving
+the two puts them under the same machine load, on a machine shared with other work: compare CPU
+time and memory, not wall time. Latencies and the Action are this version's only.
 
 It prints, per size: time and ×P, chunks/s, peak RSS per chunk, cache bytes per chunk, query
 latencies; then each figure's slope against corpus size (the exponent of a least-squares fit of
@@ -67,16 +74,23 @@ DEFAULT_WHEELS = Path.home() / ".cache" / "cce-relevance-bench" / "wheels"
 DEFAULT_SIZES = (100_000, 300_000, 1_000_000)
 _DEFINITION = re.compile(rb"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]", re.MULTILINE)
 _PEAK_RSS = re.compile(r"^bench-peak-rss-kb (\d+) (\d+)$", re.MULTILINE)
-# The CLI as `cce-relevance ARGS` runs it, on the first N CPUs it may use (N = 0: all), reporting
-# the process's peak RSS and its largest child's on the way out.
+# The CLI as `cce-relevance ARGS` runs it, on the first N CPUs it may use (N = 0: all), with the
+# package found in CODE when one is given (an editable install's finder set aside), reporting the
+# process's peak RSS and its largest child's on the way out.
 _CLI = """
 import os, resource, sys
-cpus = int(sys.argv[1])
+cpus, code = int(sys.argv[1]), sys.argv[2]
 if cpus:
     os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:cpus])
+if code:
+    sys.meta_path[:] = [f for f in sys.meta_path if "__editable__" not in getattr(f, "__module__", "")]
+    sys.path.insert(0, code)
+import cce_relevance
+if code and not os.path.abspath(cce_relevance.__file__).startswith(os.path.join(os.path.abspath(code), "")):
+    sys.exit("bench: cce_relevance came from %s, not from %s" % (cce_relevance.__file__, code))
 from cce_relevance.cli import main
 try:
-    main(sys.argv[2:])
+    main(sys.argv[3:])
 finally:
     peaks = [resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
     sys.stderr.write("\\nbench-peak-rss-kb %d %d\\n" % tuple(peaks))
@@ -193,13 +207,14 @@ def _fixture_text(corpus: str, n_queries: int, seed: int, header_corpus: str | N
     return {"text": "\n".join(lines) + "\n"}
 
 
-def cli_run(args: list[str], cpus: int, cwd: Path) -> dict:
-    """One fresh `cce-relevance ARGS` process on `cpus` CPUs (0: all): wall and CPU seconds (its
-    children's included) and peak RSS (its own, its largest child's)."""
+def cli_run(args: list[str], cpus: int, cwd: Path, code: str = "") -> dict:
+    """One fresh `cce-relevance ARGS` process on `cpus` CPUs (0: all), of the package in `code`
+    ("": the one this interpreter imports): wall and CPU seconds (its children's included) and
+    peak RSS (its own, its largest child's)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-c", _CLI, str(cpus), *args], cwd=cwd, capture_output=True, text=True
+        [sys.executable, "-c", _CLI, str(cpus), code, *args], cwd=cwd, capture_output=True, text=True
     )
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -245,39 +260,49 @@ def query_latencies(corpus: str, fixtures: str, cache: str) -> dict:
     return out
 
 
-def measure_size(corpus: Path, fixtures: Path, scratch: Path, p_repeats: int) -> dict:
-    """P, then cold and warm runs with 1 and 2 CPUs, the cache's bytes and query latencies."""
+def measure_size(
+    corpus: Path, fixtures: Path, scratch: Path, p_repeats: int, baseline: str | None = None
+) -> dict:
+    """P, then cold and warm runs with 1 and 2 CPUs (each run by the `baseline` checkout's code
+    first, when given), the cache's bytes and query latencies."""
     p = bench_run.in_fresh_process(bench_run.measure_p, str(corpus), p_repeats)  # its bytes not kept here
-    runs: dict[str, dict] = {}
+    sides = {"baseline": baseline, "": ""} if baseline else {"": ""}
+    runs: dict[str, dict[str, dict]] = {side: {} for side in sides}
     reports: dict[str, bytes] = {}
-    cache_bytes = {}
+    cache_bytes: dict[str, dict[int, int]] = {side: {} for side in sides}
     for cpus in (1, 2):
-        cache = scratch / f"cache-{cpus}"
-        shutil.rmtree(cache, ignore_errors=True)
+        for side in sides:
+            shutil.rmtree(scratch / f"cache-{side or 'this'}-{cpus}", ignore_errors=True)
         for state in ("cold", "warm"):
             label = f"{state} {cpus}"
-            output = scratch / f"report-{cpus}-{state}.json"
-            args = ["run", str(fixtures), "--dir", str(corpus), "--json", "--output", str(output)]
-            runs[label] = cli_run([*args, "--cache", str(cache)], cpus if cpus == 1 else 0, scratch)
-            reports[label] = output.read_bytes()
-            if state == "cold":
-                cache_bytes[cpus] = directory_bytes(cache)
+            for side, code in sides.items():
+                cache = scratch / f"cache-{side or 'this'}-{cpus}"
+                output = scratch / f"report-{side or 'this'}-{cpus}-{state}.json"
+                args = ["run", str(fixtures), "--dir", str(corpus), "--json", "--output", str(output)]
+                args += ["--cache", str(cache)]
+                runs[side][label] = cli_run(args, cpus if cpus == 1 else 0, scratch, code)
+                reports[f"{side} {label}".strip()] = output.read_bytes()
+                if state == "cold":
+                    cache_bytes[side][cpus] = directory_bytes(cache)
     if len(set(reports.values())) != 1:
         raise RuntimeError(f"the reports of {corpus} differ between runs: {sorted(reports)}")
     report = json.loads(reports["cold 1"])
     latencies = bench_run.in_fresh_process(
-        query_latencies, str(corpus), str(fixtures), str(scratch / "cache-1")
+        query_latencies, str(corpus), str(fixtures), str(scratch / "cache-this-1")
     )
-    return {
+    figures = {
         "corpus": str(corpus),
         "p": p,
         "chunks": latencies["chunks"],
-        "runs": runs,
-        "cache_bytes": cache_bytes[1],
-        "cache_bytes_2": cache_bytes[2],
+        "runs": runs[""],
+        "cache_bytes": cache_bytes[""][1],
+        "cache_bytes_2": cache_bytes[""][2],
         "latency": latencies["backends"],
         "mrr": {b["backend"]: b["mrr"] for b in report["backends"]},
     }
+    if baseline:
+        figures["baseline"] = {"runs": runs["baseline"], "cache_bytes": cache_bytes["baseline"][1]}
+    return figures
 
 
 def measure_action(corpus: Path, fixture_body: str, scratch: Path, edits: int, seed: int) -> dict:
@@ -333,7 +358,7 @@ def benchmark(args: argparse.Namespace) -> dict:
     results = []
     for n, corpus in zip(sizes, corpora, strict=True):
         with tempfile.TemporaryDirectory(prefix="cce-scale-", dir=work) as scratch:
-            figures = measure_size(corpus, fixtures, Path(scratch), args.p_repeats)
+            figures = measure_size(corpus, fixtures, Path(scratch), args.p_repeats, args.baseline)
         figures["target"] = n
         figures["machine"] = bench_run.machine()
         results.append(figures)
@@ -348,6 +373,7 @@ def benchmark(args: argparse.Namespace) -> dict:
     return {
         "sources": [str(r) for _, r in roots],
         "queries": args.queries,
+        "baseline": args.baseline,
         "sizes": results,
         "slopes": slopes(results),
         "action": action,
@@ -426,6 +452,8 @@ def render(figures: dict) -> str:
         )
         if size["mrr"]:
             out.append("  MRR: " + ", ".join(f"{b} {float(v):.3f}" for b, v in size["mrr"].items()))
+        if "baseline" in size:
+            out.extend(_against_baseline(size, figures["baseline"]))
     if figures["slopes"]:
         out.append("slopes against chunks (exponent of a log-log fit; per-chunk ratio largest/smallest):")
         for key, s in figures["slopes"].items():
@@ -443,6 +471,26 @@ def render(figures: dict) -> str:
             )
             out.append(f"    stages (wall s): {stages}")
     return "\n".join(out)
+
+
+def _against_baseline(size: dict, baseline: str) -> list[str]:
+    """Each run's CPU time and peak RSS by the baseline's code and by this version's, and their
+    ratios (this over the baseline), as measured one after the other."""
+    n, base = size["chunks"], size["baseline"]
+    out = [f"  against the baseline {baseline} (this / baseline; reports byte-identical):"]
+    for label, run in size["runs"].items():
+        before = base["runs"][label]
+        peak = max(run["peak_rss_mb"], run["child_peak_rss_mb"])
+        peak_before = max(before["peak_rss_mb"], before["child_peak_rss_mb"])
+        out.append(
+            f"    {label + ' CPU' + ('' if label.endswith('1') else 's'):<12} CPU {before['cpu_s']:7.2f} -> "
+            f"{run['cpu_s']:7.2f} s (x{run['cpu_s'] / before['cpu_s']:.3f})  peak RSS {peak_before:7,.1f} -> "
+            f"{peak:7,.1f} MB (x{peak / peak_before:.3f}; {peak_before * 1024 * 1024 / n / 1000:.2f} -> "
+            f"{peak * 1024 * 1024 / n / 1000:.2f} KB/chunk)"
+        )
+    cache, cache_before = size["cache_bytes"], base["cache_bytes"]
+    out.append(f"    cache {cache_before / 1e6:,.1f} -> {cache / 1e6:,.1f} MB (x{cache / cache_before:.3f})")
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -477,6 +525,11 @@ def main(argv: list[str] | None = None) -> int:
         "--p-repeats", type=int, default=1, help="P is the median of this many parses (default 1)"
     )
     parser.add_argument("--no-action", action="store_true", help="skip the whole Action at the largest size")
+    parser.add_argument(
+        "--baseline",
+        metavar="DIR",
+        help="also run every CLI measurement with the cce_relevance package of this checkout, interleaved",
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
     if not args.source and not any(Path(args.wheels).glob("*.whl")) and not args.download:
@@ -484,6 +537,10 @@ def main(argv: list[str] | None = None) -> int:
             f"no wheels in {args.wheels}: pass --download (pip download of {', '.join(WHEELS)}) "
             "or --source DIR"
         )
+    if args.baseline is not None:
+        if not (Path(args.baseline) / "cce_relevance" / "__init__.py").is_file():
+            parser.error(f"--baseline {args.baseline}: no cce_relevance package there")
+        args.baseline = str(Path(args.baseline).resolve())
     args.queries = max(1, args.queries)
     args.p_repeats = max(1, args.p_repeats)
     figures = benchmark(args)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -196,6 +197,42 @@ def test_scale_bench_runs_every_size_cold_and_warm_on_one_and_two_cpus_and_the_a
     assert {"cold 1 wall s", "warm 2 peak RSS MB", "cache bytes", "vector p50 ms"} <= set(figures["slopes"])
     assert [r["label"] for r in figures["action"]["runs"]] == ["cold", "cached"]
     assert figures["action"]["edits"] == 2 and figures["action"]["chunks"] == large["chunks"]
+
+
+def test_scale_bench_against_a_baseline_runs_each_measurement_by_both_checkouts(tmp_path):
+    """`--baseline DIR`: every CLI run made by DIR's package too (here a copy of this one's, so
+    that the run must import it from there), with its own cache; all reports byte-identical (the
+    bench fails otherwise), both versions' CPU and peak RSS printed with their ratios."""
+    baseline = tmp_path / "baseline"
+    shutil.copytree(REPO_ROOT / "cce_relevance", baseline / "cce_relevance")
+    (baseline / "cce_relevance" / "retrieval" / "index" / "build.py").write_text(
+        (REPO_ROOT / "cce_relevance" / "retrieval" / "index" / "build.py").read_text(encoding="utf-8")
+        + "\nraise SystemExit('the baseline copy was imported')\n",
+        encoding="utf-8",
+    )
+    command = [sys.executable, str(REPO_ROOT / "bench" / "scale.py"), "--sizes", "250", "--queries", "4"]
+    command += ["--work", str(tmp_path / "work"), "--no-action", "--source", str(CORPUS)]
+    command += ["--source", str(REPO_ROOT / "cce_relevance" / "retrieval")]
+    failed = subprocess.run([*command, "--baseline", str(baseline)], capture_output=True, text=True)
+    assert failed.returncode != 0 and "the baseline copy was imported" in failed.stderr
+    shutil.copy(
+        REPO_ROOT / "cce_relevance" / "retrieval" / "index" / "build.py",
+        baseline / "cce_relevance" / "retrieval" / "index" / "build.py",
+    )
+    figures = json.loads(
+        subprocess.run(
+            [*command, "--baseline", str(baseline), "--json"], capture_output=True, text=True, check=True
+        ).stdout
+    )
+    text = _load("scale").render(figures)
+    assert "against the baseline" in text and text.count(" -> ") >= 9
+    (size,) = figures["sizes"]
+    assert figures["baseline"] == str(baseline.resolve())
+    assert (
+        sorted(size["baseline"]["runs"]) == sorted(size["runs"]) == ["cold 1", "cold 2", "warm 1", "warm 2"]
+    )
+    assert all(run["cpu_s"] > 0 and run["peak_rss_mb"] > 0 for run in size["baseline"]["runs"].values())
+    assert size["baseline"]["cache_bytes"] > 0
 
 
 def test_scale_corpora_are_prefixes_of_copies_of_the_sources(tmp_path):
