@@ -275,7 +275,9 @@ def _check_case_values(field: Field) -> None:
     f["id"].text()
     for name in _METRICS:
         f[name].fraction()
-    f["first_relevant_rank"].optional(lambda rank: rank.integer(1))
+    rank = f["first_relevant_rank"].optional(lambda rank: rank.integer(1))
+    if f["mrr"].value != (0.0 if rank is None else 1.0 / rank):  # what `score_query` computes
+        f["mrr"].expected("1 / first_relevant_rank, or 0 when no hit is relevant")
     if f["tokens"].value is not None:
         tokens = f["tokens"].object(_TOKENS)
         for name in _TOKENS:

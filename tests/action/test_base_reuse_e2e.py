@@ -121,6 +121,11 @@ CASES: dict[str, tuple[dict[str, str], Callable[[Path], None], str]] = {
         lambda path: _set(path, [*CASE, "first_relevant_rank"], -1),
         "Ignoring the saved base side: ",
     ),
+    "a first relevant rank its MRR does not match": (
+        {},
+        lambda path: _set(path, [*CASE, "first_relevant_rank"], 10**12),
+        "Ignoring the saved base side: ",
+    ),
     "a top hit that ends before it starts": (
         {},
         lambda path: _set(path, ["sets", 0, "top_hits", "bm25", "format-price", 0, "start"], 9),

@@ -209,6 +209,20 @@ def test_a_file_that_is_not_a_shard_state_is_refused(project: Path, tmp_path: Pa
     assert "could not read shard state" in merge_error(tmp_path / "bad.json")
 
 
+def test_a_query_whose_mrr_is_not_one_over_its_first_relevant_rank_is_refused(project: Path) -> None:
+    """MRR is 1/rank of the first relevant hit (0 with none): a state that says otherwise was
+    merged (and a saved side holding it reused) as if it had been scored."""
+    [one, two] = sharded(project, 2, "--backend", "bm25")
+    state = json.loads(two.read_text())
+    case = state["backends"][0]["cases"][0]
+    case["first_relevant_rank"] = (
+        10**12 if case["first_relevant_rank"] is None else case["first_relevant_rank"] + 1
+    )
+    two.write_text(json.dumps(state))
+    expected = "expected 1 / first_relevant_rank, or 0 when no hit is relevant"
+    assert f'2.json: field "backends[0].cases[0].mrr": {expected}' in merge_error(one, two)
+
+
 @pytest.mark.parametrize("args", [("--shard", "1/2"), ("--shard-state", "x.json")])
 def test_shard_and_shard_state_go_together(args: tuple[str, str]) -> None:
     done = cli("run", FIXTURE, *args, cwd=ROOT)
