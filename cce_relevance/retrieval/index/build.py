@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from cce_relevance.errors import CceError
@@ -246,13 +246,21 @@ def _from_arrays(arrays: CorpusArrays, files: list[tuple[str, str]], skipped: in
     return index
 
 
-def _chunks_by_file(files: list[tuple[str, str]], sizes: list[int]) -> dict[str, list[int]]:
-    """`Index.chunks_by_file` of files whose chunks come one file after the other (two files
-    walked under one lossily decoded path are next to each other, and share its list)."""
-    by_file: dict[str, list[int]] = {}
+def _chunks_by_file(files: list[tuple[str, str]], sizes: list[int]) -> Mapping[str, Sequence[int]]:
+    """`Index.chunks_by_file` of files whose chunks come one file after the other, each file's
+    positions as a `range` (a list would hold an int object a chunk: 40 bytes); two files walked
+    under one lossily decoded path share its positions, one range when they are next to each other."""
+    by_file: dict[str, Sequence[int]] = {}
     first = 0
     for (path, _), size in zip(files, sizes, strict=True):
         if size:
-            by_file.setdefault(path, []).extend(range(first, first + size))
+            here = range(first, first + size)
+            before = by_file.get(path)
+            if before is None:
+                by_file[path] = here
+            elif isinstance(before, range) and before.stop == first:
+                by_file[path] = range(before.start, here.stop)
+            else:
+                by_file[path] = [*before, *here]
         first += size
     return by_file

@@ -98,7 +98,8 @@ class Index:
         return LowerContents(self.chunks)
 
     @cached_property
-    def chunks_by_file(self) -> dict[str, list[int]]:
+    def chunks_by_file(self) -> Mapping[str, Sequence[int]]:
+        """Each file's chunk positions, ascending, by path (ranges, from a corpus record)."""
         by_file: dict[str, list[int]] = {}
         for i, c in enumerate(self.chunks):
             by_file.setdefault(c.file_path, []).append(i)
@@ -182,7 +183,7 @@ class RowsById:
     """A file's chunk positions sorted by id rank (duplicate ids in index order), as an int64
     array, by path; each made once, on first use."""
 
-    def __init__(self, by_file: Mapping[str, list[int]], id_rank: np.ndarray) -> None:
+    def __init__(self, by_file: Mapping[str, Sequence[int]], id_rank: np.ndarray) -> None:
         self._by_file, self._id_rank = by_file, id_rank
         self._made: dict[str, np.ndarray] = {}
 

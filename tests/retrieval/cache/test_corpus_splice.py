@@ -29,6 +29,7 @@ from cce_relevance.retrieval.index.model import Index
 from cce_relevance.retrieval.ranking.postings import corpus_postings
 from cce_relevance.retrieval.ranking.topk import id_ranks
 from cce_relevance.retrieval.search.backends import builtin_backend
+from tests.retrieval.cache.test_corpus_record import positions_by_file
 from tests.retrieval.chunking.test_line_weights import assert_index_lines, assert_same_index_lines
 from tests.retrieval.corpora import DOCS_CORPUS
 from tests.retrieval.index.test_build import SECRET_FILE, snapshot
@@ -74,7 +75,7 @@ def assert_same(spliced: Index, cold: Index, queries: list[str]) -> None:
     assert_same_index_lines(spliced, cold)
     assert_index_lines(spliced)
     assert list(spliced.file_imports) == list(cold.file_imports) and spliced.walk_skipped == cold.walk_skipped
-    assert list(spliced.chunks_by_file.items()) == list(cold.chunks_by_file.items())
+    assert positions_by_file(spliced) == positions_by_file(cold) == positions_by_file(spliced, True)
     assert postings_by_term(spliced) == postings_by_term(cold)
     assert spliced.postings.docs.dtype == cold.postings.docs.dtype == np.int32
     assert spliced.postings.tfs.dtype == cold.postings.tfs.dtype == np.int32
