@@ -324,7 +324,13 @@ def _case_result(
             f"merge: query {case.id!r} (line {case.line}) was scored by no shard on {backend}: "
             f"it is shard {shard}'s, {owners[shard.index]}"
         )
-    values = scored[case.line][1]
+    source, values = scored[case.line]
+    rank = values["first_relevant_rank"]
+    if rank is not None and rank > case.k:  # `score_query` looks at the first k hits only
+        raise CceError(
+            f"{source}: query {case.id!r} on {backend}: its first relevant rank {rank} "
+            f"is past its k ({case.k})"
+        )
     tokens = values["tokens"]
     return CaseResult(
         case,

@@ -13,6 +13,7 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -93,6 +94,14 @@ def _set(path: Path, where: list[str | int], value: object) -> None:
     path.write_text(json.dumps(document), encoding="utf-8")
 
 
+def _get(path: Path, where: list[str | int]) -> Any:
+    """The saved side's value at `where`."""
+    value = json.loads(path.read_text(encoding="utf-8"))
+    for step in where:
+        value = value[step]
+    return value
+
+
 CASE = ["sets", 0, "run", "backends", 0, "cases", 0]  # a query's values in the side's first set
 
 
@@ -124,6 +133,11 @@ CASES: dict[str, tuple[dict[str, str], Callable[[Path], None], str]] = {
     "a first relevant rank its MRR does not match": (
         {},
         lambda path: _set(path, [*CASE, "first_relevant_rank"], 10**12),
+        "Ignoring the saved base side: ",
+    ),
+    "a first relevant rank past k": (
+        {},
+        lambda path: _set(path, CASE, {**_get(path, CASE), "first_relevant_rank": 10**6, "mrr": 1 / 10**6}),
         "Ignoring the saved base side: ",
     ),
     "a top hit that ends before it starts": (

@@ -223,6 +223,18 @@ def test_a_query_whose_mrr_is_not_one_over_its_first_relevant_rank_is_refused(pr
     assert f'2.json: field "backends[0].cases[0].mrr": {expected}' in merge_error(one, two)
 
 
+def test_a_first_relevant_rank_past_the_query_k_is_refused(project: Path) -> None:
+    """Only the first k hits are scored; a rank past k (with its MRR to match) was merged."""
+    [one, two] = sharded(project, 2, "--backend", "bm25")
+    state = json.loads(two.read_text())
+    case = state["backends"][0]["cases"][0]
+    case.update(first_relevant_rank=10**6, mrr=1 / 10**6)
+    two.write_text(json.dumps(state))
+    assert f"query {case['id']!r} on bm25: its first relevant rank 1000000 is past its k (" in merge_error(
+        one, two
+    )
+
+
 @pytest.mark.parametrize("args", [("--shard", "1/2"), ("--shard-state", "x.json")])
 def test_shard_and_shard_state_go_together(args: tuple[str, str]) -> None:
     done = cli("run", FIXTURE, *args, cwd=ROOT)
