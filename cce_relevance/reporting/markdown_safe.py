@@ -97,6 +97,17 @@ def code_span(text: str, *, in_table: bool = False) -> str:
     return f"{fence}{content}{fence}"
 
 
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/+-]*")
+
+
+def name_span(text: str) -> str:
+    """A name read from data (a branch, say) in a code span when it is made of letters, digits and
+    `._/+-` only, else as escaped text: a code span shows anything as text, but keeps `<`, `&` or
+    `@` raw in the Markdown bytes, and whoever reads the raw summary file, or a tool scanning it,
+    would meet the markup there."""
+    return code_span(text) if _PLAIN_NAME.fullmatch(text) else escape_md(text)
+
+
 def code_block(text: str, info: str = "") -> str:
     """`text` verbatim in a fenced code block that no line of it can close.
 

@@ -15,6 +15,7 @@ from cce_relevance.action.report.outcome import Outcome
 from cce_relevance.action.trend.history import Entry, History
 from cce_relevance.action.trend.record import TREND_POINTS, default_branch_push, render_trend
 from cce_relevance.errors import CceError
+from cce_relevance.reporting.markdown_safe import escape_md
 from tests.action.test_comment_goldens import BACKENDS, FIVE, _set, gfm, rendered_comment
 from tests.action.test_inputs import read
 
@@ -81,7 +82,14 @@ def test_the_branch_name_stays_text(branch: str) -> None:
     line = render_trend(history([0.9, 0.8], branch=branch), outcome())
     html = gfm(line)
     assert "<img" not in html and "<!--" not in html and "<strong>" not in html
-    assert html.count("<code>") == 2  # the backend and the branch, each in one code span
+    assert branch not in line and f" at {escape_md(branch)} (" in line  # raw in no byte, a span neither
+    assert html.count("<code>") == 1  # the backend
+
+
+@pytest.mark.parametrize("branch", ["main", "release/1.2", "feature_x-y.z+1"])
+def test_a_plain_branch_name_is_in_a_code_span(branch: str) -> None:
+    line = render_trend(history([0.9, 0.8], branch=branch), outcome())
+    assert f" at `{branch}` (" in line
 
 
 def test_the_line_is_on_the_first_screen_even_of_a_trimmed_comment() -> None:

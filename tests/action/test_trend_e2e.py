@@ -20,7 +20,7 @@ import pytest
 from cmarkgfm.cmark import Options
 
 from cce_relevance import __version__
-from cce_relevance.reporting.markdown_safe import code_span
+from cce_relevance.reporting.markdown_safe import escape_md
 from cce_relevance.reporting.numbers import format3
 from cce_relevance.reporting.sparkline import sparkline
 from tests.action.fake_github import FakeGitHub
@@ -376,7 +376,7 @@ def test_markup_in_any_text_of_a_history_reaches_the_summary_as_text_only(
     flow: Workflow, repo: Repository, fake_github: FakeGitHub, where: str, value: str
 ) -> None:
     """A history is data an earlier run, or whoever can write the cache, left. Of its texts only
-    the branch is shown (the trend line, in a code span, as fixture text is); every other field is
+    the branch is shown (the trend line, escaped as fixture text is); every other field is
     used as a key or refused with a warning in the log, never printed into the summary."""
     flow.cache.write_text(json.dumps(_history_with(where, value)), encoding="utf-8")
     repo.push(RANKING_CHANGE, "h1")
@@ -386,10 +386,11 @@ def test_markup_in_any_text_of_a_history_reaches_the_summary_as_text_only(
     [comment] = fake_github.comments(REPO, PR_NUMBER)
     for shown in (run.summary, comment["body"]):
         text = _rendered_text(shown)
-        assert "<img" not in text and "evil.example" not in text and "@octocat" not in text, text
-        if where == "branch":  # drawn, the branch in a code span, and nowhere else
+        assert "<img" not in text and 'href="https://evil.example' not in text and "@octocat" not in text, (
+            text
+        )
+        assert value not in shown  # not even in a code span, where it would render as text
+        if where == "branch":  # drawn, the branch escaped as text, and nowhere else
             [line] = [x for x in shown.splitlines() if x.startswith("📈 Trend of ")]
-            assert f" at {code_span(value)} (last 2 pushes, " in line and shown.count(value) == 1
-        else:
-            assert value not in shown
+            assert f" at {escape_md(value)} (last 2 pushes, " in line
     assert {name for name, _, _ in runner_commands(run.stdout)} <= {"warning", "notice"}

@@ -58,7 +58,7 @@ from cce_relevance.action.workspace.output_dir import OUTPUT_DIR, give_to_worksp
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.pairing import backend_means
 from cce_relevance.input_files import SpecialFileError, check_input
-from cce_relevance.reporting.markdown_safe import code_span
+from cce_relevance.reporting.markdown_safe import code_span, name_span
 from cce_relevance.reporting.numbers import SIX, THREE
 from cce_relevance.reporting.sparkline import sparkline
 
@@ -266,7 +266,7 @@ def render_trend(history: History, outcome: Outcome) -> str:
     digits = SIX if low != high and THREE.fixed(low) == THREE.fixed(high) else THREE
     scale = f", {digits.fixed(low)}–{digits.fixed(high)}" if low != high else ""
     return (
-        f"📈 Trend of {headline.label} on {where} at {code_span(history.branch)} ({pushes}{scale}): "
+        f"📈 Trend of {headline.label} on {where} at {name_span(history.branch)} ({pushes}{scale}): "
         f"{sparkline(shown)} latest {digits.fixed(shown[-1])} · this PR {digits.fixed(now)}"
     )
 
