@@ -23,7 +23,7 @@ of its bytes, which the cache maps from its file: a warm run copies none of them
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain, repeat
 from typing import Any
@@ -52,7 +52,8 @@ from cce_relevance.retrieval.file_indexing.file_record import (
 )
 from cce_relevance.retrieval.ranking.postings import Postings
 
-_MAGIC = b"CCEe"  # c: the first layout; d: arrays aligned, widest first, postings as int32; e: weighted lines
+_MAGIC = b"CCEf"  # c: the first layout; d: arrays aligned, widest first, postings as int32; e: weighted
+# lines; f: BM25's term numbers in the terms' order
 _ALIGN = 8
 KEY_LENGTH = 32  # a file record's key: SHA-256
 
@@ -152,7 +153,9 @@ def corpus_parts(arrays: CorpusArrays) -> list[bytes | memoryview]:
     aligned view, not a copy. The long strings — BM25's vocabulary, the redacted texts — follow
     as UTF-8, not as JSON strings, which are slow to unescape."""
     p = arrays.postings
-    vocabulary = " ".join(p.term_id).encode("utf-8", "surrogatepass")
+    words = list(p.term_id)
+    vocabulary = " ".join(words).encode("utf-8", "surrogatepass")
+    by_word = term_order(words)
     texts = {i: text.encode("utf-8", "surrogatepass") for i, text in sorted(arrays.texts.items())}
     header = json.dumps(
         {
@@ -172,7 +175,7 @@ def corpus_parts(arrays: CorpusArrays) -> list[bytes | memoryview]:
     ).encode("ascii")
     header += b" " * (-(len(_MAGIC) + 4 + len(header)) % _ALIGN)
     wide = [arrays.per_file, arrays.rows, arrays.counts.lengths, p.indptr, p.doc_len, arrays.id_rank]
-    narrow = [arrays.counts.counts, p.docs, p.tfs, arrays.line_extras]
+    narrow = [arrays.counts.counts, p.docs, p.tfs, arrays.line_extras, by_word]
     return [
         _MAGIC,
         len(header).to_bytes(4, "little"),
@@ -203,7 +206,7 @@ def decode_corpus(data: bytes | memoryview) -> CorpusArrays:
     Every array is a read-only view of `data` (which must outlive them and not change: the
     cache maps a record file that is only ever replaced, never rewritten), so nothing of a
     record (tens of megabytes for a large corpus) is copied; only strings (the header's, the
-    vocabulary, the chunk ids and keys) become objects."""
+    chunk ids and keys) become objects, and BM25's vocabulary stays bytes (`RecordVocabulary`)."""
     header, header_end = _header(data)
     try:
         n_files, n, counted, n_terms, n_entries, weighed = (
@@ -220,17 +223,19 @@ def decode_corpus(data: bytes | memoryview) -> CorpusArrays:
         docs = _native(reader.array("<i4", n_entries))
         tfs = _native(reader.array("<i4", n_entries))
         line_extras = _native(reader.array("<i4", weighed))
+        by_word = _native(reader.array("<i4", n_terms))
         counts = BucketCounts(lengths, _native(reader.array("u1", counted)), bucket_counts)
         ids = reader.take(ID_LENGTH * n)
         ids.decode("ascii")
         keys = reader.take(KEY_LENGTH * n_files)
-        vocabulary = reader.take(header["vocabulary"]).decode("utf-8", "surrogatepass")
+        vocabulary = reader.take(header["vocabulary"])
+        vocabulary.decode("utf-8", "surrogatepass")
         texts = {
             _index(i, n_files): reader.take(size).decode("utf-8", "surrogatepass")
             for i, size in header["texts"]
         }
         reader.finish()
-        words = vocabulary.split(" ") if n_terms else []
+        words = RecordVocabulary(vocabulary, by_word)
         types = [type_triple(t) for t in header["types"]]
         tokens = [int(t) for t in header["tokens"]]
         if len(tokens) != n_files:
@@ -243,7 +248,7 @@ def decode_corpus(data: bytes | memoryview) -> CorpusArrays:
             np.count_nonzero(rows[:, 3] == NOT_A_SLICE)
         ):
             raise ValueError("chunk contents and ranges do not match")
-        postings = Postings(dict(zip(words, range(n_terms), strict=True)), indptr, docs, tfs, doc_len)
+        postings = Postings(words, indptr, docs, tfs, doc_len)
         return CorpusArrays(
             [keys[i : i + KEY_LENGTH] for i in range(0, len(keys), KEY_LENGTH)],
             per_file,
@@ -261,6 +266,64 @@ def decode_corpus(data: bytes | memoryview) -> CorpusArrays:
         )
     except (KeyError, IndexError, TypeError, AttributeError, UnicodeDecodeError) as exc:
         raise ValueError(f"malformed corpus record: {exc!r}") from None
+
+
+def term_order(words: Sequence[str]) -> np.ndarray:
+    """The numbers of `words` (numbered in order) sorted by word, as a record keeps them."""
+    return np.array(sorted(range(len(words)), key=words.__getitem__), dtype=np.int32)
+
+
+class RecordVocabulary(Mapping[str, int]):
+    """BM25's term numbers as a corpus record keeps them, instead of a `dict` of every term (about
+    120 bytes a term: the string, its number, the table): the terms in number order as
+    space-separated UTF-8 (`vocabulary`), and the numbers sorted by term (`by_word`). A term is
+    found by binary search over the UTF-8 bytes, whose order is that of the code points (lone
+    surrogates too, as "surrogatepass" encodes them), and the answer kept: ranking looks up the
+    queries' terms only. Iterating gives the terms in number order, as a `Postings.term_id` does."""
+
+    def __init__(self, vocabulary: bytes, by_word: np.ndarray) -> None:
+        n = by_word.shape[0]
+        spaces = np.flatnonzero(np.frombuffer(vocabulary, dtype=np.uint8) == 0x20)
+        if (spaces.shape[0] + 1 if n else len(vocabulary)) != n:
+            raise ValueError("the vocabulary is not one word per term")
+        if not np.array_equal(np.sort(by_word), np.arange(n)):
+            raise ValueError("the term order is not a permutation")
+        self._vocabulary, self._by_word = vocabulary, by_word
+        self._starts = np.concatenate(([0], spaces + 1)).astype(np.int64)
+        self._ends = np.concatenate((spaces, [len(vocabulary)])).astype(np.int64)
+        self._found: dict[str, int] = {}  # -1: not a term
+
+    def __len__(self) -> int:
+        return self._by_word.shape[0]
+
+    def __iter__(self) -> Iterator[str]:
+        if not len(self):
+            return iter(())
+        return iter(self._vocabulary.decode("utf-8", "surrogatepass").split(" "))
+
+    def __getitem__(self, term: str) -> int:
+        number = self._found.get(term)
+        if number is None:
+            number = self._found[term] = self._search(term.encode("utf-8", "surrogatepass"))
+        if number < 0:
+            raise KeyError(term)
+        return number
+
+    def _search(self, key: bytes) -> int:
+        words, by_word, starts, ends = self._vocabulary, self._by_word, self._starts, self._ends
+        lo, hi = 0, by_word.shape[0]
+        while lo < hi:
+            mid = (lo + hi) // 2
+            t = by_word[mid]
+            if words[starts[t] : ends[t]] < key:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo < by_word.shape[0]:
+            t = int(by_word[lo])
+            if words[starts[t] : ends[t]] == key:
+                return t
+        return -1
 
 
 def _native(array: np.ndarray) -> np.ndarray:

@@ -201,11 +201,12 @@ def _moved(values: np.ndarray, gone: np.ndarray, at: np.ndarray, new: np.ndarray
 
 
 def _fresh_entries(
-    old_terms: dict[str, int], fresh: Mapping[int, IndexedFile], per_file: np.ndarray
-) -> tuple[dict[str, int], np.ndarray, np.ndarray, np.ndarray]:
+    old_terms: Mapping[str, int], fresh: Mapping[int, IndexedFile], per_file: np.ndarray
+) -> tuple[Mapping[str, int], np.ndarray, np.ndarray, np.ndarray]:
     """The corpus's term numbers (the old ones, terms new to the corpus numbered after them) and
     the fresh files' entries as (term, new chunk, frequency) arrays, in file order."""
-    term_id = old_terms
+    term_id: Mapping[str, int] = old_terms
+    grown: dict[str, int] | None = None  # the old numbers and the new terms', once there are any
     first = np.concatenate(([0], np.cumsum(per_file)))
     terms, docs, tfs = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)], [np.zeros(0, np.int32)]
     for i in sorted(fresh):
@@ -213,9 +214,10 @@ def _fresh_entries(
         if counts is None:
             raise ValueError("a file's record has no term counts")
         if any(word not in term_id for word in counts.vocabulary):
-            term_id = dict(term_id) if term_id is old_terms else term_id  # the old corpus's stays as it was
+            if grown is None:  # the old corpus's stays as it was; its numbers are its order
+                term_id = grown = dict(zip(old_terms, range(len(old_terms)), strict=True))
             for word in counts.vocabulary:
-                term_id.setdefault(word, len(term_id))
+                grown.setdefault(word, len(grown))
         local = np.array([term_id[word] for word in counts.vocabulary], dtype=np.int64)
         terms.append(local[counts.terms.astype(np.int64)])
         docs.append(first[i] + np.repeat(np.arange(counts.lengths.shape[0], dtype=np.int64), counts.lengths))

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -77,7 +77,7 @@ class BM25:
     @classmethod
     def from_postings(
         cls,
-        term_id: dict[str, int],
+        term_id: Mapping[str, int],
         indptr: np.ndarray,
         docs: np.ndarray,
         tfs: np.ndarray,
@@ -101,7 +101,7 @@ class BM25:
 
     def _set(
         self,
-        term_id: dict[str, int],
+        term_id: Mapping[str, int],
         starts: np.ndarray,
         docs: np.ndarray,
         freqs: np.ndarray,

@@ -21,7 +21,7 @@ chunk in first-occurrence order, and its vocabulary in the order its terms first
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
 
@@ -320,7 +320,7 @@ class Postings:
     `term_id`) occurs in documents `docs[indptr[t]:indptr[t + 1]]` (ascending) with frequencies
     `tfs` at the same positions; `doc_len` is each document's number of tokens."""
 
-    term_id: dict[str, int]
+    term_id: Mapping[str, int]  # numbered 0, 1, ... in iteration order
     indptr: np.ndarray  # int64
     docs: np.ndarray  # int32 (a corpus has fewer than 2**31 chunks)
     tfs: np.ndarray  # int32: kept as counted and as recorded (retrieval/cache/corpus_record.py)

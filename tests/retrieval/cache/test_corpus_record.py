@@ -15,13 +15,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cce_relevance.retrieval.cache.corpus_record import (
     CorpusArrays,
+    RecordVocabulary,
     arrays_from_entries,
     decode_corpus,
     encode_corpus,
     materialize,
+    term_order,
 )
 from cce_relevance.retrieval.cache.index_cache import _KEEP_CORPORA, CORPORA_DIR, DB_FILE
 from cce_relevance.retrieval.chunking.chunk import _CONTENT, Chunk, SlicedChunk, chunk_file
@@ -266,6 +270,7 @@ def test_a_record_is_made_for_its_number_of_files(tree):
         lambda data: b"CCEg" + data[4:],  # a file's record, not a corpus's
         lambda data: b"CCEc" + data[4:],  # an earlier layout's
         lambda data: b"CCEd" + data[4:],  # the layout before weighted lines
+        lambda data: b"CCEe" + data[4:],  # the layout before the terms' order
         lambda data: data[:8] + b"[]" + data[10:],  # a header that is not an object
     ],
 )
@@ -316,6 +321,27 @@ def test_texts_and_terms_of_any_characters_round_trip(tree):
     changed.postings.indptr[-1] = arrays.postings.docs.shape[0]  # three terms own every entry
     decoded = decode_corpus(encode_corpus(changed))
     assert decoded.texts == texts and list(decoded.postings.term_id.items()) == list(terms.items())
+
+
+_TERM = st.text(
+    alphabet=st.characters(codec=None, min_codepoint=0, max_codepoint=0x10FFFF, exclude_characters=" "),
+    min_size=1,
+    max_size=6,
+) | st.text(alphabet="aAbz_9\u00e9\ud800\udfff\ue000\uffff\U00010000", min_size=1, max_size=4)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_TERM, unique=True, max_size=40), st.lists(_TERM, max_size=20))
+def test_record_vocabulary_is_the_dict_of_its_terms(terms, others):
+    """A record's term numbers looked up by binary search over UTF-8 bytes are the `dict` of the
+    terms numbered in order: any code points, lone surrogates beside the characters that sort
+    around them, terms that are prefixes of others, terms absent (asked twice: the answer kept)."""
+    words = {term: i for i, term in enumerate(terms)}
+    record = RecordVocabulary(" ".join(terms).encode("utf-8", "surrogatepass"), term_order(terms))
+    assert list(record) == terms and len(record) == len(terms)
+    for term in [*terms, *others, *others, *(t[:-1] for t in terms if len(t) > 1)]:
+        assert record.get(term) == words.get(term) and (term in record) == (term in words)
+    assert dict(record.items()) == words
 
 
 def test_a_kept_corpus_is_used_in_place(tree, tmp_path):
