@@ -70,6 +70,7 @@ def refusal(run: ActionRun) -> str:
     assert [name for name, _, _ in acted] == ["error"], acted
     [(_, properties, message)] = acted
     assert properties.get("title") == "cce-relevance: configuration error"
+    assert message.startswith("input 'shards-dir': "), message
     return message
 
 

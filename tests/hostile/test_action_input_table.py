@@ -395,7 +395,8 @@ ROWS = (
             CONTENT,
             (
                 "named by its file",
-                "a state's content is saved/shards.py's to word: 'could not read shard state NAME: ...'",
+                "read_shards words a state's content by its file and field; `mode: merge` puts "
+                "input 'shards-dir' before it (tests/action/test_untrusted_artifacts_e2e.py)",
             ),
         ),
     ),

@@ -24,7 +24,12 @@ def merge(inputs: ActionInputs, clock: Stopwatch) -> ReportInput:
     github = inputs.github
     known = event_commits(github.event_name, github.event, inputs.head_ref)
     with clock.stage("merge"):
-        merged = read_shards(inputs.shards_dir, head=known.head, base=known.base)
+        try:
+            merged = read_shards(inputs.shards_dir, head=known.head, base=known.base)
+        except CceError as exc:  # an artifact's refusal names its file; the input says where it came from
+            if exc.message.startswith("input '"):
+                raise
+            raise CceError(f"input 'shards-dir': {exc.message}", hint=exc.hint) from None
     commits = merged.commits
     log(
         f"cce-relevance {__version__}: base {commits.base or '(none)'} -> head {commits.head} "
