@@ -1,5 +1,5 @@
 """The benchmarks still run and measure what they claim (bench/run.py, bench/startup.py,
-bench/action.py, bench/action_shards.py, bench/cold.py, bench/scale.py).
+bench/action.py, bench/action_shards.py, bench/cold.py, bench/cold_stages.py, bench/scale.py).
 
 Wall times are never asserted: only that every figure is produced, that the generated queries
 are deterministic and anchored at the chunk they came from, and that the metrics are real.
@@ -241,3 +241,22 @@ def test_scale_corpora_are_prefixes_of_copies_of_the_sources(tmp_path):
     assert scale.corpus_plan(files, 4) == [("copy0/a/x.py", files[0][1]), ("copy0/a/y.py", files[1][1])]
     plan = scale.corpus_plan(files, 6)
     assert [p for p, _ in plan] == ["copy0/a/x.py", "copy0/a/y.py", "copy1/a/x.py"]
+
+
+def test_cold_stages_marks_every_stage_of_a_cold_run(tmp_path):
+    fixtures = tmp_path / "queries.jsonl"
+    fixtures.write_text(_load("scale").fixture_text(CORPUS, 5, 0, None), encoding="utf-8")
+    script = str(REPO_ROOT / "bench" / "cold_stages.py")
+    for trace in ((), ("--trace", "per-file")):
+        command = [sys.executable, script, str(CORPUS), str(fixtures), "--chunks", "10", *trace, "--json"]
+        figures = json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
+        assert figures["exit"] == 0
+        stages = [m["stage"] for m in figures["marks"]]
+        assert stages[0] == "imports" and stages[-1] == "end"
+        for stage in ("walk", "per-file", "BM25 postings", "hash embeddings", "corpus record", "backends"):
+            assert any(s.startswith(stage) for s in stages), stage
+        assert all(0 < m["rss_mb"] <= m["hwm_mb"] for m in figures["marks"])
+        hwm = [m["hwm_mb"] for m in figures["marks"]]
+        assert hwm == sorted(hwm)
+        assert bool(figures["holders"]) == bool(trace)
+        assert all(m["traced_mb"] > 0 for m in figures["marks"]) == bool(trace)

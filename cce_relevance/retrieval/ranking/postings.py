@@ -21,9 +21,8 @@ chunk in first-occurrence order, and its vocabulary in the order its terms first
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain
 
 import numpy as np
 
@@ -40,6 +39,7 @@ _LOWERED_TOKEN = re.compile(r"[a-z0-9_]+")
 _WORD = 8  # bytes compared at once when checking that tokens with one hash are one term
 _WORD_COMPARED = 4 * _WORD  # tokens longer than this are compared as bytes objects past that
 _TABLE_ENTRIES = 1 << 18  # (chunk, term) slots pairing first and last occurrences, per block
+_BLOCK_ENTRIES = 1 << 18  # entries of whole files merged into the postings at a time
 _LOW_BYTES = np.array([(1 << (8 * i)) - 1 for i in range(_WORD + 1)], dtype=np.uint64)  # the first i bytes
 
 
@@ -327,31 +327,79 @@ class Postings:
     doc_len: np.ndarray  # int64
 
 
-def corpus_postings(parts: Sequence[TermCounts]) -> Postings:
-    """The postings of the chunks of `parts` (one per file, in index order), one after the other."""
+def corpus_postings(parts: Sequence[TermCounts], block: int = _BLOCK_ENTRIES) -> Postings:
+    """The postings of the chunks of `parts` (one per file, in index order), one after the other.
+
+    The entries are placed straight into the term-major arrays, `block` entries or so (whole
+    files) at a time: each block is sorted by (term, entry), and a term's entries go to the next
+    free places of its range (`indptr`), so each term's documents stay ascending across blocks.
+    Sorting all the corpus's entries at once would hold a few int64 arrays of all of them besides
+    the result (several times the postings themselves, the peak of a cold build)."""
     term_id: dict[str, int] = {}
-    global_ids = np.array(
-        [
-            term_id.setdefault(word, len(term_id))  # numbered in order of first appearance
-            for word in chain.from_iterable(p.vocabulary for p in parts)
-        ],
-        dtype=np.int64,
-    )
-    vocabulary_sizes = np.array([len(p.vocabulary) for p in parts], dtype=np.int64)
-    entry_counts = np.array([p.terms.shape[0] for p in parts], dtype=np.int64)
-    local = np.concatenate([p.terms for p in parts]).astype(np.int64) if parts else np.zeros(0, np.int64)
-    terms = global_ids[local + np.repeat(np.cumsum(vocabulary_sizes) - vocabulary_sizes, entry_counts)]
-    lengths = np.concatenate([p.lengths for p in parts]) if parts else np.zeros(0, np.int64)
-    counts = np.concatenate([p.counts for p in parts]) if parts else np.zeros(0, np.int32)
-    n_docs = lengths.shape[0]
-    docs = np.repeat(np.arange(n_docs, dtype=np.int32), lengths)
-    # A stable sort by term keeps each term's documents ascending. It sorts (term, entry) keys, as
-    # numpy sorts integers far faster than it argsorts; terms and entries are below 2**shift, and
-    # fewer than 2**31 entries (far more than memory holds) keep the keys below 2**62.
-    shift = max(1, terms.shape[0].bit_length())
+    ids = [
+        np.array([term_id.setdefault(word, len(term_id)) for word in p.vocabulary], dtype=np.int32)
+        for p in parts  # numbered in order of first appearance
+    ]
+    n_terms = len(term_id)
+    blocks = list(_blocks(parts, block))
+    per_term = np.zeros(n_terms, dtype=np.int64)
+    for lo, hi in blocks:
+        _, found, sizes = _block_terms(parts[lo:hi], ids[lo:hi])
+        per_term[found] += sizes
+    indptr = np.zeros(n_terms + 1, dtype=np.int64)
+    np.cumsum(per_term, out=indptr[1:])
+    n_entries = int(indptr[-1])
+    n_docs = sum(p.lengths.shape[0] for p in parts)
+    docs, tfs = np.empty(n_entries, dtype=np.int32), np.empty(n_entries, dtype=np.int32)
+    doc_len = np.zeros(n_docs, dtype=np.int64)
+    free = indptr[:-1].copy()  # each term's next place
+    first_doc = 0
+    for lo, hi in blocks:
+        by_term, found, sizes = _block_terms(parts[lo:hi], ids[lo:hi])
+        lengths = np.concatenate([p.lengths for p in parts[lo:hi]])
+        counts = np.concatenate([p.counts for p in parts[lo:hi]])
+        block_docs = np.repeat(np.arange(first_doc, first_doc + lengths.shape[0], dtype=np.int32), lengths)
+        # the k-th entry of a term in this block goes k places after the term's next free one
+        group_start = np.repeat(np.cumsum(sizes) - sizes, sizes)
+        places = np.repeat(free[found], sizes) + (np.arange(by_term.shape[0]) - group_start)
+        docs[places] = block_docs[by_term]
+        tfs[places] = counts[by_term]
+        free[found] += sizes
+        doc_len[first_doc : first_doc + lengths.shape[0]] = np.bincount(
+            block_docs - first_doc, weights=counts, minlength=lengths.shape[0]
+        ).astype(np.int64)  # exact: small integers
+        first_doc += lengths.shape[0]
+    return Postings(term_id, indptr, docs, tfs, doc_len)
+
+
+def _blocks(parts: Sequence[TermCounts], block: int) -> Iterator[tuple[int, int]]:
+    """`parts` cut into runs of consecutive files holding about `block` entries each."""
+    lo, size = 0, 0
+    for i, p in enumerate(parts):
+        size += p.terms.shape[0]
+        if size >= block:
+            yield lo, i + 1
+            lo, size = i + 1, 0
+    if lo < len(parts):
+        yield lo, len(parts)
+
+
+def _block_terms(
+    parts: Sequence[TermCounts], ids: Sequence[np.ndarray]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For the entries of consecutive files' term counts: their positions sorted by (corpus term
+    number, position), the terms found, ascending, and each one's number of entries."""
+    terms = np.concatenate([i[p.terms] for p, i in zip(parts, ids, strict=True)]).astype(np.int64)
+    if terms.shape[0] == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
+    # numpy sorts integers far faster than it argsorts: (term, position) keys, below 2**62
+    shift = terms.shape[0].bit_length()
     keys = terms << shift | np.arange(terms.shape[0], dtype=np.int64)
     keys.sort()
     by_term = keys & ((1 << shift) - 1)
-    indptr = np.concatenate(([0], np.cumsum(np.bincount(terms, minlength=len(term_id))))).astype(np.int64)
-    doc_len = np.bincount(docs, weights=counts, minlength=n_docs).astype(np.int64)  # exact: small integers
-    return Postings(term_id, indptr, docs[by_term], counts[by_term].astype(np.int32, copy=False), doc_len)
+    keys >>= shift
+    begins = np.empty(keys.shape[0], dtype=bool)
+    begins[0] = True
+    np.not_equal(keys[1:], keys[:-1], out=begins[1:])
+    starts = np.flatnonzero(begins)
+    return by_term, keys[starts], np.diff(starts, append=keys.shape[0])

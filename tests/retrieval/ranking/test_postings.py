@@ -178,6 +178,21 @@ def test_corpus_postings_are_the_tokenizing_bm25_arrays():
     )
 
 
+@pytest.mark.parametrize("block", [1, 2, 3, 50, 1000])
+def test_corpus_postings_merged_a_few_files_at_a_time_are_the_tokenizing_bm25_arrays(block):
+    """Blocks of any size (down to one entry: every file a block of its own) give the postings
+    the tokenizer's BM25 makes: each term's documents ascending across blocks."""
+    cases = _real_files()
+    parts = [term_counts(chunk_tokens(source, spans)) for source, spans, _ in cases]
+    contents = [content for _, _, chunk_contents in cases for content in chunk_contents]
+    ids = [f"{i:016x}" for i in range(len(contents))]
+    p = corpus_postings(parts, block=block)
+    assert len(list(term_counts_module._blocks(parts, block))) > (1 if block < 1000 else 0)
+    assert_same_bm25(
+        BM25.from_postings(p.term_id, p.indptr, p.docs, p.tfs, p.doc_len, ids), BM25(contents, ids)
+    )
+
+
 def assert_same_bm25(fast: BM25, tokenizing: BM25) -> None:
     """Every array and number the two BM25s rank with is the same, with the same dtype."""
     assert list(fast._term_id.items()) == list(tokenizing._term_id.items())
@@ -209,10 +224,11 @@ _text = st.text(
 @given(
     texts=st.lists(
         st.tuples(_text, st.lists(st.tuples(st.floats(0, 1), st.floats(0, 1)), max_size=8)), max_size=4
-    )
+    ),
+    block=st.integers(1, 40),
 )
 @settings(max_examples=300, deadline=None)
-def test_arbitrary_spans_cutting_tokens_and_characters(texts):
+def test_arbitrary_spans_cutting_tokens_and_characters(texts, block):
     parts, contents = [], []
     for text, cuts in texts:
         source = text.encode("utf-8")
@@ -221,7 +237,7 @@ def test_arbitrary_spans_cutting_tokens_and_characters(texts):
         parts.append(assert_counts_are_tokenizing(source, spans))
         contents += [source[s:e].decode("utf-8", "replace") for s, e in spans]
     ids = [f"{i:016x}" for i in range(len(contents))]
-    p = corpus_postings(parts)
+    p = corpus_postings(parts, block=block)
     assert_same_bm25(
         BM25.from_postings(p.term_id, p.indptr, p.docs, p.tfs, p.doc_len, ids), BM25(contents, ids)
     )
