@@ -49,3 +49,30 @@ def test_every_cli_command_asks_for_small_pages(tmp_path):
         f"{SETTING}"
     )
     assert run(code) == "False"
+
+
+FREED_IN_THE_MIDDLE = """
+from cce_relevance.memory_pages import give_back_freed_memory
+def rss():
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:")) // 1024
+blocks = [bytes(100_000) for _ in range(2_000)]  # below glibc's mmap threshold: in the heap
+kept = blocks[-1]  # the heap's top stays in use, so glibc cannot shrink it on its own
+del blocks
+before = rss()
+given = give_back_freed_memory()
+print(given, before - rss())
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc_trim, /proc")
+def test_freed_memory_amid_live_memory_is_given_back():
+    given, dropped = run(FREED_IN_THE_MIDDLE).split()
+    if given == "False":
+        pytest.skip("the C library has no malloc_trim")
+    assert int(dropped) > 100  # MB of the 200 freed
+
+
+def test_giving_back_twice_is_harmless():
+    code = "from cce_relevance.memory_pages import give_back_freed_memory as g; print(g() == g())"
+    assert run(code) == "True"

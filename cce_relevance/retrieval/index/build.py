@@ -14,6 +14,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from cce_relevance.errors import CceError
+from cce_relevance.memory_pages import give_back_freed_memory
 from cce_relevance.retrieval.cache.corpus_record import (
     CorpusArrays,
     arrays_from_entries,
@@ -133,9 +134,11 @@ def _build(
     job = FileJob(languages, protect_secrets, embedder is HASH_DOCUMENTS)
     with opened_cache(cache, job) as store:
         if store is None:
-            index = _assembled(
-                files, indexed_files(files, job, None, [], workers, progress), embedder, walked.skipped
-            )
+            entries = indexed_files(files, job, None, [], workers, progress)
+            give_back_freed_memory()
+            index = _assembled(files, entries, embedder, walked.skipped)
+            del entries
+            give_back_freed_memory()
         else:
             index = _cached_build(store, files, job, workers, progress, walked.skipped)
     index.walk_excluded = walked.excluded
@@ -178,11 +181,14 @@ def _cached_build(
             store.put_corpus(corpus_key, corpus_parts(arrays))
             return _from_arrays(arrays, files, skipped)
     entries = indexed_files(files, job, store, keys, workers, progress)
+    give_back_freed_memory()  # what chunking and counting freed: the rest allocates differently
     index = _assembled(files, entries, HASH_DOCUMENTS, skipped)
     if index.postings is not None:
         store.put_corpus(
             corpus_key, corpus_parts(arrays_from_entries(keys, files, entries, index.postings, index.id_rank))
         )
+    del entries
+    give_back_freed_memory()  # the files' records and the corpus record's pieces, before scoring
     return index
 
 
