@@ -111,17 +111,23 @@ def arrays_from_entries(
     entries: Sequence[IndexedFile],
     postings: Postings,
     id_rank: np.ndarray,
+    counts: BucketCounts | None = None,
 ) -> CorpusArrays:
-    """The arrays of a corpus assembled from every file's record (hash embedder)."""
+    """The arrays of a corpus assembled from every file's record (hash embedder); `counts` are
+    the records' bucket counts joined, when the caller holds them already (`HashEmbeddings`)."""
     types: dict[tuple[str, str, str], int] = {}
     contents: dict[int, str] = {}
-    rows, first = [], 0
+    rows, first = np.empty((sum(len(e.chunks) for e in entries), FIELDS), np.int64), 0
     for entry in entries:
-        rows.append(chunk_rows(entry, types, first, contents))
+        rows[first : first + len(entry.chunks)] = chunk_rows(entry, types, first, contents)
         first += len(entry.chunks)
-    counts = [e.counts for e in entries if e.counts is not None]
-    if len(counts) != len(entries):
-        raise ValueError("a file's record has no bucket counts")
+    if counts is None:
+        parts = [e.counts for e in entries if e.counts is not None]
+        if len(parts) != len(entries):
+            raise ValueError("a file's record has no bucket counts")
+        counts = concatenated_counts(parts)
+    if counts.lengths.shape[0] != first:
+        raise ValueError("the bucket counts are not one row per chunk")
     return CorpusArrays(
         list(keys),
         np.array([len(e.chunks) for e in entries], dtype=np.int64),
@@ -133,10 +139,10 @@ def arrays_from_entries(
             if e.text != walked
         },
         list(types),
-        np.concatenate(rows) if rows else np.zeros((0, FIELDS), np.int64),
+        rows,
         b"".join(chunk_id_bytes(e) for e in entries),
         contents,
-        concatenated_counts(counts),
+        counts,
         postings,
         id_rank,
         np.concatenate([e.lines.extras for e in entries]) if entries else np.zeros(0, EXTRA_DTYPE),

@@ -288,6 +288,11 @@ class HashEmbeddings:
     def n_rows(self) -> int:
         return self.offsets.shape[0] - 1
 
+    def bucket_counts(self) -> BucketCounts:
+        """The bucket counts these embeddings were made of, as `concatenated_counts` joined
+        them: the same arrays, not a copy (a corpus record is written from them)."""
+        return BucketCounts(np.diff(self.offsets), self.buckets, self.counts)
+
     def dense(self, dtype: type[np.floating]) -> np.ndarray:
         """Every row, column-major, in `dtype` (float32: each double rounded to nearest)."""
         n = self.n_rows

@@ -183,10 +183,10 @@ def _cached_build(
     entries = indexed_files(files, job, store, keys, workers, progress)
     give_back_freed_memory()  # what chunking and counting freed: the rest allocates differently
     index = _assembled(files, entries, HASH_DOCUMENTS, skipped)
-    if index.postings is not None:
-        store.put_corpus(
-            corpus_key, corpus_parts(arrays_from_entries(keys, files, entries, index.postings, index.id_rank))
-        )
+    if index.postings is not None and index.embeddings is not None:
+        counts = index.embeddings.bucket_counts()
+        arrays = arrays_from_entries(keys, files, entries, index.postings, index.id_rank, counts)
+        store.put_corpus(corpus_key, corpus_parts(arrays))
     del entries
     give_back_freed_memory()  # the files' records and the corpus record's pieces, before scoring
     return index

@@ -32,6 +32,7 @@ from cce_relevance.retrieval.chunking.chunk import _CONTENT, Chunk, SlicedChunk,
 from cce_relevance.retrieval.chunking.packs import REFERENCE_PACKS
 from cce_relevance.retrieval.corpus.redact import redact
 from cce_relevance.retrieval.corpus.walk import walk
+from cce_relevance.retrieval.embedding.buckets import HashEmbeddings
 from cce_relevance.retrieval.file_indexing.file import index_file
 from cce_relevance.retrieval.index import build as index_module
 from cce_relevance.retrieval.index.build import build_index
@@ -222,6 +223,23 @@ def _record(files, entries) -> bytes:
     keys = [hashlib.sha256(path.encode()).digest() for path, _ in files]
     ranks = id_ranks([c.chunk_id for e in entries for c in e.chunks])
     return encode_corpus(arrays_from_entries(keys, files, entries, postings, ranks))
+
+
+def test_a_record_written_from_the_hash_embeddings_counts_is_the_one_joined_from_the_files(tree):
+    """A cold build writes its corpus record from the counts its hash embeddings joined (not a
+    second copy): the same bytes as the counts joined from the files' records; counts of another
+    number of chunks are refused."""
+    files, entries = _entries(tree)
+    postings = corpus_postings([e.terms for e in entries])
+    keys = [hashlib.sha256(path.encode()).digest() for path, _ in files]
+    ranks = id_ranks([c.chunk_id for e in entries for c in e.chunks])
+    shared = HashEmbeddings.of([e.counts for e in entries]).bucket_counts()
+    assert encode_corpus(arrays_from_entries(keys, files, entries, postings, ranks, shared)) == _record(
+        files, entries
+    )
+    fewer = HashEmbeddings.of([e.counts for e in entries[1:]]).bucket_counts()
+    with pytest.raises(ValueError, match="one row per chunk"):
+        arrays_from_entries(keys, files, entries, postings, ranks, fewer)
 
 
 def test_contents_that_are_not_slices_of_the_text_are_kept_whole(tree):
