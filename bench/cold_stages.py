@@ -51,6 +51,10 @@ class Stages:
 
     def mark(self, stage: str) -> None:
         rss, hwm = _status()
+        # The kernel counts resident pages per CPU and folds them in lazily, so a VmHWM read
+        # can come out a MiB below one read earlier; the high-water mark so far is the largest
+        # seen, and it is never below the resident size read with it.
+        hwm = max([hwm, rss] + [m["hwm_mb"] for m in self.marks[-1:]])
         traced, peak = tracemalloc.get_traced_memory() if self.trace else (0, 0)
         self.marks.append(
             {
