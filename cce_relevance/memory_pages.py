@@ -10,15 +10,22 @@ user chose otherwise through numpy's own `NUMPY_MADVISE_HUGEPAGE`. Library calle
 setting: it is process-wide, and a library has no business changing it.
 
 `give_back_freed_memory` is no setting: it hands the allocator's free pages back to the system
-after a stage that freed much, which any caller gains from.
+after a stage that freed much, which any caller gains from. `release_pages` and `release_array`
+do the same for pages of a read-only file mapping (the index cache's corpus records) that a
+stage has read and will not read again.
 """
 
 from __future__ import annotations
 
 import functools
+import mmap
 import os
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
 
 _VARIABLE = "NUMPY_MADVISE_HUGEPAGE"
 
@@ -62,3 +69,55 @@ def _malloc_trim() -> Callable[[int], int] | None:
         return getattr(ctypes.CDLL(None), "malloc_trim", None)
     except OSError:
         return None
+
+
+def release_pages(mapping: mmap.mmap, start: int, end: int) -> bool:
+    """Drop from this process's resident memory the pages of `mapping` that lie wholly inside
+    bytes `start:end` (the mapping's last page counts as whole); False when nothing was dropped:
+    the mapping is not read-only, the range holds no whole page, or the system has no
+    `MADV_DONTNEED`.
+
+    A read-only file mapping's pages are clean copies of the page cache: `MADV_DONTNEED` only
+    unmaps them, and a later read maps them again from the page cache (or reads the file), so
+    the bytes never change — which is why a mapping that can be written to (or is private and
+    copied on write) is left alone. Reading a large corpus record once — its checksum — otherwise
+    leaves every page of it counted in the process's resident set until it is unmapped.
+    """
+    advise = getattr(mapping, "madvise", None)
+    dontneed = getattr(mmap, "MADV_DONTNEED", None)
+    if advise is None or dontneed is None or mapping.closed or not _read_only(mapping):
+        return False
+    size = len(mapping)
+    page = mmap.PAGESIZE
+    first = -(-max(start, 0) // page) * page
+    last = size if end >= size else end // page * page
+    if first >= last:
+        return False
+    advise(dontneed, first, last - first)
+    return True
+
+
+def release_array(array: np.ndarray) -> bool:
+    """`release_pages` over the bytes of `array` when it is a view of a read-only `mmap.mmap`
+    (as a decoded corpus record's arrays are); False, touching nothing, for any other array —
+    the pages of an array in ordinary memory would be zeros once dropped."""
+    import numpy as np  # not needed at start-up
+
+    owner: object = array
+    while isinstance(owner, np.ndarray):
+        owner = owner.base
+    if isinstance(owner, memoryview):
+        owner = owner.obj
+    if not isinstance(owner, mmap.mmap) or owner.closed or array.size == 0:
+        return False
+    low = high = array.__array_interface__["data"][0]
+    for length, stride in zip(array.shape, array.strides, strict=True):
+        reach = (length - 1) * stride
+        low, high = (low + reach, high) if reach < 0 else (low, high + reach)
+    base = np.frombuffer(owner, dtype=np.uint8).__array_interface__["data"][0]
+    return release_pages(owner, low - base, high + array.itemsize - base)
+
+
+def _read_only(mapping: mmap.mmap) -> bool:
+    with memoryview(mapping) as view:
+        return view.readonly

@@ -50,6 +50,7 @@ from pathlib import Path
 
 from cce_relevance import __version__
 from cce_relevance.input_files import open_input
+from cce_relevance.memory_pages import release_pages
 from cce_relevance.retrieval.chunking.packs import PackSet
 
 SCHEMA = "cce-relevance.index-cache/2"  # 2: records carry BM25 term counts
@@ -59,6 +60,7 @@ APP_DIR = "cce-relevance"
 _KEEP_DAYS = 30
 _KEEP_CORPORA = 4
 _CHECKSUM_BYTES = 32  # a corpus file is the SHA-256 of its record, then the record
+_CHECKSUM_WINDOW = 4 << 20  # bytes of a mapped corpus file hashed before their pages are dropped
 _ABANDONED_NS = 3600 * 10**9  # a temporary corpus file this old is no run's any more
 _BATCH = 500  # keys per SELECT (SQLite's default variable limit is 999 before 3.32)
 _BUSY_MS = 30_000
@@ -82,6 +84,22 @@ def default_cache_dir() -> str | None:
         return os.path.join(xdg, APP_DIR)
     home = os.path.expanduser("~")
     return os.path.join(home, ".cache", APP_DIR) if os.path.isabs(home) and os.path.isdir(home) else None
+
+
+def record_checksum(mapped: mmap.mmap) -> bytes:
+    """The SHA-256 of the record in a mapped corpus file (all but its first `_CHECKSUM_BYTES`),
+    hashed `_CHECKSUM_WINDOW` bytes at a time, each window's pages dropped once hashed
+    (`release_pages`): checking a record reads every byte of it, and the pages read would stay
+    resident — tens of megabytes for a large corpus — although decoding and ranking read only
+    parts of them again (those are mapped again from the page cache when read)."""
+    checksum = hashlib.sha256()
+    with memoryview(mapped) as data:
+        for start in range(0, len(data), _CHECKSUM_WINDOW):
+            lo, hi = max(start, _CHECKSUM_BYTES), min(start + _CHECKSUM_WINDOW, len(data))
+            with data[lo:hi] as window:
+                checksum.update(window)
+            release_pages(mapped, lo, hi)
+    return checksum.digest()
 
 
 class IndexCache:
@@ -174,7 +192,7 @@ class IndexCache:
             return None
         data = memoryview(mapped)
         checksum, record = data[:_CHECKSUM_BYTES], data[_CHECKSUM_BYTES:]
-        return record if hashlib.sha256(record).digest() == bytes(checksum) else None
+        return record if record_checksum(mapped) == bytes(checksum) else None
 
     def put_corpus(self, key: bytes, parts: Sequence[bytes | memoryview]) -> None:
         """Store an assembled corpus (atomically), keeping the `_KEEP_CORPORA` most recently used;

@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import hashlib
+import mmap
 import os
 import pickle
 import shutil
@@ -27,7 +28,14 @@ from cce_relevance.retrieval.cache.corpus_record import (
     materialize,
     term_order,
 )
-from cce_relevance.retrieval.cache.index_cache import _KEEP_CORPORA, CORPORA_DIR, DB_FILE
+from cce_relevance.retrieval.cache.index_cache import (
+    _CHECKSUM_WINDOW,
+    _KEEP_CORPORA,
+    CORPORA_DIR,
+    DB_FILE,
+    IndexCache,
+    record_checksum,
+)
 from cce_relevance.retrieval.chunking.chunk import _CONTENT, Chunk, SlicedChunk, chunk_file
 from cce_relevance.retrieval.chunking.packs import REFERENCE_PACKS
 from cce_relevance.retrieval.corpus.redact import redact
@@ -39,6 +47,7 @@ from cce_relevance.retrieval.index.build import build_index
 from cce_relevance.retrieval.index.model import Index
 from cce_relevance.retrieval.ranking.postings import corpus_postings
 from cce_relevance.retrieval.ranking.topk import id_ranks
+from tests.resident import needs_smaps, resident_kib
 from tests.retrieval.chunking.test_line_weights import assert_same_index_lines
 from tests.retrieval.index.test_build import SECRET_FILE, reference_index, snapshot
 
@@ -420,3 +429,49 @@ def test_a_chunk_made_from_a_record_pickles_and_copies_without_its_files_text(tr
         assert np.array_equal(copied.embedding, chunk.embedding)
     made[small].embedding = chunk.embedding
     assert len(pickle.dumps(chunk)) <= len(pickle.dumps(made[small]))  # no more than a chunk made whole
+
+
+WINDOW = _CHECKSUM_WINDOW
+
+
+def kept_record(tmp_path: Path, size: int) -> tuple[IndexCache, Path, bytes]:
+    """An index cache holding one corpus file whose record is `size` varied bytes (any bytes: the
+    checksum is checked before anything decodes), written in two parts."""
+    record = np.random.default_rng(size).integers(0, 256, size, dtype=np.uint8).tobytes()
+    cache = IndexCache(str(tmp_path / "cache"), b"a context of sixteen bytes or more")
+    cache.put_corpus(b"key", [record[: size // 3], memoryview(record)[size // 3 :]])
+    cache.close()
+    (name,) = corpus_files(tmp_path / "cache")
+    return cache, tmp_path / "cache" / CORPORA_DIR / name, record
+
+
+def test_a_record_checked_window_by_window_is_the_sha256_of_the_whole(tmp_path):
+    cache, path, record = kept_record(tmp_path, 2 * WINDOW + 12_345)
+    data = path.read_bytes()
+    assert data == hashlib.sha256(record).digest() + record
+    with open(path, "rb") as f:
+        mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    assert record_checksum(mapped) == hashlib.sha256(data[32:]).digest()
+    mapped.close()
+    kept = cache.get_corpus(b"key")
+    assert kept is not None and kept == record
+
+
+@pytest.mark.parametrize("at", [0, WINDOW - 33, WINDOW - 32, WINDOW - 31, WINDOW, 2 * WINDOW - 32, -1])
+def test_a_flipped_byte_in_any_window_of_a_record_is_refused(tmp_path, at):
+    """Bytes on either side of each window's edge (record offset WINDOW - 32 is file offset WINDOW)."""
+    cache, path, record = kept_record(tmp_path, 2 * WINDOW + 12_345)
+    data = bytearray(path.read_bytes())
+    data[32 + at if at >= 0 else at] ^= 1
+    path.write_bytes(bytes(data))
+    assert cache.get_corpus(b"key") is None and cache.latest_corpus() is None
+
+
+@needs_smaps
+def test_checking_a_kept_record_does_not_leave_it_resident(tmp_path):
+    cache, _, record = kept_record(tmp_path, 4 * WINDOW)
+    kept = cache.get_corpus(b"key")
+    assert kept is not None
+    assert resident_kib(kept.obj) < WINDOW // 1024  # of 16 MiB read: at most a page (or a large folio)
+    assert kept == record  # every byte reads back
+    assert resident_kib(kept.obj) >= 4 * WINDOW // 1024
