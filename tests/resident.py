@@ -30,3 +30,12 @@ def resident_kib(mapping: mmap.mmap) -> int:
             elif inside and head == "Rss:":
                 return int(line.split()[1])
     raise AssertionError("the mapping is not in /proc/self/smaps")
+
+
+def mapping_of(array: np.ndarray) -> mmap.mmap:
+    """The memory mapping `array` is a view of."""
+    owner: object = array
+    while isinstance(owner, np.ndarray):
+        owner = owner.base
+    assert isinstance(owner, memoryview) and isinstance(owner.obj, mmap.mmap), "not a view of a mapping"
+    return owner.obj

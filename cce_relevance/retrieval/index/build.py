@@ -13,8 +13,10 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from cce_relevance.errors import CceError
-from cce_relevance.memory_pages import give_back_freed_memory
+from cce_relevance.memory_pages import give_back_freed_memory, release_array
 from cce_relevance.retrieval.cache.corpus_record import (
     CorpusArrays,
     arrays_from_entries,
@@ -158,12 +160,15 @@ def _cached_build(
     else assembled from every file's record. Whatever is made is kept for the next run."""
     keys = file_keys(store, files)
     corpus_key = store.corpus_key(keys)
-    kept = _decoded(store.get_corpus(corpus_key))
+    record = store.get_corpus(corpus_key)
+    kept = _decoded(record)
     if kept is not None and kept.keys == keys:
         if progress is not None:
             progress(0, len(files))
             progress(len(files), len(files))
-        return _from_arrays(kept, files, skipped)
+        index = _from_arrays(kept, files, skipped)
+        _release(record)
+        return index
     base = _decoded(store.latest_corpus())
     known = set(base.keys) if base is not None else set()
     changed = [i for i, key in enumerate(keys) if key not in known]
@@ -232,6 +237,20 @@ def _decoded(data: memoryview | None) -> CorpusArrays | None:
         return decode_corpus(data)
     except ValueError:
         return None
+
+
+def _release(record: memoryview | None) -> None:
+    """Drop the resident pages of a kept corpus's mapped record once its index is made.
+
+    Decoding checks every array whole and making the index reads the chunks' rows, the bucket
+    counts (for the norms) and more, but what the index reads afterwards is a small part: the
+    postings of the queries' terms, the weighted lines of the files a hit is in, the chunk-id
+    ranks, the bucket counts once more for the count matrix (retrieval/ranking/cosine.py, which
+    drops them again). The index keeps views into the record, and those pages are mapped again
+    from the page cache as they are read (memory_pages.py `release_pages`); the rest — a large
+    corpus's tens of megabytes — would otherwise stay counted in the run's resident set."""
+    if record is not None:
+        release_array(np.frombuffer(record, dtype=np.uint8))
 
 
 def _from_arrays(arrays: CorpusArrays, files: list[tuple[str, str]], skipped: int) -> Index:

@@ -41,13 +41,14 @@ from cce_relevance.retrieval.chunking.packs import REFERENCE_PACKS
 from cce_relevance.retrieval.corpus.redact import redact
 from cce_relevance.retrieval.corpus.walk import walk
 from cce_relevance.retrieval.embedding.buckets import HashEmbeddings
+from cce_relevance.retrieval.embedding.embed import hash_embed
 from cce_relevance.retrieval.file_indexing.file import index_file
 from cce_relevance.retrieval.index import build as index_module
 from cce_relevance.retrieval.index.build import build_index
 from cce_relevance.retrieval.index.model import Index
 from cce_relevance.retrieval.ranking.postings import corpus_postings
 from cce_relevance.retrieval.ranking.topk import id_ranks
-from tests.resident import needs_smaps, resident_kib
+from tests.resident import mapping_of, needs_smaps, resident_kib
 from tests.retrieval.chunking.test_line_weights import assert_same_index_lines
 from tests.retrieval.index.test_build import SECRET_FILE, reference_index, snapshot
 
@@ -475,3 +476,42 @@ def test_checking_a_kept_record_does_not_leave_it_resident(tmp_path):
     assert resident_kib(kept.obj) < WINDOW // 1024  # of 16 MiB read: at most a page (or a large folio)
     assert kept == record  # every byte reads back
     assert resident_kib(kept.obj) >= 4 * WINDOW // 1024
+
+
+@pytest.fixture(scope="module")
+def large_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """30,000 generated functions in 200 files: a corpus record of about 10 MiB, several times a
+    large folio (2 MiB, what some kernels map a file's pages by), so what of it stays resident
+    can be measured."""
+    root = tmp_path_factory.mktemp("large")
+    rng = np.random.default_rng(7)
+    words = [
+        "".join(rng.choice(list("abcdefghijklmnopqrstuvwxyz"), int(k))) for k in rng.integers(3, 10, 3000)
+    ]
+    for f in range(200):
+        functions = []
+        for g in range(150):
+            name, a, b, *body = (words[i] for i in rng.choice(len(words), 15, replace=False))
+            functions.append(f"def {name}_{g}({a}, {b}):\n    return {' + '.join(body)}\n\n")
+        (root / f"module_{f:03d}.py").write_text("".join(functions), encoding="utf-8")
+    return root
+
+
+@needs_smaps
+def test_a_warm_build_leaves_its_record_out_of_memory_until_read(large_tree, tmp_path):
+    """Decoding reads most of a kept record and making the index more; what the index reads later
+    is mapped again from the page cache as it is read, and nothing reads differently."""
+    cache = str(tmp_path / "cache")
+    cold = build_index(large_tree, cache=cache, workers=1)
+    warm = build_index(large_tree, cache=cache, workers=1)
+    mapping = mapping_of(warm.postings.docs)
+    size_kib = len(mapping) // 1024
+    assert size_kib > 8 * 1024 and resident_kib(mapping) < size_kib // 4
+    query = hash_embed(cold.chunks[123].content)
+    assert warm.cosine.top(query, 10) == cold.cosine.top(query, 10)
+    for name in ("indptr", "docs", "tfs", "doc_len"):  # every page read again: the same bytes
+        assert getattr(warm.postings, name).tobytes() == getattr(cold.postings, name).tobytes()
+    for name in ("buckets", "counts", "offsets", "norms"):
+        assert getattr(warm.embeddings, name).tobytes() == getattr(cold.embeddings, name).tobytes()
+    assert warm.id_rank.tobytes() == cold.id_rank.tobytes()
+    assert [c.content for c in warm.chunks[::50]] == [c.content for c in cold.chunks[::50]]
