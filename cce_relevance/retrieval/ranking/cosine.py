@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from cce_relevance.memory_pages import release_array
 from cce_relevance.reference import EMBED_DIM
 from cce_relevance.retrieval.embedding.buckets import CountMatrix, HashEmbeddings
 from cce_relevance.retrieval.ranking.topk import PrefixMemo, top_by_key
@@ -141,6 +142,10 @@ class CosineIndex:
             # Every value is a count c over its row's norm N >= |c| >= 1: |c / N| <= 1, and
             # |c / N| >= 1 / N >= 1 / max N >= _SAFE_MIN, the range float32 holds safely.
             index._counts = embeddings.count_matrix()
+            # Kept corpora's counts are views of their mapped record, which selection no longer
+            # reads: their pages leave the resident set, read again only for a full exact scoring.
+            release_array(embeddings.buckets)
+            release_array(embeddings.counts)
             index._norms = np.where(norms == 0.0, 1.0, norms)  # a row without entries: 0 / 1 is its 0.0
             index._inverse_norms = (1.0 / index._norms).astype(np.float32)
             # Each value is c / N rounded (relative 2**-53), and N is the rounded square root of

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+import mmap
 import shutil
 import struct
 import sysconfig
@@ -27,6 +28,7 @@ from cce_relevance.retrieval.ranking.topk import id_ranks
 from cce_relevance.retrieval.search import backends
 from cce_relevance.retrieval.search.backends import builtin_backend
 from cce_relevance.retrieval.search.hybrid import vector_search
+from tests.resident import needs_smaps, resident_kib
 from tests.retrieval.corpora import SAMPLES, build, build_dir, opposite_sign_pair, ref_cosine, rows
 
 
@@ -560,3 +562,42 @@ def test_query_vectors_kept_for_the_backends_are_hash_embed_read_only():
         backends._memoised_hash_embed(f"query {i}")
     assert backends._memoised_hash_embed.cache_info().currsize == kept
     assert backends._memoised_hash_embed("read the config file") is not first  # dropped, made again
+
+
+@needs_smaps
+def test_counts_of_a_mapped_record_leave_memory_once_the_count_matrix_is_made(tmp_path):
+    """A kept corpus's bucket counts are views of its mapped record: once selection has its count
+    matrix their pages are dropped (they are mapped again, the same bytes, if a full exact
+    scoring reads them); and every result is that of the same counts in ordinary memory."""
+    rng = np.random.default_rng(5)
+    n, per_row = 100_000, 20
+    lengths = np.full(n, per_row, dtype=np.int64)
+    lengths[::7] = 0  # rows without entries too
+    entries = int(lengths.sum())
+    rows_buckets = np.arange(per_row) * 12 + rng.integers(0, 12, (n, per_row))  # ascending in a row
+    bucket_bytes = rows_buckets[lengths > 0].astype(np.uint8).reshape(-1)
+    count_values = rng.integers(-120, 121, entries).astype(np.int32)
+    count_values[count_values == 0] = 1
+    count_values[::997] *= 300  # some rows beyond int8, kept wide
+    path = tmp_path / "record"
+    path.write_bytes(count_values.tobytes() + bucket_bytes.tobytes())
+    with open(path, "rb") as f:
+        mapping = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    whole = np.frombuffer(mapping, dtype=np.uint8)
+    mapped = HashEmbeddings.of(
+        [BucketCounts(lengths, whole[4 * entries :], whole[: 4 * entries].view(np.int32))]
+    )
+    held = HashEmbeddings.of([BucketCounts(lengths, bucket_bytes.copy(), count_values.copy())])
+    ids = id_ranks([f"{i:06x}" for i in rng.permutation(n)])
+    assert resident_kib(mapping) >= 4 * entries // 1024  # the norms read every count
+    sparse = CosineIndex.of_hash_embeddings(mapped, ids, lambda: mapped.dense(np.float64))
+    assert resident_kib(mapping) < 5 * entries // 1024 // 4  # of 5 bytes an entry, at most a quarter
+    plain = CosineIndex.of_hash_embeddings(held, ids, lambda: held.dense(np.float64))
+    for seed in range(4):
+        query = hash_embed(" ".join(f"word{i}" for i in np.random.default_rng(seed).integers(0, 500, 6)))
+        assert [(d, _bits(s)) for d, s in sparse.top(query, 25)] == [
+            (d, _bits(s)) for d, s in plain.top(query, 25)
+        ]
+    query = hash_embed("every row scored exactly")
+    assert sparse.scores(query).tobytes() == plain.scores(query).tobytes()  # the counts read again
+    assert np.array_equal(mapped.counts, count_values) and np.array_equal(mapped.buckets, bucket_bytes)
