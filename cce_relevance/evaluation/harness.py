@@ -408,7 +408,7 @@ def _flat(outcome: _CaseOutcome) -> tuple[Any, ...]:
         (metrics.precision, metrics.recall, metrics.mrr, metrics.f1, metrics.first_relevant_rank),
         None if tokens is None else (tokens.precision, tokens.recall, tokens.iou),
         [
-            (h.rank, h.chunk_id, h.file_path, h.start_line, h.end_line, h.chunk_type, h.kind, h.score)
+            (h.chunk_id, h.file_path, h.start_line, h.end_line, h.chunk_type, h.kind, h.rank, h.score)
             for h in hits
         ],
         ranking,

@@ -127,16 +127,7 @@ class _Documents:
     def hit(self, docno: str, rank: int, score: float, where: str) -> Hit:
         chunk = self.by_id.get(docno)
         if chunk is not None:
-            return Hit(
-                rank,
-                chunk.chunk_id,
-                chunk.file_path,
-                chunk.start_line,
-                chunk.end_line,
-                chunk.chunk_type,
-                chunk.kind,
-                score,
-            )
+            return Hit.of(chunk, rank, score)
         span = _span_docno(docno)
         if span is None:
             raise CceError(

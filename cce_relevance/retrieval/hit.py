@@ -12,18 +12,41 @@ from dataclasses import dataclass
 from typing import Protocol
 
 
-@dataclass(frozen=True, slots=True)  # slots: a run makes one per result, and they are made faster
-class Hit:
-    """One retrieved span as reported: 1-based rank, location, kind and raw score."""
+@dataclass(frozen=True, slots=True)
+class Span:
+    """Where a retrievable unit lies and what it is: the fields a chunk and a hit on it share.
 
-    rank: int
+    A hit copies them from the chunk it names (`Hit.of`); anchors and metrics read only these.
+    """
+
     chunk_id: str
     file_path: str
     start_line: int
     end_line: int
     chunk_type: str
     kind: str
+
+
+@dataclass(frozen=True, slots=True)  # slots: a run makes one per result, and they are made faster
+class Hit(Span):
+    """One retrieved span as reported: its location and kind, its 1-based rank and raw score."""
+
+    rank: int
     score: float
+
+    @classmethod
+    def of(cls, span: Span, rank: int, score: float) -> Hit:
+        """The hit at `rank` on `span` (a chunk, or another hit's span)."""
+        return cls(
+            span.chunk_id,
+            span.file_path,
+            span.start_line,
+            span.end_line,
+            span.chunk_type,
+            span.kind,
+            rank,
+            score,
+        )
 
 
 class SearchFn(Protocol):

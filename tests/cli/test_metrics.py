@@ -175,7 +175,7 @@ def test_a_cutoff_deeper_than_k_searches_once_more_at_that_depth() -> None:
     def search(query: str, k: int, qid: str) -> list[Hit]:
         depths.append(k)
         return [
-            Hit(i + 1, f"c{i}", f"f{i}.py", 1, 2, "function", "function_definition", 1.0 / (i + 1))
+            Hit(f"c{i}", f"f{i}.py", 1, 2, "function", "function_definition", i + 1, 1.0 / (i + 1))
             for i in range(k)
         ]
 

@@ -62,7 +62,7 @@ def corpora(draw: st.DrawFn) -> tuple[dict[str, list[str]], list[Chunk]]:
 
 
 def _hit(rank: int, c: Chunk) -> Hit:
-    return Hit(rank, c.chunk_id, c.file_path, c.start_line, c.end_line, c.chunk_type, c.kind, 1.0 / rank)
+    return Hit.of(c, rank, 1.0 / rank)
 
 
 class Ranked:

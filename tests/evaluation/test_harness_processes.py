@@ -114,7 +114,7 @@ def _cases(n: int, anchor: str = "a.py") -> list[Case]:
 
 def _finding(path: str):
     def search(query: str, k: int, query_id: str = "") -> list[Hit]:
-        return [Hit(1, "0" * 16, path, 1, 1, "function", "function_definition", 1.0)]
+        return [Hit("0" * 16, path, 1, 1, "function", "function_definition", 1, 1.0)]
 
     return search
 

@@ -12,7 +12,7 @@ from cce_relevance.retrieval.hit import Hit
 
 
 def hit(rank: int, path: str, kind: str = "function_definition", start: int = 1, end: int = 2) -> Hit:
-    return Hit(rank, f"{rank:016x}", path, start, end, "function", kind, 0.5)
+    return Hit(f"{rank:016x}", path, start, end, "function", kind, rank, 0.5)
 
 
 def test_precision_divides_by_k_even_with_fewer_results() -> None:

@@ -38,10 +38,10 @@ def test_python_sample_weights_match_spec() -> None:
 def test_golden_worked_check() -> None:
     """§token-metrics: relevant mass 15; recall 1 when both lines come back."""
     weights = LineWeights(chunk_file("python.py", PY).chunks)
-    hits = [Hit(1, "x", "python.py", 3, 4, "function", "function_definition", 1.0)]
+    hits = [Hit("x", "python.py", 3, 4, "function", "function_definition", 1, 1.0)]
     score = score_tokens([parse_anchor("python.py@3-4")], hits, 5, weights)
     assert (score.precision, score.recall, score.iou) == (1.0, 1.0, 1.0)
-    hits.append(Hit(2, "y", "python.py", 6, 8, "class", "class_definition", 1.0))
+    hits.append(Hit("y", "python.py", 6, 8, "class", "class_definition", 2, 1.0))
     score = score_tokens([parse_anchor("python.py@3-4")], hits, 5, weights)
     assert score.precision == 15 / (15 + 3 + 4 + 7)
 
@@ -49,7 +49,7 @@ def test_golden_worked_check() -> None:
 def test_huge_ranges_are_cheap_and_exact() -> None:
     weights = LineWeights(chunk_file("python.py", PY).chunks)
     anchors = [parse_anchor("python.py@1-999999999999")]
-    hits = [Hit(1, "x", "python.py", 3, 4, "function", "function_definition", 1.0)]
+    hits = [Hit("x", "python.py", 3, 4, "function", "function_definition", 1, 1.0)]
     score = score_tokens(anchors, hits, 5, weights)
     # all weighted lines plus weight 1 for every other line of the range
     rel = 999999999999 + (5 - 1) + (10 - 1) + (3 - 1) + (4 - 1) + (7 - 1)
@@ -188,7 +188,7 @@ def test_expected_spans_are_kept_per_anchors_and_score_as_worked_out_afresh(anch
     weights = LineWeights(chunk_file("python.py", PY).chunks)
     anchors = tuple(parse_anchor(f"{p}@{a}-{a + n}") for p, a, n in anchor_spans)
     hits = [
-        Hit(i + 1, f"{i:016x}", p, a, a + n, "function", "function_definition", 0.5)
+        Hit(f"{i:016x}", p, a, a + n, "function", "function_definition", i + 1, 0.5)
         for i, (p, a, n) in enumerate(hit_spans)
     ]
     relevant = merge((a.path, *a.range) for a in anchors)

@@ -17,7 +17,7 @@ CASE = Case(line=2, id="q-1", query="q", anchors=(parse_anchor("a.py"),), k=3)
 
 
 def hit(rank: int, chunk_id: str, path: str = "a.py") -> Hit:
-    return Hit(rank, chunk_id, path, 1, 2, "function", "function_definition", 0.5)
+    return Hit(chunk_id, path, 1, 2, "function", "function_definition", rank, 0.5)
 
 
 def report(name: str, hits: list[Hit]) -> BackendReport:

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from cce_relevance.reporting.numbers import format6
-from cce_relevance.retrieval.chunking.chunk import chunk_file
+from cce_relevance.retrieval.chunking.chunk import chunk_file, set_embedding
 from cce_relevance.retrieval.embedding.embed import hash_embed
 from cce_relevance.retrieval.index.model import Index
 from cce_relevance.retrieval.tokens import estimate_tokens
@@ -62,7 +62,7 @@ def build(files: Mapping[str, str]) -> Index:
             file_imports[path] = list(chunked.imports)
         chunks.extend(chunked.chunks)
     for c in chunks:
-        c.embedding = hash_embed(c.content)
+        set_embedding(c, hash_embed(c.content))
     return Index(chunks, file_imports, file_tokens)
 
 

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from cce_relevance.retrieval.chunking.chunk import Chunk, sliced_chunk
+from cce_relevance.retrieval.chunking.chunk import Chunk, set_content, sliced_chunk
 from cce_relevance.retrieval.chunking.line_weights import (
     EXTRA_DTYPE,
     CorpusLineWeights,
@@ -411,7 +411,7 @@ def materialize(arrays: CorpusArrays, files: Sequence[tuple[str, str]]) -> Assem
         )
     )
     for i, content in arrays.contents.items():
-        chunks[i].content = content
+        set_content(chunks[i], content)
     file_imports = {files[i][0]: list(v) for i, v in sorted(arrays.imports.items())}
     file_tokens = {path: tokens for (path, _), tokens in zip(files, arrays.tokens, strict=True)}
     return AssembledCorpus(chunks, file_imports, file_tokens, arrays.counts)

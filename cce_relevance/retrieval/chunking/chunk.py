@@ -17,6 +17,7 @@ import numpy as np
 
 from cce_relevance.retrieval.chunking.packs import REFERENCE_PACKS, PackSet, unique_names
 from cce_relevance.retrieval.chunking.syntax import syntax_nodes
+from cce_relevance.retrieval.hit import Span
 from cce_relevance.retrieval.tokens import estimate_tokens
 
 FALLBACK_LANGUAGE = "plaintext"
@@ -24,16 +25,11 @@ MODULE = "module"
 _ID_PREFIX_BYTES = 100
 
 
-@dataclass(slots=True)
-class Chunk:
-    """One retrievable unit; `embedding` is filled by the index build."""
+@dataclass(frozen=True, slots=True)
+class Chunk(Span):
+    """One retrievable unit: its span, language, text and token count. Frozen like the hits made
+    from it; `embedding` is the one field written later, by the index build (`set_embedding`)."""
 
-    chunk_id: str
-    file_path: str
-    start_line: int
-    end_line: int
-    chunk_type: str
-    kind: str
     language: str
     content: str
     token_count: int
@@ -46,6 +42,7 @@ class Chunk:
 
 
 _CONTENT = Chunk.__dict__["content"]  # the slot a Chunk holds its content in
+_EMBEDDING = Chunk.__dict__["embedding"]
 _FIELDS = dataclasses.fields(Chunk)
 _COMPARED = tuple(f.name for f in _FIELDS if f.compare)
 
@@ -56,7 +53,8 @@ class SlicedChunk(Chunk):
     few of them (hybrid's keyword test, the lines a metric weighs), and the contents of all —
     more text than the corpus, as class chunks repeat their methods — cost more to make than the
     chunks themselves. In every other way it is a `Chunk`: the same
-    fields, equal to a `Chunk` with the same ones, and given a content it keeps that one."""
+    fields, equal to a `Chunk` with the same ones, and given a content (`set_content`) it keeps
+    that one."""
 
     __slots__ = ("_text", "_start", "_end")
     _text: str
@@ -73,7 +71,7 @@ class SlicedChunk(Chunk):
             return content
 
     @content.setter
-    def content(self, value: str) -> None:
+    def content(self, value: str) -> None:  # what the dataclass `__init__` writes (`dataclasses.replace`)
         _CONTENT.__set__(self, value)
 
     def passing_content(self) -> str:
@@ -93,7 +91,32 @@ class SlicedChunk(Chunk):
         return Chunk, tuple(getattr(self, f.name) for f in _FIELDS)
 
 
+def set_embedding(chunk: Chunk, embedding: np.ndarray | None) -> None:
+    """Give a (frozen) chunk its embedding: the index build's one write into a made chunk."""
+    _EMBEDDING.__set__(chunk, embedding)
+
+
+def set_content(chunk: Chunk, content: str) -> None:
+    """Give a chunk read from a corpus record the content the record keeps for it (one its file's
+    text does not slice to, such as a redacted or re-decoded one)."""
+    _CONTENT.__set__(chunk, content)
+
+
+# A `SlicedChunk` is made on every warm run for every chunk of the corpus, so `sliced_chunk`
+# fills its slots through their setters: the frozen dataclass's `__setattr__` refuses them, and
+# its `__init__` (an `object.__setattr__` per field) takes a content this chunk makes later.
 _new_chunk = object.__new__
+(
+    _SET_ID,
+    _SET_PATH,
+    _SET_START_LINE,
+    _SET_END_LINE,
+    _SET_TYPE,
+    _SET_KIND,
+    _SET_LANGUAGE,
+    _SET_TOKENS,
+) = (getattr(Chunk, f.name).__set__ for f in _FIELDS if f.name not in ("content", "embedding"))
+_SET_TEXT, _SET_START, _SET_END = (SlicedChunk.__dict__[name].__set__ for name in SlicedChunk.__slots__)
 
 
 def sliced_chunk(
@@ -111,15 +134,18 @@ def sliced_chunk(
 ) -> SlicedChunk:
     """A `SlicedChunk` made field by field (`Chunk.__init__` takes the content itself)."""
     chunk = _new_chunk(SlicedChunk)
-    chunk.chunk_id, chunk.file_path, chunk.start_line, chunk.end_line = (
-        chunk_id,
-        file_path,
-        start_line,
-        end_line,
-    )
-    chunk.chunk_type, chunk.kind, chunk.language, chunk.token_count = chunk_type, kind, language, token_count
-    chunk._text, chunk._start, chunk._end = text, start, end
-    chunk.embedding = None
+    _SET_ID(chunk, chunk_id)
+    _SET_PATH(chunk, file_path)
+    _SET_START_LINE(chunk, start_line)
+    _SET_END_LINE(chunk, end_line)
+    _SET_TYPE(chunk, chunk_type)
+    _SET_KIND(chunk, kind)
+    _SET_LANGUAGE(chunk, language)
+    _SET_TOKENS(chunk, token_count)
+    _SET_TEXT(chunk, text)
+    _SET_START(chunk, start)
+    _SET_END(chunk, end)
+    _EMBEDDING.__set__(chunk, None)
     return chunk
 
 

@@ -26,6 +26,7 @@ from cce_relevance.retrieval.cache.corpus_record import (
 )
 from cce_relevance.retrieval.cache.corpus_splice import splice
 from cce_relevance.retrieval.cache.index_cache import IndexCache, default_cache_dir
+from cce_relevance.retrieval.chunking.chunk import set_embedding
 from cce_relevance.retrieval.chunking.line_weights import unique_paths
 from cce_relevance.retrieval.chunking.packs import REFERENCE_PACKS, PackSet
 from cce_relevance.retrieval.corpus.exclusion import NO_EXCLUSION, Exclusion
@@ -209,7 +210,7 @@ def _assembled(
     lines = unique_paths((path, entry.lines) for (path, _), entry in zip(files, entries, strict=True))
     if embedder is not HASH_DOCUMENTS:
         for c, vector in zip(chunks, embedder.embed_all([c.content for c in chunks]), strict=True):
-            c.embedding = vector
+            set_embedding(c, vector)
         return Index(
             chunks, file_imports, file_tokens, embedder.name, skipped, weighted_lines=lines, walked=files
         )

@@ -14,7 +14,7 @@ from functools import cached_property
 import numpy as np
 
 from cce_relevance.reference import REFERENCE_PARAMS, RankingParams
-from cce_relevance.retrieval.chunking.chunk import Chunk
+from cce_relevance.retrieval.chunking.chunk import Chunk, set_embedding
 from cce_relevance.retrieval.chunking.import_graph import ImportGraph
 from cce_relevance.retrieval.chunking.line_weights import FileLineWeights
 from cce_relevance.retrieval.embedding.buckets import HashEmbeddings
@@ -71,7 +71,7 @@ class Index:
         if self.embeddings is not None:
             matrix = self.embeddings.dense(np.float64)
             for c, row in zip(self.chunks, matrix, strict=True):
-                c.embedding = row
+                set_embedding(c, row)
             return matrix
         width = max((c.embedding.shape[0] for c in self.chunks if c.embedding is not None), default=0)
         m = np.zeros((len(self.chunks), width), dtype=np.float64, order="F")

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -22,8 +23,8 @@ if TYPE_CHECKING:  # only searching needs numpy, the index and the rankers
 # Each field's slot setter, in field order: `_hits` fills a new `Hit`'s slots through them, which
 # takes half the time of the frozen dataclass's `__init__` (an `object.__setattr__` call per
 # field). Every field is set, so the hit is the one `Hit(...)` makes (tests/retrieval/search/test_hybrid.py).
-_SET_RANK, _SET_ID, _SET_PATH, _SET_START, _SET_END, _SET_TYPE, _SET_KIND, _SET_SCORE = (
-    Hit.__dict__[name].__set__ for name in Hit.__slots__
+_SET_ID, _SET_PATH, _SET_START, _SET_END, _SET_TYPE, _SET_KIND, _SET_RANK, _SET_SCORE = (
+    getattr(Hit, f.name).__set__ for f in dataclasses.fields(Hit)
 )
 
 

@@ -165,13 +165,13 @@ class AnswerReader:
         else:
             cid, chunk_type, default_kind = chunk_id(path, start, end, b""), EXTERNAL_CHUNK_TYPE, ""
         return Hit(
-            rank,
             cid,
             path,
             start,
             end,
             chunk_type,
             default_kind if kind is None else kind,
+            rank,
             0.0 if score is None else float(score),
         )
 

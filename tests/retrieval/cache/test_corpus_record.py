@@ -36,7 +36,14 @@ from cce_relevance.retrieval.cache.index_cache import (
     IndexCache,
     record_checksum,
 )
-from cce_relevance.retrieval.chunking.chunk import _CONTENT, Chunk, SlicedChunk, chunk_file
+from cce_relevance.retrieval.chunking.chunk import (
+    _CONTENT,
+    Chunk,
+    SlicedChunk,
+    chunk_file,
+    set_content,
+    set_embedding,
+)
 from cce_relevance.retrieval.chunking.packs import REFERENCE_PACKS
 from cce_relevance.retrieval.corpus.redact import redact
 from cce_relevance.retrieval.corpus.walk import walk
@@ -279,7 +286,7 @@ def test_chunks_made_from_a_record_are_chunks_whose_content_is_made_when_read(tr
     assert pickle.loads(pickle.dumps(chunks)) == made and copy.copy(chunks[1]) == made[1]
     assert dataclasses.replace(chunks[2], token_count=7) == dataclasses.replace(made[2], token_count=7)
     other = chunks[3]
-    other.content = "given"
+    set_content(other, "given")
     assert other.content == "given" and other != made[3] and made[3] != other
     assert chunks[4] != dataclasses.replace(made[4], kind="elsewhere")
 
@@ -424,11 +431,11 @@ def test_a_chunk_made_from_a_record_pickles_and_copies_without_its_files_text(tr
     made = [c for e in entries for c in e.chunks]
     small = max(range(len(chunks)), key=lambda i: len(chunks[i]._text) - len(made[i].content))
     chunk = chunks[small]
-    chunk.embedding = np.arange(3.0)
+    set_embedding(chunk, np.arange(3.0))
     for copied in (pickle.loads(pickle.dumps(chunk)), copy.copy(chunk), copy.deepcopy(chunk)):
         assert type(copied) is Chunk and copied == made[small] and made[small] == copied
         assert np.array_equal(copied.embedding, chunk.embedding)
-    made[small].embedding = chunk.embedding
+    set_embedding(made[small], chunk.embedding)
     assert len(pickle.dumps(chunk)) <= len(pickle.dumps(made[small]))  # no more than a chunk made whole
 
 

@@ -23,7 +23,7 @@ import pytest
 
 from cce_relevance.retrieval.cache import index_cache
 from cce_relevance.retrieval.cache.index_cache import CORPORA_DIR, DB_FILE
-from cce_relevance.retrieval.chunking.chunk import chunk_file
+from cce_relevance.retrieval.chunking.chunk import chunk_file, set_embedding
 from cce_relevance.retrieval.chunking.languages import EXTRA_PACKS
 from cce_relevance.retrieval.chunking.packs import PACKS, REFERENCE_PACKS, PackSet
 from cce_relevance.retrieval.corpus.redact import redact
@@ -76,7 +76,7 @@ def reference_index(root: Path, packs: PackSet = REFERENCE_PACKS, protect_secret
             imports[f.path] = chunked.imports
         chunks.extend(chunked.chunks)
     for c in chunks:
-        c.embedding = hash_embed(c.content)
+        set_embedding(c, hash_embed(c.content))
     return Index(chunks, imports, tokens)
 
 

@@ -125,9 +125,9 @@ def test_hits_take_the_span_of_the_index_chunk_they_name(tmp_path: Path, index: 
     [notes] = [c for c in index.chunks if c.file_path == "notes.md"]
     assert (notes.start_line, notes.end_line) == (1, 4)
     assert hits == [
-        Hit(1, auth.chunk_id, "auth.py", 1, 2, "function", "function_definition", 2.0),
-        Hit(2, chunk_id("auth.py", 1, 1, b""), "auth.py", 1, 1, "external", "", 0.0),
-        Hit(3, notes.chunk_id, "notes.md", 1, 4, "module", "heading", 0.0),
+        Hit(auth.chunk_id, "auth.py", 1, 2, "function", "function_definition", 1, 2.0),
+        Hit(chunk_id("auth.py", 1, 1, b""), "auth.py", 1, 1, "external", "", 2, 0.0),
+        Hit(notes.chunk_id, "notes.md", 1, 4, "module", "heading", 3, 0.0),
     ]
 
 

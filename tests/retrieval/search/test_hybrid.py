@@ -632,7 +632,7 @@ def test_backend_hits_are_the_records_hit_makes(samples, name):
         for h in search(query, 20):
             c = by_id[h.chunk_id]
             plain = Hit(
-                h.rank, c.chunk_id, c.file_path, c.start_line, c.end_line, c.chunk_type, c.kind, h.score
+                c.chunk_id, c.file_path, c.start_line, c.end_line, c.chunk_type, c.kind, h.rank, h.score
             )
             assert h == plain and hash(h) == hash(plain) and repr(h) == repr(plain)
             assert all(getattr(h, f.name) == getattr(plain, f.name) for f in dataclasses.fields(Hit))
