@@ -339,6 +339,15 @@ def measure_action(corpus: Path, fixture_body: str, scratch: Path, edits: int, s
     return {"edits": len(edited), "runs": runs}
 
 
+def query_corpus(plan: list[tuple[str, Path]], corpus: Path, dest: Path) -> Path:
+    """The corpus the queries are drawn from: the first copy of the smallest corpus's sources.
+    A query is a name or docstring line found in one chunk only, and a second copy repeats every
+    one of them, so a smallest corpus of more than one copy would give no query at all; the
+    first copy's paths are in every corpus (each is a prefix of the copies)."""
+    first = [(path, source) for path, source in plan if path.startswith("copy0/")]
+    return corpus if first == plan else make_corpus(first, dest)
+
+
 def benchmark(args: argparse.Namespace) -> dict:
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
@@ -352,9 +361,11 @@ def benchmark(args: argparse.Namespace) -> dict:
         roots = [("stdlib", stdlib_root()), *((r.name, r) for r in extracted)]
     files = base_files(roots)
     sizes = sorted(args.sizes)
-    corpora = [make_corpus(corpus_plan(files, n), work / f"corpus-{n}") for n in sizes]
+    plans = [corpus_plan(files, n) for n in sizes]
+    corpora = [make_corpus(plan, work / f"corpus-{n}") for n, plan in zip(sizes, plans, strict=True)]
     fixtures = work / "queries.jsonl"
-    fixtures.write_text(fixture_text(corpora[0], args.queries, args.seed, None), encoding="utf-8")
+    queried = query_corpus(plans[0], corpora[0], work / "corpus-queries")
+    fixtures.write_text(fixture_text(queried, args.queries, args.seed, None), encoding="utf-8")
     results = []
     for n, corpus in zip(sizes, corpora, strict=True):
         with tempfile.TemporaryDirectory(prefix="cce-scale-", dir=work) as scratch:

@@ -243,6 +243,22 @@ def test_scale_corpora_are_prefixes_of_copies_of_the_sources(tmp_path):
     assert [p for p, _ in plan] == ["copy0/a/x.py", "copy0/a/y.py", "copy1/a/x.py"]
 
 
+def test_scale_queries_come_from_the_first_copy_when_the_smallest_corpus_repeats_its_sources(tmp_path):
+    """Every name is repeated in a second copy, so queries drawn over two copies would be none."""
+    scale = _load("scale")
+    files = scale.base_files([("samples", CORPUS)])
+    twice = scale.corpus_plan(files, 2 * sum(estimate for _, _, estimate in files))
+    corpus = scale.make_corpus(twice, tmp_path / "corpus")
+    assert (corpus / "copy1").is_dir()
+    queried = scale.query_corpus(twice, corpus, tmp_path / "queries")
+    assert not (queried / "copy1").exists() and (queried / "copy0").is_dir()
+    assert scale.fixture_text(corpus, 5, 0, None).count("\n") == 1  # the header alone
+    cases = scale.fixture_text(queried, 5, 0, None).splitlines()[1:]
+    assert cases and all('"copy0/' in case for case in cases)
+    once = scale.corpus_plan(files, 3)
+    assert scale.query_corpus(once, corpus, tmp_path / "unused") == corpus
+
+
 def test_cold_stages_marks_every_stage_of_a_cold_run(tmp_path):
     fixtures = tmp_path / "queries.jsonl"
     fixtures.write_text(_load("scale").fixture_text(CORPUS, 5, 0, None), encoding="utf-8")
