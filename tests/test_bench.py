@@ -1,5 +1,6 @@
 """The benchmarks still run and measure what they claim (bench/run.py, bench/startup.py,
-bench/action.py, bench/action_shards.py, bench/cold.py, bench/cold_stages.py, bench/scale.py).
+bench/action.py, bench/action_shards.py, bench/cold.py, bench/cold_stages.py, bench/scale.py,
+bench/cache_bytes.py).
 
 Wall times are never asserted: only that every figure is produced, that the generated queries
 are deterministic and anchored at the chunk they came from, and that the metrics are real.
@@ -276,3 +277,16 @@ def test_cold_stages_marks_every_stage_of_a_cold_run(tmp_path):
         assert hwm == sorted(hwm)
         assert bool(figures["holders"]) == bool(trace)
         assert all(m["traced_mb"] > 0 for m in figures["marks"]) == bool(trace)
+
+
+def test_cache_bytes_accounts_for_every_byte_of_the_cache(tmp_path):
+    """bench/cache_bytes.py over a cache a build filled: its sections add up to the files' sizes."""
+    cache = tmp_path / "cache"
+    index = build_index(CORPUS, cache=str(cache), workers=1)
+    command = [sys.executable, str(REPO_ROOT / "bench" / "cache_bytes.py"), str(cache), "--json"]
+    figures = json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
+    assert figures["chunks"] == len(index.chunks) and figures["corpora"] == 1
+    assert sum(figures["database"].values()) == (cache / "index.sqlite3").stat().st_size
+    (kept,) = (cache / "corpora").iterdir()
+    assert sum(figures["corpus records"].values()) == kept.stat().st_size
+    assert figures["database"]["rows"] > 0 and figures["corpus records"]["postings frequencies"] > 0

@@ -150,7 +150,12 @@ def arrays_from_entries(
 
 
 def corpus_parts(arrays: CorpusArrays) -> list[bytes | memoryview]:
-    """The record of `arrays` as consecutive pieces: a header, then every array's bytes in place
+    """The record of `arrays` as consecutive pieces (`corpus_sections` without their names)."""
+    return [part for _, part in corpus_sections(arrays)]
+
+
+def corpus_sections(arrays: CorpusArrays) -> list[tuple[str, bytes | memoryview]]:
+    """The record of `arrays` as consecutive named pieces: a header, then every array's bytes in place
     (no copy of an array already in the record's little-endian type), so that a thread can hash
     and write them without the GIL (retrieval/cache/index_cache.py `put_corpus`).
 
@@ -180,19 +185,30 @@ def corpus_parts(arrays: CorpusArrays) -> list[bytes | memoryview]:
         }
     ).encode("ascii")
     header += b" " * (-(len(_MAGIC) + 4 + len(header)) % _ALIGN)
-    wide = [arrays.per_file, arrays.rows, arrays.counts.lengths, p.indptr, p.doc_len, arrays.id_rank]
-    narrow = [arrays.counts.counts, p.docs, p.tfs, arrays.line_extras, by_word]
+    wide = {
+        "chunks per file": arrays.per_file,
+        "chunk rows": arrays.rows,
+        "bucket lengths": arrays.counts.lengths,
+        "postings offsets": p.indptr,
+        "document lengths": p.doc_len,
+        "chunk-id ranks": arrays.id_rank,
+    }
+    narrow = {
+        "bucket counts": arrays.counts.counts,
+        "postings documents": p.docs,
+        "postings frequencies": p.tfs,
+        "weighted lines": arrays.line_extras,
+        "term order": by_word,
+    }
     return [
-        _MAGIC,
-        len(header).to_bytes(4, "little"),
-        header,
-        *(_in_place(a, "<i8") for a in wide),
-        *(_in_place(a, "<i4") for a in narrow),
-        _in_place(arrays.counts.buckets, "u1"),
-        arrays.ids,
-        b"".join(arrays.keys),
-        vocabulary,
-        *texts.values(),
+        ("header", _MAGIC + len(header).to_bytes(4, "little") + header),
+        *((name, _in_place(a, "<i8")) for name, a in wide.items()),
+        *((name, _in_place(a, "<i4")) for name, a in narrow.items()),
+        ("buckets", _in_place(arrays.counts.buckets, "u1")),
+        ("chunk ids", arrays.ids),
+        ("file keys", b"".join(arrays.keys)),
+        ("vocabulary", vocabulary),
+        *(("redacted texts", text) for text in texts.values()),
     ]
 
 

@@ -53,7 +53,7 @@ from cce_relevance.input_files import open_input
 from cce_relevance.memory_pages import release_pages
 from cce_relevance.retrieval.chunking.packs import PackSet
 
-SCHEMA = "cce-relevance.index-cache/2"  # 2: records carry BM25 term counts
+SCHEMA = "cce-relevance.index-cache/3"  # 2: records carry BM25 term counts; 3: narrow arrays
 DB_FILE = "index.sqlite3"
 CORPORA_DIR = "corpora"
 APP_DIR = "cce-relevance"

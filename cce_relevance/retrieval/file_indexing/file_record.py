@@ -2,7 +2,11 @@
 
 A magic, a JSON header for the small irregular parts (imports, the distinct
 (chunk type, kind, language) triples, anything that is not a slice of the walked text), then
-fixed-width arrays. The file's weighted lines (retrieval/chunking/line_weights.py) take two numbers of
+arrays of integers, each stored in the narrowest of `WIDTHS` that holds its values (named in the
+header's "widths", checked on reading and widened to the type the index uses: most files' line
+numbers, ranges and counts fit two bytes or one, which makes the cache about half as large as
+with fixed 8- and 4-byte columns), and the chunk ids as raw bytes (`ID_BYTES` each, not 16 hex
+characters). The file's weighted lines (retrieval/chunking/line_weights.py) take two numbers of
 each chunk's row (a run's first line and length; a file has at most one run per chunk) and one
 array of every weighed line's extra weight. A chunk's content is stored as a character range
 of the file's text when slicing that text gives exactly the content (checked when encoding), so
@@ -25,8 +29,11 @@ from cce_relevance.retrieval.embedding.buckets import BucketCounts
 from cce_relevance.retrieval.file_indexing.file import IndexedFile
 from cce_relevance.retrieval.ranking.postings import TermCounts
 
-_MAGIC = b"CCEg"  # g: weighted lines
-ID_LENGTH = 16
+_MAGIC = b"CCEh"  # g: weighted lines; h: arrays in the narrowest width that holds them, raw chunk ids
+ID_LENGTH = 16  # a chunk id's hex characters
+ID_BYTES = ID_LENGTH // 2  # and the bytes a record keeps of it
+# Integer widths a record's arrays are stored in, narrowest first (`narrowest`).
+WIDTHS = ("|u1", "|i1", "<u2", "<i2", "<i4", "<i8")
 FIELDS = 8  # start line, end line, (type, kind, language) index, char start, char end, token count,
 RUN_START, RUN_LENGTH = 6, 7  # and a run of the file's weighted lines (length 0: none in this slot)
 NOT_A_SLICE = -1
@@ -62,6 +69,31 @@ def chunk_id_bytes(entry: IndexedFile) -> bytes:
     return ids
 
 
+def raw_ids(ids: bytes) -> bytes:
+    """Chunk ids of ID_LENGTH lowercase hex characters each as ID_BYTES bytes each (`bytes.hex`
+    gives them back); ValueError for any other id, which the raw bytes could not give back."""
+    try:
+        raw = bytes.fromhex(ids.decode("ascii"))
+    except (UnicodeDecodeError, ValueError):
+        raise ValueError("a chunk id is not hex") from None
+    if raw.hex().encode("ascii") != ids:
+        raise ValueError("a chunk id is not lowercase hex")
+    return raw
+
+
+def narrowest(array: np.ndarray) -> str:
+    """The first of WIDTHS whose range holds every value of the integer `array` ("|u1" when empty)."""
+    if array.size == 0:
+        return WIDTHS[0]
+    lo, hi = int(array.min()), int(array.max())
+    return next(w for w in WIDTHS if np.iinfo(w).min <= lo and hi <= np.iinfo(w).max)
+
+
+def narrow_bytes(array: np.ndarray, width: str) -> bytes:
+    """The bytes of `array` stored as `width` (`narrowest`'s choice for it)."""
+    return np.ascontiguousarray(array, dtype=width).tobytes()
+
+
 def encode(entry: IndexedFile, walked_text: str) -> bytes:
     """The bytes of `entry`, for a file that was walked as `walked_text`."""
     types: dict[tuple[str, str, str], int] = {}
@@ -72,8 +104,15 @@ def encode(entry: IndexedFile, walked_text: str) -> bytes:
     counts, terms = entry.counts, entry.terms
     if (counts is None) != (terms is None):
         raise ValueError("a record has bucket counts without term counts or the other way round")
+    arrays = {"rows": rows, "extras": entry.lines.extras}
+    if counts is not None:
+        arrays |= {"bucket_lengths": counts.lengths, "bucket_counts": counts.counts}
+    if terms is not None:
+        arrays |= {"term_lengths": terms.lengths, "terms": terms.terms, "term_counts": terms.counts}
+    widths = {name: narrowest(array) for name, array in arrays.items()}
     header = json.dumps(
         {
+            "widths": widths,
             "tokens": entry.tokens,
             "imports": entry.imports,
             "types": list(types),
@@ -90,22 +129,19 @@ def encode(entry: IndexedFile, walked_text: str) -> bytes:
         _MAGIC,
         len(header).to_bytes(4, "little"),
         header,
-        rows.astype("<i8").tobytes(),
-        ids,
-        entry.lines.extras.astype("<i4").tobytes(),
+        narrow_bytes(rows, widths["rows"]),
+        raw_ids(ids),
+        narrow_bytes(entry.lines.extras, widths["extras"]),
     ]
     if counts is not None:
         parts += [
-            counts.lengths.astype("<i8").tobytes(),
+            narrow_bytes(counts.lengths, widths["bucket_lengths"]),
             counts.buckets.astype(np.uint8).tobytes(),
-            counts.counts.astype("<i4").tobytes(),
+            narrow_bytes(counts.counts, widths["bucket_counts"]),
         ]
     if terms is not None:
-        parts += [
-            terms.lengths.astype("<i8").tobytes(),
-            terms.terms.astype("<i4").tobytes(),
-            terms.counts.astype("<i4").tobytes(),
-        ]
+        parts += [narrow_bytes(terms.lengths, widths["term_lengths"])]
+        parts += [narrow_bytes(a, widths[k]) for k, a in (("terms", terms.terms), ("term_counts", terms.counts))]
     return b"".join(parts)
 
 
@@ -119,21 +155,23 @@ def decode(data: bytes, path: str, walked_text: str) -> IndexedFile:
         n, counted, termed, weighed = header["chunks"], header["counted"], header["termed"], header["weighed"]
         text = walked_text if header["text"] is None else header["text"]
         types = [type_triple(t) for t in header["types"]]
+        widths = header["widths"]
         reader = RecordReader(data, header_end)
-        rows = reader.array("<i8", n * FIELDS).reshape(n, FIELDS)
-        ids = reader.take(ID_LENGTH * n).decode("ascii")
+        rows = reader.narrow(widths["rows"], n * FIELDS, np.int64).reshape(n, FIELDS)
+        ids = reader.take(ID_BYTES * n).hex()
         # Copied, as the counts below are: a view would keep the whole record alive with the index.
-        extras = reader.array("<i4", weighed).astype(EXTRA_DTYPE)
+        extras = reader.narrow(widths["extras"], weighed, EXTRA_DTYPE, copy=True)
         lines = lines_in_slots(rows[:, RUN_START], rows[:, RUN_LENGTH], extras)
         counts = None
         if counted is not None:
-            lengths = reader.array("<i8", n).astype(np.int64)
+            lengths = reader.narrow(widths["bucket_lengths"], n, np.int64, copy=True)
+            buckets = reader.array("u1", counted)
             counts = BucketCounts(
-                lengths, reader.array("u1", counted), reader.array("<i4", counted).astype(np.int32)
+                lengths, buckets, reader.narrow(widths["bucket_counts"], counted, np.int32, copy=True)
             )
             if int(lengths.sum()) != counted or (lengths < 0).any():
                 raise ValueError("bucket counts do not add up")
-        terms = None if termed is None else _term_counts(reader, n, termed, header["vocabulary"])
+        terms = None if termed is None else _term_counts(reader, widths, n, termed, header["vocabulary"])
         if (counts is None) != (terms is None):
             raise ValueError("a record has bucket counts without term counts or the other way round")
         reader.finish()
@@ -181,12 +219,14 @@ def decode(data: bytes, path: str, walked_text: str) -> IndexedFile:
         raise ValueError(f"malformed indexed-file record: {exc!r}") from None
 
 
-def _term_counts(reader: RecordReader, chunks: int, entries: int, vocabulary: str) -> TermCounts:
+def _term_counts(
+    reader: RecordReader, widths: dict[str, str], chunks: int, entries: int, vocabulary: str
+) -> TermCounts:
     """The term counts part of a record, checked: every index names a term, counts are positive."""
     words = vocabulary.split(" ") if vocabulary else []
-    lengths = reader.array("<i8", chunks).astype(np.int64)
-    terms = reader.array("<i4", entries).astype(np.int32)
-    counts = reader.array("<i4", entries).astype(np.int32)
+    lengths = reader.narrow(widths["term_lengths"], chunks, np.int64, copy=True)
+    terms = reader.narrow(widths["terms"], entries, np.int32, copy=True)
+    counts = reader.narrow(widths["term_counts"], entries, np.int32, copy=True)
     if int(lengths.sum()) != entries or (lengths < 0).any():
         raise ValueError("term counts do not add up")
     if entries and not (terms.min() >= 0 and terms.max() < len(words) and counts.min() > 0):
@@ -221,6 +261,15 @@ class RecordReader:
     def array(self, dtype: str, count: int) -> np.ndarray:
         """`count` items of `dtype` (a view of the record's bytes: copy what must outlive them)."""
         return np.frombuffer(self._piece(np.dtype(dtype).itemsize * count), dtype=dtype)
+
+    def narrow(self, width: object, count: int, dtype: type[np.integer], copy: bool = False) -> np.ndarray:
+        """`count` integers stored as `width` (one of WIDTHS, as the record's header names it), as
+        `dtype`: a view of the record's bytes when stored so (on a little-endian machine) and
+        `copy` is false, else a copy. A width that is not one of WIDTHS, or holds values `dtype`
+        cannot, is refused rather than cut down."""
+        if width not in WIDTHS or not np.can_cast(np.dtype(str(width)), dtype):
+            raise ValueError(f"an array's width {width!r} is not one a record keeps it in")
+        return self.array(str(width), count).astype(dtype, copy=copy)
 
     def finish(self) -> None:
         if self._offset != len(self._data):

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +17,15 @@ from cce_relevance.retrieval.chunking.languages import EXTRA_PACKS
 from cce_relevance.retrieval.chunking.packs import PACKS, REFERENCE_PACKS, PackSet
 from cce_relevance.retrieval.corpus.redact import redact
 from cce_relevance.retrieval.file_indexing.file import IndexedFile, index_file
-from cce_relevance.retrieval.file_indexing.file_record import decode, encode
+from cce_relevance.retrieval.file_indexing.file_record import (
+    WIDTHS,
+    RecordReader,
+    decode,
+    encode,
+    narrow_bytes,
+    narrowest,
+    raw_ids,
+)
 from cce_relevance.retrieval.tokens import estimate_tokens
 from tests.retrieval.corpora import read_tree
 
@@ -139,15 +149,22 @@ def test_damaged_records_are_refused(damage):
         decode(damage(data), "python.py", text)
 
 
+def _term_bytes(header: dict) -> int:
+    """The bytes of a record's term counts part (its last), as its header describes them."""
+    widths = {k: np.dtype(v).itemsize for k, v in header["widths"].items()}
+    return widths["term_lengths"] * header["chunks"] + (widths["terms"] + widths["term_counts"]) * header["termed"]
+
+
 def first_format(data: bytes) -> bytes:
-    """`data` as the index cache's first record format wrote it: no BM25 term counts."""
+    """`data` as the index cache's first record format wrote it (in this format's widths): no
+    BM25 term counts."""
     size = int.from_bytes(data[4:8], "little")
     header = json.loads(data[8 : 8 + size])
-    chunks, termed = header.pop("chunks"), header.pop("termed")
-    del header["vocabulary"]
+    body = data[8 + size : len(data) - _term_bytes(header)]
+    chunks = header.pop("chunks")
+    del header["termed"], header["vocabulary"]
     header["chunks"] = chunks
     old = json.dumps(header).encode("ascii")
-    body = data[8 + size : len(data) - (8 * chunks + 8 * termed)]
     return data[:4] + len(old).to_bytes(4, "little") + old + body
 
 
@@ -176,7 +193,87 @@ def test_term_counts_that_do_not_hold_are_refused(change):
     new = json.dumps(header).encode("ascii")
     body = data[8 + size :]
     if change.get("termed", 0) is None:
-        chunks, termed = header["chunks"], json.loads(data[8 : 8 + size])["termed"]
-        body = body[: len(body) - (8 * chunks + 8 * termed)]
-    with pytest.raises(ValueError):
+        body = body[: len(body) - _term_bytes(json.loads(data[8 : 8 + size]))]
+    with pytest.raises(ValueError, match="bucket counts without term counts|names no term"):
         decode(data[:4] + len(new).to_bytes(4, "little") + new + body, "python.py", text)
+
+
+def _with_header(data: bytes, change: Callable[[dict], None]) -> bytes:
+    size = int.from_bytes(data[4:8], "little")
+    header = json.loads(data[8 : 8 + size])
+    change(header)
+    new = json.dumps(header).encode("ascii")
+    return data[:4] + len(new).to_bytes(4, "little") + new + data[8 + size :]
+
+
+def test_arrays_are_kept_in_the_narrowest_width_and_come_back_in_the_index_types():
+    text = _files()["python.py"]
+    entry = index_file("python.py", text, REFERENCE_PACKS, True, True)
+    data = encode(entry, text)
+    widths = json.loads(data[8 : 8 + int.from_bytes(data[4:8], "little")])["widths"]
+    assert widths["rows"] == "<u2" and widths["terms"] in ("|u1", "<u2")  # a small file
+    assert all(np.dtype(w).itemsize <= 2 for w in widths.values())
+    assert entry.chunks[0].chunk_id.encode("ascii") not in data  # ids as raw bytes
+    assert bytes.fromhex(entry.chunks[0].chunk_id) in data
+    decoded = decode(data, "python.py", text)
+    assert_same(decoded, entry)  # dtypes included: int64 lengths, int32 counts and terms
+    # A wide value makes its whole array wide, and only that one.
+    wide = dataclasses.replace(entry.terms, counts=entry.terms.counts.copy())
+    wide.counts[0] = 2**31 - 1
+    data = encode(dataclasses.replace(entry, terms=wide), text)
+    widths = json.loads(data[8 : 8 + int.from_bytes(data[4:8], "little")])["widths"]
+    assert widths["term_counts"] == "<i4" and widths["rows"] == "<u2"
+    assert decode(data, "python.py", text).terms.counts[0] == 2**31 - 1
+
+
+@pytest.mark.parametrize(
+    "width",
+    [
+        "<i8",  # term counts wider than the index keeps them: refused, not cut down
+        "<f4",  # not an integer width
+        ">i2",  # not little-endian
+        7,
+    ],
+)
+def test_a_width_a_record_does_not_use_is_refused(width):
+    text = _files()["python.py"]
+    data = encode(index_file("python.py", text, REFERENCE_PACKS, True, True), text)
+    with pytest.raises(ValueError, match="width"):
+        decode(_with_header(data, lambda h: h["widths"].update(term_counts=width)), "python.py", text)
+
+
+def test_a_record_of_the_format_before_narrow_widths_is_refused():
+    """A record as the previous format wrote it (fixed 8- and 4-byte arrays, ids as hex, no
+    widths) is refused by its magic; under its magic it would still be refused, not misread."""
+    text = _files()["python.py"]
+    data = encode(index_file("python.py", text, REFERENCE_PACKS, True, True), text)
+    with pytest.raises(ValueError, match="not an indexed-file record"):
+        decode(b"CCEg" + data[4:], "python.py", text)
+    with pytest.raises(ValueError, match="widths"):
+        decode(_with_header(data, lambda h: h.pop("widths")), "python.py", text)
+
+
+@given(
+    st.lists(st.integers(-(2**63), 2**63 - 1), max_size=40)
+    | st.lists(st.integers(-200, 70_000), max_size=40)
+    | st.lists(st.sampled_from([0, 255, 256, -128, -129, 127, 128, 65535, 65536, -32768, -32769]), max_size=8)
+)
+@settings(max_examples=300, deadline=None)
+def test_narrow_arrays_round_trip_in_the_narrowest_width(values):
+    array = np.array(values, dtype=np.int64)
+    width = narrowest(array)
+    data = narrow_bytes(array, width)
+    assert len(data) == np.dtype(width).itemsize * len(values)
+    back = RecordReader(data, 0).narrow(width, len(values), np.int64)
+    assert back.dtype == np.int64 and back.tolist() == values
+    # no narrower width holds them
+    for narrower in WIDTHS[: WIDTHS.index(width)]:
+        info = np.iinfo(narrower)
+        assert not all(info.min <= v <= info.max for v in values)
+
+
+def test_ids_that_raw_bytes_could_not_give_back_are_refused():
+    assert raw_ids(b"0123456789abcdef") == bytes.fromhex("0123456789abcdef")
+    for ids in (b"0123456789ABCDEF", b"0123456789abcdeg", "0123456789abcde\xe9".encode("latin-1")):
+        with pytest.raises(ValueError, match="chunk id"):
+            raw_ids(ids)

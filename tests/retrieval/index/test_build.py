@@ -301,12 +301,20 @@ def test_records_that_do_not_decode_are_made_again(corpus, expected, tmp_path, c
     assert 0 < len(calls) < len(walk(corpus).files)
 
 
-def test_records_of_the_first_format_are_made_again_with_term_counts(corpus, expected, tmp_path, calls):
-    """A record without BM25 term counts (under a key the current code would use) is a miss."""
+@pytest.mark.parametrize(
+    "older",
+    [
+        first_format,  # no BM25 term counts
+        lambda data: b"CCEg" + data[4:],  # the format before narrow widths and raw chunk ids
+    ],
+)
+def test_records_of_older_formats_are_made_again(corpus, expected, tmp_path, calls, older):
+    """A record of an older format (under a key the current code would use) is a miss, and is
+    replaced by a record of this format."""
     cache, db_path = _filled(corpus, tmp_path)
     _forget_corpora(cache)
     with sqlite3.connect(db_path) as db:
-        old = [(first_format(data), key) for key, data in db.execute("SELECT key, data FROM entries")]
+        old = [(older(data), key) for key, data in db.execute("SELECT key, data FROM entries")]
         db.executemany(
             "UPDATE entries SET data = ?, checksum = ? WHERE key = ?",
             [(data, hashlib.sha256(data).digest(), key) for data, key in old],
