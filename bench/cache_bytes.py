@@ -100,7 +100,8 @@ def render(figures: dict) -> str:
         size = sum(sections.values())
         lines.append(f"  {part}: {size / 1e6:,.1f} MB = {size / n:,.0f} B/chunk")
         for name, value in sorted(sections.items(), key=lambda kv: (-kv[1], kv[0])):
-            lines.append(f"    {name:28s} {value:>12,d} B {value / n:8.1f} B/chunk {100 * value / total:5.1f} %")
+            share = 100 * value / total
+            lines.append(f"    {name:28s} {value:>12,d} B {value / n:8.1f} B/chunk {share:5.1f} %")
     return "\n".join(lines)
 
 

@@ -41,19 +41,24 @@ from cce_relevance.retrieval.embedding.buckets import BucketCounts, concatenated
 from cce_relevance.retrieval.file_indexing.file import IndexedFile
 from cce_relevance.retrieval.file_indexing.file_record import (
     FIELDS,
+    ID_BYTES,
     ID_LENGTH,
     NOT_A_SLICE,
     RUN_LENGTH,
     RUN_START,
+    WIDTHS,
     RecordReader,
     chunk_id_bytes,
     chunk_rows,
+    narrowest,
+    raw_ids,
     type_triple,
 )
 from cce_relevance.retrieval.ranking.postings import Postings
 
-_MAGIC = b"CCEf"  # c: the first layout; d: arrays aligned, widest first, postings as int32; e: weighted
-# lines; f: BM25's term numbers in the terms' order
+_MAGIC = b"CCEi"  # c: the first layout; d: arrays aligned, widest first, postings as int32; e: weighted
+# lines; f: BM25's term numbers in the terms' order; i (g and h are files' records'): the counts in
+# their narrowest width, chunk ids as raw bytes
 _ALIGN = 8
 KEY_LENGTH = 32  # a file record's key: SHA-256
 
@@ -160,16 +165,22 @@ def corpus_sections(arrays: CorpusArrays) -> list[tuple[str, bytes | memoryview]
     and write them without the GIL (retrieval/cache/index_cache.py `put_corpus`).
 
     The header is padded with spaces so that the arrays start 8-byte aligned, and the arrays
-    come widest type first: read back from a mapped file (`decode_corpus`) every array is an
-    aligned view, not a copy. The long strings — BM25's vocabulary, the redacted texts — follow
-    as UTF-8, not as JSON strings, which are slow to unescape."""
+    come widest type first (`_in_record_order`): read back from a mapped file (`decode_corpus`)
+    every array is an aligned view, not a copy. The bucket counts, their lengths and BM25's
+    frequencies are kept in the narrowest integer width that holds them (`narrowest`, named in
+    the header's "widths"; 2 bytes or 1 for almost any corpus instead of 4 and 8), the chunk ids
+    as raw bytes. The long strings — BM25's vocabulary, the redacted texts — follow as UTF-8,
+    not as JSON strings, which are slow to unescape."""
     p = arrays.postings
     words = list(p.term_id)
     vocabulary = " ".join(words).encode("utf-8", "surrogatepass")
     by_word = term_order(words)
     texts = {i: text.encode("utf-8", "surrogatepass") for i, text in sorted(arrays.texts.items())}
+    narrowed = {"lengths": arrays.counts.lengths, "counts": arrays.counts.counts, "tfs": p.tfs}
+    widths = {name: narrowest(array) for name, array in narrowed.items()}
     header = json.dumps(
         {
+            "widths": widths,
             "files": len(arrays.keys),
             "chunks": int(arrays.rows.shape[0]),
             "types": arrays.types,
@@ -185,31 +196,63 @@ def corpus_sections(arrays: CorpusArrays) -> list[tuple[str, bytes | memoryview]
         }
     ).encode("ascii")
     header += b" " * (-(len(_MAGIC) + 4 + len(header)) % _ALIGN)
-    wide = {
-        "chunks per file": arrays.per_file,
-        "chunk rows": arrays.rows,
-        "bucket lengths": arrays.counts.lengths,
-        "postings offsets": p.indptr,
-        "document lengths": p.doc_len,
-        "chunk-id ranks": arrays.id_rank,
-    }
-    narrow = {
-        "bucket counts": arrays.counts.counts,
-        "postings documents": p.docs,
-        "postings frequencies": p.tfs,
-        "weighted lines": arrays.line_extras,
-        "term order": by_word,
-    }
+    arrays_in_order = _in_record_order(
+        widths,
+        {
+            "chunks per file": arrays.per_file,
+            "chunk rows": arrays.rows,
+            "bucket lengths": arrays.counts.lengths,
+            "postings offsets": p.indptr,
+            "document lengths": p.doc_len,
+            "chunk-id ranks": arrays.id_rank,
+            "bucket counts": arrays.counts.counts,
+            "postings documents": p.docs,
+            "postings frequencies": p.tfs,
+            "weighted lines": arrays.line_extras,
+            "term order": by_word,
+            "buckets": arrays.counts.buckets,
+        },
+    )
     return [
         ("header", _MAGIC + len(header).to_bytes(4, "little") + header),
-        *((name, _in_place(a, "<i8")) for name, a in wide.items()),
-        *((name, _in_place(a, "<i4")) for name, a in narrow.items()),
-        ("buckets", _in_place(arrays.counts.buckets, "u1")),
-        ("chunk ids", arrays.ids),
+        *((name, _in_place(a, width)) for name, (width, a) in arrays_in_order.items()),
+        ("chunk ids", raw_ids(arrays.ids)),
         ("file keys", b"".join(arrays.keys)),
         ("vocabulary", vocabulary),
         *(("redacted texts", text) for text in texts.values()),
     ]
+
+
+# Each array's width in a record, by section; None: the narrowest, named in the header's "widths".
+_WIDTHS = {
+    "chunks per file": "<i8",
+    "chunk rows": "<i8",
+    "bucket lengths": None,
+    "postings offsets": "<i8",
+    "document lengths": "<i8",
+    "chunk-id ranks": "<i8",
+    "bucket counts": None,
+    "postings documents": "<i4",
+    "postings frequencies": None,
+    "weighted lines": "<i4",
+    "term order": "<i4",
+    "buckets": "u1",
+}
+_NARROWED = {"bucket lengths": "lengths", "bucket counts": "counts", "postings frequencies": "tfs"}
+
+
+def _in_record_order(widths: Mapping[str, object], items: Mapping[str, Any]) -> dict[str, tuple[str, Any]]:
+    """(width, item) of every array section in the order a record keeps them: widest first, so
+    that each starts aligned to its width (sections of a width in `_WIDTHS`'s order). The widths
+    of the narrowed sections are `widths` (a header's: checked here)."""
+    chosen = {}
+    for name, fixed in _WIDTHS.items():
+        width = widths[_NARROWED[name]] if fixed is None else fixed
+        if width not in WIDTHS and width != fixed:
+            raise ValueError(f"an array's width {width!r} is not one a record keeps it in")
+        chosen[name] = str(width)
+    names = sorted(_WIDTHS, key=lambda name: -np.dtype(chosen[name]).itemsize)  # stable
+    return {name: (chosen[name], items[name]) for name in names}
 
 
 def _in_place(array: np.ndarray, dtype: str) -> memoryview:
@@ -235,20 +278,40 @@ def decode_corpus(data: bytes | memoryview) -> CorpusArrays:
             header[k] for k in ("files", "chunks", "counted", "terms", "entries", "weighed")
         )
         reader = RecordReader(data, header_end)
-        per_file = _native(reader.array("<i8", n_files))
-        rows = _native(reader.array("<i8", n * FIELDS)).reshape(n, FIELDS)
-        lengths = _native(reader.array("<i8", n))
-        indptr = _native(reader.array("<i8", n_terms + 1))
-        doc_len = _native(reader.array("<i8", n))
-        id_rank = _native(reader.array("<i8", n))
-        bucket_counts = _native(reader.array("<i4", counted))
-        docs = _native(reader.array("<i4", n_entries))
-        tfs = _native(reader.array("<i4", n_entries))
-        line_extras = _native(reader.array("<i4", weighed))
-        by_word = _native(reader.array("<i4", n_terms))
-        counts = BucketCounts(lengths, _native(reader.array("u1", counted)), bucket_counts)
-        ids = reader.take(ID_LENGTH * n)
-        ids.decode("ascii")
+        sizes = {
+            "chunks per file": n_files,
+            "chunk rows": n * FIELDS,
+            "bucket lengths": n,
+            "postings offsets": n_terms + 1,
+            "document lengths": n,
+            "chunk-id ranks": n,
+            "bucket counts": counted,
+            "postings documents": n_entries,
+            "postings frequencies": n_entries,
+            "weighted lines": weighed,
+            "term order": n_terms,
+            "buckets": counted,
+        }
+        # Views of the record, in its widths: the narrowed ones' readers take any integer type
+        # (ranking converts frequencies to doubles, counts are divided or copied as they are),
+        # except the lengths, widened to int64 (a copy: one number a chunk).
+        got = {
+            name: _native(reader.array(width, count))
+            for name, (width, count) in _in_record_order(header["widths"], sizes).items()
+        }
+        for name, widest in (("bucket counts", np.int32), ("postings frequencies", np.int32)):
+            if not np.can_cast(got[name].dtype, widest):
+                raise ValueError(f"an array's width {got[name].dtype.str!r} is not one a record keeps it in")
+        per_file, indptr, doc_len, id_rank = (
+            got[k] for k in ("chunks per file", "postings offsets", "document lengths", "chunk-id ranks")
+        )
+        rows = got["chunk rows"].reshape(n, FIELDS)
+        docs, tfs, line_extras, by_word = (
+            got[k] for k in ("postings documents", "postings frequencies", "weighted lines", "term order")
+        )
+        lengths = got["bucket lengths"].astype(np.int64)
+        counts = BucketCounts(lengths, got["buckets"], got["bucket counts"])
+        ids = reader.take(ID_BYTES * n).hex().encode("ascii")
         keys = reader.take(KEY_LENGTH * n_files)
         vocabulary = reader.take(header["vocabulary"])
         vocabulary.decode("utf-8", "surrogatepass")

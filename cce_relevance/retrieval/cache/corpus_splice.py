@@ -176,7 +176,7 @@ def _spliced_postings(
     before = _old_entries_before(old, chunk_map, fresh_terms, fresh_docs)
     at = before - np.searchsorted(gone, before)  # where in the old entries kept each fresh one goes
     docs = _moved(renumbered, gone, at, fresh_docs.astype(np.int32))
-    tfs = _moved(old.tfs, gone, at, fresh_tfs)
+    tfs = _moved(old.tfs.astype(np.int32, copy=False), gone, at, fresh_tfs)  # a record's may be narrower
     # Entries per term: the old ones less those of chunks gone, plus the fresh ones.
     per_term = np.bincount(fresh_terms, minlength=n_terms)
     per_term[:n_old_terms] += np.diff(old.indptr) - np.bincount(

@@ -267,7 +267,7 @@ class HashEmbeddings:
 
     buckets: np.ndarray  # uint8 (EMBED_DIM components)
     offsets: np.ndarray  # int64, one more than rows
-    counts: np.ndarray  # int32: the bucket count each value is divided from
+    counts: np.ndarray  # int32 (or narrower, from a kept corpus's record): what each value is divided from
     norms: np.ndarray  # float64 per row: what its counts are divided by (0.0 for a row without any)
 
     @classmethod

@@ -140,8 +140,11 @@ def encode(entry: IndexedFile, walked_text: str) -> bytes:
             narrow_bytes(counts.counts, widths["bucket_counts"]),
         ]
     if terms is not None:
-        parts += [narrow_bytes(terms.lengths, widths["term_lengths"])]
-        parts += [narrow_bytes(a, widths[k]) for k, a in (("terms", terms.terms), ("term_counts", terms.counts))]
+        parts += [
+            narrow_bytes(terms.lengths, widths["term_lengths"]),
+            narrow_bytes(terms.terms, widths["terms"]),
+            narrow_bytes(terms.counts, widths["term_counts"]),
+        ]
     return b"".join(parts)
 
 

@@ -149,7 +149,9 @@ class BM25:
         """`(idf * (f * (k1 + 1))) / (f + k1 * norm[d])` for each document of `term`'s postings."""
         weights = self._weights.get(term)
         if weights is None:
-            f = self._freqs[posting]
+            # As doubles, whatever integer type they are kept in (a kept corpus's record keeps them
+            # narrow): an int32 frequency becomes the same double in the arithmetic below.
+            f = self._freqs[posting].astype(np.float64)
             # The same operations in place, on fewer temporaries: `k1 * norm[d]` is taken from the
             # products made once, and x * y, x + y are y * x, y + x in IEEE arithmetic.
             with np.errstate(over="ignore", invalid="ignore"):  # a huge k1 overflows to inf, as in Python

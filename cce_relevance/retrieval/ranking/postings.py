@@ -323,7 +323,7 @@ class Postings:
     term_id: Mapping[str, int]  # numbered 0, 1, ... in iteration order
     indptr: np.ndarray  # int64
     docs: np.ndarray  # int32 (a corpus has fewer than 2**31 chunks)
-    tfs: np.ndarray  # int32: kept as counted and as recorded (retrieval/cache/corpus_record.py)
+    tfs: np.ndarray  # int32 as counted (narrower as a kept corpus's record keeps them: corpus_record.py)
     doc_len: np.ndarray  # int64
 
 

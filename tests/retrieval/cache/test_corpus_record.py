@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import hashlib
+import json
 import mmap
 import os
 import pickle
@@ -50,6 +51,7 @@ from cce_relevance.retrieval.corpus.walk import walk
 from cce_relevance.retrieval.embedding.buckets import HashEmbeddings
 from cce_relevance.retrieval.embedding.embed import hash_embed
 from cce_relevance.retrieval.file_indexing.file import index_file
+from cce_relevance.retrieval.file_indexing.file_record import chunk_id_bytes, narrowest
 from cce_relevance.retrieval.index import build as index_module
 from cce_relevance.retrieval.index.build import build_index
 from cce_relevance.retrieval.index.model import Index
@@ -57,6 +59,7 @@ from cce_relevance.retrieval.ranking.postings import corpus_postings
 from cce_relevance.retrieval.ranking.topk import id_ranks
 from tests.resident import mapping_of, needs_smaps, resident_kib
 from tests.retrieval.chunking.test_line_weights import assert_same_index_lines
+from tests.retrieval.file_indexing.test_file_record import narrow_enough
 from tests.retrieval.index.test_build import SECRET_FILE, reference_index, snapshot
 
 
@@ -102,7 +105,9 @@ def same_index(a: Index, b: Index) -> None:
     assert list(a.postings.term_id.items()) == list(b.postings.term_id.items())
     for name in ("indptr", "docs", "tfs", "doc_len"):
         x, y = getattr(a.postings, name), getattr(b.postings, name)
-        assert x.dtype == y.dtype and np.array_equal(x, y), name
+        assert np.array_equal(x, y), name
+        # A kept corpus's frequencies are in the narrowest width that holds them, the others as made.
+        assert x.dtype == y.dtype or name == "tfs" and narrow_enough(x, y), name
     assert np.array_equal(a.id_rank, b.id_rank) and np.array_equal(a.id_rank, id_ranks(a.chunk_ids))
     assert a.matrix.flags.f_contiguous and np.array_equal(a.matrix, b.matrix)
     for row, chunk in zip(a.matrix, a.chunks, strict=True):
@@ -189,7 +194,17 @@ def _damage_not_a_record(_: bytes) -> bytes:
     return hashlib.sha256(junk).digest() + junk  # a valid checksum over something that does not decode
 
 
-@pytest.mark.parametrize("damage", [_damage_truncated, _damage_flipped, _damage_not_a_record, lambda _: b""])
+_CHECKSUM = 32  # a corpus file's SHA-256 of its record, before it
+
+
+def _damage_older_layout(data: bytes) -> bytes:
+    old = b"CCEf" + data[_CHECKSUM + 4 :]
+    return hashlib.sha256(old).digest() + old  # checksummed, but of the layout before narrow widths
+
+
+@pytest.mark.parametrize(
+    "damage", [_damage_truncated, _damage_flipped, _damage_not_a_record, _damage_older_layout, lambda _: b""]
+)
 def test_a_damaged_corpus_record_is_never_used_and_is_replaced(tree, tmp_path, assembled, damage):
     cache = tmp_path / "cache"
     cold = build_index(tree, cache=str(cache), workers=1)
@@ -235,11 +250,15 @@ def _entries(tree: Path) -> tuple[list[tuple[str, str]], list]:
     return files, [index_file(path, text, REFERENCE_PACKS, True, True) for path, text in files]
 
 
-def _record(files, entries) -> bytes:
+def arrays_from_entries_of(files, entries) -> CorpusArrays:
     postings = corpus_postings([e.terms for e in entries])
     keys = [hashlib.sha256(path.encode()).digest() for path, _ in files]
     ranks = id_ranks([c.chunk_id for e in entries for c in e.chunks])
-    return encode_corpus(arrays_from_entries(keys, files, entries, postings, ranks))
+    return arrays_from_entries(keys, files, entries, postings, ranks)
+
+
+def _record(files, entries) -> bytes:
+    return encode_corpus(arrays_from_entries_of(files, entries))
 
 
 def test_a_record_written_from_the_hash_embeddings_counts_is_the_one_joined_from_the_files(tree):
@@ -302,7 +321,8 @@ def test_a_record_is_made_for_its_number_of_files(tree):
     [
         lambda data: data[:-1],  # truncated
         lambda data: data + b"\0",  # trailing bytes
-        lambda data: b"CCEg" + data[4:],  # a file's record, not a corpus's
+        lambda data: b"CCEh" + data[4:],  # a file's record, not a corpus's
+        lambda data: b"CCEf" + data[4:],  # the layout before narrow widths and raw chunk ids
         lambda data: b"CCEc" + data[4:],  # an earlier layout's
         lambda data: b"CCEd" + data[4:],  # the layout before weighted lines
         lambda data: b"CCEe" + data[4:],  # the layout before the terms' order
@@ -487,7 +507,7 @@ def test_checking_a_kept_record_does_not_leave_it_resident(tmp_path):
 
 @pytest.fixture(scope="module")
 def large_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """30,000 generated functions in 200 files: a corpus record of about 10 MiB, several times a
+    """30,000 generated functions in 200 files: a corpus record of about 7 MiB, several times a
     large folio (2 MiB, what some kernels map a file's pages by), so what of it stays resident
     can be measured."""
     root = tmp_path_factory.mktemp("large")
@@ -513,14 +533,63 @@ def test_a_warm_build_leaves_its_record_out_of_memory_until_read(large_tree, tmp
     warm = build_index(large_tree, cache=cache, workers=1)
     mapping = mapping_of(warm.postings.docs)
     size_kib = len(mapping) // 1024
-    assert size_kib > 8 * 1024 and resident_kib(mapping) < size_kib // 4
+    assert size_kib > 6 * 1024 and resident_kib(mapping) < size_kib // 4
     warm.cosine  # noqa: B018 - the count matrix reads the bucket counts, then drops them
     assert resident_kib(mapping) < size_kib // 4
     query = hash_embed(cold.chunks[123].content)
     assert warm.cosine.top(query, 10) == cold.cosine.top(query, 10)
-    for name in ("indptr", "docs", "tfs", "doc_len"):  # every page read again: the same bytes
-        assert getattr(warm.postings, name).tobytes() == getattr(cold.postings, name).tobytes()
+    for name in ("indptr", "docs", "tfs", "doc_len"):  # every page read again: the same numbers
+        assert np.array_equal(getattr(warm.postings, name), getattr(cold.postings, name))
     for name in ("buckets", "counts", "offsets", "norms"):
-        assert getattr(warm.embeddings, name).tobytes() == getattr(cold.embeddings, name).tobytes()
+        assert np.array_equal(getattr(warm.embeddings, name), getattr(cold.embeddings, name))
     assert warm.id_rank.tobytes() == cold.id_rank.tobytes()
     assert [c.content for c in warm.chunks[::50]] == [c.content for c in cold.chunks[::50]]
+
+
+def _header_of(data: bytes) -> dict:
+    return json.loads(data[8 : 8 + int.from_bytes(data[4:8], "little")])
+
+
+def _with_widths(data: bytes, **widths: object) -> bytes:
+    size = int.from_bytes(data[4:8], "little")
+    header = _header_of(data)
+    header["widths"] = {**header["widths"], **widths}
+    new = json.dumps(header).encode("ascii")
+    new += b" " * (size - len(new))  # the arrays stay where they were
+    assert len(new) == size
+    return data[:8] + new + data[8 + size :]
+
+
+def test_counts_and_frequencies_are_kept_narrow_and_read_in_place(tree):
+    files, entries = _entries(tree)
+    data = _record(files, entries)
+    widths = _header_of(data)["widths"]
+    arrays = decode_corpus(data)
+    assert widths == {"lengths": "|u1", "counts": narrowest(arrays.counts.counts), "tfs": "|u1"}
+    assert np.dtype(widths["counts"]).itemsize <= 2
+    joined = arrays_from_entries_of(files, entries)
+    for name, x, y in (
+        ("lengths", arrays.counts.lengths, joined.counts.lengths),
+        ("counts", arrays.counts.counts, joined.counts.counts),
+        ("tfs", arrays.postings.tfs, joined.postings.tfs),
+    ):
+        assert np.array_equal(x, y) and x.dtype == (np.int64 if name == "lengths" else np.dtype(widths[name]))
+    assert arrays.ids == b"".join(chunk_id_bytes(e) for e in entries)
+    assert bytes.fromhex(arrays.ids[:16].decode()) in data and arrays.ids[:16] not in data
+    assert encode_corpus(arrays) == data  # narrow arrays are written back as they were read
+
+
+@pytest.mark.parametrize(
+    "widths",
+    [
+        {"tfs": "<i8"},  # wider than ranking keeps frequencies
+        {"counts": "<i8"},
+        {"counts": "<f4"},  # not an integer width
+        {"lengths": ">i2"},  # not little-endian
+        {"lengths": ["<i8"]},
+    ],
+)
+def test_a_width_a_corpus_record_does_not_use_is_refused(tree, widths):
+    files, entries = _entries(tree)
+    with pytest.raises(ValueError, match="width|truncated|trailing"):
+        decode_corpus(_with_widths(_record(files, entries), **widths))

@@ -36,7 +36,7 @@ from cce_relevance.retrieval.index.model import Index
 from cce_relevance.retrieval.store.store import dumps_store
 from cce_relevance.retrieval.tokens import estimate_tokens
 from tests.retrieval.corpora import DOCS_CORPUS
-from tests.retrieval.file_indexing.test_file_record import first_format
+from tests.retrieval.file_indexing.test_file_record import first_format, narrow_enough
 
 ALL_PACKS = PackSet(PACKS + EXTRA_PACKS)
 SECRET_FILE = 'def token():\n    return "ghp_abcdefghijklmnopqrstuvwxyz0123456789AB"\n'
@@ -345,7 +345,9 @@ def test_indexes_built_cold_warm_and_in_workers_have_the_same_postings(corpus, t
         )
         for name in ("indptr", "docs", "tfs", "doc_len"):
             x, y = getattr(index.postings, name), getattr(first, name)
-            assert x.dtype == y.dtype and np.array_equal(x, y), name
+            assert np.array_equal(x, y), name
+            # a kept corpus's frequencies are read in the narrowest width that holds them
+            assert x.dtype == y.dtype or name == "tfs" and narrow_enough(x, y), name
 
 
 @pytest.mark.parametrize("swept_today", [True, False])
