@@ -56,9 +56,9 @@ from cce_relevance.retrieval.file_indexing.file_record import (
 )
 from cce_relevance.retrieval.ranking.postings import Postings
 
-_MAGIC = b"CCEi"  # c: the first layout; d: arrays aligned, widest first, postings as int32; e: weighted
+_MAGIC = b"CCEj"  # c: the first layout; d: arrays aligned, widest first, postings as int32; e: weighted
 # lines; f: BM25's term numbers in the terms' order; i (g and h are files' records'): the counts in
-# their narrowest width, chunk ids as raw bytes
+# their narrowest width, chunk ids as raw bytes; j: the rows too
 _ALIGN = 8
 KEY_LENGTH = 32  # a file record's key: SHA-256
 
@@ -91,7 +91,8 @@ class CorpusArrays:
         """The files' weighted lines, by path (file i's is `paths[i]`)."""
         first = np.concatenate(([0], np.cumsum(self.per_file))).tolist()
         files = unique_paths((path, (first[i], first[i + 1])) for i, path in enumerate(paths))
-        return CorpusLineWeights(files, self.rows[:, RUN_START], self.rows[:, RUN_LENGTH], self.line_extras)
+        starts, lengths = (np.ascontiguousarray(self.rows[:, k]) for k in (RUN_START, RUN_LENGTH))
+        return CorpusLineWeights(files, starts, lengths, self.line_extras)
 
 
 def split_ids(ids: bytes) -> list[str]:
@@ -168,7 +169,8 @@ def corpus_sections(arrays: CorpusArrays) -> list[tuple[str, bytes | memoryview]
     come widest type first (`_in_record_order`): read back from a mapped file (`decode_corpus`)
     every array is an aligned view, not a copy. The bucket counts, their lengths and BM25's
     frequencies are kept in the narrowest integer width that holds them (`narrowest`, named in
-    the header's "widths"; 2 bytes or 1 for almost any corpus instead of 4 and 8), the chunk ids
+    the header's "widths"; 2 bytes or 1 for almost any corpus instead of 4 and 8), and so are
+    the chunks' rows (4 bytes a number: character ranges pass 65,535 in large files), the chunk ids
     as raw bytes. The long strings — BM25's vocabulary, the redacted texts — follow as UTF-8,
     not as JSON strings, which are slow to unescape."""
     p = arrays.postings
@@ -176,7 +178,12 @@ def corpus_sections(arrays: CorpusArrays) -> list[tuple[str, bytes | memoryview]
     vocabulary = " ".join(words).encode("utf-8", "surrogatepass")
     by_word = term_order(words)
     texts = {i: text.encode("utf-8", "surrogatepass") for i, text in sorted(arrays.texts.items())}
-    narrowed = {"lengths": arrays.counts.lengths, "counts": arrays.counts.counts, "tfs": p.tfs}
+    narrowed = {
+        "rows": arrays.rows,
+        "lengths": arrays.counts.lengths,
+        "counts": arrays.counts.counts,
+        "tfs": p.tfs,
+    }
     widths = {name: narrowest(array) for name, array in narrowed.items()}
     header = json.dumps(
         {
@@ -226,7 +233,7 @@ def corpus_sections(arrays: CorpusArrays) -> list[tuple[str, bytes | memoryview]
 # Each array's width in a record, by section; None: the narrowest, named in the header's "widths".
 _WIDTHS = {
     "chunks per file": "<i8",
-    "chunk rows": "<i8",
+    "chunk rows": None,
     "bucket lengths": None,
     "postings offsets": "<i8",
     "document lengths": "<i8",
@@ -238,7 +245,12 @@ _WIDTHS = {
     "term order": "<i4",
     "buckets": "u1",
 }
-_NARROWED = {"bucket lengths": "lengths", "bucket counts": "counts", "postings frequencies": "tfs"}
+_NARROWED = {
+    "chunk rows": "rows",
+    "bucket lengths": "lengths",
+    "bucket counts": "counts",
+    "postings frequencies": "tfs",
+}
 
 
 def _in_record_order(widths: Mapping[str, object], items: Mapping[str, Any]) -> dict[str, tuple[str, Any]]:
@@ -294,7 +306,8 @@ def decode_corpus(data: bytes | memoryview) -> CorpusArrays:
         }
         # Views of the record, in its widths: the narrowed ones' readers take any integer type
         # (ranking converts frequencies to doubles, counts are divided or copied as they are),
-        # except the lengths, widened to int64 (a copy: one number a chunk).
+        # except the rows and lengths, widened to int64 (copies: a few numbers a chunk; the rows'
+        # copy is dropped once the chunks are made, `lines` keeping two columns of it).
         got = {
             name: _native(reader.array(width, count))
             for name, (width, count) in _in_record_order(header["widths"], sizes).items()
@@ -305,7 +318,7 @@ def decode_corpus(data: bytes | memoryview) -> CorpusArrays:
         per_file, indptr, doc_len, id_rank = (
             got[k] for k in ("chunks per file", "postings offsets", "document lengths", "chunk-id ranks")
         )
-        rows = got["chunk rows"].reshape(n, FIELDS)
+        rows = got["chunk rows"].reshape(n, FIELDS).astype(np.int64)
         docs, tfs, line_extras, by_word = (
             got[k] for k in ("postings documents", "postings frequencies", "weighted lines", "term order")
         )

@@ -323,6 +323,7 @@ def test_a_record_is_made_for_its_number_of_files(tree):
         lambda data: data + b"\0",  # trailing bytes
         lambda data: b"CCEh" + data[4:],  # a file's record, not a corpus's
         lambda data: b"CCEf" + data[4:],  # the layout before narrow widths and raw chunk ids
+        lambda data: b"CCEi" + data[4:],  # the layout before narrow rows
         lambda data: b"CCEc" + data[4:],  # an earlier layout's
         lambda data: b"CCEd" + data[4:],  # the layout before weighted lines
         lambda data: b"CCEe" + data[4:],  # the layout before the terms' order
@@ -507,7 +508,7 @@ def test_checking_a_kept_record_does_not_leave_it_resident(tmp_path):
 
 @pytest.fixture(scope="module")
 def large_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """30,000 generated functions in 200 files: a corpus record of about 7 MiB, several times a
+    """30,000 generated functions in 200 files: a corpus record of about 5 MiB, several times a
     large folio (2 MiB, what some kernels map a file's pages by), so what of it stays resident
     can be measured."""
     root = tmp_path_factory.mktemp("large")
@@ -533,7 +534,7 @@ def test_a_warm_build_leaves_its_record_out_of_memory_until_read(large_tree, tmp
     warm = build_index(large_tree, cache=cache, workers=1)
     mapping = mapping_of(warm.postings.docs)
     size_kib = len(mapping) // 1024
-    assert size_kib > 6 * 1024 and resident_kib(mapping) < size_kib // 4
+    assert size_kib > 4 * 1024 and resident_kib(mapping) < size_kib // 4
     warm.cosine  # noqa: B018 - the count matrix reads the bucket counts, then drops them
     assert resident_kib(mapping) < size_kib // 4
     query = hash_embed(cold.chunks[123].content)
@@ -565,7 +566,15 @@ def test_counts_and_frequencies_are_kept_narrow_and_read_in_place(tree):
     data = _record(files, entries)
     widths = _header_of(data)["widths"]
     arrays = decode_corpus(data)
-    assert widths == {"lengths": "|u1", "counts": narrowest(arrays.counts.counts), "tfs": "|u1"}
+    assert widths == {
+        "rows": narrowest(arrays.rows),
+        "lengths": "|u1",
+        "counts": narrowest(arrays.counts.counts),
+        "tfs": "|u1",
+    }
+    assert (
+        widths["rows"] in ("<u2", "<i2") and arrays.rows.dtype == np.int64
+    )  # lines and ranges of small files
     assert np.dtype(widths["counts"]).itemsize <= 2
     joined = arrays_from_entries_of(files, entries)
     for name, x, y in (
@@ -587,6 +596,7 @@ def test_counts_and_frequencies_are_kept_narrow_and_read_in_place(tree):
         {"counts": "<f4"},  # not an integer width
         {"lengths": ">i2"},  # not little-endian
         {"lengths": ["<i8"]},
+        {"rows": "<u8"},
     ],
 )
 def test_a_width_a_corpus_record_does_not_use_is_refused(tree, widths):
