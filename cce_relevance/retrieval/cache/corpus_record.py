@@ -37,6 +37,7 @@ from cce_relevance.retrieval.chunking.line_weights import (
     check_slots,
     unique_paths,
 )
+from cce_relevance.retrieval.corpus.walk import FileText
 from cce_relevance.retrieval.embedding.buckets import BucketCounts, concatenated_counts
 from cce_relevance.retrieval.file_indexing.file import IndexedFile
 from cce_relevance.retrieval.file_indexing.file_record import (
@@ -477,11 +478,12 @@ def _check_arrays(
         raise ValueError("chunk-id ranks are not a permutation")
 
 
-def materialize(arrays: CorpusArrays, files: Sequence[tuple[str, str]]) -> AssembledCorpus:
-    """The chunks and per-file maps of `arrays`, for the walked (path, text) files it was made of."""
+def materialize(arrays: CorpusArrays, files: Sequence[tuple[str, str | FileText]]) -> AssembledCorpus:
+    """The chunks and per-file maps of `arrays`, for the walked (path, text) files it was made of;
+    a text may be the `FileText` that reads it again, which the file's chunks then slice from."""
     if len(files) != len(arrays.keys):
         raise ValueError("the record is of another number of files")
-    texts = [walked for _, walked in files]
+    texts: list[str | FileText] = [walked for _, walked in files]
     for i, text in arrays.texts.items():
         texts[i] = text
     rows, sizes = arrays.rows, arrays.per_file.tolist()

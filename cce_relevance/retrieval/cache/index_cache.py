@@ -138,11 +138,12 @@ class IndexCache:
         except OSError:
             return None
 
-    def key(self, path: str, data: bytes) -> bytes:
-        """The key of the record for the file at `path` whose bytes are `data`."""
+    def key(self, path: str, digest: bytes) -> bytes:
+        """The key of the record for the file at `path` whose bytes have the SHA-256 `digest`
+        (the walk's: retrieval/corpus/walk.py `FileText`)."""
         h = hashlib.sha256(self._context)
         h.update(path.encode("utf-8", "surrogatepass") + b"\0")
-        h.update(hashlib.sha256(data).digest())
+        h.update(digest)
         return h.digest()
 
     def corpus_key(self, keys: Sequence[bytes]) -> bytes:

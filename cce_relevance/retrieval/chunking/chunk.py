@@ -17,6 +17,7 @@ import numpy as np
 
 from cce_relevance.retrieval.chunking.packs import REFERENCE_PACKS, PackSet, unique_names
 from cce_relevance.retrieval.chunking.syntax import syntax_nodes
+from cce_relevance.retrieval.corpus.walk import FileText, text_of
 from cce_relevance.retrieval.hit import Span
 from cce_relevance.retrieval.tokens import estimate_tokens
 
@@ -52,12 +53,14 @@ class SlicedChunk(Chunk):
     read. A corpus record's chunks are made on every warm run, but ranking reads the content of
     few of them (hybrid's keyword test, the lines a metric weighs), and the contents of all —
     more text than the corpus, as class chunks repeat their methods — cost more to make than the
-    chunks themselves. In every other way it is a `Chunk`: the same
+    chunks themselves. The text may also be the file's `FileText`: the file is then read again
+    (its bytes checked against the walk's) when a content is first made, and a warm run holds
+    the texts of the files whose chunks are read only. In every other way it is a `Chunk`: the same
     fields, equal to a `Chunk` with the same ones, and given a content (`set_content`) it keeps
     that one."""
 
     __slots__ = ("_text", "_start", "_end")
-    _text: str
+    _text: str | FileText
     _start: int
     _end: int
 
@@ -66,7 +69,7 @@ class SlicedChunk(Chunk):
         try:
             return _CONTENT.__get__(self)
         except AttributeError:
-            content = self._text[self._start : self._end]
+            content = text_of(self._text)[self._start : self._end]
             _CONTENT.__set__(self, content)
             return content
 
@@ -78,7 +81,7 @@ class SlicedChunk(Chunk):
         try:
             return _CONTENT.__get__(self)
         except AttributeError:
-            return self._text[self._start : self._end]
+            return text_of(self._text)[self._start : self._end]
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Chunk):
@@ -127,7 +130,7 @@ def sliced_chunk(
     chunk_type: str,
     kind: str,
     language: str,
-    text: str,
+    text: str | FileText,
     start: int,
     end: int,
     token_count: int,

@@ -8,22 +8,30 @@ The walk works on raw byte paths so that non-UTF-8 names are matched as bytes, a
 reference does, and only converted (lossily, U+FFFD) for the output. It never raises on a bad
 tree: what cannot be read is counted and left out. Traversal is iterative and the output is
 sorted, so neither deep trees nor the filesystem's listing order matter.
+
+Each walked file also carries a `FileText`: what is needed to read its text again (its path on
+disk and the SHA-256 of the bytes the walk read). The cache keys files by that digest, and a
+warm run hands its chunks the `FileText`s instead of the texts: a chunk's content is sliced
+from a text read again when first asked for, so the texts of files no hit is in are not held.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
+from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 
+from cce_relevance.errors import CceError
 from cce_relevance.reference import ALWAYS_PRUNED_DIRS, MAX_FILE_SIZE
 from cce_relevance.retrieval.corpus.exclusion import NO_EXCLUSION, Exclusion
 from cce_relevance.retrieval.corpus.gitignore import Gitignore
 from cce_relevance.retrieval.corpus.sensitive import is_sensitive, path_extension
 
-__all__ = ["WalkResult", "WalkedFile", "walk"]
+__all__ = ["FileText", "WalkResult", "WalkedFile", "text_of", "walk"]
 
 _PRUNED_DIRS = frozenset(os.fsencode(name) for name in ALWAYS_PRUNED_DIRS)
 _GITIGNORE = b".gitignore"
@@ -35,12 +43,58 @@ _OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
 _Scope = tuple[tuple[Gitignore, bytes], ...]
 
 
+# Texts read again by `FileText.read`, most recently read last: a hit's file is often read for
+# several of its chunks (hybrid's keyword test, then the lines a metric weighs), and a walked
+# file is at most MAX_FILE_SIZE bytes, so a few of them bound what is held.
+_RECENT_CHARS = 8 * MAX_FILE_SIZE  # 16 Mi characters
+_recent: OrderedDict[FileText, str] = OrderedDict()
+_held = [0]  # the characters `_recent` holds
+
+
+class FileText:
+    """A walked file's text, read again from disk when asked for (`read`). The bytes must be
+    the ones the walk read (their SHA-256 is checked), so the text is the one it decoded; a file
+    that changed or went away since is an error, never another text."""
+
+    __slots__ = ("path", "digest", "shown")
+
+    def __init__(self, path: bytes, digest: bytes, shown: str) -> None:
+        self.path = path  # absolute
+        self.digest = digest  # SHA-256 of the bytes the walk read
+        self.shown = shown  # root-relative, for messages
+
+    def read(self) -> str:
+        """The text the walk decoded from this file; CceError if its bytes are not the same."""
+        text = _recent.get(self)
+        if text is not None:
+            _recent.move_to_end(self)
+            return text
+        data = _read_regular_file(self.path, follow_symlinks=False)
+        if data is None or hashlib.sha256(data).digest() != self.digest:
+            raise CceError(
+                f"{self.shown or os.fsdecode(self.path)}: the file changed while the corpus was "
+                "being ranked; run again on a tree that does not change during the run"
+            )
+        text = data.decode("utf-8")  # the walk decoded these very bytes
+        _recent[self] = text
+        _held[0] += len(text)
+        while _held[0] > _RECENT_CHARS and len(_recent) > 1:
+            _held[0] -= len(_recent.popitem(last=False)[1])
+        return text
+
+
+def text_of(text: str | FileText) -> str:
+    """A text, or the one a `FileText` reads."""
+    return text if isinstance(text, str) else text.read()
+
+
 @dataclass(frozen=True)
 class WalkedFile:
     """One indexed file."""
 
     path: str  # root-relative, '/'-separated, no leading './'
     text: str  # strict UTF-8 decoded (BOM kept as U+FEFF)
+    source: FileText | None = field(default=None, compare=False, repr=False)  # how to read it again
 
 
 @dataclass(frozen=True)
@@ -105,7 +159,8 @@ class _Walk:
         self._protect_secrets = protect_secrets
         self._exclude = exclude
         self._excluded: list[str] = []
-        self._found: list[tuple[str, bytes, str]] = []  # (path, raw path, text)
+        self._found: list[tuple[str, bytes, str, FileText]] = []  # (path, raw path, text, source)
+        self._cwd = os.getcwdb()  # FileText paths are absolute: reading one later needs no directory
         self._skipped = 0
         self._sensitive = 0
         self._errors = 0
@@ -114,7 +169,7 @@ class _Walk:
         self._walk_root(root)
         # The raw path only breaks ties between names that decode to the same string.
         self._found.sort()
-        files = [WalkedFile(path, text) for path, _, text in self._found]
+        files = [WalkedFile(path, text, source) for path, _, text, source in self._found]
         return WalkResult(files, self._skipped, self._sensitive, self._errors, tuple(sorted(self._excluded)))
 
     def _walk_root(self, root: bytes) -> None:
@@ -201,16 +256,18 @@ class _Walk:
         if rel and self._exclude and self._exclude.excludes_file(rel):
             self._excluded.append(rel.decode("utf-8", "replace"))
             return
-        text = self._read_text(path, metadata)
-        if text is None:
+        read = self._read_text(path, metadata)
+        if read is None:
             self._skipped += 1
             return
-        self._found.append((rel.decode("utf-8", "replace"), rel, text))
+        text, digest = read
+        shown = rel.decode("utf-8", "replace")
+        self._found.append((shown, rel, text, FileText(os.path.join(self._cwd, path), digest, shown)))
 
     @staticmethod
-    def _read_text(path: bytes, metadata: Callable[[], os.stat_result]) -> str | None:
-        """The file's text if its metadata says it is at most MAX_FILE_SIZE bytes and its
-        content is valid UTF-8; None otherwise."""
+    def _read_text(path: bytes, metadata: Callable[[], os.stat_result]) -> tuple[str, bytes] | None:
+        """The file's text and the SHA-256 of its bytes if its metadata says it is at most
+        MAX_FILE_SIZE bytes and its content is valid UTF-8; None otherwise."""
         try:
             if metadata().st_size > MAX_FILE_SIZE:
                 return None
@@ -220,6 +277,6 @@ class _Walk:
         if data is None:
             return None
         try:
-            return data.decode("utf-8")
+            return data.decode("utf-8"), hashlib.sha256(data).digest()
         except UnicodeDecodeError:
             return None

@@ -30,7 +30,7 @@ from cce_relevance.retrieval.chunking.chunk import set_embedding
 from cce_relevance.retrieval.chunking.line_weights import unique_paths
 from cce_relevance.retrieval.chunking.packs import REFERENCE_PACKS, PackSet
 from cce_relevance.retrieval.corpus.exclusion import NO_EXCLUSION, Exclusion
-from cce_relevance.retrieval.corpus.walk import walk
+from cce_relevance.retrieval.corpus.walk import FileText, walk
 from cce_relevance.retrieval.embedding.buckets import HashEmbeddings
 from cce_relevance.retrieval.embedding.embed import HASH_DOCUMENTS, HASH_EMBEDDER, DocumentEmbedder
 from cce_relevance.retrieval.file_indexing.file import IndexedFile
@@ -134,23 +134,27 @@ def _build(
 ) -> Index:
     walked = walk(root, protect_secrets=protect_secrets, exclude=exclude)
     files = [(f.path, f.text) for f in walked.files]
+    sources = [f.source for f in walked.files if f.source is not None]
+    skipped, excluded = walked.skipped, walked.excluded
+    del walked  # `files` holds the texts alone: a warm build can then let them go
     job = FileJob(languages, protect_secrets, embedder is HASH_DOCUMENTS)
     with opened_cache(cache, job) as store:
         if store is None:
             entries = indexed_files(files, job, None, [], workers, progress)
             give_back_freed_memory()
-            index = _assembled(files, entries, embedder, walked.skipped)
+            index = _assembled(files, entries, embedder, skipped)
             del entries
             give_back_freed_memory()
         else:
-            index = _cached_build(store, files, job, workers, progress, walked.skipped)
-    index.walk_excluded = walked.excluded
+            index = _cached_build(store, files, sources, job, workers, progress, skipped)
+    index.walk_excluded = excluded
     return index
 
 
 def _cached_build(
     store: IndexCache,
     files: list[tuple[str, str]],
+    sources: list[FileText],
     job: FileJob,
     workers: int | None,
     progress: Progress | None,
@@ -158,8 +162,12 @@ def _cached_build(
 ) -> Index:
     """With the index cache (hash embedder): the corpus as kept when no file changed; else the
     last corpus spliced with the records of the files that changed, when they are at most half;
-    else assembled from every file's record. Whatever is made is kept for the next run."""
-    keys = file_keys(store, files)
+    else assembled from every file's record. Whatever is made is kept for the next run.
+
+    An index made from a corpus's arrays (kept or spliced) holds no walked text: its chunks and
+    line counts read a file again when first asked for (`FileText`), and `files` is emptied, so
+    the texts of the files no hit is in are let go before the chunks are made."""
+    keys = file_keys(store, [(path, source.digest) for (path, _), source in zip(files, sources, strict=True)])
     corpus_key = store.corpus_key(keys)
     record = store.get_corpus(corpus_key)
     kept = _decoded(record)
@@ -167,7 +175,7 @@ def _cached_build(
         if progress is not None:
             progress(0, len(files))
             progress(len(files), len(files))
-        index = _from_arrays(kept, files, skipped)
+        index = _from_arrays(kept, _given_up(files, sources), skipped)
         _release(record)
         return index
     base = _decoded(store.latest_corpus())
@@ -185,7 +193,7 @@ def _cached_build(
             arrays = None  # assembled from every file's record below
         if arrays is not None:
             store.put_corpus(corpus_key, corpus_parts(arrays))
-            return _from_arrays(arrays, files, skipped)
+            return _from_arrays(arrays, _given_up(files, sources), skipped)
     entries = indexed_files(files, job, store, keys, workers, progress)
     give_back_freed_memory()  # what chunking and counting freed: the rest allocates differently
     index = _assembled(files, entries, HASH_DOCUMENTS, skipped)
@@ -254,7 +262,17 @@ def _release(record: memoryview | None) -> None:
         release_array(np.frombuffer(record, dtype=np.uint8))
 
 
-def _from_arrays(arrays: CorpusArrays, files: list[tuple[str, str]], skipped: int) -> Index:
+def _given_up(files: list[tuple[str, str]], sources: list[FileText]) -> list[tuple[str, str | FileText]]:
+    """The walked files with each text given up for the `FileText` that reads it again; `files`
+    is emptied (the caller's list is the last holder of the texts)."""
+    lazy: list[tuple[str, str | FileText]] = [
+        (path, source) for (path, _), source in zip(files, sources, strict=True)
+    ]
+    files.clear()
+    return lazy
+
+
+def _from_arrays(arrays: CorpusArrays, files: list[tuple[str, str | FileText]], skipped: int) -> Index:
     corpus = materialize(arrays, files)
     index = Index(
         corpus.chunks,
@@ -272,7 +290,7 @@ def _from_arrays(arrays: CorpusArrays, files: list[tuple[str, str]], skipped: in
     return index
 
 
-def _chunks_by_file(files: list[tuple[str, str]], sizes: list[int]) -> Mapping[str, Sequence[int]]:
+def _chunks_by_file(files: list[tuple[str, str | FileText]], sizes: list[int]) -> Mapping[str, Sequence[int]]:
     """`Index.chunks_by_file` of files whose chunks come one file after the other, each file's
     positions as a `range` (a list would hold an int object a chunk: 40 bytes); two files walked
     under one lossily decoded path share its positions, one range when they are next to each other."""

@@ -17,6 +17,7 @@ from cce_relevance.reference import REFERENCE_PARAMS, RankingParams
 from cce_relevance.retrieval.chunking.chunk import Chunk, set_embedding
 from cce_relevance.retrieval.chunking.import_graph import ImportGraph
 from cce_relevance.retrieval.chunking.line_weights import FileLineWeights
+from cce_relevance.retrieval.corpus.walk import FileText, text_of
 from cce_relevance.retrieval.embedding.buckets import HashEmbeddings
 from cce_relevance.retrieval.embedding.embed import HASH_EMBEDDER
 from cce_relevance.retrieval.ranking.bm25 import BM25
@@ -47,9 +48,10 @@ class Index:
     """The token weights of the lines of each file (retrieval/chunking/line_weights.py), by path, as
     indexing worked them out; None, or a path missing (two files of one path), when they are
     to be worked out from the chunks (evaluation/spans.py `LineWeights`)."""
-    walked: Sequence[tuple[str, str]] | None = field(default=None, repr=False, compare=False)
-    """The (path, text) files the index was made of, in walk order; None for a loaded store or an
-    index made of parts. Only `line_counts` reads them."""
+    walked: Sequence[tuple[str, str | FileText]] | None = field(default=None, repr=False, compare=False)
+    """The (path, text) files the index was made of, in walk order (from a corpus record, each
+    text the `FileText` that reads it again); None for a loaded store or an index made of parts.
+    Only `line_counts` reads them."""
     walk_excluded: tuple[str, ...] = field(default=(), compare=False)
     """The files the build's exclusion left out of the corpus (retrieval/corpus/exclusion.py)."""
     _bm25: dict[tuple[float, float], BM25] = field(default_factory=dict, repr=False)
@@ -199,14 +201,14 @@ class LineCounts(Mapping[str, int]):
     """How many lines each walked file has, counted for a path when first asked. Of two files
     walked under one (lossily decoded) path, the later one counts, as in a dict made in walk order."""
 
-    def __init__(self, files: Sequence[tuple[str, str]]) -> None:
+    def __init__(self, files: Sequence[tuple[str, str | FileText]]) -> None:
         self._texts = dict(files)
         self._counts: dict[str, int] = {}
 
     def __getitem__(self, path: str) -> int:
         count = self._counts.get(path)
         if count is None:
-            count = self._counts[path] = rust_line_count(self._texts[path])
+            count = self._counts[path] = rust_line_count(text_of(self._texts[path]))
         return count
 
     def __iter__(self) -> Iterator[str]:

@@ -118,9 +118,9 @@ def opened_cache(cache_dir: str | None, job: FileJob) -> Iterator[IndexCache | N
             cache.close()
 
 
-def file_keys(cache: IndexCache, files: Sequence[tuple[str, str]]) -> list[bytes]:
-    """Each walked (path, text) file's key in `cache`."""
-    return [cache.key(path, text.encode("utf-8", "surrogateescape")) for path, text in files]
+def file_keys(cache: IndexCache, files: Sequence[tuple[str, bytes]]) -> list[bytes]:
+    """Each walked file's key in `cache`, from its path and the SHA-256 of its bytes."""
+    return [cache.key(path, digest) for path, digest in files]
 
 
 def _batches(positions: list[int], files: Sequence[tuple[str, str]]) -> Iterator[list[int]]:

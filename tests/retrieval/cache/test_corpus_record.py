@@ -20,6 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cce_relevance.errors import CceError
 from cce_relevance.retrieval.cache.corpus_record import (
     CorpusArrays,
     RecordVocabulary,
@@ -47,7 +48,7 @@ from cce_relevance.retrieval.chunking.chunk import (
 )
 from cce_relevance.retrieval.chunking.packs import REFERENCE_PACKS
 from cce_relevance.retrieval.corpus.redact import redact
-from cce_relevance.retrieval.corpus.walk import walk
+from cce_relevance.retrieval.corpus.walk import FileText, walk
 from cce_relevance.retrieval.embedding.buckets import HashEmbeddings
 from cce_relevance.retrieval.embedding.embed import hash_embed
 from cce_relevance.retrieval.file_indexing.file import index_file
@@ -59,6 +60,7 @@ from cce_relevance.retrieval.ranking.postings import corpus_postings
 from cce_relevance.retrieval.ranking.topk import id_ranks
 from tests.resident import mapping_of, needs_smaps, resident_kib
 from tests.retrieval.chunking.test_line_weights import assert_same_index_lines
+from tests.retrieval.corpus.test_walk import forget_recent
 from tests.retrieval.file_indexing.test_file_record import narrow_enough
 from tests.retrieval.index.test_build import SECRET_FILE, reference_index, snapshot
 
@@ -134,6 +136,53 @@ def test_an_unchanged_tree_loads_the_corpus_record(tree, tmp_path, assembled):
     assert "ghp_" not in next(
         c.content for c in warm.chunks if c.file_path == "secret.py"
     )  # redacted text kept
+
+
+def test_a_warm_index_holds_no_walked_text_and_reads_the_same_contents(tree, tmp_path):
+    """A corpus record's chunks slice their file's text read again from disk when first read:
+    every content and line count is the cold build's — the redacted file's, a non-ASCII one's,
+    one under a name that is not UTF-8 — and the index holds no walked text, only the redacted
+    one the record keeps."""
+    root = tmp_path / "tree"
+    shutil.copytree(tree, root)
+    with open(os.fsencode(root) + b"/caf\xe9.py", "wb") as handle:
+        handle.write("def caf\u00e9():\n    return '\u00e9'\n".encode())
+    cache = str(tmp_path / "cache")
+    cold = build_index(root, cache=cache, workers=1)
+    for spliced in (False, True):
+        if spliced:  # a changed file: the other files' chunks come from the last corpus
+            (root / "unicode.rs").write_text("fn g() {}\n", encoding="utf-8")
+            cold = build_index(root, workers=1)
+        warm = build_index(root, cache=cache, workers=1)
+        assert warm.walked is not None and all(isinstance(text, FileText) for _, text in warm.walked)
+        assert {c.file_path for c in warm.chunks if isinstance(c._text, str)} == {"secret.py"}
+        forget_recent()
+        assert [c.content for c in warm.chunks] == [c.content for c in cold.chunks]
+        assert dict(warm.line_counts or {}) == dict(cold.line_counts or {})
+        assert "caf\ufffd.py" in (warm.line_counts or {})
+
+
+def test_a_file_changed_after_a_warm_walk_is_refused_not_read(tmp_path):
+    """A file changed between the walk and the first read of one of its chunks gives an error
+    naming it, never the new text; a chunk read before keeps the text the walk saw."""
+    root = tmp_path / "tree"
+    make = {"a.py": "def f():\n    return 1\n", "b.py": "def g():\n    return 2\n"}
+    for name, text in make.items():
+        (root / name).parent.mkdir(exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    cache = str(tmp_path / "cache")
+    build_index(root, cache=cache, workers=1)
+    warm = build_index(root, cache=cache, workers=1)
+    a, b = (next(c for c in warm.chunks if c.file_path == name) for name in make)
+    assert a.content == "def f():\n    return 1"
+    for name in make:
+        (root / name).write_text(make[name].replace("1", "3").replace("2", "4"), encoding="utf-8")
+    forget_recent()
+    assert a.content == "def f():\n    return 1"
+    with pytest.raises(CceError, match="^b.py: the file changed while the corpus was being ranked"):
+        b.passing_content()
+    with pytest.raises(CceError, match="^b.py: "):
+        (warm.line_counts or {})["b.py"]
 
 
 def test_a_changed_file_misses_and_stores_the_new_corpus(tree, tmp_path, assembled):

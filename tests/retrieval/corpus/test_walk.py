@@ -5,12 +5,14 @@ from __future__ import annotations
 import os
 import socket
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from cce_relevance.errors import CceError
 from cce_relevance.reference import MAX_FILE_SIZE
 from cce_relevance.retrieval.corpus import walk as walk_module
 from cce_relevance.retrieval.corpus.walk import WalkedFile, WalkResult, walk
@@ -465,6 +467,76 @@ def test_invalid_utf8_is_skipped_bom_and_empty_files_are_kept(tmp_path: Path) ->
     assert result.skipped == 3
 
 
+# Reading a walked file again (a warm run's chunks: retrieval/chunking/chunk.py `SlicedChunk`).
+
+
+def forget_recent() -> None:
+    """Let go of the texts read again so far (each test reads its files from disk)."""
+    walk_module._recent.clear()
+    walk_module._held[0] = 0
+
+
+def read_again(result: WalkResult) -> list[str]:
+    """Each walked file's text as its `FileText` reads it, after the recently read ones are let go."""
+    forget_recent()
+    return [f.source.read() if f.source else "no source" for f in result.files]
+
+
+def test_a_file_read_again_gives_the_text_the_walk_decoded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make_tree(
+        tmp_path / "t", {"bom.py": b"\xef\xbb\xbfx", "nul.bin": b"\x00\x01", "u.rs": "// é漢\U0001f600\n"}
+    )
+    with open(os.fsencode(tmp_path / "t") + b"/caf\xe9.py", "wb") as handle:
+        handle.write(b"x = 1\n")  # a name that is not UTF-8: read again by its bytes
+    (tmp_path / "t" / "link.py").symlink_to("u.rs")  # not walked
+    monkeypatch.chdir(tmp_path)
+    result = walk("t")  # a relative root: the file is read again from anywhere
+    monkeypatch.chdir("/")
+    assert read_again(result) == [f.text for f in result.files] and len(result.files) == 4
+    assert paths(result)[0] == "bom.py" and "caf\ufffd.py" in paths(result)
+    rooted = walk(tmp_path / "t" / "link.py")  # a root that is a symlink to a file
+    assert read_again(rooted) == [f.text for f in rooted.files] == ["// é漢\U0001f600\n"]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda p: p.write_bytes(b"y = 2\n"),  # same size, other bytes
+        lambda p: p.write_bytes(b"x = 1\n\n"),
+        os.unlink,
+        lambda p: os.unlink(p) or os.mkfifo(p),  # type: ignore[func-returns-value]  # not a regular file
+    ],
+    ids=["same-size", "longer", "gone", "fifo"],
+)
+def test_a_file_changed_since_the_walk_is_refused_when_read_again(
+    tmp_path: Path, change: Callable[[Path], object]
+) -> None:
+    make_tree(tmp_path, {"pkg/a.py": "x = 1\n", "b.py": "ok"})
+    result = walk(tmp_path)
+    change(tmp_path / "pkg" / "a.py")
+    forget_recent()
+    with pytest.raises(CceError, match="^pkg/a.py: the file changed while the corpus was being ranked"):
+        next(f for f in result.files if f.path == "pkg/a.py").source.read()  # type: ignore[union-attr]
+    assert next(f for f in result.files if f.path == "b.py").source.read() == "ok"  # type: ignore[union-attr]
+
+
+def test_files_read_again_are_kept_within_a_bound(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(walk_module, "_RECENT_CHARS", 10)
+    make_tree(tmp_path, {"a": "aaaa", "b": "bbbb", "c": "cccc"})
+    files = [f.source for f in walk(tmp_path).files if f.source]
+    forget_recent()
+    for source in files:
+        source.read()
+    assert list(walk_module._recent) == files[1:] and walk_module._held == [8]  # the oldest let go
+    (tmp_path / "a").write_text("AAAA")
+    (tmp_path / "b").write_text("BBBB")
+    assert files[1].read() == "bbbb"  # a kept text is the one the walk read
+    with pytest.raises(CceError):
+        files[0].read()  # one let go is read again, and refused
+
+
 # Properties.
 
 _RAW_NAME = st.binary(min_size=1, max_size=8).filter(
@@ -499,6 +571,7 @@ def test_walk_of_arbitrary_trees_never_raises(tree: dict[bytes, object]) -> None
     with tempfile.TemporaryDirectory() as tmp:
         created = _build(os.fsencode(tmp), tree)
         result = walk(tmp)
+        assert [f.source.read() for f in result.files if f.source] == [f.text for f in result.files]
     walked = paths(result)
     assert walked == sorted(walked)
     assert set(walked) <= {rel.decode("utf-8", "replace") for rel in created}
