@@ -11,7 +11,7 @@ import contextlib
 import gc
 import os
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -31,13 +31,13 @@ from cce_relevance.retrieval.chunking.line_weights import unique_paths
 from cce_relevance.retrieval.chunking.packs import REFERENCE_PACKS, PackSet
 from cce_relevance.retrieval.corpus.exclusion import NO_EXCLUSION, Exclusion
 from cce_relevance.retrieval.corpus.walk import FileText, walk
-from cce_relevance.retrieval.embedding.buckets import HashEmbeddings
+from cce_relevance.retrieval.embedding.buckets import BucketCounts, HashEmbeddings
 from cce_relevance.retrieval.embedding.embed import HASH_DOCUMENTS, HASH_EMBEDDER, DocumentEmbedder
 from cce_relevance.retrieval.file_indexing.file import IndexedFile
 from cce_relevance.retrieval.file_indexing.workers import FileJob
 from cce_relevance.retrieval.index.model import Index
 from cce_relevance.retrieval.index.record_sources import Progress, file_keys, indexed_files, opened_cache
-from cce_relevance.retrieval.ranking.postings import corpus_postings
+from cce_relevance.retrieval.ranking.postings import TermCounts, corpus_postings
 
 
 @dataclass(frozen=True)
@@ -222,19 +222,26 @@ def _assembled(
         return Index(
             chunks, file_imports, file_tokens, embedder.name, skipped, weighted_lines=lines, walked=files
         )
-    terms = [entry.terms for entry in entries if entry.terms is not None]
+    terms, counts = _counts_given_up(entries)
     postings = corpus_postings(terms) if len(terms) == len(entries) else None
+    del terms  # the files' term counts: what follows (embeddings, the corpus record) does not hold them
+    embeddings = HashEmbeddings.of(counts)
+    del counts
+    give_back_freed_memory()  # the counts' pages, among what lives on
     return Index(
-        chunks,
-        file_imports,
-        file_tokens,
-        embedder.name,
-        skipped,
-        postings,
-        HashEmbeddings.of([entry.counts for entry in entries if entry.counts is not None]),
-        lines,
-        files,
+        chunks, file_imports, file_tokens, embedder.name, skipped, postings, embeddings, lines, files
     )
+
+
+def _counts_given_up(entries: list[IndexedFile]) -> tuple[list[TermCounts], list[BucketCounts]]:
+    """The files' term counts and bucket counts, each entry of `entries` replaced by itself
+    without them: they are merged into the postings and the embeddings once, and the entries
+    live on until the corpus record is made — a few tens of megabytes at 100k chunks that would
+    otherwise still be held at the build's high-water mark."""
+    terms = [entry.terms for entry in entries if entry.terms is not None]
+    counts = [entry.counts for entry in entries if entry.counts is not None]
+    entries[:] = [replace(entry, terms=None, counts=None) for entry in entries]
+    return terms, counts
 
 
 def _decoded(data: memoryview | None) -> CorpusArrays | None:

@@ -30,6 +30,7 @@ from cce_relevance.retrieval.corpus.redact import redact
 from cce_relevance.retrieval.corpus.walk import walk
 from cce_relevance.retrieval.embedding.embed import DocumentEmbedder, hash_embed
 from cce_relevance.retrieval.file_indexing import workers
+from cce_relevance.retrieval.index import build
 from cce_relevance.retrieval.index import record_sources as records
 from cce_relevance.retrieval.index.build import build_index
 from cce_relevance.retrieval.index.model import Index
@@ -348,6 +349,23 @@ def test_indexes_built_cold_warm_and_in_workers_have_the_same_postings(corpus, t
             assert np.array_equal(x, y), name
             # a kept corpus's frequencies are read in the narrowest width that holds them
             assert x.dtype == y.dtype or name == "tfs" and narrow_enough(x, y), name
+
+
+def test_the_files_counts_are_let_go_before_the_corpus_record_is_made(
+    corpus, expected, tmp_path, monkeypatch
+):
+    """The files' term and bucket counts are merged into the postings and the embeddings once;
+    the entries that live on until the corpus record is made no longer hold them."""
+    held: list[bool] = []
+    real = build.arrays_from_entries
+
+    def recording(keys, files, entries, *args, **kwargs):
+        held.extend(entry.terms is not None or entry.counts is not None for entry in entries)
+        return real(keys, files, entries, *args, **kwargs)
+
+    monkeypatch.setattr(build, "arrays_from_entries", recording)
+    assert snapshot(build_index(corpus, cache=str(tmp_path / "cache"), workers=1)) == expected
+    assert held and not any(held)
 
 
 @pytest.mark.parametrize("swept_today", [True, False])
