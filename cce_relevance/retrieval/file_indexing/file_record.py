@@ -122,7 +122,7 @@ def encode(entry: IndexedFile, walked_text: str) -> bytes:
             "weighed": int(entry.lines.extras.shape[0]),
             "counted": None if counts is None else int(counts.buckets.shape[0]),
             "termed": None if terms is None else int(terms.terms.shape[0]),
-            "vocabulary": None if terms is None else " ".join(terms.vocabulary),
+            "vocabulary": None if terms is None else terms.words.decode("ascii"),
         }
     ).encode("ascii")
     parts = [
@@ -225,14 +225,17 @@ def decode(data: bytes, path: str, walked_text: str) -> IndexedFile:
 def _term_counts(
     reader: RecordReader, widths: dict[str, str], chunks: int, entries: int, vocabulary: str
 ) -> TermCounts:
-    """The term counts part of a record, checked: every index names a term, counts are positive."""
-    words = vocabulary.split(" ") if vocabulary else []
+    """The term counts part of a record, checked: every index names a term, counts are positive
+    (a vocabulary that is not ASCII, as no tokenizing makes one, raises UnicodeEncodeError: a
+    ValueError)."""
+    words = vocabulary.encode("ascii")
+    n_words = words.count(b" ") + 1 if words else 0
     lengths = reader.narrow(widths["term_lengths"], chunks, np.int64, copy=True)
     terms = reader.narrow(widths["terms"], entries, np.int32, copy=True)
     counts = reader.narrow(widths["term_counts"], entries, np.int32, copy=True)
     if int(lengths.sum()) != entries or (lengths < 0).any():
         raise ValueError("term counts do not add up")
-    if entries and not (terms.min() >= 0 and terms.max() < len(words) and counts.min() > 0):
+    if entries and not (terms.min() >= 0 and terms.max() < n_words and counts.min() > 0):
         raise ValueError("a term count names no term or is not positive")
     return TermCounts(words, lengths, terms, counts)
 

@@ -47,12 +47,22 @@ _LOW_BYTES = np.array([(1 << (8 * i)) - 1 for i in range(_WORD + 1)], dtype=np.u
 class TermCounts:
     """One file's chunks' term counts: `lengths[i]` entries of `terms`/`counts` per chunk, in
     chunk order, each chunk's terms in the order they first occur in it; `terms` index
-    `vocabulary`, which lists the file's terms in the order they first appear in `terms`."""
+    `vocabulary`, which lists the file's terms in the order they first appear in `terms`.
 
-    vocabulary: list[str]
+    The vocabulary is kept as `words`, the terms separated by spaces (a term is a run of ASCII
+    word bytes): one bytes object a file, about a byte more than its letters a term, where a
+    string a term takes some 56 bytes — the files' vocabularies are held from indexing until
+    they are merged (`corpus_postings`), tens of megabytes of strings at 100k chunks."""
+
+    words: bytes
     lengths: np.ndarray  # int64, one per chunk
     terms: np.ndarray  # int32
     counts: np.ndarray  # int32
+
+    @property
+    def vocabulary(self) -> list[str]:
+        """The file's terms, in the order they first appear in `terms` (made when asked for)."""
+        return self.words.decode("ascii").split(" ") if self.words else []
 
 
 def term_counts(tokens: ChunkTokens) -> TermCounts:
@@ -88,17 +98,23 @@ def files_term_and_bucket_counts(
     local = terms.terms - np.repeat(vocabulary_ends - vocabulary_sizes, np.diff(term_ends, prepend=0)).astype(
         np.int32
     )
+    # The batch's words v0:v1 (v1 > v0) are bytes bounds[v0] + 1 to bounds[v1] of its `words`.
+    spaces = np.flatnonzero(np.frombuffer(terms.words, dtype=np.uint8) == 0x20)
+    bounds = np.concatenate(([-1], spaces, [len(terms.words)]))
+    word_starts = bounds[vocabulary_ends - vocabulary_sizes] + 1
+    word_ends = np.maximum(bounds[vocabulary_ends], word_starts)  # a file without terms: empty
     counted = []
-    c0 = t0 = b0 = v0 = 0
-    ends = (chunk_ends, term_ends, bucket_ends, vocabulary_ends)
-    for c1, t1, b1, v1 in zip(*(e.tolist() for e in ends), strict=True):
+    c0 = t0 = b0 = 0
+    ends = (chunk_ends, term_ends, bucket_ends, word_starts, word_ends)
+    for c1, t1, b1, w0, w1 in zip(*(e.tolist() for e in ends), strict=True):
+        words = terms.words[w0:w1]
         counted.append(
             (
-                TermCounts(terms.vocabulary[v0:v1], terms.lengths[c0:c1], local[t0:t1], terms.counts[t0:t1]),
+                TermCounts(words, terms.lengths[c0:c1], local[t0:t1], terms.counts[t0:t1]),
                 BucketCounts(buckets.lengths[c0:c1], buckets.buckets[b0:b1], buckets.counts[b0:b1]),
             )
         )
-        c0, t0, b0, v0 = c1, t1, b1, v1
+        c0, t0, b0 = c1, t1, b1
     return counted
 
 
@@ -126,7 +142,7 @@ def _term_counts(tokens: ChunkTokens) -> tuple[TermCounts, np.ndarray, np.ndarra
     n_chunks = tokens.first.shape[0]
     if n == 0:
         return (
-            TermCounts([], np.zeros(n_chunks, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int32)),
+            TermCounts(b"", np.zeros(n_chunks, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int32)),
             np.zeros(0, np.uint64),
             np.zeros(0, np.int64),
         )
@@ -172,14 +188,17 @@ def _term_counts(tokens: ChunkTokens) -> tuple[TermCounts, np.ndarray, np.ndarra
         width,
     )
     appearing, renumbered = _numbered_by_appearance(terms, n_terms)
-    text = tokens.lowered.decode("latin-1")
+    lowered = tokens.lowered
     spelled = order[np.flatnonzero(begins)[appearing]]  # each term's first token
-    vocabulary = [
-        text[a:b] for a, b in zip(tokens.starts[spelled].tolist(), tokens.ends[spelled].tolist(), strict=True)
-    ]
+    words = b" ".join(
+        [
+            lowered[a:b]
+            for a, b in zip(tokens.starts[spelled].tolist(), tokens.ends[spelled].tolist(), strict=True)
+        ]
+    )
     return (
         TermCounts(
-            vocabulary,
+            words,
             np.bincount(chunk_of, minlength=n_chunks).astype(np.int64),
             renumbered[terms],
             counts.astype(np.int32),

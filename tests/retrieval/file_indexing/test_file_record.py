@@ -205,6 +205,19 @@ def test_term_counts_that_do_not_hold_are_refused(change):
         decode(data[:4] + len(new).to_bytes(4, "little") + new + body, "python.py", text)
 
 
+def test_a_vocabulary_that_no_tokenizing_makes_is_refused():
+    """A file's terms are runs of ASCII word bytes, kept as bytes: a record whose vocabulary is
+    not ASCII (one word respelled, the same number of words) is refused, not decoded."""
+    text = _files()["python.py"]
+    data = encode(index_file("python.py", text, REFERENCE_PACKS, True, True), text)
+
+    def respelled(header: dict) -> None:
+        header["vocabulary"] = "\u00e9" + header["vocabulary"][1:]
+
+    with pytest.raises(ValueError, match="ascii"):
+        decode(_with_header(data, respelled), "python.py", text)
+
+
 def _with_header(data: bytes, change: Callable[[dict], None]) -> bytes:
     size = int.from_bytes(data[4:8], "little")
     header = json.loads(data[8 : 8 + size])
