@@ -23,7 +23,7 @@ of its bytes, which the cache maps from its file: a warm run copies none of them
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain, repeat
 from typing import Any
@@ -56,6 +56,7 @@ from cce_relevance.retrieval.file_indexing.file_record import (
     type_triple,
 )
 from cce_relevance.retrieval.ranking.postings import Postings
+from cce_relevance.retrieval.ranking.vocabulary import RecordVocabulary, vocabulary_of
 
 _MAGIC = b"CCEj"  # c: the first layout; d: arrays aligned, widest first, postings as int32; e: weighted
 # lines; f: BM25's term numbers in the terms' order; i (g and h are files' records'): the counts in
@@ -175,9 +176,8 @@ def corpus_sections(arrays: CorpusArrays) -> list[tuple[str, bytes | memoryview]
     as raw bytes. The long strings — BM25's vocabulary, the redacted texts — follow as UTF-8,
     not as JSON strings, which are slow to unescape."""
     p = arrays.postings
-    words = list(p.term_id)
-    vocabulary = " ".join(words).encode("utf-8", "surrogatepass")
-    by_word = term_order(words)
+    terms = vocabulary_of(p.term_id)  # a cold build's postings are numbered so already
+    vocabulary, by_word = terms.utf8, terms.by_word
     texts = {i: text.encode("utf-8", "surrogatepass") for i, text in sorted(arrays.texts.items())}
     narrowed = {
         "rows": arrays.rows,
@@ -365,64 +365,6 @@ def decode_corpus(data: bytes | memoryview) -> CorpusArrays:
         )
     except (KeyError, IndexError, TypeError, AttributeError, UnicodeDecodeError) as exc:
         raise ValueError(f"malformed corpus record: {exc!r}") from None
-
-
-def term_order(words: Sequence[str]) -> np.ndarray:
-    """The numbers of `words` (numbered in order) sorted by word, as a record keeps them."""
-    return np.array(sorted(range(len(words)), key=words.__getitem__), dtype=np.int32)
-
-
-class RecordVocabulary(Mapping[str, int]):
-    """BM25's term numbers as a corpus record keeps them, instead of a `dict` of every term (about
-    120 bytes a term: the string, its number, the table): the terms in number order as
-    space-separated UTF-8 (`vocabulary`), and the numbers sorted by term (`by_word`). A term is
-    found by binary search over the UTF-8 bytes, whose order is that of the code points (lone
-    surrogates too, as "surrogatepass" encodes them), and the answer kept: ranking looks up the
-    queries' terms only. Iterating gives the terms in number order, as a `Postings.term_id` does."""
-
-    def __init__(self, vocabulary: bytes, by_word: np.ndarray) -> None:
-        n = by_word.shape[0]
-        spaces = np.flatnonzero(np.frombuffer(vocabulary, dtype=np.uint8) == 0x20)
-        if (spaces.shape[0] + 1 if n else len(vocabulary)) != n:
-            raise ValueError("the vocabulary is not one word per term")
-        if not np.array_equal(np.sort(by_word), np.arange(n)):
-            raise ValueError("the term order is not a permutation")
-        self._vocabulary, self._by_word = vocabulary, by_word
-        self._starts = np.concatenate(([0], spaces + 1)).astype(np.int64)
-        self._ends = np.concatenate((spaces, [len(vocabulary)])).astype(np.int64)
-        self._found: dict[str, int] = {}  # -1: not a term
-
-    def __len__(self) -> int:
-        return self._by_word.shape[0]
-
-    def __iter__(self) -> Iterator[str]:
-        if not len(self):
-            return iter(())
-        return iter(self._vocabulary.decode("utf-8", "surrogatepass").split(" "))
-
-    def __getitem__(self, term: str) -> int:
-        number = self._found.get(term)
-        if number is None:
-            number = self._found[term] = self._search(term.encode("utf-8", "surrogatepass"))
-        if number < 0:
-            raise KeyError(term)
-        return number
-
-    def _search(self, key: bytes) -> int:
-        words, by_word, starts, ends = self._vocabulary, self._by_word, self._starts, self._ends
-        lo, hi = 0, by_word.shape[0]
-        while lo < hi:
-            mid = (lo + hi) // 2
-            t = by_word[mid]
-            if words[starts[t] : ends[t]] < key:
-                lo = mid + 1
-            else:
-                hi = mid
-        if lo < by_word.shape[0]:
-            t = int(by_word[lo])
-            if words[starts[t] : ends[t]] == key:
-                return t
-        return -1
 
 
 def _native(array: np.ndarray) -> np.ndarray:

@@ -32,6 +32,7 @@ from cce_relevance.retrieval.embedding.buckets import (
     summed_bucket_counts,
     token_positions,
 )
+from cce_relevance.retrieval.ranking.vocabulary import vocabulary_of
 
 # The tokens of lowered text read as Latin-1 (one character per byte): no character from
 # U+0080 on is in the class, so these are exactly the runs of word bytes `chunk_tokens` found.
@@ -388,7 +389,7 @@ def corpus_postings(parts: Sequence[TermCounts], block: int = _BLOCK_ENTRIES) ->
             block_docs - first_doc, weights=counts, minlength=lengths.shape[0]
         ).astype(np.int64)  # exact: small integers
         first_doc += lengths.shape[0]
-    return Postings(term_id, indptr, docs, tfs, doc_len)
+    return Postings(vocabulary_of(term_id), indptr, docs, tfs, doc_len)
 
 
 def _blocks(parts: Sequence[TermCounts], block: int) -> Iterator[tuple[int, int]]:

@@ -23,12 +23,10 @@ from hypothesis import strategies as st
 from cce_relevance.errors import CceError
 from cce_relevance.retrieval.cache.corpus_record import (
     CorpusArrays,
-    RecordVocabulary,
     arrays_from_entries,
     decode_corpus,
     encode_corpus,
     materialize,
-    term_order,
 )
 from cce_relevance.retrieval.cache.index_cache import (
     _CHECKSUM_WINDOW,
@@ -58,6 +56,7 @@ from cce_relevance.retrieval.index.build import build_index
 from cce_relevance.retrieval.index.model import Index
 from cce_relevance.retrieval.ranking.postings import corpus_postings
 from cce_relevance.retrieval.ranking.topk import id_ranks
+from cce_relevance.retrieval.ranking.vocabulary import RecordVocabulary, term_order
 from tests.resident import mapping_of, needs_smaps, resident_kib
 from tests.retrieval.chunking.test_line_weights import assert_same_index_lines
 from tests.retrieval.corpus.test_walk import forget_recent
