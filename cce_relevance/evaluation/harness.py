@@ -194,8 +194,7 @@ def _warm_up(backends: Sequence[tuple[str, SearchFn]], cases: Sequence[Case], we
       copy, the import graph): the first case is searched with every backend (on the standard
       library, a quarter of two workers' CPU time). This process scores that case later, from
       its memoised rankings (a memoised ranking is the ranking made afresh);
-    * what a search function's optional `warm_up` makes for all the queries (the built-in
-      backends: BM25's weights of their tokens);
+    * what a search function's optional `warm_up` makes for all the queries;
     * each ranged case's expected spans and their mass."""
     first = cases[0]
     queries = [case.query for case in cases]

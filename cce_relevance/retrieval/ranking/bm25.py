@@ -7,23 +7,30 @@ first-occurrence order — the same sequence of IEEE operations as the reference
 whose score rounds to zero at six decimals are dropped.
 
 The postings are one array of documents and one of term frequencies, grouped by term (each
-term's documents ascending). A term's contribution
-to each of its documents does not depend on the query, so it is computed once, element-wise in
-float64 with the reference's operation order (numpy's element-wise arithmetic is the same IEEE
-arithmetic as Python's), and kept. A query adds its terms' contributions, term by term, into one
-score array (over every document, or over only the matched ones when there are few): each
-document receives its terms' contributions in query order, the same sums as a per-document loop.
+term's documents ascending). A query's terms' contributions to their documents are computed
+element-wise in float64 with the reference's operation order (numpy's element-wise arithmetic is
+the same IEEE arithmetic as Python's) and added, term by term, into one score array (over every
+document, or over only the matched ones when there are few): each document receives its terms'
+contributions in query order, the same sums as a per-document loop.
+
+A contribution does not depend on the query, but none is kept: a thousand queries of identifiers
+name thousands of terms, each once, whose kept doubles grew with the corpus (twice the bytes of
+the postings they were made of, 0.13 KB a chunk), and working a term's out again costs a few
+passes over its postings beside the scatter that adds them. Postings that are views of a kept
+corpus's mapped record leave the resident set once a query has read them (a warm run would
+otherwise end up holding the record's postings whole: the queries' terms lie on most of its pages).
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from cce_relevance.memory_pages import release_array
 from cce_relevance.reference import REFERENCE_PARAMS
 from cce_relevance.retrieval.ranking.topk import PrefixMemo, id_ranks, top_by_key
 from cce_relevance.retrieval.tokens import tokenize
@@ -129,7 +136,7 @@ class BM25:
             self._length_norm = np.zeros(self.n_docs, dtype=np.float64)
         with np.errstate(over="ignore", invalid="ignore"):  # a huge k1 overflows to inf, as in Python
             self._k1_length_norm = k1 * self._length_norm  # the `k1 * norm[d]` of every contribution
-        self._weights: dict[str, np.ndarray] = {}
+        release_array(doc_len)  # read once, for the norms (a kept corpus's: pages of its record)
         self._rankings = PrefixMemo()
 
     def _posting(self, term: str) -> slice | None:
@@ -147,31 +154,19 @@ class BM25:
 
     def _contributions(self, term: str, posting: slice) -> np.ndarray:
         """`(idf * (f * (k1 + 1))) / (f + k1 * norm[d])` for each document of `term`'s postings."""
-        weights = self._weights.get(term)
-        if weights is None:
-            # As doubles, whatever integer type they are kept in (a kept corpus's record keeps them
-            # narrow): an int32 frequency becomes the same double in the arithmetic below.
-            f = self._freqs[posting].astype(np.float64)
-            # The same operations in place, on fewer temporaries: `k1 * norm[d]` is taken from the
-            # products made once, and x * y, x + y are y * x, y + x in IEEE arithmetic.
-            with np.errstate(over="ignore", invalid="ignore"):  # a huge k1 overflows to inf, as in Python
-                weights = f * (self.k1 + 1.0)
-                weights *= self.idf(term)
-                denominators = np.take(
-                    self._k1_length_norm, self._docs[posting]
-                )  # int32 positions: take is faster
-                denominators += f
-                weights /= denominators
-            self._weights[term] = weights
+        # As doubles, whatever integer type they are kept in (a kept corpus's record keeps them
+        # narrow): an int32 frequency becomes the same double in the arithmetic below.
+        f = self._freqs[posting].astype(np.float64)
+        # The same operations in place, on fewer temporaries: `k1 * norm[d]` is taken from the
+        # products made once, and x * y, x + y are y * x, y + x in IEEE arithmetic.
+        with np.errstate(over="ignore", invalid="ignore"):  # a huge k1 overflows to inf, as in Python
+            weights = f * (self.k1 + 1.0)
+            weights *= self.idf(term)
+            # int32 positions: take is faster than indexing
+            denominators = np.take(self._k1_length_norm, self._docs[posting])
+            denominators += f
+            weights /= denominators
         return weights
-
-    def warm_up(self, terms: Iterable[str]) -> None:
-        """Work out the weights of these terms now (each is kept once made): a harness does it
-        for its queries' tokens before forking workers, which then share them."""
-        for term in terms:
-            posting = self._posting(term)
-            if posting is not None:
-                self._contributions(term, posting)
 
     def matched(self, terms: Sequence[str]) -> tuple[np.ndarray | None, np.ndarray]:
         """(documents, their scores) summed in the order of `terms`: the documents that hold a
@@ -185,12 +180,23 @@ class BM25:
             scores = np.zeros(self.n_docs, dtype=np.float64)
             for term, p in postings:
                 np.add.at(scores, self._docs[p], self._contributions(term, p))
+            self._release()
             return None, scores
         docs = np.unique(np.concatenate([self._docs[p] for _, p in postings] or [np.zeros(0, np.int64)]))
         scores = np.zeros(docs.shape[0], dtype=np.float64)
         for term, p in postings:
             np.add.at(scores, np.searchsorted(docs, self._docs[p]), self._contributions(term, p))
+        self._release()
         return docs, scores
+
+    def _release(self) -> None:
+        """Drop the postings' pages from the resident set when they are views of a mapped record
+        (`memory_pages.release_array`; a later query maps the pages it reads again from the page
+        cache). All of them: the kernel maps a read page's neighbours with it (its block of the
+        file, or the whole large folio holding it), so the pages of a query's postings alone
+        would leave most of what it mapped behind."""
+        release_array(self._docs)
+        release_array(self._freqs)
 
     def rank(self, terms: Sequence[str], limit: int | None = None) -> list[ChunkScore]:
         """The first `limit` (default: all) positive-key documents by (score key desc, chunk id asc)."""

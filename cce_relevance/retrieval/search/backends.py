@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -79,7 +79,7 @@ def _memoised_hash_embed(query: str) -> np.ndarray:
 
 
 class _BuiltinSearch:
-    """A built-in backend as the harness calls it, and its `warm_up`."""
+    """A built-in backend as the harness calls it."""
 
     def __init__(
         self, name: str, index: Index, params: RankingParams, embed: Callable[[str], np.ndarray] | None
@@ -99,15 +99,3 @@ class _BuiltinSearch:
             return _ranked_hits(index, vector_ranked(index, self._embed(query), k))
         results = hybrid_search(index, self._embed(query), query, k, self._params)[:k]
         return _hits(index, ((r.rank, r.index, r.score) for r in results))
-
-    def warm_up(self, queries: Sequence[str]) -> None:
-        """Make now what searching these queries would make on first use and keep for the rest of
-        the run: BM25's weights of the queries' tokens. The harness calls this before forking its
-        workers, so that they share one copy instead of each making its own; the rankings are the
-        same either way."""
-        from cce_relevance.retrieval.tokens import unique_tokens
-
-        if self._name != "vector" and self._index.chunks:
-            self._index.bm25(self._params).warm_up(
-                dict.fromkeys(t for q in queries for t in unique_tokens(q))
-            )

@@ -57,6 +57,7 @@ from cce_relevance.retrieval.index.model import Index
 from cce_relevance.retrieval.ranking.postings import corpus_postings
 from cce_relevance.retrieval.ranking.topk import id_ranks
 from cce_relevance.retrieval.ranking.vocabulary import RecordVocabulary, term_order
+from cce_relevance.retrieval.tokens import unique_tokens
 from tests.resident import mapping_of, needs_smaps, resident_kib
 from tests.retrieval.chunking.test_line_weights import assert_same_index_lines
 from tests.retrieval.corpus.test_walk import forget_recent
@@ -593,6 +594,25 @@ def test_a_warm_build_leaves_its_record_out_of_memory_until_read(large_tree, tmp
         assert np.array_equal(getattr(warm.embeddings, name), getattr(cold.embeddings, name))
     assert warm.id_rank.tobytes() == cold.id_rank.tobytes()
     assert [c.content for c in warm.chunks[::50]] == [c.content for c in cold.chunks[::50]]
+
+
+@needs_smaps
+def test_bm25_over_a_kept_record_leaves_the_postings_it_read_out_of_memory(large_tree, tmp_path):
+    """Queries whose terms lie on every page of a kept record's postings: each query's postings
+    are mapped again as it reads them and dropped after it, so the run never holds them whole,
+    and every ranking is the one over the cold build's postings in ordinary memory."""
+    cache = str(tmp_path / "cache")
+    cold = build_index(large_tree, cache=cache, workers=1)
+    warm = build_index(large_tree, cache=cache, workers=1)
+    mapping = mapping_of(warm.postings.docs)
+    size_kib = len(mapping) // 1024
+    postings_kib = (warm.postings.docs.nbytes + warm.postings.tfs.nbytes) // 1024
+    queries = [" ".join(c.content.split("(")[0].split()[1:] + ["return"]) for c in cold.chunks[::40]]
+    assert len(queries) > 500 and postings_kib > size_kib // 4
+    for query in queries:
+        terms = unique_tokens(query)
+        assert warm.bm25().ranked(terms, 10) == cold.bm25().ranked(terms, 10)
+    assert resident_kib(mapping) < size_kib // 4
 
 
 def _header_of(data: bytes) -> dict:

@@ -197,20 +197,6 @@ def test_own_source(own_source_index):
     _backend_hits_match(index, queries[:30], 10)
 
 
-def test_rankings_after_the_harness_warm_up_are_the_reference(own_source_index, monkeypatch):
-    """`warm_up` (what the harness calls before forking its workers) makes BM25's weights of the
-    queries' tokens before any search; every ranking is still the reference's."""
-    index = own_source_index
-    monkeypatch.setattr(index, "_bm25", {})
-    queries = corpus_queries(index, seed=6, n_derived=60, n_mixes=20)
-    for name in ("bm25", "vector", "hybrid"):
-        builtin_backend(name, index).warm_up(queries)
-    bm25 = index.bm25()
-    assert set(bm25._weights) == {t for q in queries for t in unique_tokens(q) if bm25.document_frequency(t)}
-    _backend_hits_match(index, queries[:30], 10)
-    assert_same_rankings(index, queries[30:60], ks=(10, 3))
-
-
 def _stdlib_slice(limit_files: int = 220) -> list[Path]:
     """Every n-th .py file of the standard library (sorted paths, tests and site-packages excluded)."""
     root = Path(sysconfig.get_paths()["stdlib"])
