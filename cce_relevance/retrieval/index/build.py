@@ -225,9 +225,10 @@ def _assembled(
     terms, counts = _counts_given_up(entries)
     postings = corpus_postings(terms) if len(terms) == len(entries) else None
     del terms  # the files' term counts: what follows (embeddings, the corpus record) does not hold them
+    give_back_freed_memory()  # their pages, before the embeddings join the bucket counts
     embeddings = HashEmbeddings.of(counts)
     del counts
-    give_back_freed_memory()  # the counts' pages, among what lives on
+    give_back_freed_memory()  # the bucket counts' pages, among what lives on
     return Index(
         chunks, file_imports, file_tokens, embedder.name, skipped, postings, embeddings, lines, files
     )

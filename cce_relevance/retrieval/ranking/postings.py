@@ -40,7 +40,7 @@ _LOWERED_TOKEN = re.compile(r"[a-z0-9_]+")
 _WORD = 8  # bytes compared at once when checking that tokens with one hash are one term
 _WORD_COMPARED = 4 * _WORD  # tokens longer than this are compared as bytes objects past that
 _TABLE_ENTRIES = 1 << 18  # (chunk, term) slots pairing first and last occurrences, per block
-_BLOCK_ENTRIES = 1 << 18  # entries of whole files merged into the postings at a time
+_BLOCK_ENTRIES = 1 << 16  # entries of whole files merged at a time (a block's scratch, ~4 MB, stays resident)
 _LOW_BYTES = np.array([(1 << (8 * i)) - 1 for i in range(_WORD + 1)], dtype=np.uint64)  # the first i bytes
 
 
@@ -360,7 +360,9 @@ def corpus_postings(parts: Sequence[TermCounts], block: int = _BLOCK_ENTRIES) ->
         np.array([term_id.setdefault(word, len(term_id)) for word in p.vocabulary], dtype=np.int32)
         for p in parts  # numbered in order of first appearance
     ]
-    n_terms = len(term_id)
+    vocabulary = vocabulary_of(term_id)  # the strings let go before the postings are filled
+    del term_id
+    n_terms = len(vocabulary)
     blocks = list(_blocks(parts, block))
     per_term = np.zeros(n_terms, dtype=np.int64)
     for lo, hi in blocks:
@@ -389,7 +391,7 @@ def corpus_postings(parts: Sequence[TermCounts], block: int = _BLOCK_ENTRIES) ->
             block_docs - first_doc, weights=counts, minlength=lengths.shape[0]
         ).astype(np.int64)  # exact: small integers
         first_doc += lengths.shape[0]
-    return Postings(vocabulary_of(term_id), indptr, docs, tfs, doc_len)
+    return Postings(vocabulary, indptr, docs, tfs, doc_len)
 
 
 def _blocks(parts: Sequence[TermCounts], block: int) -> Iterator[tuple[int, int]]:
