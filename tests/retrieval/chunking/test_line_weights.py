@@ -23,6 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cce_relevance.evaluation.spans import LineWeights, merge
+from cce_relevance.reference import MAX_FILE_SIZE
 from cce_relevance.retrieval.cache.corpus_record import decode_corpus, encode_corpus
 from cce_relevance.retrieval.chunking.chunk import Chunk, ChunkedFile, chunk_file
 from cce_relevance.retrieval.chunking.line_weights import (
@@ -30,6 +31,7 @@ from cce_relevance.retrieval.chunking.line_weights import (
     NO_LINES,
     FileLineWeights,
     file_weighted_lines,
+    line_runs,
     lines_in_slots,
     unique_paths,
     weighted_lines,
@@ -489,3 +491,18 @@ def test_files_an_index_has_no_lines_for_are_weighed_from_their_chunks(tmp_path)
         expected.get(n, 1) for n in range(0, 8)
     ]
     assert weights.mass({"other.py": [(1, 5)]}) == 5
+
+
+def test_runs_kept_for_the_metrics_are_four_byte_numbers_and_weigh_a_largest_file_exactly():
+    """A metric keeps the runs of nearly every file its hits are in, in int32: a file of
+    `MAX_FILE_SIZE` bytes (every line weighty) is still weighed exactly, line by line."""
+    lines = MAX_FILE_SIZE // 64
+    held = FileLineWeights(
+        np.array([1], dtype=np.int64), np.array([lines], dtype=np.int64), np.full(lines, 15, EXTRA_DTYPE)
+    )
+    runs = line_runs(held)
+    assert all(view.itemsize == 4 for view in runs)
+    chunks = chunk_file("big.py", "x = 1\n").chunks
+    weights = LineWeights.of_index(Index(chunks, {}, {}, weighted_lines={"big.py": held}))
+    assert weights.mass({"big.py": [(1, lines)]}) == 16 * lines
+    assert weights.mass({"big.py": [(lines - 9, lines + 5)]}) == 16 * 10 + 5
