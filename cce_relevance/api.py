@@ -283,7 +283,7 @@ def chunks(corpus: str, options: RunOptions = DEFAULT_OPTIONS) -> tuple[list[Chu
     """Every chunk of a corpus directory in index order (the conformance listing's input), and the
     symbols the chunker names them by; the config's `exclude` patterns and the config file itself
     are left out, as a run leaves them."""
-    return _open(corpus, options).chunks, corpus_symbols(corpus, options.chunk_languages)
+    return list(_open(corpus, options).chunks), corpus_symbols(corpus, options.chunk_languages)
 
 
 def _open(corpus: str, options: RunOptions) -> Index:

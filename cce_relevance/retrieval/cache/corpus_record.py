@@ -25,12 +25,10 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain, repeat
 from typing import Any
 
 import numpy as np
 
-from cce_relevance.retrieval.chunking.chunk import Chunk, set_content, sliced_chunk
 from cce_relevance.retrieval.chunking.line_weights import (
     EXTRA_DTYPE,
     CorpusLineWeights,
@@ -55,6 +53,7 @@ from cce_relevance.retrieval.file_indexing.file_record import (
     raw_ids,
     type_triple,
 )
+from cce_relevance.retrieval.index.chunk_columns import ChunkColumns
 from cce_relevance.retrieval.ranking.postings import Postings
 from cce_relevance.retrieval.ranking.vocabulary import RecordVocabulary, vocabulary_of
 
@@ -107,7 +106,7 @@ def split_ids(ids: bytes) -> list[str]:
 class AssembledCorpus:
     """What `build_index` assembles (embeddings not yet attached), made from `CorpusArrays`."""
 
-    chunks: list[Chunk]
+    chunks: ChunkColumns
     file_imports: dict[str, list[str]]
     file_token_estimates: dict[str, int]  # each file's token weight as estimated (§token-estimate)
     counts: BucketCounts
@@ -428,26 +427,14 @@ def materialize(arrays: CorpusArrays, files: Sequence[tuple[str, str | FileText]
     texts: list[str | FileText] = [walked for _, walked in files]
     for i, text in arrays.texts.items():
         texts[i] = text
-    rows, sizes = arrays.rows, arrays.per_file.tolist()
-    kinds = rows[:, 2]
-    triples = [np.array([t[field] for t in arrays.types], dtype=object)[kinds].tolist() for field in range(3)]
-    paths = chain.from_iterable(map(repeat, (path for path, _ in files), sizes))
-    chunks: list[Chunk] = list(
-        map(
-            sliced_chunk,
-            split_ids(arrays.ids),
-            paths,
-            rows[:, 0].tolist(),
-            rows[:, 1].tolist(),
-            *triples,
-            chain.from_iterable(map(repeat, texts, sizes)),
-            rows[:, 3].tolist(),
-            rows[:, 4].tolist(),
-            rows[:, 5].tolist(),
-        )
+    chunks = ChunkColumns(
+        arrays.ids,
+        [(path, text) for (path, _), text in zip(files, texts, strict=True)],
+        arrays.per_file,
+        arrays.types,
+        arrays.rows,
+        arrays.contents,
     )
-    for i, content in arrays.contents.items():
-        set_content(chunks[i], content)
     file_imports = {files[i][0]: list(v) for i, v in sorted(arrays.imports.items())}
     file_tokens = {path: tokens for (path, _), tokens in zip(files, arrays.tokens, strict=True)}
     return AssembledCorpus(chunks, file_imports, file_tokens, arrays.counts)

@@ -14,12 +14,13 @@ from functools import cached_property
 import numpy as np
 
 from cce_relevance.reference import REFERENCE_PARAMS, RankingParams
-from cce_relevance.retrieval.chunking.chunk import Chunk, set_embedding
+from cce_relevance.retrieval.chunking.chunk import Chunk
 from cce_relevance.retrieval.chunking.import_graph import ImportGraph
 from cce_relevance.retrieval.chunking.line_weights import FileLineWeights
 from cce_relevance.retrieval.corpus.walk import FileText, text_of
 from cce_relevance.retrieval.embedding.buckets import HashEmbeddings
 from cce_relevance.retrieval.embedding.embed import HASH_EMBEDDER
+from cce_relevance.retrieval.index.chunk_columns import attach_rows, chunk_ids_of
 from cce_relevance.retrieval.ranking.bm25 import BM25
 from cce_relevance.retrieval.ranking.cosine import CosineIndex
 from cce_relevance.retrieval.ranking.postings import Postings
@@ -31,7 +32,8 @@ from cce_relevance.strings import rust_line_count
 class Index:
     """Chunks with embeddings, and the statistics derived from them on build or load."""
 
-    chunks: list[Chunk]
+    chunks: Sequence[Chunk]
+    """A list, or columns a chunk is made from when read (retrieval/index/chunk_columns.py)."""
     file_imports: dict[str, list[str]]
     file_token_estimates: dict[str, int]  # each file's token weight as estimated (§token-estimate)
     embedder: str = HASH_EMBEDDER
@@ -57,8 +59,8 @@ class Index:
     _bm25: dict[tuple[float, float], BM25] = field(default_factory=dict, repr=False)
 
     @cached_property
-    def chunk_ids(self) -> list[str]:
-        return [c.chunk_id for c in self.chunks]
+    def chunk_ids(self) -> Sequence[str]:
+        return chunk_ids_of(self.chunks)
 
     @cached_property
     def id_rank(self) -> np.ndarray:
@@ -72,8 +74,7 @@ class Index:
         from sparse hash embeddings, it gives each chunk its row as its embedding."""
         if self.embeddings is not None:
             matrix = self.embeddings.dense(np.float64)
-            for c, row in zip(self.chunks, matrix, strict=True):
-                set_embedding(c, row)
+            attach_rows(self.chunks, matrix)
             return matrix
         width = max((c.embedding.shape[0] for c in self.chunks if c.embedding is not None), default=0)
         m = np.zeros((len(self.chunks), width), dtype=np.float64, order="F")
