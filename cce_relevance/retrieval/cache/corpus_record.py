@@ -37,6 +37,7 @@ from cce_relevance.retrieval.chunking.line_weights import (
 )
 from cce_relevance.retrieval.corpus.walk import FileText
 from cce_relevance.retrieval.embedding.buckets import BucketCounts, concatenated_counts
+from cce_relevance.retrieval.file_indexing.chunk_columns import ChunkColumns
 from cce_relevance.retrieval.file_indexing.file import IndexedFile
 from cce_relevance.retrieval.file_indexing.file_record import (
     FIELDS,
@@ -53,7 +54,6 @@ from cce_relevance.retrieval.file_indexing.file_record import (
     raw_ids,
     type_triple,
 )
-from cce_relevance.retrieval.index.chunk_columns import ChunkColumns
 from cce_relevance.retrieval.ranking.postings import Postings
 from cce_relevance.retrieval.ranking.vocabulary import RecordVocabulary, vocabulary_of
 

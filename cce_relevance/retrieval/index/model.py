@@ -20,7 +20,7 @@ from cce_relevance.retrieval.chunking.line_weights import FileLineWeights
 from cce_relevance.retrieval.corpus.walk import FileText, text_of
 from cce_relevance.retrieval.embedding.buckets import HashEmbeddings
 from cce_relevance.retrieval.embedding.embed import HASH_EMBEDDER
-from cce_relevance.retrieval.index.chunk_columns import attach_rows, chunk_ids_of
+from cce_relevance.retrieval.file_indexing.chunk_columns import attach_rows, chunk_ids_of
 from cce_relevance.retrieval.ranking.bm25 import BM25
 from cce_relevance.retrieval.ranking.cosine import CosineIndex
 from cce_relevance.retrieval.ranking.postings import Postings
@@ -33,7 +33,7 @@ class Index:
     """Chunks with embeddings, and the statistics derived from them on build or load."""
 
     chunks: Sequence[Chunk]
-    """A list, or columns a chunk is made from when read (retrieval/index/chunk_columns.py)."""
+    """A list, or columns a chunk is made from when read (retrieval/file_indexing/chunk_columns.py)."""
     file_imports: dict[str, list[str]]
     file_token_estimates: dict[str, int]  # each file's token weight as estimated (§token-estimate)
     embedder: str = HASH_EMBEDDER

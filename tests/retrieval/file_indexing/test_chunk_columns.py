@@ -1,4 +1,4 @@
-"""An index's chunks as columns (retrieval/index/chunk_columns.py): for any corpus, the columns
+"""An index's chunks as columns (retrieval/file_indexing/chunk_columns.py): for any corpus, the columns
 a corpus record's chunks are made from are the list of chunks indexing made, position by
 position, iterated, sliced, compared and with embeddings attached."""
 
@@ -16,10 +16,15 @@ from hypothesis import strategies as st
 from cce_relevance.retrieval.cache.corpus_record import decode_corpus, encode_corpus, materialize
 from cce_relevance.retrieval.chunking.chunk import _CONTENT, Chunk
 from cce_relevance.retrieval.chunking.packs import REFERENCE_PACKS
+from cce_relevance.retrieval.file_indexing import chunk_columns
+from cce_relevance.retrieval.file_indexing.chunk_columns import (
+    ChunkColumns,
+    ChunkIds,
+    attach_rows,
+    chunk_ids_of,
+)
 from cce_relevance.retrieval.file_indexing.file import index_files
-from cce_relevance.retrieval.index import chunk_columns
 from cce_relevance.retrieval.index.build import build_index
-from cce_relevance.retrieval.index.chunk_columns import ChunkColumns, ChunkIds, attach_rows, chunk_ids_of
 from tests.retrieval.cache.test_corpus_record import arrays_from_entries_of
 from tests.retrieval.index.test_build import SECRET_FILE
 
