@@ -419,22 +419,22 @@ def _check_arrays(
         raise ValueError("chunk-id ranks are not a permutation")
 
 
+def chunk_columns(arrays: CorpusArrays, files: Sequence[tuple[str, str | FileText]]) -> ChunkColumns:
+    """The chunks of `arrays` as columns, for the walked (path, text) files it was made of; each
+    chunk's content is a range of its file's redacted text (the walked one, unless redaction
+    changed it), or kept whole in `arrays.contents`."""
+    if len(files) != len(arrays.keys):
+        raise ValueError("the record is of another number of files")
+    texts: list[tuple[str, str | FileText]] = list(files)
+    for i, text in arrays.texts.items():
+        texts[i] = (files[i][0], text)
+    return ChunkColumns(arrays.ids, texts, arrays.per_file, arrays.types, arrays.rows, arrays.contents)
+
+
 def materialize(arrays: CorpusArrays, files: Sequence[tuple[str, str | FileText]]) -> AssembledCorpus:
     """The chunks and per-file maps of `arrays`, for the walked (path, text) files it was made of;
     a text may be the `FileText` that reads it again, which the file's chunks then slice from."""
-    if len(files) != len(arrays.keys):
-        raise ValueError("the record is of another number of files")
-    texts: list[str | FileText] = [walked for _, walked in files]
-    for i, text in arrays.texts.items():
-        texts[i] = text
-    chunks = ChunkColumns(
-        arrays.ids,
-        [(path, text) for (path, _), text in zip(files, texts, strict=True)],
-        arrays.per_file,
-        arrays.types,
-        arrays.rows,
-        arrays.contents,
-    )
+    chunks = chunk_columns(arrays, files)
     file_imports = {files[i][0]: list(v) for i, v in sorted(arrays.imports.items())}
     file_tokens = {path: tokens for (path, _), tokens in zip(files, arrays.tokens, strict=True)}
     return AssembledCorpus(chunks, file_imports, file_tokens, arrays.counts)

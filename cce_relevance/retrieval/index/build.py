@@ -20,6 +20,7 @@ from cce_relevance.memory_pages import give_back_freed_memory, release_array
 from cce_relevance.retrieval.cache.corpus_record import (
     CorpusArrays,
     arrays_from_entries,
+    chunk_columns,
     corpus_parts,
     decode_corpus,
     materialize,
@@ -38,6 +39,7 @@ from cce_relevance.retrieval.file_indexing.workers import FileJob
 from cce_relevance.retrieval.index.model import Index
 from cce_relevance.retrieval.index.record_sources import Progress, file_keys, indexed_files, opened_cache
 from cce_relevance.retrieval.ranking.postings import TermCounts, corpus_postings
+from cce_relevance.retrieval.ranking.topk import id_ranks
 
 
 @dataclass(frozen=True)
@@ -199,9 +201,18 @@ def _cached_build(
     index = _assembled(files, entries, HASH_DOCUMENTS, skipped)
     if index.postings is not None and index.embeddings is not None:
         counts = index.embeddings.bucket_counts()
-        arrays = arrays_from_entries(keys, files, entries, index.postings, index.id_rank, counts)
+        ranks = id_ranks([c.chunk_id for c in index.chunks])
+        arrays = arrays_from_entries(keys, files, entries, index.postings, ranks, counts)
+        # The chunks as the record's columns, as a warm run holds them; the files' records, their
+        # chunk objects and the redacted texts these slice go with `entries`, before the record's
+        # pieces are made (which then take the freed memory, not more).
+        index.chunks, index.id_rank = chunk_columns(arrays, files), ranks
+        index.chunks_by_file = _chunks_by_file(files, arrays.per_file.tolist())
+        del entries
+        give_back_freed_memory()
         store.put_corpus(corpus_key, corpus_parts(arrays))
-    del entries
+    else:
+        del entries
     give_back_freed_memory()  # the files' records and the corpus record's pieces, before scoring
     return index
 
@@ -298,7 +309,9 @@ def _from_arrays(arrays: CorpusArrays, files: list[tuple[str, str | FileText]], 
     return index
 
 
-def _chunks_by_file(files: list[tuple[str, str | FileText]], sizes: list[int]) -> Mapping[str, Sequence[int]]:
+def _chunks_by_file(
+    files: Sequence[tuple[str, str | FileText]], sizes: list[int]
+) -> Mapping[str, Sequence[int]]:
     """`Index.chunks_by_file` of files whose chunks come one file after the other, each file's
     positions as a `range` (a list would hold an int object a chunk: 40 bytes); two files walked
     under one lossily decoded path share its positions, one range when they are next to each other."""

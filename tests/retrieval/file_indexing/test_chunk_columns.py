@@ -127,16 +127,22 @@ def test_chunk_ids_compare_as_lists():
     assert ids[:1] == ["0123456789abcdef"] and ids != ["0123456789abcdef"]
 
 
-def test_a_warm_index_holds_columns_equal_to_the_cold_chunks(tmp_path: Path):
-    """A run from the corpus record holds its chunks as columns; they are the cold build's chunks,
-    embeddings included once the matrix is made."""
+def test_an_index_cached_holds_columns_equal_to_the_chunks_of_an_uncached_one(tmp_path: Path):
+    """A cold run that writes the corpus record and a warm run from it hold their chunks as
+    columns; they are the chunks of a build without the cache, embeddings included once the
+    matrix is made."""
     shutil.copytree("test/fixture/samples", tmp_path / "corpus")
-    cold = build_index(tmp_path / "corpus", cache=str(tmp_path / "cache"))
-    warm = build_index(tmp_path / "corpus", cache=str(tmp_path / "cache"))
-    assert isinstance(warm.chunks, ChunkColumns) and not isinstance(cold.chunks, ChunkColumns)
-    assert warm.chunks == cold.chunks and list(warm.chunk_ids) == list(cold.chunk_ids)
-    warm.attach_embeddings()
-    cold.attach_embeddings()
-    for a, b in zip(warm.chunks, cold.chunks, strict=True):
-        assert isinstance(a, Chunk) and a.embedding is not None and b.embedding is not None
-        assert np.array_equal(a.embedding, b.embedding)
+    plain = build_index(tmp_path / "corpus")
+    assert isinstance(plain.chunks, list)
+    plain.attach_embeddings()
+    for _ in ("cold", "warm"):
+        index = build_index(tmp_path / "corpus", cache=str(tmp_path / "cache"))
+        assert isinstance(index.chunks, ChunkColumns)
+        assert index.chunks == plain.chunks and list(index.chunk_ids) == plain.chunk_ids
+        assert np.array_equal(index.id_rank, plain.id_rank) and dict(index.chunks_by_file) == {
+            path: range(positions[0], positions[-1] + 1) for path, positions in plain.chunks_by_file.items()
+        }
+        index.attach_embeddings()
+        for a, b in zip(index.chunks, plain.chunks, strict=True):
+            assert isinstance(a, Chunk) and a.embedding is not None and b.embedding is not None
+            assert np.array_equal(a.embedding, b.embedding)
