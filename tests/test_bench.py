@@ -182,13 +182,17 @@ def test_scale_bench_runs_every_size_cold_and_warm_on_one_and_two_cpus_and_the_a
     """bench/scale.py small: two sizes made of this repository's samples and retrieval sources
     (copied under a second path for the larger), each run's report byte-identical (the bench
     fails otherwise), every figure and slope printed, the whole Action at the larger size."""
-    command = [sys.executable, str(REPO_ROOT / "bench" / "scale.py"), "--sizes", "250,700", "--queries", "6"]
-    command += ["--edits", "2", "--work", str(tmp_path), "--json"]
-    command += ["--source", str(CORPUS), "--source", str(REPO_ROOT / "cce_relevance" / "retrieval")]
+    sources = [CORPUS, REPO_ROOT / "cce_relevance" / "retrieval"]
+    scale = _load("scale")
+    once = sum(estimate for _, _, estimate in scale.base_files([(s.name, s) for s in sources]))
+    two_copies = once + 100  # more than one copy holds, whatever the size of the package's sources
+    command = [sys.executable, str(REPO_ROOT / "bench" / "scale.py"), "--sizes", f"250,{two_copies}"]
+    command += ["--queries", "6", "--edits", "2", "--work", str(tmp_path), "--json"]
+    command += [arg for source in sources for arg in ("--source", str(source))]
     figures = json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
     small, large = figures["sizes"]
     assert 0 < small["chunks"] < large["chunks"] and small["p"]["p_s"] > 0
-    assert (tmp_path / "corpus-700" / "copy1").is_dir()  # the sources replicated under distinct paths
+    assert (tmp_path / f"corpus-{two_copies}" / "copy1").is_dir()  # the sources under a second path
     for size in figures["sizes"]:
         assert sorted(size["runs"]) == ["cold 1", "cold 2", "warm 1", "warm 2"]
         for run in size["runs"].values():
