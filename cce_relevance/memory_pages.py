@@ -21,7 +21,7 @@ import functools
 import mmap
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -95,6 +95,18 @@ def release_pages(mapping: mmap.mmap, start: int, end: int) -> bool:
         return False
     advise(dontneed, first, last - first)
     return True
+
+
+def read_in_blocks(array: np.ndarray, block_bytes: int = 4 << 20) -> Iterator[np.ndarray]:
+    """A one-dimensional `array` as consecutive views of about `block_bytes`, each view's pages
+    dropped once the caller has read it and asks for the next (`release_array`: only when the
+    array is a view of a read-only mapping). A check that reads a mapped record's largest arrays
+    whole then holds one block of them resident at a time, not the arrays."""
+    step = max(1, block_bytes // max(array.itemsize, 1))
+    for start in range(0, array.shape[0], step):
+        block = array[start : start + step]
+        yield block
+        release_array(block)
 
 
 def release_array(array: np.ndarray) -> bool:

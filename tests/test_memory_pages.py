@@ -14,8 +14,10 @@ import sys
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from cce_relevance.memory_pages import release_array, release_pages
+from cce_relevance.memory_pages import read_in_blocks, release_array, release_pages
 from tests.resident import needs_smaps, resident_kib
 
 SETTING = "import numpy; print(numpy._core.multiarray._set_madvise_hugepage(True))"
@@ -156,3 +158,25 @@ def test_arrays_not_of_a_read_only_mapping_are_left_alone(tmp_path):
     del written
     private.close()
     assert not release_array(np.frombuffer(b"bytes are no mapping", dtype=np.uint8))
+
+
+@needs_smaps
+def test_reading_a_mapped_array_in_blocks_holds_one_block_resident_at_a_time(mapped):
+    mapping, data = mapped
+    assert release_pages(mapping, 0, len(mapping))
+    whole = np.frombuffer(mapping, dtype=np.uint8, count=8 * MIB).view(np.int32)
+    most = 0
+    for block in read_in_blocks(whole, MIB):
+        int(block.max())  # every page of the block read
+        most = max(most, resident_kib(mapping))
+    assert most <= most_dropped_kib(MIB) + 4 and resident_kib(mapping) <= most_dropped_kib(0)
+    assert mapping[:] == data
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(-(2**31), 2**31 - 1), max_size=300), st.integers(1, 64))
+def test_blocks_are_the_array_in_order(values, block_bytes):
+    array = np.array(values, dtype=np.int32)
+    blocks = list(read_in_blocks(array, block_bytes))
+    assert all(0 < block.shape[0] <= max(1, block_bytes // 4) for block in blocks)
+    assert np.array_equal(np.concatenate(blocks) if blocks else array, array)

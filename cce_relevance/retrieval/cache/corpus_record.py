@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from cce_relevance.memory_pages import read_in_blocks, release_array
 from cce_relevance.retrieval.chunking.line_weights import (
     EXTRA_DTYPE,
     CorpusLineWeights,
@@ -319,10 +320,12 @@ def decode_corpus(data: bytes | memoryview) -> CorpusArrays:
             got[k] for k in ("chunks per file", "postings offsets", "document lengths", "chunk-id ranks")
         )
         rows = got["chunk rows"].reshape(n, FIELDS).astype(np.int64)
+        release_array(got["chunk rows"])  # read whole for the copy (a mapped record's pages)
         docs, tfs, line_extras, by_word = (
             got[k] for k in ("postings documents", "postings frequencies", "weighted lines", "term order")
         )
         lengths = got["bucket lengths"].astype(np.int64)
+        release_array(got["bucket lengths"])
         counts = BucketCounts(lengths, got["buckets"], got["bucket counts"])
         ids = reader.take(ID_BYTES * n).hex().encode("ascii")
         keys = reader.take(KEY_LENGTH * n_files)
@@ -340,6 +343,8 @@ def decode_corpus(data: bytes | memoryview) -> CorpusArrays:
             raise ValueError("token weights are not one per file")
         _check_arrays(per_file, rows, counts, indptr, docs, doc_len, id_rank, len(words), n_terms, len(types))
         check_slots(rows[:, RUN_START], rows[:, RUN_LENGTH], line_extras, np.cumsum(per_file) - per_file)
+        for checked in (line_extras, indptr, id_rank):
+            release_array(checked)
         imports = {_index(i, n_files): [str(name) for name in v] for i, v in header["imports"].items()}
         contents = {_index(i, n): str(v) for i, v in header["contents"].items()}
         if any(rows[i, 3] != NOT_A_SLICE for i in contents) or len(contents) != int(
@@ -413,10 +418,17 @@ def _check_arrays(
         raise ValueError("bucket counts do not add up")
     if words != terms or indptr[0] != 0 or indptr[-1] != docs.shape[0] or (np.diff(indptr) < 0).any():
         raise ValueError("postings do not add up")
-    if docs.shape[0] and not (0 <= docs.min() and docs.max() < n):
+    if docs.shape[0] and not (0 <= (bounds := _bounds(docs))[0] and bounds[1] < n):
         raise ValueError("a posting names no chunk")
     if not np.array_equal(np.sort(id_rank), np.arange(n)):
         raise ValueError("chunk-id ranks are not a permutation")
+
+
+def _bounds(array: np.ndarray) -> tuple[int, int]:
+    """The least and greatest value of a non-empty array, read a block at a time (the postings'
+    documents, a record's largest array: a mapped record's pages of it go as they are read)."""
+    blocks = [(int(block.min()), int(block.max())) for block in read_in_blocks(array)]
+    return min(low for low, _ in blocks), max(high for _, high in blocks)
 
 
 def chunk_columns(arrays: CorpusArrays, files: Sequence[tuple[str, str | FileText]]) -> ChunkColumns:
