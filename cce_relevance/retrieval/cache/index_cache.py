@@ -302,11 +302,16 @@ class IndexCache:
         self._db = None
         self._in_background(_close_quietly, db)
 
-    def close(self) -> None:
-        """Wait for the work in threads (corpus writes, closing the database), then close the database."""
+    def wait(self) -> None:
+        """Wait for the work in threads (corpus writes, closing the database): a corpus put is
+        then in its file, for `get_corpus`, or was not kept."""
         for thread in self._background:
             thread.join()
         self._background.clear()
+
+    def close(self) -> None:
+        """`wait`, then close the database."""
+        self.wait()
         if self._db is not None:
             _close_quietly(self._db)
             self._db = None

@@ -166,20 +166,18 @@ def _cached_build(
     last corpus spliced with the records of the files that changed, when they are at most half;
     else assembled from every file's record. Whatever is made is kept for the next run.
 
-    An index made from a corpus's arrays (kept or spliced) holds no walked text: its chunks and
-    line counts read a file again when first asked for (`FileText`), and `files` is emptied, so
-    the texts of the files no hit is in are let go before the chunks are made."""
+    The index returned is made from the corpus record kept, or just stored (`_stored`), as a warm
+    run's is: it holds no walked text — its chunks and line counts read a file again when first
+    asked for (`FileText`), and `files` is emptied, so the texts of the files no hit is in are let
+    go before the chunks are made. Only when no record could be kept is the build's own returned."""
     keys = file_keys(store, [(path, source.digest) for (path, _), source in zip(files, sources, strict=True)])
     corpus_key = store.corpus_key(keys)
-    record = store.get_corpus(corpus_key)
-    kept = _decoded(record)
-    if kept is not None and kept.keys == keys:
+    kept = _kept(store, corpus_key, keys)
+    if kept is not None:
         if progress is not None:
             progress(0, len(files))
             progress(len(files), len(files))
-        index = _from_arrays(kept, _given_up(files, sources), skipped)
-        _release(record)
-        return index
+        return _index_of_kept(kept, files, sources, skipped)
     base = _decoded(store.latest_corpus())
     known = set(base.keys) if base is not None else set()
     changed = [i for i, key in enumerate(keys) if key not in known]
@@ -195,7 +193,11 @@ def _cached_build(
             arrays = None  # assembled from every file's record below
         if arrays is not None:
             store.put_corpus(corpus_key, corpus_parts(arrays))
-            return _from_arrays(arrays, _given_up(files, sources), skipped)
+            stored = _stored(store, corpus_key, keys)
+            if stored is None:
+                return _from_arrays(arrays, _given_up(files, sources), skipped)
+            del arrays, fresh
+            return _index_of_kept(stored, files, sources, skipped)
     entries = indexed_files(files, job, store, keys, workers, progress)
     give_back_freed_memory()  # what chunking and counting freed: the rest allocates differently
     index = _assembled(files, entries, HASH_DOCUMENTS, skipped)
@@ -211,9 +213,57 @@ def _cached_build(
         del entries
         give_back_freed_memory()
         store.put_corpus(corpus_key, corpus_parts(arrays))
+        del arrays
+        stored = _stored(store, corpus_key, keys)
+        if stored is not None:
+            del index
+            give_back_freed_memory()  # the build's index, before the record's is made
+            return _index_of_kept(stored, files, sources, skipped)
     else:
         del entries
     give_back_freed_memory()  # the files' records and the corpus record's pieces, before scoring
+    return index
+
+
+def _kept(store: IndexCache, corpus_key: bytes, keys: list[bytes]) -> tuple[CorpusArrays, memoryview] | None:
+    """The arrays (and mapped record) of the corpus kept under `corpus_key` when there is one for
+    exactly these files' `keys`; None otherwise. What decoding read besides the arrays it checks
+    (the ids, keys, vocabulary and kept texts) is dropped from the resident set again: making the
+    index reads what it needs of the record once more."""
+    record = store.get_corpus(corpus_key)
+    kept = _decoded(record)
+    _release(record)
+    return (kept, record) if kept is not None and record is not None and kept.keys == keys else None
+
+
+def _stored(
+    store: IndexCache, corpus_key: bytes, keys: list[bytes]
+) -> tuple[CorpusArrays, memoryview] | None:
+    """`_kept` for the corpus record this build has just put in `store`, once written; None when
+    it was not kept (the cache could not write it).
+
+    The index the build made holds the walked texts, the arrays the record was written from and
+    the chunks' columns in ordinary memory, while the record's arrays are views of a mapping whose
+    pages are dropped once read: a cold run that scores from its record, as a warm run does, lets
+    the build's memory go before the queries add theirs. The indexes are equal (a warm run's
+    reports are the cold run's, byte for byte)."""
+    store.wait()
+    return _kept(store, corpus_key, keys)
+
+
+def _index_of_kept(
+    kept: tuple[CorpusArrays, memoryview],
+    files: list[tuple[str, str]],
+    sources: list[FileText],
+    skipped: int,
+) -> Index:
+    """The index of a kept corpus record; the walked texts in `files` are given up first."""
+    arrays, record = kept
+    lazy = _given_up(files, sources)
+    give_back_freed_memory()  # the walked texts' pages, before the record's are read
+    index = _from_arrays(arrays, lazy, skipped)
+    _release(record)
+    give_back_freed_memory()  # what making the index freed
     return index
 
 

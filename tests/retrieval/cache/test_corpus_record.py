@@ -138,6 +138,41 @@ def test_an_unchanged_tree_loads_the_corpus_record(tree, tmp_path, assembled):
     )  # redacted text kept
 
 
+def test_a_cold_run_with_the_cache_scores_from_the_record_it_stored(tree, tmp_path, monkeypatch):
+    """The index a cold build returns, assembled or spliced, is the one made from the record it
+    has just stored — it holds no walked text and its postings are views of the mapped record —
+    and equals the index built without a cache; when the record could not be stored, the build's
+    own index (holding the texts) is returned."""
+    root = tmp_path / "tree"
+    shutil.copytree(tree, root)
+    cache = str(tmp_path / "cache")
+    spliced: list[int] = []
+    real_splice = index_module.splice
+    monkeypatch.setattr(index_module, "splice", lambda *args: spliced.append(1) or real_splice(*args))
+    for step in ("assembled", "spliced"):
+        if step == "spliced":
+            (root / "unicode.rs").write_text("fn g() {}\n", encoding="utf-8")
+        cold = build_index(root, cache=cache, workers=1)
+        assert len(spliced) == (step == "spliced")
+        assert cold.walked is not None and all(isinstance(text, FileText) for _, text in cold.walked)
+        assert cold.postings is not None and isinstance(_mapping_of(cold.postings.docs), mmap.mmap)
+        same_index(cold, build_index(root, workers=1))
+    unwritable = tmp_path / "unwritable"
+    unwritable.mkdir()
+    (unwritable / CORPORA_DIR).write_text("a file where the directory should be", encoding="utf-8")
+    kept_nothing = build_index(root, cache=str(unwritable), workers=1)
+    assert kept_nothing.walked is not None and all(isinstance(text, str) for _, text in kept_nothing.walked)
+    same_index(kept_nothing, build_index(root, workers=1))
+
+
+def _mapping_of(array: np.ndarray) -> object:
+    """What the memory of `array` finally belongs to (a mapping for a record's views)."""
+    owner: object = array
+    while isinstance(owner, np.ndarray):
+        owner = owner.base
+    return owner.obj if isinstance(owner, memoryview) else owner
+
+
 def test_a_warm_index_holds_no_walked_text_and_reads_the_same_contents(tree, tmp_path):
     """A corpus record's chunks slice their file's text read again from disk when first read:
     every content and line count is the cold build's — the redacted file's, a non-ASCII one's,
@@ -148,7 +183,8 @@ def test_a_warm_index_holds_no_walked_text_and_reads_the_same_contents(tree, tmp
     with open(os.fsencode(root) + b"/caf\xe9.py", "wb") as handle:
         handle.write("def caf\u00e9():\n    return '\u00e9'\n".encode())
     cache = str(tmp_path / "cache")
-    cold = build_index(root, cache=cache, workers=1)
+    build_index(root, cache=cache, workers=1)
+    cold = build_index(root, workers=1)
     for spliced in (False, True):
         if spliced:  # a changed file: the other files' chunks come from the last corpus
             (root / "unicode.rs").write_text("fn g() {}\n", encoding="utf-8")
@@ -251,6 +287,15 @@ def _damage_older_layout(data: bytes) -> bytes:
     return hashlib.sha256(old).digest() + old  # checksummed, but of the layout before narrow widths
 
 
+def replaced_by(path: Path, data: bytes) -> None:
+    """`path` replaced by a file of `data`, as every writer of the cache replaces a corpus file (a
+    rename): `cold`, an index made from the record it stored, still maps the file's first bytes,
+    and truncating a mapped file in place would fault the reads it makes afterwards."""
+    fresh = path.with_name(f".damaged-{path.name}")
+    fresh.write_bytes(data)
+    os.replace(fresh, path)
+
+
 @pytest.mark.parametrize(
     "damage", [_damage_truncated, _damage_flipped, _damage_not_a_record, _damage_older_layout, lambda _: b""]
 )
@@ -259,7 +304,7 @@ def test_a_damaged_corpus_record_is_never_used_and_is_replaced(tree, tmp_path, a
     cold = build_index(tree, cache=str(cache), workers=1)
     (name,) = corpus_files(cache)
     path = cache / CORPORA_DIR / name
-    path.write_bytes(damage(path.read_bytes()))
+    replaced_by(path, damage(path.read_bytes()))
     same_index(build_index(tree, cache=str(cache), workers=1), cold)
     assert len(assembled) == 2
     same_index(build_index(tree, cache=str(cache), workers=1), cold)

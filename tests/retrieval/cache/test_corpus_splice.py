@@ -29,7 +29,7 @@ from cce_relevance.retrieval.index.model import Index
 from cce_relevance.retrieval.ranking.postings import corpus_postings
 from cce_relevance.retrieval.ranking.topk import id_ranks
 from cce_relevance.retrieval.search.backends import builtin_backend
-from tests.retrieval.cache.test_corpus_record import positions_by_file
+from tests.retrieval.cache.test_corpus_record import positions_by_file, replaced_by
 from tests.retrieval.chunking.test_line_weights import assert_index_lines, assert_same_index_lines
 from tests.retrieval.corpora import DOCS_CORPUS
 from tests.retrieval.file_indexing.test_file_record import narrow_enough
@@ -239,7 +239,7 @@ def test_a_damaged_last_corpus_is_not_spliced(tree, tmp_path, indexed):
     cache = tmp_path / "cache"
     build_index(tree, cache=str(cache), workers=1)
     (record,) = (cache / CORPORA_DIR).iterdir()
-    record.write_bytes(record.read_bytes()[:-3])
+    replaced_by(record, record.read_bytes()[:-3])
     with (tree / "samples" / "python.py").open("a", encoding="utf-8") as out:
         out.write("\n# changed\n")
     indexed.clear()
