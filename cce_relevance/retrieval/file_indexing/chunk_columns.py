@@ -12,7 +12,7 @@ chunks would hold there (equal field by field, content sliced when first read).
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import overload
 
 import numpy as np
@@ -22,6 +22,15 @@ from cce_relevance.retrieval.corpus.walk import FileText
 from cce_relevance.retrieval.file_indexing.file_record import ID_LENGTH, RUN_START
 
 _BLOCK = 4096  # chunks made at a time when iterating: whole columns as lists would be larger than the chunks
+
+
+def path_reader(chunks: Sequence[Chunk]) -> Callable[[int], str]:
+    """The path of the chunk at a position of `chunks`: read from the columns when they are
+    columns (making a `Chunk` costs a hundred times more, and hybrid ranking reads the path of
+    every candidate of every query), else the chunk's own."""
+    if isinstance(chunks, ChunkColumns):
+        return chunks.file_path
+    return lambda position: chunks[position].file_path
 
 
 class ChunkColumns(Sequence[Chunk]):
@@ -77,6 +86,10 @@ class ChunkColumns(Sequence[Chunk]):
         if not 0 <= i < n:
             raise IndexError("chunk position out of range")
         return self._made(i)
+
+    def file_path(self, position: int) -> str:
+        """The path of the chunk at `position`, without making the chunk."""
+        return self._paths[self._file[position]]
 
     def _made(self, i: int) -> Chunk:
         start_line, end_line, triple, start, end, tokens = self._rows[i].tolist()

@@ -18,6 +18,7 @@ import numpy as np
 
 from cce_relevance.numeric import score_key
 from cce_relevance.reference import REFERENCE_PARAMS, RankingParams
+from cce_relevance.retrieval.file_indexing.chunk_columns import path_reader
 from cce_relevance.retrieval.index.model import Index, LowerContents
 from cce_relevance.retrieval.ranking.topk import score_keys, top_by_key
 from cce_relevance.retrieval.tokens import ascii_lower, tokenize, unique_tokens
@@ -206,7 +207,7 @@ def fuse(
     cos_list = [cosines[d] for d in candidates] if cosines is not None else [0.0] * len(candidates)
     norms = [r / max_rrf for r in rrf] if normalise else [0.0] * len(rrf)
 
-    chunks, lower_contents = index.chunks, index.lower_contents
+    path_of, lower_contents = path_reader(index.chunks), index.lower_contents
     finals: list[float] = []
     paths: list[str] = []
     for d, norm, cos in zip(candidates, norms, cos_list, strict=True):
@@ -216,7 +217,7 @@ def fuse(
             half_distance = 0.0
         elif 1.0 < half_distance:
             half_distance = 1.0
-        path = chunks[d].file_path
+        path = path_of(d)
         # A BM25 candidate has a query token among its own tokens, and every token is a substring
         # of the ASCII-lowercased content: its distance is 0 without searching the text.
         if d in by_bm25_term or _keyword_distance(lower_contents, d, path, terms, hints) == 0.0:
@@ -262,9 +263,9 @@ def expand_graph(
     numbering."""
     if not results:
         return results
-    chunks = index.chunks
-    top_files = list(dict.fromkeys(chunks[r.index].file_path for r in results[:3]))
-    present = {chunks[r.index].file_path for r in results}
+    chunks, path_of = index.chunks, path_reader(index.chunks)
+    top_files = list(dict.fromkeys(path_of(r.index) for r in results[:3]))
+    present = {path_of(r.index) for r in results}
     neighbours = (n for f in top_files for n in index.graph.neighbors(f) if n not in present)
     # Only the first few distinct neighbours are used; a hub file can have hundreds.
     bonus_files = list(islice(_distinct(neighbours), params.graph_max_bonus_files))

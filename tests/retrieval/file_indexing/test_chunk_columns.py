@@ -16,12 +16,14 @@ from hypothesis import strategies as st
 from cce_relevance.retrieval.cache.corpus_record import decode_corpus, encode_corpus, materialize
 from cce_relevance.retrieval.chunking.chunk import _CONTENT, Chunk
 from cce_relevance.retrieval.chunking.packs import REFERENCE_PACKS
+from cce_relevance.retrieval.corpus.walk import FileText
 from cce_relevance.retrieval.file_indexing import chunk_columns
 from cce_relevance.retrieval.file_indexing.chunk_columns import (
     ChunkColumns,
     ChunkIds,
     attach_rows,
     chunk_ids_of,
+    path_reader,
 )
 from cce_relevance.retrieval.file_indexing.file import index_files
 from cce_relevance.retrieval.index.build import build_index
@@ -74,8 +76,10 @@ def test_columns_are_the_chunks_they_replace(files, data):
     assert isinstance(columns, ChunkColumns) and len(columns) == len(chunks)
     assert columns == chunks and chunks == columns and not columns != chunks
     assert [dataclasses.astuple(c) for c in columns] == [dataclasses.astuple(c) for c in chunks]
+    paths, listed = path_reader(columns), path_reader(chunks)
     for i in range(-len(chunks), len(chunks)):
         assert dataclasses.astuple(columns[i]) == dataclasses.astuple(chunks[i])
+        assert paths(i) == listed(i) == chunks[i].file_path
     assert columns[1:-1:2] == chunks[1:-1:2]
     assert list(columns.chunk_ids) == [c.chunk_id for c in chunks] == list(chunk_ids_of(chunks))
     for bad in (len(chunks), -len(chunks) - 1):
@@ -83,6 +87,8 @@ def test_columns_are_the_chunks_they_replace(files, data):
             columns[bad]
         with pytest.raises(IndexError):
             columns.chunk_ids[bad]
+        with pytest.raises(IndexError):
+            paths(bad)
 
 
 def test_iterating_makes_chunks_block_by_block(monkeypatch):
@@ -138,7 +144,9 @@ def test_an_index_cached_holds_columns_equal_to_the_chunks_of_an_uncached_one(tm
     for _ in ("cold", "warm"):
         index = build_index(tmp_path / "corpus", cache=str(tmp_path / "cache"))
         assert isinstance(index.chunks, ChunkColumns)
+        assert index.walked is not None and all(isinstance(text, FileText) for _, text in index.walked)
         assert index.chunks == plain.chunks and list(index.chunk_ids) == plain.chunk_ids
+        assert index.chunks != plain.chunks[:-1] and index.chunks != plain.chunks[1:] + plain.chunks[:1]
         assert np.array_equal(index.id_rank, plain.id_rank) and dict(index.chunks_by_file) == {
             path: range(positions[0], positions[-1] + 1) for path, positions in plain.chunks_by_file.items()
         }
