@@ -40,6 +40,7 @@ from cce_relevance.api import ProjectConfig
 from cce_relevance.errors import CceError
 from cce_relevance.evaluation.golden import GoldenFile
 from cce_relevance.evaluation.rank_metrics import rank_metric_name
+from cce_relevance.memory_pages import give_back_freed_memory
 from cce_relevance.reporting.cost_report import p50_by_backend
 from cce_relevance.reporting.run_report import run_report_json
 
@@ -79,6 +80,7 @@ def score_sides(
             # derives from an index refers back to it): free them before the base side makes its
             # own, or the two sides' (300-400 MB each on the standard library) add up.
             gc.collect()
+            give_back_freed_memory()  # their pages, which the base side's arrays would not reuse
             tree = _checked_out(files, commits.base, clock, "base")
             base = _score_side(
                 "base", commits.base, tree, subdir, inputs, clock, shared, shard, required=False

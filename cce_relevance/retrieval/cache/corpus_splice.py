@@ -32,6 +32,7 @@ from typing import NamedTuple
 import numpy as np
 
 from cce_relevance.retrieval.cache.corpus_record import CorpusArrays, split_ids
+from cce_relevance.retrieval.corpus.walk import FileText
 from cce_relevance.retrieval.embedding.buckets import BucketCounts, concatenated_counts
 from cce_relevance.retrieval.file_indexing.file import IndexedFile
 from cce_relevance.retrieval.file_indexing.file_record import (
@@ -63,11 +64,12 @@ class _Fresh(NamedTuple):
 def splice(
     old: CorpusArrays,
     keys: Sequence[bytes],
-    files: Sequence[tuple[str, str]],
+    files: Sequence[tuple[str, str | FileText]],
     fresh: Mapping[int, IndexedFile],
 ) -> CorpusArrays:
     """The arrays of the corpus whose walked files are `files` with record keys `keys`: file i
-    from `old` where `old` has its key, else from `fresh[i]` (its record, hash embedder)."""
+    from `old` where `old` has its key, else from `fresh[i]` (its record, hash embedder; only
+    those files' walked texts are read, the others' may be given up)."""
     where = {key: j for j, key in enumerate(old.keys)}
     old_first = np.concatenate(([0], np.cumsum(old.per_file))).tolist()
     old_bucket_first = np.concatenate(([0], np.cumsum(old.counts.lengths)))

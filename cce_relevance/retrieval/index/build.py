@@ -31,7 +31,7 @@ from cce_relevance.retrieval.chunking.chunk import set_embedding
 from cce_relevance.retrieval.chunking.line_weights import unique_paths
 from cce_relevance.retrieval.chunking.packs import REFERENCE_PACKS, PackSet
 from cce_relevance.retrieval.corpus.exclusion import NO_EXCLUSION, Exclusion
-from cce_relevance.retrieval.corpus.walk import FileText, walk
+from cce_relevance.retrieval.corpus.walk import FileText, text_of, walk
 from cce_relevance.retrieval.embedding.buckets import BucketCounts, HashEmbeddings
 from cce_relevance.retrieval.embedding.embed import HASH_DOCUMENTS, HASH_EMBEDDER, DocumentEmbedder
 from cce_relevance.retrieval.file_indexing.file import IndexedFile
@@ -184,20 +184,31 @@ def _cached_build(
     if base is not None and 2 * len(changed) <= len(files):
         unchanged = len(files) - len(changed)
         shifted = None if progress is None else lambda done, _: progress(unchanged + done, len(files))
-        fresh = indexed_files(
-            [files[i] for i in changed], job, store, [keys[i] for i in changed], workers, shifted
-        )
+        changed_files = [files[i] for i in changed]
+        # From here on only the changed files' texts are read (indexed, and compared with their
+        # records'): the others' go now rather than once the spliced index gives them up, so that
+        # they are not held while the splice makes the corpus's arrays (at a million chunks, the
+        # texts are some 660 MiB, the splice's arrays 1.4 GiB).
+        held = _given_up(files, sources, keep=set(changed))
+        give_back_freed_memory()
+        fresh = indexed_files(changed_files, job, store, [keys[i] for i in changed], workers, shifted)
+        del changed_files
         try:
-            arrays = splice(base, keys, files, dict(zip(changed, fresh, strict=True)))
+            arrays = splice(base, keys, held, dict(zip(changed, fresh, strict=True)))
         except ValueError:
             arrays = None  # assembled from every file's record below
+        # The last corpus's mapping goes with its arrays: splicing read most of its pages, and
+        # they would stay resident while the spliced record is written and read back.
+        del base
         if arrays is not None:
             store.put_corpus(corpus_key, corpus_parts(arrays))
             stored = _stored(store, corpus_key, keys)
             if stored is None:
-                return _from_arrays(arrays, _given_up(files, sources), skipped)
+                return _from_arrays(arrays, _given_up(held, sources), skipped)
             del arrays, fresh
-            return _index_of_kept(stored, files, sources, skipped)
+            return _index_of_kept(stored, held, sources, skipped)
+        files.extend((path, text_of(text)) for path, text in held)  # read again, digests checked
+        del held
     entries = indexed_files(files, job, store, keys, workers, progress)
     give_back_freed_memory()  # what chunking and counting freed: the rest allocates differently
     index = _assembled(files, entries, HASH_DOCUMENTS, skipped)
@@ -253,7 +264,7 @@ def _stored(
 
 def _index_of_kept(
     kept: tuple[CorpusArrays, memoryview],
-    files: list[tuple[str, str]],
+    files: _Walked,
     sources: list[FileText],
     skipped: int,
 ) -> Index:
@@ -331,11 +342,21 @@ def _release(record: memoryview | None) -> None:
         release_array(np.frombuffer(record, dtype=np.uint8))
 
 
-def _given_up(files: list[tuple[str, str]], sources: list[FileText]) -> list[tuple[str, str | FileText]]:
-    """The walked files with each text given up for the `FileText` that reads it again; `files`
-    is emptied (the caller's list is the last holder of the texts)."""
+_Walked = list[tuple[str, str]] | list[tuple[str, str | FileText]]
+"""Walked (path, text) files, each text perhaps given up for its `FileText`."""
+
+
+def _given_up(
+    files: _Walked,
+    sources: list[FileText],
+    keep: set[int] | frozenset[int] = frozenset(),
+) -> list[tuple[str, str | FileText]]:
+    """The walked files with each text, but those at the positions in `keep`, given up for the
+    `FileText` that reads it again; `files` is emptied (the caller's list is the last holder of
+    the texts)."""
     lazy: list[tuple[str, str | FileText]] = [
-        (path, source) for (path, _), source in zip(files, sources, strict=True)
+        (path, text if i in keep else source)
+        for i, ((path, text), source) in enumerate(zip(files, sources, strict=True))
     ]
     files.clear()
     return lazy

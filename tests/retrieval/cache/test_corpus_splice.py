@@ -21,7 +21,7 @@ from cce_relevance.retrieval.cache.corpus_record import arrays_from_entries, mat
 from cce_relevance.retrieval.cache.corpus_splice import splice, spliced_id_ranks
 from cce_relevance.retrieval.cache.index_cache import CORPORA_DIR
 from cce_relevance.retrieval.chunking.packs import REFERENCE_PACKS
-from cce_relevance.retrieval.corpus.walk import walk
+from cce_relevance.retrieval.corpus.walk import FileText, walk
 from cce_relevance.retrieval.file_indexing.file import index_file
 from cce_relevance.retrieval.index import build as index_module
 from cce_relevance.retrieval.index.build import build_index
@@ -273,3 +273,28 @@ def test_contents_that_are_not_slices_move_with_their_chunks(tree):
     entries[at] = fresh
     want = [c for e in entries for c in e.chunks]
     assert [dataclasses.astuple(c) for c in spliced.chunks] == [dataclasses.astuple(c) for c in want]
+
+
+def test_a_splice_holds_the_changed_texts_alone_and_a_failed_one_reads_them_all_again(
+    tree, tmp_path, indexed, monkeypatch
+):
+    """The splice is given the texts of the files that changed, the others given up for the
+    `FileText` that reads them; when it fails, every file is indexed from its text read again."""
+    cache = tmp_path / "cache"
+    build_index(tree, cache=str(cache), workers=1)
+    with (tree / "samples" / "python.py").open("a", encoding="utf-8") as out:
+        out.write("\n# changed again\n")
+    given: list[dict[str, type]] = []
+
+    def failing(old, keys, files, fresh):
+        given.append({path: type(text) for path, text in files})
+        raise ValueError("a file's record has no bucket or term counts")
+
+    monkeypatch.setattr(index_module, "splice", failing)
+    indexed.clear()
+    index = build_index(tree, cache=str(cache), workers=1)
+    (held,) = given
+    assert {path for path, kind in held.items() if kind is str} == {"samples/python.py"}
+    assert set(held.values()) == {str, FileText}
+    assert indexed == [1, len(walk(tree).files)]
+    assert_same(index, build_index(tree, workers=1), ["buffer"])
