@@ -44,9 +44,24 @@ FIXTURE = "eval/bench.jsonl"
 _TIMINGS = re.compile(f"^{re.escape(TIMINGS_PREFIX)}.*$", re.MULTILINE)
 _REUSED = "reusing the side an earlier run saved"  # the Action's log line (saved/base_reuse.py)
 _PEAK_RSS = re.compile(r"^bench-peak-rss-kb (\d+) (\d+)$", re.MULTILINE)
-# `cce-relevance action`, reporting the process's peak RSS and its largest child's on the way out.
+_STAGE_MEMORY = re.compile(r"^bench-stage-memory-kb (\d+) (\d+) (.+)$", re.MULTILINE)
+# `cce-relevance action`, reporting the process's peak RSS and its largest child's on the way out,
+# and its VmRSS and VmHWM each time a stage of its clock ends (versions without that clock: none).
 _ACTION = """
 import resource, sys
+try:
+    from cce_relevance.action.scoring.timings import Stopwatch
+    _add = Stopwatch._add
+except (ImportError, AttributeError):
+    Stopwatch = None
+if Stopwatch is not None:
+    def _noted(self, name, took):
+        _add(self, name, took)
+        with open("/proc/self/status", encoding="ascii") as status:
+            kb = dict(line.split(":", 1) for line in status if line.startswith(("VmRSS", "VmHWM")))
+        rss, hwm = kb["VmRSS"].split()[0], kb["VmHWM"].split()[0]
+        sys.stderr.write("bench-stage-memory-kb %s %s %s\\n" % (rss, hwm, name))
+    Stopwatch._add = _noted
 from cce_relevance.cli import main
 try:
     main(["action"])
@@ -183,10 +198,14 @@ def run_action(workspace: Path, env: dict[str, str]) -> dict:
     rss = _PEAK_RSS.search(done.stderr)
     peaks = (int(rss.group(1)) / 1024, int(rss.group(2)) / 1024) if rss else (0.0, 0.0)
     stages = [[name, w, c] for name, (w, c) in parse_line(match.group(0)).items()] if match else []
+    memory = [
+        [name, int(rss) / 1024, int(hwm) / 1024] for rss, hwm, name in _STAGE_MEMORY.findall(done.stderr)
+    ]
     return {
         "wall_s": wall,
         "cpu_s": cpu,
         "stages": stages,
+        "stage_memory": memory,  # (stage, VmRSS MiB, VmHWM MiB) as each stage ends, in order
         "peak_rss_mb": peaks[0],
         "child_peak_rss_mb": peaks[1],
         "base_reused": _REUSED in done.stdout,

@@ -481,6 +481,11 @@ def render(figures: dict) -> str:
                 f"{run['cpu_s']:7.2f} s  peak RSS {peak:7,.0f} MB = {per_chunk:.2f} KB/chunk"
             )
             out.append(f"    stages (wall s): {stages}")
+            memory = ", ".join(
+                f"{name} {rss:,.0f}/{hwm:,.0f}" for name, rss, hwm in run.get("stage_memory", [])
+            )
+            if memory:
+                out.append(f"    memory as stages end (VmRSS/VmHWM MiB): {memory}")
     return "\n".join(out)
 
 

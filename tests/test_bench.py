@@ -151,6 +151,8 @@ def test_action_bench_runs_the_whole_check_cold_with_the_cache_restored_and_reus
             assert stages == ["commits", *sides, "report"]
         assert run["wall_s"] >= sum(wall for _, wall, _ in run["stages"]) > 0
         assert run["cpu_s"] > 0 and run["p_s"] > 0 and run["peak_rss_mb"] > 0
+        noted = run["stage_memory"]
+        assert {name for name, _, _ in noted} == set(stages) and all(0 < rss <= hwm for _, rss, hwm in noted)
 
 
 def test_cold_bench_compares_two_checkouts_by_cpu_time():
