@@ -188,7 +188,7 @@ def _cached_build(
         # From here on only the changed files' texts are read (indexed, and compared with their
         # records'): the others' go now rather than once the spliced index gives them up, so that
         # they are not held while the splice makes the corpus's arrays (at a million chunks, the
-        # texts are some 660 MiB, the splice's arrays 1.4 GiB).
+        # texts are some 660 MiB, the splice's arrays 1.2 GiB).
         held = _given_up(files, sources, keep=set(changed))
         give_back_freed_memory()
         fresh = indexed_files(changed_files, job, store, [keys[i] for i in changed], workers, shifted)
