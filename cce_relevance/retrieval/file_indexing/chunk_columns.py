@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import overload
+from typing import SupportsIndex, overload
 
 import numpy as np
 
@@ -31,6 +31,17 @@ def path_reader(chunks: Sequence[Chunk]) -> Callable[[int], str]:
     if isinstance(chunks, ChunkColumns):
         return chunks.file_path
     return lambda position: chunks[position].file_path
+
+
+def _position(position: SupportsIndex, n: int) -> int:
+    """`position` as an index of a sequence of `n`, counted from the end when negative, as a
+    list reads it; IndexError outside it."""
+    i = operator.index(position)
+    if i < 0:
+        i += n
+    if not 0 <= i < n:
+        raise IndexError("chunk position out of range")
+    return i
 
 
 class ChunkColumns(Sequence[Chunk]):
@@ -79,13 +90,7 @@ class ChunkColumns(Sequence[Chunk]):
     def __getitem__(self, position: int | slice) -> Chunk | list[Chunk]:
         if isinstance(position, slice):
             return [self._made(i) for i in range(*position.indices(len(self)))]
-        i = operator.index(position)
-        n = len(self)
-        if i < 0:
-            i += n
-        if not 0 <= i < n:
-            raise IndexError("chunk position out of range")
-        return self._made(i)
+        return self._made(_position(position, len(self)))
 
     def file_path(self, position: int) -> str:
         """The path of the chunk at `position`, without making the chunk."""
@@ -190,11 +195,7 @@ class ChunkIds(Sequence[str]):
     def __getitem__(self, position: int | slice) -> str | list[str]:
         if isinstance(position, slice):
             return [self[i] for i in range(*position.indices(len(self)))]
-        i = operator.index(position)
-        if i < 0:
-            i += len(self)
-        if not 0 <= i < len(self):
-            raise IndexError("chunk position out of range")
+        i = _position(position, len(self))
         return self._ids[ID_LENGTH * i : ID_LENGTH * (i + 1)].decode("ascii")
 
     def __eq__(self, other: object) -> bool:
